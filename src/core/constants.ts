@@ -1,0 +1,42 @@
+/**
+ * Names defined once for the whole project: the default label domain, the
+ * ownership annotation and the Temporal task queue.
+ */
+
+/** Default domain for generated labels when the policy document names none. */
+export const DEFAULT_LABEL_DOMAIN = 'relabel.airshipit.org';
+
+/**
+ * Annotation on each Node listing, comma-separated and sorted, the label keys
+ * relabel set there. Only keys listed here are ever removed by relabel.
+ * Fixed (not derived from the policy domain) so a domain change never makes
+ * relabel forget what it owns.
+ */
+export const OWNED_LABELS_ANNOTATION = 'relabel.airshipit.org/owned-labels';
+
+/** Annotation recording the document revision last applied to a Node. */
+export const APPLIED_REVISION_ANNOTATION = 'relabel.airshipit.org/applied-revision';
+
+/** Default Temporal task queue shared by the worker and every client. */
+export const DEFAULT_TASK_QUEUE = 'relabel';
+
+/** Default Temporal namespace. */
+export const DEFAULT_NAMESPACE = 'default';
+
+/**
+ * Custom search attributes relabel sets on its workflows, with their Temporal
+ * types; the local stack registers them on the dev server at start.
+ */
+export const SEARCH_ATTRIBUTES = {
+  RelabelRevision: 'Int',
+  RelabelStatus: 'Keyword',
+  RelabelSite: 'Keyword',
+  RelabelNode: 'Keyword',
+} as const;
+
+/**
+ * Taint (effect NoSchedule) that keeps pods off a new Node until relabel has
+ * applied its labels; removed by relabel when the label policy sets
+ * `lift_uninitialized_taint` (seed 004, Cluster API's `uninitialized` taint).
+ */
+export const UNINITIALIZED_TAINT_KEY = 'relabel.airshipit.org/uninitialized';

@@ -1,0 +1,145 @@
+/**
+ * The local stack: a real Temporal dev server (with Web UI) and a real
+ * etcd + kube-apiserver, all on loopback, state kept in a directory so that
+ * `stack:down` from another process stops exactly what `stack:up` started.
+ */
+import { mkdirSync, readFileSync, writeFileSync, rmSync, existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { freeLoopbackPort, isAlive, stopProcess, type ManagedProcess } from './processes.ts';
+import { startKube } from './kube.ts';
+import { startTemporal } from './temporal.ts';
+
+/** Loopback ports the stack listens on. */
+export interface StackPorts {
+  temporal: number;
+  temporalUi: number;
+  temporalHttp: number;
+  temporalMetrics: number;
+  etcdClient: number;
+  etcdPeer: number;
+  apiserver: number;
+}
+
+/** Ports used by `stack:up` when none are given: Temporal's and Kubernetes' usual ones. */
+export const DEFAULT_PORTS: StackPorts = {
+  temporal: 7233,
+  temporalUi: 8233,
+  temporalHttp: 7243,
+  temporalMetrics: 7244,
+  etcdClient: 2379,
+  etcdPeer: 2380,
+  apiserver: 6443,
+};
+
+/** What a running stack offers its clients; saved as `stack.json` in its directory. */
+export interface StackInfo {
+  dir: string;
+  ports: StackPorts;
+  temporalAddress: string;
+  temporalUiUrl: string;
+  kubeServer: string;
+  /** Least-privilege kubeconfig for relabel (read and patch Nodes). */
+  kubeconfig: string;
+  /** Cluster-admin kubeconfig, for creating Nodes in tests and the demo. */
+  adminKubeconfig: string;
+  processes: ManagedProcess[];
+}
+
+/** Allocates a free loopback port for every stack listener. */
+export async function freePorts(): Promise<StackPorts> {
+  const ports = {} as StackPorts;
+  const taken = new Set<number>();
+  for (const key of Object.keys(DEFAULT_PORTS) as (keyof StackPorts)[]) {
+    let port = await freeLoopbackPort();
+    while (taken.has(port)) port = await freeLoopbackPort();
+    taken.add(port);
+    ports[key] = port;
+  }
+  return ports;
+}
+
+function stateFile(dir: string): string {
+  return join(dir, 'stack.json');
+}
+
+/** Reads the saved state of the stack in `dir`, or null when none is recorded. */
+export function readStack(dir: string): StackInfo | null {
+  const file = stateFile(resolve(dir));
+  if (!existsSync(file)) return null;
+  return JSON.parse(readFileSync(file, 'utf8')) as StackInfo;
+}
+
+/**
+ * Starts the whole stack under `dir` and waits until every server is ready.
+ * Refuses when a stack recorded in `dir` is still running. On any failure the
+ * servers already started are stopped before the error is thrown.
+ */
+export async function startStack(options: {
+  dir: string;
+  ports?: StackPorts;
+  env?: NodeJS.ProcessEnv;
+  log?: (line: string) => void;
+}): Promise<StackInfo> {
+  const dir = resolve(options.dir);
+  const log = options.log ?? (() => {});
+  const existing = readStack(dir);
+  if (existing && existing.processes.some((p) => isAlive(p.pid))) {
+    throw new Error(`a stack is already running in ${dir}; stop it first (npm run stack:down)`);
+  }
+  mkdirSync(dir, { recursive: true });
+  const ports = options.ports ?? DEFAULT_PORTS;
+  const started: ManagedProcess[] = [];
+  try {
+    let t0 = Date.now();
+    const kube = await startKube(
+      join(dir, 'kube'),
+      { etcdClient: ports.etcdClient, etcdPeer: ports.etcdPeer, apiserver: ports.apiserver },
+      options.env,
+    );
+    started.push(kube.etcd, kube.apiserver);
+    log(`kube-apiserver ready at ${kube.server} (${Date.now() - t0} ms)`);
+    t0 = Date.now();
+    mkdirSync(join(dir, 'temporal'), { recursive: true });
+    const temporal = await startTemporal(
+      join(dir, 'temporal'),
+      { frontend: ports.temporal, ui: ports.temporalUi, http: ports.temporalHttp, metrics: ports.temporalMetrics },
+      options.env,
+    );
+    started.push(temporal.process);
+    log(`Temporal ready at ${temporal.address}, Web UI ${temporal.uiUrl} (${Date.now() - t0} ms)`);
+    const info: StackInfo = {
+      dir,
+      ports,
+      temporalAddress: temporal.address,
+      temporalUiUrl: temporal.uiUrl,
+      kubeServer: kube.server,
+      kubeconfig: kube.kubeconfig,
+      adminKubeconfig: kube.adminKubeconfig,
+      processes: started,
+    };
+    writeFileSync(stateFile(dir), JSON.stringify(info, null, 2));
+    return info;
+  } catch (err) {
+    await Promise.all(started.map((p) => stopProcess(p)));
+    throw err;
+  }
+}
+
+/**
+ * Stops every process of the stack recorded in `dir` (Temporal first, etcd
+ * last) and waits for each to exit. Returns the names stopped; a stack that
+ * is not running is not an error. With `purge`, removes the directory too.
+ */
+export async function stopStack(dir: string, options: { purge?: boolean } = {}): Promise<string[]> {
+  const info = readStack(dir);
+  const stopped: string[] = [];
+  if (info) {
+    for (const p of [...info.processes].reverse()) {
+      if (isAlive(p.pid)) stopped.push(p.name);
+      await stopProcess(p);
+    }
+    rmSync(stateFile(resolve(dir)), { force: true });
+  }
+  if (options.purge) rmSync(resolve(dir), { recursive: true, force: true });
+  return stopped;
+}

@@ -1,0 +1,75 @@
+/**
+ * The Temporal dev server (`temporal server start-dev`) with its Web UI and a
+ * SQLite file, relabel's search attributes registered at start.
+ */
+import { join } from 'node:path';
+import { SEARCH_ATTRIBUTES } from '../core/constants.ts';
+import { startProcess, waitUntil, portOpen, type ManagedProcess } from './processes.ts';
+import { toolPath } from './tools.ts';
+
+/** The Temporal part of a running stack. */
+export interface TemporalStack {
+  process: ManagedProcess;
+  /** gRPC address clients and workers connect to (host:port). */
+  address: string;
+  /** Base URL of the Temporal Web UI. */
+  uiUrl: string;
+}
+
+/** Whether an HTTP GET of `url` answers 2xx. */
+export async function httpOk(url: string): Promise<boolean> {
+  const res = await fetch(url, { signal: AbortSignal.timeout(3000) });
+  await res.arrayBuffer();
+  return res.ok;
+}
+
+/**
+ * Starts the Temporal dev server under `dir` on loopback and waits until both
+ * its frontend and Web UI answer. Throws with the log tail on failure.
+ */
+export async function startTemporal(
+  dir: string,
+  ports: { frontend: number; ui: number; http: number; metrics: number },
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<TemporalStack> {
+  const bin = toolPath('temporal', env);
+  const searchAttributes = Object.entries(SEARCH_ATTRIBUTES).flatMap(([name, type]) => [
+    '--search-attribute',
+    `${name}=${type}`,
+  ]);
+  const proc = await startProcess(
+    'temporal',
+    bin,
+    [
+      'server',
+      'start-dev',
+      '--ip',
+      '127.0.0.1',
+      '--port',
+      String(ports.frontend),
+      '--ui-port',
+      String(ports.ui),
+      '--http-port',
+      String(ports.http),
+      '--metrics-port',
+      String(ports.metrics),
+      '--db-filename',
+      join(dir, 'temporal.db'),
+      // File SQLite without WAL is about ten times slower.
+      '--sqlite-pragma',
+      'journal_mode=wal',
+      '--sqlite-pragma',
+      'synchronous=off',
+      '--log-level',
+      'warn',
+      ...searchAttributes,
+    ],
+    join(dir, 'temporal.log'),
+    env,
+  );
+  const address = `127.0.0.1:${ports.frontend}`;
+  const uiUrl = `http://127.0.0.1:${ports.ui}`;
+  await waitUntil(proc, 'frontend port open', () => portOpen(ports.frontend), 60_000);
+  await waitUntil(proc, 'Web UI answering', () => httpOk(uiUrl), 60_000);
+  return { process: proc, address, uiUrl };
+}

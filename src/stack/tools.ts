@@ -1,0 +1,45 @@
+/**
+ * Where the local stack's server binaries live: the cache that
+ * `tools/build-tools.sh` fills, outside the repository.
+ */
+import { existsSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+
+/** The servers the local stack runs, each built from pinned Go modules. */
+export const StackTool = {
+  temporal: 'temporal',
+  etcd: 'etcd',
+  kubeApiserver: 'kube-apiserver',
+} as const;
+
+/** One of the {@link StackTool} names. */
+export type StackTool = (typeof StackTool)[keyof typeof StackTool];
+
+/** The tool cache directory, as `tools/build-tools.sh --print` reports it. */
+export function toolsDir(env: NodeJS.ProcessEnv = process.env): string {
+  if (env.RELABEL_TOOLS_DIR) return env.RELABEL_TOOLS_DIR;
+  const cacheHome = env.XDG_CACHE_HOME || join(homedir(), '.cache');
+  return join(cacheHome, 'relabel', 'tools');
+}
+
+/** Raised when a server binary is not in the cache; the message says how to build it. */
+export class MissingToolError extends Error {
+  override name = 'MissingToolError';
+}
+
+/**
+ * Resolves the path of a built server binary.
+ *
+ * Never builds anything: a missing binary is an error naming the path and the
+ * command that builds it, so a test run without its servers fails loudly.
+ */
+export function toolPath(tool: StackTool, env: NodeJS.ProcessEnv = process.env): string {
+  const path = join(toolsDir(env), 'bin', tool);
+  if (!existsSync(path)) {
+    throw new MissingToolError(
+      `${tool} is not built: expected it at ${path}. Run \`npm run tools\` (tools/build-tools.sh) to build the local stack's servers from Go modules.`,
+    );
+  }
+  return path;
+}

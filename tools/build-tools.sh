@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Builds the local stack's servers from pinned Go modules into a cache outside
+# the repository, once: the Temporal CLI (dev server + Web UI), kube-apiserver
+# and etcd. Idempotent: a tool already in the cache is not rebuilt.
+#
+#   tools/build-tools.sh            build what is missing, print where it is
+#   tools/build-tools.sh --print    print the cache directory only
+#
+# RELABEL_TOOLS_DIR overrides the cache directory.
+set -euo pipefail
+
+TEMPORAL_CLI_VERSION=v1.5.1
+KUBERNETES_VERSION=v1.36.3
+ETCD_VERSION=v3.6.16
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+cache=${RELABEL_TOOLS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/relabel/tools}
+
+if [[ "${1:-}" == "--print" ]]; then
+  echo "$cache"
+  exit 0
+fi
+
+if ! command -v go >/dev/null 2>&1; then
+  echo "build-tools: Go is not installed or not on PATH; the local stack's servers are built from Go modules (Go >= 1.26 needed)." >&2
+  exit 1
+fi
+
+mkdir -p "$cache/bin"
+export CGO_ENABLED=0 GOFLAGS=-mod=mod
+
+# build NAME VERSION COMMAND...: runs COMMAND with $out set to a scratch
+# directory, then moves $out/NAME into the cache under its version.
+build() {
+  local name=$1 version=$2
+  shift 2
+  local dest="$cache/$name-$version/$name"
+  if [[ -x "$dest" ]]; then
+    echo "build-tools: $name $version cached at $dest"
+  else
+    echo "build-tools: building $name $version (first time only; several minutes)..."
+    local start=$SECONDS
+    out=$(mktemp -d "$cache/.build-$name.XXXXXX")
+    if ! "$@"; then
+      rm -rf "$out"
+      echo "build-tools: building $name $version failed" >&2
+      exit 1
+    fi
+    mkdir -p "$(dirname "$dest")"
+    mv "$out/$name" "$dest"
+    rm -rf "$out"
+    echo "build-tools: built $name $version in $((SECONDS - start))s"
+  fi
+  ln -sfn "$dest" "$cache/bin/$name"
+}
+
+build_temporal() { GOBIN="$out" go install "github.com/temporalio/cli/cmd/temporal@$TEMPORAL_CLI_VERSION"; }
+build_kube_apiserver() { (cd "$here/kube-apiserver" && go build -trimpath -o "$out/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver); }
+build_etcd() { (cd "$here/etcd" && go build -trimpath -o "$out/etcd" .); }
+
+build etcd "$ETCD_VERSION" build_etcd
+build temporal "$TEMPORAL_CLI_VERSION" build_temporal
+build kube-apiserver "$KUBERNETES_VERSION" build_kube_apiserver
+
+echo "build-tools: tools ready in $cache/bin"
