@@ -3,9 +3,14 @@
  * setup started (never any other cluster), and unique names per test.
  */
 import { randomBytes } from 'node:crypto';
+import { request as httpsRequest } from 'node:https';
 import { CoreV1Api, type V1Node } from '@kubernetes/client-node';
 import { Connection, Client } from '@temporalio/client';
-import { NativeConnection } from '@temporalio/worker';
+import { DefaultLogger, NativeConnection, Runtime, bundleWorkflowCode, type WorkflowBundle } from '@temporalio/worker';
+import { createRuns, type Runs } from '../src/facade/runs.ts';
+import { openStore } from '../src/store/open-store.ts';
+import type { RevisionStore } from '../src/store/revision-store.ts';
+import { createWorker, WORKFLOWS_PATH } from '../src/worker.ts';
 import { loadKubeConfig } from '../src/activities/kube-nodes.ts';
 
 function required(name: string): string {
@@ -50,8 +55,18 @@ export async function createNode(core: CoreV1Api, name: string, labels: Record<s
   });
 }
 
+let runtimeInstalled = false;
+
+/** Keeps worker logs to warnings so test output stays readable. */
+export function quietRuntime(): void {
+  if (runtimeInstalled) return;
+  runtimeInstalled = true;
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+}
+
 /** Connections to the stack's Temporal server for a client and a worker. */
 export async function temporalConnections(): Promise<{ client: Client; native: NativeConnection; close(): Promise<void> }> {
+  quietRuntime();
   const connection = await Connection.connect({ address: temporalAddress() });
   const native = await NativeConnection.connect({ address: temporalAddress() });
   return {
@@ -60,6 +75,88 @@ export async function temporalConnections(): Promise<{ client: Client; native: N
     async close() {
       await connection.close();
       await native.close();
+    },
+  };
+}
+
+/**
+ * Number of PATCH requests on Nodes the API server has answered so far,
+ * read from its own /metrics (apiserver_request_total): writes are counted
+ * by the server, not assumed by the client.
+ */
+export async function nodePatchCount(): Promise<number> {
+  const kc = loadKubeConfig(adminKubeconfigPath());
+  const cluster = kc.getCurrentCluster();
+  const token = kc.getCurrentUser()?.token;
+  if (!cluster || !token) throw new Error('admin kubeconfig lacks a cluster or token');
+  const text = await new Promise<string>((resolve, reject) => {
+    const req = httpsRequest(
+      new URL('/metrics', cluster.server),
+      { ca: Buffer.from(cluster.caData ?? '', 'base64'), headers: { authorization: `Bearer ${token}` } },
+      (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (body += c));
+        res.on('end', () => (res.statusCode === 200 ? resolve(body) : reject(new Error(`/metrics answered ${res.statusCode}`))));
+      },
+    );
+    req.on('error', reject);
+    req.end();
+  });
+  let total = 0;
+  for (const line of text.split('\n')) {
+    if (!line.startsWith('apiserver_request_total{')) continue;
+    if (!line.includes('resource="nodes"') || !line.includes('verb="PATCH"') || !line.includes('subresource=""')) continue;
+    total += Number(line.slice(line.lastIndexOf(' ') + 1));
+  }
+  return total;
+}
+
+let bundle: Promise<WorkflowBundle> | undefined;
+
+/** relabel's workflow bundle, built once per test process. */
+export function workflowBundle(): Promise<WorkflowBundle> {
+  bundle ??= bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: new DefaultLogger('WARN') });
+  return bundle;
+}
+
+/**
+ * A running relabel worker (in this process) on a task queue of its own over
+ * the store at `storeUrl`, with the facade clients use. `stop()` shuts it down.
+ */
+export async function startRelabel(storeUrl: string): Promise<{
+  runs: Runs;
+  client: Client;
+  store: RevisionStore;
+  taskQueue: string;
+  stop(): Promise<void>;
+}> {
+  quietRuntime();
+  const taskQueue = `relabel-test-${uniqueSuffix()}`;
+  const { worker, close } = await createWorker({
+    temporalAddress: temporalAddress(),
+    namespace: 'default',
+    taskQueue,
+    kubeconfig: kubeconfigPath(),
+    storeUrl,
+    workflowBundle: await workflowBundle(),
+  });
+  const running = worker.run();
+  const connection = await Connection.connect({ address: temporalAddress() });
+  const client = new Client({ connection });
+  const store = await openStore(storeUrl);
+  const runs = createRuns({ client, store, taskQueue, namespace: 'default', uiUrl: process.env.TEMPORAL_UI_URL });
+  return {
+    runs,
+    client,
+    store,
+    taskQueue,
+    async stop() {
+      worker.shutdown();
+      await running;
+      await close();
+      await connection.close();
+      await store.close();
     },
   };
 }

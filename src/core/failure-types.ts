@@ -17,6 +17,8 @@ export const FailureType = {
   Invalid: 'Invalid',
   Conflict: 'Conflict',
   Unavailable: 'Unavailable',
+  VerificationFailed: 'VerificationFailed',
+  TooManyConflicts: 'TooManyConflicts',
 } as const;
 
 /** One of the {@link FailureType} strings. */

@@ -1,0 +1,238 @@
+/**
+ * Drydock inheritance: resolves every node's effective owner_data, tags and
+ * rack through its host-profile chain. The child wins; an owner_data key
+ * `!k` deletes the parent's `k`; tags merge and `!tag` removes the parent's
+ * tag; rack `'!'` unsets the parent's rack. Cycles, dangling references and
+ * duplicate names are errors. Everything is keyed by name, so the result does
+ * not depend on the order of documents or files.
+ */
+import type { CheckedDocument } from './document-check.ts';
+import type { BaremetalNodeData, HostProfileData } from './schema.ts';
+import { SchemaName } from './schema.ts';
+import type { PathSegment, SiteError } from './site-error.ts';
+import { documentError } from './yaml-source.ts';
+import type { LoadedDocument } from './yaml-source.ts';
+
+/** Where a value was written: a document and a path in it. */
+export type Origin = { doc: LoadedDocument; path: PathSegment[] };
+
+/** A node or host profile document, by name. */
+export type HostEntry = { name: string; doc: LoadedDocument; data: BaremetalNodeData | HostProfileData };
+
+/** A rack document, by name. */
+export type RackEntry = { name: string; doc: LoadedDocument; labels: Record<string, string> };
+
+/**
+ * The valid documents of a site, keyed by name. `unresolvable` holds names
+ * whose documents exist but failed validation or are duplicated: references
+ * to them are not reported again as dangling.
+ */
+export type SiteIndex = {
+  nodes: Map<string, HostEntry>;
+  profiles: Map<string, HostEntry>;
+  racks: Map<string, RackEntry>;
+  unresolvable: { nodes: Set<string>; profiles: Set<string>; racks: Set<string> };
+};
+
+/** A node after inheritance, with where each effective value came from. */
+export type ResolvedHost = {
+  name: string;
+  hostProfile: string | null;
+  profileChain: string[];
+  rack: { name: string; origin: Origin } | null;
+  tags: string[];
+  ownerData: Map<string, { value: string; origin: Origin }>;
+};
+
+function position(doc: LoadedDocument): string {
+  const { line, column } = doc.position(['metadata', 'name'], 'value');
+  return `${doc.source}:${line}:${column}`;
+}
+
+function byName<T extends { name: string; doc: LoadedDocument }>(
+  entries: readonly T[],
+  schema: string,
+  unresolvable: Set<string>,
+  errors: SiteError[],
+): Map<string, T> {
+  const groups = new Map<string, T[]>();
+  for (const entry of entries) groups.set(entry.name, [...(groups.get(entry.name) ?? []), entry]);
+  const unique = new Map<string, T>();
+  for (const [name, group] of [...groups].sort(([a], [b]) => (a < b ? -1 : 1))) {
+    const [only, ...others] = group;
+    if (only !== undefined && others.length === 0) {
+      unique.set(name, only);
+      continue;
+    }
+    unresolvable.add(name);
+    for (const entry of group) {
+      const elsewhere = group.filter((other) => other !== entry).map((other) => position(other.doc)).sort();
+      errors.push(
+        documentError(entry.doc, ['metadata', 'name'], `duplicate ${schema} ${JSON.stringify(name)}: also defined at ${elsewhere.join(', ')}`),
+      );
+    }
+  }
+  return unique;
+}
+
+/**
+ * Indexes checked documents by name, reporting every occurrence of a
+ * duplicated node, host profile or rack name (each naming the others).
+ * `failed` lists the schema and name of documents that did not validate.
+ */
+export function indexSite(
+  checked: readonly CheckedDocument[],
+  failed: readonly { schema?: string; name?: string }[],
+): { index: SiteIndex; errors: SiteError[] } {
+  const errors: SiteError[] = [];
+  const unresolvable = { nodes: new Set<string>(), profiles: new Set<string>(), racks: new Set<string>() };
+  for (const { schema, name } of failed) {
+    if (name === undefined) continue;
+    if (schema === SchemaName.BaremetalNode) unresolvable.nodes.add(name);
+    if (schema === SchemaName.HostProfile) unresolvable.profiles.add(name);
+    if (schema === SchemaName.Rack) unresolvable.racks.add(name);
+  }
+  const nodes: HostEntry[] = [];
+  const profiles: HostEntry[] = [];
+  const racks: RackEntry[] = [];
+  for (const c of checked) {
+    if (c.kind === 'node') nodes.push({ name: c.value.metadata.name, doc: c.doc, data: c.value.data });
+    if (c.kind === 'profile') profiles.push({ name: c.value.metadata.name, doc: c.doc, data: c.value.data });
+    if (c.kind === 'rack') racks.push({ name: c.value.metadata.name, doc: c.doc, labels: c.value.data.labels ?? {} });
+  }
+  const index: SiteIndex = {
+    nodes: byName(nodes, SchemaName.BaremetalNode, unresolvable.nodes, errors),
+    profiles: byName(profiles, SchemaName.HostProfile, unresolvable.profiles, errors),
+    racks: byName(racks, SchemaName.Rack, unresolvable.racks, errors),
+    unresolvable,
+  };
+  for (const name of unresolvable.nodes) index.nodes.delete(name);
+  for (const name of unresolvable.profiles) index.profiles.delete(name);
+  for (const name of unresolvable.racks) index.racks.delete(name);
+  return { index, errors };
+}
+
+function danglingProfile(entry: HostEntry, parent: string): SiteError {
+  return documentError(
+    entry.doc,
+    ['data', 'host_profile'],
+    `host profile ${JSON.stringify(parent)} is not defined (no ${SchemaName.HostProfile} document named ${JSON.stringify(parent)})`,
+  );
+}
+
+/**
+ * Finds every host-profile cycle and every dangling parent reference among
+ * profiles. Each cycle is reported once per member, listed from its
+ * alphabetically first member: `a -> b -> a`.
+ */
+export function profileGraphErrors(index: SiteIndex): SiteError[] {
+  const errors: SiteError[] = [];
+  const reported = new Set<string>();
+  for (const [name, entry] of index.profiles) {
+    const parent = entry.data.host_profile;
+    if (parent !== undefined && !index.profiles.has(parent) && !index.unresolvable.profiles.has(parent)) {
+      errors.push(danglingProfile(entry, parent));
+    }
+    const walk: string[] = [];
+    let current: string | undefined = name;
+    while (current !== undefined && index.profiles.has(current) && !walk.includes(current)) {
+      walk.push(current);
+      current = index.profiles.get(current)?.data.host_profile;
+    }
+    if (current === undefined || !walk.includes(current)) continue;
+    const members = walk.slice(walk.indexOf(current));
+    const start = members.indexOf([...members].sort()[0] ?? current);
+    const cycle = [...members.slice(start), ...members.slice(0, start)];
+    const key = cycle.join('\u0000');
+    if (reported.has(key)) continue;
+    reported.add(key);
+    const text = [...cycle, cycle[0]].join(' -> ');
+    for (const member of cycle) {
+      const memberEntry = index.profiles.get(member);
+      if (memberEntry !== undefined) {
+        errors.push(documentError(memberEntry.doc, ['data', 'host_profile'], `host profile inheritance cycle: ${text}`));
+      }
+    }
+  }
+  return errors;
+}
+
+// The node's chain, leaf first: [node, profile, parent, ...]. Undefined when
+// it runs into a cycle or a profile that is missing or failed validation.
+function chainOf(node: HostEntry, index: SiteIndex): HostEntry[] | undefined {
+  const chain = [node];
+  const seen = new Set<string>();
+  let parent = node.data.host_profile;
+  while (parent !== undefined) {
+    const entry = index.profiles.get(parent);
+    if (entry === undefined || seen.has(parent)) return undefined;
+    seen.add(parent);
+    chain.push(entry);
+    parent = entry.data.host_profile;
+  }
+  return chain;
+}
+
+function inherit(chain: readonly HostEntry[], name: string): ResolvedHost {
+  const ownerData = new Map<string, { value: string; origin: Origin }>();
+  const tags = new Set<string>();
+  let rack: ResolvedHost['rack'] = null;
+  for (const layer of [...chain].reverse()) {
+    const metadata = layer.data.metadata;
+    const owner = Object.entries(metadata?.owner_data ?? {});
+    // Deletions first: they address the parent's keys, never the layer's own
+    // (a layer giving both `k` and `!k` was rejected when it was checked).
+    for (const [key] of owner) if (key.startsWith('!')) ownerData.delete(key.slice(1));
+    for (const [key, value] of owner) {
+      if (!key.startsWith('!')) {
+        ownerData.set(key, { value, origin: { doc: layer.doc, path: ['data', 'metadata', 'owner_data', key] } });
+      }
+    }
+    for (const tag of metadata?.tags ?? []) if (tag.startsWith('!')) tags.delete(tag.slice(1));
+    for (const tag of metadata?.tags ?? []) if (!tag.startsWith('!')) tags.add(tag);
+    const layerRack = metadata?.rack;
+    if (layerRack === '!') rack = null;
+    else if (layerRack !== undefined) rack = { name: layerRack, origin: { doc: layer.doc, path: ['data', 'metadata', 'rack'] } };
+  }
+  return {
+    name,
+    hostProfile: chain[0]?.data.host_profile ?? null,
+    profileChain: chain.slice(1).map((entry) => entry.name),
+    rack,
+    tags: [...tags].sort(),
+    ownerData: new Map([...ownerData].sort(([a], [b]) => (a < b ? -1 : 1))),
+  };
+}
+
+/**
+ * Resolves every uniquely named, valid node through its host-profile chain.
+ * Reports nodes naming an undefined host profile and effective racks with no
+ * `drydock/Rack/v1` document. A node whose chain hits a cycle or a profile
+ * that failed validation is left out silently: that cause is reported once,
+ * at the profile.
+ */
+export function resolveHosts(index: SiteIndex): { hosts: Map<string, ResolvedHost>; errors: SiteError[] } {
+  const errors: SiteError[] = [];
+  const hosts = new Map<string, ResolvedHost>();
+  for (const [name, node] of index.nodes) {
+    const parent = node.data.host_profile;
+    if (parent !== undefined && !index.profiles.has(parent) && !index.unresolvable.profiles.has(parent)) {
+      errors.push(danglingProfile(node, parent));
+      continue;
+    }
+    const chain = chainOf(node, index);
+    if (chain === undefined) continue;
+    const host = inherit(chain, name);
+    if (host.rack !== null && !index.racks.has(host.rack.name)) {
+      if (!index.unresolvable.racks.has(host.rack.name)) {
+        const rack = JSON.stringify(host.rack.name);
+        errors.push(
+          documentError(host.rack.origin.doc, host.rack.origin.path, `rack ${rack} is not defined (no ${SchemaName.Rack} document named ${rack})`),
+        );
+      }
+      continue;
+    }
+    hosts.set(name, host);
+  }
+  return { hosts, errors };
+}

@@ -1,0 +1,170 @@
+/**
+ * The label plan: the pure diff between a Node's current labels and its
+ * desired labels, bounded by what relabel owns. Applying it is one merge
+ * patch carrying the label changes and the ownership record together,
+ * guarded by `resourceVersion`; an empty plan means no write at all.
+ */
+import { OWNED_LABELS_ANNOTATION } from './constants.ts';
+import { isKubeletLabelKey, isProtectedLabelKey, OS_ARCH_ALIASES } from './label-keys.ts';
+import { formatOwnedLabels, readOwnedLabels } from './owned-labels.ts';
+
+/** The parts of the label policy the planner obeys. A `SitePolicy` fits. */
+export type PlanPolicy = {
+  /** KEP-793: set a beta os/arch label to its GA twin's value when they differ. */
+  reconcileOsArchAliases: boolean;
+  /** Keys (or `prefix/` entries) never written or removed. */
+  protectedKeys: readonly string[];
+};
+
+/** What the planner needs to know about one Node. */
+export type LabelPlanInput = {
+  labels: Readonly<Record<string, string>>;
+  annotations: Readonly<Record<string, string>>;
+  desired: Readonly<Record<string, string>>;
+  policy: PlanPolicy;
+};
+
+/** The changes to make to one Node's labels and ownership record. All lists sorted. */
+export type LabelPlan = {
+  /** Labels to create or change (desired keys whose value differs, and reconciled aliases). */
+  set: Record<string, string>;
+  /** Owned labels present on the Node and no longer desired. */
+  remove: string[];
+  /** Desired keys already present with the right value, not yet owned: recorded as owned. */
+  adopt: string[];
+  /** Desired keys already present with the right value and already owned. */
+  unchanged: string[];
+  /** The new ownership record. */
+  owned: string[];
+  /** Whether the ownership annotation must be rewritten. */
+  ownershipChanged: boolean;
+  /** True when nothing at all is to be written. */
+  empty: boolean;
+  /** Beta os/arch keys in `set` because of alias reconciliation (never owned). */
+  aliases: string[];
+  /** Desired keys refused because the kubelet owns them or the policy protects them. */
+  ignored: string[];
+  /** Entries of the ownership annotation that are not label keys (see `readOwnedLabels`). */
+  discardedOwned: string[];
+};
+
+const byText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+/**
+ * Plans one Node's label changes.
+ *
+ * Contract (each property-tested):
+ * - every desired key whose current value differs is set;
+ * - every owned key that is no longer desired is removed (if present);
+ * - a key neither desired nor owned is never touched;
+ * - kubelet-owned keys are never written or removed, except that with
+ *   `reconcileOsArchAliases` a beta os/arch label present with a value other
+ *   than its GA twin's is set to the GA value (KEP-793, Kubernetes ≥ 1.18:
+ *   the GA label is the truth; nothing is done when either label is absent);
+ *   alias keys never enter the ownership record;
+ * - protected keys are neither written nor removed, and their ownership
+ *   entry, if any, is left as it is;
+ * - applying the plan and planning again gives an empty plan.
+ */
+export function planLabels(input: LabelPlanInput): LabelPlan {
+  const { labels, desired, policy } = input;
+  const present = (key: string) => Object.hasOwn(labels, key);
+  const isProtected = (key: string) => isProtectedLabelKey(key, policy.protectedKeys);
+  const previous = readOwnedLabels(input.annotations);
+  const previouslyOwned = new Set(previous.owned);
+
+  const set: [string, string][] = [];
+  const adopt: string[] = [];
+  const unchanged: string[] = [];
+  const ignored: string[] = [];
+  const owned = new Set<string>();
+  for (const key of Object.keys(desired).sort(byText)) {
+    const value = desired[key] ?? '';
+    if (isKubeletLabelKey(key) || isProtected(key)) {
+      ignored.push(key);
+      continue;
+    }
+    owned.add(key);
+    if (!present(key) || labels[key] !== value) set.push([key, value]);
+    else if (previouslyOwned.has(key)) unchanged.push(key);
+    else adopt.push(key);
+  }
+
+  const remove: string[] = [];
+  for (const key of previous.owned) {
+    if (isKubeletLabelKey(key) || owned.has(key)) continue;
+    if (isProtected(key)) owned.add(key);
+    else if (present(key)) remove.push(key);
+  }
+
+  const aliases: string[] = [];
+  if (policy.reconcileOsArchAliases) {
+    for (const { ga, beta } of OS_ARCH_ALIASES) {
+      const truth = labels[ga];
+      if (present(ga) && present(beta) && truth !== undefined && labels[beta] !== truth) {
+        set.push([beta, truth]);
+        aliases.push(beta);
+      }
+    }
+  }
+
+  const ownedList = [...owned].sort(byText);
+  const ownershipChanged = formatOwnedLabels(ownedList) !== previous.raw;
+  return {
+    set: Object.fromEntries(set.sort(([a], [b]) => byText(a, b))),
+    remove,
+    adopt,
+    unchanged,
+    owned: ownedList,
+    ownershipChanged,
+    empty: set.length === 0 && remove.length === 0 && !ownershipChanged,
+    aliases,
+    ignored,
+    discardedOwned: previous.discarded,
+  };
+}
+
+/** The labels a Node has after `plan` is applied to `labels` (a new object; inputs unchanged). */
+export function applyPlan(labels: Readonly<Record<string, string>>, plan: LabelPlan): Record<string, string> {
+  const next = new Map(Object.entries(labels));
+  for (const key of plan.remove) next.delete(key);
+  for (const [key, value] of Object.entries(plan.set)) next.set(key, value);
+  return Object.fromEntries(next);
+}
+
+/** The annotations a Node has after `plan`'s ownership record is written (a new object). */
+export function applyOwnership(annotations: Readonly<Record<string, string>>, plan: LabelPlan): Record<string, string> {
+  const next = new Map(Object.entries(annotations));
+  const value = formatOwnedLabels(plan.owned);
+  if (value === null) next.delete(OWNED_LABELS_ANNOTATION);
+  else next.set(OWNED_LABELS_ANNOTATION, value);
+  return Object.fromEntries(next);
+}
+
+/** A JSON merge patch (RFC 7386) for a Node; `null` removes a key. */
+export type NodeLabelPatch = {
+  metadata: {
+    resourceVersion: string;
+    labels?: Record<string, string | null>;
+    annotations?: Record<string, string | null>;
+  };
+};
+
+/**
+ * The merge-patch body applying `plan` in one request: changed labels,
+ * removed labels as `null`, and the ownership annotation only when it
+ * changes. `resourceVersion` makes the API server reject the patch (409
+ * Conflict) if the Node changed since it was read. Returns null for an
+ * empty plan: nothing is to be sent.
+ */
+export function labelPatch(plan: LabelPlan, resourceVersion: string): NodeLabelPatch | null {
+  if (plan.empty) return null;
+  const metadata: NodeLabelPatch['metadata'] = { resourceVersion };
+  const labels: [string, string | null][] = [
+    ...Object.entries(plan.set),
+    ...plan.remove.map((key): [string, null] => [key, null]),
+  ];
+  if (labels.length > 0) metadata.labels = Object.fromEntries(labels.sort(([a], [b]) => byText(a, b)));
+  if (plan.ownershipChanged) metadata.annotations = { [OWNED_LABELS_ANNOTATION]: formatOwnedLabels(plan.owned) };
+  return { metadata };
+}

@@ -1,0 +1,150 @@
+/**
+ * relabel's own policy document, `relabel/LabelPolicy/v1`: which labels are
+ * generated from the design and under which domain, which keys are
+ * protected, and run options. At most one per site; without one,
+ * {@link DEFAULT_SITE_POLICY} applies.
+ */
+import { z } from 'zod';
+import { DEFAULT_LABEL_DOMAIN } from './constants.ts';
+import { DNS1123_SUBDOMAIN_MAX_BYTES, dns1123SubdomainErrors, labelKeyErrors, utf8Length } from './label-syntax.ts';
+import type { PathSegment } from './site-error.ts';
+import { documentEnvelope, SchemaName } from './schema.ts';
+
+/** Largest `default_concurrency` accepted (nodes relabelled at once). */
+export const MAX_CONCURRENCY = 1000;
+
+/**
+ * `data` of a `relabel/LabelPolicy/v1`. Every field but `label_domain`
+ * (default {@link DEFAULT_LABEL_DOMAIN}) is required: the policy decides what
+ * gets written to every node, so nothing is defaulted silently.
+ */
+export const LabelPolicyData = z
+  .object({
+    label_domain: z.string().optional(),
+    generated_labels: z
+      .object({
+        rack: z.boolean(),
+        host_profile: z.boolean(),
+        tags: z.boolean(),
+        rack_labels: z.boolean(),
+        site: z.boolean(),
+      })
+      .strict(),
+    protected_keys: z.array(z.string()),
+    reconcile_os_arch_aliases: z.boolean(),
+    lift_uninitialized_taint: z.boolean(),
+    default_concurrency: z.int().min(1).max(MAX_CONCURRENCY),
+  })
+  .strict();
+/** `data` of a label policy document. */
+export type LabelPolicyData = z.infer<typeof LabelPolicyData>;
+
+/** A `relabel/LabelPolicy/v1` document. */
+export const LabelPolicy = documentEnvelope(SchemaName.LabelPolicy, LabelPolicyData);
+/** A label policy document. */
+export type LabelPolicy = z.infer<typeof LabelPolicy>;
+
+/** The label policy in effect for a site, in the form the rest of the code uses. */
+export type SitePolicy = {
+  labelDomain: string;
+  generatedLabels: {
+    rack: boolean;
+    hostProfile: boolean;
+    tags: boolean;
+    rackLabels: boolean;
+    site: boolean;
+  };
+  protectedKeys: string[];
+  reconcileOsArchAliases: boolean;
+  liftUninitializedTaint: boolean;
+  defaultConcurrency: number;
+};
+
+/** The policy of a site without a `relabel/LabelPolicy/v1` document: every generator on. */
+export const DEFAULT_SITE_POLICY: SitePolicy = {
+  labelDomain: DEFAULT_LABEL_DOMAIN,
+  generatedLabels: { rack: true, hostProfile: true, tags: true, rackLabels: true, site: true },
+  protectedKeys: [],
+  reconcileOsArchAliases: true,
+  liftUninitializedTaint: false,
+  defaultConcurrency: 10,
+};
+
+/** Converts a validated policy document's `data` to a {@link SitePolicy}. */
+export function sitePolicyFrom(data: LabelPolicyData): SitePolicy {
+  return {
+    labelDomain: data.label_domain ?? DEFAULT_LABEL_DOMAIN,
+    generatedLabels: {
+      rack: data.generated_labels.rack,
+      hostProfile: data.generated_labels.host_profile,
+      tags: data.generated_labels.tags,
+      rackLabels: data.generated_labels.rack_labels,
+      site: data.generated_labels.site,
+    },
+    protectedKeys: [...new Set(data.protected_keys)].sort(),
+    reconcileOsArchAliases: data.reconcile_os_arch_aliases,
+    liftUninitializedTaint: data.lift_uninitialized_taint,
+    defaultConcurrency: data.default_concurrency,
+  };
+}
+
+/**
+ * Keys of the generated labels under `domain`:
+ * `<domain>/rack`, `<domain>/host-profile`, `<domain>/site`, and one
+ * `tag.<domain>/<tag>` per tag.
+ */
+export function generatedLabelKeys(domain: string) {
+  return {
+    rack: `${domain}/rack`,
+    hostProfile: `${domain}/host-profile`,
+    site: `${domain}/site`,
+    tagPrefix: `tag.${domain}/`,
+  } as const;
+}
+
+/** A problem inside a policy's `data`, at a path relative to the document. */
+export type PolicyProblem = { path: PathSegment[]; message: string; target: 'key' | 'value' };
+
+/**
+ * Checks what zod cannot: the label domain is a DNS-1123 subdomain short
+ * enough for `tag.<domain>`; each protected entry is a label key, or a
+ * prefix `<subdomain>/`; no protected entry covers a generated label that is
+ * switched on (relabel could then never write it).
+ */
+export function policyProblems(data: LabelPolicyData): PolicyProblem[] {
+  const problems: PolicyProblem[] = [];
+  const domain = data.label_domain ?? DEFAULT_LABEL_DOMAIN;
+  const domainErrors = dns1123SubdomainErrors(domain);
+  if (domainErrors.length === 0 && utf8Length(`tag.${domain}`) > DNS1123_SUBDOMAIN_MAX_BYTES) {
+    domainErrors.push(`must be no more than ${DNS1123_SUBDOMAIN_MAX_BYTES - 4} bytes, so that "tag.<domain>" is a valid label prefix`);
+  }
+  for (const message of domainErrors) {
+    problems.push({ path: ['data', 'label_domain'], message: `Invalid value: ${JSON.stringify(domain)}: ${message}`, target: 'value' });
+  }
+  const keys = generatedLabelKeys(domain);
+  const on = data.generated_labels;
+  data.protected_keys.forEach((entry, i) => {
+    const path = ['data', 'protected_keys', i];
+    const errors = entry.endsWith('/')
+      ? dns1123SubdomainErrors(entry.slice(0, -1)).map((m) => `prefix part ${m}`)
+      : labelKeyErrors(entry);
+    for (const message of errors) {
+      problems.push({ path, message: `Invalid value: ${JSON.stringify(entry)}: ${message}`, target: 'value' });
+    }
+    const covers = (key: string) => (entry.endsWith('/') ? key.startsWith(entry) : key === entry);
+    const clashes = [
+      on.rack && covers(keys.rack) ? keys.rack : undefined,
+      on.host_profile && covers(keys.hostProfile) ? keys.hostProfile : undefined,
+      on.site && covers(keys.site) ? keys.site : undefined,
+      on.tags && entry.startsWith(keys.tagPrefix) ? `${keys.tagPrefix}*` : undefined,
+    ].filter((key) => key !== undefined);
+    for (const key of clashes) {
+      problems.push({
+        path,
+        message: `protected entry ${JSON.stringify(entry)} covers generated label "${key}", which relabel could then never write; turn that generator off or unprotect it`,
+        target: 'value',
+      });
+    }
+  });
+  return problems;
+}

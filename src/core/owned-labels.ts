@@ -1,0 +1,49 @@
+/**
+ * The ownership record: the label keys relabel set on a Node, kept on the
+ * Node itself in the {@link OWNED_LABELS_ANNOTATION} annotation as a sorted,
+ * comma-separated list (as Node Feature Discovery and Cluster API do).
+ */
+import { OWNED_LABELS_ANNOTATION } from './constants.ts';
+import { isValidLabelKey } from './label-syntax.ts';
+
+/** The owned keys read from a Node, and the entries that could not be. */
+export type OwnedLabels = {
+  /** Valid label keys listed, sorted, without duplicates. */
+  owned: string[];
+  /** Entries that are not label keys, as written (after trimming). */
+  discarded: string[];
+  /** The annotation's raw value, or null when the Node has none. */
+  raw: string | null;
+};
+
+/**
+ * Reads the ownership record from a Node's annotations.
+ *
+ * Tolerant of a hand-edited or corrupted value, and conservative about it:
+ * whitespace around entries and empty entries are ignored (label keys
+ * cannot contain either, so nothing is guessed), and an entry that is not a
+ * valid label key is *discarded*, never interpreted — it cannot name a label
+ * on the Node, so no label is ever removed on its account. Discarded entries
+ * disappear from the record the next time it is written.
+ */
+export function readOwnedLabels(annotations: Readonly<Record<string, string>>): OwnedLabels {
+  const raw = Object.hasOwn(annotations, OWNED_LABELS_ANNOTATION) ? (annotations[OWNED_LABELS_ANNOTATION] ?? null) : null;
+  if (raw === null) return { owned: [], discarded: [], raw };
+  const owned = new Set<string>();
+  const discarded: string[] = [];
+  for (const entry of raw.split(',').map((part) => part.trim())) {
+    if (entry === '') continue;
+    if (isValidLabelKey(entry)) owned.add(entry);
+    else discarded.push(entry);
+  }
+  return { owned: [...owned].sort(), discarded, raw };
+}
+
+/**
+ * The annotation value recording `owned` (sorted, comma-separated), or null
+ * when nothing is owned: the annotation is then removed rather than left
+ * empty.
+ */
+export function formatOwnedLabels(owned: readonly string[]): string | null {
+  return owned.length === 0 ? null : [...new Set(owned)].sort().join(',');
+}

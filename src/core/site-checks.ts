@@ -1,0 +1,114 @@
+/**
+ * Site-wide checks between single-document validation and inheritance:
+ * singleton documents (the policy, the region) and the checks that depend on
+ * the policy (protected keys, names that become generated label values).
+ */
+import type { CheckedDocument } from './document-check.ts';
+import { isProtectedLabelKey } from './label-keys.ts';
+import { DEFAULT_SITE_POLICY, generatedLabelKeys, sitePolicyFrom } from './label-policy.ts';
+import type { SitePolicy } from './label-policy.ts';
+import { invalidValue, labelKeyErrors, labelValueErrors } from './label-syntax.ts';
+import { SchemaName } from './schema.ts';
+import type { SiteError } from './site-error.ts';
+import { documentError, documentRef } from './yaml-source.ts';
+import type { LoadedDocument } from './yaml-source.ts';
+
+/**
+ * Everything loaded, whether it validated or not: `checked` documents were
+ * readable YAML, `broken` ones were not.
+ */
+export type SiteDocuments = { checked: readonly CheckedDocument[]; broken: readonly LoadedDocument[] };
+
+function documentsOf(all: SiteDocuments, schema: string): LoadedDocument[] {
+  const docs = [...all.checked.filter((c) => c.kind !== 'passThrough').map((c) => c.doc), ...all.broken];
+  return docs.filter((doc) => documentRef(doc.index, doc.value).schema === schema);
+}
+
+function singletonErrors(docs: readonly LoadedDocument[], schema: string): SiteError[] {
+  if (docs.length < 2) return [];
+  return docs.map((doc) => {
+    const others = docs
+      .filter((other) => other !== doc)
+      .map((other) => `${other.source}:${other.position([], 'value').line}`)
+      .sort();
+    return documentError(doc, [], `a site has at most one ${schema} document; another is at ${others.join(', ')}`);
+  });
+}
+
+/**
+ * The site's label policy: {@link DEFAULT_SITE_POLICY} without a policy
+ * document, its content with exactly one valid document, `undefined` (not
+ * known; checks depending on it are skipped) otherwise.
+ */
+export function sitePolicyOf(all: SiteDocuments): { policy: SitePolicy | undefined; errors: SiteError[] } {
+  const docs = documentsOf(all, SchemaName.LabelPolicy);
+  const errors = singletonErrors(docs, SchemaName.LabelPolicy);
+  if (docs.length === 0) return { policy: DEFAULT_SITE_POLICY, errors };
+  const valid = all.checked.flatMap((c) => (c.kind === 'policy' ? [c.value] : []));
+  const only = valid[0];
+  return { policy: docs.length === 1 && only !== undefined ? sitePolicyFrom(only.data) : undefined, errors };
+}
+
+/**
+ * The site's region (its name is the site name): `null` without a region
+ * document, `undefined` when there are several or it failed validation.
+ */
+export function siteRegionOf(all: SiteDocuments): {
+  site: { name: string; doc: LoadedDocument } | null | undefined;
+  errors: SiteError[];
+} {
+  const docs = documentsOf(all, SchemaName.Region);
+  const errors = singletonErrors(docs, SchemaName.Region);
+  if (docs.length === 0) return { site: null, errors };
+  const valid = all.checked.flatMap((c) => (c.kind === 'region' ? [{ name: c.value.metadata.name, doc: c.doc }] : []));
+  return { site: docs.length === 1 ? valid[0] : undefined, errors };
+}
+
+function valueNameErrors(doc: LoadedDocument, name: string, key: string): SiteError[] {
+  return labelValueErrors(name).map((message) =>
+    documentError(doc, ['metadata', 'name'], `name cannot be the value of generated label ${JSON.stringify(key)}: ${invalidValue(name, message)}`),
+  );
+}
+
+/**
+ * Checks that depend on the policy: no document sets a protected key, and
+ * every name or tag that becomes part of a generated label (when that
+ * generator is on) is valid label syntax there.
+ */
+export function policyDependentErrors(checked: readonly CheckedDocument[], policy: SitePolicy): SiteError[] {
+  const errors: SiteError[] = [];
+  const keys = generatedLabelKeys(policy.labelDomain);
+  const on = policy.generatedLabels;
+  const protectedKeyErrors = (doc: LoadedDocument, path: string[], labels: Readonly<Record<string, string>>) => {
+    for (const key of Object.keys(labels)) {
+      if (!key.startsWith('!') && isProtectedLabelKey(key, policy.protectedKeys)) {
+        errors.push(
+          documentError(doc, [...path, key], `label ${JSON.stringify(key)} is protected by the label policy; relabel never writes or removes it`, 'key'),
+        );
+      }
+    }
+  };
+  for (const c of checked) {
+    if (c.kind === 'node' || c.kind === 'profile') {
+      protectedKeyErrors(c.doc, ['data', 'metadata', 'owner_data'], c.value.data.metadata?.owner_data ?? {});
+      if (on.tags) {
+        (c.value.data.metadata?.tags ?? []).forEach((tag, i) => {
+          const name = tag.startsWith('!') ? tag.slice(1) : tag;
+          const key = `${keys.tagPrefix}${name}`;
+          for (const message of labelKeyErrors(key)) {
+            errors.push(
+              documentError(c.doc, ['data', 'metadata', 'tags', i], `tag ${JSON.stringify(name)} cannot name generated label ${JSON.stringify(key)}: ${invalidValue(key, message)}`),
+            );
+          }
+        });
+      }
+    }
+    if (c.kind === 'profile' && on.hostProfile) errors.push(...valueNameErrors(c.doc, c.value.metadata.name, keys.hostProfile));
+    if (c.kind === 'rack') {
+      protectedKeyErrors(c.doc, ['data', 'labels'], c.value.data.labels ?? {});
+      if (on.rack) errors.push(...valueNameErrors(c.doc, c.value.metadata.name, keys.rack));
+    }
+    if (c.kind === 'region' && on.site) errors.push(...valueNameErrors(c.doc, c.value.metadata.name, keys.site));
+  }
+  return errors;
+}

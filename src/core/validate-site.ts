@@ -1,0 +1,150 @@
+/**
+ * The core's entry point: validate a whole site and resolve its design, or
+ * report every error found, all-or-nothing.
+ */
+import { checkDocument } from './document-check.ts';
+import type { CheckedDocument } from './document-check.ts';
+import { indexSite, profileGraphErrors, resolveHosts } from './design-resolve.ts';
+import { conflictErrors, desiredLabels } from './desired-labels.ts';
+import type { LabelConflict } from './desired-labels.ts';
+import type { SitePolicy } from './label-policy.ts';
+import { policyDependentErrors, siteRegionOf, sitePolicyOf } from './site-checks.ts';
+import type { SiteError } from './site-error.ts';
+import { sortErrors } from './site-error.ts';
+import { documentRef, loadSources } from './yaml-source.ts';
+import type { LoadedDocument, SiteSource } from './yaml-source.ts';
+
+/** A node of the resolved design. */
+export type DesignNode = {
+  /** Kubernetes Node name (`metadata.name` of its `drydock/BaremetalNode/v1`). */
+  name: string;
+  /** The node's own `host_profile`, or null. */
+  hostProfile: string | null;
+  /** Host profiles it inherits from, nearest first. */
+  profileChain: string[];
+  /** Effective rack after inheritance, or null. */
+  rack: string | null;
+  /** Effective tags after inheritance, sorted. */
+  tags: string[];
+  /** Effective owner_data after inheritance, keys sorted. */
+  ownerData: Record<string, string>;
+  /** Desired labels: owner_data and generated labels, keys sorted. */
+  labels: Record<string, string>;
+};
+
+/** A rack of the resolved design. */
+export type DesignRack = { name: string; labels: Record<string, string> };
+
+/**
+ * A validated site, resolved. Plain JSON (no Maps, no undefined), keys
+ * sorted, so it can cross a Temporal boundary and compares structurally.
+ */
+export type Design = {
+  policy: SitePolicy;
+  /** The `drydock/Region/v1` name, or null without one. */
+  site: string | null;
+  nodes: Record<string, DesignNode>;
+  racks: Record<string, DesignRack>;
+  /** Names of all host profiles, sorted. */
+  hostProfiles: string[];
+};
+
+/** One document of a valid site, as read (documents of every schema, in input order). */
+export type SiteDocument = {
+  source: string;
+  /** 1-based position in its source. */
+  index: number;
+  schema: string;
+  name: string;
+  data: unknown;
+};
+
+/** Either a valid site, or every error found in it; never both. */
+export type SiteValidation =
+  | { ok: true; design: Design; documents: SiteDocument[] }
+  | { ok: false; errors: SiteError[] };
+
+function sortedRecord<T>(entries: Iterable<[string, T]>): Record<string, T> {
+  return Object.fromEntries([...entries].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+}
+
+function siteDocument(doc: LoadedDocument): SiteDocument {
+  const ref = documentRef(doc.index, doc.value);
+  const data = (doc.value as Record<string, unknown>)['data'];
+  return { source: doc.source, index: doc.index, schema: ref.schema ?? '', name: ref.name ?? '', data };
+}
+
+/**
+ * Validates a site given as YAML sources and resolves its design.
+ *
+ * Pure and deterministic: the design does not depend on the order of files
+ * or documents, and errors are sorted by file, line and column. Every error
+ * is collected, across all files (YAML syntax errors included) and all
+ * checks; a check is skipped only where an earlier error already explains
+ * it (a node inheriting from a broken profile is not reported again).
+ */
+export function validateSite(sources: readonly SiteSource[]): SiteValidation {
+  const loaded = loadSources(sources);
+  const errors: SiteError[] = [...loaded.errors];
+  const checked: CheckedDocument[] = [];
+  const broken = loaded.documents.filter((doc) => doc.broken);
+  for (const doc of loaded.documents) {
+    if (doc.broken) continue;
+    const result = checkDocument(doc);
+    checked.push(result.checked);
+    errors.push(...result.errors);
+  }
+  const failed = [...checked.filter((c) => c.kind === 'invalid').map((c) => c.doc), ...broken].map((doc) =>
+    documentRef(doc.index, doc.value),
+  );
+  const { index, errors: indexErrors } = indexSite(checked, failed);
+  const { policy, errors: policyErrors } = sitePolicyOf({ checked, broken });
+  const { site, errors: siteErrors } = siteRegionOf({ checked, broken });
+  errors.push(...indexErrors, ...policyErrors, ...siteErrors, ...profileGraphErrors(index));
+  if (policy !== undefined) errors.push(...policyDependentErrors(checked, policy));
+  const { hosts, errors: hostErrors } = resolveHosts(index);
+  errors.push(...hostErrors);
+
+  const nodes = new Map<string, DesignNode>();
+  const conflicts: LabelConflict[] = [];
+  if (policy !== undefined && site !== undefined) {
+    for (const host of hosts.values()) {
+      const desired = desiredLabels(host, { policy, racks: index.racks, site });
+      conflicts.push(...desired.conflicts);
+      nodes.set(host.name, {
+        name: host.name,
+        hostProfile: host.hostProfile,
+        profileChain: host.profileChain,
+        rack: host.rack?.name ?? null,
+        tags: host.tags,
+        ownerData: Object.fromEntries([...host.ownerData].map(([key, { value }]) => [key, value])),
+        labels: desired.labels,
+      });
+    }
+  }
+  errors.push(...conflictErrors(conflicts));
+  if (errors.length > 0 || policy === undefined || site === undefined) {
+    return { ok: false, errors: sortErrors(errors) };
+  }
+  const racks = [...index.racks.values()].map((rack): [string, DesignRack] => [
+    rack.name,
+    { name: rack.name, labels: sortedRecord(Object.entries(rack.labels)) },
+  ]);
+  const design: Design = {
+    policy,
+    site: site?.name ?? null,
+    nodes: sortedRecord(nodes),
+    racks: sortedRecord(racks),
+    hostProfiles: [...index.profiles.keys()].sort(),
+  };
+  return { ok: true, design, documents: loaded.documents.map(siteDocument) };
+}
+
+/**
+ * The desired labels of `node` in a validated design, or `undefined` when
+ * the design has no such node (the caller reports it; it is never a silent
+ * success). The returned object is the design's own: do not mutate it.
+ */
+export function desiredLabelsFor(design: Design, node: string): Record<string, string> | undefined {
+  return Object.hasOwn(design.nodes, node) ? design.nodes[node]?.labels : undefined;
+}

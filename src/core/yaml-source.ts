@@ -1,0 +1,193 @@
+/**
+ * Multi-document YAML loading with positions kept, so every later error can
+ * point at a file, line and column. Pure: the caller reads the files.
+ */
+import { isAlias, isMap, isScalar, isSeq, LineCounter, parseAllDocuments, visit } from 'yaml';
+import type { Document, Node as YamlNode, ParsedNode } from 'yaml';
+import type { DocumentRef, PathSegment, SiteError } from './site-error.ts';
+import { formatPath } from './site-error.ts';
+
+/** One input file: its name (as shown in errors) and its text. */
+export type SiteSource = {
+  source: string;
+  text: string;
+};
+
+/** Whether an error points at a mapping key or at its value. */
+export type PositionTarget = 'key' | 'value';
+
+/**
+ * One YAML document read from a source. `value` is its plain JavaScript
+ * reading; `broken` is true when the YAML itself had errors, in which case
+ * `value` is only a best-effort reading and is not validated further.
+ */
+export type LoadedDocument = {
+  source: string;
+  index: number;
+  value: unknown;
+  broken: boolean;
+  /** 1-based position of the node at `path`, or of its nearest existing ancestor. */
+  position(path: readonly PathSegment[], target: PositionTarget): { line: number; column: number };
+};
+
+/** Documents and YAML-level errors of a set of sources. */
+export type LoadResult = {
+  documents: LoadedDocument[];
+  errors: SiteError[];
+};
+
+type Located = { node: YamlNode | null; key: YamlNode | null };
+
+function resolveAlias(document: Document, node: unknown): unknown {
+  return isAlias(node) ? (node.resolve(document) ?? null) : node;
+}
+
+function keyText(key: unknown): string | undefined {
+  return isScalar(key) ? String(key.value) : undefined;
+}
+
+// Walks the syntax tree along `path`, stopping at the deepest node found.
+function locate(document: Document, path: readonly PathSegment[]): Located {
+  let located: Located = { node: (document.contents as YamlNode | null) ?? null, key: null };
+  for (const segment of path) {
+    const current = resolveAlias(document, located.node);
+    if (isMap(current)) {
+      const pair = current.items.find((item) => keyText(item.key) === String(segment));
+      if (pair === undefined) return located;
+      const key = isScalar(pair.key) ? pair.key : null;
+      const value = (pair.value as YamlNode | null) ?? null;
+      located = { node: value ?? key, key };
+    } else if (isSeq(current) && typeof segment === 'number') {
+      const item = current.items[segment] as YamlNode | undefined;
+      if (item === undefined) return located;
+      located = { node: item, key: null };
+    } else {
+      return located;
+    }
+  }
+  return located;
+}
+
+function isEmptyDocument(document: Document.Parsed): boolean {
+  const contents = document.contents;
+  return contents === null || (isScalar(contents) && contents.value === null && contents.tag === undefined);
+}
+
+/**
+ * Reads the schema and `metadata.name` of a document value when present, to
+ * name the document in errors.
+ */
+export function documentRef(index: number, value: unknown): DocumentRef {
+  const ref: DocumentRef = { index };
+  if (typeof value !== 'object' || value === null) return ref;
+  const record = value as Record<string, unknown>;
+  if (typeof record['schema'] === 'string') ref.schema = record['schema'];
+  const metadata = record['metadata'];
+  if (typeof metadata === 'object' && metadata !== null) {
+    const name = (metadata as Record<string, unknown>)['name'];
+    if (typeof name === 'string') ref.name = name;
+  }
+  return ref;
+}
+
+/** Builds a located error about the node at `path` of `document`. */
+export function documentError(
+  document: LoadedDocument,
+  path: readonly PathSegment[],
+  message: string,
+  target: PositionTarget = 'value',
+): SiteError {
+  const { line, column } = document.position(path, target);
+  return {
+    source: document.source,
+    document: documentRef(document.index, document.value),
+    path: formatPath(path),
+    line,
+    column,
+    message,
+  };
+}
+
+const quoteHint = "quote values that start with '!', e.g. '!ceph-osd'";
+
+function yamlMessage(code: string, message: string): string {
+  return code === 'TAG_RESOLVE_FAILED' ? `${message} (${quoteHint})` : message;
+}
+
+function loadOne(source: SiteSource, documents: LoadedDocument[], errors: SiteError[]): void {
+  const lineCounter = new LineCounter();
+  const parsed = parseAllDocuments(source.text, { lineCounter, prettyErrors: false });
+  const at = (offset: number) => {
+    const { line, col } = lineCounter.linePos(offset);
+    return { line, column: col };
+  };
+  parsed.forEach((yamlDocument, i) => {
+    const index = i + 1;
+    if (isEmptyDocument(yamlDocument) && yamlDocument.errors.length === 0) return;
+    let value: unknown = null;
+    try {
+      value = yamlDocument.toJS({ maxAliasCount: 100 });
+    } catch {
+      value = null;
+    }
+    const problems: { offset: number; message: string }[] = [];
+    for (const problem of [...yamlDocument.errors, ...yamlDocument.warnings]) {
+      problems.push({ offset: problem.pos[0], message: yamlMessage(problem.code, problem.message) });
+    }
+    // A bare `!` is YAML's non-specific tag: `rack: !` silently reads as an
+    // empty string, never as Drydock's unset marker. Report it instead.
+    visit(yamlDocument, {
+      Node(_, node) {
+        if (node.tag === '!') {
+          const start = (node as ParsedNode).range[0];
+          const bang = source.text.lastIndexOf('!', start);
+          problems.push({
+            offset: bang >= 0 ? bang : start,
+            message: `a bare '!' is a YAML tag, not a value (${quoteHint}, or '!' to unset)`,
+          });
+        }
+      },
+    });
+    const broken = problems.length > 0;
+    const document: LoadedDocument = {
+      source: source.source,
+      index,
+      value,
+      broken,
+      position(path, target) {
+        const found = locate(yamlDocument, path);
+        const node = target === 'key' && found.key !== null ? found.key : (found.node ?? found.key);
+        const offset = node?.range?.[0] ?? yamlDocument.range[0];
+        return at(offset);
+      },
+    };
+    for (const problem of problems) {
+      errors.push({
+        source: source.source,
+        document: documentRef(index, value),
+        path: '',
+        ...at(problem.offset),
+        message: problem.message,
+      });
+    }
+    if (!broken && (typeof value !== 'object' || value === null || Array.isArray(value))) {
+      errors.push(documentError(document, [], 'a document must be a mapping with schema, metadata and data'));
+      return;
+    }
+    documents.push(document);
+  });
+}
+
+/**
+ * Parses every source as multi-document YAML (1.2 core schema, unique keys).
+ * Empty documents (a trailing `---`) are skipped. YAML syntax errors and
+ * warnings (such as unresolved `!tags`) are collected for every file rather
+ * than stopping at the first; a document with one is returned `broken`.
+ */
+export function loadSources(sources: readonly SiteSource[]): LoadResult {
+  const documents: LoadedDocument[] = [];
+  const errors: SiteError[] = [];
+  for (const source of sources) loadOne(source, documents, errors);
+  return { documents, errors };
+}
+

@@ -1,0 +1,333 @@
+/**
+ * A throwaway real PostgreSQL server for tests and the local stack: a data
+ * directory of its own, listening on 127.0.0.1 only, trust authentication
+ * (loopback is the only way in), its Unix socket inside the data directory.
+ *
+ * PostgreSQL refuses to run as root. When we are root the server runs as the
+ * `postgres` system user (created with `useradd` when absent), which owns the
+ * data directory; otherwise it runs as ourselves.
+ */
+import { execFileSync, spawn } from 'node:child_process';
+import {
+  chmodSync,
+  chownSync,
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+} from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import pg from 'pg';
+import { freeLoopbackPort, isAlive, logTail, waitUntil, type ManagedProcess } from './processes.ts';
+
+/** System user the server runs as when we are root. */
+export const POSTGRES_USER = 'postgres';
+
+/** Database role and database name of the throwaway server. */
+export const POSTGRES_SUPERUSER = 'postgres';
+
+/** Options of {@link startPostgres}. */
+export interface StartPostgresOptions {
+  /** Directory for the data directory (`pgdata/`) and logs; created when absent, reused when initialized. */
+  readonly dir: string;
+  /** Loopback TCP port; default: a free one. */
+  readonly port?: number;
+  /**
+   * Keep fsync and full-page writes on. Default false: a throwaway server
+   * trades crash safety for speed.
+   */
+  readonly durable?: boolean;
+  /**
+   * Leave the server running when this process exits without calling
+   * `stop()` (the local stack, which outlives its command). Default false.
+   */
+  readonly keepAfterExit?: boolean;
+  /** How long to wait for the server to accept connections, in ms. Default 60 000. */
+  readonly timeoutMs?: number;
+  /** Environment used to find the binaries (`RELABEL_PG_BIN`, `PATH`). */
+  readonly env?: NodeJS.ProcessEnv;
+}
+
+/** A running server. */
+export interface PostgresServer {
+  /** Connection URL of the `postgres` database as the `postgres` superuser. */
+  readonly url: string;
+  readonly port: number;
+  readonly dataDir: string;
+  /** Server log file. */
+  readonly log: string;
+  /** The postmaster; its pid is also its process group id. */
+  readonly process: ManagedProcess;
+  /** Fast shutdown; resolves once no server process is left. Idempotent. */
+  stop(): Promise<void>;
+}
+
+/** Raised when the PostgreSQL server binaries cannot be found; the message says where we looked. */
+export class MissingPostgresError extends Error {
+  override name = 'MissingPostgresError';
+}
+
+const hasServerBinaries = (dir: string) => existsSync(join(dir, 'initdb')) && existsSync(join(dir, 'postgres'));
+
+/** Where Debian installs the server binaries, one `<version>/bin` per major version. */
+export const DEBIAN_POSTGRES_ROOT = '/usr/lib/postgresql';
+
+/**
+ * The directory holding `initdb` and `postgres`: `$RELABEL_PG_BIN`, else the
+ * newest `<debianRoot>/<version>/bin`, else a `PATH` entry.
+ * Throws {@link MissingPostgresError} naming every place looked at.
+ */
+export function findPostgresBin(env: NodeJS.ProcessEnv = process.env, debian = DEBIAN_POSTGRES_ROOT): string {
+  const candidates: string[] = [];
+  if (env.RELABEL_PG_BIN) candidates.push(env.RELABEL_PG_BIN);
+  if (existsSync(debian)) {
+    const versions = readdirSync(debian).filter((v) => /^\d+$/.test(v)).sort((a, b) => Number(b) - Number(a));
+    candidates.push(...versions.map((v) => join(debian, v, 'bin')));
+  }
+  candidates.push(...(env.PATH ?? '').split(':').filter(Boolean));
+  const found = candidates.find(hasServerBinaries);
+  if (found) return found;
+  throw new MissingPostgresError(
+    `PostgreSQL server binaries (initdb, postgres) not found in RELABEL_PG_BIN, ${debian}/*/bin ` +
+      'or PATH. Install them (Debian: apt-get install postgresql) or set RELABEL_PG_BIN to their directory.',
+  );
+}
+
+interface Identity {
+  readonly uid: number;
+  readonly gid: number;
+}
+
+function lookupUser(name: string): Identity | undefined {
+  try {
+    const uid = Number(execFileSync('id', ['-u', name], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }));
+    const gid = Number(execFileSync('id', ['-g', name], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }));
+    return { uid, gid };
+  } catch {
+    return undefined;
+  }
+}
+
+/** The identity to run the server as: ourselves, or when root the `postgres` user (created if missing). */
+function serverIdentity(): Identity | undefined {
+  if (process.getuid?.() !== 0) return undefined;
+  const existing = lookupUser(POSTGRES_USER);
+  if (existing) return existing;
+  try {
+    execFileSync(
+      'useradd',
+      ['--system', '--user-group', '--no-create-home', '--home-dir', '/nonexistent', '--shell', '/usr/sbin/nologin', POSTGRES_USER],
+      { stdio: ['ignore', 'ignore', 'pipe'] },
+    );
+  } catch (error) {
+    throw new Error(`PostgreSQL cannot run as root and creating the '${POSTGRES_USER}' user failed: ${String(error)}`);
+  }
+  const created = lookupUser(POSTGRES_USER);
+  if (!created) throw new Error(`user '${POSTGRES_USER}' still missing after useradd`);
+  return created;
+}
+
+function canEnter(dir: string, who: Identity): boolean {
+  const st = statSync(dir);
+  const bit = st.uid === who.uid ? 0o100 : st.gid === who.gid ? 0o010 : 0o001;
+  return (st.mode & bit) !== 0;
+}
+
+/** Throw unless `who` can traverse every directory above `path`. */
+function assertReachable(path: string, who: Identity): void {
+  for (let dir = dirname(path); ; dir = dirname(dir)) {
+    if (!canEnter(dir, who)) {
+      throw new Error(
+        `the '${POSTGRES_USER}' user (uid ${who.uid}) cannot enter ${dir} on the way to ${path}; ` +
+          'choose a directory it can reach (e.g. under /tmp) or make the parents traversable',
+      );
+    }
+    if (dir === dirname(dir)) return;
+  }
+}
+
+/**
+ * Create `dir` and let the server's user traverse it (often a private mkdtemp
+ * directory) and any directory created here above it: traversal only, not
+ * listing. Directories that existed above `dir` are not ours to open up: when
+ * one blocks the way, fail with a clear message instead.
+ */
+function prepareDir(dir: string, who: Identity | undefined): void {
+  const firstCreated = mkdirSync(dir, { recursive: true });
+  if (!who) return;
+  const ours = [dir];
+  if (firstCreated !== undefined) {
+    for (let d = dirname(dir); d.length >= firstCreated.length && d !== dirname(d); d = dirname(d)) ours.push(d);
+  }
+  for (const d of ours) if (!canEnter(d, who)) chmodSync(d, (statSync(d).mode & 0o7777) | 0o001);
+  assertReachable(join(dir, 'pgdata'), who);
+}
+
+/** Create (or reuse) the data directory, owned by the server's user, and run initdb when it is new. */
+function initDataDir(bin: string, dir: string, dataDir: string, who: Identity | undefined, durable: boolean): void {
+  if (existsSync(join(dataDir, 'PG_VERSION'))) return;
+  // A data directory without PG_VERSION is a failed earlier initdb: start over.
+  rmSync(dataDir, { recursive: true, force: true });
+  mkdirSync(dataDir, { mode: 0o700 });
+  if (who) chownSync(dataDir, who.uid, who.gid);
+  const log = join(dir, 'initdb.log');
+  const fd = openSync(log, 'w');
+  try {
+    const args = ['-D', dataDir, '-U', POSTGRES_SUPERUSER, '--auth=trust', '--encoding=UTF8', '--locale=C'];
+    if (!durable) args.push('--no-sync');
+    execFileSync(join(bin, 'initdb'), args, {
+      stdio: ['ignore', fd, fd],
+      cwd: dataDir,
+      env: { ...process.env, LC_ALL: 'C' },
+      ...(who ?? {}),
+    });
+  } catch (error) {
+    throw new Error(`initdb failed (${String(error)}); last lines of ${log}:\n${logTail(log)}`);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function readFrom(file: string, offset: number): string {
+  return readFileSync(file).subarray(offset).toString('utf8');
+}
+
+/**
+ * True when the server at `url` answers queries and is ours: another server
+ * already listening on the port must not pass for the one just started.
+ */
+async function servesDataDir(url: string, dataDir: string): Promise<boolean> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2000 });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    const { rows } = await client.query<{ data_directory: string }>('SHOW data_directory');
+    return rows[0]?.data_directory === dataDir;
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+/**
+ * Stop a server started by {@link startPostgres}, from any process: fast
+ * shutdown (SIGINT: clients disconnected, checkpoint, exit), then immediate
+ * shutdown after `graceMs`, then SIGKILL to its process group. Resolves once
+ * the postmaster is gone. Idempotent.
+ */
+export async function stopPostgres(p: Pick<ManagedProcess, 'pid'>, graceMs = 30_000): Promise<void> {
+  const signal = (target: number, sig: NodeJS.Signals) => {
+    try {
+      process.kill(target, sig);
+    } catch {
+      // already gone
+    }
+  };
+  const waitGone = async (ms: number) => {
+    const deadline = Date.now() + ms;
+    while (isAlive(p.pid) && Date.now() < deadline) await sleep(50);
+    return !isAlive(p.pid);
+  };
+  if (isAlive(p.pid)) {
+    signal(p.pid, 'SIGINT');
+    if (!(await waitGone(graceMs))) {
+      signal(p.pid, 'SIGQUIT');
+      if (!(await waitGone(5_000))) signal(-p.pid, 'SIGKILL');
+      await waitGone(5_000);
+    }
+  }
+  // Backends the postmaster left behind (it waits for them, so normally none).
+  signal(-p.pid, 'SIGKILL');
+}
+
+function spawnServer(
+  bin: string,
+  dataDir: string,
+  port: number,
+  log: string,
+  who: Identity | undefined,
+  durable: boolean,
+): Promise<ManagedProcess> {
+  const settings = [
+    'listen_addresses=127.0.0.1',
+    `unix_socket_directories=${dataDir}`,
+    'logging_collector=off',
+    ...(durable ? [] : ['fsync=off', 'synchronous_commit=off', 'full_page_writes=off']),
+  ];
+  const fd = openSync(log, 'a');
+  try {
+    const child = spawn(join(bin, 'postgres'), ['-D', dataDir, '-p', String(port), ...settings.flatMap((s) => ['-c', s])], {
+      detached: true,
+      stdio: ['ignore', fd, fd],
+      cwd: dataDir,
+      env: { ...process.env, LC_ALL: 'C' },
+      ...(who ?? {}),
+    });
+    return new Promise((resolvePid, reject) => {
+      child.once('error', (err) => reject(new Error(`cannot start postgres: ${err.message}`)));
+      child.once('spawn', () => {
+        child.unref();
+        resolvePid({ name: 'postgres', pid: child.pid as number, log });
+      });
+    });
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * Start a PostgreSQL server under `dir` (initializing `dir/pgdata` on first
+ * use) and wait until it answers queries. On failure nothing is left running
+ * and the error carries the end of the log. Throws
+ * {@link MissingPostgresError} when the binaries are not installed.
+ */
+export async function startPostgres(options: StartPostgresOptions): Promise<PostgresServer> {
+  const dir = resolve(options.dir);
+  const durable = options.durable ?? false;
+  const bin = findPostgresBin(options.env);
+  const who = serverIdentity();
+  prepareDir(dir, who);
+  const dataDir = join(dir, 'pgdata');
+  initDataDir(bin, dir, dataDir, who, durable);
+  const log = join(dir, 'postgres.log');
+  // A port picked for us may be taken by someone else before the server binds it: retry with another.
+  for (let attempt = 1; ; attempt++) {
+    const port = options.port ?? (await freeLoopbackPort());
+    const url = `postgres://${POSTGRES_SUPERUSER}@127.0.0.1:${port}/postgres`;
+    const logStart = existsSync(log) ? statSync(log).size : 0;
+    const proc = await spawnServer(bin, dataDir, port, log, who, durable);
+    try {
+      await waitUntil(proc, 'accepting queries', () => servesDataDir(url, dataDir), options.timeoutMs ?? 60_000);
+    } catch (error) {
+      await stopPostgres(proc, 5_000);
+      const portTaken = /could not bind|Address already in use/.test(readFrom(log, logStart));
+      if (options.port === undefined && portTaken && attempt < 3) continue;
+      throw error;
+    }
+    // Last resort for a test process that ends without calling stop(); a
+    // SIGKILLed process cannot run it, so stop() stays the contract.
+    const onExit = () => {
+      try {
+        process.kill(proc.pid, 'SIGINT');
+      } catch {
+        // already gone
+      }
+    };
+    if (!options.keepAfterExit) process.once('exit', onExit);
+    return {
+      url,
+      port,
+      dataDir,
+      log,
+      process: proc,
+      stop: async () => {
+        process.off('exit', onExit);
+        await stopPostgres(proc);
+      },
+    };
+  }
+}

@@ -1,0 +1,102 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import pg from 'pg';
+import { freeLoopbackPort } from '../stack/processes.ts';
+import { startPostgres, type PostgresServer } from '../stack/postgres.ts';
+import { openStore } from './open-store.ts';
+import { openPostgresStore, POSTGRES_SCHEMA_VERSION } from './postgres-store.ts';
+import { revisionStoreContract } from './testing/contract.ts';
+import { rejectsWith } from './testing/fixture.ts';
+
+// A real server: RELABEL_TEST_PG_URL when set, else one started here. A server
+// that cannot be reached or started fails the suite; it is never skipped.
+const external = process.env.RELABEL_TEST_PG_URL;
+let baseUrl = '';
+let server: PostgresServer | undefined;
+let dir: string | undefined;
+const schemas: string[] = [];
+
+before(async () => {
+  if (external) {
+    baseUrl = external;
+    return;
+  }
+  dir = mkdtempSync(join(tmpdir(), 'relabel-postgres-store-'));
+  server = await startPostgres({ dir });
+  baseUrl = server.url;
+});
+
+after(async () => {
+  if (external && schemas.length > 0) {
+    const client = new pg.Client({ connectionString: baseUrl });
+    await client.connect();
+    try {
+      for (const schema of schemas) await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+    } finally {
+      await client.end();
+    }
+  }
+  await server?.stop();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+/** A schema of its own for every store this file opens, so tests never share state. */
+function freshSchema(): string {
+  const schema = `relabel_test_${process.pid}_${schemas.length + 1}`;
+  schemas.push(schema);
+  return schema;
+}
+
+function urlWithSchema(schema: string): string {
+  const url = new URL(baseUrl);
+  url.searchParams.set('schema', schema);
+  return url.toString();
+}
+
+revisionStoreContract('postgres', { freshUrl: async () => urlWithSchema(freshSchema()) });
+
+describe('PostgreSQL backend specifics', () => {
+  test('schemas are independent stores in one database', async (t) => {
+    const one = await openStore(urlWithSchema(freshSchema()));
+    t.after(() => one.close());
+    const two = await openStore(urlWithSchema(freshSchema()));
+    t.after(() => two.close());
+    await one.stage('site', [{ source: 'n.yaml', text: 'n' }]);
+    await one.commit();
+    assert.equal(await two.latestRevision(), null);
+    assert.deepEqual(await two.buffer(), []);
+  });
+
+  test('a schema with an unknown version is refused, untouched', async () => {
+    const schema = freshSchema();
+    await (await openPostgresStore(baseUrl, { schema })).close();
+    const client = new pg.Client({ connectionString: baseUrl });
+    await client.connect();
+    try {
+      await client.query(`UPDATE "${schema}".meta SET value = '99' WHERE key = 'schema_version'`);
+      await rejectsWith(
+        openPostgresStore(baseUrl, { schema }),
+        'SchemaVersion',
+        new RegExp(`schema "${schema}": version 99 is not supported .*knows version ${POSTGRES_SCHEMA_VERSION}`),
+      );
+      const { rows } = await client.query(`SELECT value FROM "${schema}".meta`);
+      assert.deepEqual(rows, [{ value: '99' }]);
+    } finally {
+      await client.end();
+    }
+  });
+
+  test('an invalid schema name is InvalidName and touches nothing', async () => {
+    for (const schema of ['Bad', '1abc', 'a-b', 'x"; DROP SCHEMA public; --', 'a'.repeat(64)]) {
+      await rejectsWith(openPostgresStore(baseUrl, { schema }), 'InvalidName', /invalid PostgreSQL schema name/);
+    }
+  });
+
+  test('an unreachable server is the driver error, not a StoreError', async () => {
+    const port = await freeLoopbackPort();
+    await assert.rejects(openStore(`postgres://postgres@127.0.0.1:${port}/postgres`), /ECONNREFUSED/);
+  });
+});

@@ -1,0 +1,200 @@
+/**
+ * The PostgreSQL revision store, for deployments running several API/worker
+ * replicas against one database. Tables live in one schema (default
+ * `relabel`), created on open. Every write transaction first locks the schema's
+ * single `meta` row (`SELECT … FOR UPDATE`): writers from any process run one
+ * after the other, and under READ COMMITTED each of their statements sees the
+ * previous writer's commit, so revision ids come out consecutive and distinct.
+ */
+import { Pool, type PoolClient } from 'pg';
+import type { RevisionStore } from './revision-store.ts';
+import { StoreError } from './store-error.ts';
+import { SqlRevisionStore } from './sql-revision-store.ts';
+import type { SqlDriver, SqlRow, SqlSession, SqlValue, TableNames } from './sql-driver.ts';
+
+/** Schema version this code writes and reads. Stored in the schema's `meta` table. */
+export const POSTGRES_SCHEMA_VERSION = 1;
+
+/** Schema used when none is given. */
+export const DEFAULT_POSTGRES_SCHEMA = 'relabel';
+
+/** Rule for schema names (kept simple so they never need quoting rules beyond `"…"`). */
+export const POSTGRES_SCHEMA_PATTERN = /^[a-z_][a-z0-9_]{0,62}$/;
+
+/** Options of {@link openPostgresStore}. */
+export interface PostgresStoreOptions {
+  /** Schema holding the tables; created when absent. Default {@link DEFAULT_POSTGRES_SCHEMA}. */
+  readonly schema?: string;
+  /** Most connections the pool opens. Default 10. */
+  readonly maxConnections?: number;
+}
+
+function tableNames(schema: string): TableNames {
+  const q = (table: string) => `"${schema}".${table}`;
+  return {
+    contents: q('contents'),
+    revisions: q('revisions'),
+    revisionFiles: q('revision_files'),
+    revisionTags: q('revision_tags'),
+    buffer: q('buffer'),
+    bufferFiles: q('buffer_files'),
+  };
+}
+
+function schemaSql(schema: string): string {
+  const s = `"${schema}"`;
+  return `
+CREATE TABLE ${s}.contents (digest text PRIMARY KEY, text text NOT NULL);
+CREATE TABLE ${s}.revisions (id integer PRIMARY KEY, created_at timestamptz NOT NULL, message text);
+CREATE TABLE ${s}.revision_files (
+  revision_id integer NOT NULL REFERENCES ${s}.revisions (id),
+  bucket text NOT NULL,
+  source text NOT NULL,
+  digest text NOT NULL REFERENCES ${s}.contents (digest),
+  PRIMARY KEY (revision_id, bucket, source)
+);
+CREATE INDEX revision_files_digest ON ${s}.revision_files (digest);
+CREATE TABLE ${s}.revision_tags (
+  revision_id integer NOT NULL REFERENCES ${s}.revisions (id),
+  tag text NOT NULL,
+  data text NOT NULL,
+  created_at timestamptz NOT NULL,
+  PRIMARY KEY (revision_id, tag)
+);
+CREATE INDEX revision_tags_tag ON ${s}.revision_tags (tag);
+CREATE TABLE ${s}.buffer (bucket text PRIMARY KEY, staged_at timestamptz NOT NULL);
+CREATE TABLE ${s}.buffer_files (
+  bucket text NOT NULL REFERENCES ${s}.buffer (bucket),
+  source text NOT NULL,
+  digest text NOT NULL REFERENCES ${s}.contents (digest),
+  PRIMARY KEY (bucket, source)
+);
+CREATE INDEX buffer_files_digest ON ${s}.buffer_files (digest);
+`;
+}
+
+/** Rewrite portable `?` placeholders as PostgreSQL's `$1, $2, …`. Our SQL has no `?` in literals. */
+function numbered(sql: string): string {
+  let n = 0;
+  return sql.replace(/\?/g, () => `$${++n}`);
+}
+
+function session(client: PoolClient): SqlSession {
+  return {
+    all: async (sql, params: readonly SqlValue[] = []) =>
+      (await client.query(numbered(sql), [...params])).rows as SqlRow[],
+    run: async (sql, params: readonly SqlValue[] = []) =>
+      (await client.query(numbered(sql), [...params])).rowCount ?? 0,
+  };
+}
+
+/** Run `fn` between BEGIN and COMMIT on one pooled connection; ROLLBACK and rethrow on error. */
+async function inTransaction<T>(pool: Pool, begin: string, fn: (client: PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  let broken: Error | undefined;
+  try {
+    await client.query(begin);
+    const result = await fn(client);
+    await client.query('COMMIT');
+    return result;
+  } catch (error) {
+    try {
+      await client.query('ROLLBACK');
+    } catch (rollbackError) {
+      // The connection is unusable; tell the pool to discard it.
+      broken = rollbackError instanceof Error ? rollbackError : new Error(String(rollbackError));
+    }
+    throw error;
+  } finally {
+    client.release(broken);
+  }
+}
+
+class PostgresDriver implements SqlDriver {
+  readonly tables: TableNames;
+  readonly #pool: Pool;
+  readonly #lockSql: string;
+  #closed = false;
+
+  constructor(pool: Pool, schema: string) {
+    this.#pool = pool;
+    this.tables = tableNames(schema);
+    this.#lockSql = `SELECT value FROM "${schema}".meta WHERE key = 'schema_version' FOR UPDATE`;
+  }
+
+  read<T>(fn: (s: SqlSession) => Promise<T>): Promise<T> {
+    return inTransaction(this.#pool, 'BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY', (c) => fn(session(c)));
+  }
+
+  write<T>(fn: (s: SqlSession) => Promise<T>): Promise<T> {
+    return inTransaction(this.#pool, 'BEGIN', async (client) => {
+      await client.query(this.#lockSql);
+      return fn(session(client));
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await this.#pool.end();
+  }
+}
+
+async function migrate(pool: Pool, schema: string): Promise<void> {
+  await inTransaction(pool, 'BEGIN', async (client) => {
+    // Two processes opening a fresh database at once would race on CREATE …
+    // IF NOT EXISTS (it is not atomic in PostgreSQL); a transaction-scoped
+    // advisory lock per schema makes the second wait and then see the tables.
+    await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`relabel-schema:${schema}`]);
+    await client.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
+    await client.query(`CREATE TABLE IF NOT EXISTS "${schema}".meta (key text PRIMARY KEY, value text NOT NULL)`);
+    const { rows } = await client.query<{ value: string }>(
+      `SELECT value FROM "${schema}".meta WHERE key = 'schema_version'`,
+    );
+    const [row] = rows;
+    if (!row) {
+      await client.query(schemaSql(schema));
+      await client.query(`INSERT INTO "${schema}".meta (key, value) VALUES ('schema_version', $1)`, [
+        String(POSTGRES_SCHEMA_VERSION),
+      ]);
+    } else if (Number(row.value) !== POSTGRES_SCHEMA_VERSION) {
+      throw new StoreError(
+        'SchemaVersion',
+        `schema "${schema}": version ${row.value} is not supported by this relabel ` +
+          `(it knows version ${POSTGRES_SCHEMA_VERSION})`,
+      );
+    }
+  });
+}
+
+/**
+ * Open the PostgreSQL revision store at `connectionString` (a `postgres://`
+ * URL as `pg` understands it), creating its schema and tables when absent.
+ * Throws InvalidName for a bad schema name, SchemaVersion for a schema written
+ * by an incompatible relabel, and the driver's error when the server cannot be
+ * reached.
+ */
+export async function openPostgresStore(
+  connectionString: string,
+  options: PostgresStoreOptions = {},
+): Promise<RevisionStore> {
+  const schema = options.schema ?? DEFAULT_POSTGRES_SCHEMA;
+  if (!POSTGRES_SCHEMA_PATTERN.test(schema)) {
+    throw new StoreError(
+      'InvalidName',
+      `invalid PostgreSQL schema name ${JSON.stringify(schema)}: must match ${POSTGRES_SCHEMA_PATTERN.source}`,
+    );
+  }
+  const pool = new Pool({ connectionString, max: options.maxConnections ?? 10 });
+  // An idle pooled connection dropped by the server emits 'error' on the pool;
+  // unhandled, that would crash the process. The next query reports the
+  // outage to its caller instead.
+  pool.on('error', () => undefined);
+  try {
+    await migrate(pool, schema);
+  } catch (error) {
+    await pool.end();
+    throw error;
+  }
+  return new SqlRevisionStore(new PostgresDriver(pool, schema));
+}

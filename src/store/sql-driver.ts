@@ -1,0 +1,78 @@
+/**
+ * The narrow seam between the revision-store logic (written once, in
+ * sql-revision-store.ts) and a database backend. A backend supplies
+ * transactions and table names; the SQL itself is portable between SQLite and
+ * PostgreSQL (`?` placeholders, which the PostgreSQL driver renumbers).
+ */
+
+/** A value bound to a `?` placeholder. */
+export type SqlValue = string | number | null;
+
+/** One result row, keyed by column name. */
+export type SqlRow = Readonly<Record<string, unknown>>;
+
+/** Statements run inside one transaction. */
+export interface SqlSession {
+  /** Run a query and return its rows. */
+  all(sql: string, params?: readonly SqlValue[]): Promise<SqlRow[]>;
+  /** Run a statement and return the number of rows it changed. */
+  run(sql: string, params?: readonly SqlValue[]): Promise<number>;
+}
+
+/** Fully qualified names of the store's tables, ready to splice into SQL. */
+export interface TableNames {
+  readonly contents: string;
+  readonly revisions: string;
+  readonly revisionFiles: string;
+  readonly revisionTags: string;
+  readonly buffer: string;
+  readonly bufferFiles: string;
+}
+
+/** A backend: transactions over one database. */
+export interface SqlDriver {
+  /** Table names for this database (schema-qualified where the backend has schemas). */
+  readonly tables: TableNames;
+  /**
+   * Run `fn` in a read-only transaction seeing one consistent snapshot.
+   * Commits on success, rolls back when `fn` throws, and rethrows.
+   */
+  read<T>(fn: (session: SqlSession) => Promise<T>): Promise<T>;
+  /**
+   * Run `fn` in a write transaction that holds the store-wide write lock from
+   * its start, so writers (in any process) run one after the other and each
+   * sees every earlier writer's changes. All-or-nothing.
+   */
+  write<T>(fn: (session: SqlSession) => Promise<T>): Promise<T>;
+  /** Release connections. Idempotent. */
+  close(): Promise<void>;
+}
+
+/** Read a column as a number (drivers return integers as number, bigint or numeric text). */
+export function columnNumber(row: SqlRow, column: string): number {
+  const value = row[column];
+  const n = typeof value === 'number' ? value : Number(value);
+  if (!Number.isSafeInteger(n)) throw new Error(`column ${column}: expected an integer, got ${String(value)}`);
+  return n;
+}
+
+/** Read a column as a string. */
+export function columnString(row: SqlRow, column: string): string {
+  const value = row[column];
+  if (typeof value !== 'string') throw new Error(`column ${column}: expected text, got ${typeof value}`);
+  return value;
+}
+
+/** Read a nullable text column. */
+export function columnStringOrNull(row: SqlRow, column: string): string | null {
+  const value = row[column];
+  return value === null || value === undefined ? null : columnString(row, column);
+}
+
+/** Read a timestamp column (a Date from PostgreSQL, ISO-8601 text from SQLite). */
+export function columnDate(row: SqlRow, column: string): Date {
+  const value = row[column];
+  const date = value instanceof Date ? value : new Date(String(value));
+  if (Number.isNaN(date.getTime())) throw new Error(`column ${column}: expected a timestamp, got ${String(value)}`);
+  return date;
+}

@@ -1,0 +1,319 @@
+/**
+ * The revision-store behavior, written once over a {@link SqlDriver} so the
+ * SQLite and PostgreSQL backends cannot drift apart.
+ *
+ * Content is kept once per SHA-256 digest (`contents`); revisions and the
+ * buffer hold (bucket, source, digest) rows. Revision ids are read from the
+ * table under the write lock, never from memory, so concurrent committers in
+ * different processes get consecutive, distinct ids.
+ */
+import type {
+  CommitOptions,
+  Revision,
+  RevisionDiff,
+  RevisionDocument,
+  RevisionStore,
+  RevisionTag,
+  SourceFile,
+  StagedBucket,
+  TagData,
+} from './revision-store.ts';
+import { SiteActionTag } from './revision-store.ts';
+import { StoreError } from './store-error.ts';
+import { compareText, contentDigest, diffEntries, type DiffEntry } from './revision-diff.ts';
+import {
+  assertBucketName,
+  assertMessage,
+  assertRevisionId,
+  assertTagName,
+  serializeTagData,
+  validateBucketList,
+  validateFiles,
+} from './store-validation.ts';
+import {
+  columnNumber,
+  columnString,
+  type SqlDriver,
+  type SqlSession,
+  type TableNames,
+} from './sql-driver.ts';
+import { buildBuffer, buildRevisions, buildTag } from './revision-rows.ts';
+
+/** A {@link RevisionStore} over any {@link SqlDriver}. Backends construct it; callers see only the interface. */
+export class SqlRevisionStore implements RevisionStore {
+  readonly #driver: SqlDriver;
+  readonly #t: TableNames;
+  #closed = false;
+
+  /** @param driver - the backend; owned by the store from now on (closed by {@link close}) */
+  constructor(driver: SqlDriver) {
+    this.#driver = driver;
+    this.#t = driver.tables;
+  }
+
+  #read<T>(fn: (s: SqlSession) => Promise<T>): Promise<T> {
+    if (this.#closed) return Promise.reject(closedError());
+    return this.#driver.read(fn);
+  }
+
+  #write<T>(fn: (s: SqlSession) => Promise<T>): Promise<T> {
+    if (this.#closed) return Promise.reject(closedError());
+    return this.#driver.write(fn);
+  }
+
+  async stage(bucket: string, files: readonly SourceFile[]): Promise<StagedBucket> {
+    assertBucketName(bucket);
+    const valid = validateFiles(bucket, files);
+    const t = this.#t;
+    const stagedAt = new Date();
+    await this.#write(async (s) => {
+      const old = await s.all(`SELECT digest FROM ${t.bufferFiles} WHERE bucket = ?`, [bucket]);
+      await s.run(`DELETE FROM ${t.bufferFiles} WHERE bucket = ?`, [bucket]);
+      await s.run(
+        `INSERT INTO ${t.buffer} (bucket, staged_at) VALUES (?, ?)
+         ON CONFLICT (bucket) DO UPDATE SET staged_at = excluded.staged_at`,
+        [bucket, stagedAt.toISOString()],
+      );
+      for (const file of valid) {
+        const digest = contentDigest(file.text);
+        await s.run(
+          `INSERT INTO ${t.contents} (digest, text) VALUES (?, ?) ON CONFLICT (digest) DO NOTHING`,
+          [digest, file.text],
+        );
+        await s.run(`INSERT INTO ${t.bufferFiles} (bucket, source, digest) VALUES (?, ?, ?)`, [
+          bucket,
+          file.source,
+          digest,
+        ]);
+      }
+      await this.#prune(s, old.map((row) => columnString(row, 'digest')));
+    });
+    return { bucket, files: valid, stagedAt };
+  }
+
+  buffer(): Promise<StagedBucket[]> {
+    const t = this.#t;
+    return this.#read(async (s) =>
+      buildBuffer(
+        await s.all(`SELECT bucket, staged_at FROM ${t.buffer}`),
+        await s.all(
+          `SELECT f.bucket, f.source, c.text FROM ${t.bufferFiles} f
+           JOIN ${t.contents} c ON c.digest = f.digest`,
+        ),
+      ),
+    );
+  }
+
+  discardBuffer(): Promise<string[]> {
+    const t = this.#t;
+    return this.#write(async (s) => {
+      const buckets = await s.all(`SELECT bucket FROM ${t.buffer}`);
+      const old = await s.all(`SELECT DISTINCT digest FROM ${t.bufferFiles}`);
+      await s.run(`DELETE FROM ${t.bufferFiles}`);
+      await s.run(`DELETE FROM ${t.buffer}`);
+      await this.#prune(s, old.map((row) => columnString(row, 'digest')));
+      return buckets.map((row) => columnString(row, 'bucket')).sort(compareText);
+    });
+  }
+
+  async commit(options: CommitOptions = {}): Promise<Revision> {
+    assertMessage(options.message);
+    const wanted = options.buckets === undefined ? undefined : validateBucketList(options.buckets);
+    const t = this.#t;
+    return this.#write(async (s) => {
+      const staged = (await s.all(`SELECT bucket FROM ${t.buffer}`)).map((r) => columnString(r, 'bucket'));
+      if (staged.length === 0) {
+        throw new StoreError('EmptyBuffer', 'nothing to commit: the staging buffer is empty');
+      }
+      const missing = wanted?.filter((bucket) => !staged.includes(bucket)) ?? [];
+      if (missing.length > 0) {
+        throw new StoreError(
+          'EmptyBuffer',
+          `nothing staged for bucket(s) ${missing.map((b) => `'${b}'`).join(', ')}; ` +
+            `staged: ${staged.sort(compareText).map((b) => `'${b}'`).join(', ')}`,
+        );
+      }
+      const last = await lastRevisionId(s, t);
+      const next = last + 1;
+      await s.run(`INSERT INTO ${t.revisions} (id, created_at, message) VALUES (?, ?, ?)`, [
+        next,
+        new Date().toISOString(),
+        options.message ?? null,
+      ]);
+      await s.run(
+        `INSERT INTO ${t.revisionFiles} (revision_id, bucket, source, digest)
+         SELECT ?, bucket, source, digest FROM ${t.revisionFiles} WHERE revision_id = ?`,
+        [next, last],
+      );
+      for (const bucket of wanted ?? staged) {
+        await s.run(`DELETE FROM ${t.revisionFiles} WHERE revision_id = ? AND bucket = ?`, [next, bucket]);
+        await s.run(
+          `INSERT INTO ${t.revisionFiles} (revision_id, bucket, source, digest)
+           SELECT ?, bucket, source, digest FROM ${t.bufferFiles} WHERE bucket = ?`,
+          [next, bucket],
+        );
+        await s.run(`DELETE FROM ${t.bufferFiles} WHERE bucket = ?`, [bucket]);
+        await s.run(`DELETE FROM ${t.buffer} WHERE bucket = ?`, [bucket]);
+      }
+      return this.#revision(s, next);
+    });
+  }
+
+  latestRevision(): Promise<Revision | null> {
+    return this.#read(async (s) => {
+      const last = await lastRevisionId(s, this.#t);
+      return last === 0 ? null : this.#revision(s, last);
+    });
+  }
+
+  async getRevision(id: number): Promise<Revision> {
+    assertRevisionId(id);
+    return this.#read((s) => this.#revision(s, id));
+  }
+
+  listRevisions(): Promise<Revision[]> {
+    const t = this.#t;
+    return this.#read(async (s) =>
+      buildRevisions(
+        await s.all(`SELECT id, created_at, message FROM ${t.revisions} ORDER BY id`),
+        await s.all(`SELECT DISTINCT revision_id, bucket FROM ${t.revisionFiles}`),
+        await s.all(`SELECT revision_id, tag, data, created_at FROM ${t.revisionTags}`),
+      ),
+    );
+  }
+
+  async documents(id: number): Promise<RevisionDocument[]> {
+    assertRevisionId(id);
+    const t = this.#t;
+    return this.#read(async (s) => {
+      await assertRevisionExists(s, t, id);
+      const rows = await s.all(
+        `SELECT f.bucket, f.source, c.text FROM ${t.revisionFiles} f
+         JOIN ${t.contents} c ON c.digest = f.digest WHERE f.revision_id = ?`,
+        [id],
+      );
+      return rows
+        .map((r) => ({
+          bucket: columnString(r, 'bucket'),
+          source: columnString(r, 'source'),
+          text: columnString(r, 'text'),
+        }))
+        .sort((a, b) => compareText(a.bucket, b.bucket) || compareText(a.source, b.source));
+    });
+  }
+
+  async tag(id: number, tag: string, data?: TagData): Promise<RevisionTag> {
+    assertRevisionId(id);
+    assertTagName(tag);
+    const json = serializeTagData(tag, data);
+    const t = this.#t;
+    return this.#write(async (s) => {
+      await assertRevisionExists(s, t, id);
+      await s.run(
+        `INSERT INTO ${t.revisionTags} (revision_id, tag, data, created_at) VALUES (?, ?, ?, ?)
+         ON CONFLICT (revision_id, tag) DO UPDATE SET data = excluded.data, created_at = excluded.created_at`,
+        [id, tag, json, new Date().toISOString()],
+      );
+      const [row] = await s.all(
+        `SELECT tag, data, created_at FROM ${t.revisionTags} WHERE revision_id = ? AND tag = ?`,
+        [id, tag],
+      );
+      if (!row) throw new Error(`tag '${tag}' of revision ${id} vanished inside its own transaction`);
+      return buildTag(row);
+    });
+  }
+
+  async untag(id: number, tag: string): Promise<boolean> {
+    assertRevisionId(id);
+    assertTagName(tag);
+    const t = this.#t;
+    return this.#write(async (s) => {
+      await assertRevisionExists(s, t, id);
+      const removed = await s.run(`DELETE FROM ${t.revisionTags} WHERE revision_id = ? AND tag = ?`, [id, tag]);
+      return removed > 0;
+    });
+  }
+
+  hasSiteActionRevision(): Promise<boolean> {
+    const t = this.#t;
+    return this.#read(async (s) => {
+      const rows = await s.all(`SELECT 1 AS found FROM ${t.revisionTags} WHERE tag IN (?, ?) LIMIT 1`, [
+        SiteActionTag.success,
+        SiteActionTag.failure,
+      ]);
+      return rows.length > 0;
+    });
+  }
+
+  async diff(from: number, to: number): Promise<RevisionDiff> {
+    assertRevisionId(from, true);
+    assertRevisionId(to, true);
+    const t = this.#t;
+    return this.#read(async (s) => {
+      const side = async (id: number): Promise<DiffEntry[]> => {
+        if (id === 0) return [];
+        await assertRevisionExists(s, t, id);
+        const rows = await s.all(
+          `SELECT bucket, source, digest FROM ${t.revisionFiles} WHERE revision_id = ?`,
+          [id],
+        );
+        return rows.map((r) => ({
+          bucket: columnString(r, 'bucket'),
+          source: columnString(r, 'source'),
+          digest: columnString(r, 'digest'),
+        }));
+      };
+      return diffEntries(from, to, await side(from), await side(to));
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await this.#driver.close();
+  }
+
+  async #revision(s: SqlSession, id: number): Promise<Revision> {
+    const t = this.#t;
+    const [revision] = buildRevisions(
+      await s.all(`SELECT id, created_at, message FROM ${t.revisions} WHERE id = ?`, [id]),
+      await s.all(`SELECT DISTINCT revision_id, bucket FROM ${t.revisionFiles} WHERE revision_id = ?`, [id]),
+      await s.all(`SELECT revision_id, tag, data, created_at FROM ${t.revisionTags} WHERE revision_id = ?`, [id]),
+    );
+    if (!revision) throw await notFound(s, t, id);
+    return revision;
+  }
+
+  /** Drop contents no longer referenced by any revision or staged file. */
+  async #prune(s: SqlSession, digests: readonly string[]): Promise<void> {
+    const t = this.#t;
+    for (const digest of new Set(digests)) {
+      await s.run(
+        `DELETE FROM ${t.contents} WHERE digest = ?
+         AND NOT EXISTS (SELECT 1 FROM ${t.revisionFiles} WHERE digest = ?)
+         AND NOT EXISTS (SELECT 1 FROM ${t.bufferFiles} WHERE digest = ?)`,
+        [digest, digest, digest],
+      );
+    }
+  }
+}
+
+function closedError(): StoreError {
+  return new StoreError('Closed', 'the revision store is closed');
+}
+
+async function lastRevisionId(s: SqlSession, t: TableNames): Promise<number> {
+  const [row] = await s.all(`SELECT COALESCE(MAX(id), 0) AS last FROM ${t.revisions}`);
+  return row ? columnNumber(row, 'last') : 0;
+}
+
+async function notFound(s: SqlSession, t: TableNames, id: number): Promise<StoreError> {
+  const last = await lastRevisionId(s, t);
+  const hint = last === 0 ? 'no revision has been committed yet' : `the latest is ${last}`;
+  return new StoreError('NotFound', `revision ${id} not found (${hint})`);
+}
+
+async function assertRevisionExists(s: SqlSession, t: TableNames, id: number): Promise<void> {
+  const rows = await s.all(`SELECT 1 AS found FROM ${t.revisions} WHERE id = ?`, [id]);
+  if (rows.length === 0) throw await notFound(s, t, id);
+}

@@ -1,0 +1,82 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
+import { after, describe, test } from 'node:test';
+import { openSqliteStore, SQLITE_MEMORY, SQLITE_SCHEMA_VERSION } from './sqlite-store.ts';
+import { revisionStoreContract } from './testing/contract.ts';
+import { rejectsWith } from './testing/fixture.ts';
+
+const dir = mkdtempSync(join(tmpdir(), 'relabel-sqlite-store-'));
+after(() => rmSync(dir, { recursive: true, force: true }));
+let counter = 0;
+const freshPath = () => join(dir, `store-${++counter}`, 'revisions.db');
+
+revisionStoreContract('sqlite', { freshUrl: async () => `sqlite:${freshPath()}` });
+
+describe('SQLite backend specifics', () => {
+  test('creates parent directories, uses WAL and records the schema version', async () => {
+    const path = freshPath();
+    const store = await openSqliteStore(path);
+    await store.close();
+    const db = new DatabaseSync(path);
+    try {
+      assert.equal(db.prepare('PRAGMA journal_mode').get()?.journal_mode, 'wal');
+      assert.deepEqual({ ...db.prepare(`SELECT value FROM meta WHERE key = 'schema_version'`).get() }, {
+        value: String(SQLITE_SCHEMA_VERSION),
+      });
+    } finally {
+      db.close();
+    }
+  });
+
+  test('a database with an unknown schema version is refused, untouched', async () => {
+    const path = freshPath();
+    await (await openSqliteStore(path)).close();
+    const db = new DatabaseSync(path);
+    db.exec(`UPDATE meta SET value = '99' WHERE key = 'schema_version'`);
+    db.close();
+    await rejectsWith(openSqliteStore(path), 'SchemaVersion', /schema version 99 is not supported .*knows version 1/);
+    const check = new DatabaseSync(path);
+    assert.equal(check.prepare(`SELECT value FROM meta WHERE key = 'schema_version'`).get()?.value, '99');
+    check.close();
+  });
+
+  test('content is stored once and discarded content is pruned', async () => {
+    const path = freshPath();
+    const store = await openSqliteStore(path);
+    const count = () => {
+      const db = new DatabaseSync(path);
+      try {
+        return Number(db.prepare('SELECT COUNT(*) AS n FROM contents').get()?.n);
+      } finally {
+        db.close();
+      }
+    };
+    await store.stage('a', [{ source: 'x.yaml', text: 'same' }]);
+    await store.stage('b', [{ source: 'y.yaml', text: 'same' }]);
+    await store.commit();
+    assert.equal(count(), 1);
+    await store.stage('a', [{ source: 'x.yaml', text: 'draft 1' }]);
+    await store.stage('a', [{ source: 'x.yaml', text: 'draft 2' }]);
+    assert.equal(count(), 2, 'draft 1 was replaced, so pruned');
+    await store.discardBuffer();
+    assert.equal(count(), 1);
+    await store.close();
+  });
+
+  test('an in-memory store works and is private to its connection', async () => {
+    const store = await openSqliteStore(SQLITE_MEMORY);
+    await store.stage('site', [{ source: 'n.yaml', text: 'n' }]);
+    assert.equal((await store.commit()).id, 1);
+    await store.close();
+    const other = await openSqliteStore(SQLITE_MEMORY);
+    assert.equal(await other.latestRevision(), null);
+    await other.close();
+  });
+
+  test('an empty path is InvalidArgument', async () => {
+    await rejectsWith(openSqliteStore(''), 'InvalidArgument', /path is empty/);
+  });
+});

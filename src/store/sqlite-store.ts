@@ -1,0 +1,224 @@
+/**
+ * The embedded revision store: one SQLite file through Node's built-in
+ * `node:sqlite`, in WAL mode. Several processes may use the same file at once:
+ * every write runs in a `BEGIN IMMEDIATE` transaction, which takes SQLite's
+ * single write lock up front (waiting up to the busy timeout), so writers are
+ * serialized across processes and each reads the latest committed state.
+ */
+import { mkdirSync, realpathSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlite';
+import type { RevisionStore } from './revision-store.ts';
+import { StoreError } from './store-error.ts';
+import { SqlRevisionStore } from './sql-revision-store.ts';
+import type { SqlDriver, SqlRow, SqlSession, SqlValue, TableNames } from './sql-driver.ts';
+
+/** Schema version this code writes and reads. Stored in the `meta` table. */
+export const SQLITE_SCHEMA_VERSION = 1;
+
+/** Path that opens a private in-memory database (tests, dry runs). */
+export const SQLITE_MEMORY = ':memory:';
+
+/** Options of {@link openSqliteStore}. */
+export interface SqliteStoreOptions {
+  /** How long a write waits for another process's write lock, in ms. Default 10 000. */
+  readonly busyTimeoutMs?: number;
+}
+
+const TABLES: TableNames = {
+  contents: 'contents',
+  revisions: 'revisions',
+  revisionFiles: 'revision_files',
+  revisionTags: 'revision_tags',
+  buffer: 'buffer',
+  bufferFiles: 'buffer_files',
+};
+
+// Timestamps are ISO-8601 text written by the application.
+const SCHEMA = `
+CREATE TABLE contents (digest TEXT PRIMARY KEY, text TEXT NOT NULL) STRICT;
+CREATE TABLE revisions (id INTEGER PRIMARY KEY, created_at TEXT NOT NULL, message TEXT) STRICT;
+CREATE TABLE revision_files (
+  revision_id INTEGER NOT NULL REFERENCES revisions (id),
+  bucket TEXT NOT NULL,
+  source TEXT NOT NULL,
+  digest TEXT NOT NULL REFERENCES contents (digest),
+  PRIMARY KEY (revision_id, bucket, source)
+) STRICT;
+CREATE INDEX revision_files_digest ON revision_files (digest);
+CREATE TABLE revision_tags (
+  revision_id INTEGER NOT NULL REFERENCES revisions (id),
+  tag TEXT NOT NULL,
+  data TEXT NOT NULL,
+  created_at TEXT NOT NULL,
+  PRIMARY KEY (revision_id, tag)
+) STRICT;
+CREATE INDEX revision_tags_tag ON revision_tags (tag);
+CREATE TABLE buffer (bucket TEXT PRIMARY KEY, staged_at TEXT NOT NULL) STRICT;
+CREATE TABLE buffer_files (
+  bucket TEXT NOT NULL REFERENCES buffer (bucket),
+  source TEXT NOT NULL,
+  digest TEXT NOT NULL REFERENCES contents (digest),
+  PRIMARY KEY (bucket, source)
+) STRICT;
+CREATE INDEX buffer_files_digest ON buffer_files (digest);
+`;
+
+/**
+ * One connection per database file per process, shared by every store opened
+ * on that file. DatabaseSync waits for SQLite's write lock synchronously, so a
+ * second connection in the same process would block the event loop while the
+ * first one's transaction, spanning awaits, could never finish: a deadlock.
+ * Within a process, transactions queue on the shared connection instead;
+ * between processes, SQLite's lock (with the busy timeout) serializes them.
+ */
+class Connection {
+  readonly db: DatabaseSync;
+  readonly session: SqlSession;
+  readonly #key: string | undefined;
+  readonly #statements = new Map<string, StatementSync>();
+  #queue: Promise<unknown> = Promise.resolve();
+  refs = 1;
+
+  constructor(db: DatabaseSync, key: string | undefined) {
+    this.db = db;
+    this.#key = key;
+    this.session = {
+      all: async (sql, params = []) => this.#prepare(sql).all(...bind(params)) as SqlRow[],
+      run: async (sql, params = []) => Number(this.#prepare(sql).run(...bind(params)).changes),
+    };
+  }
+
+  #prepare(sql: string): StatementSync {
+    let statement = this.#statements.get(sql);
+    if (!statement) {
+      statement = this.db.prepare(sql);
+      this.#statements.set(sql, statement);
+    }
+    return statement;
+  }
+
+  transaction<T>(begin: string, fn: (s: SqlSession) => Promise<T>): Promise<T> {
+    const run = async (): Promise<T> => {
+      this.db.exec(begin);
+      try {
+        const result = await fn(this.session);
+        this.db.exec('COMMIT');
+        return result;
+      } catch (error) {
+        if (this.db.isTransaction) this.db.exec('ROLLBACK');
+        throw error;
+      }
+    };
+    const result = this.#queue.then(run, run);
+    this.#queue = result.catch(() => undefined);
+    return result;
+  }
+
+  async release(): Promise<void> {
+    if (--this.refs > 0) return;
+    if (this.#key !== undefined) connections.delete(this.#key);
+    await this.#queue;
+    this.db.close();
+  }
+}
+
+const connections = new Map<string, Connection>();
+
+class SqliteDriver implements SqlDriver {
+  readonly tables = TABLES;
+  readonly #connection: Connection;
+  #closed = false;
+
+  constructor(connection: Connection) {
+    this.#connection = connection;
+  }
+
+  read<T>(fn: (s: SqlSession) => Promise<T>): Promise<T> {
+    // A deferred transaction in WAL mode reads one snapshot and never blocks writers.
+    return this.#connection.transaction('BEGIN DEFERRED', fn);
+  }
+
+  write<T>(fn: (s: SqlSession) => Promise<T>): Promise<T> {
+    return this.#connection.transaction('BEGIN IMMEDIATE', fn);
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await this.#connection.release();
+  }
+}
+
+function bind(params: readonly SqlValue[]): SQLInputValue[] {
+  return params as SQLInputValue[];
+}
+
+/** Create the schema on a fresh database, or check the version of an existing one. */
+function migrate(db: DatabaseSync, path: string): void {
+  db.exec('BEGIN IMMEDIATE');
+  try {
+    db.exec('CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT');
+    const row = db.prepare(`SELECT value FROM meta WHERE key = 'schema_version'`).get();
+    if (row === undefined) {
+      db.exec(SCHEMA);
+      db.prepare(`INSERT INTO meta (key, value) VALUES ('schema_version', ?)`).run(
+        String(SQLITE_SCHEMA_VERSION),
+      );
+    } else if (Number(row.value) !== SQLITE_SCHEMA_VERSION) {
+      throw new StoreError(
+        'SchemaVersion',
+        `${path}: schema version ${String(row.value)} is not supported by this relabel ` +
+          `(it knows version ${SQLITE_SCHEMA_VERSION})`,
+      );
+    }
+    db.exec('COMMIT');
+  } catch (error) {
+    if (db.isTransaction) db.exec('ROLLBACK');
+    throw error;
+  }
+}
+
+function openDatabase(path: string, timeout: number): DatabaseSync {
+  const db = new DatabaseSync(path, { timeout, enableForeignKeyConstraints: true });
+  try {
+    if (path !== SQLITE_MEMORY) {
+      // WAL lets readers run beside the one writer. synchronous stays at its
+      // default (FULL): a committed revision survives a power loss too.
+      db.prepare('PRAGMA journal_mode = WAL').get();
+    }
+    migrate(db, path);
+    return db;
+  } catch (error) {
+    db.close();
+    throw error;
+  }
+}
+
+/**
+ * Open (creating when absent, with its parent directories) the SQLite revision
+ * store at `path`, or a private in-memory one for {@link SQLITE_MEMORY}.
+ * Stores opened on one file in one process share a connection (the first
+ * opener's options apply). Throws SchemaVersion when the file holds a schema
+ * this code does not know; the driver's own error when it cannot be opened.
+ */
+export async function openSqliteStore(
+  path: string,
+  options: SqliteStoreOptions = {},
+): Promise<RevisionStore> {
+  if (path.length === 0) throw new StoreError('InvalidArgument', 'SQLite store path is empty');
+  const timeout = options.busyTimeoutMs ?? 10_000;
+  if (path === SQLITE_MEMORY) {
+    return new SqlRevisionStore(new SqliteDriver(new Connection(openDatabase(path, timeout), undefined)));
+  }
+  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  const key = join(realpathSync(dirname(path)), basename(path));
+  let connection = connections.get(key);
+  if (connection) {
+    connection.refs++;
+  } else {
+    connection = new Connection(openDatabase(key, timeout), key);
+    connections.set(key, connection);
+  }
+  return new SqlRevisionStore(new SqliteDriver(connection));
+}

@@ -1,0 +1,49 @@
+/**
+ * The store's error vocabulary: one class carrying a `code` from a closed set,
+ * so callers (activities, CLI, API) map failures by code, never by message.
+ */
+
+/** Codes a {@link StoreError} can carry. */
+export const StoreErrorCode = {
+  /** A revision (or a bucket asked to be committed) does not exist. */
+  NotFound: 'NotFound',
+  /** `commit` was called with nothing staged (or nothing staged for the named buckets). */
+  EmptyBuffer: 'EmptyBuffer',
+  /** A bucket, source or tag name breaks the naming rules. */
+  InvalidName: 'InvalidName',
+  /** Any other bad argument: a revision id, tag data, file text, a store URL. */
+  InvalidArgument: 'InvalidArgument',
+  /** The store was used after `close()`. */
+  Closed: 'Closed',
+  /** The database was written by a newer relabel with a schema this one does not know. */
+  SchemaVersion: 'SchemaVersion',
+} as const;
+
+/** One of the {@link StoreErrorCode} strings. */
+export type StoreErrorCode = (typeof StoreErrorCode)[keyof typeof StoreErrorCode];
+
+/**
+ * A failure the store reports deliberately. The message names what and where
+ * (bucket, source, revision id); `code` is the stable contract. Errors from the
+ * database driver itself (connection lost, disk full) are not wrapped: they are
+ * transient from the caller's point of view and propagate unchanged.
+ */
+export class StoreError extends Error {
+  /** Stable machine-readable reason. */
+  readonly code: StoreErrorCode;
+
+  /**
+   * @param code - stable reason, from {@link StoreErrorCode}
+   * @param message - human-readable message naming the offending input
+   */
+  constructor(code: StoreErrorCode, message: string) {
+    super(message);
+    this.name = 'StoreError';
+    this.code = code;
+  }
+}
+
+/** True when `error` is a {@link StoreError}, optionally with the given code. */
+export function isStoreError(error: unknown, code?: StoreErrorCode): error is StoreError {
+  return error instanceof StoreError && (code === undefined || error.code === code);
+}

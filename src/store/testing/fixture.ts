@@ -1,0 +1,33 @@
+/**
+ * Helpers shared by the store test suites: fresh stores from a fixture and
+ * assertions on {@link StoreError}s.
+ */
+import assert from 'node:assert/strict';
+import type { TestContext } from 'node:test';
+import { openStore } from '../open-store.ts';
+import type { RevisionStore } from '../revision-store.ts';
+import { isStoreError, type StoreErrorCode } from '../store-error.ts';
+
+/** Supplies fresh stores to the contract suite. */
+export interface StoreFixture {
+  /** URL (for `openStore`, usable from child processes too) of a new, empty store. */
+  freshUrl(): Promise<string>;
+}
+
+/** Open a fresh store from `fixture`, closed when the test ends. */
+export async function freshStore(t: TestContext, fixture: StoreFixture): Promise<RevisionStore> {
+  const store = await openStore(await fixture.freshUrl());
+  t.after(() => store.close());
+  return store;
+}
+
+/** Assert that `promise` rejects with a StoreError of `code` whose message matches `message`. */
+export async function rejectsWith(promise: Promise<unknown>, code: StoreErrorCode, message?: RegExp): Promise<void> {
+  await assert.rejects(promise, (error: unknown) => {
+    assert.ok(isStoreError(error), `expected a StoreError, got ${String(error)}`);
+    assert.equal(error.code, code, error.message);
+    if (message) assert.match(error.message, message);
+    return true;
+  });
+}
+

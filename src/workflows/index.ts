@@ -1,0 +1,3 @@
+/** The worker's workflowsPath: every workflow relabel runs. */
+export { updateLabels } from './update-labels.ts';
+export { relabelNode } from './relabel-node.ts';
