@@ -65,6 +65,9 @@ const byText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
  * - protected keys are neither written nor removed, and their ownership
  *   entry, if any, is left as it is;
  * - applying the plan and planning again gives an empty plan.
+ *
+ * `desired` is trusted to be valid label syntax (it comes from a validated
+ * design, see `desiredLabelsFor`); the planner does not re-check it.
  */
 export function planLabels(input: LabelPlanInput): LabelPlan {
   const { labels, desired, policy } = input;

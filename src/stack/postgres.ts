@@ -213,11 +213,21 @@ async function servesDataDir(url: string, dataDir: string): Promise<boolean> {
   }
 }
 
+/** True while any process of the group led by `pgid` is left. */
+function groupAlive(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
 /**
  * Stop a server started by {@link startPostgres}, from any process: fast
  * shutdown (SIGINT: clients disconnected, checkpoint, exit), then immediate
- * shutdown after `graceMs`, then SIGKILL to its process group. Resolves once
- * the postmaster is gone. Idempotent.
+ * shutdown (SIGQUIT) after `graceMs`, then SIGKILL to its process group.
+ * Resolves once no process of the server's group is left. Idempotent.
  */
 export async function stopPostgres(p: Pick<ManagedProcess, 'pid'>, graceMs = 30_000): Promise<void> {
   const signal = (target: number, sig: NodeJS.Signals) => {
@@ -227,21 +237,27 @@ export async function stopPostgres(p: Pick<ManagedProcess, 'pid'>, graceMs = 30_
       // already gone
     }
   };
-  const waitGone = async (ms: number) => {
+  const waitUntilGone = async (alive: () => boolean, ms: number) => {
     const deadline = Date.now() + ms;
-    while (isAlive(p.pid) && Date.now() < deadline) await sleep(50);
-    return !isAlive(p.pid);
+    while (alive() && Date.now() < deadline) await sleep(50);
+    return !alive();
   };
-  if (isAlive(p.pid)) {
+  const leader = () => isAlive(p.pid);
+  if (leader()) {
     signal(p.pid, 'SIGINT');
-    if (!(await waitGone(graceMs))) {
+    if (!(await waitUntilGone(leader, graceMs))) {
       signal(p.pid, 'SIGQUIT');
-      if (!(await waitGone(5_000))) signal(-p.pid, 'SIGKILL');
-      await waitGone(5_000);
+      await waitUntilGone(leader, 5_000);
     }
   }
-  // Backends the postmaster left behind (it waits for them, so normally none).
-  signal(-p.pid, 'SIGKILL');
+  // Backends outliving the postmaster exit on their own when they notice its
+  // death. While one is left the group id cannot have been reused, so killing
+  // the group can only hit the server's own processes.
+  const group = () => groupAlive(p.pid);
+  if (!(await waitUntilGone(group, 5_000))) {
+    signal(-p.pid, 'SIGKILL');
+    await waitUntilGone(group, 5_000);
+  }
 }
 
 function spawnServer(

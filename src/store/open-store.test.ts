@@ -19,6 +19,7 @@ describe('parseStoreUrl', () => {
     ['plain.db', { kind: 'sqlite', path: resolve('plain.db') }],
     ['C:\\data\\r.db', { kind: 'sqlite', path: resolve('C:\\data\\r.db') }],
     ['postgres://u:p@db:5432/relabel', { kind: 'postgres', connectionString: 'postgres://u:p@db:5432/relabel' }],
+    ['postgres://db/x?schema=s', { kind: 'postgres', connectionString: 'postgres://db/x', schema: 's' }],
     [
       'postgresql://db/relabel?schema=site_a&sslmode=require',
       { kind: 'postgres', connectionString: 'postgresql://db/relabel?sslmode=require', schema: 'site_a' },

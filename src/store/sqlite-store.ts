@@ -4,6 +4,8 @@
  * every write runs in a `BEGIN IMMEDIATE` transaction, which takes SQLite's
  * single write lock up front (waiting up to the busy timeout), so writers are
  * serialized across processes and each reads the latest committed state.
+ * DatabaseSync waits synchronously, so a process blocks while another holds
+ * the lock; transactions here last milliseconds.
  */
 import { mkdirSync, realpathSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';

@@ -1,0 +1,74 @@
+/**
+ * Assembles the facade entry points use: the documents facade over the
+ * revision store, and (connected on first use) the runs facade over Temporal.
+ */
+import { Client, Connection } from '@temporalio/client';
+import { DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE } from '../core/constants.ts';
+import { openStore } from '../store/open-store.ts';
+import { createDocuments, type Documents } from './documents.ts';
+import { createRuns, type Runs } from './runs.ts';
+
+export { RelabelError } from './relabel-error.ts';
+export type { Documents } from './documents.ts';
+export type { Runs, RunRef, RunStatusReport, StartOptions } from './runs.ts';
+
+/** Where the facade finds Temporal and the store. */
+export interface RelabelConfig {
+  temporalAddress: string;
+  namespace: string;
+  taskQueue: string;
+  /** Revision store URL; the embedded default when absent. */
+  storeUrl?: string;
+  /** Temporal Web UI base URL, for links. */
+  uiUrl?: string;
+  /** Whether relabel's search attributes are registered on the server. */
+  searchAttributes: boolean;
+}
+
+/** Configuration from TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, RELABEL_TASK_QUEUE, RELABEL_STORE_URL, TEMPORAL_UI_URL, RELABEL_SEARCH_ATTRIBUTES. */
+export function relabelConfigFromEnv(env: NodeJS.ProcessEnv = process.env): RelabelConfig {
+  return {
+    temporalAddress: env.TEMPORAL_ADDRESS || 'localhost:7233',
+    namespace: env.TEMPORAL_NAMESPACE || DEFAULT_NAMESPACE,
+    taskQueue: env.RELABEL_TASK_QUEUE || DEFAULT_TASK_QUEUE,
+    storeUrl: env.RELABEL_STORE_URL || undefined,
+    uiUrl: env.TEMPORAL_UI_URL || 'http://localhost:8233',
+    searchAttributes: env.RELABEL_SEARCH_ATTRIBUTES !== 'off',
+  };
+}
+
+/** An open facade. `close()` releases the store and any Temporal connection. */
+export interface Relabel {
+  documents: Documents;
+  /** The runs facade, connecting to Temporal on first call. */
+  runs(): Promise<Runs>;
+  close(): Promise<void>;
+}
+
+/** Opens the store (and lazily Temporal) named by `config`. */
+export async function openRelabel(config: RelabelConfig): Promise<Relabel> {
+  const store = await openStore(config.storeUrl);
+  let connection: Connection | undefined;
+  let runs: Promise<Runs> | undefined;
+  return {
+    documents: createDocuments(store),
+    runs() {
+      runs ??= Connection.connect({ address: config.temporalAddress, connectTimeout: '5s' }).then((c) => {
+        connection = c;
+        return createRuns({
+          client: new Client({ connection: c, namespace: config.namespace }),
+          store,
+          taskQueue: config.taskQueue,
+          namespace: config.namespace,
+          uiUrl: config.uiUrl,
+          searchAttributes: config.searchAttributes,
+        });
+      });
+      return runs;
+    },
+    async close() {
+      await connection?.close();
+      await store.close();
+    },
+  };
+}
