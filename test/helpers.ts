@@ -82,9 +82,10 @@ export async function temporalConnections(): Promise<{ client: Client; native: N
 /**
  * Number of PATCH requests on Nodes the API server has answered so far,
  * read from its own /metrics (apiserver_request_total): writes are counted
- * by the server, not assumed by the client.
+ * by the server, not assumed by the client. With `code`, only the requests
+ * answered with that HTTP status (200: the writes that landed).
  */
-export async function nodePatchCount(): Promise<number> {
+export async function nodePatchCount(options: { code?: number } = {}): Promise<number> {
   const kc = loadKubeConfig(adminKubeconfigPath());
   const cluster = kc.getCurrentCluster();
   const token = kc.getCurrentUser()?.token;
@@ -107,6 +108,7 @@ export async function nodePatchCount(): Promise<number> {
   for (const line of text.split('\n')) {
     if (!line.startsWith('apiserver_request_total{')) continue;
     if (!line.includes('resource="nodes"') || !line.includes('verb="PATCH"') || !line.includes('subresource=""')) continue;
+    if (options.code !== undefined && !line.includes(`code="${options.code}"`)) continue;
     total += Number(line.slice(line.lastIndexOf(' ') + 1));
   }
   return total;
@@ -121,10 +123,11 @@ export function workflowBundle(): Promise<WorkflowBundle> {
 }
 
 /**
- * A running relabel worker (in this process) on a task queue of its own over
- * the store at `storeUrl`, with the facade clients use. `stop()` shuts it down.
+ * A running relabel worker (in this process, unless `worker: false`) on a
+ * task queue of its own over the store at `storeUrl`, with the facade
+ * clients use. `stop()` shuts it down.
  */
-export async function startRelabel(storeUrl: string): Promise<{
+export async function startRelabel(storeUrl: string, options: { worker?: boolean } = {}): Promise<{
   runs: Runs;
   client: Client;
   store: RevisionStore;
@@ -133,15 +136,18 @@ export async function startRelabel(storeUrl: string): Promise<{
 }> {
   quietRuntime();
   const taskQueue = `relabel-test-${uniqueSuffix()}`;
-  const { worker, close } = await createWorker({
-    temporalAddress: temporalAddress(),
-    namespace: 'default',
-    taskQueue,
-    kubeconfig: kubeconfigPath(),
-    storeUrl,
-    workflowBundle: await workflowBundle(),
-  });
-  const running = worker.run();
+  const local =
+    options.worker === false
+      ? undefined
+      : await createWorker({
+          temporalAddress: temporalAddress(),
+          namespace: 'default',
+          taskQueue,
+          kubeconfig: kubeconfigPath(),
+          storeUrl,
+          workflowBundle: await workflowBundle(),
+        });
+  const running = local?.worker.run();
   const connection = await Connection.connect({ address: temporalAddress() });
   const client = new Client({ connection });
   const store = await openStore(storeUrl);
@@ -152,9 +158,9 @@ export async function startRelabel(storeUrl: string): Promise<{
     store,
     taskQueue,
     async stop() {
-      worker.shutdown();
+      local?.worker.shutdown();
       await running;
-      await close();
+      await local?.close();
       await connection.close();
       await store.close();
     },

@@ -55,3 +55,26 @@ export async function storeWithSite(files: SourceFile[], options: { siteAction?:
   if (options.siteAction !== false) await store.tag(revision.id, 'site-action-success');
   return { store, url };
 }
+
+/**
+ * A site of `count` nodes built from the sample site's profiles, racks,
+ * region and policy: node i takes the sample nodes' profiles and racks in
+ * turn. Node names are `${prefix}-n0001`…; the site is `${prefix}-site`.
+ */
+export function scaledSite(prefix: string, count: number): { files: SourceFile[]; nodes: string[] } {
+  const templates: Record<string, any>[] = [];
+  const base = prefixedSite(prefix, (doc) => {
+    if (doc.schema === 'drydock/BaremetalNode/v1') templates.push(structuredClone(doc));
+  });
+  const nodes: string[] = [];
+  const docs: string[] = [];
+  for (let i = 0; i < count; i++) {
+    const doc = structuredClone(templates[i % templates.length] as Record<string, any>);
+    doc.metadata.name = `${prefix}-n${String(i + 1).padStart(4, '0')}`;
+    nodes.push(doc.metadata.name);
+    docs.push(`---\n${JSON.stringify(doc)}\n`);
+  }
+  const files = base.files.filter((f) => f.source !== 'nodes.yaml');
+  files.push({ source: 'nodes.yaml', text: docs.join('') });
+  return { files, nodes };
+}
