@@ -24,12 +24,14 @@ export const ExitCode = {
 /** One of the {@link ExitCode} values. */
 export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
 
-/** One row of the table: a code, what it means, and the types that give it. */
+/** One row of the table: a code, what it means, and the failure types (or the run status) that give it. */
 export interface ExitCodeRow {
   code: ExitCode;
   meaning: string;
-  /** Failure types (or run statuses) mapped to this code. */
-  keys: readonly string[];
+  /** Failure types mapped to this code. */
+  types: readonly string[];
+  /** The final run status mapped to this code. */
+  runStatus?: RunStatus;
 }
 
 /**
@@ -39,12 +41,12 @@ export interface ExitCodeRow {
  * partial_success or failure.
  */
 export const EXIT_CODES: readonly ExitCodeRow[] = [
-  { code: ExitCode.ok, meaning: 'done; for a run: it finished with status success (or, without --wait, it started / is still running)', keys: [RunStatus.success] },
-  { code: ExitCode.unexpected, meaning: 'unexpected error (a bug, or a failure relabel does not know)', keys: [] },
+  { code: ExitCode.ok, meaning: 'done; a run finished with status success (or, not waited for, started or still running)', types: [], runStatus: RunStatus.success },
+  { code: ExitCode.unexpected, meaning: 'unexpected error (a bug, or a failure relabel does not know)', types: [] },
   {
     code: ExitCode.invalidInput,
     meaning: 'usage error or invalid input; nothing was stored or started',
-    keys: [
+    types: [
       USAGE_ERROR,
       FailureType.InvalidTargets,
       FailureType.InvalidNodeFilter,
@@ -57,7 +59,7 @@ export const EXIT_CODES: readonly ExitCodeRow[] = [
   {
     code: ExitCode.rejected,
     meaning: 'rejected by the current state; nothing was stored or started',
-    keys: [
+    types: [
       FailureType.NoCommittedRevision,
       FailureType.NoSiteActionRevision,
       FailureType.RevisionNotFound,
@@ -69,16 +71,17 @@ export const EXIT_CODES: readonly ExitCodeRow[] = [
       'SchemaVersion',
     ],
   },
-  { code: ExitCode.partialSuccess, meaning: 'the run finished with status partial_success (some nodes failed; see the table)', keys: [RunStatus.partialSuccess] },
-  { code: ExitCode.failure, meaning: 'the run finished with status failure, failed, or was cancelled, terminated or timed out', keys: [RunStatus.failure] },
-  { code: ExitCode.unavailable, meaning: 'Temporal could not be reached (nothing was started)', keys: [FailureType.Unavailable] },
+  { code: ExitCode.partialSuccess, meaning: 'the run finished with status partial_success: some nodes failed (see the table)', types: [], runStatus: RunStatus.partialSuccess },
+  { code: ExitCode.failure, meaning: 'the run finished with status failure, or failed, was cancelled, terminated or timed out', types: [], runStatus: RunStatus.failure },
+  { code: ExitCode.unavailable, meaning: 'Temporal could not be reached; nothing was started', types: [FailureType.Unavailable] },
 ];
 
-const byKey = new Map<string, ExitCode>(EXIT_CODES.flatMap((row) => row.keys.map((k) => [k, row.code] as const)));
+const byType = new Map<string, ExitCode>(EXIT_CODES.flatMap((row) => row.types.map((t) => [t, row.code] as const)));
+const byRunStatus = new Map<string, ExitCode>(EXIT_CODES.flatMap((row) => (row.runStatus ? [[row.runStatus, row.code] as const] : [])));
 
 /** Exit code of a command aborted by an error of failure type `type`. */
 export function exitCodeForType(type: string | undefined): ExitCode {
-  return (type !== undefined ? byKey.get(type) : undefined) ?? ExitCode.unexpected;
+  return (type !== undefined ? byType.get(type) : undefined) ?? ExitCode.unexpected;
 }
 
 /**
@@ -91,7 +94,7 @@ export function exitCodeForRun(report: RunStatusReport): ExitCode {
     case 'RUNNING':
       return ExitCode.ok;
     case 'COMPLETED':
-      return report.result ? exitCodeForType(report.result.status) : ExitCode.unexpected;
+      return (report.result && byRunStatus.get(report.result.status)) ?? ExitCode.unexpected;
     case 'FAILED': {
       const code = exitCodeForType(report.failure?.type);
       return code === ExitCode.invalidInput || code === ExitCode.rejected ? code : ExitCode.failure;
@@ -106,7 +109,15 @@ export function exitCodeHelp(): string {
   const lines = ['Exit codes:'];
   for (const row of EXIT_CODES) {
     lines.push(`  ${row.code}  ${row.meaning}`);
-    if (row.keys.length > 0) lines.push(`       ${row.keys.join(', ')}`);
+    let line = '';
+    for (const type of row.types) {
+      if (line !== '' && line.length + type.length > 70) {
+        lines.push(`     ${line},`);
+        line = '';
+      }
+      line = line === '' ? type : `${line}, ${type}`;
+    }
+    if (line !== '') lines.push(`     ${line}`);
   }
   return lines.join('\n');
 }

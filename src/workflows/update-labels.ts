@@ -166,6 +166,7 @@ export async function updateLabels(input: UpdateLabelsInput): Promise<UpdateLabe
     await condition(() => running.size < run.concurrency);
     launched++;
     running.add(node);
+    showProgress();
     void executeChild(relabelNode, {
       workflowId: `${idPrefix}/${node}`,
       args: [{ node, revision: run.revision, dryRun, searchAttributes: useSearchAttributes }],

@@ -1,0 +1,58 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { createAuthenticator, parseTokensEnv, parseTokensFile } from './auth.ts';
+
+describe('API tokens', () => {
+  it('reads a YAML or JSON tokens file', () => {
+    const expected = [
+      { token: 'admin-token-1', role: 'admin' },
+      { token: 'viewer-token-1', role: 'viewer' },
+    ];
+    assert.deepEqual(parseTokensFile('- token: admin-token-1\n  role: admin\n- {token: viewer-token-1, role: viewer}\n'), expected);
+    assert.deepEqual(parseTokensFile(JSON.stringify(expected)), expected);
+  });
+
+  it('reads token:role pairs, the role after the last colon', () => {
+    assert.deepEqual(parseTokensEnv('a:b:c-token:admin, viewer-token:viewer'), [
+      { token: 'a:b:c-token', role: 'admin' },
+      { token: 'viewer-token', role: 'viewer' },
+    ]);
+  });
+
+  it('refuses bad configurations, naming the entry but never the token', () => {
+    const cases: [() => unknown, RegExp][] = [
+      [() => parseTokensFile('[]'), /no API tokens configured/],
+      [() => parseTokensFile('- {token: secret-token, role: root}'), /#0\.role/],
+      [() => parseTokensFile('- {token: short, role: admin}'), /at least 8/],
+      [() => parseTokensFile('- {token: secret-token, role: admin, extra: 1}'), /#0/],
+      [() => parseTokensFile('- {token: secret-token, role: admin}\n- {token: secret-token, role: viewer}'), /more than once/],
+      [() => parseTokensFile('{'), /not YAML or JSON/],
+      [() => parseTokensEnv('secret-token'), /#0\.role/],
+    ];
+    for (const [call, message] of cases) {
+      assert.throws(call, (err: Error) => message.test(err.message) && !err.message.includes('secret-token'));
+    }
+  });
+
+  it('accepts X-Auth-Token and Authorization: Bearer, nothing else', () => {
+    const roleOf = createAuthenticator([
+      { token: 'admin-token-1', role: 'admin' },
+      { token: 'viewer-token-1', role: 'viewer' },
+    ]);
+    assert.equal(roleOf({ 'x-auth-token': 'admin-token-1' }), 'admin');
+    assert.equal(roleOf({ authorization: 'Bearer viewer-token-1' }), 'viewer');
+    assert.equal(roleOf({ authorization: 'bearer  viewer-token-1' }), 'viewer');
+    for (const headers of [
+      {},
+      { 'x-auth-token': '' },
+      { 'x-auth-token': 'admin-token-2' },
+      { 'x-auth-token': ['admin-token-1', 'admin-token-1'] },
+      { authorization: 'Basic admin-token-1' },
+      { authorization: 'Bearer' },
+      { authorization: 'Bearer admin-token-1 extra' },
+      { authorization: 'admin-token-1' },
+    ]) {
+      assert.equal(roleOf(headers), null, JSON.stringify(headers));
+    }
+  });
+});

@@ -1,0 +1,84 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { OWNED_LABELS_ANNOTATION } from '../core/constants.ts';
+import type { NodeApi, NodeState } from '../activities/kube-nodes.ts';
+import { RelabelError } from '../facade/relabel-error.ts';
+import { applyNodeLabels, DEFAULT_NODE_LABELS_POLICY, MAX_APPLY_ATTEMPTS } from './node-labels.ts';
+
+/** A Node in memory with a merge-patch that honours resourceVersion; `conflicts` patches fail with 409 first. */
+function fakeNode(labels: Record<string, string>, annotations: Record<string, string> = {}, options: { conflicts?: number; fail?: unknown } = {}) {
+  let state: NodeState = { name: 'n1', resourceVersion: '1', labels, annotations, taints: [] };
+  let conflicts = options.conflicts ?? 0;
+  const patches: object[] = [];
+  const api: NodeApi = {
+    async readNode(name) {
+      if (options.fail) throw options.fail;
+      if (name !== 'n1') throw Object.assign(new Error('not found'), { code: 404, body: '{"message":"nodes \\"x\\" not found"}' });
+      return structuredClone(state);
+    },
+    async patchNode(_name, patch) {
+      patches.push(patch);
+      const meta = (patch as { metadata: { resourceVersion: string; labels?: Record<string, string | null>; annotations?: Record<string, string | null> } }).metadata;
+      if (conflicts > 0 || meta.resourceVersion !== state.resourceVersion) {
+        conflicts--;
+        state = { ...state, resourceVersion: String(Number(state.resourceVersion) + 1) };
+        throw Object.assign(new Error('conflict'), { code: 409, body: '{"message":"the object has been modified"}' });
+      }
+      const merge = (into: Record<string, string>, from: Record<string, string | null> = {}) => {
+        const out = { ...into };
+        for (const [k, v] of Object.entries(from)) if (v === null) delete out[k]; else out[k] = v;
+        return out;
+      };
+      state = { ...state, resourceVersion: String(Number(state.resourceVersion) + 1), labels: merge(state.labels, meta.labels), annotations: merge(state.annotations, meta.annotations) };
+      return structuredClone(state);
+    },
+  };
+  return { api, patches, state: () => state };
+}
+
+const failureType = (type: string) => (err: unknown) => err instanceof RelabelError && err.type === type;
+
+describe('applyNodeLabels', () => {
+  it('sets desired labels, removes only owned ones, and records ownership in the same patch', async () => {
+    const node = fakeNode({ team: 'ops', 'ceph-osd': 'enabled', old: 'x' }, { [OWNED_LABELS_ANNOTATION]: 'ceph-osd,old' });
+    const outcome = await applyNodeLabels(node.api, 'n1', { 'ceph-osd': 'enabled', zone: 'a' }, DEFAULT_NODE_LABELS_POLICY);
+    assert.deepEqual(outcome, { set: { zone: 'a' }, removed: ['old'], unchanged: ['ceph-osd'], written: true, attempts: 1 });
+    assert.equal(node.patches.length, 1);
+    assert.deepEqual(node.state().labels, { team: 'ops', 'ceph-osd': 'enabled', zone: 'a' });
+    assert.equal(node.state().annotations[OWNED_LABELS_ANNOTATION], 'ceph-osd,zone');
+  });
+
+  it('sends no write when nothing changes', async () => {
+    const node = fakeNode({ a: '1' }, { [OWNED_LABELS_ANNOTATION]: 'a' });
+    const outcome = await applyNodeLabels(node.api, 'n1', { a: '1' }, DEFAULT_NODE_LABELS_POLICY);
+    assert.deepEqual(outcome, { set: {}, removed: [], unchanged: ['a'], written: false, attempts: 1 });
+    assert.equal(node.patches.length, 0);
+  });
+
+  it('re-reads and re-plans after a conflict, and gives up after a bounded number', async () => {
+    const twice = fakeNode({}, {}, { conflicts: 2 });
+    assert.equal((await applyNodeLabels(twice.api, 'n1', { a: '1' }, DEFAULT_NODE_LABELS_POLICY)).attempts, 3);
+    const always = fakeNode({}, {}, { conflicts: 100 });
+    await assert.rejects(applyNodeLabels(always.api, 'n1', { a: '1' }, DEFAULT_NODE_LABELS_POLICY), failureType('TooManyConflicts'));
+    assert.equal(always.patches.length, MAX_APPLY_ATTEMPTS);
+  });
+
+  it('refuses protected keys before any request', async () => {
+    const node = fakeNode({});
+    await assert.rejects(
+      applyNodeLabels(node.api, 'n1', { 'feature.node.kubernetes.io/cpu': 'x' }, { reconcileOsArchAliases: false, protectedKeys: ['feature.node.kubernetes.io/'] }),
+      failureType('Invalid'),
+    );
+    assert.equal(node.patches.length, 0);
+  });
+
+  it('maps Kubernetes errors: 404 NodeNotFound, 403 Forbidden, unreachable Unavailable', async () => {
+    await assert.rejects(applyNodeLabels(fakeNode({}).api, 'n2', {}, DEFAULT_NODE_LABELS_POLICY), failureType('NodeNotFound'));
+    const forbidden = Object.assign(new Error('forbidden'), { code: 403, body: '{"message":"no"}' });
+    await assert.rejects(applyNodeLabels(fakeNode({}, {}, { fail: forbidden }).api, 'n1', {}, DEFAULT_NODE_LABELS_POLICY), failureType('Forbidden'));
+    const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' });
+    await assert.rejects(applyNodeLabels(fakeNode({}, {}, { fail: refused }).api, 'n1', {}, DEFAULT_NODE_LABELS_POLICY), failureType('Unavailable'));
+    const busy = Object.assign(new Error('too many'), { code: 429, body: '' });
+    await assert.rejects(applyNodeLabels(fakeNode({}, {}, { fail: busy }).api, 'n1', {}, DEFAULT_NODE_LABELS_POLICY), failureType('Unavailable'));
+  });
+});

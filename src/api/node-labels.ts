@@ -1,0 +1,100 @@
+/**
+ * Promenade's `PUT node-labels/{node}` done right: a synchronous,
+ * ownership-aware apply of one node's desired labels, with the same core
+ * planner and the same guarded patch the relabelNode workflow uses.
+ */
+import { ApplicationFailure } from '@temporalio/common';
+import { FailureType } from '../core/failure-types.ts';
+import { isProtectedLabelKey } from '../core/label-keys.ts';
+import { labelPatch, planLabels, type PlanPolicy } from '../core/label-plan.ts';
+import { mapNodeError } from '../activities/kube-errors.ts';
+import type { NodeApi, NodeState } from '../activities/kube-nodes.ts';
+import { RelabelError } from '../facade/relabel-error.ts';
+
+/** Reads (and so plans) of one node before giving up on a node that keeps changing. */
+export const MAX_APPLY_ATTEMPTS = 5;
+
+/** Policy when no revision is committed: no alias reconciliation, nothing protected. */
+export const DEFAULT_NODE_LABELS_POLICY: PlanPolicy = { reconcileOsArchAliases: false, protectedKeys: [] };
+
+/** What one apply did. */
+export type NodeLabelsOutcome = {
+  /** Labels created or changed, with their new values. */
+  set: Record<string, string>;
+  /** Owned labels removed because they are no longer desired. */
+  removed: string[];
+  /** Desired labels already right (adopted ones included), sorted. */
+  unchanged: string[];
+  /** Whether a patch was sent. */
+  written: boolean;
+  /** Reads of the node (more than one after a resourceVersion conflict). */
+  attempts: number;
+};
+
+/**
+ * The Kubernetes error mapping of the activities (`mapNodeError`), as a
+ * facade error: its permanent failures keep their type; anything it leaves
+ * retryable (network, 429, 5xx) means Kubernetes is unavailable now.
+ */
+function kubeFailure(err: unknown, node: string, action: string): RelabelError {
+  const mapped = mapNodeError(err, node, action);
+  if (mapped instanceof ApplicationFailure && mapped.type) return new RelabelError(mapped.type, mapped.message);
+  return new RelabelError(FailureType.Unavailable, `the Kubernetes API is unavailable (${action} node ${node}): ${(err as Error)?.message ?? String(err)}`);
+}
+
+async function kube<T>(call: () => Promise<T>, node: string, action: string): Promise<T> {
+  try {
+    return await call();
+  } catch (err) {
+    throw kubeFailure(err, node, action);
+  }
+}
+
+/**
+ * Brings `node`'s relabel-managed labels to exactly `desired`: read → plan
+ * (pure, `planLabels`) → no write for an empty plan → one merge patch
+ * carrying the labels and the ownership record, guarded by resourceVersion;
+ * on 409 it re-reads and re-plans, up to {@link MAX_APPLY_ATTEMPTS} reads.
+ *
+ * Only labels relabel owns are removed; labels of anyone else are never
+ * touched. `desired` must already be valid label syntax without kubelet
+ * keys (the request schema checks both); keys the policy protects are
+ * refused here (Invalid), as documents asking for them are.
+ *
+ * Throws RelabelError: Invalid, NodeNotFound, Forbidden, TooManyConflicts,
+ * VerificationFailed, Unavailable (Kubernetes unreachable).
+ */
+export async function applyNodeLabels(nodes: NodeApi, node: string, desired: Readonly<Record<string, string>>, policy: PlanPolicy): Promise<NodeLabelsOutcome> {
+  const refused = Object.keys(desired).filter((key) => isProtectedLabelKey(key, policy.protectedKeys));
+  if (refused.length > 0) {
+    throw new RelabelError(
+      FailureType.Invalid,
+      `the label policy protects ${refused.map((k) => JSON.stringify(k)).join(', ')}; relabel never writes or removes protected labels`,
+    );
+  }
+  for (let attempt = 1; attempt <= MAX_APPLY_ATTEMPTS; attempt++) {
+    const state = await kube(() => nodes.readNode(node), node, 'read');
+    const plan = planLabels({ labels: state.labels, annotations: state.annotations, desired, policy });
+    const outcome = (written: boolean): NodeLabelsOutcome => ({
+      set: plan.set,
+      removed: plan.remove,
+      unchanged: [...plan.adopt, ...plan.unchanged].sort(),
+      written,
+      attempts: attempt,
+    });
+    const patch = labelPatch(plan, state.resourceVersion);
+    if (patch === null) return outcome(false);
+    let after: NodeState;
+    try {
+      after = await nodes.patchNode(node, patch);
+    } catch (err) {
+      const failure = kubeFailure(err, node, 'patch');
+      if (failure.type === FailureType.Conflict) continue;
+      throw failure;
+    }
+    const check = planLabels({ labels: after.labels, annotations: after.annotations, desired, policy });
+    if (!check.empty) throw new RelabelError(FailureType.VerificationFailed, `node ${node} does not carry the desired labels after the patch`);
+    return outcome(true);
+  }
+  throw new RelabelError(FailureType.TooManyConflicts, `node ${node} kept changing: ${MAX_APPLY_ATTEMPTS} conflicting writes in a row; try again`);
+}

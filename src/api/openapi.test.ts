@@ -1,0 +1,47 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import type { NodeApi } from '../activities/kube-nodes.ts';
+import type { Relabel } from '../facade/index.ts';
+import { createDocuments } from '../facade/documents.ts';
+import { openStore } from '../store/open-store.ts';
+import { createApiServer } from './server.ts';
+
+describe('OpenAPI document', () => {
+  it('documents every route from its zod schemas, and every reference resolves', async () => {
+    const store = await openStore('sqlite::memory:');
+    const relabel: Relabel = { documents: createDocuments(store), runs: () => Promise.reject(new Error('unused')), close: () => store.close() };
+    const unused = () => Promise.reject(new Error('unused'));
+    const nodes: NodeApi = { readNode: unused, patchNode: unused };
+    const app = createApiServer({ relabel, nodes, tokens: [{ token: 'viewer-token', role: 'viewer' }] });
+    try {
+      const res = await app.inject({ method: 'GET', url: '/api/v1.0/openapi.json', headers: { 'x-auth-token': 'viewer-token' } });
+      assert.equal(res.statusCode, 200);
+      const doc = res.json();
+      assert.equal(doc.openapi, '3.1.0');
+      let operations = 0;
+      for (const [path, methods] of Object.entries(doc.paths as Record<string, Record<string, { operationId?: string; responses?: object }>>)) {
+        for (const [method, op] of Object.entries(methods)) {
+          assert.ok(app.hasRoute({ method: method.toUpperCase() as 'GET', url: path.replace(/\{(\w+)\}/g, ':$1') }), `${method} ${path} is served`);
+          assert.ok(op.operationId && op.responses, `${method} ${path} has an operationId and responses`);
+          operations++;
+        }
+      }
+      assert.equal(operations, 19);
+      assert.deepEqual(Object.keys(doc.paths['/api/v1.0/actions']).sort(), ['get', 'post']);
+      const action = doc.paths['/api/v1.0/actions'].post;
+      assert.equal(action.requestBody.content['application/json'].schema.$ref, '#/components/schemas/ActionRequest');
+      assert.deepEqual(doc.components.schemas.ActionRequest.required, ['name', 'parameters']);
+      assert.equal(doc.components.schemas.ActionRequest.additionalProperties, false, 'unknown fields are rejected');
+      assert.ok(doc.paths['/api/v1.0/configdocs/{bucket}'].post.requestBody.content['application/x-yaml']);
+      assert.deepEqual(
+        doc.paths['/api/v1.0/node-labels/{node}'].put.parameters.map((p: { name: string; in: string }) => `${p.in}:${p.name}`),
+        ['path:node'],
+      );
+      const refs = JSON.stringify(doc).match(/"#\/components\/schemas\/\w+"/g) ?? [];
+      for (const ref of new Set(refs)) assert.ok(doc.components.schemas[ref.slice(22, -1)], `${ref} resolves`);
+    } finally {
+      await app.close();
+      await relabel.close();
+    }
+  });
+});

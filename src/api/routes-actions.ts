@@ -1,0 +1,144 @@
+/**
+ * Shipyard's actions: `update_labels` (and its alias `relabel_nodes`) start
+ * an update run through the runs facade; an action is that run, named by
+ * the id of `run-ids.ts`.
+ */
+import type { ZodError } from 'zod';
+import { normalizeTargets } from '../core/targets.ts';
+import { FailureType } from '../core/failure-types.ts';
+import type { Runs } from '../facade/runs.ts';
+import type { NodeOutcome } from '../workflows/messages.ts';
+import type { ApiDeps } from './deps.ts';
+import { defineRoute, issueMessages, type RouteDef } from './route.ts';
+import { decodeRunId, encodeRunId, type RunKey } from './run-ids.ts';
+import { actionSummary, actionView, type RunState } from './run-views.ts';
+import { ActionControlPath, ActionList, ActionListQuery, ActionName, ActionPath, ActionRequest, ActionView, StatusBody } from './schemas.ts';
+import { ApiError, ApiFailure, statusBody } from './status.ts';
+
+/** Path of an action. */
+export const actionUrl = (id: string) => `/api/v1.0/actions/${id}`;
+
+/** The run an action or task id names; ActionNotFound for an id that names none. */
+export function runKeyOf(id: string, what = 'action'): RunKey {
+  const key = decodeRunId(id);
+  if (!key) throw new ApiError(ApiFailure.ActionNotFound, `no ${what} ${id}`);
+  return key;
+}
+
+/**
+ * A run's report and per-node outcomes: the result's when it completed,
+ * else the nodeResults query's (nodes done so far; none for a rejection).
+ */
+export async function runState(runs: Runs, key: RunKey): Promise<RunState> {
+  const report = await runs.status(key.workflowId, key.runId);
+  if (report.result) return { report, nodes: report.result.nodes };
+  if (report.execution === 'FAILED') return { report, nodes: [] };
+  const nodes: NodeOutcome[] = [];
+  for (let offset = 0; ; ) {
+    const page = await runs.nodeResults(key.workflowId, key.runId, { offset, limit: 1000 }).catch(() => undefined);
+    if (!page) break;
+    nodes.push(...page.items);
+    offset += page.items.length;
+    if (page.items.length === 0 || offset >= page.total) break;
+  }
+  return { report, nodes };
+}
+
+/**
+ * Orders the checks of a body the schema refused as Shipyard does: invalid
+ * `target_nodes` first, then an unknown action name, then anything else.
+ */
+function invalidAction(raw: unknown, error: ZodError): ApiError {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
+    return new ApiError(ApiFailure.InvalidRequest, 'the body must be a JSON object {name, parameters: {target_nodes}}');
+  }
+  const parameters = (raw as { parameters?: unknown }).parameters;
+  const targets = normalizeTargets(typeof parameters === 'object' && parameters !== null ? (parameters as { target_nodes?: unknown }).target_nodes : undefined);
+  if (!targets.ok) return new ApiError(FailureType.InvalidTargets, `invalid target_nodes: ${targets.message}`);
+  const name = (raw as { name?: unknown }).name;
+  if (!ActionName.safeParse(name).success) {
+    return new ApiError(ApiFailure.UnknownAction, `unknown action ${JSON.stringify(name ?? null)}: relabel runs ${ActionName.options.join(' and ')}`);
+  }
+  const messages = issueMessages(error, 'body');
+  return new ApiError(ApiFailure.InvalidRequest, messages.length === 1 ? (messages[0] as string) : `${messages.length} problems in the request body`, messages);
+}
+
+const error = { description: 'Airship Status error', schema: StatusBody };
+
+/** The action routes. */
+export function actionRoutes({ relabel, runList }: ApiDeps): RouteDef[] {
+  return [
+    defineRoute({
+      method: 'POST',
+      path: '/api/v1.0/actions',
+      operationId: 'createAction',
+      summary: 'Starts an update_labels run for target_nodes (a list, or a comma-separated string)',
+      description:
+        'Checked in this order, each a 400 with its own reason: invalid target_nodes (InvalidTargets), unknown action name (UnknownAction), ' +
+        'no committed configdocs (NoCommittedRevision), no revision that took part in a site action (NoSiteActionRevision), ' +
+        'invalid documents (DocumentValidationFailed, every error listed). A run already in progress for the site is a 409 (RunInProgress).',
+      tag: 'actions',
+      access: 'write',
+      body: { media: 'json', schema: ActionRequest, required: true },
+      invalidBody: invalidAction,
+      responses: { 201: { description: 'the action, Pending', schema: ActionView }, 400: error, 409: error },
+      async handle({ body }) {
+        const runs = await relabel.runs();
+        const started = await runs.start({ targets: body.parameters.target_nodes });
+        const report = { ...started, execution: 'RUNNING', startTime: new Date().toISOString() };
+        const view = actionView({ report, nodes: [] }, { name: body.name, targets: started.targets, revision: started.revision });
+        return { code: 201, body: view, headers: { location: actionUrl(view.id) } };
+      },
+    }),
+    defineRoute({
+      method: 'GET',
+      path: '/api/v1.0/actions',
+      operationId: 'listActions',
+      summary: 'The most recent update runs (limit, default 50), most recent first',
+      tag: 'actions',
+      access: 'read',
+      query: ActionListQuery,
+      responses: { 200: { description: 'the actions', schema: ActionList }, 501: error },
+      async handle({ query }) {
+        if (!runList) throw new ApiError(ApiFailure.NotImplemented, 'this server has no run listing configured');
+        const runs = await runList.recent(Number(query.limit ?? 50));
+        return { code: 200, body: runs.map(actionSummary) };
+      },
+    }),
+    defineRoute({
+      method: 'GET',
+      path: '/api/v1.0/actions/:id',
+      operationId: 'getAction',
+      summary: "An action's lifecycle (Pending, Processing, Complete, Failed), revision, and per-node results with reasons",
+      tag: 'actions',
+      access: 'read',
+      params: ActionPath,
+      responses: { 200: { description: 'the action', schema: ActionView }, 404: error },
+      async handle({ params }) {
+        const key = runKeyOf(params.id);
+        return { code: 200, body: actionView(await runState(await relabel.runs(), key)) };
+      },
+    }),
+    defineRoute({
+      method: 'POST',
+      path: '/api/v1.0/actions/:id/control/:verb',
+      operationId: 'controlAction',
+      summary: 'Stops a running action (verb "stop"); nodes already relabelled stay relabelled',
+      tag: 'actions',
+      access: 'write',
+      params: ActionControlPath,
+      responses: { 202: { description: 'stop requested', schema: StatusBody }, 404: error, 409: error },
+      async handle({ params }) {
+        const key = runKeyOf(params.id);
+        const runs = await relabel.runs();
+        const { execution } = await runs.status(key.workflowId, key.runId);
+        if (execution !== 'RUNNING') throw new ApiError(ApiFailure.NotRunning, `action ${params.id} is not running (${execution})`);
+        await runs.cancel(key.workflowId, key.runId);
+        return {
+          code: 202,
+          body: statusBody({ status: 'Success', code: 202, reason: 'Accepted', message: `stop requested for action ${encodeRunId(key)}` }),
+        };
+      },
+    }),
+  ];
+}

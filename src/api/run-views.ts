@@ -1,0 +1,164 @@
+/**
+ * How an update run looks through Airship's eyes: a Shipyard action (its
+ * lifecycle) or a Drydock task (status, result, one subtask per node). Pure
+ * mappings from the runs facade's status report.
+ */
+import type { RunStatusReport } from '../facade/runs.ts';
+import type { NodeOutcome } from '../workflows/messages.ts';
+import type { NodeFilterSet } from '../core/node-filter.ts';
+import { encodeRunId } from './run-ids.ts';
+import type { ActionLifecycle, ActionName, ActionSummary, ActionView, NodeResultView, StatusMessage, TaskResultView, TaskStatus, TaskView } from './schemas.ts';
+
+/** The state of a run the views need: the facade's report and the per-node outcomes known so far. */
+export type RunState = { report: RunStatusReport; nodes: NodeOutcome[] };
+
+/**
+ * Shipyard's lifecycle of a run from Temporal's status: RUNNING is Pending
+ * until a worker has picked the run up (no progress to report yet), then
+ * Processing; COMPLETED is Complete (whatever the per-node outcome: see
+ * `result.status`); FAILED (a rejection), CANCELLED, TERMINATED and
+ * TIMED_OUT are Failed. CONTINUED_AS_NEW stays Processing: the chain goes on.
+ */
+export function actionLifecycle(execution: string, hasProgress: boolean): ActionLifecycle {
+  switch (execution) {
+    case 'RUNNING':
+      return hasProgress ? 'Processing' : 'Pending';
+    case 'CONTINUED_AS_NEW':
+      return 'Processing';
+    case 'COMPLETED':
+      return 'Complete';
+    default:
+      return 'Failed';
+  }
+}
+
+/** A list entry from what Temporal's visibility knows of a run. */
+export function actionSummary(run: { workflowId: string; runId: string; execution: string; startTime: string; closeTime?: string }): ActionSummary {
+  return {
+    id: encodeRunId(run),
+    name: 'update_labels',
+    // Visibility cannot tell whether a worker has started the run: a running run is Processing here.
+    action_lifecycle: actionLifecycle(run.execution, true),
+    execution: run.execution,
+    datetime: run.startTime,
+    completed_at: run.closeTime ?? null,
+    workflow_id: run.workflowId,
+    run_id: run.runId,
+  };
+}
+
+function nodeResult(outcome: NodeOutcome): NodeResultView {
+  const { node, status, set, removed, adopted, unchanged, written, error } = outcome;
+  return {
+    node,
+    status,
+    ...(set !== undefined ? { set } : {}),
+    ...(removed !== undefined ? { removed } : {}),
+    ...(adopted !== undefined ? { adopted } : {}),
+    ...(unchanged !== undefined ? { unchanged } : {}),
+    ...(written !== undefined ? { written } : {}),
+    ...(error !== undefined ? { error: { type: error.type, message: error.message } } : {}),
+  };
+}
+
+function failureOf(report: RunStatusReport): { type: string; message: string } | null {
+  if (report.failure) return report.failure;
+  if (report.execution === 'CANCELLED') return { type: 'Cancelled', message: 'the run was stopped; nodes already relabelled stay relabelled (no rollback)' };
+  if (report.execution === 'TERMINATED') return { type: 'Terminated', message: 'the run was terminated' };
+  if (report.execution === 'TIMED_OUT') return { type: 'TimedOut', message: 'the run timed out' };
+  return null;
+}
+
+/**
+ * A Shipyard action. `name` is the one it was started with when known
+ * (`update_labels` otherwise: Temporal does not keep it); `targets` are
+ * known when the run was just started or has finished.
+ */
+export function actionView(state: RunState, extra: { name?: ActionName; targets?: string[]; revision?: number } = {}): ActionView {
+  const { report } = state;
+  const result = report.result;
+  const revision = result?.revision ?? report.progress?.revision ?? extra.revision ?? null;
+  const targets = extra.targets ?? result?.nodes.map((n) => n.node);
+  return {
+    id: encodeRunId(report),
+    name: extra.name ?? 'update_labels',
+    parameters: targets ? { target_nodes: targets } : {},
+    action_lifecycle: actionLifecycle(report.execution, report.progress !== undefined),
+    execution: report.execution,
+    datetime: report.startTime,
+    completed_at: report.closeTime ?? null,
+    workflow_id: report.workflowId,
+    run_id: report.runId,
+    revision,
+    committed_rev_id: revision,
+    ui_link: report.uiLink ?? null,
+    result: result ? { status: result.status, counts: result.counts } : null,
+    node_results: state.nodes.map(nodeResult),
+    failure: failureOf(report),
+  };
+}
+
+const messages = (items: readonly string[], error: boolean): { errorCount: number; messageList: StatusMessage[] } => ({
+  errorCount: error ? items.length : 0,
+  messageList: items.map((message) => ({ message, error })),
+});
+
+/** Drydock's task status of a run. */
+export function taskStatus(execution: string, hasProgress: boolean): TaskStatus {
+  const lifecycle = actionLifecycle(execution, hasProgress);
+  if (lifecycle === 'Pending') return 'Queued';
+  if (lifecycle === 'Processing') return 'Running';
+  // A rejection completes the task with a failure; a stopped run is Terminated.
+  return execution === 'COMPLETED' || execution === 'FAILED' ? 'Complete' : 'Terminated';
+}
+
+/**
+ * A Drydock task: `result` rolls up the nodes (`incomplete` until the run
+ * has finished), `failures` name nodes and, for a rejection, the reason;
+ * one subtask per node with an outcome (or, when `queued` lists nodes of a
+ * run just started, one queued subtask each).
+ */
+export function taskView(
+  state: RunState,
+  extra: { designRef?: string; nodeFilter?: NodeFilterSet; queued?: string[]; notes?: string[]; revision?: number } = {},
+): TaskView {
+  const { report, nodes } = state;
+  const status = taskStatus(report.execution, report.progress !== undefined);
+  const failure = failureOf(report);
+  const failed = nodes.filter((n) => n.status === 'failure');
+  const reasons = [
+    ...(extra.notes ?? []),
+    ...failed.map((n) => `${n.node}: ${n.error?.type ?? 'Error'}: ${n.error?.message ?? 'failed'}`),
+    ...(failure ? [`${failure.type}: ${failure.message}`] : []),
+  ];
+  const result: TaskResultView = {
+    status: report.result?.status ?? (failure ? 'failure' : 'incomplete'),
+    successes: nodes.filter((n) => n.status === 'success').map((n) => n.node),
+    failures: failed.map((n) => n.node),
+    details: messages(reasons, failed.length > 0 || failure !== null),
+  };
+  const subtasks = [
+    ...nodes.map((n) => ({
+      node_name: n.node,
+      status: 'Complete' as const,
+      result: {
+        status: n.status,
+        details: messages(n.error ? [`${n.error.type}: ${n.error.message}`] : [], n.status === 'failure'),
+      },
+    })),
+    ...(extra.queued ?? []).map((node) => ({ node_name: node, status: 'Queued' as const, result: { status: 'incomplete' as const, details: messages([], false) } })),
+  ];
+  return {
+    task_id: encodeRunId(report),
+    action: 'relabel_nodes',
+    status,
+    design_ref: extra.designRef ?? null,
+    node_filter: extra.nodeFilter ?? null,
+    revision: report.result?.revision ?? report.progress?.revision ?? extra.revision ?? null,
+    created: report.startTime,
+    completed: report.closeTime ?? null,
+    ui_link: report.uiLink ?? null,
+    result,
+    subtasks,
+  };
+}

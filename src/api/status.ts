@@ -1,0 +1,201 @@
+/**
+ * Airship's `Status` body, the one shape every error (and the plain
+ * successes) of the HTTP API take, and the one table mapping failure types
+ * to HTTP statuses.
+ */
+import { FailureType } from '../core/failure-types.ts';
+import { formatError, type SiteError } from '../core/site-error.ts';
+import { RelabelError } from '../facade/relabel-error.ts';
+import type { StatusBody, StatusMessage } from './schemas.ts';
+
+/**
+ * Failure types only the API raises, beside the shared {@link FailureType}
+ * vocabulary and the store's codes (which reach it as RelabelError types).
+ */
+export const ApiFailure = {
+  InvalidRequest: 'InvalidRequest',
+  InvalidJson: 'InvalidJson',
+  UnknownAction: 'UnknownAction',
+  InvalidDesignRef: 'InvalidDesignRef',
+  NoNodesMatched: 'NoNodesMatched',
+  Unauthorized: 'Unauthorized',
+  NotFound: 'NotFound',
+  ActionNotFound: 'ActionNotFound',
+  BucketNotFound: 'BucketNotFound',
+  TagNotFound: 'TagNotFound',
+  MethodNotAllowed: 'MethodNotAllowed',
+  NotRunning: 'NotRunning',
+  PayloadTooLarge: 'PayloadTooLarge',
+  UnsupportedMediaType: 'UnsupportedMediaType',
+  HeaderTooLarge: 'HeaderTooLarge',
+  NotImplemented: 'NotImplemented',
+  InternalError: 'InternalError',
+} as const;
+/** One of the {@link ApiFailure} strings. */
+export type ApiFailure = (typeof ApiFailure)[keyof typeof ApiFailure];
+
+/** HTTP status of a failure type, and whether the same request may succeed later. */
+export type HttpMapping = { code: number; retry: boolean };
+
+const bad: HttpMapping = { code: 400, retry: false };
+const notFound: HttpMapping = { code: 404, retry: false };
+const conflict: HttpMapping = { code: 409, retry: true };
+
+/**
+ * THE table: failure type → HTTP status. Every error the API answers goes
+ * through it (unknown types are 500). Preconditions on the site (no
+ * committed revision, no site action, invalid documents) are 400, as
+ * Shipyard answers them; a run in progress or a concurrent write is 409.
+ */
+export const HTTP_STATUS_OF_FAILURE: Readonly<Record<string, HttpMapping>> = {
+  // The request itself is wrong.
+  [ApiFailure.InvalidRequest]: bad,
+  [ApiFailure.InvalidJson]: bad,
+  [ApiFailure.UnknownAction]: bad,
+  [ApiFailure.InvalidDesignRef]: bad,
+  [ApiFailure.NoNodesMatched]: bad,
+  [FailureType.InvalidTargets]: bad,
+  [FailureType.InvalidNodeFilter]: bad,
+  [FailureType.Invalid]: bad,
+  InvalidName: bad,
+  InvalidArgument: bad,
+  // The site is not in a state that allows it.
+  [FailureType.NoCommittedRevision]: bad,
+  [FailureType.NoSiteActionRevision]: bad,
+  [FailureType.DocumentValidationFailed]: bad,
+  [FailureType.NodeNotInDesign]: bad,
+  // Who is asking.
+  [ApiFailure.Unauthorized]: { code: 401, retry: false },
+  [FailureType.Forbidden]: { code: 403, retry: false },
+  // What is asked for does not exist.
+  [ApiFailure.NotFound]: notFound,
+  [ApiFailure.ActionNotFound]: notFound,
+  [ApiFailure.BucketNotFound]: notFound,
+  [ApiFailure.TagNotFound]: notFound,
+  [FailureType.RevisionNotFound]: notFound,
+  [FailureType.NodeNotFound]: notFound,
+  RunNotFound: notFound,
+  [ApiFailure.MethodNotAllowed]: { code: 405, retry: false },
+  // State conflicts.
+  [FailureType.RunInProgress]: conflict,
+  [FailureType.Conflict]: conflict,
+  [FailureType.TooManyConflicts]: conflict,
+  [ApiFailure.NotRunning]: { code: 409, retry: false },
+  EmptyBuffer: { code: 409, retry: false },
+  [ApiFailure.PayloadTooLarge]: { code: 413, retry: false },
+  [ApiFailure.UnsupportedMediaType]: { code: 415, retry: false },
+  [ApiFailure.HeaderTooLarge]: { code: 431, retry: false },
+  // Ours or a dependency's fault.
+  [ApiFailure.InternalError]: { code: 500, retry: false },
+  [FailureType.VerificationFailed]: { code: 500, retry: false },
+  [ApiFailure.NotImplemented]: { code: 501, retry: false },
+  [FailureType.Unavailable]: { code: 503, retry: true },
+  Closed: { code: 503, retry: true },
+};
+
+/** The HTTP mapping of a failure type; 500 for a type the table does not know. */
+export function httpStatusOf(type: string): HttpMapping {
+  return Object.hasOwn(HTTP_STATUS_OF_FAILURE, type) ? (HTTP_STATUS_OF_FAILURE[type] as HttpMapping) : { code: 500, retry: false };
+}
+
+/** An error the API answers as a `Status` body: a failure type, a message and every problem. */
+export class ApiError extends Error {
+  override name = 'ApiError';
+  readonly type: string;
+  readonly messages: string[];
+  /** Extra response headers (`Allow`, `WWW-Authenticate`). */
+  readonly headers: Readonly<Record<string, string>>;
+
+  constructor(type: string, message: string, messages: readonly string[] = [message], headers: Record<string, string> = {}) {
+    super(message);
+    this.type = type;
+    this.messages = [...messages];
+    this.headers = headers;
+  }
+}
+
+function isSiteErrors(details: unknown): details is SiteError[] {
+  return Array.isArray(details) && details.every((d) => typeof d === 'object' && d !== null && 'source' in d && 'line' in d && 'message' in d);
+}
+
+/** gRPC's UNAVAILABLE status code. */
+const GRPC_UNAVAILABLE = 14;
+
+/** Errors of the Temporal client (a gRPC error, or a ServiceError around one) that mean the server cannot be reached. */
+function isUnreachable(err: unknown): boolean {
+  const grpcUnavailable = (e: unknown) => {
+    const g = e as { code?: unknown; details?: unknown } | null;
+    return g?.code === GRPC_UNAVAILABLE && typeof g.details === 'string';
+  };
+  return grpcUnavailable(err) || grpcUnavailable((err as { cause?: unknown } | null)?.cause);
+}
+
+/** Fastify's own request errors, by code. */
+const FASTIFY_ERRORS: Readonly<Record<string, string>> = {
+  FST_ERR_CTP_BODY_TOO_LARGE: ApiFailure.PayloadTooLarge,
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: ApiFailure.UnsupportedMediaType,
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: ApiFailure.InvalidRequest,
+  FST_ERR_CTP_EMPTY_JSON_BODY: ApiFailure.InvalidJson,
+  FST_ERR_CTP_INVALID_JSON_BODY: ApiFailure.InvalidJson,
+  FST_ERR_CTP_INVALID_CONTENT_TYPE: ApiFailure.UnsupportedMediaType,
+  FST_ERR_BAD_URL: ApiFailure.InvalidRequest,
+};
+
+/**
+ * Any thrown value as an {@link ApiError}: facade errors by their type, a
+ * validation failure with every document error, Fastify's request errors
+ * (body too large, media type, bad JSON) by code, an unreachable Temporal as
+ * Unavailable, anything else as InternalError without leaking its message.
+ */
+export function toApiError(err: unknown): ApiError {
+  if (err instanceof ApiError) return err;
+  if (err instanceof RelabelError) {
+    // A multi-line message lists the details, which go to messageList; its first line is the summary.
+    const summary = (err.message.split('\n', 1)[0] ?? err.message).replace(/:$/, '');
+    const messages = isSiteErrors(err.details) ? err.details.map(formatError) : [err.message];
+    return new ApiError(err.type, summary, messages);
+  }
+  if (isUnreachable(err)) {
+    return new ApiError(FailureType.Unavailable, `Temporal is unreachable: ${(err as Error).message}`);
+  }
+  const e = err as { code?: unknown; statusCode?: unknown; message?: unknown } | null;
+  if (typeof e?.code === 'string' && Object.hasOwn(FASTIFY_ERRORS, e.code)) {
+    return new ApiError(FASTIFY_ERRORS[e.code] as string, String(e.message));
+  }
+  if (err instanceof SyntaxError && e?.statusCode === 400) {
+    return new ApiError(ApiFailure.InvalidJson, `the body is not valid JSON: ${err.message}`);
+  }
+  if (typeof e?.statusCode === 'number' && e.statusCode >= 400 && e.statusCode < 500) {
+    return new ApiError(e.statusCode === 413 ? ApiFailure.PayloadTooLarge : ApiFailure.InvalidRequest, String(e.message));
+  }
+  return new ApiError(ApiFailure.InternalError, 'internal error; see the server log');
+}
+
+/** The Airship `Status` body of an error. */
+export function failureBody(error: ApiError): StatusBody {
+  const { code, retry } = httpStatusOf(error.type);
+  return statusBody({ status: 'Failure', code, reason: error.type, message: error.message, retry, messages: error.messages, error: true });
+}
+
+/** An Airship `Status` body. `messages` become `details.messageList`. */
+export function statusBody(args: {
+  status: 'Success' | 'Failure';
+  code: number;
+  reason: string;
+  message: string;
+  retry?: boolean;
+  messages?: readonly string[];
+  error?: boolean;
+}): StatusBody {
+  const messageList: StatusMessage[] = (args.messages ?? []).map((message) => ({ message, error: args.error ?? false }));
+  return {
+    kind: 'Status',
+    apiVersion: 'v1.0',
+    status: args.status,
+    message: args.message,
+    reason: args.reason,
+    code: args.code,
+    retry: args.retry ?? false,
+    details: { errorCount: args.error ? messageList.length : 0, messageList },
+  };
+}

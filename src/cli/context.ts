@@ -1,0 +1,68 @@
+/**
+ * What a command runs with: the configuration (environment, overridden by
+ * the global flags), the output format, and the facade opened for the
+ * command and closed after it.
+ */
+import type { Command } from 'commander';
+import { FailureType } from '../core/failure-types.ts';
+import { openRelabel, relabelConfigFromEnv, RelabelError, type RelabelConfig } from '../facade/index.ts';
+import type { Documents, Runs } from '../facade/index.ts';
+import type { OutputFormat } from './output.ts';
+
+/** Sets the process's exit code once a command is done. */
+export type SetExit = (code: number) => void;
+
+/** The global flags. */
+export interface GlobalOptions {
+  store?: string;
+  address?: string;
+  namespace?: string;
+  taskQueue?: string;
+}
+
+/** The facade configuration: environment first, flags over it. */
+export function configFrom(flags: GlobalOptions, env: NodeJS.ProcessEnv = process.env): RelabelConfig {
+  const config = relabelConfigFromEnv(env);
+  if (flags.store !== undefined) config.storeUrl = flags.store;
+  if (flags.address !== undefined) config.temporalAddress = flags.address;
+  if (flags.namespace !== undefined) config.namespace = flags.namespace;
+  if (flags.taskQueue !== undefined) config.taskQueue = flags.taskQueue;
+  return config;
+}
+
+/** A command's view of the facade. */
+export interface CliContext {
+  format: OutputFormat;
+  config: RelabelConfig;
+  documents: Documents;
+  /** The runs facade; Unavailable when Temporal cannot be reached. */
+  runs(): Promise<Runs>;
+}
+
+/**
+ * Opens the facade for one command, runs `body`, closes the facade whatever
+ * happens, and returns the body's exit code (0 when it returns none).
+ */
+export async function withContext(command: Command, body: (ctx: CliContext) => Promise<number | void>): Promise<number> {
+  const opts = command.optsWithGlobals<GlobalOptions & { output: OutputFormat }>();
+  const config = configFrom(opts);
+  const relabel = await openRelabel(config);
+  try {
+    const code = await body({
+      format: opts.output,
+      config,
+      documents: relabel.documents,
+      async runs() {
+        try {
+          return await relabel.runs();
+        } catch (err) {
+          // The facade's runs() only rejects when the connection cannot be made.
+          throw new RelabelError(FailureType.Unavailable, `cannot reach Temporal at ${config.temporalAddress}: ${(err as Error).message}`);
+        }
+      },
+    });
+    return code ?? 0;
+  } finally {
+    await relabel.close();
+  }
+}

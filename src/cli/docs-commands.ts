@@ -1,0 +1,236 @@
+/**
+ * `relabel docs …`: validate, stage, commit, inspect and tag site document
+ * revisions. Thin over the documents facade: read files, call, print.
+ */
+import { Argument, Command, Option } from 'commander';
+import { FailureType } from '../core/failure-types.ts';
+import { formatError } from '../core/site-error.ts';
+import { validateSite } from '../core/validate-site.ts';
+import type { Revision, StagedBucket } from '../store/revision-store.ts';
+import { withContext, type SetExit } from './context.ts';
+import { exitCodeForType, ExitCode } from './exit-codes.ts';
+import { fields, outputOption, printJson, say, table, type OutputFormat } from './output.ts';
+import { jsonObject, nonNegativeInteger, positiveInteger } from './parsers.ts';
+import { readSourceFiles } from './source-files.ts';
+
+const revisionArgument = (name: string, description: string) => new Argument(`<${name}>`, description).argParser(positiveInteger);
+
+function stagedJson(b: StagedBucket) {
+  return { bucket: b.bucket, sources: b.files.map((f) => f.source), stagedAt: b.stagedAt };
+}
+
+function tagText(r: Revision): string {
+  return r.tags.map((t) => t.tag).join(',') || '-';
+}
+
+/** Adds `docs` and its subcommands to `program`. */
+export function addDocsCommands(program: Command, setExit: SetExit): void {
+  const docs = program.command('docs').description('validate, stage, commit, inspect and tag site document revisions');
+
+  docs
+    .command('validate')
+    .description('validate site documents as one site, as a commit would; stores nothing')
+    .argument('<path...>', 'YAML files, or directories searched for .yaml/.yml files')
+    .addOption(outputOption())
+    .addHelpText('after', '\nEvery error is listed as file:line:col document path: message.\nJSON: {ok, files, design} or {ok: false, files, errors}.')
+    .action(async (paths: string[], opts: { output: OutputFormat }) => {
+      // Pure: the core's validation, without opening (and so creating) a store.
+      const files = await readSourceFiles(paths, 'path');
+      const result = validateSite(files);
+      const sources = files.map((f) => f.source);
+      if (opts.output === 'json') {
+        printJson(result.ok ? { ok: true, files: sources, design: result.design } : { ok: false, files: sources, errors: result.errors });
+      } else if (result.ok) {
+        const d = result.design;
+        say(
+          `ok: ${files.length} file(s), ${Object.keys(d.nodes).length} node(s), ${Object.keys(d.racks).length} rack(s), ` +
+            `${d.hostProfiles.length} host profile(s)${d.site ? `, site ${d.site}` : ''}`,
+        );
+      } else {
+        for (const e of result.errors) say(formatError(e));
+        say(`${result.errors.length} error(s) in ${new Set(result.errors.map((e) => e.source)).size} file(s)`);
+      }
+      setExit(result.ok ? ExitCode.ok : exitCodeForType(FailureType.DocumentValidationFailed));
+    });
+
+  docs
+    .command('stage')
+    .description('stage files as the whole content of a bucket, after validating the site they would make')
+    .argument('<bucket>', 'bucket name, such as site')
+    .argument('<path...>', 'YAML files (named by base name) or directories (files named by path inside them)')
+    .addOption(outputOption())
+    .addHelpText('after', '\nInvalid documents: every error listed, nothing staged.\nJSON: {bucket, sources, stagedAt}.')
+    .action(async (bucket: string, paths: string[], _opts: unknown, cmd: Command) => {
+      const files = await readSourceFiles(paths, 'stored');
+      setExit(
+        await withContext(cmd, async ({ documents, format }) => {
+          const staged = await documents.stage(bucket, files);
+          if (format === 'json') return printJson(stagedJson(staged));
+          say(`staged bucket ${staged.bucket}: ${staged.files.length} file(s): ${staged.files.map((f) => f.source).join(', ')}`);
+          say('commit with: relabel docs commit -m MESSAGE');
+        }),
+      );
+    });
+
+  docs
+    .command('buffer')
+    .description('show the staged buckets waiting to be committed')
+    .addOption(outputOption())
+    .addHelpText('after', '\nJSON: [{bucket, sources, stagedAt}].')
+    .action(async (_opts: unknown, cmd: Command) => {
+      setExit(
+        await withContext(cmd, async ({ documents, format }) => {
+          const buffer = await documents.buffer();
+          if (format === 'json') return printJson(buffer.map(stagedJson));
+          if (buffer.length === 0) return say('the buffer is empty');
+          say(table(['BUCKET', 'FILES', 'STAGED'], buffer.map((b) => [b.bucket, String(b.files.length), b.stagedAt.toISOString()])));
+        }),
+      );
+    });
+
+  docs
+    .command('discard')
+    .description('drop everything staged')
+    .addOption(outputOption())
+    .addHelpText('after', '\nJSON: {discarded: [bucket…]}.')
+    .action(async (_opts: unknown, cmd: Command) => {
+      setExit(
+        await withContext(cmd, async ({ documents, format }) => {
+          const discarded = await documents.discard();
+          if (format === 'json') return printJson({ discarded });
+          say(discarded.length === 0 ? 'the buffer was already empty' : `discarded: ${discarded.join(', ')}`);
+        }),
+      );
+    });
+
+  docs
+    .command('commit')
+    .description('commit the staged buckets as a new revision, after validating the whole site')
+    .option('-m, --message <text>', 'message kept with the revision')
+    .addOption(outputOption())
+    .addHelpText('after', '\nInvalid site: every error listed, nothing committed.\nJSON: the revision {id, createdAt, message, buckets, tags}.')
+    .action(async (opts: { message?: string }, cmd: Command) => {
+      setExit(
+        await withContext(cmd, async ({ documents, format }) => {
+          const revision = await documents.commit(opts.message);
+          if (format === 'json') return printJson(revision);
+          say(`committed revision ${revision.id} (buckets: ${revision.buckets.join(', ')})`);
+        }),
+      );
+    });
+
+  docs
+    .command('list')
+    .description('list the committed revisions, oldest first')
+    .addOption(outputOption())
+    .addHelpText('after', '\nJSON: [{id, createdAt, message, buckets, tags}].')
+    .action(async (_opts: unknown, cmd: Command) => {
+      setExit(
+        await withContext(cmd, async ({ documents, format }) => {
+          const revisions = await documents.list();
+          if (format === 'json') return printJson(revisions);
+          if (revisions.length === 0) return say('no revisions committed yet');
+          say(
+            table(
+              ['REV', 'CREATED', 'BUCKETS', 'TAGS', 'MESSAGE'],
+              revisions.map((r) => [String(r.id), r.createdAt.toISOString(), r.buckets.join(','), tagText(r), r.message ?? '']),
+            ),
+          );
+        }),
+      );
+    });
+
+  docs
+    .command('show')
+    .description('show one revision with its tags, or with --documents its YAML')
+    .addArgument(revisionArgument('rev', 'revision number'))
+    .option('--documents', "print the revision's documents (YAML, one comment line naming each file)")
+    .addOption(outputOption())
+    .addHelpText('after', '\nJSON: the revision {id, createdAt, message, buckets, tags}; with --documents also documents: [{bucket, source, text}].')
+    .action(async (rev: number, opts: { documents?: boolean }, cmd: Command) => {
+      setExit(
+        await withContext(cmd, async ({ documents, format }) => {
+          const revision = await documents.show(rev);
+          const files = opts.documents ? await documents.files(rev) : undefined;
+          if (format === 'json') return printJson(files ? { ...revision, documents: files } : revision);
+          if (files) {
+            for (const f of files) process.stdout.write(`# ${f.bucket}/${f.source} (revision ${rev})\n${f.text}${f.text.endsWith('\n') ? '' : '\n'}`);
+            return;
+          }
+          say(
+            fields([
+              ['revision', revision.id],
+              ['created', revision.createdAt.toISOString()],
+              ['message', revision.message ?? undefined],
+              ['buckets', revision.buckets.join(', ')],
+              ['tags', revision.tags.length === 0 ? '-' : undefined],
+            ]),
+          );
+          for (const t of revision.tags) {
+            const data = Object.keys(t.data).length > 0 ? `  ${JSON.stringify(t.data)}` : '';
+            say(`  ${t.tag}  ${t.createdAt.toISOString()}${data}`);
+          }
+        }),
+      );
+    });
+
+  docs
+    .command('diff')
+    .description('show which buckets and files changed between two revisions')
+    .addArgument(new Argument('<from>', 'older revision (0: the empty site)').argParser(nonNegativeInteger))
+    .addArgument(revisionArgument('to', 'newer revision'))
+    .addOption(outputOption())
+    .addHelpText('after', '\nJSON: {from, to, buckets: [{bucket, status, sources: [{source, status}]}]}.')
+    .action(async (from: number, to: number, _opts: unknown, cmd: Command) => {
+      setExit(
+        await withContext(cmd, async ({ documents, format }) => {
+          const diff = await documents.diff(from, to);
+          if (format === 'json') return printJson(diff);
+          const changed = diff.buckets.filter((b) => b.status !== 'unchanged');
+          if (changed.length === 0) return say(`no differences between revisions ${from} and ${to}`);
+          const rows: string[][] = [];
+          for (const b of changed) {
+            rows.push([b.status, `${b.bucket}/`]);
+            for (const s of b.sources) if (s.status !== 'unchanged') rows.push([s.status, `${b.bucket}/${s.source}`]);
+          }
+          say(`revision ${from} → ${to}:`);
+          say(table(['STATUS', 'PATH'], rows));
+        }),
+      );
+    });
+
+  docs
+    .command('tag')
+    .description('tag a revision (site-action-success, site-action-failure or free-form)')
+    .addArgument(revisionArgument('rev', 'revision number'))
+    .argument('<tag>', 'tag name: lower-case letters, digits, - and .')
+    .addOption(new Option('--data <json>', 'JSON object kept with the tag').argParser(jsonObject))
+    .addOption(outputOption())
+    .addHelpText('after', '\nIdempotent: tagging again replaces the data.\nJSON: {revision, tag, data, createdAt}.')
+    .action(async (rev: number, tag: string, opts: { data?: Record<string, unknown> }, cmd: Command) => {
+      setExit(
+        await withContext(cmd, async ({ documents, format }) => {
+          const set = await documents.tag(rev, tag, opts.data);
+          if (format === 'json') return printJson({ revision: rev, ...set });
+          say(`tagged revision ${rev} ${set.tag}`);
+        }),
+      );
+    });
+
+  docs
+    .command('untag')
+    .description('remove a tag from a revision')
+    .addArgument(revisionArgument('rev', 'revision number'))
+    .argument('<tag>', 'tag name')
+    .addOption(outputOption())
+    .addHelpText('after', '\nJSON: {revision, tag, removed}.')
+    .action(async (rev: number, tag: string, _opts: unknown, cmd: Command) => {
+      setExit(
+        await withContext(cmd, async ({ documents, format }) => {
+          const removed = await documents.untag(rev, tag);
+          if (format === 'json') return printJson({ revision: rev, tag, removed });
+          say(removed ? `removed tag ${tag} from revision ${rev}` : `revision ${rev} had no tag ${tag}`);
+        }),
+      );
+    });
+}

@@ -1,0 +1,46 @@
+/**
+ * Parsers for option and argument values. Each throws commander's
+ * InvalidArgumentError, so the message names the flag or argument and the
+ * command exits with the usage code before anything is opened.
+ */
+import { InvalidArgumentError } from 'commander';
+import { normalizeTargets } from '../core/targets.ts';
+
+const DIGITS = /^[0-9]+$/;
+
+function integer(value: string, min: number, what: string): number {
+  const n = Number(value);
+  if (!DIGITS.test(value.trim()) || !Number.isSafeInteger(n) || n < min) throw new InvalidArgumentError(`must be ${what}`);
+  return n;
+}
+
+/** An integer ≥ 1 (revisions, concurrency). */
+export function positiveInteger(value: string): number {
+  return integer(value, 1, 'a whole number ≥ 1');
+}
+
+/** An integer ≥ 0 (the "from" side of a diff, where 0 is the empty site). */
+export function nonNegativeInteger(value: string): number {
+  return integer(value, 0, 'a whole number ≥ 0 (0 is the empty site)');
+}
+
+/** Node names given as `a,b,c`: non-empty, unique; the core's rules. */
+export function nodeList(value: string): string[] {
+  const parsed = normalizeTargets(value);
+  if (!parsed.ok) throw new InvalidArgumentError(parsed.message);
+  return parsed.targets;
+}
+
+/** A JSON object (tag data). */
+export function jsonObject(value: string): Record<string, unknown> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(value);
+  } catch (err) {
+    throw new InvalidArgumentError(`must be JSON: ${(err as Error).message}`);
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw new InvalidArgumentError(`must be a JSON object, such as '{"by":"ops"}'`);
+  }
+  return parsed as Record<string, unknown>;
+}

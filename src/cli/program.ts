@@ -1,0 +1,74 @@
+/**
+ * The `relabel` command line: commands, global flags overriding the
+ * environment, and the one place where errors become messages and exit codes.
+ */
+import { readFileSync } from 'node:fs';
+import { Command, CommanderError, Option } from 'commander';
+import { addDocsCommands } from './docs-commands.ts';
+import { exitCodeForType, exitCodeHelp, ExitCode } from './exit-codes.ts';
+import { describeError, OutputFormat, reportError } from './output.ts';
+import { addRunCommands } from './run-commands.ts';
+import type { SetExit } from './context.ts';
+
+const ENVIRONMENT_HELP = `Environment (flags take precedence):
+  TEMPORAL_ADDRESS     Temporal frontend, host:port (default localhost:7233)   --address
+  TEMPORAL_NAMESPACE   Temporal namespace (default default)                     --namespace
+  RELABEL_TASK_QUEUE   task queue of the relabel workers (default relabel)      --task-queue
+  RELABEL_STORE_URL    revision store: sqlite:PATH or postgres://…              --store
+                       (default: sqlite in $RELABEL_DATA_DIR or ~/.local/share/relabel)
+  TEMPORAL_UI_URL      Temporal Web UI, for links (default http://localhost:8233)`;
+
+const EXAMPLES_HELP = `Examples:
+  relabel docs validate examples/site
+  relabel docs stage site examples/site && relabel docs commit -m "initial site"
+  relabel docs tag 1 site-action-success
+  relabel update-labels --nodes node-a,node-b --wait
+  relabel status update-labels/atl-lab1 -o json`;
+
+function version(): string {
+  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: string };
+  return pkg.version ?? '0.0.0';
+}
+
+/** Builds the program; each command reports its exit code through `setExit`. */
+export function buildProgram(setExit: SetExit): Command {
+  const program = new Command('relabel')
+    .description('Declarative Kubernetes node labels from versioned site documents, applied by durable Temporal workflows.')
+    .version(version())
+    // Settings first: subcommands copy them when they are added.
+    .exitOverride()
+    .showHelpAfterError('(add --help for usage)')
+    .configureHelp({ showGlobalOptions: true, sortSubcommands: false })
+    .addOption(new Option('--store <url>', 'revision store URL (sqlite:PATH or postgres://…)'))
+    .addOption(new Option('--address <host:port>', 'Temporal frontend address'))
+    .addOption(new Option('--namespace <name>', 'Temporal namespace'))
+    .addOption(new Option('--task-queue <name>', 'task queue of the relabel workers'));
+  addDocsCommands(program, setExit);
+  addRunCommands(program, setExit);
+  program.addHelpText('after', `\n${exitCodeHelp()}\n\n${ENVIRONMENT_HELP}\n\n${EXAMPLES_HELP}`);
+  return program;
+}
+
+/**
+ * Runs the CLI on `argv` (the arguments after the program name) and returns
+ * the exit code. Errors are reported here, once: as text on stderr, or as
+ * `{"error": …}` on stdout when the command was given `-o json`.
+ */
+export async function runCli(argv: readonly string[]): Promise<number> {
+  let exitCode: number = ExitCode.ok;
+  let active: Command | undefined;
+  const program = buildProgram((code) => (exitCode = code));
+  program.hook('preAction', (_root, command) => {
+    active = command;
+  });
+  try {
+    await program.parseAsync([...argv], { from: 'user' });
+    return exitCode;
+  } catch (err) {
+    // Commander has already printed its message (usage errors, help, version).
+    if (err instanceof CommanderError) return err.exitCode === 0 ? ExitCode.ok : ExitCode.invalidInput;
+    const format = active?.opts().output === OutputFormat.json ? OutputFormat.json : OutputFormat.text;
+    reportError(err, format);
+    return exitCodeForType(describeError(err).type);
+  }
+}

@@ -1,0 +1,142 @@
+/**
+ * How update runs are shown to people: the start block, progress (a live bar
+ * on a terminal, plain periodic lines otherwise), the per-node table and the
+ * final status.
+ */
+import type { RunRef, RunStatusReport } from '../facade/runs.ts';
+import type { NodeOutcome, Progress } from '../workflows/messages.ts';
+import { fields, table } from './output.ts';
+
+/** What `start`/`retry` return, as printed. */
+export interface StartedRun extends RunRef {
+  revision: number;
+  site: string;
+  targets: string[];
+}
+
+/** The block printed when a run starts: IDs, revision, targets and the Temporal UI link. */
+export function startedText(run: StartedRun, dryRun: boolean, retryOf?: string): string {
+  const shown = run.targets.length <= 10 ? run.targets.join(', ') : `${run.targets.slice(0, 10).join(', ')} and ${run.targets.length - 10} more`;
+  return fields([
+    ['started', `update_labels on site ${run.site}${dryRun ? ' (dry run: nothing is written)' : ''}`],
+    ['retry of', retryOf],
+    ['workflow ID', run.workflowId],
+    ['run ID', run.runId],
+    ['revision', run.revision],
+    ['nodes', `${run.targets.length}: ${shown}`],
+    ['Temporal UI', run.uiLink],
+  ]);
+}
+
+/** One line of progress: phase, done/total and counts by status. */
+export function progressLine(p: Progress): string {
+  // Before the targets are known there is nothing to count yet.
+  if (p.total === 0) return `${p.phase}…`;
+  const done = p.counts.success + p.counts.failure;
+  return `${p.phase}: ${done}/${p.total} done (${p.counts.success} ok, ${p.counts.failure} failed, ${p.counts.running} running, ${p.counts.pending} pending)`;
+}
+
+/** A bar `[#####-----]` of `width` cells for the share of nodes done. */
+export function progressBar(p: Progress, width: number): string {
+  const done = p.counts.success + p.counts.failure;
+  const filled = p.total === 0 ? 0 : Math.round((done / p.total) * width);
+  return `[${'#'.repeat(filled)}${'-'.repeat(width - filled)}]`;
+}
+
+/** A writable stream as far as progress needs it. */
+export interface ProgressStream {
+  write(text: string): unknown;
+  isTTY?: boolean;
+  columns?: number;
+}
+
+/**
+ * Progress reporting on `stream`: on a terminal one line redrawn in place;
+ * otherwise a plain line when something changed, at most every `everyMs`
+ * (the last state is always printed by `done`).
+ */
+export function progressReporter(stream: ProgressStream, everyMs = 2000, now: () => number = Date.now) {
+  let last = '';
+  let lastPrinted = '';
+  let lastAt = -Infinity;
+  let drawn = false;
+  return {
+    update(p: Progress): void {
+      const line = progressLine(p);
+      if (stream.isTTY) {
+        const columns = stream.columns ?? 80;
+        const width = Math.max(10, Math.min(40, columns - line.length - 2));
+        // Clear the line and redraw; cut to the terminal's width so it never wraps.
+        stream.write(`\r\x1b[2K${`${progressBar(p, width)} ${line}`.slice(0, columns - 1)}`);
+        drawn = true;
+        return;
+      }
+      last = line;
+      if (line !== lastPrinted && now() - lastAt >= everyMs) {
+        stream.write(`progress: ${line}\n`);
+        lastPrinted = line;
+        lastAt = now();
+      }
+    },
+    done(): void {
+      if (drawn) stream.write('\n');
+      else if (last !== '' && last !== lastPrinted) stream.write(`progress: ${last}\n`);
+    },
+  };
+}
+
+function outcomeRow(n: NodeOutcome): string[] {
+  const count = (v: number | undefined) => (v === undefined ? '-' : String(v));
+  const detail = n.error ? `${n.error.type}: ${n.error.message}` : n.written === false ? 'no change' : '';
+  return [n.node, n.status, count(n.set && Object.keys(n.set).length), count(n.removed?.length), count(n.adopted?.length), detail];
+}
+
+/** The per-node table: node, status, set/removed/adopted counts, or the failure type and reason. */
+export function nodeTable(nodes: readonly NodeOutcome[]): string {
+  return table(['NODE', 'STATUS', 'SET', 'REMOVED', 'ADOPTED', 'DETAIL'], nodes.map(outcomeRow));
+}
+
+/** How a run ended, for people: the rejection, or the per-node table and final status. */
+export function outcomeText(r: RunStatusReport): string {
+  const parts: string[] = [];
+  if (r.execution !== 'RUNNING' && r.execution !== 'COMPLETED' && r.execution !== 'FAILED') parts.push(`run ${r.execution.toLowerCase()}`);
+  if (r.failure) parts.push(`run failed: ${r.failure.type}: ${r.failure.message}`);
+  if (r.result) {
+    const { result } = r;
+    if (result.nodes.length > 0) parts.push(nodeTable(result.nodes));
+    const c = result.counts;
+    parts.push(
+      `status: ${result.status}${result.dryRun ? ' (dry run: nothing written)' : ''}: ` +
+        `${c.success} of ${c.total} node(s) succeeded, ${c.failure} failed, ${c.written} written`,
+    );
+    if (c.failure > 0 && !result.dryRun) parts.push(`retry the failed nodes with: relabel retry ${r.workflowId} --run-id ${r.runId}`);
+  }
+  return parts.join('\n');
+}
+
+/**
+ * A run's report for people: IDs and times, progress while it runs, the
+ * rejection when it failed, or the per-node table and final status.
+ */
+export function reportText(r: RunStatusReport): string {
+  const parts: string[] = [
+    fields([
+      ['workflow ID', r.workflowId],
+      ['run ID', r.runId],
+      ['execution', r.execution],
+      ['started', r.startTime],
+      ['closed', r.closeTime],
+      ['revision', r.result?.revision ?? r.progress?.revision],
+      ['site', r.result?.site ?? r.progress?.site],
+      ['retry of', r.result?.retryOf ? `${r.result.retryOf.workflowId} (run ${r.result.retryOf.runId})` : undefined],
+      ['Temporal UI', r.uiLink],
+    ]),
+  ];
+  if (r.execution === 'RUNNING' && r.progress) {
+    parts.push(`progress: ${progressLine(r.progress)}`);
+    for (const f of r.progress.failures) parts.push(`  ${f.node}: ${f.error.type}: ${f.error.message}`);
+  }
+  const outcome = outcomeText(r);
+  if (outcome !== '') parts.push(outcome);
+  return parts.join('\n');
+}
