@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { OWNED_LABELS_ANNOTATION } from '../src/core/constants.ts';
 import { isKubeletLabelKey } from '../src/core/label-keys.ts';
 import { validateSite } from '../src/core/validate-site.ts';
-import { ActionView, CommitStatus, TaskView } from '../src/api/schemas.ts';
+import { ActionView, CommitStatus, TaskView } from '../src/api/response-schemas.ts';
 import { adminCore, createNode, startRelabel, uniqueSuffix } from './helpers.ts';
 import { prefixedSite } from './site.ts';
 import { emptyStoreUrl, eventually, startTestApi, type TestApi } from './api-support.ts';

@@ -14,7 +14,7 @@ import { createNodeApi, loadKubeConfig, type NodeApi } from '../src/activities/k
 import { openRelabel, relabelConfigFromEnv, type Relabel } from '../src/facade/index.ts';
 import type { ApiToken } from '../src/api/auth.ts';
 import { runListFrom } from '../src/api/run-list.ts';
-import { StatusBody } from '../src/api/schemas.ts';
+import { StatusBody } from '../src/api/response-schemas.ts';
 import { createApiServer } from '../src/api/server.ts';
 import { kubeconfigPath } from './helpers.ts';
 

@@ -11,7 +11,7 @@ import { createNodeApi, loadKubeConfig } from '../src/activities/kube-nodes.ts';
 import { OWNED_LABELS_ANNOTATION } from '../src/core/constants.ts';
 import { formatError } from '../src/core/site-error.ts';
 import { validateSite } from '../src/core/validate-site.ts';
-import { ActionList, ActionView, CommitStatus, NodeLabelsStatus, RevisionList, RevisionView, StatusBody, TaskView } from '../src/api/schemas.ts';
+import { ActionList, ActionView, CommitStatus, NodeLabelsStatus, RevisionList, RevisionView, StatusBody, TaskView } from '../src/api/response-schemas.ts';
 import { encodeRunId } from '../src/api/run-ids.ts';
 import { createWorker } from '../src/worker.ts';
 import { adminCore, createNode, startRelabel, temporalAddress, uniqueSuffix, workflowBundle } from './helpers.ts';

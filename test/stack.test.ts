@@ -12,7 +12,9 @@ import { fileURLToPath } from 'node:url';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { Worker } from '@temporalio/worker';
 import { createNodeApi, loadKubeConfig } from '../src/activities/kube-nodes.ts';
-import { freePorts, startStack } from '../src/stack/stack.ts';
+import { execFileSync } from 'node:child_process';
+import { freePorts, startStack, type StackInfo } from '../src/stack/stack.ts';
+import { isAlive } from '../src/stack/processes.ts';
 import { MissingToolError, toolsDir } from '../src/stack/tools.ts';
 import { smokeLabelNode } from './fixtures/smoke-workflows.ts';
 import { createSmokeActivities } from './fixtures/smoke-activities.ts';
@@ -67,6 +69,26 @@ describe('local stack', () => {
     const res = await fetch(process.env.TEMPORAL_UI_URL as string);
     assert.equal(res.status, 200);
     assert.match(await res.text(), /<html/i);
+  });
+
+  it('stack:up starts a whole second stack with a UI, and stack:down leaves no process behind', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'relabel-cli-stack-'));
+    const ports = await freePorts();
+    const cli = (...args: string[]) =>
+      execFileSync(process.execPath, [new URL('../src/stack/cli.ts', import.meta.url).pathname, ...args, '--dir', dir], { encoding: 'utf8' });
+    const up = JSON.parse(
+      cli('up', '-o', 'json', '--temporal-port', String(ports.temporal), '--ui-port', String(ports.temporalUi), '--apiserver-port', String(ports.apiserver), '--etcd-port', String(ports.etcdClient)),
+    ) as StackInfo;
+    try {
+      assert.equal((await fetch(up.temporalUiUrl)).status, 200);
+      assert.deepEqual(up.processes.map((p) => p.name), ['etcd', 'kube-apiserver', 'temporal']);
+      assert.ok(up.processes.every((p) => isAlive(p.pid)));
+    } finally {
+      assert.match(cli('down'), /stopped temporal, kube-apiserver, etcd/);
+    }
+    for (const p of up.processes) assert.equal(isAlive(p.pid), false, `${p.name} (pid ${p.pid}) still running`);
+    const leftovers = execFileSync('ps', ['-eo', 'pid,args'], { encoding: 'utf8' }).split('\n').filter((l) => l.includes(dir));
+    assert.deepEqual(leftovers, []);
   });
 
   it('fails loudly, naming the binary and the build command, when a server binary is missing', async () => {

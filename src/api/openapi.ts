@@ -5,20 +5,8 @@
  */
 import { z } from 'zod';
 import { MEDIA_TYPES, type RouteDef } from './route.ts';
-import {
-  ActionList,
-  ActionRequest,
-  ActionView,
-  CommitStatus,
-  NodeLabelsBody,
-  NodeLabelsStatus,
-  RevisionList,
-  RevisionView,
-  StatusBody,
-  TagView,
-  TaskRequest,
-  TaskView,
-} from './schemas.ts';
+import { ActionRequest, NodeLabelsBody, TaskRequest } from './schemas.ts';
+import { ActionList, ActionView, CommitStatus, NodeLabelsStatus, RevisionList, RevisionView, StatusBody, TagView, TaskView } from './response-schemas.ts';
 
 /** Schemas published under `components.schemas` and referenced by name. */
 const NAMED: ReadonlyMap<z.ZodType, string> = new Map<z.ZodType, string>([

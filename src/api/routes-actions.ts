@@ -12,7 +12,8 @@ import type { ApiDeps } from './deps.ts';
 import { defineRoute, issueMessages, type RouteDef } from './route.ts';
 import { decodeRunId, encodeRunId, type RunKey } from './run-ids.ts';
 import { actionSummary, actionView, type RunState } from './run-views.ts';
-import { ActionControlPath, ActionList, ActionListQuery, ActionName, ActionPath, ActionRequest, ActionView, StatusBody } from './schemas.ts';
+import { ActionControlPath, ActionListQuery, ActionName, ActionPath, ActionRequest } from './schemas.ts';
+import { ActionList, ActionView, StatusBody } from './response-schemas.ts';
 import { ApiError, ApiFailure, statusBody } from './status.ts';
 
 /** Path of an action. */

@@ -8,7 +8,8 @@ import { SiteActionTag, type Revision } from '../store/revision-store.ts';
 import type { ApiDeps } from './deps.ts';
 import { defineRoute, type RouteDef } from './route.ts';
 import { revisionView, revisionYaml } from './routes-revisions.ts';
-import { BucketPath, CommitQuery, CommitStatus, ConfigdocsBody, ConfigdocsQuery, RenderedQuery, StageQuery, StatusBody, type ConfigdocsVersion } from './schemas.ts';
+import { BucketPath, CommitQuery, ConfigdocsBody, ConfigdocsQuery, RenderedQuery, StageQuery, type ConfigdocsVersion } from './schemas.ts';
+import { CommitStatus, StatusBody } from './response-schemas.ts';
 import { ApiError, ApiFailure, statusBody } from './status.ts';
 import { documentsYaml } from './yaml-text.ts';
 

@@ -10,7 +10,8 @@ import { RelabelError } from '../facade/relabel-error.ts';
 import type { ApiDeps } from './deps.ts';
 import { applyNodeLabels, DEFAULT_NODE_LABELS_POLICY } from './node-labels.ts';
 import { defineRoute, type RouteDef } from './route.ts';
-import { NodeLabelsBody, NodeLabelsStatus, NodePath, StatusBody } from './schemas.ts';
+import { NodeLabelsBody, NodePath } from './schemas.ts';
+import { NodeLabelsStatus, StatusBody } from './response-schemas.ts';
 
 /**
  * The planner policy of the latest committed revision (alias reconciliation,

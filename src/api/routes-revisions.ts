@@ -7,7 +7,8 @@ import type { Revision, RevisionTag } from '../store/revision-store.ts';
 import type { Documents } from '../facade/documents.ts';
 import type { ApiDeps } from './deps.ts';
 import { defineRoute, type RouteDef } from './route.ts';
-import { RevisionList, RevisionPath, RevisionTagPath, RevisionView, StatusBody, TagDataBody, TagView } from './schemas.ts';
+import { RevisionPath, RevisionTagPath, TagDataBody } from './schemas.ts';
+import { RevisionList, RevisionView, StatusBody, TagView } from './response-schemas.ts';
 import { ApiError, ApiFailure } from './status.ts';
 import { documentsYaml } from './yaml-text.ts';
 

@@ -14,7 +14,8 @@ import type { ApiDeps } from './deps.ts';
 import { defineRoute, issueMessages, type RouteDef } from './route.ts';
 import { runKeyOf, runState } from './routes-actions.ts';
 import { taskView } from './run-views.ts';
-import { StatusBody, TaskPath, TaskRequest, TaskView } from './schemas.ts';
+import { TaskPath, TaskRequest } from './schemas.ts';
+import { StatusBody, TaskView } from './response-schemas.ts';
 import { ApiError, ApiFailure } from './status.ts';
 
 /** Path of a task. */

@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { RunStatusReport } from '../facade/runs.ts';
 import { actionLifecycle, actionView, taskStatus, taskView } from './run-views.ts';
-import { ActionView, TaskView } from './schemas.ts';
+import { ActionView, TaskView } from './response-schemas.ts';
 
 const RUN = '0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b';
 const base: RunStatusReport = { workflowId: 'update-labels/s', runId: RUN, execution: 'COMPLETED', startTime: '2026-01-01T00:00:00.000Z', closeTime: '2026-01-01T00:00:05.000Z' };

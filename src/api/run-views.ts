@@ -7,7 +7,8 @@ import type { RunStatusReport } from '../facade/runs.ts';
 import type { NodeOutcome } from '../workflows/messages.ts';
 import type { NodeFilterSet } from '../core/node-filter.ts';
 import { encodeRunId } from './run-ids.ts';
-import type { ActionLifecycle, ActionName, ActionSummary, ActionView, NodeResultView, StatusMessage, TaskResultView, TaskStatus, TaskView } from './schemas.ts';
+import type { ActionName } from './schemas.ts';
+import type { ActionLifecycle, ActionSummary, ActionView, NodeResultView, StatusMessage, TaskResultView, TaskStatus, TaskView } from './response-schemas.ts';
 
 /** The state of a run the views need: the facade's report and the per-node outcomes known so far. */
 export type RunState = { report: RunStatusReport; nodes: NodeOutcome[] };

@@ -17,7 +17,7 @@ import { configdocsRoutes } from './routes-configdocs.ts';
 import { nodeLabelsRoutes } from './routes-node-labels.ts';
 import { revisionRoutes } from './routes-revisions.ts';
 import { taskRoutes } from './routes-tasks.ts';
-import { StatusBody } from './schemas.ts';
+import { StatusBody } from './response-schemas.ts';
 import { ApiError, ApiFailure, failureBody, httpStatusOf, statusBody, toApiError } from './status.ts';
 
 /** Default request body limit: 4 MiB, room for the YAML of a large site. */
@@ -144,7 +144,8 @@ export function createApiServer(options: ApiServerOptions): FastifyInstance {
   });
 
   app.setNotFoundHandler(async (request) => {
-    throw new ApiError(ApiFailure.NotFound, `no route ${request.method} ${request.url.split('?', 1)[0]}`);
+    const path = request.url.split('?', 1)[0] ?? '';
+    throw new ApiError(ApiFailure.NotFound, `no route ${request.method} ${path.length > 200 ? `${path.slice(0, 200)}…` : path}`);
   });
 
   const deps: ApiDeps = { relabel: options.relabel, nodes: options.nodes, ...(options.runList ? { runList: options.runList } : {}) };

@@ -4,7 +4,7 @@ import { FailureType } from '../core/failure-types.ts';
 import { RelabelError } from '../facade/relabel-error.ts';
 import { StoreErrorCode } from '../store/store-error.ts';
 import { ApiError, ApiFailure, failureBody, HTTP_STATUS_OF_FAILURE, httpStatusOf, toApiError } from './status.ts';
-import { StatusBody } from './schemas.ts';
+import { StatusBody } from './response-schemas.ts';
 
 describe('failure types as HTTP statuses', () => {
   it('maps every shared failure type, API failure and store code', () => {

@@ -6,7 +6,7 @@
 import { FailureType } from '../core/failure-types.ts';
 import { formatError, type SiteError } from '../core/site-error.ts';
 import { RelabelError } from '../facade/relabel-error.ts';
-import type { StatusBody, StatusMessage } from './schemas.ts';
+import type { StatusBody, StatusMessage } from './response-schemas.ts';
 
 /**
  * Failure types only the API raises, beside the shared {@link FailureType}

@@ -1,0 +1,10 @@
+# relabel worker and API server image (used by docker-compose.yml).
+FROM node:24-bookworm-slim
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --ignore-scripts
+COPY src ./src
+COPY examples ./examples
+USER node
+ENV NODE_ENV=production
+CMD ["node", "src/worker.ts"]

@@ -1,0 +1,175 @@
+/**
+ * zod schemas of the HTTP API's answers: the OpenAPI document describes them,
+ * the routes build their bodies as their types, and the tests parse answers
+ * with them. Each type shares its schema's name.
+ */
+import { z } from 'zod';
+import { NodeFilterSet } from '../core/node-filter.ts';
+import { ActionName } from './schemas.ts';
+
+/** One entry of a Status body's `details.messageList`. */
+export const StatusMessage = z.object({ message: z.string(), error: z.boolean() }).strict();
+/** One entry of `messageList`. */
+export type StatusMessage = z.infer<typeof StatusMessage>;
+
+const statusFields = {
+  kind: z.literal('Status'),
+  apiVersion: z.literal('v1.0'),
+  status: z.enum(['Success', 'Failure']),
+  message: z.string(),
+  reason: z.string(),
+  code: z.int(),
+  retry: z.boolean(),
+};
+
+/** Airship's Status body: every error, and plain successes. `reason` is the failure type. */
+export const StatusBody = z
+  .object({ ...statusFields, details: z.object({ errorCount: z.int(), messageList: z.array(StatusMessage) }).strict() })
+  .strict();
+/** Airship's Status body. */
+export type StatusBody = z.infer<typeof StatusBody>;
+
+/** Answer of `PUT node-labels/{node}` (Promenade). */
+export const NodeLabelsStatus = z
+  .object({
+    ...statusFields,
+    details: z
+      .object({
+        set: z.record(z.string(), z.string()).meta({ description: 'labels created or changed, with their new values' }),
+        removed: z.array(z.string()).meta({ description: 'labels relabel owned and that are no longer desired' }),
+        unchanged: z.array(z.string()).meta({ description: 'desired labels already right (now recorded as owned)' }),
+      })
+      .strict(),
+  })
+  .strict();
+/** Answer of `PUT node-labels/{node}`. */
+export type NodeLabelsStatus = z.infer<typeof NodeLabelsStatus>;
+
+/** A tag of a revision. */
+export const TagView = z.object({ tag: z.string(), data: z.record(z.string(), z.unknown()), createdAt: z.string() }).strict();
+/** A tag of a revision. */
+export type TagView = z.infer<typeof TagView>;
+
+/** A revision (Deckhand). */
+export const RevisionView = z
+  .object({
+    id: z.int(),
+    url: z.string(),
+    createdAt: z.string(),
+    message: z.string().nullable(),
+    buckets: z.array(z.string()),
+    tags: z.array(TagView),
+  })
+  .strict();
+/** A revision. */
+export type RevisionView = z.infer<typeof RevisionView>;
+
+/** Answer of `GET revisions` (Deckhand's list envelope; no paging). */
+export const RevisionList = z.object({ count: z.int(), next: z.null(), prev: z.null(), results: z.array(RevisionView) }).strict();
+/** Answer of `GET revisions`. */
+export type RevisionList = z.infer<typeof RevisionList>;
+
+/** Answer of `POST commitconfigdocs`: a Status with the new revision. */
+export const CommitStatus = StatusBody.extend({ revision: RevisionView }).strict();
+/** Answer of `POST commitconfigdocs`. */
+export type CommitStatus = z.infer<typeof CommitStatus>;
+
+/** Shipyard's action lifecycle. */
+export const ActionLifecycle = z.enum(['Pending', 'Processing', 'Complete', 'Failed']);
+/** Shipyard's action lifecycle. */
+export type ActionLifecycle = z.infer<typeof ActionLifecycle>;
+
+/** A failure reason: a public failure type and a message. */
+export const FailureView = z.object({ type: z.string(), message: z.string() }).strict();
+
+/** One node's outcome in a run. */
+export const NodeResultView = z
+  .object({
+    node: z.string(),
+    status: z.enum(['success', 'failure']),
+    set: z.record(z.string(), z.string()).optional(),
+    removed: z.array(z.string()).optional(),
+    adopted: z.array(z.string()).optional(),
+    unchanged: z.int().optional(),
+    written: z.boolean().optional(),
+    error: FailureView.optional(),
+  })
+  .strict();
+/** One node's outcome in a run. */
+export type NodeResultView = z.infer<typeof NodeResultView>;
+
+/** How a finished run went. */
+export const RunResultView = z
+  .object({
+    status: z.enum(['success', 'partial_success', 'failure']),
+    counts: z.object({ total: z.int(), success: z.int(), failure: z.int(), written: z.int() }).strict(),
+  })
+  .strict();
+
+/** An action in a list (no per-node results). */
+export const ActionSummary = z
+  .object({
+    id: z.string(),
+    name: ActionName,
+    action_lifecycle: ActionLifecycle,
+    execution: z.string().meta({ description: "Temporal's status of the run (RUNNING, COMPLETED, FAILED, CANCELLED, TERMINATED, …)" }),
+    datetime: z.string().meta({ description: 'when the run started' }),
+    completed_at: z.string().nullable(),
+    workflow_id: z.string(),
+    run_id: z.string(),
+  })
+  .strict();
+/** An action in a list. */
+export type ActionSummary = z.infer<typeof ActionSummary>;
+
+/** Answer of `GET actions`: most recent first. */
+export const ActionList = z.array(ActionSummary);
+
+/** An action (Shipyard), with its revision and per-node results. */
+export const ActionView = ActionSummary.extend({
+  parameters: z.object({ target_nodes: z.array(z.string()).optional() }).strict(),
+  revision: z.int().nullable(),
+  committed_rev_id: z.int().nullable().meta({ description: "Shipyard's name of `revision`" }),
+  ui_link: z.string().nullable(),
+  result: RunResultView.nullable(),
+  node_results: z.array(NodeResultView),
+  failure: FailureView.nullable().meta({ description: 'why the run was rejected or ended early' }),
+}).strict();
+/** An action. */
+export type ActionView = z.infer<typeof ActionView>;
+
+/** Drydock's result block. */
+export const TaskResultView = z
+  .object({
+    status: z.enum(['success', 'partial_success', 'failure', 'incomplete']),
+    successes: z.array(z.string()),
+    failures: z.array(z.string()),
+    details: z.object({ errorCount: z.int(), messageList: z.array(StatusMessage) }).strict(),
+  })
+  .strict();
+/** Drydock's result block. */
+export type TaskResultView = z.infer<typeof TaskResultView>;
+
+/** Drydock's task status. */
+export const TaskStatus = z.enum(['Queued', 'Running', 'Complete', 'Terminated']);
+/** Drydock's task status. */
+export type TaskStatus = z.infer<typeof TaskStatus>;
+
+/** A Drydock task: one subtask per node. */
+export const TaskView = z
+  .object({
+    task_id: z.string(),
+    action: z.literal('relabel_nodes'),
+    status: TaskStatus,
+    design_ref: z.string().nullable(),
+    node_filter: NodeFilterSet.nullable(),
+    revision: z.int().nullable(),
+    created: z.string(),
+    completed: z.string().nullable(),
+    ui_link: z.string().nullable(),
+    result: TaskResultView,
+    subtasks: z.array(z.object({ node_name: z.string(), status: TaskStatus, result: TaskResultView.omit({ successes: true, failures: true }) }).strict()),
+  })
+  .strict();
+/** A Drydock task. */
+export type TaskView = z.infer<typeof TaskView>;
