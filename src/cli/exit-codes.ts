@@ -68,6 +68,7 @@ export const EXIT_CODES: readonly ExitCodeRow[] = [
       'EmptyBuffer',
       'NothingToRetry',
       'NotRetryable',
+      'NotRunning',
       'SchemaVersion',
     ],
   },

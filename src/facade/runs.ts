@@ -54,7 +54,7 @@ export interface StartOptions {
 
 /** A run's state as reported by `status`. */
 export interface RunStatusReport extends RunRef {
-  /** Temporal's execution status: RUNNING, COMPLETED, FAILED, CANCELLED, TERMINATED, … */
+  /** Temporal's execution status: RUNNING, COMPLETED, FAILED, CANCELLED, TERMINATED, CONTINUED_AS_NEW, TIMED_OUT */
   execution: string;
   startTime: string;
   closeTime?: string;
@@ -62,6 +62,17 @@ export interface RunStatusReport extends RunRef {
   result?: UpdateLabelsResult;
   /** Why the run failed (a rejection): its failure type and message. */
   failure?: { type: string; message: string };
+}
+
+/** How long a progress query may take before status reports none (no worker polling). */
+export const QUERY_TIMEOUT_MS = 3000;
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
 /** Prefix of every update run's workflow ID. */
@@ -185,7 +196,8 @@ export function createRuns(deps: RunsDeps) {
       }
     }
     if (d.status.name === 'RUNNING' || d.status.name === 'COMPLETED') {
-      report.progress = await handle.query(progressQuery).catch(() => undefined);
+      // A query needs a worker; without one, report no progress rather than hang.
+      report.progress = await withTimeout(handle.query(progressQuery), QUERY_TIMEOUT_MS).catch(() => undefined);
     }
     return report;
   }
@@ -231,9 +243,10 @@ export function createRuns(deps: RunsDeps) {
     });
   }
 
-  /** Requests cancellation of a running run; nodes already done stay done. */
+  /** Requests cancellation of a running run; nodes already done stay done. NotRunning when it has ended. */
   async function cancel(workflowId: string, runId?: string): Promise<RunRef> {
     const d = await describe(workflowId, runId);
+    if (d.status.name !== 'RUNNING') throw new RelabelError('NotRunning', `run ${workflowId} (${d.runId}) is not running (it is ${d.status.name})`);
     await client.workflow.getHandle(workflowId, d.runId).cancel();
     return { workflowId, runId: d.runId, uiLink: link(workflowId, d.runId) };
   }
