@@ -3,7 +3,8 @@
  * relabelNode activities for one revision read and validate its documents
  * once. Revisions are immutable, so a cached design never goes stale.
  */
-import { validateSite, type SiteValidation } from '../core/validate-site.ts';
+import type { SiteValidation } from '../core/validate-site.ts';
+import { validateDocuments } from '../store/revision-checks.ts';
 import type { RevisionStore } from '../store/revision-store.ts';
 
 /** Looks up (validating at most once per revision) the design of a revision. */
@@ -20,7 +21,7 @@ export function createDesignCache(store: RevisionStore, size = 4): DesignCache {
       if (entry) {
         entries.delete(revision);
       } else {
-        entry = store.documents(revision).then((docs) => validateSite(docs.map((d) => ({ source: `${d.bucket}/${d.source}`, text: d.text }))));
+        entry = store.documents(revision).then(validateDocuments);
         // A failed read is not cached: the next attempt reads again.
         entry.catch(() => entries.delete(revision));
       }

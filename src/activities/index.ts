@@ -7,7 +7,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { FailureType } from '../core/failure-types.ts';
 import { formatError } from '../core/site-error.ts';
 import type { SitePolicy } from '../core/label-policy.ts';
-import { isStoreError } from '../store/store-error.ts';
+import { runnableRevision } from '../store/revision-checks.ts';
 import type { RevisionStore } from '../store/revision-store.ts';
 import { createDesignCache, type DesignCache } from './design-cache.ts';
 import { mapNodeError } from './kube-errors.ts';
@@ -68,28 +68,9 @@ export function createActivities(deps: ActivityDeps) {
      * a site action). Reads only.
      */
     async resolveRevision(input: { revision?: number }): Promise<{ revision: number }> {
-      const latest = await store.latestRevision();
-      if (!latest) {
-        throw ApplicationFailure.nonRetryable('no committed revision of the site documents: stage and commit documents first', FailureType.NoCommittedRevision);
-      }
-      let revision = latest.id;
-      if (input.revision !== undefined) {
-        try {
-          revision = (await store.getRevision(input.revision)).id;
-        } catch (err) {
-          if (isStoreError(err, 'NotFound')) {
-            throw ApplicationFailure.nonRetryable(`revision ${input.revision} does not exist (latest is ${latest.id})`, FailureType.RevisionNotFound);
-          }
-          throw err;
-        }
-      }
-      if (!(await store.hasSiteActionRevision())) {
-        throw ApplicationFailure.nonRetryable(
-          'no revision has participated in a site action (tagged site-action-success or site-action-failure): deploy the site first',
-          FailureType.NoSiteActionRevision,
-        );
-      }
-      return { revision };
+      const checked = await runnableRevision(store, input.revision);
+      if (!checked.ok) throw ApplicationFailure.nonRetryable(checked.message, checked.type);
+      return { revision: checked.revision };
     },
 
     /**

@@ -7,14 +7,10 @@
 import { FailureType } from '../core/failure-types.ts';
 import { formatError, type SiteError } from '../core/site-error.ts';
 import { validateSite, type SiteValidation } from '../core/validate-site.ts';
+import { validateDocuments } from '../store/revision-checks.ts';
 import { isStoreError } from '../store/store-error.ts';
 import type { Revision, RevisionStore, SourceFile } from '../store/revision-store.ts';
 import { RelabelError } from './relabel-error.ts';
-
-/** Where a bucket's file is named in validation errors: `bucket/source`. */
-export function qualifiedSource(bucket: string, source: string): string {
-  return `${bucket}/${source}`;
-}
 
 function invalid(errors: SiteError[], what: string): RelabelError {
   return new RelabelError(
@@ -53,7 +49,7 @@ export function createDocuments(store: RevisionStore) {
   }
 
   function validateBuckets(buckets: { bucket: string; files: readonly SourceFile[] }[]): SiteValidation {
-    return validateSite(buckets.flatMap(({ bucket, files }) => files.map((f) => ({ source: qualifiedSource(bucket, f.source), text: f.text }))));
+    return validateDocuments(buckets.flatMap(({ bucket, files }) => files.map((f) => ({ bucket, source: f.source, text: f.text }))));
   }
 
   return {
@@ -107,7 +103,7 @@ export function createDocuments(store: RevisionStore) {
     /** A revision's files and its validated design (or every error). */
     async rendered(id: number) {
       const docs = await storeCall(() => store.documents(id));
-      return { documents: docs, validation: validateSite(docs.map((d) => ({ source: qualifiedSource(d.bucket, d.source), text: d.text }))) };
+      return { documents: docs, validation: validateDocuments(docs) };
     },
 
     /** What changed between two revisions, by bucket and file. */

@@ -14,8 +14,7 @@ import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy, ApplicationFailure } f
 import { FailureType } from '../core/failure-types.ts';
 import { formatError } from '../core/site-error.ts';
 import { normalizeTargets } from '../core/targets.ts';
-import { validateSite } from '../core/validate-site.ts';
-import { isStoreError } from '../store/store-error.ts';
+import { runnableRevision, validateDocuments } from '../store/revision-checks.ts';
 import type { RevisionStore } from '../store/revision-store.ts';
 import type { Progress, UpdateLabelsInput, UpdateLabelsResult } from '../workflows/messages.ts';
 import { nodeResultsQuery, progressQuery } from '../workflows/messages.ts';
@@ -93,25 +92,10 @@ export function createRuns(deps: RunsDeps) {
   async function preflight(options: Pick<StartOptions, 'targets' | 'revision'>): Promise<{ targets: string[]; revision: number; site: string }> {
     const parsed = normalizeTargets(options.targets);
     if (!parsed.ok) throw new RelabelError(FailureType.InvalidTargets, parsed.message);
-    const latest = await store.latestRevision();
-    if (!latest) throw new RelabelError(FailureType.NoCommittedRevision, 'no committed revision of the site documents: stage and commit documents first');
-    let revision = latest.id;
-    if (options.revision !== undefined) {
-      try {
-        revision = (await store.getRevision(options.revision)).id;
-      } catch (err) {
-        if (isStoreError(err, 'NotFound')) throw new RelabelError(FailureType.RevisionNotFound, `revision ${options.revision} does not exist (latest is ${latest.id})`);
-        throw err;
-      }
-    }
-    if (!(await store.hasSiteActionRevision())) {
-      throw new RelabelError(
-        FailureType.NoSiteActionRevision,
-        'no revision has participated in a site action (tagged site-action-success or site-action-failure): deploy the site first',
-      );
-    }
-    const docs = await store.documents(revision);
-    const validation = validateSite(docs.map((d) => ({ source: `${d.bucket}/${d.source}`, text: d.text })));
+    const checked = await runnableRevision(store, options.revision);
+    if (!checked.ok) throw new RelabelError(checked.type, checked.message);
+    const revision = checked.revision;
+    const validation = validateDocuments(await store.documents(revision));
     if (!validation.ok) {
       throw new RelabelError(
         FailureType.DocumentValidationFailed,
