@@ -269,22 +269,14 @@ describe('HTTP API', () => {
     assert.equal(await version(), unchanged, 'refused requests write nothing');
   });
 
-  it('answers 409 for a run in progress, stops it (202, then Failed), and 503 when Kubernetes is unreachable', async () => {
+  it('reports a run no worker has picked up as Pending, answers 409 while it runs, stops it (202, then Failed); 503 without Kubernetes', async () => {
     const other = prefixedSite(`${prefix}b`);
     const { url, store } = await storeWithSite(other.files);
     await store.close();
-    // A worker whose Kubernetes is unreachable: its run keeps retrying until stopped.
     const taskQueue = `relabel-api-stuck-${uniqueSuffix()}`;
-    const stuck = await createWorker({
-      temporalAddress: temporalAddress(),
-      namespace: 'default',
-      taskQueue,
-      kubeconfig: await unreachableKubeconfig(),
-      storeUrl: url,
-      workflowBundle: await workflowBundle(),
-    });
-    const running = stuck.worker.run();
     const offline = await startTestApi({ storeUrl: url, taskQueue, nodes: createNodeApi(loadKubeConfig(await unreachableKubeconfig())) });
+    let stuck: Awaited<ReturnType<typeof createWorker>> | undefined;
+    let running: Promise<void> | undefined;
     try {
       const unreachable = assertFailure(await offline.call('PUT', `/api/v1.0/node-labels/${labelled}`, { body: { a: 'b' } }), 503, 'Unavailable');
       assert.equal(unreachable.retry, true);
@@ -293,8 +285,22 @@ describe('HTTP API', () => {
       const created = await offline.call('POST', '/api/v1.0/actions', { body });
       assert.equal(created.status, 201, created.text);
       const id = ActionView.parse(created.json).id;
+      // No worker polls the queue yet: the run exists but has not started.
+      assert.equal(ActionView.parse((await offline.call('GET', `/api/v1.0/actions/${id}`)).json).action_lifecycle, 'Pending');
       const busy = assertFailure(await offline.call('POST', '/api/v1.0/actions', { body }), 409, 'RunInProgress');
       assert.equal(busy.retry, true);
+
+      // A worker whose Kubernetes is unreachable: the run starts, then keeps retrying until stopped
+      // (its "Activity failed" warnings in the output are expected).
+      stuck = await createWorker({
+        temporalAddress: temporalAddress(),
+        namespace: 'default',
+        taskQueue,
+        kubeconfig: await unreachableKubeconfig(),
+        storeUrl: url,
+        workflowBundle: await workflowBundle(),
+      });
+      running = stuck.worker.run();
       const processing = await eventually(
         async () => ActionView.parse((await offline.call('GET', `/api/v1.0/actions/${id}`)).json),
         (a) => a.action_lifecycle === 'Processing',
@@ -313,9 +319,9 @@ describe('HTTP API', () => {
       assertFailure(await offline.call('POST', `/api/v1.0/actions/${id}/control/stop`), 409, 'NotRunning');
     } finally {
       await offline.close();
-      stuck.worker.shutdown();
+      stuck?.worker.shutdown();
       await running;
-      await stuck.close();
+      await stuck?.close();
     }
   });
 });

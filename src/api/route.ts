@@ -71,9 +71,10 @@ export function issueMessages(error: z.ZodError, where: string): string[] {
   });
 }
 
-function invalid(error: z.ZodError, where: string): ApiError {
+/** A refused request part as an {@link ApiError} of `type` listing every problem. */
+export function requestError(type: string, error: z.ZodError, where: string): ApiError {
   const messages = issueMessages(error, where);
-  return new ApiError(ApiFailure.InvalidRequest, messages.length === 1 ? (messages[0] as string) : `${messages.length} problems in the request ${where}`, messages);
+  return new ApiError(type, messages.length === 1 ? (messages[0] as string) : `${messages.length} problems in the request ${where}`, messages);
 }
 
 /** Declares a route; its handler gets the validated, typed path, query and body. */
@@ -94,9 +95,9 @@ export function defineRoute<P = unknown, Q = unknown, B = undefined>(spec: Route
     responses: spec.responses,
     async run(request) {
       const params = spec.params ? spec.params.safeParse(request.params) : { success: true as const, data: request.params as P };
-      if (!params.success) throw invalid(params.error, 'path');
+      if (!params.success) throw requestError(ApiFailure.InvalidRequest, params.error, 'path');
       const q = query.safeParse(request.query ?? {});
-      if (!q.success) throw invalid(q.error, 'query');
+      if (!q.success) throw requestError(ApiFailure.InvalidRequest, q.error, 'query');
       let body = undefined as B;
       if (spec.body) {
         const raw = request.body;
@@ -104,7 +105,7 @@ export function defineRoute<P = unknown, Q = unknown, B = undefined>(spec: Route
         if (!parsed.success) {
           if (spec.invalidBody) throw spec.invalidBody(raw, parsed.error);
           if (raw === undefined) throw new ApiError(ApiFailure.InvalidRequest, `this request needs a ${spec.body.media.toUpperCase()} body`);
-          throw invalid(parsed.error, 'body');
+          throw requestError(ApiFailure.InvalidRequest, parsed.error, 'body');
         }
         body = parsed.data;
       }

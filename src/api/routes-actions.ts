@@ -6,44 +6,17 @@
 import type { ZodError } from 'zod';
 import { normalizeTargets } from '../core/targets.ts';
 import { FailureType } from '../core/failure-types.ts';
-import type { Runs } from '../facade/runs.ts';
-import type { NodeOutcome } from '../workflows/messages.ts';
 import type { ApiDeps } from './deps.ts';
-import { defineRoute, issueMessages, type RouteDef } from './route.ts';
-import { decodeRunId, encodeRunId, type RunKey } from './run-ids.ts';
-import { actionSummary, actionView, type RunState } from './run-views.ts';
+import { defineRoute, requestError, type RouteDef } from './route.ts';
+import { encodeRunId } from './run-ids.ts';
+import { runKeyOf, runState } from './run-state.ts';
+import { actionSummary, actionView } from './run-views.ts';
 import { ActionControlPath, ActionListQuery, ActionName, ActionPath, ActionRequest } from './schemas.ts';
 import { ActionList, ActionView, StatusBody } from './response-schemas.ts';
 import { ApiError, ApiFailure, statusBody } from './status.ts';
 
 /** Path of an action. */
 export const actionUrl = (id: string) => `/api/v1.0/actions/${id}`;
-
-/** The run an action or task id names; ActionNotFound for an id that names none. */
-export function runKeyOf(id: string, what = 'action'): RunKey {
-  const key = decodeRunId(id);
-  if (!key) throw new ApiError(ApiFailure.ActionNotFound, `no ${what} ${id}`);
-  return key;
-}
-
-/**
- * A run's report and per-node outcomes: the result's when it completed,
- * else the nodeResults query's (nodes done so far; none for a rejection).
- */
-export async function runState(runs: Runs, key: RunKey): Promise<RunState> {
-  const report = await runs.status(key.workflowId, key.runId);
-  if (report.result) return { report, nodes: report.result.nodes };
-  if (report.execution === 'FAILED') return { report, nodes: [] };
-  const nodes: NodeOutcome[] = [];
-  for (let offset = 0; ; ) {
-    const page = await runs.nodeResults(key.workflowId, key.runId, { offset, limit: 1000 }).catch(() => undefined);
-    if (!page) break;
-    nodes.push(...page.items);
-    offset += page.items.length;
-    if (page.items.length === 0 || offset >= page.total) break;
-  }
-  return { report, nodes };
-}
 
 /**
  * Orders the checks of a body the schema refused as Shipyard does: invalid
@@ -60,8 +33,7 @@ function invalidAction(raw: unknown, error: ZodError): ApiError {
   if (!ActionName.safeParse(name).success) {
     return new ApiError(ApiFailure.UnknownAction, `unknown action ${JSON.stringify(name ?? null)}: relabel runs ${ActionName.options.join(' and ')}`);
   }
-  const messages = issueMessages(error, 'body');
-  return new ApiError(ApiFailure.InvalidRequest, messages.length === 1 ? (messages[0] as string) : `${messages.length} problems in the request body`, messages);
+  return requestError(ApiFailure.InvalidRequest, error, 'body');
 }
 
 const error = { description: 'Airship Status error', schema: StatusBody };
@@ -131,10 +103,8 @@ export function actionRoutes({ relabel, runList }: ApiDeps): RouteDef[] {
       responses: { 202: { description: 'stop requested', schema: StatusBody }, 404: error, 409: error },
       async handle({ params }) {
         const key = runKeyOf(params.id);
-        const runs = await relabel.runs();
-        const { execution } = await runs.status(key.workflowId, key.runId);
-        if (execution !== 'RUNNING') throw new ApiError(ApiFailure.NotRunning, `action ${params.id} is not running (${execution})`);
-        await runs.cancel(key.workflowId, key.runId);
+        // The facade refuses a run that has ended (NotRunning, 409).
+        await (await relabel.runs()).cancel(key.workflowId, key.runId);
         return {
           code: 202,
           body: statusBody({ status: 'Success', code: 202, reason: 'Accepted', message: `stop requested for action ${encodeRunId(key)}` }),

@@ -11,8 +11,8 @@ import { formatError } from '../core/site-error.ts';
 import type { Documents } from '../facade/documents.ts';
 import { RelabelError } from '../facade/relabel-error.ts';
 import type { ApiDeps } from './deps.ts';
-import { defineRoute, issueMessages, type RouteDef } from './route.ts';
-import { runKeyOf, runState } from './routes-actions.ts';
+import { defineRoute, requestError, type RouteDef } from './route.ts';
+import { runKeyOf, runState } from './run-state.ts';
 import { taskView } from './run-views.ts';
 import { TaskPath, TaskRequest } from './schemas.ts';
 import { StatusBody, TaskView } from './response-schemas.ts';
@@ -59,19 +59,13 @@ function invalidTask(raw: unknown, error: ZodError): ApiError {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
     return new ApiError(ApiFailure.InvalidRequest, 'the body must be a JSON object {action, design_ref, node_filter}');
   }
-  const messages = issueMessages(error, 'body');
-  const at = (field: string) => error.issues.some((i) => i.path[0] === field);
-  const action = (raw as { action?: unknown }).action;
-  const type = at('action')
-    ? action === undefined
-      ? ApiFailure.InvalidRequest
-      : ApiFailure.UnknownAction
-    : at('design_ref')
-      ? ApiFailure.InvalidDesignRef
-      : at('node_filter')
-        ? FailureType.InvalidNodeFilter
-        : ApiFailure.InvalidRequest;
-  return new ApiError(type, messages.length === 1 ? (messages[0] as string) : `${messages.length} problems in the request body`, messages);
+  const field = (['action', 'design_ref', 'node_filter'] as const).find((f) => error.issues.some((i) => i.path[0] === f));
+  const reasons = {
+    action: (raw as { action?: unknown }).action === undefined ? ApiFailure.InvalidRequest : ApiFailure.UnknownAction,
+    design_ref: ApiFailure.InvalidDesignRef,
+    node_filter: FailureType.InvalidNodeFilter,
+  };
+  return requestError(field ? reasons[field] : ApiFailure.InvalidRequest, error, 'body');
 }
 
 const error = { description: 'Airship Status error', schema: StatusBody };

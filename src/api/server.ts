@@ -115,6 +115,9 @@ export function createApiServer(options: ApiServerOptions): FastifyInstance {
     bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT,
     onProtoPoisoning: 'error',
     onConstructorPoisoning: 'error',
+    // While closing, requests already on open connections are still served (then the connection
+    // closes) instead of Fastify's own 503 body, which is not a Status.
+    return503OnClosing: false,
     clientErrorHandler: clientError,
     frameworkErrors: (error, _request, reply) => {
       void sendError(reply, toApiError(error));
