@@ -15,4 +15,14 @@ process.stdout.on('error', (err: NodeJS.ErrnoException) => {
   throw err;
 });
 
-process.exitCode = await runCli(process.argv.slice(2));
+const argv = process.argv.slice(2);
+if (argv[0] === 'api') {
+  // `relabel api --listen HOST:PORT …`: the HTTP API server, which keeps running.
+  const { main } = await import('./api/main.ts');
+  await main(['node', 'relabel api', ...argv.slice(1)]).catch((err: unknown) => {
+    console.error(`relabel api: ${err instanceof Error ? err.message : String(err)}`);
+    process.exit(1);
+  });
+} else {
+  process.exitCode = await runCli(argv);
+}

@@ -155,7 +155,13 @@ describe('updateLabels on the sample site', () => {
   });
 
   it('continues as new with progress carried, finishing every node', async () => {
-    const done = await relabel.runs.wait(await relabel.runs.start({ targets: site.nodes, continueAsNewAfter: 5, concurrency: 3 }));
+    const started = await relabel.runs.start({ targets: site.nodes, continueAsNewAfter: 5, concurrency: 3 });
+    const done = await relabel.runs.wait(started);
+    // Known by its first run ID for its whole life: status follows the chain.
+    const byFirstRun = await relabel.runs.status(started.workflowId, started.runId);
+    assert.equal(byFirstRun.execution, 'COMPLETED');
+    assert.notEqual(byFirstRun.runId, started.runId);
+    assert.equal(byFirstRun.result?.counts.total, 24);
     assert.equal(done.result?.counts.total, 24);
     assert.equal(done.result?.nodes.length, 24);
     assert.deepEqual(done.result?.nodes.map((n) => n.node), site.nodes);

@@ -45,6 +45,8 @@ export function buildProgram(setExit: SetExit): Command {
     .addOption(new Option('--task-queue <name>', 'task queue of the relabel workers'));
   addDocsCommands(program, setExit);
   addRunCommands(program, setExit);
+  // Served by src/api/main.ts (dispatched in src/client.ts); listed here for help.
+  program.command('api').description('serve the Airship-compatible HTTP API: relabel api --listen HOST:PORT (see relabel api --help)').allowUnknownOption().helpOption(false);
   program.addHelpText('after', `\n${exitCodeHelp()}\n\n${ENVIRONMENT_HELP}\n\n${EXAMPLES_HELP}`);
   return program;
 }

@@ -148,9 +148,22 @@ export function createRuns(deps: RunsDeps) {
     }
   }
 
+  /**
+   * Describes a run. A run that continued as new is followed down its chain
+   * to the execution that carries it on, so a run is known by its first run
+   * ID for its whole life.
+   */
   async function describe(workflowId: string, runId?: string): Promise<WorkflowExecutionDescription> {
     try {
-      return await client.workflow.getHandle(workflowId, runId).describe();
+      let d = await client.workflow.getHandle(workflowId, runId).describe();
+      while (d.status.name === 'CONTINUED_AS_NEW') {
+        const history = await client.workflow.getHandle(workflowId, d.runId).fetchHistory();
+        const last = history.events?.at(-1);
+        const next = last?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId;
+        if (!next) break;
+        d = await client.workflow.getHandle(workflowId, next).describe();
+      }
+      return d;
     } catch (err) {
       if ((err as Error).name === 'WorkflowNotFoundError') throw new RelabelError('RunNotFound', `no run ${workflowId}${runId ? ` (${runId})` : ''}`);
       throw err;
@@ -205,7 +218,7 @@ export function createRuns(deps: RunsDeps) {
       }
       await Promise.race([done, new Promise((r) => setTimeout(r, everyMs))]);
     }
-    return status(ref.workflowId);
+    return status(ref.workflowId, ref.runId);
   }
 
   /**
