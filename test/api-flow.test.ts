@@ -23,7 +23,7 @@ describe('Shipyard-style flow over HTTP', () => {
 
   before(async () => {
     worker = await startRelabel(storeUrl);
-    api = await startTestApi({ storeUrl, taskQueue: worker.taskQueue, client: worker.client });
+    api = await startTestApi({ storeUrl, taskQueue: worker.taskQueue });
     const core = adminCore();
     for (const name of [n0, n1]) await createNode(core, name, { 'example.com/owner': 'people' });
   });

@@ -14,11 +14,9 @@ import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import { connect } from 'node:net';
 import fc from 'fast-check';
-import { Client, Connection } from '@temporalio/client';
 import { NodeLabelsBody } from '../src/api/schemas.ts';
 import { StatusBody } from '../src/api/response-schemas.ts';
-import { runListFrom } from '../src/api/run-list.ts';
-import { adminCore, createNode, temporalAddress, uniqueSuffix } from './helpers.ts';
+import { adminCore, createNode, uniqueSuffix } from './helpers.ts';
 import { prefixedSite, storeWithSite } from './site.ts';
 import { ADMIN, TEST_BODY_LIMIT, VIEWER, startTestApi, type TestApi } from './api-support.ts';
 
@@ -85,24 +83,19 @@ describe('HTTP API under hostile input', () => {
   const [n0, n1] = site.nodes as [string, string];
   const taskQueue = `relabel-api-fuzz-${uniqueSuffix()}`;
   let api: TestApi;
-  let connection: Connection;
-  let client: Client;
   let versions: Record<string, string | undefined>;
 
   before(async () => {
     const { url, store } = await storeWithSite(site.files, { siteAction: false });
     await store.close();
-    connection = await Connection.connect({ address: temporalAddress() });
-    client = new Client({ connection });
     // No worker polls this task queue: a run started by mistake would show up in the listing below.
-    api = await startTestApi({ storeUrl: url, taskQueue, client });
+    api = await startTestApi({ storeUrl: url, taskQueue });
     const core = adminCore();
     versions = {};
     for (const name of [n0, n1]) versions[name] = (await createNode(core, name, { 'example.com/team': 'fuzz' })).metadata?.resourceVersion;
   });
   after(async () => {
     await api?.close();
-    await connection?.close();
   });
 
   it('answers 600+ malformed or hostile requests with a 4xx Status, and changes nothing', { timeout: 120_000 }, async () => {
@@ -359,6 +352,6 @@ describe('HTTP API under hostile input', () => {
     for (const name of goodNodes) assert.equal((await adminCore().readNode({ name })).metadata?.resourceVersion, versions[name], `${name} unchanged`);
     assert.deepEqual(await api.relabel.documents.buffer(), [], 'nothing staged');
     assert.deepEqual((await api.relabel.documents.list()).map((r) => [r.id, r.tags.length]), [[1, 0]], 'no revision committed or tagged');
-    assert.deepEqual(await runListFrom(client, taskQueue).recent(10), [], 'no run started');
+    assert.deepEqual(await (await api.relabel.runs()).list(10), [], 'no run started');
   });
 });

@@ -9,11 +9,9 @@ import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import type { Client } from '@temporalio/client';
 import { createNodeApi, loadKubeConfig, type NodeApi } from '../src/activities/kube-nodes.ts';
 import { openRelabel, relabelConfigFromEnv, type Relabel } from '../src/facade/index.ts';
 import type { ApiToken } from '../src/api/auth.ts';
-import { runListFrom } from '../src/api/run-list.ts';
 import { StatusBody } from '../src/api/response-schemas.ts';
 import { createApiServer } from '../src/api/server.ts';
 import { kubeconfigPath } from './helpers.ts';
@@ -75,12 +73,11 @@ export type TestApi = {
 };
 
 /** Starts an API server over a facade on `storeUrl` and `taskQueue`, listening on a free loopback port. */
-export async function startTestApi(options: { storeUrl: string; taskQueue: string; client?: Client; nodes?: NodeApi }): Promise<TestApi> {
+export async function startTestApi(options: { storeUrl: string; taskQueue: string; nodes?: NodeApi }): Promise<TestApi> {
   const relabel = await openRelabel({ ...relabelConfigFromEnv(), storeUrl: options.storeUrl, taskQueue: options.taskQueue });
   const app = createApiServer({
     relabel,
     nodes: options.nodes ?? createNodeApi(loadKubeConfig(kubeconfigPath())),
-    ...(options.client ? { runList: runListFrom(options.client, options.taskQueue) } : {}),
     tokens: TOKENS,
     bodyLimit: TEST_BODY_LIMIT,
   });

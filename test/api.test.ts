@@ -32,7 +32,7 @@ describe('HTTP API', () => {
 
   before(async () => {
     worker = await startRelabel(storeUrl);
-    api = await startTestApi({ storeUrl, taskQueue: worker.taskQueue, client: worker.client });
+    api = await startTestApi({ storeUrl, taskQueue: worker.taskQueue });
     const core = adminCore();
     for (const name of [n0, n1, labelled]) await createNode(core, name, FOREIGN);
   });

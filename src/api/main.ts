@@ -13,7 +13,6 @@ import type { FastifyInstance } from 'fastify';
 import { createNodeApi, loadKubeConfig } from '../activities/kube-nodes.ts';
 import { openRelabel, relabelConfigFromEnv, type RelabelConfig } from '../facade/index.ts';
 import { parseTokensEnv, parseTokensFile, type ApiToken } from './auth.ts';
-import { connectRunList } from './run-list.ts';
 import { createApiServer, DEFAULT_BODY_LIMIT } from './server.ts';
 
 /** A `host:port` to listen on (`[::1]:8080` for IPv6). */
@@ -49,11 +48,9 @@ export interface ApiOptions {
 export async function startApi(options: ApiOptions): Promise<{ app: FastifyInstance; url: string; close(): Promise<void> }> {
   const { host, port } = parseListen(options.listen);
   const relabel = await openRelabel(options.facade);
-  const runList = connectRunList(options.facade);
   const app = createApiServer({
     relabel,
     nodes: createNodeApi(loadKubeConfig(options.kubeconfig)),
-    runList,
     tokens: options.tokens,
     bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT,
     logger: { level: options.logLevel ?? 'info', base: { component: 'relabel-api' } },
@@ -70,7 +67,6 @@ export async function startApi(options: ApiOptions): Promise<{ app: FastifyInsta
     url,
     async close() {
       await app.close();
-      await runList.close();
       await relabel.close();
     },
   };

@@ -39,7 +39,7 @@ function invalidAction(raw: unknown, error: ZodError): ApiError {
 const error = { description: 'Airship Status error', schema: StatusBody };
 
 /** The action routes. */
-export function actionRoutes({ relabel, runList }: ApiDeps): RouteDef[] {
+export function actionRoutes({ relabel }: ApiDeps): RouteDef[] {
   return [
     defineRoute({
       method: 'POST',
@@ -71,10 +71,9 @@ export function actionRoutes({ relabel, runList }: ApiDeps): RouteDef[] {
       tag: 'actions',
       access: 'read',
       query: ActionListQuery,
-      responses: { 200: { description: 'the actions', schema: ActionList }, 501: error },
+      responses: { 200: { description: 'the actions', schema: ActionList } },
       async handle({ query }) {
-        if (!runList) throw new ApiError(ApiFailure.NotImplemented, 'this server has no run listing configured');
-        const runs = await runList.recent(Number(query.limit ?? 50));
+        const runs = await (await relabel.runs()).list(Number(query.limit ?? 50));
         return { code: 200, body: runs.map(actionSummary) };
       },
     }),

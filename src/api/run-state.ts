@@ -2,7 +2,7 @@
  * The state of the run an action or task id names, read through the runs
  * facade: its status report and the per-node outcomes known so far.
  */
-import { QUERY_TIMEOUT_MS, type Runs } from '../facade/runs.ts';
+import type { Runs } from '../facade/runs.ts';
 import type { NodeOutcome } from '../workflows/messages.ts';
 import { decodeRunId, type RunKey } from './run-ids.ts';
 import type { RunState } from './run-views.ts';
@@ -15,18 +15,11 @@ export function runKeyOf(id: string, what = 'action'): RunKey {
   return key;
 }
 
-/** Rejects when `promise` has not settled within `ms`. */
-function bounded<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms)));
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
-
 /**
  * A run's report and per-node outcomes: the result's when it completed,
  * else what the nodeResults query answers (nodes done so far). A query needs
  * a worker: none is made for a rejected run or a running one that answered
- * no progress (no worker has it), and each is bounded like the facade's.
+ * no progress (no worker has it), and the facade bounds each in time.
  */
 export async function runState(runs: Runs, key: RunKey): Promise<RunState> {
   const report = await runs.status(key.workflowId, key.runId);
@@ -34,7 +27,7 @@ export async function runState(runs: Runs, key: RunKey): Promise<RunState> {
   if (report.execution === 'FAILED' || (report.execution === 'RUNNING' && report.progress === undefined)) return { report, nodes: [] };
   const nodes: NodeOutcome[] = [];
   for (let offset = 0; ; ) {
-    const page = await bounded(runs.nodeResults(key.workflowId, key.runId, { offset, limit: 1000 }), QUERY_TIMEOUT_MS).catch(() => undefined);
+    const page = await runs.nodeResults(key.workflowId, key.runId, { offset, limit: 1000 }).catch(() => undefined);
     if (!page) break;
     nodes.push(...page.items);
     offset += page.items.length;

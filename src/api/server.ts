@@ -151,7 +151,7 @@ export function createApiServer(options: ApiServerOptions): FastifyInstance {
     throw new ApiError(ApiFailure.NotFound, `no route ${request.method} ${path.length > 200 ? `${path.slice(0, 200)}…` : path}`);
   });
 
-  const deps: ApiDeps = { relabel: options.relabel, nodes: options.nodes, ...(options.runList ? { runList: options.runList } : {}) };
+  const deps: ApiDeps = { relabel: options.relabel, nodes: options.nodes };
   const routes = [
     ...healthRoutes(),
     ...configdocsRoutes(deps),

@@ -28,7 +28,6 @@ export const ApiFailure = {
   PayloadTooLarge: 'PayloadTooLarge',
   UnsupportedMediaType: 'UnsupportedMediaType',
   HeaderTooLarge: 'HeaderTooLarge',
-  NotImplemented: 'NotImplemented',
   InternalError: 'InternalError',
 } as const;
 /** One of the {@link ApiFailure} strings. */
@@ -88,7 +87,6 @@ export const HTTP_STATUS_OF_FAILURE: Readonly<Record<string, HttpMapping>> = {
   // Ours or a dependency's fault.
   [ApiFailure.InternalError]: { code: 500, retry: false },
   [FailureType.VerificationFailed]: { code: 500, retry: false },
-  [ApiFailure.NotImplemented]: { code: 501, retry: false },
   [FailureType.Unavailable]: { code: 503, retry: true },
   Closed: { code: 503, retry: true },
 };

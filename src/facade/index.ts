@@ -10,7 +10,7 @@ import { createRuns, type Runs } from './runs.ts';
 
 export { RelabelError } from './relabel-error.ts';
 export type { Documents } from './documents.ts';
-export type { Runs, RunRef, RunStatusReport, StartOptions } from './runs.ts';
+export type { Runs, RunListing, RunRef, RunStatusReport, StartOptions } from './runs.ts';
 
 /** Where the facade finds Temporal and the store. */
 export interface RelabelConfig {
@@ -64,6 +64,8 @@ export async function openRelabel(config: RelabelConfig): Promise<Relabel> {
           searchAttributes: config.searchAttributes,
         });
       });
+      // A failed connection is not kept: the next call tries again.
+      runs.catch(() => (runs = undefined));
       return runs;
     },
     async close() {

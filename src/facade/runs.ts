@@ -51,6 +51,15 @@ export interface StartOptions {
   retryOf?: { workflowId: string; runId: string };
 }
 
+/** A run as Temporal's visibility store lists it. */
+export interface RunListing {
+  workflowId: string;
+  runId: string;
+  execution: string;
+  startTime: string;
+  closeTime?: string;
+}
+
 /** A run's state as reported by `status`. */
 export interface RunStatusReport extends RunRef {
   /** Temporal's execution status: RUNNING, COMPLETED, FAILED, CANCELLED, TERMINATED, CONTINUED_AS_NEW, TIMED_OUT */
@@ -66,7 +75,8 @@ export interface RunStatusReport extends RunRef {
 /** How long a progress query may take before status reports none (no worker polling). */
 export const QUERY_TIMEOUT_MS = 3000;
 
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+/** Rejects when `promise` has not settled within `ms`. */
+export function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
@@ -248,12 +258,29 @@ export function createRuns(deps: RunsDeps) {
     return { workflowId, runId: d.runId, uiLink: link(workflowId, d.runId) };
   }
 
-  /** A page of per-node outcomes of a run (running or finished). */
+  /** A page of per-node outcomes of a run (running or finished); bounded like the progress query. */
   async function nodeResults(workflowId: string, runId?: string, page: { offset?: number; limit?: number } = {}) {
-    return client.workflow.getHandle(workflowId, runId).query(nodeResultsQuery, page);
+    return withTimeout(client.workflow.getHandle(workflowId, runId).query(nodeResultsQuery, page), QUERY_TIMEOUT_MS);
   }
 
-  return { preflight, start, status, wait, retry, cancel, nodeResults, link };
+  /** The most recent `limit` update runs on this task queue, most recent first. */
+  async function list(limit: number): Promise<RunListing[]> {
+    const query = `WorkflowType = 'updateLabels' AND TaskQueue = '${deps.taskQueue.replaceAll("'", "\\'")}'`;
+    const found: RunListing[] = [];
+    for await (const w of client.workflow.list({ query, pageSize: limit })) {
+      found.push({
+        workflowId: w.workflowId,
+        runId: w.runId,
+        execution: w.status.name,
+        startTime: w.startTime.toISOString(),
+        ...(w.closeTime ? { closeTime: w.closeTime.toISOString() } : {}),
+      });
+      if (found.length >= limit) break;
+    }
+    return found;
+  }
+
+  return { preflight, start, status, wait, retry, cancel, nodeResults, list, link };
 }
 
 /** The facade's type. */
