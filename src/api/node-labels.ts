@@ -6,9 +6,10 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { FailureType } from '../core/failure-types.ts';
 import { isProtectedLabelKey } from '../core/label-keys.ts';
-import { labelPatch, planLabels, type PlanPolicy } from '../core/label-plan.ts';
+import type { PlanPolicy } from '../core/label-plan.ts';
+import { reconcileNodeLabels, STALE } from '../core/node-reconcile.ts';
 import { mapNodeError } from '../activities/kube-errors.ts';
-import type { NodeApi, NodeState } from '../activities/kube-nodes.ts';
+import type { NodeApi } from '../activities/kube-nodes.ts';
 import { RelabelError } from '../facade/relabel-error.ts';
 
 /** Reads (and so plans) of one node before giving up on a node that keeps changing. */
@@ -72,29 +73,27 @@ export async function applyNodeLabels(nodes: NodeApi, node: string, desired: Rea
       `the label policy protects ${refused.map((k) => JSON.stringify(k)).join(', ')}; relabel never writes or removes protected labels`,
     );
   }
-  for (let attempt = 1; attempt <= MAX_APPLY_ATTEMPTS; attempt++) {
-    const state = await kube(() => nodes.readNode(node), node, 'read');
-    const plan = planLabels({ labels: state.labels, annotations: state.annotations, desired, policy });
-    const outcome = (written: boolean): NodeLabelsOutcome => ({
-      set: plan.set,
-      removed: plan.remove,
-      unchanged: [...plan.adopt, ...plan.unchanged].sort(),
-      written,
-      attempts: attempt,
-    });
-    const patch = labelPatch(plan, state.resourceVersion);
-    if (patch === null) return outcome(false);
-    let after: NodeState;
-    try {
-      after = await nodes.patchNode(node, patch);
-    } catch (err) {
-      const failure = kubeFailure(err, node, 'patch');
-      if (failure.type === FailureType.Conflict) continue;
-      throw failure;
-    }
-    const check = planLabels({ labels: after.labels, annotations: after.annotations, desired, policy });
-    if (!check.empty) throw new RelabelError(FailureType.VerificationFailed, `node ${node} does not carry the desired labels after the patch`);
-    return outcome(true);
+  const outcome = await reconcileNodeLabels(
+    { desired, policy, maxAttempts: MAX_APPLY_ATTEMPTS },
+    {
+      read: () => kube(() => nodes.readNode(node), node, 'read'),
+      async write(patch) {
+        try {
+          return await nodes.patchNode(node, patch);
+        } catch (err) {
+          const failure = kubeFailure(err, node, 'patch');
+          if (failure.type === FailureType.Conflict) return STALE;
+          throw failure;
+        }
+      },
+    },
+  );
+  if (outcome.status === 'conflicts') {
+    throw new RelabelError(FailureType.TooManyConflicts, `node ${node} kept changing: ${MAX_APPLY_ATTEMPTS} conflicting writes in a row; try again`);
   }
-  throw new RelabelError(FailureType.TooManyConflicts, `node ${node} kept changing: ${MAX_APPLY_ATTEMPTS} conflicting writes in a row; try again`);
+  if (outcome.status === 'unverified') {
+    throw new RelabelError(FailureType.VerificationFailed, `node ${node} does not carry the desired labels after the patch`);
+  }
+  const { plan, written, attempts } = outcome;
+  return { set: plan.set, removed: plan.remove, unchanged: [...plan.adopt, ...plan.unchanged].sort(), written, attempts };
 }

@@ -47,5 +47,7 @@ export { readOwnedLabels, formatOwnedLabels } from './owned-labels.ts';
 export type { OwnedLabels } from './owned-labels.ts';
 export { planLabels, applyPlan, applyOwnership, labelPatch } from './label-plan.ts';
 export type { LabelPlan, LabelPlanInput, PlanPolicy, NodeLabelPatch } from './label-plan.ts';
+export { reconcileNodeLabels, STALE } from './node-reconcile.ts';
+export type { NodeLabelState, ReconcileOutcome, ReconcileSteps } from './node-reconcile.ts';
 export { FilterSetType, NodeFilter, NodeFilterSet, parseNodeFilter, selectNodes } from './node-filter.ts';
 export type { NodeFilterError, NodeFilterParse, NodeSelection } from './node-filter.ts';

@@ -2,9 +2,10 @@
  * `relabelNode`: one node, read → plan (pure) → apply → verify. Deterministic
  * orchestration only; the activities do the I/O.
  */
-import { ApplicationFailure, proxyActivities, setCurrentDetails, upsertSearchAttributes } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, proxyActivities, setCurrentDetails, upsertSearchAttributes } from '@temporalio/workflow';
 import { FailureType } from '../core/failure-types.ts';
-import { labelPatch, planLabels, type LabelPlan } from '../core/label-plan.ts';
+import type { LabelPlan } from '../core/label-plan.ts';
+import { reconcileNodeLabels, STALE } from '../core/node-reconcile.ts';
 import type { Activities } from '../activities/index.ts';
 import type { RelabelNodeInput, RelabelNodeResult } from './messages.ts';
 import { nodeSearchAttributes } from './search-attributes.ts';
@@ -44,48 +45,37 @@ export async function relabelNode(input: RelabelNodeInput): Promise<RelabelNodeR
 
   setCurrentDetails(`Computing desired labels of **${node}** at revision ${revision}`);
   const design = await nodeDesign({ revision, node });
-  for (let attempt = 1; attempt <= MAX_CONFLICT_ATTEMPTS; attempt++) {
-    const state = await readNode({ node });
-    const plan = planLabels({ labels: state.labels, annotations: state.annotations, desired: design.labels, policy: design.policy });
-    const result = (written: boolean): RelabelNodeResult => ({
-      node,
-      status: 'success',
-      set: plan.set,
-      removed: plan.remove,
-      adopted: plan.adopt,
-      unchanged: plan.unchanged.length,
-      written,
-      attempts: attempt,
-    });
-    const patch = labelPatch(plan, state.resourceVersion);
-    if (patch === null) {
-      setCurrentDetails(`**${node}** already as desired: nothing written`);
-      return result(false);
-    }
-    if (dryRun) {
-      setCurrentDetails(`Dry run for **${node}**: ${describePlan(plan)}`);
-      return result(false);
-    }
-    setCurrentDetails(`Applying to **${node}**: ${describePlan(plan)}`);
-    let after;
-    try {
-      after = await applyLabelPlan({ node, patch });
-    } catch (err) {
-      if (err instanceof Error && (err.cause as { type?: string } | undefined)?.type === FailureType.Conflict) continue;
-      throw err;
-    }
-    const check = planLabels({ labels: after.labels, annotations: after.annotations, desired: design.labels, policy: design.policy });
-    if (!check.empty) {
-      throw ApplicationFailure.nonRetryable(
-        `node ${node} does not carry the desired labels after the patch: ${describePlan(check)}`,
-        FailureType.VerificationFailed,
-      );
-    }
-    setCurrentDetails(`**${node}** relabelled: ${describePlan(plan)}`);
-    return result(true);
-  }
-  throw ApplicationFailure.nonRetryable(
-    `node ${node} kept changing under relabel: ${MAX_CONFLICT_ATTEMPTS} conflicting writes in a row`,
-    FailureType.TooManyConflicts,
+  const outcome = await reconcileNodeLabels(
+    { desired: design.labels, policy: design.policy, maxAttempts: MAX_CONFLICT_ATTEMPTS, dryRun },
+    {
+      read: () => readNode({ node }),
+      async write(patch) {
+        try {
+          return await applyLabelPlan({ node, patch });
+        } catch (err) {
+          if (err instanceof ActivityFailure && (err.cause as { type?: string } | undefined)?.type === FailureType.Conflict) return STALE;
+          throw err;
+        }
+      },
+      onPlan(plan) {
+        if (plan.empty) setCurrentDetails(`**${node}** already as desired: nothing written`);
+        else setCurrentDetails(`${dryRun ? 'Dry run for' : 'Applying to'} **${node}**: ${describePlan(plan)}`);
+      },
+    },
   );
+  if (outcome.status === 'conflicts') {
+    throw ApplicationFailure.nonRetryable(
+      `node ${node} kept changing under relabel: ${MAX_CONFLICT_ATTEMPTS} conflicting writes in a row`,
+      FailureType.TooManyConflicts,
+    );
+  }
+  if (outcome.status === 'unverified') {
+    throw ApplicationFailure.nonRetryable(
+      `node ${node} does not carry the desired labels after the patch: ${describePlan(outcome.remaining)}`,
+      FailureType.VerificationFailed,
+    );
+  }
+  const { plan, written, attempts } = outcome;
+  if (written) setCurrentDetails(`**${node}** relabelled: ${describePlan(plan)}`);
+  return { node, status: 'success', set: plan.set, removed: plan.remove, adopted: plan.adopt, unchanged: plan.unchanged.length, written, attempts };
 }

@@ -1,0 +1,90 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { OWNED_LABELS_ANNOTATION } from './constants.ts';
+import { applyOwnership, applyPlan, type NodeLabelPatch } from './label-plan.ts';
+import { reconcileNodeLabels, STALE, type NodeLabelState } from './node-reconcile.ts';
+
+const policy = { reconcileOsArchAliases: false, protectedKeys: [] };
+
+/** An in-memory node whose resourceVersion changes `concurrentWrites` times behind relabel's back. */
+function fakeNode(labels: Record<string, string>, options: { concurrentWrites?: number; dropOnWrite?: string } = {}) {
+  let state: NodeLabelState = { resourceVersion: '1', labels, annotations: {} };
+  let concurrent = options.concurrentWrites ?? 0;
+  const writes: NodeLabelPatch[] = [];
+  return {
+    writes,
+    steps: {
+      async read() {
+        return state;
+      },
+      async write(patch: NodeLabelPatch) {
+        writes.push(patch);
+        if (concurrent > 0) {
+          concurrent--;
+          state = { ...state, resourceVersion: String(Number(state.resourceVersion) + 1) };
+          return STALE;
+        }
+        assert.equal(patch.metadata.resourceVersion, state.resourceVersion);
+        const next: Record<string, string> = { ...state.labels };
+        for (const [k, v] of Object.entries(patch.metadata.labels ?? {})) if (v === null) delete next[k]; else next[k] = v;
+        if (options.dropOnWrite) delete next[options.dropOnWrite];
+        const annotations = { ...state.annotations };
+        const owned = patch.metadata.annotations?.[OWNED_LABELS_ANNOTATION];
+        if (owned === null) delete annotations[OWNED_LABELS_ANNOTATION];
+        else if (owned !== undefined) annotations[OWNED_LABELS_ANNOTATION] = owned;
+        state = { resourceVersion: String(Number(state.resourceVersion) + 1), labels: next, annotations };
+        return state;
+      },
+    },
+  };
+}
+
+describe('reconcileNodeLabels', () => {
+  it('writes one patch and verifies it', async () => {
+    const node = fakeNode({ keep: 'x' });
+    const outcome = await reconcileNodeLabels({ desired: { a: '1' }, policy, maxAttempts: 3 }, node.steps);
+    assert.equal(outcome.status, 'done');
+    assert.equal(node.writes.length, 1);
+    assert.deepEqual((await node.steps.read()).labels, { keep: 'x', a: '1' });
+    if (outcome.status === 'done') assert.deepEqual([outcome.written, outcome.attempts], [true, 1]);
+  });
+
+  it('writes nothing when the node is already right, or in a dry run', async () => {
+    const right = fakeNode({ a: '1' });
+    await reconcileNodeLabels({ desired: { a: '1' }, policy, maxAttempts: 3 }, right.steps);
+    const adopted = await reconcileNodeLabels({ desired: { a: '1' }, policy, maxAttempts: 3 }, right.steps);
+    assert.deepEqual([right.writes.length, adopted.status === 'done' && adopted.written], [1, false], 'first run adopts, second writes nothing');
+    const dry = fakeNode({});
+    const planned = await reconcileNodeLabels({ desired: { a: '1' }, policy, maxAttempts: 3, dryRun: true }, dry.steps);
+    assert.equal(dry.writes.length, 0);
+    assert.deepEqual(planned.status === 'done' && planned.plan.set, { a: '1' });
+  });
+
+  it('re-reads and re-plans after a stale write, and gives up after maxAttempts', async () => {
+    const once = fakeNode({}, { concurrentWrites: 1 });
+    const outcome = await reconcileNodeLabels({ desired: { a: '1' }, policy, maxAttempts: 3 }, once.steps);
+    assert.deepEqual([outcome.status, outcome.attempts, once.writes.length], ['done', 2, 2]);
+    const always = fakeNode({}, { concurrentWrites: 99 });
+    const gaveUp = await reconcileNodeLabels({ desired: { a: '1' }, policy, maxAttempts: 3 }, always.steps);
+    assert.deepEqual([gaveUp.status, always.writes.length], ['conflicts', 3]);
+  });
+
+  it('reports a write whose stored result still differs', async () => {
+    const node = fakeNode({}, { dropOnWrite: 'a' });
+    const outcome = await reconcileNodeLabels({ desired: { a: '1', b: '2' }, policy, maxAttempts: 3 }, node.steps);
+    assert.equal(outcome.status, 'unverified');
+    if (outcome.status === 'unverified') assert.deepEqual(outcome.remaining.set, { a: '1' });
+  });
+
+  it('leaves the node as applyPlan predicts', async () => {
+    const start = { other: 'o', gone: 'g' };
+    const node = fakeNode(start);
+    node.steps.read = async () => ({ resourceVersion: '1', labels: start, annotations: { [OWNED_LABELS_ANNOTATION]: 'gone' } });
+    const outcome = await reconcileNodeLabels({ desired: { a: '1' }, policy, maxAttempts: 1 }, node.steps);
+    assert.equal(outcome.status, 'done');
+    if (outcome.status === 'done') {
+      assert.deepEqual(applyPlan(start, outcome.plan), { other: 'o', a: '1' });
+      assert.equal(applyOwnership({}, outcome.plan)[OWNED_LABELS_ANNOTATION], 'a');
+    }
+  });
+});
