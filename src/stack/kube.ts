@@ -86,21 +86,18 @@ function apiRequest(
   });
 }
 
-/**
- * Starts etcd and kube-apiserver under `dir` on the given loopback ports and
- * waits until the API server is ready and relabel's RBAC is in place.
- * Throws, with the server's log tail, when either fails to come up.
- */
-export async function startKube(
-  dir: string,
-  ports: { etcdClient: number; etcdPeer: number; apiserver: number },
-  env: NodeJS.ProcessEnv = process.env,
-): Promise<KubeStack> {
-  const etcdBin = toolPath('etcd', env);
-  const apiserverBin = toolPath('kube-apiserver', env);
-  const pki = join(dir, 'pki');
-  mkdirSync(pki, { recursive: true });
+/** Service-account keys and static tokens the API server authenticates with. */
+interface Credentials {
+  saKey: string;
+  saPub: string;
+  tokens: string;
+  adminToken: string;
+  relabelToken: string;
+}
 
+/** Writes fresh tokens (and, once, the service-account key pair) under `pki`. */
+function writeCredentials(pki: string): Credentials {
+  mkdirSync(pki, { recursive: true });
   const saKey = join(pki, 'sa.key');
   const saPub = join(pki, 'sa.pub');
   if (!existsSync(saKey)) {
@@ -116,109 +113,91 @@ export async function startKube(
     `${adminToken},relabel-admin,relabel-admin,"system:masters"\n${relabelToken},${RELABEL_USER},${RELABEL_USER}\n`,
     { mode: 0o600 },
   );
+  return { saKey, saPub, tokens, adminToken, relabelToken };
+}
 
+function etcdArgs(dataDir: string, clientUrl: string, peerUrl: string): string[] {
+  return [
+    '--name=relabel',
+    `--data-dir=${dataDir}`,
+    `--listen-client-urls=${clientUrl}`,
+    `--advertise-client-urls=${clientUrl}`,
+    `--listen-peer-urls=${peerUrl}`,
+    `--initial-advertise-peer-urls=${peerUrl}`,
+    `--initial-cluster=relabel=${peerUrl}`,
+    '--log-level=warn',
+    // A throwaway local store: durability across power loss buys nothing here.
+    '--unsafe-no-fsync',
+  ];
+}
+
+function apiserverArgs(etcdUrl: string, port: number, certDir: string, creds: Credentials): string[] {
+  return [
+    `--etcd-servers=${etcdUrl}`,
+    '--bind-address=127.0.0.1',
+    '--advertise-address=127.0.0.1',
+    `--secure-port=${port}`,
+    `--cert-dir=${certDir}`,
+    `--token-auth-file=${creds.tokens}`,
+    '--authorization-mode=RBAC',
+    '--anonymous-auth=false',
+    `--service-account-key-file=${creds.saPub}`,
+    `--service-account-signing-key-file=${creds.saKey}`,
+    '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
+    '--service-cluster-ip-range=10.96.0.0/24',
+    '--enable-priority-and-fairness=false',
+    '--v=1',
+  ];
+}
+
+/**
+ * Starts etcd and kube-apiserver under `dir` on the given loopback ports and
+ * waits until the API server is ready and relabel's RBAC is in place.
+ * Throws, with the server's log tail, when either fails to come up; what it
+ * had started is stopped first.
+ */
+export async function startKube(
+  dir: string,
+  ports: { etcdClient: number; etcdPeer: number; apiserver: number },
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<KubeStack> {
+  const etcdBin = toolPath('etcd', env);
+  const apiserverBin = toolPath('kube-apiserver', env);
+  const pki = join(dir, 'pki');
+  const creds = writeCredentials(pki);
   const etcdUrl = `http://127.0.0.1:${ports.etcdClient}`;
-  const peerUrl = `http://127.0.0.1:${ports.etcdPeer}`;
-  const etcd = await startProcess(
-    'etcd',
-    etcdBin,
-    [
-      '--name=relabel',
-      `--data-dir=${join(dir, 'etcd')}`,
-      `--listen-client-urls=${etcdUrl}`,
-      `--advertise-client-urls=${etcdUrl}`,
-      `--listen-peer-urls=${peerUrl}`,
-      `--initial-advertise-peer-urls=${peerUrl}`,
-      `--initial-cluster=relabel=${peerUrl}`,
-      '--log-level=warn',
-      // A throwaway local store: durability across power loss buys nothing here.
-      '--unsafe-no-fsync',
-    ],
-    join(dir, 'etcd.log'),
-    env,
-  );
-  try {
-    return await startApiserver(dir, pki, etcdUrl, ports.apiserver, apiserverBin, { saKey, saPub, tokens, adminToken, relabelToken }, etcd, env);
-  } catch (err) {
-    await stopProcess(etcd);
-    throw err;
-  }
-}
-
-async function startApiserver(
-  dir: string,
-  pki: string,
-  etcdUrl: string,
-  port: number,
-  apiserverBin: string,
-  auth: { saKey: string; saPub: string; tokens: string; adminToken: string; relabelToken: string },
-  etcd: ManagedProcess,
-  env: NodeJS.ProcessEnv,
-): Promise<KubeStack> {
-  const { saKey, saPub, tokens, adminToken, relabelToken } = auth;
-  await waitUntil(etcd, 'client port open', () => portOpen(Number(new URL(etcdUrl).port)), 30_000);
-
   const certDir = join(pki, 'serving');
-  const apiserver = await startProcess(
-    'kube-apiserver',
-    apiserverBin,
-    [
-      `--etcd-servers=${etcdUrl}`,
-      '--bind-address=127.0.0.1',
-      '--advertise-address=127.0.0.1',
-      `--secure-port=${port}`,
-      `--cert-dir=${certDir}`,
-      `--token-auth-file=${tokens}`,
-      '--authorization-mode=RBAC',
-      '--anonymous-auth=false',
-      `--service-account-key-file=${saPub}`,
-      `--service-account-signing-key-file=${saKey}`,
-      '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
-      '--service-cluster-ip-range=10.96.0.0/24',
-      '--enable-priority-and-fairness=false',
-      '--v=1',
-    ],
-    join(dir, 'kube-apiserver.log'),
-    env,
-  );
-
+  const server = `https://127.0.0.1:${ports.apiserver}`;
+  const started: ManagedProcess[] = [];
   try {
-    return await finishApiserver(dir, certDir, port, apiserver, etcd, adminToken, relabelToken);
+    const etcd = await startProcess('etcd', etcdBin, etcdArgs(join(dir, 'etcd'), etcdUrl, `http://127.0.0.1:${ports.etcdPeer}`), join(dir, 'etcd.log'), env);
+    started.push(etcd);
+    await waitUntil(etcd, 'client port open', () => portOpen(ports.etcdClient), 30_000);
+
+    const apiserver = await startProcess('kube-apiserver', apiserverBin, apiserverArgs(etcdUrl, ports.apiserver, certDir, creds), join(dir, 'kube-apiserver.log'), env);
+    started.push(apiserver);
+    const servingCert = join(certDir, 'apiserver.crt');
+    await waitUntil(apiserver, 'serving certificate written', async () => existsSync(servingCert), 60_000);
+    // The generated serving certificate file holds the certificate and the CA that signed it.
+    const ca = readFileSync(servingCert);
+    await waitUntil(
+      apiserver,
+      '/readyz answering ok',
+      async () => (await apiRequest(server, ca, creds.adminToken, 'GET', '/readyz')).status === 200,
+      120_000,
+    );
+    await ensureRbac(server, ca, creds.adminToken);
+
+    const caData = ca.toString('base64');
+    const adminKubeconfig = join(dir, 'kubeconfig-admin.yaml');
+    const kubeconfig = join(dir, 'kubeconfig.yaml');
+    writeFileSync(adminKubeconfig, kubeconfigYaml(server, caData, 'relabel-admin', creds.adminToken), { mode: 0o600 });
+    writeFileSync(kubeconfig, kubeconfigYaml(server, caData, RELABEL_USER, creds.relabelToken), { mode: 0o600 });
+    return { etcd, apiserver, server, adminKubeconfig, kubeconfig };
   } catch (err) {
-    await stopProcess(apiserver);
+    for (const p of started.reverse()) await stopProcess(p);
     throw err;
   }
-}
-
-async function finishApiserver(
-  dir: string,
-  certDir: string,
-  port: number,
-  apiserver: ManagedProcess,
-  etcd: ManagedProcess,
-  adminToken: string,
-  relabelToken: string,
-): Promise<KubeStack> {
-  const server = `https://127.0.0.1:${port}`;
-  const servingCert = join(certDir, 'apiserver.crt');
-  await waitUntil(apiserver, 'serving certificate written', async () => existsSync(servingCert), 60_000);
-  // The generated serving certificate file holds the certificate and the CA that signed it.
-  const ca = readFileSync(servingCert);
-  await waitUntil(
-    apiserver,
-    '/readyz answering ok',
-    async () => (await apiRequest(server, ca, adminToken, 'GET', '/readyz')).status === 200,
-    120_000,
-  );
-
-  await ensureRbac(server, ca, adminToken);
-
-  const caData = ca.toString('base64');
-  const adminKubeconfig = join(dir, 'kubeconfig-admin.yaml');
-  const kubeconfig = join(dir, 'kubeconfig.yaml');
-  writeFileSync(adminKubeconfig, kubeconfigYaml(server, caData, 'relabel-admin', adminToken), { mode: 0o600 });
-  writeFileSync(kubeconfig, kubeconfigYaml(server, caData, RELABEL_USER, relabelToken), { mode: 0o600 });
-  return { etcd, apiserver, server, adminKubeconfig, kubeconfig };
 }
 
 async function ensureRbac(server: string, ca: Buffer, adminToken: string): Promise<void> {
