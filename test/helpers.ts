@@ -36,10 +36,16 @@ export function adminCore(): CoreV1Api {
   return loadKubeConfig(adminKubeconfigPath()).makeApiClient(CoreV1Api);
 }
 
-/** Creates a Node as the kubelet would register it, with kubelet-owned labels. */
-export async function createNode(core: CoreV1Api, name: string, labels: Record<string, string> = {}): Promise<V1Node> {
+/** Creates a Node as the kubelet would register it, with kubelet-owned labels (and `taints`, if given). */
+export async function createNode(
+  core: CoreV1Api,
+  name: string,
+  labels: Record<string, string> = {},
+  taints: { key: string; value?: string; effect: string }[] = [],
+): Promise<V1Node> {
   return core.createNode({
     body: {
+      ...(taints.length > 0 ? { spec: { taints } } : {}),
       metadata: {
         name,
         labels: {

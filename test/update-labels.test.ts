@@ -6,7 +6,7 @@
  */
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { OWNED_LABELS_ANNOTATION } from '../src/core/constants.ts';
+import { OWNED_LABELS_ANNOTATION, UNINITIALIZED_TAINT_KEY } from '../src/core/constants.ts';
 import { validateSite, type Design } from '../src/core/validate-site.ts';
 import { isKubeletLabelKey } from '../src/core/label-keys.ts';
 import { loadKubeConfig, createNodeApi } from '../src/activities/kube-nodes.ts';
@@ -15,6 +15,8 @@ import { adminCore, adminKubeconfigPath, createNode, nodePatchCount, startRelabe
 import { prefixedSite, storeWithSite } from './site.ts';
 
 const FOREIGN = { 'example.com/team': 'storage-ops', 'topology.example.com/pod': 'p7' };
+const UNINITIALIZED = { key: UNINITIALIZED_TAINT_KEY, effect: 'NoSchedule' };
+const MAINTENANCE = { key: 'example.com/maintenance', value: 'rack-move', effect: 'NoExecute' };
 
 async function labelsOf(names: string[]) {
   const core = adminCore();
@@ -34,12 +36,17 @@ describe('updateLabels on the sample site', () => {
   const site = prefixedSite(prefix);
   const design = designOf(site.files);
   let relabel: Awaited<ReturnType<typeof startRelabel>>;
+  let taintsAtCreation: { key: string }[] = [];
 
   before(async () => {
     const { url } = await storeWithSite(site.files);
     relabel = await startRelabel(url);
     const core = adminCore();
-    for (const name of site.nodes) await createNode(core, name, FOREIGN);
+    for (const name of site.nodes) {
+      const created = await createNode(core, name, FOREIGN, name === site.nodes[2] ? [UNINITIALIZED, MAINTENANCE] : []);
+      // The API server's admission adds taints of its own (not-ready); relabel must keep them.
+      if (name === site.nodes[2]) taintsAtCreation = JSON.parse(JSON.stringify(created.spec?.taints ?? []));
+    }
     // Another field manager sets a label of its own, as kubectl would.
     await createNodeApi(loadKubeConfig(adminKubeconfigPath())).patchNode(site.nodes[0] as string, { metadata: { labels: { 'ops.example.com/drain': 'never' } } });
   });
@@ -70,6 +77,15 @@ describe('updateLabels on the sample site', () => {
       const owned = meta[name]?.annotations?.[OWNED_LABELS_ANNOTATION]?.split(',') ?? [];
       assert.deepEqual(owned, Object.keys(desired).filter((k) => !isKubeletLabelKey(k)).sort(), `ownership of ${name}`);
     }
+    // The policy lifts the uninitialized taint in the same write as the labels; other taints stay.
+    const tainted = await adminCore().readNode({ name: site.nodes[2] as string });
+    assert.ok(taintsAtCreation.some((t) => t.key === UNINITIALIZED_TAINT_KEY));
+    assert.deepEqual(
+      JSON.parse(JSON.stringify(tainted.spec?.taints)),
+      taintsAtCreation.filter((t) => t.key !== UNINITIALIZED_TAINT_KEY),
+    );
+    assert.ok(tainted.spec?.taints?.some((t) => t.key === MAINTENANCE.key));
+    assert.deepEqual(done.result?.nodes.filter((n) => n.taintLifted).map((n) => n.node), [site.nodes[2]]);
   });
 
   it('makes zero write requests when run again at once', async () => {

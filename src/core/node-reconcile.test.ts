@@ -1,23 +1,23 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { OWNED_LABELS_ANNOTATION } from './constants.ts';
-import { applyOwnership, applyPlan, type NodeLabelPatch } from './label-plan.ts';
-import { reconcileNodeLabels, STALE, type NodeLabelState } from './node-reconcile.ts';
+import { OWNED_LABELS_ANNOTATION as OWNED, UNINITIALIZED_TAINT_KEY } from './constants.ts';
+import { applyOwnership, applyPlan } from './label-plan.ts';
+import { reconcileNodeLabels, STALE, type NodeLabelState, type NodePatch, type Taint } from './node-reconcile.ts';
 
 const policy = { reconcileOsArchAliases: false, protectedKeys: [] };
 
 /** An in-memory node whose resourceVersion changes `concurrentWrites` times behind relabel's back. */
-function fakeNode(labels: Record<string, string>, options: { concurrentWrites?: number; dropOnWrite?: string } = {}) {
-  let state: NodeLabelState = { resourceVersion: '1', labels, annotations: {} };
+function fakeNode(labels: Record<string, string>, options: { concurrentWrites?: number; dropOnWrite?: string; taints?: Taint[] } = {}) {
+  let state: NodeLabelState = { resourceVersion: '1', labels, annotations: {}, taints: options.taints ?? [] };
   let concurrent = options.concurrentWrites ?? 0;
-  const writes: NodeLabelPatch[] = [];
+  const writes: NodePatch[] = [];
   return {
     writes,
     steps: {
       async read() {
         return state;
       },
-      async write(patch: NodeLabelPatch) {
+      async write(patch: NodePatch) {
         writes.push(patch);
         if (concurrent > 0) {
           concurrent--;
@@ -29,10 +29,11 @@ function fakeNode(labels: Record<string, string>, options: { concurrentWrites?: 
         for (const [k, v] of Object.entries(patch.metadata.labels ?? {})) if (v === null) delete next[k]; else next[k] = v;
         if (options.dropOnWrite) delete next[options.dropOnWrite];
         const annotations = { ...state.annotations };
-        const owned = patch.metadata.annotations?.[OWNED_LABELS_ANNOTATION];
-        if (owned === null) delete annotations[OWNED_LABELS_ANNOTATION];
-        else if (owned !== undefined) annotations[OWNED_LABELS_ANNOTATION] = owned;
-        state = { resourceVersion: String(Number(state.resourceVersion) + 1), labels: next, annotations };
+        const owned = patch.metadata.annotations?.[OWNED];
+        if (owned === null) delete annotations[OWNED];
+        else if (owned !== undefined) annotations[OWNED] = owned;
+        const taints = patch.spec ? (patch.spec.taints ?? []) : state.taints;
+        state = { resourceVersion: String(Number(state.resourceVersion) + 1), labels: next, annotations, taints };
         return state;
       },
     },
@@ -79,12 +80,36 @@ describe('reconcileNodeLabels', () => {
   it('leaves the node as applyPlan predicts', async () => {
     const start = { other: 'o', gone: 'g' };
     const node = fakeNode(start);
-    node.steps.read = async () => ({ resourceVersion: '1', labels: start, annotations: { [OWNED_LABELS_ANNOTATION]: 'gone' } });
+    node.steps.read = async () => ({ resourceVersion: '1', labels: start, annotations: { [OWNED]: 'gone' } });
     const outcome = await reconcileNodeLabels({ desired: { a: '1' }, policy, maxAttempts: 1 }, node.steps);
     assert.equal(outcome.status, 'done');
     if (outcome.status === 'done') {
       assert.deepEqual(applyPlan(start, outcome.plan), { other: 'o', a: '1' });
-      assert.equal(applyOwnership({}, outcome.plan)[OWNED_LABELS_ANNOTATION], 'a');
+      assert.equal(applyOwnership({}, outcome.plan)[OWNED], 'a');
     }
+  });
+
+  it('lifts the uninitialized taint in the same write as the labels, keeping other taints', async () => {
+    const uninitialized = { key: UNINITIALIZED_TAINT_KEY, effect: 'NoSchedule' };
+    const other = { key: 'example.com/maintenance', value: 'yes', effect: 'NoExecute' };
+    const node = fakeNode({}, { taints: [uninitialized, other] });
+    const outcome = await reconcileNodeLabels({ desired: { a: '1' }, policy, maxAttempts: 3, liftTaint: true }, node.steps);
+    assert.deepEqual([outcome.status, outcome.status === 'done' && outcome.taintLifted, node.writes.length], ['done', true, 1]);
+    assert.deepEqual(node.writes[0]?.spec, { taints: [other] });
+    assert.deepEqual(node.writes[0]?.metadata.labels, { a: '1' });
+    assert.deepEqual((await node.steps.read()).taints, [other]);
+    const again = await reconcileNodeLabels({ desired: { a: '1' }, policy, maxAttempts: 3, liftTaint: true }, node.steps);
+    assert.deepEqual([again.status === 'done' && again.written, node.writes.length], [false, 1], 'nothing left to write');
+  });
+
+  it('lifts the taint alone when the labels are already right; leaves it without liftTaint', async () => {
+    const taint = { key: UNINITIALIZED_TAINT_KEY, effect: 'NoSchedule' };
+    const kept = fakeNode({}, { taints: [taint] });
+    await reconcileNodeLabels({ desired: {}, policy, maxAttempts: 3 }, kept.steps);
+    assert.deepEqual([kept.writes.length, (await kept.steps.read()).taints], [0, [taint]]);
+    const lifted = fakeNode({}, { taints: [taint] });
+    const outcome = await reconcileNodeLabels({ desired: {}, policy, maxAttempts: 3, liftTaint: true }, lifted.steps);
+    assert.deepEqual(lifted.writes, [{ metadata: { resourceVersion: '1' }, spec: { taints: null } }]);
+    assert.equal(outcome.status === 'done' && outcome.taintLifted, true);
   });
 });

@@ -8,14 +8,44 @@
  * (activities in a workflow, API calls elsewhere), so it stays deterministic
  * wherever the steps are.
  */
+import { UNINITIALIZED_TAINT_KEY } from './constants.ts';
 import { labelPatch, planLabels, type LabelPlan, type NodeLabelPatch, type PlanPolicy } from './label-plan.ts';
+
+/** A Node taint. */
+export type Taint = { key: string; value?: string; effect: string };
 
 /** What the loop needs to know of a node. */
 export type NodeLabelState = {
   resourceVersion: string;
   labels: Readonly<Record<string, string>>;
   annotations: Readonly<Record<string, string>>;
+  taints?: readonly Taint[];
 };
+
+/**
+ * The merge patch the loop sends: the label plan's, plus, when the
+ * uninitialized taint is lifted, the node's taint list without it (a merge
+ * patch replaces a list whole; the resourceVersion guard makes that safe).
+ */
+export type NodePatch = NodeLabelPatch & { spec?: { taints: Taint[] | null } };
+
+/** Whether `state` carries relabel's uninitialized taint (seed: Cluster API). */
+export function hasUninitializedTaint(state: Pick<NodeLabelState, 'taints'>): boolean {
+  return (state.taints ?? []).some((t) => t.key === UNINITIALIZED_TAINT_KEY);
+}
+
+/**
+ * The patch for `plan` on `state`: labels and ownership as `labelPatch`
+ * builds them, and with `liftTaint` the uninitialized taint removed in the
+ * same request, so pods are let in exactly when the labels land. Null when
+ * there is nothing to write.
+ */
+export function nodePatch(plan: LabelPlan, state: NodeLabelState, liftTaint: boolean): NodePatch | null {
+  const labels = labelPatch(plan, state.resourceVersion);
+  if (!liftTaint || !hasUninitializedTaint(state)) return labels;
+  const kept = (state.taints ?? []).filter((t) => t.key !== UNINITIALIZED_TAINT_KEY);
+  return { metadata: labels?.metadata ?? { resourceVersion: state.resourceVersion }, spec: { taints: kept.length > 0 ? kept : null } };
+}
 
 /** What `write` returns when the API server refused the patch as stale (409). */
 export const STALE = Symbol('stale resourceVersion');
@@ -25,7 +55,7 @@ export type ReconcileSteps = {
   /** Reads the node. */
   read(): Promise<NodeLabelState>;
   /** Sends one patch; the node as stored after it, or {@link STALE}. */
-  write(patch: NodeLabelPatch): Promise<NodeLabelState | typeof STALE>;
+  write(patch: NodePatch): Promise<NodeLabelState | typeof STALE>;
   /** Told each plan before anything is written (progress reporting). */
   onPlan?(plan: LabelPlan, attempt: number): void;
 };
@@ -33,20 +63,21 @@ export type ReconcileSteps = {
 /** How a reconcile ended. */
 export type ReconcileOutcome =
   /** The node carries the desired labels (or, in a dry run, `plan` says what it would take). */
-  | { status: 'done'; plan: LabelPlan; written: boolean; attempts: number }
+  | { status: 'done'; plan: LabelPlan; written: boolean; attempts: number; taintLifted: boolean }
   /** The patch landed but the stored node still differs: `remaining` is what is left. */
-  | { status: 'unverified'; plan: LabelPlan; remaining: LabelPlan; attempts: number }
+  | { status: 'unverified'; plan: LabelPlan; remaining: LabelPlan; taintLeft: boolean; attempts: number }
   /** Every attempt met a concurrent change. */
   | { status: 'conflicts'; attempts: number };
 
 /**
  * Brings one node's labels to `desired`, within what relabel owns (see
- * `planLabels`), making at most `maxAttempts` reads. Writes nothing when
- * the plan is empty or `dryRun` is set, and at most one patch per read.
+ * `planLabels`), making at most `maxAttempts` reads. With `liftTaint`, the
+ * uninitialized taint goes in the same patch. Writes nothing when there is
+ * nothing to change or `dryRun` is set, and at most one patch per read.
  * Errors from the steps propagate unchanged.
  */
 export async function reconcileNodeLabels(
-  input: { desired: Readonly<Record<string, string>>; policy: PlanPolicy; maxAttempts: number; dryRun?: boolean },
+  input: { desired: Readonly<Record<string, string>>; policy: PlanPolicy; maxAttempts: number; dryRun?: boolean; liftTaint?: boolean },
   steps: ReconcileSteps,
 ): Promise<ReconcileOutcome> {
   const { desired, policy } = input;
@@ -54,13 +85,17 @@ export async function reconcileNodeLabels(
     const state = await steps.read();
     const plan = planLabels({ labels: state.labels, annotations: state.annotations, desired, policy });
     steps.onPlan?.(plan, attempt);
-    const patch = labelPatch(plan, state.resourceVersion);
-    if (patch === null || input.dryRun) return { status: 'done', plan, written: false, attempts: attempt };
+    const liftTaint = input.liftTaint === true;
+    const patch = nodePatch(plan, state, liftTaint);
+    const taintLifted = patch?.spec !== undefined;
+    // In a dry run, `taintLifted` says the taint would be lifted.
+    if (patch === null || input.dryRun) return { status: 'done', plan, written: false, attempts: attempt, taintLifted };
     const after = await steps.write(patch);
     if (after === STALE) continue;
     const remaining = planLabels({ labels: after.labels, annotations: after.annotations, desired, policy });
-    if (!remaining.empty) return { status: 'unverified', plan, remaining, attempts: attempt };
-    return { status: 'done', plan, written: true, attempts: attempt };
+    const taintLeft = liftTaint && hasUninitializedTaint(after);
+    if (!remaining.empty || taintLeft) return { status: 'unverified', plan, remaining, taintLeft, attempts: attempt };
+    return { status: 'done', plan, written: true, attempts: attempt, taintLifted };
   }
   return { status: 'conflicts', attempts: input.maxAttempts };
 }

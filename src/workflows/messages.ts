@@ -53,6 +53,8 @@ export interface RelabelNodeResult {
   unchanged: number;
   /** Whether a write request was sent. */
   written: boolean;
+  /** Whether relabel's uninitialized taint was (in a dry run: would be) removed, in the same write. */
+  taintLifted: boolean;
   /** Reads of the node (more than one after a resourceVersion conflict). */
   attempts: number;
 }
@@ -66,6 +68,7 @@ export interface NodeOutcome {
   adopted?: string[];
   unchanged?: number;
   written?: boolean;
+  taintLifted?: boolean;
   error?: NodeError;
 }
 

@@ -46,7 +46,7 @@ export async function relabelNode(input: RelabelNodeInput): Promise<RelabelNodeR
   setCurrentDetails(`Computing desired labels of **${node}** at revision ${revision}`);
   const design = await nodeDesign({ revision, node });
   const outcome = await reconcileNodeLabels(
-    { desired: design.labels, policy: design.policy, maxAttempts: MAX_CONFLICT_ATTEMPTS, dryRun },
+    { desired: design.labels, policy: design.policy, maxAttempts: MAX_CONFLICT_ATTEMPTS, dryRun, liftTaint: design.policy.liftUninitializedTaint },
     {
       read: () => readNode({ node }),
       async write(patch) {
@@ -71,11 +71,11 @@ export async function relabelNode(input: RelabelNodeInput): Promise<RelabelNodeR
   }
   if (outcome.status === 'unverified') {
     throw ApplicationFailure.nonRetryable(
-      `node ${node} does not carry the desired labels after the patch: ${describePlan(outcome.remaining)}`,
+      `node ${node} is not as desired after the patch: ${outcome.remaining.empty ? '' : describePlan(outcome.remaining)}${outcome.taintLeft ? ' (uninitialized taint still present)' : ''}`,
       FailureType.VerificationFailed,
     );
   }
-  const { plan, written, attempts } = outcome;
-  if (written) setCurrentDetails(`**${node}** relabelled: ${describePlan(plan)}`);
-  return { node, status: 'success', set: plan.set, removed: plan.remove, adopted: plan.adopt, unchanged: plan.unchanged.length, written, attempts };
+  const { plan, written, attempts, taintLifted } = outcome;
+  if (written) setCurrentDetails(`**${node}** relabelled: ${describePlan(plan)}${taintLifted ? ', uninitialized taint lifted' : ''}`);
+  return { node, status: 'success', set: plan.set, removed: plan.remove, adopted: plan.adopt, unchanged: plan.unchanged.length, written, taintLifted, attempts };
 }

@@ -174,7 +174,17 @@ export async function updateLabels(input: UpdateLabelsInput): Promise<UpdateLabe
       staticDetails: `Child of ${info.workflowId}: brings the labels of node **${node}** to revision ${run.revision} of site ${run.site}.`,
       parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
     }).then(
-      (r) => outcomes.set(node, { node, status: 'success', set: r.set, removed: r.removed, adopted: r.adopted, unchanged: r.unchanged, written: r.written }),
+      (r) =>
+        outcomes.set(node, {
+          node,
+          status: 'success',
+          set: r.set,
+          removed: r.removed,
+          adopted: r.adopted,
+          unchanged: r.unchanged,
+          written: r.written,
+          ...(r.taintLifted ? { taintLifted: true } : {}),
+        }),
       (err: unknown) => outcomes.set(node, { node, status: 'failure', error: childFailure(err) }),
     ).finally(() => {
       running.delete(node);
