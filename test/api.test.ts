@@ -167,8 +167,8 @@ describe('HTTP API', () => {
     assertFailure(await api.call('DELETE', '/api/v1.0/revisions/2/tags/reviewed'), 404, 'TagNotFound');
   });
 
-  it('starts update_labels (201 + Location), reports it until Complete with per-node results, lists it', async () => {
-    const created = await api.call('POST', '/api/v1.0/actions', { body: { name: 'update_labels', parameters: { target_nodes: [n0, n1] } } });
+  it('starts relabel_nodes (201 + Location), reports it under that name until Complete with per-node results, lists it', async () => {
+    const created = await api.call('POST', '/api/v1.0/actions', { body: { name: 'relabel_nodes', parameters: { target_nodes: [n0, n1] } } });
     assert.equal(created.status, 201, created.text);
     const action = ActionView.parse(created.json);
     assert.equal(action.action_lifecycle, 'Pending');
@@ -182,6 +182,7 @@ describe('HTTP API', () => {
       (a) => a.action_lifecycle === 'Complete' || a.action_lifecycle === 'Failed',
     );
     assert.equal(done.action_lifecycle, 'Complete');
+    assert.equal(done.name, 'relabel_nodes', 'the name it was started with, kept in the run memo');
     assert.deepEqual(done.result?.status, 'success');
     assert.deepEqual(done.node_results.map((n) => [n.node, n.status, n.written]), [[n0, 'success', true], [n1, 'success', true]]);
     const node = await adminCore().readNode({ name: n0 });
@@ -189,7 +190,7 @@ describe('HTTP API', () => {
     for (const [key, value] of Object.entries(done.node_results[0]?.set ?? {})) assert.equal(node.metadata?.labels?.[key], value);
 
     const listed = ActionList.parse((await api.call('GET', '/api/v1.0/actions?limit=10', { token: VIEWER })).json);
-    assert.ok(listed.some((a) => a.id === action.id && a.action_lifecycle === 'Complete'), JSON.stringify(listed));
+    assert.ok(listed.some((a) => a.id === action.id && a.action_lifecycle === 'Complete' && a.name === 'relabel_nodes'), JSON.stringify(listed));
     assertFailure(await api.call('GET', '/api/v1.0/actions?limit=1000'), 400);
     assertFailure(await api.call('POST', `/api/v1.0/actions/${action.id}/control/stop`), 409, 'NotRunning');
     assertFailure(await api.call('POST', `/api/v1.0/actions/${action.id}/control/pause`), 400, 'InvalidRequest');

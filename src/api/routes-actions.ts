@@ -57,7 +57,7 @@ export function actionRoutes({ relabel }: ApiDeps): RouteDef[] {
       responses: { 201: { description: 'the action, Pending', schema: ActionView }, 400: error, 409: error },
       async handle({ body }) {
         const runs = await relabel.runs();
-        const started = await runs.start({ targets: body.parameters.target_nodes });
+        const started = await runs.start({ targets: body.parameters.target_nodes, action: body.name });
         const report = { ...started, execution: 'RUNNING', startTime: new Date().toISOString() };
         const view = actionView({ report, nodes: [] }, { name: body.name, targets: started.targets, revision: started.revision });
         return { code: 201, body: view, headers: { location: actionUrl(view.id) } };

@@ -7,7 +7,7 @@ import type { RunStatusReport } from '../facade/runs.ts';
 import type { NodeOutcome } from '../workflows/messages.ts';
 import type { NodeFilterSet } from '../core/node-filter.ts';
 import { encodeRunId } from './run-ids.ts';
-import type { ActionName } from './schemas.ts';
+import { ActionName } from './schemas.ts';
 import type { ActionLifecycle, ActionSummary, ActionView, NodeResultView, StatusMessage, TaskResultView, TaskStatus, TaskView } from './response-schemas.ts';
 
 /** The state of a run the views need: the facade's report and the per-node outcomes known so far. */
@@ -33,11 +33,17 @@ export function actionLifecycle(execution: string, hasProgress: boolean): Action
   }
 }
 
+/** The action name a run was started with, `update_labels` when it has none (started by the CLI). */
+function actionNameOf(action: string | undefined): ActionName {
+  const parsed = ActionName.safeParse(action);
+  return parsed.success ? parsed.data : 'update_labels';
+}
+
 /** A list entry from what Temporal's visibility knows of a run. */
-export function actionSummary(run: { workflowId: string; runId: string; execution: string; startTime: string; closeTime?: string }): ActionSummary {
+export function actionSummary(run: { workflowId: string; runId: string; action?: string; execution: string; startTime: string; closeTime?: string }): ActionSummary {
   return {
     id: encodeRunId(run),
-    name: 'update_labels',
+    name: actionNameOf(run.action),
     // Visibility cannot tell whether a worker has started the run: a running run is Processing here.
     action_lifecycle: actionLifecycle(run.execution, true),
     execution: run.execution,
@@ -71,8 +77,8 @@ function failureOf(report: RunStatusReport): { type: string; message: string } |
 }
 
 /**
- * A Shipyard action. `name` is the one it was started with when known
- * (`update_labels` otherwise: Temporal does not keep it); `targets` are
+ * A Shipyard action. `name` is the one it was started with (kept in the
+ * run's memo; `update_labels` for runs started without one); `targets` are
  * known when the run was just started or has finished.
  */
 export function actionView(state: RunState, extra: { name?: ActionName; targets?: string[]; revision?: number } = {}): ActionView {
@@ -82,7 +88,7 @@ export function actionView(state: RunState, extra: { name?: ActionName; targets?
   const targets = extra.targets ?? result?.nodes.map((n) => n.node);
   return {
     id: encodeRunId(report),
-    name: extra.name ?? 'update_labels',
+    name: extra.name ?? actionNameOf(report.action),
     parameters: targets ? { target_nodes: targets } : {},
     action_lifecycle: actionLifecycle(report.execution, report.progress !== undefined),
     execution: report.execution,

@@ -49,12 +49,16 @@ export interface StartOptions {
   dryRun?: boolean;
   continueAsNewAfter?: number;
   retryOf?: { workflowId: string; runId: string };
+  /** The action name the run was asked for (Shipyard's `update_labels` or `relabel_nodes`), kept in its memo. */
+  action?: string;
 }
 
 /** A run as Temporal's visibility store lists it. */
 export interface RunListing {
   workflowId: string;
   runId: string;
+  /** The action name kept in the run's memo, when it was started with one. */
+  action?: string;
   execution: string;
   startTime: string;
   closeTime?: string;
@@ -62,6 +66,8 @@ export interface RunListing {
 
 /** A run's state as reported by `status`. */
 export interface RunStatusReport extends RunRef {
+  /** The action name kept in the run's memo, when it was started with one. */
+  action?: string;
   /** Temporal's execution status: RUNNING, COMPLETED, FAILED, CANCELLED, TERMINATED, CONTINUED_AS_NEW, TIMED_OUT */
   execution: string;
   startTime: string;
@@ -82,6 +88,11 @@ export function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
     timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
   });
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+/** `{action}` from a run's memo, or nothing. Continue-as-new carries the memo along. */
+function memoAction(memo: Record<string, unknown> | undefined): { action?: string } {
+  return typeof memo?.action === 'string' ? { action: memo.action } : {};
 }
 
 /** Prefix of every update run's workflow ID. */
@@ -142,6 +153,7 @@ export function createRuns(deps: RunsDeps) {
         args: [input],
         workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
         workflowIdConflictPolicy: WorkflowIdConflictPolicy.FAIL,
+        ...(options.action ? { memo: { action: options.action } } : {}),
         staticSummary: `${dryRun ? 'Dry run: plan' : 'Update'} labels of ${targets.length} node(s) to revision ${revision}`,
         staticDetails:
           `update_labels on site **${site}**, revision ${revision}${dryRun ? ' (dry run: nothing written)' : ''}.\n\n` +
@@ -188,6 +200,7 @@ export function createRuns(deps: RunsDeps) {
       workflowId,
       runId: d.runId,
       uiLink: link(workflowId, d.runId),
+      ...memoAction(d.memo),
       execution: d.status.name,
       startTime: d.startTime.toISOString(),
       ...(d.closeTime ? { closeTime: d.closeTime.toISOString() } : {}),
@@ -245,6 +258,7 @@ export function createRuns(deps: RunsDeps) {
     return start({
       targets: failed,
       revision: previous.result.revision,
+      ...(previous.action ? { action: previous.action } : {}),
       ...options,
       retryOf: { workflowId, runId: previous.runId },
     });
@@ -271,6 +285,7 @@ export function createRuns(deps: RunsDeps) {
       found.push({
         workflowId: w.workflowId,
         runId: w.runId,
+        ...memoAction(w.memo),
         execution: w.status.name,
         startTime: w.startTime.toISOString(),
         ...(w.closeTime ? { closeTime: w.closeTime.toISOString() } : {}),
