@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { loadKubeConfig } from '../src/activities/kube-nodes.ts';
-import { OWNED_LABELS_ANNOTATION } from '../src/core/constants.ts';
+import { OWNED_LABELS_ANNOTATION, UNINITIALIZED_TAINT_KEY } from '../src/core/constants.ts';
 import { validateSite } from '../src/core/validate-site.ts';
 import { defaultStackDir, envLines } from '../src/stack/cli.ts';
 import { isAlive } from '../src/stack/processes.ts';
@@ -57,6 +57,8 @@ async function registerNodes(adminKubeconfig: string, names: string[]): Promise<
     try {
       await core.createNode({
         body: {
+          // Joined with the uninitialized taint: no pods until relabel's labels have landed.
+          spec: { taints: [{ key: UNINITIALIZED_TAINT_KEY, effect: 'NoSchedule' }] },
           metadata: {
             name,
             labels: { 'kubernetes.io/hostname': name, 'kubernetes.io/os': 'linux', 'kubernetes.io/arch': 'amd64', 'beta.kubernetes.io/os': 'linux', 'beta.kubernetes.io/arch': 'amd64', 'example.com/owner': 'ops-team' },
@@ -68,7 +70,10 @@ async function registerNodes(adminKubeconfig: string, names: string[]): Promise<
       if ((err as { code?: number }).code !== 409) throw err;
     }
   }
-  console.log(`${created} node(s) registered, ${names.length - created} already there (each carries example.com/owner=ops-team, a label relabel must never touch)`);
+  console.log(
+    `${created} node(s) registered, ${names.length - created} already there; each carries example.com/owner=ops-team ` +
+      `(a label relabel must never touch) and the ${UNINITIALIZED_TAINT_KEY}:NoSchedule taint (the policy lifts it with the labels)`,
+  );
 }
 
 async function main(): Promise<void> {
@@ -125,6 +130,8 @@ async function main(): Promise<void> {
     const node = await loadKubeConfig(stack.adminKubeconfig).makeApiClient(CoreV1Api).readNode({ name: sample as string });
     for (const [k, v] of Object.entries(node.metadata?.labels ?? {}).sort()) console.log(`  ${k}=${v}`);
     console.log(`  (annotation ${OWNED_LABELS_ANNOTATION} lists the ${node.metadata?.annotations?.[OWNED_LABELS_ANNOTATION]?.split(',').length} keys relabel owns)`);
+    const taints = (node.spec?.taints ?? []).map((t) => `${t.key}:${t.effect}`);
+    console.log(`  taints: ${taints.length ? taints.join(', ') : 'none'} (${UNINITIALIZED_TAINT_KEY} lifted by the first run)`);
   } finally {
     worker.kill('SIGTERM');
   }
