@@ -1,100 +1,255 @@
 /**
- * `npm run bench:e2e -- [NODES] [CONCURRENCY...]`: update_labels end to end on
- * a local stack of its own (real Temporal, real kube-apiserver), one worker
- * process in this process. Registers NODES nodes, then for each concurrency
- * runs update_labels over all of them twice (a first run that writes every
- * node, and an immediate second one that writes none) and prints nodes per
- * second and the worker's peak heap. Stops its stack at the end.
+ * `npm run bench:e2e -- [--nodes 500,5000] [--concurrency 50] [--passes …]`:
+ * update_labels end to end, on a local stack of its own per size (real
+ * Temporal, real kube-apiserver), against the floor measured in the same run.
+ *
+ * Per size: register the nodes; the floor (a plain client: one paginated
+ * LIST, then one resourceVersion-guarded merge patch of 16 labels and an
+ * annotation per node, `concurrency` at once); then relabel, each pass with
+ * a fresh worker process (its peak RSS is read from /proc):
+ * - `all`: every node changed; `noop`: nothing changed; `one-percent`: a new
+ *   revision changing every 100th node;
+ * - `seed`: instead of `all`, the nodes are created already as desired (for
+ *   the 50,000-node one-off); `retry`: K nodes missing → partial_success
+ *   with exactly K NodeNotFound; created again, `relabel retry` fixes them.
+ * Prints each time, its ratio to the floor, nodes per second, writes counted
+ * by the API server, history events per changed node, the largest payload
+ * and the worker's peak RSS. Exits non-zero when a run does not end as
+ * expected (status, writes, children, node labels).
  */
-import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { fork, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CoreV1Api } from '@kubernetes/client-node';
+import { parseArgs } from 'node:util';
+import { CoreV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { Client, Connection } from '@temporalio/client';
-import { DefaultLogger, Runtime } from '@temporalio/worker';
-import { parseAllDocuments } from 'yaml';
-import { loadKubeConfig } from '../src/activities/kube-nodes.ts';
-import { createRuns } from '../src/facade/runs.ts';
-import { freePorts, startStack, stopStack } from '../src/stack/stack.ts';
+import { OWNED_LABELS_ANNOTATION } from '../src/core/constants.ts';
+import { formatOwnedLabels } from '../src/core/owned-labels.ts';
+import { isKubeletLabelKey } from '../src/core/label-keys.ts';
+import { validateSite, type Design } from '../src/core/validate-site.ts';
+import { loadKubeConfig } from '../src/kube/nodes.ts';
+import { createRuns, type Runs } from '../src/facade/runs.ts';
+import { nodeRequestCount } from '../src/stack/kube-metrics.ts';
+import { freePorts, startStack, stopStack, type StackInfo } from '../src/stack/stack.ts';
 import { openStore } from '../src/store/open-store.ts';
-import { createWorker } from '../src/worker.ts';
+import type { RevisionStore } from '../src/store/revision-store.ts';
+import { benchSite, withChangedNodes } from './bench-site.ts';
+import { historyFigures } from './history.ts';
 
-const count = Number(process.argv[2] ?? 500);
-const concurrencies = process.argv.slice(3).map(Number);
-if (concurrencies.length === 0) concurrencies.push(10, 50);
+const { values: opts } = parseArgs({
+  options: {
+    nodes: { type: 'string', default: '500,5000' },
+    concurrency: { type: 'string', default: '50' },
+    passes: { type: 'string', default: 'all,noop,one-percent' },
+    retry: { type: 'string', default: '1000' },
+    'kube-qps': { type: 'string', default: '0' },
+  },
+});
+const sizes = opts.nodes.split(',').map(Number);
+const concurrency = Number(opts.concurrency);
+const passes = opts.passes.split(',');
+const retryCount = Number(opts.retry);
 
-/** The sample site with `count` nodes generated from its node templates, in a site of its own. */
-function site(): { files: { source: string; text: string }[]; nodes: string[] } {
-  const dir = new URL('../examples/site/', import.meta.url).pathname;
-  const files = readdirSync(dir).filter((f) => f.endsWith('.yaml')).map((f) => ({ source: f, text: readFileSync(join(dir, f), 'utf8') }));
-  const templates = parseAllDocuments(files.find((f) => f.source === 'nodes.yaml')?.text ?? '').map((d) => d.toJS()).filter(Boolean);
-  const nodes: string[] = [];
-  const docs = Array.from({ length: count }, (_, i) => {
-    const doc = structuredClone(templates[i % templates.length]);
-    doc.metadata.name = `bench-${String(i).padStart(5, '0')}`;
-    nodes.push(doc.metadata.name);
-    return `---\n${JSON.stringify(doc)}\n`;
+/** Every figure printed, for the summary. */
+const rows: Record<string, unknown>[] = [];
+let failed = false;
+
+function report(row: Record<string, unknown>, ok: boolean, why = ''): void {
+  rows.push({ ...row, ok });
+  console.log(JSON.stringify({ ...row, ok, ...(why ? { why } : {}) }));
+  if (!ok) failed = true;
+}
+
+/** Runs `fn` over `items`, `width` at once. */
+async function pool<T>(items: readonly T[], width: number, fn: (item: T) => Promise<unknown>): Promise<void> {
+  let next = 0;
+  await Promise.all(Array.from({ length: Math.min(width, items.length) }, async () => {
+    for (let i = next++; i < items.length; i = next++) await fn(items[i] as T);
+  }));
+}
+
+/** The floor: one paginated LIST, then one guarded merge patch of 16 labels and an annotation per node. */
+async function floor(core: CoreV1Api, prefix: string): Promise<{ ms: number; nodes: number }> {
+  const merge = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+  const t0 = performance.now();
+  const seen: { name: string; rv: string }[] = [];
+  let cont: string | undefined;
+  do {
+    const page = await core.listNode({ limit: 500, ...(cont ? { _continue: cont } : {}) });
+    for (const n of page.items) if (n.metadata?.name?.startsWith(prefix)) seen.push({ name: n.metadata.name, rv: n.metadata.resourceVersion ?? '' });
+    cont = page.metadata?._continue || undefined;
+  } while (cont);
+  const labels = Object.fromEntries(Array.from({ length: 16 }, (_, i) => [`floor.example.com/label-${i}`, `value-${i}`]));
+  const annotations = { 'floor.example.com/owned': Object.keys(labels).join(',') };
+  await pool(seen, concurrency, (n) => core.patchNode({ name: n.name, body: { metadata: { resourceVersion: n.rv, labels, annotations } } }, merge));
+  return { ms: performance.now() - t0, nodes: seen.length };
+}
+
+/** A worker process on `taskQueue`; resolves once it polls. */
+function startWorker(stack: StackInfo, storeUrl: string, taskQueue: string): Promise<ChildProcess> {
+  const child = fork(new URL('../src/worker.ts', import.meta.url).pathname, ['--kube-qps', opts['kube-qps']], {
+    env: { ...process.env, TEMPORAL_ADDRESS: stack.temporalAddress, KUBECONFIG: stack.kubeconfig, RELABEL_STORE_URL: storeUrl, RELABEL_TASK_QUEUE: taskQueue, LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
-  return { files: [...files.filter((f) => f.source !== 'nodes.yaml'), { source: 'nodes.yaml', text: docs.join('') }], nodes };
+  return new Promise((resolve, reject) => {
+    child.once('message', () => resolve(child));
+    child.once('exit', (code) => reject(new Error(`worker exited early with ${code}`)));
+  });
 }
 
-/** `files` with a `bench-round` label added to the base host profile (inherited by every node). */
-function withRound(files: { source: string; text: string }[], round: number) {
-  return files.map((f) =>
-    f.source === 'profiles.yaml' ? { ...f, text: f.text.replace('      node-exporter: enabled\n', `      node-exporter: enabled\n      bench-round: "r${round}"\n`) } : f,
-  );
+/** Peak resident memory of a process, in MiB (VmHWM). */
+function peakRssMiB(pid: number): number {
+  const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((l) => l.startsWith('VmHWM:'));
+  return Math.round(Number(line?.split(/\s+/)[1] ?? 0) / 1024);
 }
 
-async function main(): Promise<void> {
-  Runtime.install({ logger: new DefaultLogger('ERROR') });
+/** Nodes whose labels or ownership record differ from the design (at most a few named). */
+async function wrongNodes(core: CoreV1Api, prefix: string, design: Design, skip: ReadonlySet<string> = new Set()): Promise<string[]> {
+  const wrong: string[] = [];
+  let cont: string | undefined;
+  do {
+    const page = await core.listNode({ limit: 500, ...(cont ? { _continue: cont } : {}) });
+    for (const n of page.items) {
+      const name = n.metadata?.name ?? '';
+      if (!name.startsWith(prefix) || skip.has(name)) continue;
+      const desired = design.nodes[name]?.labels ?? {};
+      const labels = n.metadata?.labels ?? {};
+      const owned = formatOwnedLabels(Object.keys(desired).filter((k) => !isKubeletLabelKey(k)).sort());
+      if (Object.entries(desired).some(([k, v]) => labels[k] !== v) || n.metadata?.annotations?.[OWNED_LABELS_ANNOTATION] !== owned) wrong.push(name);
+    }
+    cont = page.metadata?._continue || undefined;
+  } while (cont);
+  return wrong;
+}
+
+type Expect = { status: string; written: number; failure?: number; children?: number };
+
+/** One relabel pass: a fresh worker, one run (or retry), figures, checks. */
+async function pass(ctx: { stack: StackInfo; storeUrl: string; runs: Runs; client: Client; taskQueue: string; floorMs: number; size: number }, name: string, start: () => Promise<{ workflowId: string; runId: string }>, expect: Expect): Promise<{ workflowId: string; runId: string }> {
+  const worker = await startWorker(ctx.stack, ctx.storeUrl, ctx.taskQueue);
+  try {
+    const writesBefore = await nodeRequestCount(ctx.stack.adminKubeconfig, 'PATCH', { code: 200 });
+    const t0 = performance.now();
+    const ref = await start();
+    const done = await ctx.runs.wait(ref, undefined, 100);
+    const ms = performance.now() - t0;
+    const writes = (await nodeRequestCount(ctx.stack.adminKubeconfig, 'PATCH', { code: 200 })) - writesBefore;
+    const rss = peakRssMiB(worker.pid as number);
+    const history = await historyFigures(ctx.client, ref.workflowId, ref.runId);
+    const r = done.result;
+    const row = {
+      nodes: ctx.size, pass: name, status: r?.status ?? done.execution, seconds: +(ms / 1000).toFixed(2), ratioToFloor: +(ms / ctx.floorMs).toFixed(2),
+      nodesPerSecond: Math.round(ctx.size / (ms / 1000)), written: r?.counts.written, writesCounted: writes, failed: r?.counts.failure,
+      children: history.children, executions: history.executions, parentEvents: history.events,
+      eventsPerChangedNode: history.children > 0 ? +(history.allEvents / history.children).toFixed(1) : null,
+      largestPayloadKB: +(history.largestPayload / 1024).toFixed(1), workerPeakRssMiB: rss,
+    };
+    const problems = [
+      r?.status !== expect.status && `status ${r?.status ?? done.execution}, expected ${expect.status}`,
+      writes !== expect.written && `${writes} writes, expected ${expect.written}`,
+      r?.counts.written !== expect.written && `result says ${r?.counts.written} written`,
+      expect.failure !== undefined && r?.counts.failure !== expect.failure && `${r?.counts.failure} failed, expected ${expect.failure}`,
+      history.children !== (expect.children ?? expect.written) && `${history.children} children, expected ${expect.children ?? expect.written}`,
+      history.largestPayload > 512 * 1024 && `a payload of ${history.largestPayload} bytes`,
+    ].filter(Boolean);
+    report(row, problems.length === 0, problems.join('; '));
+    return ref;
+  } finally {
+    worker.kill('SIGTERM');
+    await new Promise((r) => worker.once('exit', r));
+  }
+}
+
+async function benchSize(size: number): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'relabel-bench-'));
   const stack = await startStack({ dir: join(dir, 'stack'), ports: await freePorts() });
+  let store: RevisionStore | undefined;
+  let connection: Connection | undefined;
   try {
-    const { files, nodes } = site();
+    const prefix = 'bench-';
+    const site = benchSite(prefix, size);
+    const validation = validateSite(site.files);
+    if (!validation.ok) throw new Error('bench site does not validate');
+    let design = validation.design;
     const storeUrl = `sqlite:${join(dir, 'revisions.db')}`;
-    const store = await openStore(storeUrl);
-    await store.stage('site', files);
+    store = await openStore(storeUrl);
+    await store.stage('site', site.files);
     await store.tag((await store.commit()).id, 'site-action-success');
     const core = loadKubeConfig(stack.adminKubeconfig).makeApiClient(CoreV1Api);
+    const seed = passes.includes('seed');
     let t0 = performance.now();
-    for (const name of nodes) await core.createNode({ body: { metadata: { name, labels: { 'kubernetes.io/hostname': name } } } });
-    console.log(`registered ${count} nodes in ${Math.round(performance.now() - t0)} ms`);
+    const labelsOf = (name: string) => ({ 'kubernetes.io/hostname': name, ...(seed ? design.nodes[name]?.labels : {}) });
+    const annotationsOf = (name: string): Record<string, string> =>
+      seed ? { [OWNED_LABELS_ANNOTATION]: formatOwnedLabels(Object.keys(design.nodes[name]?.labels ?? {}).filter((k) => !isKubeletLabelKey(k)).sort()) ?? '' } : {};
+    await pool(site.nodes, 32, (name) => core.createNode({ body: { metadata: { name, labels: labelsOf(name), annotations: annotationsOf(name) } } }));
+    console.log(`# ${size} nodes registered in ${Math.round(performance.now() - t0)} ms${seed ? ' (already as desired)' : ''}`);
 
+    const f = await floor(core, prefix);
+    const floorMs = f.ms;
+    report({ nodes: size, pass: 'floor', seconds: +(floorMs / 1000).toFixed(2), ratioToFloor: 1, nodesPerSecond: Math.round(f.nodes / (floorMs / 1000)) }, f.nodes === size);
+
+    connection = await Connection.connect({ address: stack.temporalAddress });
+    const client = new Client({ connection });
     const taskQueue = 'relabel-bench';
-    const { worker, close } = await createWorker({ temporalAddress: stack.temporalAddress, namespace: 'default', taskQueue, kubeconfig: stack.kubeconfig, storeUrl });
-    const running = worker.run();
-    const connection = await Connection.connect({ address: stack.temporalAddress });
-    const runs = createRuns({ client: new Client({ connection }), store, taskQueue, namespace: 'default' });
-    let peakHeap = 0;
-    const sampler = setInterval(() => (peakHeap = Math.max(peakHeap, process.memoryUsage().heapUsed)), 200);
-    const results = [];
-    for (const [round, concurrency] of concurrencies.entries()) {
-      if (round > 0) {
-        // A new revision changing one inherited label, so this round's first pass writes every node again.
-        await store.stage('site', withRound(files, round));
-        await store.commit({ message: `bench round ${round}` });
-      }
-      for (const pass of ['write', 'no-op'] as const) {
-        t0 = performance.now();
-        const done = await runs.wait(await runs.start({ targets: nodes, concurrency }));
-        const ms = performance.now() - t0;
-        results.push({ concurrency, pass, nodes: count, status: done.result?.status, written: done.result?.counts.written, seconds: +(ms / 1000).toFixed(1), nodesPerSecond: Math.round(count / (ms / 1000)) });
-        console.log(JSON.stringify(results.at(-1)));
-      }
+    const runs = createRuns({ client, store, taskQueue, namespace: 'default' });
+    const ctx = { stack, storeUrl, runs, client, taskQueue, floorMs, size };
+    const all = () => runs.start({ targets: site.nodes, concurrency });
+    const checkNodes = async (label: string, skip?: ReadonlySet<string>) => {
+      const wrong = await wrongNodes(core, prefix, design, skip);
+      report({ nodes: size, pass: label, wrongNodes: wrong.length, sample: wrong.slice(0, 5) }, wrong.length === 0);
+    };
+
+    if (passes.includes('all')) {
+      await pass(ctx, 'all-changed', all, { status: 'success', written: size });
+      await checkNodes('all-changed: nodes as desired');
     }
-    clearInterval(sampler);
-    console.log(JSON.stringify({ peakHeapMB: Math.round(peakHeap / 1e6) }));
-    worker.shutdown();
-    await running;
-    await close();
-    await connection.close();
-    await store.close();
+    if (passes.includes('noop')) await pass(ctx, 'no-op', all, { status: 'success', written: 0 });
+    if (passes.includes('one-percent')) {
+      const changed = site.nodes.filter((_, i) => i % 100 === 0);
+      const files = withChangedNodes(site.files, new Set(changed), 'r1');
+      const next = validateSite(files);
+      if (!next.ok) throw new Error('changed bench site does not validate');
+      design = next.design;
+      await store.stage('site', files);
+      await store.commit({ message: 'bench: 1 % changed' });
+      await pass(ctx, 'one-percent', all, { status: 'success', written: changed.length });
+      await checkNodes('one-percent: nodes as desired');
+    }
+    if (passes.includes('retry')) {
+      const missing = site.nodes.filter((_, i) => i % Math.max(1, Math.floor(size / retryCount)) === 1).slice(0, retryCount);
+      await pool(missing, 32, (name) => core.deleteNode({ name }));
+      const files = withChangedNodes(site.files, new Set(missing), 'r2');
+      const next = validateSite(files);
+      if (!next.ok) throw new Error('retry bench site does not validate');
+      design = next.design;
+      await store.stage('site', files);
+      await store.commit({ message: 'bench: retry' });
+      const first = await pass(ctx, 'retry-missing', all, { status: 'partial_success', written: 0, failure: missing.length });
+      const page = await runs.nodes((await runs.status(first.workflowId, first.runId)).result?.run ?? 0, { status: 'failure', limit: 5000 });
+      report({ nodes: size, pass: 'retry-missing: failures paged', failuresListed: page.total }, page.total === missing.length && page.items.every((n) => n.error?.type === 'NodeNotFound'));
+      await pool(missing, 32, (name) => core.createNode({ body: { metadata: { name, labels: { 'kubernetes.io/hostname': name } } } }));
+      await pass(ctx, 'retry', () => runs.retry(first.workflowId, first.runId, { concurrency }), { status: 'success', written: missing.length });
+      await checkNodes('retry: nodes as desired');
+    }
   } finally {
+    await connection?.close();
+    await store?.close();
     await stopStack(join(dir, 'stack'), { purge: true });
   }
 }
 
+async function main(): Promise<void> {
+  for (const size of sizes) await benchSize(size);
+  console.log('\n# summary');
+  console.table(rows.filter((r) => r.seconds !== undefined).map(({ nodes, pass, seconds, ratioToFloor, nodesPerSecond, writesCounted, children, eventsPerChangedNode, largestPayloadKB, workerPeakRssMiB, ok }) => ({ nodes, pass, seconds, ratioToFloor, nodesPerSecond, writesCounted, children, eventsPerChangedNode, largestPayloadKB, workerPeakRssMiB, ok })));
+  if (failed) {
+    console.error('bench: a measured run did not end as expected (see the rows with ok: false)');
+    process.exit(1);
+  }
+}
+
 main().catch((err: unknown) => {
-  console.error(`bench: ${err instanceof Error ? err.message : String(err)}`);
+  console.error(`bench: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
   process.exit(1);
 });

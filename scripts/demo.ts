@@ -11,7 +11,7 @@ import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { CoreV1Api } from '@kubernetes/client-node';
-import { loadKubeConfig } from '../src/activities/kube-nodes.ts';
+import { loadKubeConfig } from '../src/kube/nodes.ts';
 import { OWNED_LABELS_ANNOTATION, UNINITIALIZED_TAINT_KEY } from '../src/core/constants.ts';
 import { validateSite } from '../src/core/validate-site.ts';
 import { defaultStackDir, envLines } from '../src/stack/cli.ts';

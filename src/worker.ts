@@ -4,13 +4,20 @@
  * SIGINT (in-flight tasks finish, nothing is lost: Temporal keeps the rest).
  */
 import { fileURLToPath } from 'node:url';
-import { Command } from 'commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
 import { pino, type Logger } from 'pino';
 import { DefaultLogger, NativeConnection, Runtime, Worker, type WorkflowBundle } from '@temporalio/worker';
 import { createActivities } from './activities/index.ts';
-import { createNodeApi, loadKubeConfig } from './activities/kube-nodes.ts';
+import { createNodeApi, DEFAULT_KUBE_BURST, DEFAULT_KUBE_QPS, loadKubeConfig } from './kube/nodes.ts';
 import { DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE } from './core/constants.ts';
 import { openStore } from './store/open-store.ts';
+
+/** A whole number ≥ 0 from a flag. */
+function rate(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError('must be a whole number ≥ 0');
+  return n;
+}
 
 /** Path of the workflow code the worker bundles. */
 export const WORKFLOWS_PATH = fileURLToPath(new URL('./workflows/index.ts', import.meta.url));
@@ -26,8 +33,25 @@ export interface WorkerConfig {
   storeUrl?: string;
   /** Pre-built workflow bundle (tests build it once). */
   workflowBundle?: WorkflowBundle;
+  /** Requests per second to the Kubernetes API, averaged (0: no limit). */
+  kubeQps?: number;
+  /** Requests the Kubernetes client may send at once above `kubeQps`. */
+  kubeBurst?: number;
+  /** Workflow executions kept in the worker's cache (the parent and the children in flight). */
+  maxCachedWorkflows?: number;
+  /** Activities (planning, store reads) run at once. */
   maxConcurrentActivities?: number;
+  /** Local activities (one per child: patch a node) run at once. */
+  maxConcurrentLocalActivities?: number;
 }
+
+/** Defaults fit for a 2-core machine shared with Temporal and the API server; see the README for larger ones. */
+export const WORKER_DEFAULTS = {
+  maxCachedWorkflows: 400,
+  maxConcurrentActivities: 20,
+  maxConcurrentLocalActivities: 200,
+  maxConcurrentWorkflowTasks: 40,
+} as const;
 
 /** Worker configuration from the environment. */
 export function workerConfigFromEnv(env: NodeJS.ProcessEnv = process.env): WorkerConfig {
@@ -37,6 +61,8 @@ export function workerConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Worke
     taskQueue: env.RELABEL_TASK_QUEUE ?? DEFAULT_TASK_QUEUE,
     kubeconfig: env.KUBECONFIG || undefined,
     storeUrl: env.RELABEL_STORE_URL || undefined,
+    kubeQps: env.RELABEL_KUBE_QPS ? Number(env.RELABEL_KUBE_QPS) : DEFAULT_KUBE_QPS,
+    kubeBurst: env.RELABEL_KUBE_BURST ? Number(env.RELABEL_KUBE_BURST) : DEFAULT_KUBE_BURST,
   };
 }
 
@@ -47,14 +73,17 @@ export function workerConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Worke
 export async function createWorker(config: WorkerConfig): Promise<{ worker: Worker; close(): Promise<void> }> {
   const store = await openStore(config.storeUrl);
   const connection = await NativeConnection.connect({ address: config.temporalAddress });
-  const nodes = createNodeApi(loadKubeConfig(config.kubeconfig));
+  const nodes = createNodeApi(loadKubeConfig(config.kubeconfig), { qps: config.kubeQps ?? DEFAULT_KUBE_QPS, burst: config.kubeBurst ?? DEFAULT_KUBE_BURST });
   const worker = await Worker.create({
     connection,
     namespace: config.namespace,
     taskQueue: config.taskQueue,
     ...(config.workflowBundle ? { workflowBundle: config.workflowBundle } : { workflowsPath: WORKFLOWS_PATH }),
     activities: createActivities({ nodes, store }),
-    maxConcurrentActivityTaskExecutions: config.maxConcurrentActivities ?? 100,
+    maxCachedWorkflows: config.maxCachedWorkflows ?? WORKER_DEFAULTS.maxCachedWorkflows,
+    maxConcurrentWorkflowTaskExecutions: WORKER_DEFAULTS.maxConcurrentWorkflowTasks,
+    maxConcurrentActivityTaskExecutions: config.maxConcurrentActivities ?? WORKER_DEFAULTS.maxConcurrentActivities,
+    maxConcurrentLocalActivityExecutions: config.maxConcurrentLocalActivities ?? WORKER_DEFAULTS.maxConcurrentLocalActivities,
   });
   return {
     worker,
@@ -74,9 +103,22 @@ async function main(argv: string[]): Promise<void> {
     .option('--task-queue <name>', 'task queue (RELABEL_TASK_QUEUE)', env.taskQueue)
     .option('--kubeconfig <path>', 'kubeconfig (KUBECONFIG; in-cluster when absent)', env.kubeconfig)
     .option('--store <url>', 'revision store URL (RELABEL_STORE_URL)', env.storeUrl)
+    .addOption(new Option('--kube-qps <n>', 'Kubernetes API requests per second, 0 for no limit (RELABEL_KUBE_QPS)').argParser(rate).default(env.kubeQps))
+    .addOption(new Option('--kube-burst <n>', 'requests allowed at once above the rate (RELABEL_KUBE_BURST)').argParser(rate).default(env.kubeBurst))
+    .addOption(new Option('--max-cached-workflows <n>', 'workflow executions kept in memory').argParser(rate).default(WORKER_DEFAULTS.maxCachedWorkflows))
     .option('--log-level <level>', 'log level', process.env.LOG_LEVEL ?? 'info')
     .parse(argv);
-  const opts = program.opts<{ address: string; namespace: string; taskQueue: string; kubeconfig?: string; store?: string; logLevel: string }>();
+  const opts = program.opts<{
+    address: string;
+    namespace: string;
+    taskQueue: string;
+    kubeconfig?: string;
+    store?: string;
+    logLevel: string;
+    kubeQps: number;
+    kubeBurst: number;
+    maxCachedWorkflows: number;
+  }>();
   const log: Logger = pino({ level: opts.logLevel, base: { component: 'relabel-worker' } });
   Runtime.install({
     logger: new DefaultLogger('WARN', (entry) => log.warn({ sdk: entry.meta }, entry.message)),
@@ -88,6 +130,9 @@ async function main(argv: string[]): Promise<void> {
     taskQueue: opts.taskQueue,
     kubeconfig: opts.kubeconfig,
     storeUrl: opts.store,
+    kubeQps: opts.kubeQps,
+    kubeBurst: opts.kubeBurst,
+    maxCachedWorkflows: opts.maxCachedWorkflows,
   });
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     process.once(signal, () => {
@@ -95,7 +140,7 @@ async function main(argv: string[]): Promise<void> {
       worker.shutdown();
     });
   }
-  log.info({ address: opts.address, namespace: opts.namespace, taskQueue: opts.taskQueue }, 'worker started');
+  log.info({ address: opts.address, namespace: opts.namespace, taskQueue: opts.taskQueue, kubeQps: opts.kubeQps, kubeBurst: opts.kubeBurst }, 'worker started');
   process.send?.({ ready: true });
   await worker.run();
   await close();

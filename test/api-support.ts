@@ -9,7 +9,7 @@ import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import { createNodeApi, loadKubeConfig, type NodeApi } from '../src/activities/kube-nodes.ts';
+import { createNodeApi, loadKubeConfig, type NodeApi } from '../src/kube/nodes.ts';
 import { openRelabel, relabelConfigFromEnv, type Relabel } from '../src/facade/index.ts';
 import type { ApiToken } from '../src/api/auth.ts';
 import { StatusBody } from '../src/api/response-schemas.ts';

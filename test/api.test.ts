@@ -7,7 +7,7 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseAllDocuments } from 'yaml';
-import { createNodeApi, loadKubeConfig } from '../src/activities/kube-nodes.ts';
+import { createNodeApi, loadKubeConfig } from '../src/kube/nodes.ts';
 import { OWNED_LABELS_ANNOTATION } from '../src/core/constants.ts';
 import { formatError } from '../src/core/site-error.ts';
 import { validateSite } from '../src/core/validate-site.ts';

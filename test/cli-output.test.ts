@@ -20,12 +20,12 @@ function completed(status: UpdateLabelsResult['status']): RunStatusReport {
   return {
     ...base,
     execution: 'COMPLETED',
-    result: { status, revision: 1, site: 's', dryRun: false, counts: { total: 0, success: 0, failure: 0, written: 0 }, nodes: [] },
+    result: { status, run: 1, revision: 1, site: 's', dryRun: false, counts: { total: 0, success: 0, failure: 0, written: 0 }, failures: [] },
   };
 }
 
 function progress(success: number, failure: number, running: number, total: number): Progress {
-  return { phase: 'applying', dryRun: false, total, counts: { success, failure, running, pending: total - success - failure - running }, failures: [] };
+  return { phase: 'applying', dryRun: false, total, counts: { success, failure, running, pending: total - success - failure - running, written: 0 }, failures: [] };
 }
 
 describe('exit codes', () => {
@@ -83,17 +83,21 @@ describe('run output', () => {
     assert.equal(table(['A', 'BB'], [['xxx', 'y'], ['z', '']]), 'A    BB\nxxx  y\nz');
     const text = nodeTable([
       { node: 'n1', status: 'success', set: { a: '1', b: '2' }, removed: ['c'], adopted: [], written: true },
-      { node: 'n2', status: 'failure', error: { type: 'NodeNotFound', message: 'node n2 not found in the cluster' } },
+      { node: 'n2', status: 'failure', written: false, error: { type: 'NodeNotFound', message: 'node n2 not found in the cluster' } },
+      { node: 'n3', status: 'success', unchanged: 4, written: false },
+      { node: 'n4', status: 'success', set: { a: '1' }, removed: [], adopted: [], written: false },
     ]);
     assert.deepEqual(text.split('\n'), [
       'NODE  STATUS   SET  REMOVED  ADOPTED  DETAIL',
       'n1    success  2    1        0',
       'n2    failure  -    -        -        NodeNotFound: node n2 not found in the cluster',
+      'n3    success  -    -        -        no change',
+      'n4    success  1    0        0',
     ]);
   });
 
   it('draws progress', () => {
-    assert.equal(progressLine(progress(3, 1, 2, 10)), 'applying: 4/10 done (3 ok, 1 failed, 2 running, 4 pending)');
+    assert.equal(progressLine(progress(3, 1, 2, 10)), 'applying: 4/10 done (3 ok, 0 written, 1 failed, 2 running, 4 pending)');
     assert.equal(progressLine({ ...progress(0, 0, 0, 0), phase: 'resolving' }), 'resolving…');
     assert.equal(progressBar(progress(3, 1, 2, 10), 10), '[####------]');
     assert.equal(progressBar(progress(0, 0, 0, 0), 4), '[----]');

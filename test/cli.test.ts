@@ -229,7 +229,7 @@ describe('relabel update-labels, status, retry, cancel', { concurrency: true }, 
     assert.equal(status.workflowId, workflowId);
     assert.equal(status.execution, 'COMPLETED');
     assert.equal(status.result.status, 'success');
-    assert.deepEqual(status.result.nodes.map((n: { node: string; status: string }) => [n.node, n.status]), [
+    assert.deepEqual(status.nodes.items.map((n: { node: string; status: string }) => [n.node, n.status]), [
       [n0, 'success'],
       [n1, 'success'],
       [n2, 'success'],
@@ -247,7 +247,7 @@ describe('relabel update-labels, status, retry, cancel', { concurrency: true }, 
     await createNode(adminCore(), n3);
     const retried = JSON.parse(exits(await relabel(['retry', workflowId, '--run-id', runId, '--wait', '-o', 'json'], env), 0).stdout);
     assert.deepEqual(retried.result.retryOf, { workflowId, runId });
-    assert.deepEqual(retried.result.nodes.map((n: { node: string; status: string }) => [n.node, n.status]), [[n3, 'success']]);
+    assert.deepEqual(retried.nodes.items.map((n: { node: string; status: string }) => [n.node, n.status]), [[n3, 'success']]);
     assert.match(exits(await relabel(['retry', workflowId], env), 3).stderr, /NothingToRetry/);
   });
 

@@ -3,7 +3,6 @@
  * setup started (never any other cluster), and unique names per test.
  */
 import { randomBytes } from 'node:crypto';
-import { request as httpsRequest } from 'node:https';
 import { CoreV1Api, type V1Node } from '@kubernetes/client-node';
 import { Connection, Client } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, bundleWorkflowCode, type WorkflowBundle } from '@temporalio/worker';
@@ -11,7 +10,8 @@ import { createRuns, type Runs } from '../src/facade/runs.ts';
 import { openStore } from '../src/store/open-store.ts';
 import type { RevisionStore } from '../src/store/revision-store.ts';
 import { createWorker, WORKFLOWS_PATH } from '../src/worker.ts';
-import { loadKubeConfig } from '../src/activities/kube-nodes.ts';
+import { loadKubeConfig } from '../src/kube/nodes.ts';
+import { nodeRequestCount } from '../src/stack/kube-metrics.ts';
 
 function required(name: string): string {
   const value = process.env[name];
@@ -91,33 +91,8 @@ export async function temporalConnections(): Promise<{ client: Client; native: N
  * by the server, not assumed by the client. With `code`, only the requests
  * answered with that HTTP status (200: the writes that landed).
  */
-export async function nodePatchCount(options: { code?: number } = {}): Promise<number> {
-  const kc = loadKubeConfig(adminKubeconfigPath());
-  const cluster = kc.getCurrentCluster();
-  const token = kc.getCurrentUser()?.token;
-  if (!cluster || !token) throw new Error('admin kubeconfig lacks a cluster or token');
-  const text = await new Promise<string>((resolve, reject) => {
-    const req = httpsRequest(
-      new URL('/metrics', cluster.server),
-      { ca: Buffer.from(cluster.caData ?? '', 'base64'), headers: { authorization: `Bearer ${token}` } },
-      (res) => {
-        let body = '';
-        res.setEncoding('utf8');
-        res.on('data', (c: string) => (body += c));
-        res.on('end', () => (res.statusCode === 200 ? resolve(body) : reject(new Error(`/metrics answered ${res.statusCode}`))));
-      },
-    );
-    req.on('error', reject);
-    req.end();
-  });
-  let total = 0;
-  for (const line of text.split('\n')) {
-    if (!line.startsWith('apiserver_request_total{')) continue;
-    if (!line.includes('resource="nodes"') || !line.includes('verb="PATCH"') || !line.includes('subresource=""')) continue;
-    if (options.code !== undefined && !line.includes(`code="${options.code}"`)) continue;
-    total += Number(line.slice(line.lastIndexOf(' ') + 1));
-  }
-  return total;
+export function nodePatchCount(options: { code?: number } = {}): Promise<number> {
+  return nodeRequestCount(adminKubeconfigPath(), 'PATCH', options);
 }
 
 let bundle: Promise<WorkflowBundle> | undefined;

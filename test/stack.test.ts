@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { Worker } from '@temporalio/worker';
-import { createNodeApi, loadKubeConfig } from '../src/activities/kube-nodes.ts';
+import { createNodeApi, loadKubeConfig } from '../src/kube/nodes.ts';
 import { execFileSync } from 'node:child_process';
 import { freePorts, startStack, type StackInfo } from '../src/stack/stack.ts';
 import { isAlive } from '../src/stack/processes.ts';

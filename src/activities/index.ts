@@ -1,50 +1,41 @@
 /**
- * relabel's activities: the only code that reads the revision store and talks
- * to the Kubernetes API. Built by {@link createActivities} from injected
+ * relabel's activities: the workflows' only way to the revision store and
+ * the Kubernetes API. Built by {@link createActivities} from injected
  * clients; workflows import the resulting type only.
  */
+import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { FailureType } from '../core/failure-types.ts';
 import { formatError } from '../core/site-error.ts';
-import type { SitePolicy } from '../core/label-policy.ts';
+import { reconcileNodeLabels, STALE } from '../core/node-reconcile.ts';
+import { httpStatus, mapNodeError } from '../kube/errors.ts';
+import type { NodeApi, NodeState } from '../kube/nodes.ts';
 import { runnableRevision } from '../store/revision-checks.ts';
 import type { RevisionStore } from '../store/revision-store.ts';
+import type { NodeFailure, RelabelNodeResult } from '../workflows/messages.ts';
 import { createDesignCache, type DesignCache } from './design-cache.ts';
-import { mapNodeError } from './kube-errors.ts';
-import type { NodeApi, NodeState } from './kube-nodes.ts';
+import { planRun, type RunPlan } from './plan-run.ts';
+import { createResultWriter, type ResultWriter } from './result-writer.ts';
 
 /** At most this many validation errors travel in a failure's details (all are counted). */
 export const MAX_REPORTED_ERRORS = 200;
 
-/** What an update run needs to know of its revision's design. */
-export interface RunDesign {
-  /** Site name (the design's region), or `default` when the site names none. */
-  site: string;
-  /** Targets present in the design, in the order given. */
-  inDesign: string[];
-  /** Targets absent from the design: per-node failures, never silent successes. */
-  notInDesign: string[];
-  /** The policy's default window of concurrent nodes. */
-  defaultConcurrency: number;
-}
-
-/** One node's desired labels and the policy parts the planner needs. */
-export interface NodeDesign {
-  labels: Record<string, string>;
-  policy: Pick<SitePolicy, 'reconcileOsArchAliases' | 'protectedKeys' | 'liftUninitializedTaint'>;
-}
+/** How many times a node is re-read and re-planned after a resourceVersion conflict. */
+export const MAX_CONFLICT_ATTEMPTS = 5;
 
 /** Injected clients. */
 export interface ActivityDeps {
   nodes: NodeApi;
   store: RevisionStore;
   designs?: DesignCache;
+  results?: ResultWriter;
 }
 
 /** Builds the activities over the given clients. */
 export function createActivities(deps: ActivityDeps) {
   const { nodes, store } = deps;
   const designs = deps.designs ?? createDesignCache(store);
+  const results = deps.results ?? createResultWriter(store);
 
   async function validDesign(revision: number) {
     const result = await designs.get(revision);
@@ -60,6 +51,14 @@ export function createActivities(deps: ActivityDeps) {
     return result.design;
   }
 
+  async function readNode(node: string): Promise<NodeState> {
+    try {
+      return await nodes.readNode(node);
+    } catch (err) {
+      throw mapNodeError(err, node, 'read');
+    }
+  }
+
   return {
     /**
      * Resolves the revision a run applies: `revision` when given (it must
@@ -73,51 +72,101 @@ export function createActivities(deps: ActivityDeps) {
       return { revision: checked.revision };
     },
 
+    /** Records the targets of a run started without the facade; idempotent on `key`. */
+    async registerRun(input: { key: string; workflowId: string; revision: number; dryRun: boolean; targets: string[] }): Promise<{ run: number }> {
+      const run = await store.createRun(input);
+      return { run: run.id };
+    },
+
     /**
      * Validates the revision's documents (all-or-nothing; DocumentValidationFailed
-     * lists every error) and splits `targets` into those in the design and not.
+     * lists every error), then plans every target of the run in bulk and
+     * records the outcomes (see `planRun`). Heartbeats after each batch.
+     * Writes no node.
      */
-    async loadRunDesign(input: { revision: number; targets: string[] }): Promise<RunDesign> {
+    async planRun(input: { run: number; revision: number; dryRun: boolean }): Promise<RunPlan> {
+      const context = Context.current();
+      context.heartbeat({ planned: 0 });
       const design = await validDesign(input.revision);
-      const inDesign: string[] = [];
-      const notInDesign: string[] = [];
-      for (const t of input.targets) (Object.hasOwn(design.nodes, t) ? inDesign : notInDesign).push(t);
-      return { site: design.site ?? 'default', inDesign, notInDesign, defaultConcurrency: design.policy.defaultConcurrency };
+      return planRun({ nodes, store, progress: (planned) => context.heartbeat({ planned }) }, { ...input, design });
     },
 
-    /** The desired labels of one node at a revision; NodeNotInDesign when absent. */
-    async nodeDesign(input: { revision: number; node: string }): Promise<NodeDesign> {
-      const design = await validDesign(input.revision);
-      const node = Object.hasOwn(design.nodes, input.node) ? design.nodes[input.node] : undefined;
-      if (!node) {
-        throw ApplicationFailure.nonRetryable(`node ${input.node} is not in the design of revision ${input.revision}`, FailureType.NodeNotInDesign);
-      }
-      const { reconcileOsArchAliases, protectedKeys, liftUninitializedTaint } = design.policy;
-      return { labels: node.labels, policy: { reconcileOsArchAliases, protectedKeys, liftUninitializedTaint } };
+    /** The next page of a run's pending nodes after sequence number `afterSeq`, in target order. */
+    async pendingNodes(input: { run: number; afterSeq: number; limit: number }): Promise<{ seq: number; node: string }[]> {
+      const rows = await store.runNodes(input.run, { status: 'pending', afterSeq: input.afterSeq, limit: input.limit });
+      return rows.map(({ seq, node }) => ({ seq, node }));
     },
 
-    /** Reads a Node's labels, annotations, taints and resourceVersion. */
-    async readNode(input: { node: string }): Promise<NodeState> {
-      try {
-        return await nodes.readNode(input.node);
-      } catch (err) {
-        throw mapNodeError(err, input.node, 'read');
-      }
+    /** Records failed nodes of a run with their reasons. Idempotent. */
+    async recordFailures(input: { run: number; failures: NodeFailure[] }): Promise<void> {
+      await store.setNodeResults(
+        input.run,
+        input.failures.map((f) => ({ node: f.node, status: 'failure' as const, detail: { error: f.error }, observed: null })),
+      );
     },
 
     /**
-     * Sends one merge patch carrying label changes and the ownership record
-     * together, guarded by the resourceVersion the plan was made from: a
-     * concurrent writer makes it fail with Conflict (non-retryable here; the
-     * workflow re-reads and re-plans), never overwrites. Returns the Node as
-     * stored after the patch, for verification.
+     * Applies a node's plan: starting from the state the bulk plan observed
+     * (a retried attempt reads afresh), one merge patch carrying label changes
+     * and the ownership record together, guarded by resourceVersion; a
+     * concurrent writer (409) makes it re-read and re-plan, never overwrite.
+     * Verifies the stored result, records it in the store, and only then
+     * returns. Non-retryable NodeNotInDesign, NodeNotFound, Forbidden,
+     * Invalid, TooManyConflicts, VerificationFailed; transient errors retry.
      */
-    async applyLabelPlan(input: { node: string; patch: object }): Promise<NodeState> {
-      try {
-        return await nodes.patchNode(input.node, input.patch);
-      } catch (err) {
-        throw mapNodeError(err, input.node, 'patch');
+    async applyNodePlan(input: { run: number; node: string; revision: number }): Promise<RelabelNodeResult> {
+      const { run, node, revision } = input;
+      const design = await validDesign(revision);
+      const target = Object.hasOwn(design.nodes, node) ? design.nodes[node] : undefined;
+      if (!target) throw ApplicationFailure.nonRetryable(`node ${node} is not in the design of revision ${revision}`, FailureType.NodeNotInDesign);
+      let observed = Context.current().info.attempt === 1 ? ((await store.observedState(run, node)) as Omit<NodeState, 'name'> | null) : null;
+      const outcome = await reconcileNodeLabels(
+        { desired: target.labels, policy: design.policy, maxAttempts: MAX_CONFLICT_ATTEMPTS, liftTaint: design.policy.liftUninitializedTaint },
+        {
+          async read() {
+            const first = observed;
+            observed = null;
+            return first ?? readNode(node);
+          },
+          async write(patch) {
+            try {
+              return await nodes.patchNode(node, patch);
+            } catch (err) {
+              if (httpStatus(err) === 409) return STALE;
+              throw mapNodeError(err, node, 'patch');
+            }
+          },
+        },
+      );
+      if (outcome.status === 'conflicts') {
+        throw ApplicationFailure.nonRetryable(
+          `node ${node} kept changing under relabel: ${MAX_CONFLICT_ATTEMPTS} conflicting writes in a row`,
+          FailureType.TooManyConflicts,
+        );
       }
+      if (outcome.status === 'unverified') {
+        const r = outcome.remaining;
+        throw ApplicationFailure.nonRetryable(
+          `node ${node} is not as desired after the patch: ${Object.keys(r.set).length} to set, ${r.remove.length} to remove` +
+            `${outcome.taintLeft ? ' (uninitialized taint still present)' : ''}`,
+          FailureType.VerificationFailed,
+        );
+      }
+      const { plan, written, attempts, taintLifted } = outcome;
+      await results.record(run, {
+        node,
+        status: 'success',
+        written,
+        detail: { set: plan.set, removed: plan.remove, adopted: plan.adopt, unchanged: plan.unchanged.length, taintLifted, attempts },
+        observed: null,
+      });
+      return {
+        node,
+        written,
+        counts: { set: Object.keys(plan.set).length, removed: plan.remove.length, adopted: plan.adopt.length, unchanged: plan.unchanged.length },
+        taintLifted,
+        attempts,
+      };
     },
   };
 }

@@ -2,7 +2,7 @@
  * What the HTTP API is built over: the one facade the CLI uses too, the
  * Kubernetes node API for Promenade's synchronous node-labels.
  */
-import type { NodeApi } from '../activities/kube-nodes.ts';
+import type { NodeApi } from '../kube/nodes.ts';
 import type { Relabel } from '../facade/index.ts';
 
 /** The API's dependencies. */

@@ -10,7 +10,7 @@
 import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
 import type { FastifyInstance } from 'fastify';
-import { createNodeApi, loadKubeConfig } from '../activities/kube-nodes.ts';
+import { createNodeApi, loadKubeConfig } from '../kube/nodes.ts';
 import { openRelabel, relabelConfigFromEnv, type RelabelConfig } from '../facade/index.ts';
 import { parseTokensEnv, parseTokensFile, type ApiToken } from './auth.ts';
 import { createApiServer, DEFAULT_BODY_LIMIT } from './server.ts';

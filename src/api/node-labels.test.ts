@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { OWNED_LABELS_ANNOTATION } from '../core/constants.ts';
-import type { NodeApi, NodeState } from '../activities/kube-nodes.ts';
+import type { NodeApi, NodeState } from '../kube/nodes.ts';
 import { RelabelError } from '../facade/relabel-error.ts';
 import { applyNodeLabels, DEFAULT_NODE_LABELS_POLICY, MAX_APPLY_ATTEMPTS } from './node-labels.ts';
 
@@ -11,6 +11,9 @@ function fakeNode(labels: Record<string, string>, annotations: Record<string, st
   let conflicts = options.conflicts ?? 0;
   const patches: object[] = [];
   const api: NodeApi = {
+    listNodes: () => {
+      throw new Error('not used');
+    },
     async readNode(name) {
       if (options.fail) throw options.fail;
       if (name !== 'n1') throw Object.assign(new Error('not found'), { code: 404, body: '{"message":"nodes \\"x\\" not found"}' });

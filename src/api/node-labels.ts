@@ -8,8 +8,8 @@ import { FailureType } from '../core/failure-types.ts';
 import { isProtectedLabelKey } from '../core/label-keys.ts';
 import type { PlanPolicy } from '../core/label-plan.ts';
 import { reconcileNodeLabels, STALE } from '../core/node-reconcile.ts';
-import { mapNodeError } from '../activities/kube-errors.ts';
-import type { NodeApi } from '../activities/kube-nodes.ts';
+import { mapNodeError } from '../kube/errors.ts';
+import type { NodeApi } from '../kube/nodes.ts';
 import { RelabelError } from '../facade/relabel-error.ts';
 
 /** Reads (and so plans) of one node before giving up on a node that keeps changing. */

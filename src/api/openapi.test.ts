@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { NodeApi } from '../activities/kube-nodes.ts';
+import type { NodeApi } from '../kube/nodes.ts';
 import type { Relabel } from '../facade/index.ts';
 import { createDocuments } from '../facade/documents.ts';
 import { openStore } from '../store/open-store.ts';
@@ -11,7 +11,7 @@ describe('OpenAPI document', () => {
     const store = await openStore('sqlite::memory:');
     const relabel: Relabel = { documents: createDocuments(store), runs: () => Promise.reject(new Error('unused')), close: () => store.close() };
     const unused = () => Promise.reject(new Error('unused'));
-    const nodes: NodeApi = { readNode: unused, patchNode: unused };
+    const nodes: NodeApi = { readNode: unused, patchNode: unused, listNodes: () => { throw new Error('not used'); } };
     const app = createApiServer({ relabel, nodes, tokens: [{ token: 'viewer-token', role: 'viewer' }] });
     try {
       const res = await app.inject({ method: 'GET', url: '/api/v1.0/openapi.json', headers: { 'x-auth-token': 'viewer-token' } });

@@ -86,12 +86,13 @@ export const FailureView = z.object({ type: z.string(), message: z.string() }).s
 export const NodeResultView = z
   .object({
     node: z.string(),
-    status: z.enum(['success', 'failure']),
+    status: z.enum(['queued', 'pending', 'success', 'failure']).meta({ description: 'queued (not yet planned), pending (a change to apply), success or failure' }),
     set: z.record(z.string(), z.string()).optional(),
     removed: z.array(z.string()).optional(),
     adopted: z.array(z.string()).optional(),
     unchanged: z.int().optional(),
     written: z.boolean().optional(),
+    taint_lifted: z.boolean().optional(),
     error: FailureView.optional(),
   })
   .strict();
@@ -103,6 +104,7 @@ export const RunResultView = z
   .object({
     status: z.enum(['success', 'partial_success', 'failure']),
     counts: z.object({ total: z.int(), success: z.int(), failure: z.int(), written: z.int() }).strict(),
+    failures: z.array(z.object({ node: z.string(), error: FailureView }).strict()).meta({ description: 'a sample of at most 50 failures; every node is in node_results' }),
   })
   .strict();
 
@@ -125,14 +127,27 @@ export type ActionSummary = z.infer<typeof ActionSummary>;
 /** Answer of `GET actions`: most recent first. */
 export const ActionList = z.array(ActionSummary);
 
-/** An action (Shipyard), with its revision and per-node results. */
+/** Which part of a run's nodes an answer holds: `offset` and `limit` page through `total`. */
+export const NodePageView = z
+  .object({
+    run: z.int().nullable().meta({ description: 'run number in the revision store' }),
+    total: z.int(),
+    offset: z.int(),
+    limit: z.int(),
+  })
+  .strict();
+
+/** An action (Shipyard), with its revision and a page of per-node results. */
 export const ActionView = ActionSummary.extend({
-  parameters: z.object({ target_nodes: z.array(z.string()).optional() }).strict(),
+  parameters: z
+    .object({ target_nodes: z.array(z.string()).optional().meta({ description: 'the targets of this page of node_results (all of them when node_results_page.total ≤ limit)' }) })
+    .strict(),
   revision: z.int().nullable(),
   committed_rev_id: z.int().nullable().meta({ description: "Shipyard's name of `revision`" }),
   ui_link: z.string().nullable(),
   result: RunResultView.nullable(),
   node_results: z.array(NodeResultView),
+  node_results_page: NodePageView,
   failure: FailureView.nullable().meta({ description: 'why the run was rejected or ended early' }),
 }).strict();
 /** An action. */
@@ -168,6 +183,7 @@ export const TaskView = z
     completed: z.string().nullable(),
     ui_link: z.string().nullable(),
     result: TaskResultView,
+    subtasks_page: NodePageView,
     subtasks: z.array(z.object({ node_name: z.string(), status: TaskStatus, result: TaskResultView.omit({ successes: true, failures: true }) }).strict()),
   })
   .strict();

@@ -11,7 +11,7 @@ import { defineRoute, requestError, type RouteDef } from './route.ts';
 import { encodeRunId } from './run-ids.ts';
 import { runKeyOf, runState } from './run-state.ts';
 import { actionSummary, actionView } from './run-views.ts';
-import { ActionControlPath, ActionListQuery, ActionName, ActionPath, ActionRequest } from './schemas.ts';
+import { ActionControlPath, ActionListQuery, ActionName, ActionPath, ActionRequest, NodePageQuery } from './schemas.ts';
 import { ActionList, ActionView, StatusBody } from './response-schemas.ts';
 import { ApiError, ApiFailure, statusBody } from './status.ts';
 
@@ -59,7 +59,7 @@ export function actionRoutes({ relabel }: ApiDeps): RouteDef[] {
         const runs = await relabel.runs();
         const started = await runs.start({ targets: body.parameters.target_nodes, action: body.name });
         const report = { ...started, execution: 'RUNNING', startTime: new Date().toISOString() };
-        const view = actionView({ report, nodes: [] }, { name: body.name, targets: started.targets, revision: started.revision });
+        const view = actionView({ report, nodes: [], page: { run: started.run, total: started.targets.length, offset: 0, limit: started.targets.length } }, { name: body.name, targets: started.targets, revision: started.revision });
         return { code: 201, body: view, headers: { location: actionUrl(view.id) } };
       },
     }),
@@ -85,10 +85,11 @@ export function actionRoutes({ relabel }: ApiDeps): RouteDef[] {
       tag: 'actions',
       access: 'read',
       params: ActionPath,
+      query: NodePageQuery,
       responses: { 200: { description: 'the action', schema: ActionView }, 404: error },
-      async handle({ params }) {
+      async handle({ params, query }) {
         const key = runKeyOf(params.id);
-        return { code: 200, body: actionView(await runState(await relabel.runs(), key)) };
+        return { code: 200, body: actionView(await runState(await relabel.runs(), key, query)) };
       },
     }),
     defineRoute({
@@ -100,7 +101,7 @@ export function actionRoutes({ relabel }: ApiDeps): RouteDef[] {
       access: 'write',
       params: ActionControlPath,
       responses: { 202: { description: 'stop requested', schema: StatusBody }, 404: error, 409: error },
-      async handle({ params }) {
+      async handle({ params, query }) {
         const key = runKeyOf(params.id);
         // The facade refuses a run that has ended (NotRunning, 409).
         await (await relabel.runs()).cancel(key.workflowId, key.runId);

@@ -14,7 +14,7 @@ import type { ApiDeps } from './deps.ts';
 import { defineRoute, requestError, type RouteDef } from './route.ts';
 import { runKeyOf, runState } from './run-state.ts';
 import { taskView } from './run-views.ts';
-import { TaskPath, TaskRequest } from './schemas.ts';
+import { TaskPath, NodePageQuery, TaskRequest } from './schemas.ts';
 import { StatusBody, TaskView } from './response-schemas.ts';
 import { ApiError, ApiFailure } from './status.ts';
 
@@ -106,7 +106,7 @@ export function taskRoutes({ relabel }: ApiDeps): RouteDef[] {
         const started = await runs.start({ targets: [...nodes, ...unknownNodeNames], revision });
         const report = { ...started, execution: 'RUNNING', startTime: new Date().toISOString() };
         const view = taskView(
-          { report, nodes: [] },
+          { report, nodes: [], page: { run: started.run, total: started.targets.length, offset: 0, limit: started.targets.length } },
           {
             designRef: body.design_ref,
             nodeFilter: body.node_filter,
@@ -126,10 +126,11 @@ export function taskRoutes({ relabel }: ApiDeps): RouteDef[] {
       tag: 'tasks',
       access: 'read',
       params: TaskPath,
+      query: NodePageQuery,
       responses: { 200: { description: 'the task', schema: TaskView }, 404: error },
-      async handle({ params }) {
+      async handle({ params, query }) {
         const key = runKeyOf(params.id, 'task');
-        return { code: 200, body: taskView(await runState(await relabel.runs(), key)) };
+        return { code: 200, body: taskView(await runState(await relabel.runs(), key, query)) };
       },
     }),
   ];

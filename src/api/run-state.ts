@@ -1,9 +1,9 @@
 /**
  * The state of the run an action or task id names, read through the runs
- * facade: its status report and the per-node outcomes known so far.
+ * facade: its status report and a page of its per-node outcomes from the
+ * revision store.
  */
 import type { Runs } from '../facade/runs.ts';
-import type { NodeOutcome } from '../workflows/messages.ts';
 import { decodeRunId, type RunKey } from './run-ids.ts';
 import type { RunState } from './run-views.ts';
 import { ApiError, ApiFailure } from './status.ts';
@@ -15,23 +15,21 @@ export function runKeyOf(id: string, what = 'action'): RunKey {
   return key;
 }
 
+/** Default number of node outcomes in one answer. */
+export const DEFAULT_NODE_PAGE = 1000;
+
 /**
- * A run's report and per-node outcomes: the result's when it completed,
- * else what the nodeResults query answers (nodes done so far). A query needs
- * a worker: none is made for a rejected run or a running one that answered
- * no progress (no worker has it), and the facade bounds each in time.
+ * A run's report and one page of its per-node outcomes, as the store has
+ * them now (nodes not yet done are `queued` or `pending`). A run started
+ * before run numbers existed, or rejected before its targets were stored,
+ * has no outcomes.
  */
-export async function runState(runs: Runs, key: RunKey): Promise<RunState> {
+export async function runState(runs: Runs, key: RunKey, page: { offset?: string; limit?: string } = {}): Promise<RunState> {
   const report = await runs.status(key.workflowId, key.runId);
-  if (report.result) return { report, nodes: report.result.nodes };
-  if (report.execution === 'FAILED' || (report.execution === 'RUNNING' && report.progress === undefined)) return { report, nodes: [] };
-  const nodes: NodeOutcome[] = [];
-  for (let offset = 0; ; ) {
-    const page = await runs.nodeResults(key.workflowId, key.runId, { offset, limit: 1000 }).catch(() => undefined);
-    if (!page) break;
-    nodes.push(...page.items);
-    offset += page.items.length;
-    if (page.items.length === 0 || offset >= page.total) break;
-  }
-  return { report, nodes };
+  const offset = Number(page.offset ?? 0);
+  const limit = Number(page.limit ?? DEFAULT_NODE_PAGE);
+  const run = report.result?.run ?? report.run;
+  if (run === undefined) return { report, nodes: [], page: { run: null, total: 0, offset, limit } };
+  const found = await runs.nodes(run, { offset, limit });
+  return { report, nodes: found.items, page: { run, total: found.total, offset, limit } };
 }

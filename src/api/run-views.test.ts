@@ -28,18 +28,20 @@ describe('runs through Airship eyes', () => {
   it('reports a partial success with per-node reasons', () => {
     const nodes = [
       { node: 'a', status: 'success' as const, set: { x: '1' }, removed: [], adopted: [], unchanged: 0, written: true },
-      { node: 'b', status: 'failure' as const, error: { type: 'NodeNotFound', message: 'node b not found' } },
+      { node: 'b', status: 'failure' as const, written: false, error: { type: 'NodeNotFound', message: 'node b not found' } },
     ];
+    const page = { run: 7, total: 2, offset: 0, limit: 1000 };
     const report: RunStatusReport = {
       ...base,
-      result: { status: 'partial_success', revision: 3, site: 's', dryRun: false, counts: { total: 2, success: 1, failure: 1, written: 1 }, nodes },
+      result: { status: 'partial_success', run: 7, revision: 3, site: 's', dryRun: false, counts: { total: 2, success: 1, failure: 1, written: 1 }, failures: [{ node: 'b', error: { type: 'NodeNotFound', message: 'node b not found' } }] },
     };
-    const action = ActionView.parse(actionView({ report, nodes }));
+    const action = ActionView.parse(actionView({ report, nodes, page }));
     assert.equal(action.action_lifecycle, 'Complete');
     assert.equal(action.revision, 3);
     assert.deepEqual(action.parameters, { target_nodes: ['a', 'b'] });
-    assert.deepEqual(action.node_results[1], { node: 'b', status: 'failure', error: { type: 'NodeNotFound', message: 'node b not found' } });
-    const task = TaskView.parse(taskView({ report, nodes }));
+    assert.deepEqual(action.node_results[1], { node: 'b', status: 'failure', written: false, error: { type: 'NodeNotFound', message: 'node b not found' } });
+    assert.deepEqual(action.node_results_page, page);
+    const task = TaskView.parse(taskView({ report, nodes, page }));
     assert.equal(task.status, 'Complete');
     assert.deepEqual(task.result.successes, ['a']);
     assert.deepEqual(task.result.failures, ['b']);
@@ -49,8 +51,8 @@ describe('runs through Airship eyes', () => {
 
   it('reports a rejection as a failed action and a failed task', () => {
     const report: RunStatusReport = { ...base, execution: 'FAILED', failure: { type: 'NoSiteActionRevision', message: 'deploy first' } };
-    assert.deepEqual(actionView({ report, nodes: [] }).failure, { type: 'NoSiteActionRevision', message: 'deploy first' });
-    const task = taskView({ report, nodes: [] });
+    assert.deepEqual(actionView({ report, nodes: [], page: { run: null, total: 0, offset: 0, limit: 1000 } }).failure, { type: 'NoSiteActionRevision', message: 'deploy first' });
+    const task = taskView({ report, nodes: [], page: { run: null, total: 0, offset: 0, limit: 1000 } });
     assert.equal(task.result.status, 'failure');
     assert.equal(task.result.details.errorCount, 1);
   });

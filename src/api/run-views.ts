@@ -3,15 +3,17 @@
  * lifecycle) or a Drydock task (status, result, one subtask per node). Pure
  * mappings from the runs facade's status report.
  */
-import type { RunStatusReport } from '../facade/runs.ts';
-import type { NodeOutcome } from '../workflows/messages.ts';
+import type { NodeOutcome, RunStatusReport } from '../facade/runs.ts';
 import type { NodeFilterSet } from '../core/node-filter.ts';
 import { encodeRunId } from './run-ids.ts';
 import { ActionName } from './schemas.ts';
 import type { ActionLifecycle, ActionSummary, ActionView, NodeResultView, StatusMessage, TaskResultView, TaskStatus, TaskView } from './response-schemas.ts';
 
-/** The state of a run the views need: the facade's report and the per-node outcomes known so far. */
-export type RunState = { report: RunStatusReport; nodes: NodeOutcome[] };
+/** Which part of a run's nodes a view holds. */
+export type NodePageInfo = { run: number | null; total: number; offset: number; limit: number };
+
+/** The state of a run the views need: the facade's report and a page of its per-node outcomes. */
+export type RunState = { report: RunStatusReport; nodes: NodeOutcome[]; page: NodePageInfo };
 
 /**
  * Shipyard's lifecycle of a run from Temporal's status: RUNNING is Pending
@@ -55,7 +57,7 @@ export function actionSummary(run: { workflowId: string; runId: string; action?:
 }
 
 function nodeResult(outcome: NodeOutcome): NodeResultView {
-  const { node, status, set, removed, adopted, unchanged, written, error } = outcome;
+  const { node, status, set, removed, adopted, unchanged, written, taintLifted, error } = outcome;
   return {
     node,
     status,
@@ -63,10 +65,14 @@ function nodeResult(outcome: NodeOutcome): NodeResultView {
     ...(removed !== undefined ? { removed } : {}),
     ...(adopted !== undefined ? { adopted } : {}),
     ...(unchanged !== undefined ? { unchanged } : {}),
-    ...(written !== undefined ? { written } : {}),
+    written,
+    ...(taintLifted ? { taint_lifted: true } : {}),
     ...(error !== undefined ? { error: { type: error.type, message: error.message } } : {}),
   };
 }
+
+/** The done nodes of a page: those with a final status. */
+const isDone = (n: NodeOutcome) => n.status === 'success' || n.status === 'failure';
 
 function failureOf(report: RunStatusReport): { type: string; message: string } | null {
   if (report.failure) return report.failure;
@@ -85,7 +91,7 @@ export function actionView(state: RunState, extra: { name?: ActionName; targets?
   const { report } = state;
   const result = report.result;
   const revision = result?.revision ?? report.progress?.revision ?? extra.revision ?? null;
-  const targets = extra.targets ?? result?.nodes.map((n) => n.node);
+  const targets = extra.targets ?? (state.nodes.length > 0 ? state.nodes.map((n) => n.node) : undefined);
   return {
     id: encodeRunId(report),
     name: extra.name ?? actionNameOf(report.action),
@@ -99,8 +105,9 @@ export function actionView(state: RunState, extra: { name?: ActionName; targets?
     revision,
     committed_rev_id: revision,
     ui_link: report.uiLink ?? null,
-    result: result ? { status: result.status, counts: result.counts } : null,
+    result: result ? { status: result.status, counts: result.counts, failures: result.failures } : null,
     node_results: state.nodes.map(nodeResult),
+    node_results_page: state.page,
     failure: failureOf(report),
   };
 }
@@ -144,16 +151,21 @@ export function taskView(
     failures: failed.map((n) => n.node),
     details: messages(reasons, failed.length > 0 || failure !== null),
   };
+  const queued = (node: string) => ({ node_name: node, status: 'Queued' as const, result: { status: 'incomplete' as const, details: messages([], false) } });
   const subtasks = [
-    ...nodes.map((n) => ({
-      node_name: n.node,
-      status: 'Complete' as const,
-      result: {
-        status: n.status,
-        details: messages(n.error ? [`${n.error.type}: ${n.error.message}`] : [], n.status === 'failure'),
-      },
-    })),
-    ...(extra.queued ?? []).map((node) => ({ node_name: node, status: 'Queued' as const, result: { status: 'incomplete' as const, details: messages([], false) } })),
+    ...nodes.map((n) =>
+      isDone(n)
+        ? {
+            node_name: n.node,
+            status: 'Complete' as const,
+            result: {
+              status: n.status as 'success' | 'failure',
+              details: messages(n.error ? [`${n.error.type}: ${n.error.message}`] : [], n.status === 'failure'),
+            },
+          }
+        : queued(n.node),
+    ),
+    ...(extra.queued ?? []).map(queued),
   ];
   return {
     task_id: encodeRunId(report),
@@ -166,6 +178,7 @@ export function taskView(
     completed: report.closeTime ?? null,
     ui_link: report.uiLink ?? null,
     result,
+    subtasks_page: state.page,
     subtasks,
   };
 }

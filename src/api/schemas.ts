@@ -115,6 +115,16 @@ export const ActionListQuery = z.object({ limit: z.string().regex(/^([1-9][0-9]?
 /** Query of `GET actions`. */
 export type ActionListQuery = z.infer<typeof ActionListQuery>;
 
+/** Paging of a run's per-node results: `offset` (from 0) and `limit` (1 to 5000, default 1000). */
+export const NodePageQuery = z
+  .object({
+    offset: z.string().regex(/^(0|[1-9][0-9]{0,8})$/, { error: 'offset is a whole number from 0' }).optional(),
+    limit: z.string().regex(/^([1-9][0-9]{0,2}|[1-4][0-9]{3}|5000)$/, { error: 'limit is 1 to 5000' }).optional(),
+  })
+  .strict();
+/** Paging of a run's per-node results. */
+export type NodePageQuery = z.infer<typeof NodePageQuery>;
+
 // ---------------------------------------------------------------- bodies
 
 /** Body of `POST configdocs/{bucket}`: multi-document YAML text. */

@@ -4,16 +4,33 @@
  * code the run's outcome maps to.
  */
 import { Command, Option } from 'commander';
-import type { Runs, RunStatusReport } from '../facade/index.ts';
+import type { NodePage, Runs, RunStatusReport, StartedRun } from '../facade/index.ts';
 import { withContext, type CliContext, type SetExit } from './context.ts';
 import { ExitCode, exitCodeForRun } from './exit-codes.ts';
 import { note, outputOption, printJson, say } from './output.ts';
-import { nodeList, positiveInteger } from './parsers.ts';
-import { outcomeText, progressReporter, reportText, startedText, type StartedRun } from './run-output.ts';
+import { nodeList, nonNegativeInteger, positiveInteger } from './parsers.ts';
+import { outcomeText, progressReporter, reportText, startedText } from './run-output.ts';
 
 const runIdOption = () => new Option('--run-id <id>', 'a particular run of the workflow (default: its latest run)');
 const concurrencyOption = () =>
   new Option('--concurrency <k>', "nodes relabelled at once (default: the site policy's)").argParser(positiveInteger);
+/** Adds the options choosing which part of the per-node table to show. */
+function withNodeOptions(cmd: Command): Command {
+  return cmd
+    .addOption(new Option('--offset <n>', 'first node of the per-node table to show (target order)').argParser(nonNegativeInteger).default(0))
+    .addOption(new Option('--limit <n>', 'most nodes in the per-node table (at most 5000)').argParser(positiveInteger).default(1000))
+    .addOption(new Option('--failures', 'show only the failed nodes in the per-node table'));
+}
+
+/** How much of the per-node table to show. */
+type NodeView = { offset?: number; limit?: number; failures?: boolean };
+
+/** The page of node outcomes a finished run's report shows; none while it runs or when it was rejected. */
+async function nodePage(runs: Runs, report: RunStatusReport, view: NodeView): Promise<NodePage | undefined> {
+  if (!report.result) return undefined;
+  return runs.nodes(report.result.run, { offset: view.offset ?? 0, limit: view.limit ?? 1000, ...(view.failures ? { status: 'failure' as const } : {}) });
+}
+
 const waitOption = () =>
   new Option('--wait', 'wait for the run to finish: progress on stderr, then the per-node table; exit code by final status');
 
@@ -21,7 +38,7 @@ const waitOption = () =>
  * Waits for a run with progress on stderr, prints its final report and
  * returns the exit code of its outcome. Ctrl-C stops waiting, not the run.
  */
-async function waitAndReport(ctx: CliContext, runs: Runs, ref: { workflowId: string; runId?: string }, shownStart: boolean): Promise<number> {
+async function waitAndReport(ctx: CliContext, runs: Runs, ref: { workflowId: string; runId?: string }, shownStart: boolean, view: NodeView = {}): Promise<number> {
   const progress = progressReporter(process.stderr);
   const interrupted = () => {
     progress.done();
@@ -38,12 +55,13 @@ async function waitAndReport(ctx: CliContext, runs: Runs, ref: { workflowId: str
     process.off('SIGINT', interrupted);
     progress.done();
   }
-  if (ctx.format === 'json') printJson(report);
-  else if (!shownStart) say(reportText(report));
+  const page = await nodePage(runs, report, view);
+  if (ctx.format === 'json') printJson({ ...report, ...(page ? { nodes: page } : {}) });
+  else if (!shownStart) say(reportText(report, page));
   else {
     // The start block already named the run; add only what is new.
     if (report.runId !== ref.runId) say(`continued as new; final run ID ${report.runId}`);
-    say(`\n${outcomeText(report)}`);
+    say(`\n${outcomeText(report, page)}`);
   }
   return exitCodeForRun(report);
 }
@@ -101,8 +119,7 @@ export function addRunCommands(program: Command, setExit: SetExit): void {
       );
     });
 
-  program
-    .command('status')
+  withNodeOptions(program.command('status'))
     .description("show a run's status: progress while it runs, the per-node table once it is done")
     .argument('<id>', 'workflow ID, as printed by update-labels')
     .addOption(runIdOption())
@@ -111,16 +128,17 @@ export function addRunCommands(program: Command, setExit: SetExit): void {
     .addHelpText(
       'after',
       '\nExit code: the run\'s outcome (0 while it runs or after success, 4 partial_success, 5 failure).\n' +
-        'JSON: {workflowId, runId, uiLink, execution, startTime, closeTime?, progress?, result?, failure?}.',
+        'JSON: {workflowId, runId, run, uiLink, execution, startTime, closeTime?, progress?, result?, failure?, nodes?: {run, total, offset, items}}.',
     )
-    .action(async (id: string, opts: { runId?: string; wait?: boolean }, cmd: Command) => {
+    .action(async (id: string, opts: { runId?: string; wait?: boolean } & NodeView, cmd: Command) => {
       setExit(
         await withContext(cmd, async (ctx) => {
           const runs = await ctx.runs();
-          if (opts.wait) return waitAndReport(ctx, runs, { workflowId: id, ...(opts.runId ? { runId: opts.runId } : {}) }, false);
+          if (opts.wait) return waitAndReport(ctx, runs, { workflowId: id, ...(opts.runId ? { runId: opts.runId } : {}) }, false, opts);
           const report = await runs.status(id, opts.runId);
-          if (ctx.format === 'json') printJson(report);
-          else say(reportText(report));
+          const page = await nodePage(runs, report, opts);
+          if (ctx.format === 'json') printJson({ ...report, ...(page ? { nodes: page } : {}) });
+          else say(reportText(report, page));
           return exitCodeForRun(report);
         }),
       );

@@ -3,16 +3,9 @@
  * on a terminal, plain periodic lines otherwise), the per-node table and the
  * final status.
  */
-import type { RunRef, RunStatusReport } from '../facade/runs.ts';
-import type { NodeOutcome, Progress } from '../workflows/messages.ts';
+import type { NodeOutcome, NodePage, StartedRun, RunStatusReport } from '../facade/runs.ts';
+import type { Progress } from '../workflows/messages.ts';
 import { fields, table } from './output.ts';
-
-/** What `start`/`retry` return, as printed. */
-export interface StartedRun extends RunRef {
-  revision: number;
-  site: string;
-  targets: string[];
-}
 
 /** The block printed when a run starts: IDs, revision, targets and the Temporal UI link. */
 export function startedText(run: StartedRun, dryRun: boolean, retryOf?: string): string {
@@ -20,6 +13,7 @@ export function startedText(run: StartedRun, dryRun: boolean, retryOf?: string):
   return fields([
     ['started', `update_labels on site ${run.site}${dryRun ? ' (dry run: nothing is written)' : ''}`],
     ['retry of', retryOf],
+    ['run', run.run],
     ['workflow ID', run.workflowId],
     ['run ID', run.runId],
     ['revision', run.revision],
@@ -33,7 +27,7 @@ export function progressLine(p: Progress): string {
   // Before the targets are known there is nothing to count yet.
   if (p.total === 0) return `${p.phase}…`;
   const done = p.counts.success + p.counts.failure;
-  return `${p.phase}: ${done}/${p.total} done (${p.counts.success} ok, ${p.counts.failure} failed, ${p.counts.running} running, ${p.counts.pending} pending)`;
+  return `${p.phase}: ${done}/${p.total} done (${p.counts.success} ok, ${p.counts.written} written, ${p.counts.failure} failed, ${p.counts.running} running, ${p.counts.pending} pending)`;
 }
 
 /** A bar `[#####-----]` of `width` cells for the share of nodes done. */
@@ -87,7 +81,8 @@ export function progressReporter(stream: ProgressStream, everyMs = 2000, now: ()
 
 function outcomeRow(n: NodeOutcome): string[] {
   const count = (v: number | undefined) => (v === undefined ? '-' : String(v));
-  const detail = n.error ? `${n.error.type}: ${n.error.message}` : n.written === false ? 'no change' : '';
+  const changes = Object.keys(n.set ?? {}).length + (n.removed?.length ?? 0) + (n.adopted?.length ?? 0);
+  const detail = n.error ? `${n.error.type}: ${n.error.message}` : n.status === 'success' && !n.written && changes === 0 ? 'no change' : '';
   return [n.node, n.status, count(n.set && Object.keys(n.set).length), count(n.removed?.length), count(n.adopted?.length), detail];
 }
 
@@ -96,14 +91,23 @@ export function nodeTable(nodes: readonly NodeOutcome[]): string {
   return table(['NODE', 'STATUS', 'SET', 'REMOVED', 'ADOPTED', 'DETAIL'], nodes.map(outcomeRow));
 }
 
-/** How a run ended, for people: the rejection, or the per-node table and final status. */
-export function outcomeText(r: RunStatusReport): string {
+/** A line saying which part of the nodes a page shows, when it is not all of them. */
+function pageNote(page: NodePage): string | undefined {
+  if (page.offset === 0 && page.items.length >= page.total) return undefined;
+  const last = page.offset + page.items.length;
+  return `nodes ${page.items.length === 0 ? 0 : page.offset + 1}–${last} of ${page.total}${last < page.total ? ` (more with --offset ${last})` : ''}`;
+}
+
+/** How a run ended, for people: the rejection, or the per-node table (a page of it) and final status. */
+export function outcomeText(r: RunStatusReport, page?: NodePage): string {
   const parts: string[] = [];
   if (r.execution !== 'RUNNING' && r.execution !== 'COMPLETED' && r.execution !== 'FAILED') parts.push(`run ${r.execution.toLowerCase()}`);
   if (r.failure) parts.push(`run failed: ${r.failure.type}: ${r.failure.message}`);
   if (r.result) {
     const { result } = r;
-    if (result.nodes.length > 0) parts.push(nodeTable(result.nodes));
+    if (page && page.items.length > 0) parts.push(nodeTable(page.items));
+    const note = page && pageNote(page);
+    if (note) parts.push(note);
     const c = result.counts;
     parts.push(
       `status: ${result.status}${result.dryRun ? ' (dry run: nothing written)' : ''}: ` +
@@ -118,9 +122,10 @@ export function outcomeText(r: RunStatusReport): string {
  * A run's report for people: IDs and times, progress while it runs, the
  * rejection when it failed, or the per-node table and final status.
  */
-export function reportText(r: RunStatusReport): string {
+export function reportText(r: RunStatusReport, page?: NodePage): string {
   const parts: string[] = [
     fields([
+      ['run', r.run ?? r.result?.run],
       ['workflow ID', r.workflowId],
       ['run ID', r.runId],
       ['execution', r.execution],
@@ -136,7 +141,7 @@ export function reportText(r: RunStatusReport): string {
     parts.push(`progress: ${progressLine(r.progress)}`);
     for (const f of r.progress.failures) parts.push(`  ${f.node}: ${f.error.type}: ${f.error.message}`);
   }
-  const outcome = outcomeText(r);
+  const outcome = outcomeText(r, page);
   if (outcome !== '') parts.push(outcome);
   return parts.join('\n');
 }

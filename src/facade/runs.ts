@@ -17,7 +17,8 @@ import { normalizeTargets } from '../core/targets.ts';
 import { runnableRevision, validateDocuments } from '../store/revision-checks.ts';
 import type { RevisionStore } from '../store/revision-store.ts';
 import type { Progress, UpdateLabelsInput, UpdateLabelsResult } from '../workflows/messages.ts';
-import { nodeResultsQuery, progressQuery } from '../workflows/messages.ts';
+import { progressQuery } from '../workflows/messages.ts';
+import type { RunNodeRow, RunNodeStatus } from '../store/run-store.ts';
 import { updateLabels } from '../workflows/update-labels.ts';
 import { RelabelError } from './relabel-error.ts';
 
@@ -37,8 +38,66 @@ export interface RunsDeps {
 export interface RunRef {
   workflowId: string;
   runId: string;
+  /** Run number in the revision store (where its targets and per-node results are), when known. */
+  run?: number;
   /** Link to the run in the Temporal Web UI, when its URL is known. */
   uiLink?: string;
+}
+
+/** A run just started. */
+export interface StartedRun extends RunRef {
+  run: number;
+  revision: number;
+  site: string;
+  targets: string[];
+}
+
+/** One node's outcome in a run, as the store records it. */
+export interface NodeOutcome {
+  node: string;
+  /** `queued` / `pending` until the node is done. */
+  status: RunNodeStatus;
+  /** Labels set (created or changed), with their new values; in a dry run, what would be set. */
+  set?: Record<string, string>;
+  /** Labels removed (owned by relabel, no longer desired). */
+  removed?: string[];
+  /** Labels already right, now recorded as owned. */
+  adopted?: string[];
+  /** Number of desired labels already right and owned. */
+  unchanged?: number;
+  /** Whether a write landed on the node. */
+  written: boolean;
+  /** Whether the uninitialized taint was (in a dry run: would be) lifted. */
+  taintLifted?: boolean;
+  error?: { type: string; message: string };
+}
+
+/** A page of a run's node outcomes, in target order. */
+export interface NodePage {
+  run: number;
+  /** Nodes matching the query (all of the run's, or those with the asked statuses). */
+  total: number;
+  offset: number;
+  items: NodeOutcome[];
+}
+
+/** Most node outcomes one page holds. */
+export const MAX_NODE_PAGE = 5000;
+
+/** The outcome a store row records. */
+export function nodeOutcome(row: RunNodeRow): NodeOutcome {
+  const d = row.detail ?? {};
+  return {
+    node: row.node,
+    status: row.status,
+    ...(d.set !== undefined ? { set: d.set } : {}),
+    ...(d.removed !== undefined ? { removed: d.removed } : {}),
+    ...(d.adopted !== undefined ? { adopted: d.adopted } : {}),
+    ...(d.unchanged !== undefined ? { unchanged: d.unchanged } : {}),
+    written: row.written,
+    ...(d.taintLifted ? { taintLifted: true } : {}),
+    ...(d.error !== undefined ? { error: d.error } : {}),
+  };
 }
 
 /** Options of a new update run. */
@@ -49,6 +108,8 @@ export interface StartOptions {
   dryRun?: boolean;
   continueAsNewAfter?: number;
   retryOf?: { workflowId: string; runId: string };
+  /** Run number of the run retried, kept on the new run's record. */
+  retryOfRun?: number;
   /** The action name the run was asked for (Shipyard's `update_labels` or `relabel_nodes`), kept in its memo. */
   action?: string;
 }
@@ -57,6 +118,8 @@ export interface StartOptions {
 export interface RunListing {
   workflowId: string;
   runId: string;
+  /** Run number in the revision store, when the run was started with one. */
+  run?: number;
   /** The action name kept in the run's memo, when it was started with one. */
   action?: string;
   execution: string;
@@ -90,9 +153,12 @@ export function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
-/** `{action}` from a run's memo, or nothing. Continue-as-new carries the memo along. */
-function memoAction(memo: Record<string, unknown> | undefined): { action?: string } {
-  return typeof memo?.action === 'string' ? { action: memo.action } : {};
+/** `{action, run}` from a run's memo, or nothing. Continue-as-new carries the memo along. */
+function memoFields(memo: Record<string, unknown> | undefined): { action?: string; run?: number } {
+  return {
+    ...(typeof memo?.action === 'string' ? { action: memo.action } : {}),
+    ...(typeof memo?.run === 'number' ? { run: memo.run } : {}),
+  };
 }
 
 /** Prefix of every update run's workflow ID. */
@@ -128,16 +194,20 @@ export function createRuns(deps: RunsDeps) {
   }
 
   /**
-   * Starts an update run after {@link preflight}. One real run per site at a
-   * time: the workflow ID is `update-labels/<site>`, and a second start while
-   * one runs fails with RunInProgress. Dry runs get IDs of their own.
+   * Starts an update run after {@link preflight}. The targets go to the
+   * revision store as a numbered run (the workflow input names only the
+   * run, so it stays small whatever the number of targets). One real run
+   * per site at a time: the workflow ID is `update-labels/<site>`, and a
+   * second start while one runs fails with RunInProgress (its run record is
+   * discarded). Dry runs get IDs of their own.
    */
-  async function start(options: StartOptions): Promise<RunRef & { revision: number; site: string; targets: string[] }> {
+  async function start(options: StartOptions): Promise<StartedRun> {
     const { targets, revision, site } = await preflight(options);
     const dryRun = options.dryRun ?? false;
     const workflowId = dryRun ? `${RUN_ID_PREFIX}/${site}/dry-run/${randomUUID().slice(0, 8)}` : `${RUN_ID_PREFIX}/${site}`;
+    const record = await store.createRun({ workflowId, revision, dryRun, targets, ...(options.retryOfRun !== undefined ? { retryOf: options.retryOfRun } : {}) });
     const input: UpdateLabelsInput = {
-      targets,
+      run: record.id,
       revision,
       dryRun,
       searchAttributes: deps.searchAttributes !== false,
@@ -153,16 +223,17 @@ export function createRuns(deps: RunsDeps) {
         args: [input],
         workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
         workflowIdConflictPolicy: WorkflowIdConflictPolicy.FAIL,
-        ...(options.action ? { memo: { action: options.action } } : {}),
-        staticSummary: `${dryRun ? 'Dry run: plan' : 'Update'} labels of ${targets.length} node(s) to revision ${revision}`,
+        memo: { run: record.id, ...(options.action ? { action: options.action } : {}) },
+        staticSummary: `${dryRun ? 'Dry run: plan' : 'Update'} labels of ${targets.length} node(s) to revision ${revision} (run ${record.id})`,
         staticDetails:
-          `update_labels on site **${site}**, revision ${revision}${dryRun ? ' (dry run: nothing written)' : ''}.\n\n` +
+          `update_labels on site **${site}**, revision ${revision}, run ${record.id}${dryRun ? ' (dry run: nothing written)' : ''}.\n\n` +
           `Targets: ${shown}.` +
           (options.retryOf ? `\n\nRetry of ${options.retryOf.workflowId} run ${options.retryOf.runId}.` : ''),
       });
       const runId = handle.firstExecutionRunId;
-      return { workflowId, runId, uiLink: link(workflowId, runId), revision, site, targets };
+      return { workflowId, runId, run: record.id, uiLink: link(workflowId, runId), revision, site, targets };
     } catch (err) {
+      await store.discardRun(record.id);
       if (err instanceof WorkflowExecutionAlreadyStartedError) {
         throw new RelabelError(FailureType.RunInProgress, `an update_labels run is already in progress for site ${site} (${workflowId}); wait for it or cancel it`);
       }
@@ -200,7 +271,7 @@ export function createRuns(deps: RunsDeps) {
       workflowId,
       runId: d.runId,
       uiLink: link(workflowId, d.runId),
-      ...memoAction(d.memo),
+      ...memoFields(d.memo),
       execution: d.status.name,
       startTime: d.startTime.toISOString(),
       ...(d.closeTime ? { closeTime: d.closeTime.toISOString() } : {}),
@@ -253,7 +324,14 @@ export function createRuns(deps: RunsDeps) {
     if (!previous.result) {
       throw new RelabelError('NotRetryable', `run ${workflowId} (${previous.runId}) has no per-node result to retry (it is ${previous.execution})`);
     }
-    const failed = previous.result.nodes.filter((n) => n.status === 'failure').map((n) => n.node);
+    const run = previous.result.run;
+    const failed: string[] = [];
+    for (let afterSeq = -1; ; ) {
+      const rows = await store.runNodes(run, { status: 'failure', afterSeq, limit: MAX_NODE_PAGE });
+      failed.push(...rows.map((r) => r.node));
+      if (rows.length < MAX_NODE_PAGE) break;
+      afterSeq = rows.at(-1)?.seq ?? afterSeq;
+    }
     if (failed.length === 0) throw new RelabelError('NothingToRetry', `run ${workflowId} (${previous.runId}) has no failed nodes`);
     return start({
       targets: failed,
@@ -261,6 +339,7 @@ export function createRuns(deps: RunsDeps) {
       ...(previous.action ? { action: previous.action } : {}),
       ...options,
       retryOf: { workflowId, runId: previous.runId },
+      retryOfRun: run,
     });
   }
 
@@ -272,9 +351,25 @@ export function createRuns(deps: RunsDeps) {
     return { workflowId, runId: d.runId, uiLink: link(workflowId, d.runId) };
   }
 
-  /** A page of per-node outcomes of a run (running or finished); bounded like the progress query. */
-  async function nodeResults(workflowId: string, runId?: string, page: { offset?: number; limit?: number } = {}) {
-    return withTimeout(client.workflow.getHandle(workflowId, runId).query(nodeResultsQuery, page), QUERY_TIMEOUT_MS);
+  /**
+   * A page of a run's node outcomes from the store, in target order,
+   * optionally only those with the given statuses. RunNotFound for an
+   * unknown run number.
+   */
+  async function nodes(run: number, query: { status?: RunNodeStatus | readonly RunNodeStatus[]; offset?: number; limit?: number } = {}): Promise<NodePage> {
+    const offset = Math.max(0, Math.trunc(query.offset ?? 0));
+    const limit = Math.min(MAX_NODE_PAGE, Math.max(1, Math.trunc(query.limit ?? 1000)));
+    let counts;
+    try {
+      counts = await store.runCounts(run);
+    } catch (err) {
+      if ((err as { code?: string }).code === 'NotFound') throw new RelabelError('RunNotFound', `no run ${run} in the revision store`);
+      throw err;
+    }
+    const statuses = query.status === undefined ? undefined : typeof query.status === 'string' ? [query.status] : query.status;
+    const total = statuses ? statuses.reduce((n, st) => n + counts[st], 0) : counts.total;
+    const rows = await store.runNodes(run, { ...(statuses ? { status: statuses } : {}), offset, limit });
+    return { run, total, offset, items: rows.map(nodeOutcome) };
   }
 
   /** The most recent `limit` update runs on this task queue, most recent first. */
@@ -285,7 +380,7 @@ export function createRuns(deps: RunsDeps) {
       found.push({
         workflowId: w.workflowId,
         runId: w.runId,
-        ...memoAction(w.memo),
+        ...memoFields(w.memo),
         execution: w.status.name,
         startTime: w.startTime.toISOString(),
         ...(w.closeTime ? { closeTime: w.closeTime.toISOString() } : {}),
@@ -295,7 +390,7 @@ export function createRuns(deps: RunsDeps) {
     return found;
   }
 
-  return { preflight, start, status, wait, retry, cancel, nodeResults, list, link };
+  return { preflight, start, status, wait, retry, cancel, nodes, list, link };
 }
 
 /** The facade's type. */

@@ -13,7 +13,7 @@ import { SqlRevisionStore } from './sql-revision-store.ts';
 import type { SqlDriver, SqlRow, SqlSession, SqlValue, TableNames } from './sql-driver.ts';
 
 /** Schema version this code writes and reads. Stored in the schema's `meta` table. */
-export const POSTGRES_SCHEMA_VERSION = 1;
+export const POSTGRES_SCHEMA_VERSION = 2;
 
 /** Schema used when none is given. */
 export const DEFAULT_POSTGRES_SCHEMA = 'relabel';
@@ -38,6 +38,8 @@ function tableNames(schema: string): TableNames {
     revisionTags: q('revision_tags'),
     buffer: q('buffer'),
     bufferFiles: q('buffer_files'),
+    runs: q('runs'),
+    runNodes: q('run_nodes'),
   };
 }
 
@@ -70,6 +72,35 @@ CREATE TABLE ${s}.buffer_files (
   PRIMARY KEY (bucket, source)
 );
 CREATE INDEX buffer_files_digest ON ${s}.buffer_files (digest);
+${runsSchemaSql(schema)}`;
+}
+
+/** Version 2: update runs and their per-node results. */
+function runsSchemaSql(schema: string): string {
+  const s = `"${schema}"`;
+  return `
+CREATE TABLE ${s}.runs (
+  id integer PRIMARY KEY,
+  key text UNIQUE,
+  created_at timestamptz NOT NULL,
+  workflow_id text,
+  revision integer,
+  dry_run integer NOT NULL,
+  retry_of integer,
+  target_count integer NOT NULL
+);
+CREATE TABLE ${s}.run_nodes (
+  run_id integer NOT NULL REFERENCES ${s}.runs (id),
+  seq integer NOT NULL,
+  node text NOT NULL,
+  status text NOT NULL,
+  written integer NOT NULL DEFAULT 0,
+  detail text,
+  observed text,
+  PRIMARY KEY (run_id, seq),
+  UNIQUE (run_id, node)
+);
+CREATE INDEX run_nodes_status ON ${s}.run_nodes (run_id, status, seq);
 `;
 }
 
@@ -157,6 +188,10 @@ async function migrate(pool: Pool, schema: string): Promise<void> {
       await client.query(`INSERT INTO "${schema}".meta (key, value) VALUES ('schema_version', $1)`, [
         String(POSTGRES_SCHEMA_VERSION),
       ]);
+    } else if (Number(row.value) === 1) {
+      // Written by a relabel before runs were stored: add their tables.
+      await client.query(runsSchemaSql(schema));
+      await client.query(`UPDATE "${schema}".meta SET value = $1 WHERE key = 'schema_version'`, [String(POSTGRES_SCHEMA_VERSION)]);
     } else if (Number(row.value) !== POSTGRES_SCHEMA_VERSION) {
       throw new StoreError(
         'SchemaVersion',

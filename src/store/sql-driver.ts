@@ -27,6 +27,8 @@ export interface TableNames {
   readonly revisionTags: string;
   readonly buffer: string;
   readonly bufferFiles: string;
+  readonly runs: string;
+  readonly runNodes: string;
 }
 
 /** A backend: transactions over one database. */

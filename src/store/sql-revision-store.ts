@@ -38,18 +38,32 @@ import {
   type TableNames,
 } from './sql-driver.ts';
 import { buildBuffer, buildRevisions, buildTag } from './revision-rows.ts';
+import type { RunStore } from './run-store.ts';
+import { sqlRunStore } from './sql-run-store.ts';
 
 /** A {@link RevisionStore} over any {@link SqlDriver}. Backends construct it; callers see only the interface. */
 export class SqlRevisionStore implements RevisionStore {
   readonly #driver: SqlDriver;
   readonly #t: TableNames;
+  readonly #runs: RunStore;
   #closed = false;
 
   /** @param driver - the backend; owned by the store from now on (closed by {@link close}) */
   constructor(driver: SqlDriver) {
     this.#driver = driver;
     this.#t = driver.tables;
+    this.#runs = sqlRunStore(driver, () => {
+      if (this.#closed) throw closedError();
+    });
   }
+
+  createRun: RunStore['createRun'] = (input) => this.#runs.createRun(input);
+  getRun: RunStore['getRun'] = (id) => this.#runs.getRun(id);
+  discardRun: RunStore['discardRun'] = (id) => this.#runs.discardRun(id);
+  setNodeResults: RunStore['setNodeResults'] = (id, updates) => this.#runs.setNodeResults(id, updates);
+  runNodes: RunStore['runNodes'] = (id, query) => this.#runs.runNodes(id, query);
+  observedState: RunStore['observedState'] = (id, node) => this.#runs.observedState(id, node);
+  runCounts: RunStore['runCounts'] = (id) => this.#runs.runCounts(id);
 
   #read<T>(fn: (s: SqlSession) => Promise<T>): Promise<T> {
     if (this.#closed) return Promise.reject(closedError());

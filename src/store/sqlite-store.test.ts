@@ -37,7 +37,7 @@ describe('SQLite backend specifics', () => {
     const db = new DatabaseSync(path);
     db.exec(`UPDATE meta SET value = '99' WHERE key = 'schema_version'`);
     db.close();
-    await rejectsWith(openSqliteStore(path), 'SchemaVersion', /schema version 99 is not supported .*knows version 1/);
+    await rejectsWith(openSqliteStore(path), 'SchemaVersion', /schema version 99 is not supported .*knows version 2/);
     const check = new DatabaseSync(path);
     assert.equal(check.prepare(`SELECT value FROM meta WHERE key = 'schema_version'`).get()?.value, '99');
     check.close();

@@ -16,7 +16,7 @@ import { SqlRevisionStore } from './sql-revision-store.ts';
 import type { SqlDriver, SqlRow, SqlSession, SqlValue, TableNames } from './sql-driver.ts';
 
 /** Schema version this code writes and reads. Stored in the `meta` table. */
-export const SQLITE_SCHEMA_VERSION = 1;
+export const SQLITE_SCHEMA_VERSION = 2;
 
 /** Path that opens a private in-memory database (tests, dry runs). */
 export const SQLITE_MEMORY = ':memory:';
@@ -34,6 +34,8 @@ const TABLES: TableNames = {
   revisionTags: 'revision_tags',
   buffer: 'buffer',
   bufferFiles: 'buffer_files',
+  runs: 'runs',
+  runNodes: 'run_nodes',
 };
 
 // Timestamps are ISO-8601 text written by the application.
@@ -64,6 +66,32 @@ CREATE TABLE buffer_files (
   PRIMARY KEY (bucket, source)
 ) STRICT;
 CREATE INDEX buffer_files_digest ON buffer_files (digest);
+`;
+
+// Version 2: update runs and their per-node results.
+const RUNS_SCHEMA = `
+CREATE TABLE runs (
+  id INTEGER PRIMARY KEY,
+  key TEXT UNIQUE,
+  created_at TEXT NOT NULL,
+  workflow_id TEXT,
+  revision INTEGER,
+  dry_run INTEGER NOT NULL,
+  retry_of INTEGER,
+  target_count INTEGER NOT NULL
+) STRICT;
+CREATE TABLE run_nodes (
+  run_id INTEGER NOT NULL REFERENCES runs (id),
+  seq INTEGER NOT NULL,
+  node TEXT NOT NULL,
+  status TEXT NOT NULL,
+  written INTEGER NOT NULL DEFAULT 0,
+  detail TEXT,
+  observed TEXT,
+  PRIMARY KEY (run_id, seq),
+  UNIQUE (run_id, node)
+) STRICT;
+CREATE INDEX run_nodes_status ON run_nodes (run_id, status, seq);
 `;
 
 /**
@@ -164,9 +192,14 @@ function migrate(db: DatabaseSync, path: string): void {
     const row = db.prepare(`SELECT value FROM meta WHERE key = 'schema_version'`).get();
     if (row === undefined) {
       db.exec(SCHEMA);
+      db.exec(RUNS_SCHEMA);
       db.prepare(`INSERT INTO meta (key, value) VALUES ('schema_version', ?)`).run(
         String(SQLITE_SCHEMA_VERSION),
       );
+    } else if (Number(row.value) === 1) {
+      // Written by a relabel before runs were stored: add their tables.
+      db.exec(RUNS_SCHEMA);
+      db.prepare(`UPDATE meta SET value = ? WHERE key = 'schema_version'`).run(String(SQLITE_SCHEMA_VERSION));
     } else if (Number(row.value) !== SQLITE_SCHEMA_VERSION) {
       throw new StoreError(
         'SchemaVersion',

@@ -3,6 +3,10 @@
  * shared by the worker, the CLI and the HTTP API. One input object and one
  * result object per workflow, so fields can be added without breaking
  * running histories.
+ *
+ * Bounded by design: none of these grows with the number of nodes. Targets
+ * and per-node results live in the revision store, keyed by the run number;
+ * workflows carry counts and capped samples.
  */
 import { defineQuery } from '@temporalio/workflow';
 
@@ -17,7 +21,7 @@ export type RunStatus = (typeof RunStatus)[keyof typeof RunStatus];
 /** Where an update run is. */
 export const RunPhase = {
   resolving: 'resolving',
-  validating: 'validating',
+  planning: 'planning',
   applying: 'applying',
   done: 'done',
 } as const;
@@ -29,73 +33,86 @@ export interface NodeError {
   message: string;
 }
 
+/** One failed node and why. */
+export interface NodeFailure {
+  node: string;
+  error: NodeError;
+}
+
+/** Most failures a workflow keeps (progress, result, continue-as-new); all are in the store. */
+export const FAILURE_SAMPLE_LIMIT = 50;
+
+/** Most targets a run started without the facade may name inline. */
+export const MAX_INLINE_TARGETS = 1000;
+
+/** A run this one retries. */
+export interface RetryOf {
+  workflowId: string;
+  runId: string;
+}
+
 /** Input of the `relabelNode` child workflow. */
 export interface RelabelNodeInput {
+  /** The run (revision store run number) the node belongs to. */
+  run: number;
   node: string;
   revision: number;
-  /** Plan only; write nothing. */
-  dryRun: boolean;
   /** Set relabel's custom search attributes (default true). */
   searchAttributes?: boolean;
 }
 
-/** Result of `relabelNode`: what was (or, in a dry run, would be) done to one node. */
+/** Result of `relabelNode`: what was done to one node (the full detail is in the store). */
 export interface RelabelNodeResult {
   node: string;
-  status: 'success';
-  /** Labels set (created or changed), with their new values. */
-  set: Record<string, string>;
-  /** Labels removed (owned by relabel, no longer desired). */
-  removed: string[];
-  /** Labels already right, now recorded as owned. */
-  adopted: string[];
-  /** Number of desired labels already right and owned. */
-  unchanged: number;
-  /** Whether a write request was sent. */
+  /** Whether a write request landed. */
   written: boolean;
-  /** Whether relabel's uninitialized taint was (in a dry run: would be) removed, in the same write. */
+  /** Number of labels set, removed, adopted and already right. */
+  counts: { set: number; removed: number; adopted: number; unchanged: number };
+  /** Whether relabel's uninitialized taint was removed in the same write. */
   taintLifted: boolean;
   /** Reads of the node (more than one after a resourceVersion conflict). */
   attempts: number;
 }
 
-/** One node's outcome as the parent records it. */
-export interface NodeOutcome {
-  node: string;
-  status: 'success' | 'failure';
-  set?: Record<string, string>;
-  removed?: string[];
-  adopted?: string[];
-  unchanged?: number;
-  written?: boolean;
-  taintLifted?: boolean;
-  error?: NodeError;
+/** Counts of a run's nodes. */
+export interface RunCounts {
+  /** Targets of the run. */
+  total: number;
+  success: number;
+  failure: number;
+  /** Nodes a write landed on. */
+  written: number;
 }
 
-/** Progress carried across continue-as-new. */
+/** Progress carried across continue-as-new: bounded whatever the run's size. */
 export interface CarriedProgress {
+  run: number;
   revision: number;
   site: string;
   concurrency: number;
-  outcomes: NodeOutcome[];
-  /** All targets of the run, in order (the remaining ones are those without an outcome). */
-  targets: string[];
+  counts: RunCounts;
+  /** Up to {@link FAILURE_SAMPLE_LIMIT} failures with reasons. */
+  failures: NodeFailure[];
+  /** Sequence number (target order) of the last node handed to a child; later pending nodes are still to do. */
+  cursor: number;
   startedAt: string;
 }
 
 /** Input of the `updateLabels` workflow. */
 export interface UpdateLabelsInput {
-  /** Node names to relabel: non-empty, unique strings. */
-  targets: string[];
+  /** The run in the revision store whose targets to relabel (the facade creates it). */
+  run?: number;
+  /** Targets named inline, for a run started without the facade: at most {@link MAX_INLINE_TARGETS}. */
+  targets?: string[];
   /** Revision to apply; the latest committed one when absent. */
   revision?: number;
   /** Nodes relabelled at once; the policy's default when absent. */
   concurrency?: number;
-  /** Plan every node; write nothing. */
+  /** Plan every node; write nothing and start no child. */
   dryRun?: boolean;
   /** The run this one retries (its failed nodes, against its revision). */
-  retryOf?: { workflowId: string; runId: string };
-  /** Continue-as-new after this many nodes in one run (keeps history bounded). */
+  retryOf?: RetryOf;
+  /** Continue-as-new after this many children in one execution (keeps history bounded). */
   continueAsNewAfter?: number;
   /** Set relabel's custom search attributes (they must be registered on the server). */
   searchAttributes?: boolean;
@@ -103,39 +120,34 @@ export interface UpdateLabelsInput {
   carried?: CarriedProgress;
 }
 
-/** Result of `updateLabels`. */
+/** Result of `updateLabels`: counts and a capped sample of failures; every node's outcome is in the store. */
 export interface UpdateLabelsResult {
   status: RunStatus;
+  /** Run number in the revision store, where the per-node results are. */
+  run: number;
   revision: number;
   site: string;
   dryRun: boolean;
-  counts: { total: number; success: number; failure: number; written: number };
-  /** Every node's outcome, in target order. */
-  nodes: NodeOutcome[];
-  retryOf?: { workflowId: string; runId: string };
+  counts: RunCounts;
+  /** Up to {@link FAILURE_SAMPLE_LIMIT} failures, in the order they happened. */
+  failures: NodeFailure[];
+  retryOf?: RetryOf;
 }
 
 /** What the `progress` query answers: bounded in size whatever the run's size. */
 export interface Progress {
   phase: RunPhase;
+  run?: number;
   revision?: number;
   site?: string;
   dryRun: boolean;
   total: number;
-  counts: { pending: number; running: number; success: number; failure: number };
-  /** Up to {@link PROGRESS_FAILURE_LIMIT} failures with reasons. */
-  failures: { node: string; error: NodeError }[];
+  counts: { pending: number; running: number; success: number; failure: number; written: number };
+  /** Up to {@link FAILURE_SAMPLE_LIMIT} failures with reasons. */
+  failures: NodeFailure[];
   status?: RunStatus;
-  retryOf?: { workflowId: string; runId: string };
+  retryOf?: RetryOf;
 }
 
-/** Most failures listed in one progress answer; all are in `nodeResultsQuery`. */
-export const PROGRESS_FAILURE_LIMIT = 50;
-
-/** Phase, counts and recent failures of an update run. */
+/** Phase, counts and a sample of failures of an update run. */
 export const progressQuery = defineQuery<Progress>('progress');
-
-/** A page of per-node outcomes, in target order. */
-export const nodeResultsQuery = defineQuery<{ total: number; items: NodeOutcome[] }, [{ offset?: number; limit?: number }?]>(
-  'nodeResults',
-);

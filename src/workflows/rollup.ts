@@ -1,9 +1,9 @@
 /**
- * Pure roll-up of per-node outcomes into a run result, and its one-screen
- * summary for the Temporal UI. No rollback is implied anywhere: a partial
- * update is reported as such.
+ * Pure roll-up of a run's counts into its status, and the one-screen
+ * summary shown in the Temporal UI. No rollback is implied anywhere: a
+ * partial update is reported as such.
  */
-import { RunStatus, type CarriedProgress, type NodeOutcome, type UpdateLabelsResult } from './messages.ts';
+import { FAILURE_SAMPLE_LIMIT, RunStatus, type NodeFailure, type RunCounts, type UpdateLabelsResult } from './messages.ts';
 
 /** `success` when every node succeeded, `failure` when none did, else `partial_success`. */
 export function runStatus(success: number, failure: number): RunStatus {
@@ -12,35 +12,26 @@ export function runStatus(success: number, failure: number): RunStatus {
   return RunStatus.partialSuccess;
 }
 
-/** The run result, nodes in target order. */
-export function rollUp(args: {
-  run: CarriedProgress;
-  outcomes: ReadonlyMap<string, NodeOutcome>;
-  dryRun: boolean;
-  retryOf?: { workflowId: string; runId: string };
-}): UpdateLabelsResult {
-  const nodes = args.run.targets.flatMap((t) => args.outcomes.get(t) ?? []);
-  const failure = nodes.filter((n) => n.status === 'failure').length;
-  const success = nodes.length - failure;
-  return {
-    status: runStatus(success, failure),
-    revision: args.run.revision,
-    site: args.run.site,
-    dryRun: args.dryRun,
-    counts: { total: nodes.length, success, failure, written: nodes.filter((n) => n.written).length },
-    nodes,
-    ...(args.retryOf ? { retryOf: args.retryOf } : {}),
-  };
+/** Adds `failure` to `sample` unless the sample is full (the store keeps every failure). */
+export function sampleFailure(sample: NodeFailure[], failure: NodeFailure): void {
+  if (sample.length < FAILURE_SAMPLE_LIMIT) sample.push(failure);
+}
+
+/** A fresh zeroed count of `total` targets. */
+export function zeroCounts(total: number): RunCounts {
+  return { total, success: 0, failure: 0, written: 0 };
 }
 
 /** Markdown shown as the run's current details once it is done. */
 export function summaryMarkdown(result: UpdateLabelsResult, maxFailures = 20): string {
+  const c = result.counts;
   const lines = [
-    `**${result.status}**${result.dryRun ? ' (dry run)' : ''}: revision ${result.revision} of site ${result.site}, ` +
-      `${result.counts.success}/${result.counts.total} nodes ok, ${result.counts.written} written, ${result.counts.failure} failed.`,
+    `**${result.status}**${result.dryRun ? ' (dry run)' : ''}: run ${result.run}, revision ${result.revision} of site ${result.site}, ` +
+      `${c.success}/${c.total} nodes ok, ${c.written} written, ${c.failure} failed.`,
   ];
-  const failed = result.nodes.filter((n) => n.status === 'failure');
-  for (const n of failed.slice(0, maxFailures)) lines.push(`- ${n.node}: ${n.error?.type}: ${n.error?.message}`);
-  if (failed.length > maxFailures) lines.push(`- … and ${failed.length - maxFailures} more (query nodeResults)`);
+  for (const f of result.failures.slice(0, maxFailures)) lines.push(`- ${f.node}: ${f.error.type}: ${f.error.message}`);
+  if (c.failure > Math.min(maxFailures, result.failures.length)) {
+    lines.push(`- … and ${c.failure - Math.min(maxFailures, result.failures.length)} more (relabel status shows every node)`);
+  }
   return lines.join('\n');
 }

@@ -1,8 +1,15 @@
 /**
  * `updateLabels`: the Airship update_labels action as a durable workflow.
- * Resolve the revision, reject what must be rejected, validate, then relabel
- * every target node as a `relabelNode` child in a bounded sliding window and
- * roll the outcomes up. Never rolls back; never tags the revision.
+ * Resolve the revision and reject what must be rejected; plan every target
+ * in bulk (one paginated read of the nodes, every plan computed in the
+ * worker, unchanged nodes settled without a child); then one `relabelNode`
+ * child per node with something to change, in a bounded sliding window.
+ * Never rolls back; never tags the revision.
+ *
+ * Bounded by design: targets and per-node results live in the revision
+ * store under the run number; this workflow keeps counts, a capped failure
+ * sample and a cursor, and continues as new well before its history grows
+ * large.
  */
 import {
   ActivityFailure,
@@ -22,43 +29,54 @@ import { FailureType } from '../core/failure-types.ts';
 import { normalizeTargets } from '../core/targets.ts';
 import type { Activities } from '../activities/index.ts';
 import {
-  PROGRESS_FAILURE_LIMIT,
+  MAX_INLINE_TARGETS,
   RunPhase,
-  nodeResultsQuery,
   progressQuery,
   type CarriedProgress,
   type NodeError,
-  type NodeOutcome,
+  type NodeFailure,
   type Progress,
   type UpdateLabelsInput,
   type UpdateLabelsResult,
 } from './messages.ts';
 import { relabelNode } from './relabel-node.ts';
-import { rollUp, summaryMarkdown } from './rollup.ts';
-import { RelabelRevision, RelabelSite, RelabelStatus } from './search-attributes.ts';
+import { runStatus, sampleFailure, summaryMarkdown } from './rollup.ts';
+import { nodeSearchAttributes, RelabelRevision, RelabelSite, RelabelStatus } from './search-attributes.ts';
 
-/** Nodes relabelled in one workflow run before it continues as new. */
-export const DEFAULT_CONTINUE_AS_NEW_AFTER = 500;
+/** Children started in one workflow execution before it continues as new. */
+export const DEFAULT_CONTINUE_AS_NEW_AFTER = 1000;
 
-/** Upper bound on the window, whatever is asked. */
+/** Upper bound on the window, whatever is asked (Temporal allows 2,000 pending children). */
 export const MAX_CONCURRENCY = 1000;
 
-const { resolveRevision } = proxyActivities<Activities>({
-  startToCloseTimeout: '30s',
-  summary: 'resolve the revision and check it may be applied',
+/** Pending nodes fetched from the store at a time. */
+const PAGE_SIZE = 500;
+
+/** Failures buffered before they are written to the store. */
+const FLUSH_AT = 100;
+
+/** Longest failure message kept (the store and payloads stay bounded). */
+const MAX_MESSAGE = 1000;
+
+const { resolveRevision, registerRun, pendingNodes, recordFailures } = proxyActivities<Activities>({
+  startToCloseTimeout: '60s',
+  retry: { maximumInterval: '10s' },
 });
-const { loadRunDesign } = proxyActivities<Activities>({
-  startToCloseTimeout: '120s',
-  summary: 'validate the documents and match the targets against the design',
+const { planRun } = proxyActivities<Activities>({
+  startToCloseTimeout: '30m',
+  heartbeatTimeout: '60s',
+  retry: { maximumInterval: '10s' },
+  summary: 'validate the documents, read the target nodes in bulk and plan each',
 });
 
 /** The reason a child failed: the innermost ApplicationFailure under the child and activity wrappers. */
 function childFailure(err: unknown): NodeError {
   let cause: unknown = err;
   while ((cause instanceof ChildWorkflowFailure || cause instanceof ActivityFailure) && cause.cause) cause = cause.cause;
-  if (cause instanceof ApplicationFailure) return { type: cause.type ?? 'Error', message: cause.message };
-  if (cause instanceof Error) return { type: cause.name, message: cause.message };
-  return { type: 'Error', message: String(cause) };
+  const cut = (m: string) => (m.length > MAX_MESSAGE ? `${m.slice(0, MAX_MESSAGE)}…` : m);
+  if (cause instanceof ApplicationFailure) return { type: cause.type ?? 'Error', message: cut(cause.message) };
+  if (cause instanceof Error) return { type: cause.name, message: cut(cause.message) };
+  return { type: 'Error', message: cut(String(cause)) };
 }
 
 /**
@@ -77,128 +95,174 @@ async function rejecting<T>(call: Promise<T>): Promise<T> {
   }
 }
 
+/** The run's targets in the store: the facade's run, or one registered from inline targets. */
+async function runOf(input: UpdateLabelsInput, revision: number): Promise<number> {
+  if (input.run !== undefined) return input.run;
+  const parsed = normalizeTargets(input.targets);
+  if (!parsed.ok) throw ApplicationFailure.nonRetryable(parsed.message, FailureType.InvalidTargets);
+  if (parsed.targets.length > MAX_INLINE_TARGETS) {
+    throw ApplicationFailure.nonRetryable(
+      `${parsed.targets.length} targets given inline; at most ${MAX_INLINE_TARGETS} (start larger runs through relabel, which stores the targets)`,
+      FailureType.InvalidTargets,
+    );
+  }
+  const info = workflowInfo();
+  const { run } = await registerRun({
+    key: `${info.workflowId}/${info.firstExecutionRunId}`,
+    workflowId: info.workflowId,
+    revision,
+    dryRun: input.dryRun ?? false,
+    targets: parsed.targets,
+  });
+  return run;
+}
+
 /**
- * Applies a revision's labels to `targets`. Rejects (non-retryable
+ * Applies a revision's labels to the run's targets. Rejects (non-retryable
  * ApplicationFailure, nothing written) on invalid targets
  * (InvalidTargets), no committed revision (NoCommittedRevision), an
  * unknown revision (RevisionNotFound), no revision that took part in a site
  * action (NoSiteActionRevision) and invalid documents
  * (DocumentValidationFailed, every error listed). Otherwise completes with
- * `success`, `partial_success` or `failure` and a reason per failed node.
+ * `success`, `partial_success` or `failure`; every node's outcome is in the
+ * store under the run number.
  */
 export async function updateLabels(input: UpdateLabelsInput): Promise<UpdateLabelsResult> {
-  const info = workflowInfo();
   const dryRun = input.dryRun ?? false;
   const useSearchAttributes = input.searchAttributes !== false;
   let phase: RunPhase = input.carried ? RunPhase.applying : RunPhase.resolving;
   let carried: CarriedProgress | undefined = input.carried;
-  const outcomes = new Map<string, NodeOutcome>((input.carried?.outcomes ?? []).map((o) => [o.node, o]));
   const running = new Set<string>();
+  const unrecorded: NodeFailure[] = [];
   let result: UpdateLabelsResult | undefined;
 
-  const failures = () => [...outcomes.values()].filter((o) => o.status === 'failure');
   const progress = (): Progress => {
-    const total = carried?.targets.length ?? 0;
-    const failed = failures();
-    const success = outcomes.size - failed.length;
+    const c = carried?.counts;
+    const total = c?.total ?? 0;
+    const success = c?.success ?? 0;
+    const failure = c?.failure ?? 0;
     return {
       phase,
+      run: carried?.run ?? input.run,
       revision: carried?.revision,
       site: carried?.site,
       dryRun,
       total,
-      counts: { pending: total - outcomes.size - running.size, running: running.size, success, failure: failed.length },
-      failures: failed.slice(0, PROGRESS_FAILURE_LIMIT).map((o) => ({ node: o.node, error: o.error as NodeError })),
+      counts: { pending: total - success - failure - running.size, running: running.size, success, failure, written: c?.written ?? 0 },
+      failures: carried?.failures ?? [],
       status: result?.status,
       retryOf: input.retryOf,
     };
   };
   setHandler(progressQuery, progress);
-  setHandler(nodeResultsQuery, (page) => {
-    const ordered = (carried?.targets ?? []).flatMap((t) => outcomes.get(t) ?? []);
-    const offset = Math.max(0, page?.offset ?? 0);
-    const limit = Math.min(1000, Math.max(1, page?.limit ?? 100));
-    return { total: ordered.length, items: ordered.slice(offset, offset + limit) };
-  });
   const showProgress = () => {
     const p = progress();
     setCurrentDetails(
-      `**${p.phase}** revision ${p.revision ?? '?'}${dryRun ? ' (dry run)' : ''}: ` +
-        `${p.counts.success} ok, ${p.counts.failure} failed, ${p.counts.running} running, ${p.counts.pending} pending of ${p.total}`,
+      `**${p.phase}** run ${p.run ?? '?'}, revision ${p.revision ?? '?'}${dryRun ? ' (dry run)' : ''}: ` +
+        `${p.counts.success} ok, ${p.counts.failure} failed, ${p.counts.running} running, ${p.counts.pending} pending of ${p.total} (${p.counts.written} written)`,
     );
   };
 
   if (!carried) {
-    const parsed = normalizeTargets(input.targets);
-    if (!parsed.ok) throw ApplicationFailure.nonRetryable(parsed.message, FailureType.InvalidTargets);
     setCurrentDetails('Resolving the revision');
-    const { revision } = await rejecting(resolveRevision({ revision: input.revision }));
-    phase = RunPhase.validating;
-    setCurrentDetails(`Validating the documents of revision ${revision}`);
-    const design = await rejecting(loadRunDesign({ revision, targets: parsed.targets }));
-    const concurrency = Math.min(MAX_CONCURRENCY, Math.max(1, input.concurrency ?? design.defaultConcurrency));
-    carried = { revision, site: design.site, concurrency, outcomes: [], targets: parsed.targets, startedAt: info.startTime.toISOString() };
-    for (const node of design.notInDesign) {
-      outcomes.set(node, {
-        node,
-        status: 'failure',
-        error: { type: FailureType.NodeNotInDesign, message: `node ${node} is not in the design of revision ${revision}` },
-      });
+    if (input.run === undefined) {
+      // Checked before anything else, as Shipyard checks target_nodes first.
+      const parsed = normalizeTargets(input.targets);
+      if (!parsed.ok) throw ApplicationFailure.nonRetryable(parsed.message, FailureType.InvalidTargets);
     }
+    const { revision } = await rejecting(resolveRevision({ revision: input.revision }));
+    const run = await runOf(input, revision);
+    phase = RunPhase.planning;
+    setCurrentDetails(`Planning run ${run}: validating revision ${revision} and reading the target nodes`);
+    const plan = await rejecting(planRun({ run, revision, dryRun }));
+    const concurrency = Math.min(MAX_CONCURRENCY, Math.max(1, input.concurrency ?? plan.defaultConcurrency));
+    carried = { run, revision, site: plan.site, concurrency, counts: plan.counts, failures: plan.failures, cursor: -1, startedAt: workflowInfo().startTime.toISOString() };
     if (useSearchAttributes) {
       upsertSearchAttributes([
         { key: RelabelRevision, value: revision },
-        { key: RelabelSite, value: design.site },
+        { key: RelabelSite, value: plan.site },
         { key: RelabelStatus, value: dryRun ? 'dry_run' : 'running' },
       ]);
     }
   }
-  const run = carried;
+  const state = carried;
   phase = RunPhase.applying;
   showProgress();
 
-  const limit = input.continueAsNewAfter ?? DEFAULT_CONTINUE_AS_NEW_AFTER;
-  const idPrefix = `${info.workflowId}/${info.firstExecutionRunId.slice(0, 8)}`;
-  let launched = 0;
-  for (const node of run.targets) {
-    if (outcomes.has(node)) continue;
-    if (launched >= limit || info.continueAsNewSuggested) break;
-    await condition(() => running.size < run.concurrency);
-    launched++;
-    running.add(node);
-    showProgress();
-    void executeChild(relabelNode, {
-      workflowId: `${idPrefix}/${node}`,
-      args: [{ node, revision: run.revision, dryRun, searchAttributes: useSearchAttributes }],
-      staticSummary: `${dryRun ? 'Plan' : 'Relabel'} ${node} at revision ${run.revision}`,
-      staticDetails: `Child of ${info.workflowId}: brings the labels of node **${node}** to revision ${run.revision} of site ${run.site}.`,
-      parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
-    }).then(
-      (r) =>
-        outcomes.set(node, {
-          node,
-          status: 'success',
-          set: r.set,
-          removed: r.removed,
-          adopted: r.adopted,
-          unchanged: r.unchanged,
-          written: r.written,
-          ...(r.taintLifted ? { taintLifted: true } : {}),
-        }),
-      (err: unknown) => outcomes.set(node, { node, status: 'failure', error: childFailure(err) }),
-    ).finally(() => {
-      running.delete(node);
-      showProgress();
-    });
-  }
-  await condition(() => running.size === 0);
+  const flush = async () => {
+    while (unrecorded.length > 0) await recordFailures({ run: state.run, failures: unrecorded.splice(0, FLUSH_AT) });
+  };
+  /** Waits for `ready`, writing buffered failures to the store whenever enough pile up. */
+  const waitFor = async (ready: () => boolean) => {
+    for (;;) {
+      await condition(() => ready() || unrecorded.length >= FLUSH_AT);
+      if (unrecorded.length >= FLUSH_AT) await flush();
+      if (ready()) return;
+    }
+  };
 
-  if (run.targets.some((t) => !outcomes.has(t))) {
-    await continueAsNew<typeof updateLabels>({ ...input, carried: { ...run, outcomes: [...outcomes.values()] } });
+  const limit = input.continueAsNewAfter ?? DEFAULT_CONTINUE_AS_NEW_AFTER;
+  const { workflowId } = workflowInfo();
+  let launched = 0;
+  let more = !dryRun;
+  while (more) {
+    const page = await pendingNodes({ run: state.run, afterSeq: state.cursor, limit: PAGE_SIZE });
+    more = page.length === PAGE_SIZE;
+    for (const { seq, node } of page) {
+      // A fresh workflowInfo(): the copy taken at start never changes.
+      if (launched >= limit || workflowInfo().continueAsNewSuggested) {
+        more = true;
+        break;
+      }
+      await waitFor(() => running.size < state.concurrency);
+      launched++;
+      state.cursor = seq;
+      running.add(node);
+      showProgress();
+      void executeChild(relabelNode, {
+        workflowId: `${workflowId}/${state.run}/${node}`,
+        args: [{ run: state.run, node, revision: state.revision, searchAttributes: useSearchAttributes }],
+        staticSummary: `Relabel ${node} at revision ${state.revision}`,
+        staticDetails: `Run ${state.run} of ${workflowId}: brings node **${node}** to revision ${state.revision} of site ${state.site}.`,
+        parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
+        ...(useSearchAttributes ? { typedSearchAttributes: nodeSearchAttributes(node, state.revision) } : {}),
+      })
+        .then(
+          (r) => {
+            state.counts.success++;
+            if (r.written) state.counts.written++;
+          },
+          (err: unknown) => {
+            const failure = { node, error: childFailure(err) };
+            state.counts.failure++;
+            sampleFailure(state.failures, failure);
+            unrecorded.push(failure);
+          },
+        )
+        .finally(() => {
+          running.delete(node);
+          showProgress();
+        });
+    }
+    if (launched >= limit || workflowInfo().continueAsNewSuggested) break;
   }
+  await waitFor(() => running.size === 0);
+  await flush();
+
+  if (more) await continueAsNew<typeof updateLabels>({ ...input, carried: state });
 
   phase = RunPhase.done;
-  result = rollUp({ run, outcomes, dryRun, retryOf: input.retryOf });
+  const c = state.counts;
+  result = {
+    status: runStatus(c.success, c.failure),
+    run: state.run,
+    revision: state.revision,
+    site: state.site,
+    dryRun,
+    counts: c,
+    failures: state.failures,
+    ...(input.retryOf ? { retryOf: input.retryOf } : {}),
+  };
   if (useSearchAttributes) upsertSearchAttributes([{ key: RelabelStatus, value: dryRun ? 'dry_run' : result.status }]);
   setCurrentDetails(summaryMarkdown(result));
   return result;

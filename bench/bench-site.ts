@@ -1,0 +1,52 @@
+/**
+ * Sites of any size for the benchmarks: the sample site's profiles, racks and
+ * policy, with `count` nodes generated from its node documents in turn.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseAllDocuments } from 'yaml';
+import type { SourceFile } from '../src/store/revision-store.ts';
+
+const SAMPLE = new URL('../examples/site/', import.meta.url).pathname;
+
+type NodeDoc = { metadata: { name: string }; data: { metadata: { owner_data?: Record<string, string> } } };
+
+/** The generated node documents of a bench site, kept to regenerate variants. */
+const templates = new WeakMap<SourceFile[], { docs: NodeDoc[] }>();
+
+function nodesText(docs: readonly NodeDoc[], changed: ReadonlySet<string>, round: string): string {
+  return docs
+    .map((doc) => {
+      if (!changed.has(doc.metadata.name)) return `---\n${JSON.stringify(doc)}\n`;
+      const copy = structuredClone(doc);
+      copy.data.metadata.owner_data = { ...copy.data.metadata.owner_data, 'bench-round': round };
+      return `---\n${JSON.stringify(copy)}\n`;
+    })
+    .join('');
+}
+
+/** The sample site with `count` nodes named `${prefix}00000` on. */
+export function benchSite(prefix: string, count: number): { files: SourceFile[]; nodes: string[] } {
+  const files = readdirSync(SAMPLE)
+    .filter((f) => f.endsWith('.yaml'))
+    .sort()
+    .map((f) => ({ source: f, text: readFileSync(join(SAMPLE, f), 'utf8') }));
+  const sample = parseAllDocuments(files.find((f) => f.source === 'nodes.yaml')?.text ?? '')
+    .map((d) => d.toJS() as NodeDoc | null)
+    .filter((d): d is NodeDoc => d !== null);
+  const docs = Array.from({ length: count }, (_, i) => {
+    const doc = structuredClone(sample[i % sample.length] as NodeDoc);
+    doc.metadata.name = `${prefix}${String(i).padStart(5, '0')}`;
+    return doc;
+  });
+  const out = [...files.filter((f) => f.source !== 'nodes.yaml'), { source: 'nodes.yaml', text: nodesText(docs, new Set(), '') }];
+  templates.set(out, { docs });
+  return { files: out, nodes: docs.map((d) => d.metadata.name) };
+}
+
+/** `files` (from {@link benchSite}) with a node-level label `bench-round: round` on the `changed` nodes. */
+export function withChangedNodes(files: SourceFile[], changed: ReadonlySet<string>, round: string): SourceFile[] {
+  const t = templates.get(files);
+  if (!t) throw new Error('withChangedNodes takes the files benchSite made');
+  return files.map((f) => (f.source === 'nodes.yaml' ? { source: f.source, text: nodesText(t.docs, changed, round) } : f));
+}

@@ -1,0 +1,152 @@
+/**
+ * The bulk planner of an update run: reads the run's targets from the store
+ * and the target nodes from the API server in bulk (one paginated LIST, or
+ * a few GETs for a small run), plans every node in the worker, and records
+ * each outcome in the store in batches. Nodes already as desired are settled
+ * here; only nodes with something to change are left `pending` for a child.
+ */
+import { FailureType } from '../core/failure-types.ts';
+import { planLabels } from '../core/label-plan.ts';
+import { nodePatch } from '../core/node-reconcile.ts';
+import type { Design } from '../core/validate-site.ts';
+import { httpStatus, mapNodeError } from '../kube/errors.ts';
+import type { NodeApi, NodeState } from '../kube/nodes.ts';
+import type { NodeResultUpdate, RunStore } from '../store/run-store.ts';
+import type { NodeFailure, RunCounts } from '../workflows/messages.ts';
+import { FAILURE_SAMPLE_LIMIT } from '../workflows/messages.ts';
+
+/** Runs with at most this many targets read their nodes one GET each; larger ones LIST. */
+export const GET_THRESHOLD = 100;
+
+/** Nodes per LIST page, and rows per store write. */
+export const PAGE_SIZE = 500;
+
+/** GETs in flight at once for a small run. */
+const GET_CONCURRENCY = 8;
+
+/** What planning a run found. */
+export interface RunPlan {
+  site: string;
+  defaultConcurrency: number;
+  /** Planned nodes settled as success (nothing to change, or every node in a dry run), failures, none written. */
+  counts: RunCounts;
+  /** Nodes left pending: each gets a child. */
+  toChange: number;
+  /** Up to FAILURE_SAMPLE_LIMIT failures. */
+  failures: NodeFailure[];
+}
+
+/** What the planner does with the world. */
+export interface PlanDeps {
+  nodes: NodeApi;
+  store: RunStore;
+  /** Called after each batch, so a long plan heartbeats. */
+  progress?(planned: number): void;
+}
+
+/** The outcome of planning one observed node (pure). */
+export function planNode(design: Design, state: NodeState, dryRun: boolean): NodeResultUpdate {
+  const desired = design.nodes[state.name]?.labels ?? {};
+  const { policy } = design;
+  const plan = planLabels({ labels: state.labels, annotations: state.annotations, desired, policy });
+  const patch = nodePatch(plan, state, policy.liftUninitializedTaint);
+  if (patch === null) return { node: state.name, status: 'success', detail: { unchanged: plan.unchanged.length }, observed: null };
+  if (dryRun) {
+    return {
+      node: state.name,
+      status: 'success',
+      detail: { set: plan.set, removed: plan.remove, adopted: plan.adopt, unchanged: plan.unchanged.length, taintLifted: patch.spec !== undefined },
+      observed: null,
+    };
+  }
+  const { name: _name, ...observed } = state;
+  return { node: state.name, status: 'pending', detail: null, observed };
+}
+
+async function* targetsOf(store: RunStore, run: number): AsyncGenerator<string> {
+  for (let afterSeq = -1; ; ) {
+    const rows = await store.runNodes(run, { afterSeq, limit: 5000 });
+    for (const row of rows) yield row.node;
+    if (rows.length < 5000) return;
+    afterSeq = rows.at(-1)?.seq ?? afterSeq;
+  }
+}
+
+/** Reads the named nodes with bounded concurrency, one page of results at a time. */
+async function* getNodes(nodes: NodeApi, names: readonly string[]): AsyncGenerator<(NodeState | NodeFailure)[]> {
+  for (let i = 0; i < names.length; i += PAGE_SIZE) {
+    const slice = names.slice(i, i + PAGE_SIZE);
+    const page: (NodeState | NodeFailure)[] = new Array(slice.length);
+    let next = 0;
+    const worker = async () => {
+      for (let k = next++; k < slice.length; k = next++) {
+        const name = slice[k] as string;
+        try {
+          page[k] = await nodes.readNode(name);
+        } catch (err) {
+          // A missing node is that node's failure; anything else fails the plan (retried, or the run's reason).
+          if (httpStatus(err) !== 404) throw mapNodeError(err, name, 'read');
+          page[k] = { node: name, error: { type: FailureType.NodeNotFound, message: `node ${name} not found in the cluster` } };
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(GET_CONCURRENCY, slice.length) }, worker));
+    yield page;
+  }
+}
+
+/**
+ * Plans every target of `run` against `design` and records each outcome:
+ * success (nothing to change; in a dry run, the plan itself), failure
+ * (NodeNotInDesign, NodeNotFound) or pending with the observed node state.
+ * Idempotent: planning again rewrites the same rows. Writes no node.
+ */
+export async function planRun(deps: PlanDeps, input: { run: number; revision: number; design: Design; dryRun: boolean }): Promise<RunPlan> {
+  const { store } = deps;
+  const { run, revision, design, dryRun } = input;
+  const counts: RunCounts = { total: 0, success: 0, failure: 0, written: 0 };
+  const failures: NodeFailure[] = [];
+  let toChange = 0;
+  let batch: NodeResultUpdate[] = [];
+  const write = async (force: boolean) => {
+    if (batch.length === 0 || (!force && batch.length < PAGE_SIZE)) return;
+    await store.setNodeResults(run, batch);
+    batch = [];
+    deps.progress?.(counts.success + counts.failure + toChange);
+  };
+  const settle = async (update: NodeResultUpdate) => {
+    if (update.status === 'success') counts.success++;
+    else if (update.status === 'pending') toChange++;
+    else {
+      counts.failure++;
+      const error = update.detail?.error;
+      if (error && failures.length < FAILURE_SAMPLE_LIMIT) failures.push({ node: update.node, error });
+    }
+    batch.push(update);
+    await write(false);
+  };
+  const fail = (node: string, type: FailureType, message: string) =>
+    settle({ node, status: 'failure', detail: { error: { type, message } }, observed: null });
+
+  const wanted = new Set<string>();
+  for await (const node of targetsOf(store, run)) {
+    counts.total++;
+    if (Object.hasOwn(design.nodes, node)) wanted.add(node);
+    else await fail(node, FailureType.NodeNotInDesign, `node ${node} is not in the design of revision ${revision}`);
+  }
+
+  const pages = wanted.size <= GET_THRESHOLD ? getNodes(deps.nodes, [...wanted]) : deps.nodes.listNodes({ pageSize: PAGE_SIZE });
+  for await (const page of pages) {
+    for (const item of page) {
+      if ('error' in item) {
+        wanted.delete(item.node);
+        await fail(item.node, item.error.type as FailureType, item.error.message);
+      } else if (wanted.delete(item.name)) {
+        await settle(planNode(design, item, dryRun));
+      }
+    }
+  }
+  for (const node of wanted) await fail(node, FailureType.NodeNotFound, `node ${node} not found in the cluster`);
+  await write(true);
+  return { site: design.site ?? 'default', defaultConcurrency: design.policy.defaultConcurrency, counts, toChange, failures };
+}

@@ -1,0 +1,42 @@
+/**
+ * Counts read from the kube-apiserver's own /metrics: writes are counted by
+ * the server, not assumed by the client. Used by the tests and benchmarks of
+ * the local stack (an admin kubeconfig reads /metrics).
+ */
+import { request as httpsRequest } from 'node:https';
+import { KubeConfig } from '@kubernetes/client-node';
+
+/**
+ * Number of requests on Nodes (no subresource) with `verb` the API server
+ * has answered so far, from `apiserver_request_total`; with `code`, only
+ * those answered with that HTTP status (200: the writes that landed).
+ */
+export async function nodeRequestCount(adminKubeconfig: string, verb: string, options: { code?: number } = {}): Promise<number> {
+  const kc = new KubeConfig();
+  kc.loadFromFile(adminKubeconfig);
+  const cluster = kc.getCurrentCluster();
+  const token = kc.getCurrentUser()?.token;
+  if (!cluster || !token) throw new Error(`${adminKubeconfig} lacks a cluster or token`);
+  const text = await new Promise<string>((resolve, reject) => {
+    const req = httpsRequest(
+      new URL('/metrics', cluster.server),
+      { ca: Buffer.from(cluster.caData ?? '', 'base64'), headers: { authorization: `Bearer ${token}` } },
+      (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (body += c));
+        res.on('end', () => (res.statusCode === 200 ? resolve(body) : reject(new Error(`/metrics answered ${res.statusCode}`))));
+      },
+    );
+    req.on('error', reject);
+    req.end();
+  });
+  let total = 0;
+  for (const line of text.split('\n')) {
+    if (!line.startsWith('apiserver_request_total{')) continue;
+    if (!line.includes('resource="nodes"') || !line.includes(`verb="${verb}"`) || !line.includes('subresource=""')) continue;
+    if (options.code !== undefined && !line.includes(`code="${options.code}"`)) continue;
+    total += Number(line.slice(line.lastIndexOf(' ') + 1));
+  }
+  return total;
+}
