@@ -91,11 +91,32 @@ function startWorker(stack: StackInfo, storeUrl: string, taskQueue: string): Pro
   const child = fork(new URL('../src/worker.ts', import.meta.url).pathname, ['--kube-qps', opts['kube-qps']], {
     env: { ...process.env, TEMPORAL_ADDRESS: stack.temporalAddress, KUBECONFIG: stack.kubeconfig, RELABEL_STORE_URL: storeUrl, RELABEL_TASK_QUEUE: taskQueue, LOG_LEVEL: 'warn' },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    // e.g. BENCH_WORKER_NODE_OPTIONS='--cpu-prof --cpu-prof-dir=/tmp/prof' to profile the worker.
+    execArgv: [...process.execArgv, ...(process.env.BENCH_WORKER_NODE_OPTIONS?.split(' ').filter(Boolean) ?? [])],
   });
   return new Promise((resolve, reject) => {
     child.once('message', () => resolve(child));
     child.once('exit', (code) => reject(new Error(`worker exited early with ${code}`)));
   });
+}
+
+/** CPU seconds (user + system) a process has used so far. */
+function cpuSeconds(pid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return 0;
+  }
+}
+
+/** CPU seconds of each stack process and the worker, for where the time goes. */
+function cpuOf(stack: StackInfo, worker: ChildProcess, bench = process.pid): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const p of stack.processes) out[p.name] = cpuSeconds(p.pid);
+  out.worker = cpuSeconds(worker.pid as number);
+  out.client = cpuSeconds(bench);
+  return out;
 }
 
 /** Peak resident memory of a process, in MiB (VmHWM). */
@@ -130,10 +151,13 @@ async function pass(ctx: { stack: StackInfo; storeUrl: string; runs: Runs; clien
   const worker = await startWorker(ctx.stack, ctx.storeUrl, ctx.taskQueue);
   try {
     const writesBefore = await nodeRequestCount(ctx.stack.adminKubeconfig, 'PATCH', { code: 200 });
+    const cpu0 = cpuOf(ctx.stack, worker);
     const t0 = performance.now();
     const ref = await start();
     const done = await ctx.runs.wait(ref, undefined, 100);
     const ms = performance.now() - t0;
+    const cpu1 = cpuOf(ctx.stack, worker);
+    const cpuSecondsUsed = Object.fromEntries(Object.entries(cpu1).map(([k, v]) => [k, +(v - (cpu0[k] ?? 0)).toFixed(1)]));
     const writes = (await nodeRequestCount(ctx.stack.adminKubeconfig, 'PATCH', { code: 200 })) - writesBefore;
     const rss = peakRssMiB(worker.pid as number);
     const history = await historyFigures(ctx.client, ref.workflowId, ref.runId);
@@ -143,7 +167,7 @@ async function pass(ctx: { stack: StackInfo; storeUrl: string; runs: Runs; clien
       nodesPerSecond: Math.round(ctx.size / (ms / 1000)), written: r?.counts.written, writesCounted: writes, failed: r?.counts.failure,
       children: history.children, executions: history.executions, parentEvents: history.events,
       eventsPerChangedNode: history.children > 0 ? +(history.allEvents / history.children).toFixed(1) : null,
-      largestPayloadKB: +(history.largestPayload / 1024).toFixed(1), workerPeakRssMiB: rss,
+      largestPayloadKB: +(history.largestPayload / 1024).toFixed(1), workerPeakRssMiB: rss, cpuSeconds: cpuSecondsUsed,
     };
     const problems = [
       r?.status !== expect.status && `status ${r?.status ?? done.execution}, expected ${expect.status}`,

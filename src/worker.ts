@@ -3,7 +3,6 @@
  * Configured from the environment and flags; stops gracefully on SIGTERM or
  * SIGINT (in-flight tasks finish, nothing is lost: Temporal keeps the rest).
  */
-import { fileURLToPath } from 'node:url';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { pino, type Logger } from 'pino';
 import { DefaultLogger, NativeConnection, Runtime, Worker, type WorkflowBundle } from '@temporalio/worker';
@@ -11,6 +10,7 @@ import { createActivities } from './activities/index.ts';
 import { createNodeApi, DEFAULT_KUBE_BURST, DEFAULT_KUBE_QPS, loadKubeConfig } from './kube/nodes.ts';
 import { DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE } from './core/constants.ts';
 import { openStore } from './store/open-store.ts';
+import { buildBundleFile } from './worker-bundle.ts';
 
 /** A whole number ≥ 0 from a flag. */
 function rate(value: string): number {
@@ -19,8 +19,7 @@ function rate(value: string): number {
   return n;
 }
 
-/** Path of the workflow code the worker bundles. */
-export const WORKFLOWS_PATH = fileURLToPath(new URL('./workflows/index.ts', import.meta.url));
+export { WORKFLOWS_PATH } from './worker-bundle.ts';
 
 /** Everything a worker needs to know. */
 export interface WorkerConfig {
@@ -78,7 +77,7 @@ export async function createWorker(config: WorkerConfig): Promise<{ worker: Work
     connection,
     namespace: config.namespace,
     taskQueue: config.taskQueue,
-    ...(config.workflowBundle ? { workflowBundle: config.workflowBundle } : { workflowsPath: WORKFLOWS_PATH }),
+    workflowBundle: config.workflowBundle ?? { codePath: await buildBundleFile() },
     activities: createActivities({ nodes, store }),
     maxCachedWorkflows: config.maxCachedWorkflows ?? WORKER_DEFAULTS.maxCachedWorkflows,
     maxConcurrentWorkflowTaskExecutions: WORKER_DEFAULTS.maxConcurrentWorkflowTasks,

@@ -1,30 +1,19 @@
 /**
- * Crash safety: SIGKILL the worker process in the middle of a 200-node run,
+ * Crash safety: SIGKILL the worker process in the middle of a 300-node run,
  * start a new one, and the run completes with every node correct and no node
  * written more than once (its plan needs exactly one write).
  */
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { fork, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { OWNED_LABELS_ANNOTATION } from '../src/core/constants.ts';
 import { validateSite } from '../src/core/validate-site.ts';
 import type { Progress } from '../src/workflows/messages.ts';
-import { adminCore, createNode, kubeconfigPath, nodePatchCount, startRelabel, temporalAddress, uniqueSuffix } from './helpers.ts';
+import { adminCore, createNode, kubeconfigPath, nodePatchCount, startRelabel, startWorkerProcess, temporalAddress, uniqueSuffix } from './helpers.ts';
 import { scaledSite, storeWithSite } from './site.ts';
 
-const NODES = 200;
-
-function startWorkerProcess(env: Record<string, string>): Promise<ChildProcess> {
-  const child = fork(new URL('../src/worker.ts', import.meta.url).pathname, [], {
-    env: { ...process.env, ...env, LOG_LEVEL: 'warn' },
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
-  return new Promise((resolve, reject) => {
-    child.once('message', () => resolve(child));
-    child.once('exit', (code) => reject(new Error(`worker exited early with ${code}`)));
-  });
-}
+const NODES = 300;
 
 describe('a worker killed mid-run', () => {
   const prefix = `cr${uniqueSuffix()}`;

@@ -3,6 +3,7 @@
  * setup started (never any other cluster), and unique names per test.
  */
 import { randomBytes } from 'node:crypto';
+import { fork, type ChildProcess } from 'node:child_process';
 import { CoreV1Api, type V1Node } from '@kubernetes/client-node';
 import { Connection, Client } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, bundleWorkflowCode, type WorkflowBundle } from '@temporalio/worker';
@@ -146,4 +147,16 @@ export async function startRelabel(storeUrl: string, options: { worker?: boolean
       await store.close();
     },
   };
+}
+
+/** A worker process (`src/worker.ts`) with `env` added; resolves once it polls. */
+export function startWorkerProcess(env: Record<string, string>, args: string[] = []): Promise<ChildProcess> {
+  const child = fork(new URL('../src/worker.ts', import.meta.url).pathname, args, {
+    env: { ...process.env, ...env, LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  return new Promise((resolve, reject) => {
+    child.once('message', () => resolve(child));
+    child.once('exit', (code) => reject(new Error(`worker exited early with ${code}`)));
+  });
 }

@@ -96,10 +96,26 @@ export async function limited<T>(limiter: RateLimiter, request: () => Promise<T>
 }
 
 /**
+ * Makes `kc` reuse one connection pool for every request. The client builds
+ * a new undici Agent for each request, so each one opens (and the API
+ * server accepts) a fresh TLS connection; one kept-alive pool per
+ * KubeConfig removes that cost, which dominates when thousands of nodes are
+ * patched. The options come from the same cluster and user every time.
+ */
+function reuseConnections(kc: KubeConfig): void {
+  const target = kc as unknown as { createDispatcher?: (...args: unknown[]) => unknown };
+  const create = target.createDispatcher;
+  if (typeof create !== 'function') return;
+  let shared: unknown;
+  target.createDispatcher = (...args: unknown[]) => (shared ??= create.apply(kc, args));
+}
+
+/**
  * A {@link NodeApi} backed by @kubernetes/client-node, limited to `qps`
  * requests a second with bursts of `burst` (`qps` 0: no limit).
  */
 export function createNodeApi(kc: KubeConfig, rate: { qps: number; burst: number } = { qps: DEFAULT_KUBE_QPS, burst: DEFAULT_KUBE_BURST }): NodeApi {
+  reuseConnections(kc);
   const core = kc.makeApiClient(CoreV1Api);
   const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
   const limiter = tokenBucket(rate.qps, rate.burst);

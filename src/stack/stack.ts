@@ -143,3 +143,25 @@ export async function stopStack(dir: string, options: { purge?: boolean } = {}):
   if (options.purge) rmSync(resolve(dir), { recursive: true, force: true });
   return stopped;
 }
+
+/**
+ * Restarts the Temporal dev server of the stack in `dir` on the same ports
+ * and database file (workflows resume where they were), after `downMs`
+ * with it stopped. Records the new process in the stack's state.
+ */
+export async function restartTemporal(dir: string, downMs = 0): Promise<void> {
+  const info = readStack(dir);
+  const old = info?.processes.find((p) => p.name === 'temporal');
+  if (!info || !old) throw new Error(`no running stack with a Temporal server in ${dir}`);
+  await stopProcess(old);
+  await new Promise((r) => setTimeout(r, downMs));
+  const { ports } = info;
+  const temporal = await startTemporal(join(resolve(dir), 'temporal'), {
+    frontend: ports.temporal,
+    ui: ports.temporalUi,
+    http: ports.temporalHttp,
+    metrics: ports.temporalMetrics,
+  });
+  const processes = info.processes.map((p) => (p.name === 'temporal' ? temporal.process : p));
+  writeFileSync(stateFile(resolve(dir)), JSON.stringify({ ...info, processes }, null, 2));
+}

@@ -1,0 +1,115 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { OWNED_LABELS_ANNOTATION, UNINITIALIZED_TAINT_KEY } from '../core/constants.ts';
+import { DEFAULT_SITE_POLICY } from '../core/label-policy.ts';
+import type { Design } from '../core/validate-site.ts';
+import type { NodeState } from '../kube/nodes.ts';
+import type { NodeResultUpdate, RunNodeRow, RunStore } from '../store/run-store.ts';
+import { GET_THRESHOLD, planNode, planRun } from './plan-run.ts';
+
+const design = (nodes: Record<string, Record<string, string>>, liftUninitializedTaint = false): Design =>
+  ({
+    site: 's',
+    nodes: Object.fromEntries(Object.entries(nodes).map(([name, labels]) => [name, { name, labels }])),
+    racks: {},
+    policy: { ...DEFAULT_SITE_POLICY, liftUninitializedTaint },
+  }) as unknown as Design;
+
+const state = (name: string, labels: Record<string, string>, owned?: string, taints: NodeState['taints'] = []): NodeState => ({
+  name,
+  resourceVersion: '7',
+  labels,
+  annotations: owned === undefined ? {} : { [OWNED_LABELS_ANNOTATION]: owned },
+  taints,
+});
+
+describe('planNode', () => {
+  it('settles a node already as desired, keeps the observed state of one to change, and plans in a dry run', () => {
+    const d = design({ n1: { a: '1' } }, true);
+    assert.deepEqual(planNode(d, state('n1', { a: '1' }, 'a'), false), { node: 'n1', status: 'success', detail: { unchanged: 1 }, observed: null });
+    const pending = planNode(d, state('n1', { a: '0', x: 'y' }, 'a'), false);
+    assert.equal(pending.status, 'pending');
+    assert.deepEqual(pending.observed, { resourceVersion: '7', labels: { a: '0', x: 'y' }, annotations: { [OWNED_LABELS_ANNOTATION]: 'a' }, taints: [] });
+    const tainted = state('n1', { a: '1' }, 'a', [{ key: UNINITIALIZED_TAINT_KEY, effect: 'NoSchedule' }]);
+    assert.deepEqual(planNode(d, tainted, true), {
+      node: 'n1',
+      status: 'success',
+      detail: { set: {}, removed: [], adopted: [], unchanged: 1, taintLifted: true },
+      observed: null,
+    });
+  });
+});
+
+/** A run store holding one run's rows in memory. */
+function memoryRuns(targets: string[]) {
+  const rows = new Map<string, NodeResultUpdate>();
+  const store = {
+    async runNodes(_id: number, q: { afterSeq?: number; limit: number }): Promise<RunNodeRow[]> {
+      return targets
+        .map((node, seq) => ({ seq, node, status: 'queued' as const, written: false, detail: null }))
+        .filter((r) => r.seq > (q.afterSeq ?? -1))
+        .slice(0, q.limit);
+    },
+    async setNodeResults(_id: number, updates: readonly NodeResultUpdate[]) {
+      for (const u of updates) rows.set(u.node, u);
+    },
+  } as unknown as RunStore;
+  return { store, rows };
+}
+
+describe('planRun', () => {
+  it('GETs a small run: unchanged, pending, not in the design, not found', async () => {
+    const d = design({ a: { k: 'v' }, b: { k: 'v' }, gone: { k: 'v' } });
+    const cluster: Record<string, NodeState> = { a: state('a', { k: 'v' }, 'k'), b: state('b', {}) };
+    const { store, rows } = memoryRuns(['a', 'b', 'ghost', 'gone']);
+    const nodes = {
+      async readNode(name: string) {
+        const found = cluster[name];
+        if (!found) throw Object.assign(new Error('not found'), { code: 404 });
+        return found;
+      },
+      listNodes: () => {
+        throw new Error('a small run does not LIST');
+      },
+      patchNode: () => {
+        throw new Error('planning never writes');
+      },
+    };
+    const plan = await planRun({ nodes, store }, { run: 1, revision: 3, design: d, dryRun: false });
+    assert.deepEqual(plan.counts, { total: 4, success: 1, failure: 2, written: 0 });
+    assert.equal(plan.toChange, 1);
+    assert.deepEqual(
+      [...rows.values()].map((r) => [r.node, r.status, r.detail?.error?.type]),
+      [
+        ['ghost', 'failure', 'NodeNotInDesign'],
+        ['a', 'success', undefined],
+        ['b', 'pending', undefined],
+        ['gone', 'failure', 'NodeNotFound'],
+      ],
+    );
+    assert.deepEqual(plan.failures.map((f) => f.node), ['ghost', 'gone']);
+  });
+
+  it('LISTs a large run page by page and picks its targets out of the cluster', async () => {
+    const names = Array.from({ length: GET_THRESHOLD + 50 }, (_, i) => `n${i}`);
+    const d = design(Object.fromEntries(names.map((n) => [n, { k: 'v' }])));
+    const { store, rows } = memoryRuns(names);
+    const others = Array.from({ length: 30 }, (_, i) => state(`other${i}`, {}));
+    const all = [...names.slice(1).map((n) => state(n, {})), ...others];
+    const nodes = {
+      readNode: () => {
+        throw new Error('a large run does not GET');
+      },
+      async *listNodes({ pageSize }: { pageSize: number }) {
+        for (let i = 0; i < all.length; i += pageSize) yield all.slice(i, i + pageSize);
+      },
+      patchNode: () => {
+        throw new Error('planning never writes');
+      },
+    };
+    const plan = await planRun({ nodes, store }, { run: 1, revision: 1, design: d, dryRun: false });
+    assert.equal(plan.toChange, names.length - 1);
+    assert.deepEqual(plan.failures, [{ node: 'n0', error: { type: 'NodeNotFound', message: 'node n0 not found in the cluster' } }]);
+    assert.equal(rows.size, names.length, 'nodes of the cluster that are not targets are not recorded');
+  });
+});
