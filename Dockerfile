@@ -7,4 +7,4 @@ COPY src ./src
 COPY examples ./examples
 USER node
 ENV NODE_ENV=production
-CMD ["node", "src/worker.ts"]
+CMD ["node", "--max-semi-space-size=4", "src/worker.ts"]

@@ -17,6 +17,7 @@ import { validateSite } from '../src/core/validate-site.ts';
 import { defaultStackDir, envLines } from '../src/stack/cli.ts';
 import { isAlive } from '../src/stack/processes.ts';
 import { readStack, startStack, type StackInfo } from '../src/stack/stack.ts';
+import { WORKER_NODE_FLAGS } from '../src/worker.ts';
 
 const root = resolve(import.meta.dirname, '..');
 const say = (text: string) => console.log(`\n\x1b[1m==> ${text}\x1b[0m`);
@@ -36,7 +37,7 @@ async function ensureStack(dir: string): Promise<StackInfo> {
 }
 
 function startWorker(env: NodeJS.ProcessEnv): Promise<ChildProcess> {
-  const child = fork(join(root, 'src/worker.ts'), [], { env: { ...env, LOG_LEVEL: 'warn' }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const child = fork(join(root, 'src/worker.ts'), [], { execArgv: [...process.execArgv, ...WORKER_NODE_FLAGS], env: { ...env, LOG_LEVEL: 'warn' }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   return new Promise((res, rej) => {
     child.once('message', () => res(child));
     child.once('exit', (code) => rej(new Error(`the worker exited with ${code}`)));

@@ -29,7 +29,8 @@ describe('docker-compose.yml', () => {
     for (const name of ['relabel-worker', 'relabel-api']) {
       const service = compose.services[name] as Service;
       assert.equal(service.build, '.');
-      const [runtime, script] = service.command ?? [];
+      const [runtime, ...args] = service.command ?? [];
+      const script = args.find((a) => !a.startsWith('--'));
       assert.equal(runtime, 'node');
       assert.ok(existsSync(`${root}${script}`), `${name} runs ${script}, which must exist`);
     }

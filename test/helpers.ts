@@ -10,7 +10,7 @@ import { DefaultLogger, NativeConnection, Runtime, bundleWorkflowCode, type Work
 import { createRuns, type Runs } from '../src/facade/runs.ts';
 import { openStore } from '../src/store/open-store.ts';
 import type { RevisionStore } from '../src/store/revision-store.ts';
-import { createWorker, WORKFLOWS_PATH } from '../src/worker.ts';
+import { createWorker, WORKER_NODE_FLAGS, WORKFLOWS_PATH } from '../src/worker.ts';
 import { loadKubeConfig } from '../src/kube/nodes.ts';
 import { nodeRequestCount } from '../src/stack/kube-metrics.ts';
 
@@ -152,6 +152,7 @@ export async function startRelabel(storeUrl: string, options: { worker?: boolean
 /** A worker process (`src/worker.ts`) with `env` added; resolves once it polls. */
 export function startWorkerProcess(env: Record<string, string>, args: string[] = []): Promise<ChildProcess> {
   const child = fork(new URL('../src/worker.ts', import.meta.url).pathname, args, {
+    execArgv: [...process.execArgv, ...WORKER_NODE_FLAGS],
     env: { ...process.env, ...env, LOG_LEVEL: 'warn' },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });

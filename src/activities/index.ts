@@ -13,7 +13,7 @@ import type { NodeApi, NodeState } from '../kube/nodes.ts';
 import { runnableRevision } from '../store/revision-checks.ts';
 import type { RevisionStore } from '../store/revision-store.ts';
 import type { NodeFailure, RelabelNodeResult } from '../workflows/messages.ts';
-import { createDesignCache, type DesignCache } from './design-cache.ts';
+import { createDesignCache, type DesignCache } from '../store/design-cache.ts';
 import { planRun, type RunPlan } from './plan-run.ts';
 import { createResultWriter, type ResultWriter } from './result-writer.ts';
 

@@ -14,7 +14,8 @@ import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy, ApplicationFailure } f
 import { FailureType } from '../core/failure-types.ts';
 import { formatError } from '../core/site-error.ts';
 import { normalizeTargets } from '../core/targets.ts';
-import { runnableRevision, validateDocuments } from '../store/revision-checks.ts';
+import { runnableRevision } from '../store/revision-checks.ts';
+import { createDesignCache } from '../store/design-cache.ts';
 import type { RevisionStore } from '../store/revision-store.ts';
 import type { Progress, UpdateLabelsInput, UpdateLabelsResult } from '../workflows/messages.ts';
 import { progressQuery } from '../workflows/messages.ts';
@@ -167,6 +168,8 @@ export const RUN_ID_PREFIX = 'update-labels';
 /** Builds the facade. */
 export function createRuns(deps: RunsDeps) {
   const { client, store } = deps;
+  // Revisions are immutable: a long-lived facade (the API server) validates each once.
+  const designs = createDesignCache(store, 2);
   const link = (workflowId: string, runId: string) =>
     deps.uiUrl ? `${deps.uiUrl}/namespaces/${deps.namespace}/workflows/${encodeURIComponent(workflowId)}/${runId}/history` : undefined;
 
@@ -182,7 +185,7 @@ export function createRuns(deps: RunsDeps) {
     const checked = await runnableRevision(store, options.revision);
     if (!checked.ok) throw new RelabelError(checked.type, checked.message);
     const revision = checked.revision;
-    const validation = validateDocuments(await store.documents(revision));
+    const validation = await designs.get(revision);
     if (!validation.ok) {
       throw new RelabelError(
         FailureType.DocumentValidationFailed,

@@ -44,7 +44,7 @@ import { runStatus, sampleFailure, summaryMarkdown } from './rollup.ts';
 import { nodeSearchAttributes, RelabelRevision, RelabelSite, RelabelStatus } from './search-attributes.ts';
 
 /** Children started in one workflow execution before it continues as new. */
-export const DEFAULT_CONTINUE_AS_NEW_AFTER = 1000;
+export const DEFAULT_CONTINUE_AS_NEW_AFTER = 2500;
 
 /** Upper bound on the window, whatever is asked (Temporal allows 2,000 pending children). */
 export const MAX_CONCURRENCY = 1000;
