@@ -61,7 +61,7 @@ describe('Shipyard-style flow over HTTP', () => {
     assert.ok([...seen].every((s) => ['Pending', 'Processing', 'Complete'].includes(s)), [...seen].join());
     assert.equal(action.revision, revision);
     assert.deepEqual(action.parameters, { target_nodes: [n0, n1] });
-    assert.deepEqual(action.result, { status: 'success', counts: { total: 2, success: 2, failure: 0, written: 2 } });
+    assert.deepEqual(action.result, { status: 'success', counts: { total: 2, success: 2, failure: 0, written: 2 }, failures: [] });
 
     const validation = validateSite(site.files);
     assert.ok(validation.ok);

@@ -97,7 +97,7 @@ describe('run output', () => {
   });
 
   it('draws progress', () => {
-    assert.equal(progressLine(progress(3, 1, 2, 10)), 'applying: 4/10 done (3 ok, 0 written, 1 failed, 2 running, 4 pending)');
+    assert.equal(progressLine(progress(3, 1, 2, 10)), 'applying: 4/10 done (3 ok, 1 failed, 2 running, 4 pending, 0 written)');
     assert.equal(progressLine({ ...progress(0, 0, 0, 0), phase: 'resolving' }), 'resolving…');
     assert.equal(progressBar(progress(3, 1, 2, 10), 10), '[####------]');
     assert.equal(progressBar(progress(0, 0, 0, 0), 4), '[----]');
@@ -131,9 +131,9 @@ describe('run output', () => {
     r.update(progress(4, 0, 0, 4)); // too soon, printed by done()
     r.done();
     assert.deepEqual(writes, [
-      'progress: applying: 0/4 done (0 ok, 0 failed, 2 running, 2 pending)\n',
-      'progress: applying: 1/4 done (1 ok, 0 failed, 2 running, 1 pending)\n',
-      'progress: applying: 4/4 done (4 ok, 0 failed, 0 running, 0 pending)\n',
+      'progress: applying: 0/4 done (0 ok, 0 failed, 2 running, 2 pending, 0 written)\n',
+      'progress: applying: 1/4 done (1 ok, 0 failed, 2 running, 1 pending, 0 written)\n',
+      'progress: applying: 4/4 done (4 ok, 0 failed, 0 running, 0 pending, 0 written)\n',
     ]);
   });
 });

@@ -223,7 +223,7 @@ describe('relabel update-labels, status, retry, cancel', { concurrency: true }, 
     assert.match(run.stdout, /^NODE\s+STATUS\s+SET\s+REMOVED\s+ADOPTED\s+DETAIL$/m);
     for (const n of [n0, n1, n2]) assert.match(run.stdout, new RegExp(`^${n}\\s+success\\s+[1-9]\\d*\\s+0\\s+0\\s*$`, 'm'));
     assert.match(run.stdout, /^status: success: 3 of 3 node\(s\) succeeded, 0 failed, 3 written$/m);
-    assert.match(run.stderr, /^progress: done: 3\/3 done \(3 ok, 0 failed, 0 running, 0 pending\)$/m);
+    assert.match(run.stderr, /^progress: done: 3\/3 done \(3 ok, 0 failed, 0 running, 0 pending, 3 written\)$/m);
 
     const status = JSON.parse(exits(await relabel(['status', workflowId, '-o', 'json'], env), 0).stdout);
     assert.equal(status.workflowId, workflowId);

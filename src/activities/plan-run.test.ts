@@ -26,7 +26,7 @@ const state = (name: string, labels: Record<string, string>, owned?: string, tai
 describe('planNode', () => {
   it('settles a node already as desired, keeps the observed state of one to change, and plans in a dry run', () => {
     const d = design({ n1: { a: '1' } }, true);
-    assert.deepEqual(planNode(d, state('n1', { a: '1' }, 'a'), false), { node: 'n1', status: 'success', detail: { unchanged: 1 }, observed: null });
+    assert.deepEqual(planNode(d, state('n1', { a: '1' }, 'a'), false), { node: 'n1', status: 'success', detail: { set: {}, removed: [], adopted: [], unchanged: 1 }, observed: null });
     const pending = planNode(d, state('n1', { a: '0', x: 'y' }, 'a'), false);
     assert.equal(pending.status, 'pending');
     assert.deepEqual(pending.observed, { resourceVersion: '7', labels: { a: '0', x: 'y' }, annotations: { [OWNED_LABELS_ANNOTATION]: 'a' }, taints: [] });

@@ -50,7 +50,7 @@ export function planNode(design: Design, state: NodeState, dryRun: boolean): Nod
   const { policy } = design;
   const plan = planLabels({ labels: state.labels, annotations: state.annotations, desired, policy });
   const patch = nodePatch(plan, state, policy.liftUninitializedTaint);
-  if (patch === null) return { node: state.name, status: 'success', detail: { unchanged: plan.unchanged.length }, observed: null };
+  if (patch === null) return { node: state.name, status: 'success', detail: { set: {}, removed: [], adopted: [], unchanged: plan.unchanged.length }, observed: null };
   if (dryRun) {
     return {
       node: state.name,

@@ -27,7 +27,7 @@ export function progressLine(p: Progress): string {
   // Before the targets are known there is nothing to count yet.
   if (p.total === 0) return `${p.phase}…`;
   const done = p.counts.success + p.counts.failure;
-  return `${p.phase}: ${done}/${p.total} done (${p.counts.success} ok, ${p.counts.written} written, ${p.counts.failure} failed, ${p.counts.running} running, ${p.counts.pending} pending)`;
+  return `${p.phase}: ${done}/${p.total} done (${p.counts.success} ok, ${p.counts.failure} failed, ${p.counts.running} running, ${p.counts.pending} pending, ${p.counts.written} written)`;
 }
 
 /** A bar `[#####-----]` of `width` cells for the share of nodes done. */

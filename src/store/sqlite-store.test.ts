@@ -31,6 +31,24 @@ describe('SQLite backend specifics', () => {
     }
   });
 
+  test('a version-1 database (before runs were stored) is migrated in place, revisions kept', async () => {
+    const path = freshPath();
+    const store = await openSqliteStore(path);
+    await store.stage('site', [{ source: 'a.yaml', text: 'a: 1\n' }]);
+    await store.commit();
+    await store.close();
+    const db = new DatabaseSync(path);
+    db.exec(`DROP TABLE run_nodes; DROP TABLE runs; UPDATE meta SET value = '1' WHERE key = 'schema_version'`);
+    db.close();
+    const migrated = await openSqliteStore(path);
+    try {
+      assert.equal((await migrated.latestRevision())?.id, 1);
+      assert.equal((await migrated.createRun({ targets: ['n1'] })).id, 1);
+    } finally {
+      await migrated.close();
+    }
+  });
+
   test('a database with an unknown schema version is refused, untouched', async () => {
     const path = freshPath();
     await (await openSqliteStore(path)).close();

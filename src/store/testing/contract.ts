@@ -10,6 +10,7 @@ import type { SourceFile } from '../revision-store.ts';
 import { freshStore, rejectsWith, type StoreFixture } from './fixture.ts';
 import { concurrencyContract } from './contract-concurrency.ts';
 import { validationContract } from './contract-validation.ts';
+import { runsContract } from './contract-runs.ts';
 
 const f = (source: string, text: string): SourceFile => ({ source, text });
 
@@ -228,5 +229,6 @@ export function revisionStoreContract(backend: string, fixture: StoreFixture): v
 
     validationContract(fixture);
     concurrencyContract(fixture);
+    runsContract(fixture);
   });
 }
