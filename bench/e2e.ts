@@ -203,7 +203,7 @@ async function benchSize(size: number): Promise<void> {
     await store.tag((await store.commit()).id, 'site-action-success');
     const core = loadKubeConfig(stack.adminKubeconfig).makeApiClient(CoreV1Api);
     const seed = passes.includes('seed');
-    let t0 = performance.now();
+    const t0 = performance.now();
     const labelsOf = (name: string) => ({ 'kubernetes.io/hostname': name, ...(seed ? design.nodes[name]?.labels : {}) });
     const annotationsOf = (name: string): Record<string, string> =>
       seed ? { [OWNED_LABELS_ANNOTATION]: formatOwnedLabels(Object.keys(design.nodes[name]?.labels ?? {}).filter((k) => !isKubeletLabelKey(k)).sort()) ?? '' } : {};

@@ -285,7 +285,7 @@ describe('relabel update-labels, status, retry, cancel', { concurrency: true }, 
       temporalAddress: process.env.TEMPORAL_ADDRESS as string,
       namespace: 'default',
       taskQueue,
-      kubeconfig: process.env.KUBECONFIG as string,
+      kubeconfig: process.env.KUBECONFIG,
       storeUrl: url,
       workflowBundle: await workflowBundle(),
     });

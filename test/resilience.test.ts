@@ -5,7 +5,7 @@
  * Each time the run completes, every node is as desired, and no node is
  * written more than its plan needs (writes counted by the API server).
  */
-import { describe, it, before, after } from 'node:test';
+import { describe, it, after } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';

@@ -10,7 +10,7 @@ import { OWNED_LABELS_ANNOTATION, UNINITIALIZED_TAINT_KEY } from '../src/core/co
 import { validateSite, type Design } from '../src/core/validate-site.ts';
 import { isKubeletLabelKey } from '../src/core/label-keys.ts';
 import { loadKubeConfig, createNodeApi } from '../src/kube/nodes.ts';
-import { RelabelError } from '../src/facade/relabel-error.ts';
+import { type RelabelError } from '../src/facade/relabel-error.ts';
 import type { NodeOutcome, RunStatusReport } from '../src/facade/runs.ts';
 import { adminCore, adminKubeconfigPath, createNode, nodePatchCount, startRelabel, uniqueSuffix } from './helpers.ts';
 import { prefixedSite, storeWithSite } from './site.ts';

@@ -101,7 +101,7 @@ export function actionRoutes({ relabel }: ApiDeps): RouteDef[] {
       access: 'write',
       params: ActionControlPath,
       responses: { 202: { description: 'stop requested', schema: StatusBody }, 404: error, 409: error },
-      async handle({ params, query }) {
+      async handle({ params }) {
         const key = runKeyOf(params.id);
         // The facade refuses a run that has ended (NotRunning, 409).
         await (await relabel.runs()).cancel(key.workflowId, key.runId);

@@ -2,7 +2,7 @@
  * `relabel docs …`: validate, stage, commit, inspect and tag site document
  * revisions. Thin over the documents facade: read files, call, print.
  */
-import { Argument, Command, Option } from 'commander';
+import { Argument, type Command, Option } from 'commander';
 import { FailureType } from '../core/failure-types.ts';
 import { formatError } from '../core/site-error.ts';
 import { validateSite } from '../core/validate-site.ts';

@@ -3,7 +3,7 @@
  * runs. Thin over the runs facade: parse flags, call, print, exit with the
  * code the run's outcome maps to.
  */
-import { Command, Option } from 'commander';
+import { type Command, Option } from 'commander';
 import type { NodePage, Runs, RunStatusReport, StartedRun } from '../facade/index.ts';
 import { withContext, type CliContext, type SetExit } from './context.ts';
 import { ExitCode, exitCodeForRun } from './exit-codes.ts';

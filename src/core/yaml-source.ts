@@ -48,7 +48,7 @@ function keyText(key: unknown): string | undefined {
 
 // Walks the syntax tree along `path`, stopping at the deepest node found.
 function locate(document: Document, path: readonly PathSegment[]): Located {
-  let located: Located = { node: (document.contents as YamlNode | null) ?? null, key: null };
+  let located: Located = { node: (document.contents) ?? null, key: null };
   for (const segment of path) {
     const current = resolveAlias(document, located.node);
     if (isMap(current)) {

@@ -3,7 +3,7 @@
  * over a {@link SqlDriver}. Writes take the store-wide write lock, so run
  * numbers come out consecutive across processes, as revision ids do.
  */
-import type { NodeResultDetail, NodeResultUpdate, RunNodeCounts, RunNodeRow, RunNodeStatus, RunRecord, RunStore } from './run-store.ts';
+import type { NodeResultDetail, RunNodeCounts, RunNodeRow, RunNodeStatus, RunRecord, RunStore } from './run-store.ts';
 import { MAX_RUN_PAGE, RunNodeStatus as Status } from './run-store.ts';
 import { columnDate, columnNumber, columnString, columnStringOrNull, type SqlDriver, type SqlRow, type SqlSession, type SqlValue } from './sql-driver.ts';
 import { StoreError } from './store-error.ts';

@@ -13,7 +13,7 @@ import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlit
 import type { RevisionStore } from './revision-store.ts';
 import { StoreError } from './store-error.ts';
 import { SqlRevisionStore } from './sql-revision-store.ts';
-import type { SqlDriver, SqlRow, SqlSession, SqlValue, TableNames } from './sql-driver.ts';
+import type { SqlDriver, SqlSession, SqlValue, TableNames } from './sql-driver.ts';
 
 /** Schema version this code writes and reads. Stored in the `meta` table. */
 export const SQLITE_SCHEMA_VERSION = 2;
@@ -114,7 +114,7 @@ class Connection {
     this.db = db;
     this.#key = key;
     this.session = {
-      all: async (sql, params = []) => this.#prepare(sql).all(...bind(params)) as SqlRow[],
+      all: async (sql, params = []) => this.#prepare(sql).all(...bind(params)),
       run: async (sql, params = []) => Number(this.#prepare(sql).run(...bind(params)).changes),
     };
   }

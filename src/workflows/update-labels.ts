@@ -134,7 +134,7 @@ export async function updateLabels(input: UpdateLabelsInput): Promise<UpdateLabe
   let carried: CarriedProgress | undefined = input.carried;
   const running = new Set<string>();
   const unrecorded: NodeFailure[] = [];
-  let result: UpdateLabelsResult | undefined;
+  const outcome: { result?: UpdateLabelsResult } = {};
 
   const progress = (): Progress => {
     const c = carried?.counts;
@@ -150,7 +150,7 @@ export async function updateLabels(input: UpdateLabelsInput): Promise<UpdateLabe
       total,
       counts: { pending: total - success - failure - running.size, running: running.size, success, failure, written: c?.written ?? 0 },
       failures: carried?.failures ?? [],
-      status: result?.status,
+      status: outcome.result?.status,
       retryOf: input.retryOf,
     };
   };
@@ -253,7 +253,7 @@ export async function updateLabels(input: UpdateLabelsInput): Promise<UpdateLabe
 
   phase = RunPhase.done;
   const c = state.counts;
-  result = {
+  const result: UpdateLabelsResult = {
     status: runStatus(c.success, c.failure),
     run: state.run,
     revision: state.revision,
@@ -263,6 +263,7 @@ export async function updateLabels(input: UpdateLabelsInput): Promise<UpdateLabe
     failures: state.failures,
     ...(input.retryOf ? { retryOf: input.retryOf } : {}),
   };
+  outcome.result = result;
   if (useSearchAttributes) upsertSearchAttributes([{ key: RelabelStatus, value: dryRun ? 'dry_run' : result.status }]);
   setCurrentDetails(summaryMarkdown(result));
   return result;

@@ -147,7 +147,7 @@ export function concurrencyContract(fixture: StoreFixture): void {
           }
         }),
       );
-      await assertHistory(stores[0] as RevisionStore, writers, count);
+      await assertHistory(stores[0], writers, count);
     });
   });
 }

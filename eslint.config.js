@@ -1,0 +1,96 @@
+// ESLint: typescript-eslint's type-aware rules, Temporal's workflow restrictions, and the import
+// boundaries that keep the layout's promise (core is pure, workflows are deterministic).
+import tseslint from 'typescript-eslint';
+
+const nodeBuiltins = ['node:*', 'fs', 'fs/*', 'path', 'os', 'crypto', 'child_process', 'http', 'https', 'net', 'tls', 'url', 'util', 'timers', 'timers/*', 'stream', 'events', 'worker_threads', 'process'];
+
+/** `no-restricted-imports` patterns: what a folder must not import. */
+const forbid = (...groups) => ({
+  'no-restricted-imports': ['error', { patterns: groups.map(([group, message]) => ({ group, message })) }],
+});
+
+export default tseslint.config(
+  { ignores: ['node_modules/**', 'test/artifacts/**', 'test/histories/**'] },
+  ...tseslint.configs.recommendedTypeChecked,
+  {
+    languageOptions: {
+      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+    },
+    rules: {
+      '@typescript-eslint/no-floating-promises': [
+        'error',
+        // node:test's suites and tests return promises the runner itself awaits.
+        { allowForKnownSafeCalls: [{ from: 'package', package: 'node:test', name: ['describe', 'it', 'test', 'suite'] }] },
+      ],
+      '@typescript-eslint/no-misused-promises': 'error',
+      '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports' }],
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_' }],
+      // Test fixtures and YAML-shaped data are typed loosely on purpose; the schemas check them.
+      '@typescript-eslint/no-explicit-any': 'off',
+      '@typescript-eslint/no-unsafe-assignment': 'off',
+      '@typescript-eslint/no-unsafe-member-access': 'off',
+      '@typescript-eslint/no-unsafe-argument': 'off',
+      '@typescript-eslint/no-unsafe-call': 'off',
+      '@typescript-eslint/no-unsafe-return': 'off',
+      '@typescript-eslint/restrict-template-expressions': 'off',
+      '@typescript-eslint/only-throw-error': 'off',
+      '@typescript-eslint/require-await': 'off',
+      '@typescript-eslint/no-base-to-string': 'off',
+      '@typescript-eslint/unbound-method': 'off',
+      '@typescript-eslint/prefer-promise-reject-errors': 'off',
+      '@typescript-eslint/no-redundant-type-constituents': 'off',
+    },
+  },
+  {
+    // Pure core: no I/O, no Temporal, no Kubernetes client, nothing of ours outside core.
+    files: ['src/core/**/*.ts'],
+    ignores: ['src/core/**/*.test.ts'],
+    rules: forbid(
+      [nodeBuiltins, 'src/core is pure: no Node built-ins'],
+      [['@temporalio/*', '@kubernetes/*', 'pg'], 'src/core is pure: no Temporal, Kubernetes or database clients'],
+      [['../*', '!../core/*'], 'src/core imports nothing of ours outside src/core'],
+    ),
+  },
+  {
+    // Workflows: deterministic orchestration. Activities are imported as types only.
+    files: ['src/workflows/**/*.ts'],
+    rules: {
+      ...forbid(
+        [nodeBuiltins, 'workflow code is deterministic: no Node built-ins'],
+        [['@kubernetes/*', 'pg', '@temporalio/client', '@temporalio/worker', '@temporalio/activity'], 'workflow code runs in the Temporal sandbox: no clients, no worker or activity APIs'],
+        [['../kube/*', '../store/*', '../facade/*', '../api/*', '../cli/*', '../stack/*'], 'workflows import only src/core and `import type` of activities'],
+      ),
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        { patterns: [{ group: ['../activities/*'], allowTypeImports: true, message: 'workflows import activities as types only (proxyActivities<Activities>)' }] },
+      ],
+      'no-restricted-globals': [
+        'error',
+        { name: 'setTimeout', message: 'use sleep() from @temporalio/workflow' },
+        { name: 'setInterval', message: 'use sleep() in a loop' },
+        { name: 'process', message: 'workflow code has no process' },
+        { name: 'fetch', message: 'I/O belongs in an activity' },
+      ],
+      'no-restricted-properties': [
+        'error',
+        { object: 'Math', property: 'random', message: 'not deterministic: use uuid4() from @temporalio/workflow, or pass the value in' },
+        { object: 'Date', property: 'now', message: 'not deterministic: use workflowInfo() or pass the time in' },
+      ],
+    },
+  },
+  {
+    // Activities and the store never reach for the entry points.
+    files: ['src/activities/**/*.ts', 'src/store/**/*.ts', 'src/kube/**/*.ts'],
+    ignores: ['**/*.test.ts', 'src/store/testing/**'],
+    rules: forbid([['../facade/*', '../api/*', '../cli/*', '../stack/*', '../worker.ts', '../client.ts'], 'I/O layers do not import the entry points']),
+  },
+  {
+    // The facade is shared by CLI and API and depends on neither.
+    files: ['src/facade/**/*.ts'],
+    rules: forbid([['../api/*', '../cli/*', '../activities/*'], 'the facade depends on neither its callers nor the activities']),
+  },
+  {
+    files: ['**/*.js'],
+    extends: [tseslint.configs.disableTypeChecked],
+  },
+);

@@ -1,0 +1,89 @@
+/**
+ * `node scripts/record-histories.ts`: records the Temporal histories the
+ * replay test (test/replay.test.ts) replays against the current workflow
+ * code, from real runs on a local stack of its own: a run that relabels
+ * every node (parent and one child), a partial success, its retry, a dry
+ * run, a run that continued as new (its first and last executions) and a
+ * rejected run. Writes test/histories/*.json. Run it again (and commit the
+ * files) only when a workflow change is meant to be incompatible — see
+ * docs/workflow-changes.md.
+ */
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CoreV1Api } from '@kubernetes/client-node';
+import { Client, Connection } from '@temporalio/client';
+import { historyToJSON } from '@temporalio/common/lib/proto-utils.js';
+import { DefaultLogger, Runtime } from '@temporalio/worker';
+import { createRuns } from '../src/facade/runs.ts';
+import { loadKubeConfig } from '../src/kube/nodes.ts';
+import { freePorts, startStack, stopStack } from '../src/stack/stack.ts';
+import { openStore } from '../src/store/open-store.ts';
+import { createWorker } from '../src/worker.ts';
+import { prefixedSite } from '../test/site.ts';
+
+const OUT = new URL('../test/histories/', import.meta.url).pathname;
+
+async function main(): Promise<void> {
+  Runtime.install({ logger: new DefaultLogger('ERROR') });
+  const dir = mkdtempSync(join(tmpdir(), 'relabel-record-'));
+  const stack = await startStack({ dir: join(dir, 'stack'), ports: await freePorts() });
+  try {
+    const site = prefixedSite('rec');
+    const storeUrl = `sqlite:${join(dir, 'revisions.db')}`;
+    const store = await openStore(storeUrl);
+    await store.stage('site', site.files);
+    await store.tag((await store.commit()).id, 'site-action-success');
+    const core = loadKubeConfig(stack.adminKubeconfig).makeApiClient(CoreV1Api);
+    const [missing, ...present] = site.nodes;
+    for (const name of present) await core.createNode({ body: { metadata: { name, labels: { 'kubernetes.io/hostname': name } } } });
+
+    const taskQueue = 'relabel-record';
+    const { worker, close } = await createWorker({ temporalAddress: stack.temporalAddress, namespace: 'default', taskQueue, kubeconfig: stack.kubeconfig, storeUrl });
+    const running = worker.run();
+    const connection = await Connection.connect({ address: stack.temporalAddress });
+    const client = new Client({ connection });
+    const runs = createRuns({ client, store, taskQueue, namespace: 'default' });
+    mkdirSync(OUT, { recursive: true });
+    const save = async (name: string, workflowId: string, runId?: string) => {
+      const history = await client.workflow.getHandle(workflowId, runId).fetchHistory();
+      writeFileSync(join(OUT, `${name}.json`), `${historyToJSON(history)}\n`);
+      console.log(`recorded ${name} (${history.events?.length ?? 0} events)`);
+    };
+
+    const partial = await runs.start({ targets: site.nodes.slice(0, 6).concat('rec-not-designed'), concurrency: 3 });
+    const partialDone = await runs.wait(partial);
+    await save('update-labels-partial', partial.workflowId, partial.runId);
+    await save('relabel-node', `${partial.workflowId}/${partial.run}/${site.nodes[1]}`);
+    await core.createNode({ body: { metadata: { name: missing as string } } });
+    const retry = await runs.retry(partialDone.workflowId, partialDone.runId);
+    await runs.wait(retry);
+    await save('update-labels-retry', retry.workflowId, retry.runId);
+
+    const dry = await runs.start({ targets: site.nodes, dryRun: true });
+    await runs.wait(dry);
+    await save('update-labels-dry-run', dry.workflowId, dry.runId);
+
+    const all = await runs.start({ targets: site.nodes, continueAsNewAfter: 8, concurrency: 4 });
+    const allDone = await runs.wait(all);
+    await save('update-labels-continued', all.workflowId, all.runId);
+    await save('update-labels-after-continue', allDone.workflowId, allDone.runId);
+
+    const rejected = await client.workflow.start('updateLabels', { taskQueue, workflowId: 'update-labels/rec-rejected', args: [{ targets: ['a'], revision: 99 }] });
+    await rejected.result().catch(() => undefined);
+    await save('update-labels-rejected', rejected.workflowId, rejected.firstExecutionRunId);
+
+    worker.shutdown();
+    await running;
+    await close();
+    await connection.close();
+    await store.close();
+  } finally {
+    await stopStack(join(dir, 'stack'), { purge: true });
+  }
+}
+
+main().catch((err: unknown) => {
+  console.error(`record-histories: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+  process.exit(1);
+});

@@ -1,0 +1,33 @@
+/**
+ * Replays recorded histories of real runs (test/histories, made by
+ * scripts/record-histories.ts) against the current workflow code. A change
+ * to updateLabels or relabelNode that would break runs already in flight —
+ * steps reordered, an activity or child added or removed without a patch —
+ * makes the replay fail with a nondeterminism error. See
+ * docs/workflow-changes.md for how to change workflow code safely.
+ */
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import { historyFromJSON } from '@temporalio/common/lib/proto-utils.js';
+import { Worker } from '@temporalio/worker';
+import { quietRuntime, workflowBundle } from './helpers.ts';
+
+const DIR = new URL('./histories/', import.meta.url).pathname;
+const files = readdirSync(DIR).filter((f) => f.endsWith('.json')).sort();
+
+describe('recorded workflow histories replay against the current code', () => {
+  it('has histories of every workflow and shape of run', () => {
+    for (const name of ['relabel-node', 'update-labels-partial', 'update-labels-retry', 'update-labels-dry-run', 'update-labels-continued', 'update-labels-after-continue', 'update-labels-rejected']) {
+      assert.ok(files.includes(`${name}.json`), `test/histories/${name}.json is recorded`);
+    }
+  });
+
+  for (const file of files) {
+    it(`replays ${file}`, async () => {
+      quietRuntime();
+      const history = historyFromJSON(JSON.parse(readFileSync(`${DIR}${file}`, 'utf8')));
+      await Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, history, file);
+    });
+  }
+});
