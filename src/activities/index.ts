@@ -6,7 +6,7 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { FailureType } from '../core/failure-types.ts';
-import { formatError } from '../core/site-error.ts';
+import { documentErrorsMessage } from '../core/site-error.ts';
 import { reconcileNodeLabels, STALE } from '../core/node-reconcile.ts';
 import { httpStatus, mapNodeError } from '../kube/errors.ts';
 import type { NodeApi, NodeState } from '../kube/nodes.ts';
@@ -43,7 +43,7 @@ export function createActivities(deps: ActivityDeps) {
       const shown = result.errors.slice(0, MAX_REPORTED_ERRORS);
       throw ApplicationFailure.create({
         type: FailureType.DocumentValidationFailed,
-        message: `revision ${revision} has ${result.errors.length} document error(s):\n${shown.map(formatError).join('\n')}`,
+        message: documentErrorsMessage(`revision ${revision}`, result.errors, shown),
         nonRetryable: true,
         details: [{ revision, errorCount: result.errors.length, errors: shown }],
       });

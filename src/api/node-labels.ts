@@ -4,7 +4,7 @@
  * planner and the same guarded patch the relabelNode workflow uses.
  */
 import { ApplicationFailure } from '@temporalio/common';
-import { FailureType } from '../core/failure-types.ts';
+import { FailureType, isFailureType } from '../core/failure-types.ts';
 import { isProtectedLabelKey } from '../core/label-keys.ts';
 import type { PlanPolicy } from '../core/label-plan.ts';
 import { reconcileNodeLabels, STALE } from '../core/node-reconcile.ts';
@@ -39,7 +39,7 @@ export type NodeLabelsOutcome = {
  */
 function kubeFailure(err: unknown, node: string, action: string): RelabelError {
   const mapped = mapNodeError(err, node, action);
-  if (mapped instanceof ApplicationFailure && mapped.type) return new RelabelError(mapped.type, mapped.message);
+  if (mapped instanceof ApplicationFailure && isFailureType(mapped.type)) return new RelabelError(mapped.type, mapped.message);
   return new RelabelError(FailureType.Unavailable, `the Kubernetes API is unavailable (${action} node ${node}): ${(err as Error)?.message ?? String(err)}`);
 }
 

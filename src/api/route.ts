@@ -4,10 +4,11 @@
  * The server registers it and the OpenAPI document describes it from the
  * same declaration, so what is documented is what is validated.
  */
+import { FailureType } from '../core/failure-types.ts';
 import type { FastifyRequest } from 'fastify';
 import type { z } from 'zod';
 import { formatPath, type PathSegment } from '../core/site-error.ts';
-import { ApiError, ApiFailure } from './status.ts';
+import { ApiError } from './status.ts';
 import { NoQuery } from './schemas.ts';
 
 /** Who may call a route: anyone, any token, or admin tokens only. */
@@ -95,17 +96,17 @@ export function defineRoute<P = unknown, Q = unknown, B = undefined>(spec: Route
     responses: spec.responses,
     async run(request) {
       const params = spec.params ? spec.params.safeParse(request.params) : { success: true as const, data: request.params as P };
-      if (!params.success) throw requestError(ApiFailure.InvalidRequest, params.error, 'path');
+      if (!params.success) throw requestError(FailureType.InvalidRequest, params.error, 'path');
       const q = query.safeParse(request.query ?? {});
-      if (!q.success) throw requestError(ApiFailure.InvalidRequest, q.error, 'query');
+      if (!q.success) throw requestError(FailureType.InvalidRequest, q.error, 'query');
       let body = undefined as B;
       if (spec.body) {
         const raw = request.body;
         const parsed = spec.body.schema.safeParse(raw);
         if (!parsed.success) {
           if (spec.invalidBody) throw spec.invalidBody(raw, parsed.error);
-          if (raw === undefined) throw new ApiError(ApiFailure.InvalidRequest, `this request needs a ${spec.body.media.toUpperCase()} body`);
-          throw requestError(ApiFailure.InvalidRequest, parsed.error, 'body');
+          if (raw === undefined) throw new ApiError(FailureType.InvalidRequest, `this request needs a ${spec.body.media.toUpperCase()} body`);
+          throw requestError(FailureType.InvalidRequest, parsed.error, 'body');
         }
         body = parsed.data;
       }

@@ -13,7 +13,7 @@ import { runKeyOf, runState } from './run-state.ts';
 import { actionSummary, actionView } from './run-views.ts';
 import { ActionControlPath, ActionListQuery, ActionName, ActionPath, ActionRequest, NodePageQuery } from './schemas.ts';
 import { ActionList, ActionView, StatusBody } from './response-schemas.ts';
-import { ApiError, ApiFailure, statusBody } from './status.ts';
+import { ApiError, statusBody } from './status.ts';
 
 /** Path of an action. */
 export const actionUrl = (id: string) => `/api/v1.0/actions/${id}`;
@@ -24,16 +24,16 @@ export const actionUrl = (id: string) => `/api/v1.0/actions/${id}`;
  */
 function invalidAction(raw: unknown, error: ZodError): ApiError {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
-    return new ApiError(ApiFailure.InvalidRequest, 'the body must be a JSON object {name, parameters: {target_nodes}}');
+    return new ApiError(FailureType.InvalidRequest, 'the body must be a JSON object {name, parameters: {target_nodes}}');
   }
   const parameters = (raw as { parameters?: unknown }).parameters;
   const targets = normalizeTargets(typeof parameters === 'object' && parameters !== null ? (parameters as { target_nodes?: unknown }).target_nodes : undefined);
   if (!targets.ok) return new ApiError(FailureType.InvalidTargets, `invalid target_nodes: ${targets.message}`);
   const name = (raw as { name?: unknown }).name;
   if (!ActionName.safeParse(name).success) {
-    return new ApiError(ApiFailure.UnknownAction, `unknown action ${JSON.stringify(name ?? null)}: relabel runs ${ActionName.options.join(' and ')}`);
+    return new ApiError(FailureType.UnknownAction, `unknown action ${JSON.stringify(name ?? null)}: relabel runs ${ActionName.options.join(' and ')}`);
   }
-  return requestError(ApiFailure.InvalidRequest, error, 'body');
+  return requestError(FailureType.InvalidRequest, error, 'body');
 }
 
 const error = { description: 'Airship Status error', schema: StatusBody };

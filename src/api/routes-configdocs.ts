@@ -3,6 +3,7 @@
  * commit the buffer as a revision, read a bucket or the whole rendered site.
  * Invalid documents are refused whole with every error; nothing is staged.
  */
+import { FailureType } from '../core/failure-types.ts';
 import type { Documents } from '../facade/documents.ts';
 import { SiteActionTag, type Revision } from '../store/revision-store.ts';
 import type { ApiDeps } from './deps.ts';
@@ -10,19 +11,19 @@ import { defineRoute, type RouteDef } from './route.ts';
 import { revisionView, revisionYaml } from './routes-revisions.ts';
 import { BucketPath, CommitQuery, ConfigdocsBody, ConfigdocsQuery, RenderedQuery, StageQuery, type ConfigdocsVersion } from './schemas.ts';
 import { CommitStatus, StatusBody } from './response-schemas.ts';
-import { ApiError, ApiFailure, statusBody } from './status.ts';
+import { ApiError, statusBody } from './status.ts';
 import { documentsYaml } from './yaml-text.ts';
 
 /** The revision a committed `version` names, or a 404. */
 async function revisionOf(documents: Documents, version: Exclude<ConfigdocsVersion, 'buffer'>): Promise<Revision> {
   if (version === 'committed') {
     const latest = await documents.latest();
-    if (!latest) throw new ApiError(ApiFailure.NotFound, 'no revision has been committed');
+    if (!latest) throw new ApiError(FailureType.NotFound, 'no revision has been committed');
     return latest;
   }
   const wanted: string[] = version === 'successful_site_action' ? [SiteActionTag.success] : [SiteActionTag.success, SiteActionTag.failure];
   const revision = (await documents.list()).reverse().find((r) => r.tags.some((t) => wanted.includes(t.tag)));
-  if (!revision) throw new ApiError(ApiFailure.NotFound, `no revision is tagged ${wanted.join(' or ')}`);
+  if (!revision) throw new ApiError(FailureType.NotFound, `no revision is tagged ${wanted.join(' or ')}`);
   return revision;
 }
 
@@ -66,7 +67,7 @@ export function configdocsRoutes({ relabel }: ApiDeps): RouteDef[] {
         const version = query.version ?? 'buffer';
         if (version === 'buffer') {
           const staged = (await documents.buffer()).find((b) => b.bucket === params.bucket);
-          if (!staged || staged.files.length === 0) throw new ApiError(ApiFailure.BucketNotFound, `bucket ${params.bucket} is not staged`);
+          if (!staged || staged.files.length === 0) throw new ApiError(FailureType.BucketNotFound, `bucket ${params.bucket} is not staged`);
           return { code: 200, yaml: documentsYaml(staged.files) };
         }
         const revision = await revisionOf(documents, version);

@@ -3,13 +3,14 @@
  * tags a site action records itself with (`site-action-success`,
  * `site-action-failure`).
  */
+import { FailureType } from '../core/failure-types.ts';
 import type { Revision, RevisionTag } from '../store/revision-store.ts';
 import type { Documents } from '../facade/documents.ts';
 import type { ApiDeps } from './deps.ts';
 import { defineRoute, type RouteDef } from './route.ts';
 import { RevisionPath, RevisionTagPath, TagDataBody } from './schemas.ts';
 import { RevisionList, RevisionView, StatusBody, TagView } from './response-schemas.ts';
-import { ApiError, ApiFailure } from './status.ts';
+import { ApiError } from './status.ts';
 import { documentsYaml } from './yaml-text.ts';
 
 /** Path of a revision. */
@@ -35,7 +36,7 @@ export function revisionView(revision: Revision): RevisionView {
 /** A revision's documents as one YAML stream; RevisionNotFound when absent. */
 export async function revisionYaml(documents: Documents, id: number, bucket?: string): Promise<string> {
   const files = (await documents.files(id)).filter((f) => bucket === undefined || f.bucket === bucket);
-  if (files.length === 0 && bucket !== undefined) throw new ApiError(ApiFailure.BucketNotFound, `bucket ${bucket} has no documents in revision ${id}`);
+  if (files.length === 0 && bucket !== undefined) throw new ApiError(FailureType.BucketNotFound, `bucket ${bucket} has no documents in revision ${id}`);
   return documentsYaml(files);
 }
 
@@ -110,7 +111,7 @@ export function revisionRoutes({ relabel }: ApiDeps): RouteDef[] {
       responses: { 204: { description: 'removed' }, 404: error },
       async handle({ params }) {
         const removed = await documents.untag(Number(params.id), params.tag);
-        if (!removed) throw new ApiError(ApiFailure.TagNotFound, `revision ${params.id} has no tag ${params.tag}`);
+        if (!removed) throw new ApiError(FailureType.TagNotFound, `revision ${params.id} has no tag ${params.tag}`);
         return { code: 204 };
       },
     }),

@@ -7,16 +7,15 @@
 import type { ZodError } from 'zod';
 import { FailureType } from '../core/failure-types.ts';
 import { selectNodes } from '../core/node-filter.ts';
-import { formatError } from '../core/site-error.ts';
 import type { Documents } from '../facade/documents.ts';
-import { RelabelError } from '../facade/relabel-error.ts';
+import { documentValidationError, RelabelError } from '../facade/relabel-error.ts';
 import type { ApiDeps } from './deps.ts';
 import { defineRoute, requestError, type RouteDef } from './route.ts';
 import { runKeyOf, runState } from './run-state.ts';
 import { taskView } from './run-views.ts';
 import { TaskPath, NodePageQuery, TaskRequest } from './schemas.ts';
 import { StatusBody, TaskView } from './response-schemas.ts';
-import { ApiError, ApiFailure } from './status.ts';
+import { ApiError } from './status.ts';
 
 /** Path of a task. */
 export const taskUrl = (id: string) => `/api/v1.0/tasks/${id}`;
@@ -40,7 +39,7 @@ export async function resolveDesignRef(documents: Documents, ref: string): Promi
   const id = Number((DECKHAND_REF.exec(ref) ?? REVISION_REF.exec(ref))?.[1]);
   if (!Number.isInteger(id)) {
     throw new ApiError(
-      ApiFailure.InvalidDesignRef,
+      FailureType.InvalidDesignRef,
       `design_ref ${JSON.stringify(ref)} is not deckhand+http://HOST/api/v1.0/revisions/N/rendered-documents, revision:N or committed`,
     );
   }
@@ -48,7 +47,7 @@ export async function resolveDesignRef(documents: Documents, ref: string): Promi
     return (await documents.show(id)).id;
   } catch (err) {
     if (err instanceof RelabelError && err.type === FailureType.RevisionNotFound) {
-      throw new ApiError(ApiFailure.InvalidDesignRef, `design_ref names revision ${id}, which does not exist`);
+      throw new ApiError(FailureType.InvalidDesignRef, `design_ref names revision ${id}, which does not exist`);
     }
     throw err;
   }
@@ -57,15 +56,15 @@ export async function resolveDesignRef(documents: Documents, ref: string): Promi
 /** Reason of a refused task body: the first of action, design_ref, node_filter that is wrong; every problem listed. */
 function invalidTask(raw: unknown, error: ZodError): ApiError {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
-    return new ApiError(ApiFailure.InvalidRequest, 'the body must be a JSON object {action, design_ref, node_filter}');
+    return new ApiError(FailureType.InvalidRequest, 'the body must be a JSON object {action, design_ref, node_filter}');
   }
   const field = (['action', 'design_ref', 'node_filter'] as const).find((f) => error.issues.some((i) => i.path[0] === f));
   const reasons = {
-    action: (raw as { action?: unknown }).action === undefined ? ApiFailure.InvalidRequest : ApiFailure.UnknownAction,
-    design_ref: ApiFailure.InvalidDesignRef,
+    action: (raw as { action?: unknown }).action === undefined ? FailureType.InvalidRequest : FailureType.UnknownAction,
+    design_ref: FailureType.InvalidDesignRef,
     node_filter: FailureType.InvalidNodeFilter,
   };
-  return requestError(field ? reasons[field] : ApiFailure.InvalidRequest, error, 'body');
+  return requestError(field ? reasons[field] : FailureType.InvalidRequest, error, 'body');
 }
 
 const error = { description: 'Airship Status error', schema: StatusBody };
@@ -91,16 +90,12 @@ export function taskRoutes({ relabel }: ApiDeps): RouteDef[] {
         const revision = await resolveDesignRef(documents, body.design_ref);
         const { validation } = await documents.rendered(revision);
         if (!validation.ok) {
-          throw new RelabelError(
-            FailureType.DocumentValidationFailed,
-            `revision ${revision} has ${validation.errors.length} document error(s):\n${validation.errors.map(formatError).join('\n')}`,
-            validation.errors,
-          );
+          throw documentValidationError(`revision ${revision}`, validation.errors);
         }
         const { nodes, unknownNodeNames } = selectNodes(validation.design, body.node_filter);
         if (nodes.length === 0) {
           const unknown = unknownNodeNames.length > 0 ? ` (not in the design: ${unknownNodeNames.join(', ')})` : '';
-          throw new ApiError(ApiFailure.NoNodesMatched, `node_filter matches no node of revision ${revision}${unknown}`);
+          throw new ApiError(FailureType.NoNodesMatched, `node_filter matches no node of revision ${revision}${unknown}`);
         }
         const runs = await relabel.runs();
         const started = await runs.start({ targets: [...nodes, ...unknownNodeNames], revision });

@@ -3,15 +3,16 @@
  * facade: its status report and a page of its per-node outcomes from the
  * revision store.
  */
+import { FailureType } from '../core/failure-types.ts';
 import type { Runs } from '../facade/runs.ts';
 import { decodeRunId, type RunKey } from './run-ids.ts';
 import type { RunState } from './run-views.ts';
-import { ApiError, ApiFailure } from './status.ts';
+import { ApiError } from './status.ts';
 
 /** The run an action or task id names; ActionNotFound for an id that names none. */
 export function runKeyOf(id: string, what = 'action'): RunKey {
   const key = decodeRunId(id);
-  if (!key) throw new ApiError(ApiFailure.ActionNotFound, `no ${what} ${id}`);
+  if (!key) throw new ApiError(FailureType.ActionNotFound, `no ${what} ${id}`);
   return key;
 }
 

@@ -18,7 +18,7 @@ import { nodeLabelsRoutes } from './routes-node-labels.ts';
 import { revisionRoutes } from './routes-revisions.ts';
 import { taskRoutes } from './routes-tasks.ts';
 import { StatusBody } from './response-schemas.ts';
-import { ApiError, ApiFailure, failureBody, httpStatusOf, statusBody, toApiError } from './status.ts';
+import { ApiError, failureBody, httpStatusOf, statusBody, toApiError } from './status.ts';
 
 /** Default request body limit: 4 MiB, room for the YAML of a large site. */
 export const DEFAULT_BODY_LIMIT = 4 * 1024 * 1024;
@@ -61,7 +61,7 @@ function clientError(err: NodeJS.ErrnoException, socket: Socket): void {
   }
   const tooLarge = err.code === 'HPE_HEADER_OVERFLOW';
   const body = failureBody(
-    new ApiError(tooLarge ? ApiFailure.HeaderTooLarge : ApiFailure.InvalidRequest, tooLarge ? 'request headers too large' : 'malformed HTTP request', [
+    new ApiError(tooLarge ? FailureType.HeaderTooLarge : FailureType.InvalidRequest, tooLarge ? 'request headers too large' : 'malformed HTTP request', [
       err.code ?? 'malformed HTTP request',
     ]),
   );
@@ -78,11 +78,11 @@ async function checkMedia(request: FastifyRequest): Promise<void> {
   const length = request.headers['content-length'];
   const hasBody = (length !== undefined && length !== '0') || request.headers['transfer-encoding'] !== undefined;
   if (!hasBody) return;
-  if (media === 'none') throw new ApiError(ApiFailure.InvalidRequest, `${request.method} ${request.routeOptions.url} takes no body`);
+  if (media === 'none') throw new ApiError(FailureType.InvalidRequest, `${request.method} ${request.routeOptions.url} takes no body`);
   const type = (request.headers['content-type'] ?? '').split(';', 1)[0]?.trim().toLowerCase() ?? '';
   const accepted: readonly string[] = MEDIA_TYPES[media];
   if (!accepted.includes(type)) {
-    throw new ApiError(ApiFailure.UnsupportedMediaType, `this request takes ${accepted.join(' or ')}, not ${type === '' ? 'a body without Content-Type' : type}`);
+    throw new ApiError(FailureType.UnsupportedMediaType, `this request takes ${accepted.join(' or ')}, not ${type === '' ? 'a body without Content-Type' : type}`);
   }
 }
 
@@ -133,7 +133,7 @@ export function createApiServer(options: ApiServerOptions): FastifyInstance {
     if (access === 'public') return;
     const role = authenticate(request.headers);
     if (role === null) {
-      throw new ApiError(ApiFailure.Unauthorized, 'a valid token is required: X-Auth-Token or Authorization: Bearer', undefined, { 'www-authenticate': 'Bearer' });
+      throw new ApiError(FailureType.Unauthorized, 'a valid token is required: X-Auth-Token or Authorization: Bearer', undefined, { 'www-authenticate': 'Bearer' });
     }
     if (access === 'write' && role !== 'admin') {
       throw new ApiError(FailureType.Forbidden, `a ${role} token may only read: ${request.method} ${request.routeOptions.url ?? request.url} needs an admin token`);
@@ -148,7 +148,7 @@ export function createApiServer(options: ApiServerOptions): FastifyInstance {
 
   app.setNotFoundHandler(async (request) => {
     const path = request.url.split('?', 1)[0] ?? '';
-    throw new ApiError(ApiFailure.NotFound, `no route ${request.method} ${path.length > 200 ? `${path.slice(0, 200)}…` : path}`);
+    throw new ApiError(FailureType.NotFound, `no route ${request.method} ${path.length > 200 ? `${path.slice(0, 200)}…` : path}`);
   });
 
   const deps: ApiDeps = { relabel: options.relabel, nodes: options.nodes };
@@ -205,10 +205,10 @@ export function createApiServer(options: ApiServerOptions): FastifyInstance {
       config,
       onRequest: async (request) => {
         const allow = [...allowed].join(', ');
-        throw new ApiError(ApiFailure.MethodNotAllowed, `${request.method} is not allowed on ${path} (allowed: ${allow})`, undefined, { allow });
+        throw new ApiError(FailureType.MethodNotAllowed, `${request.method} is not allowed on ${path} (allowed: ${allow})`, undefined, { allow });
       },
       handler: async () => {
-        throw new ApiError(ApiFailure.MethodNotAllowed, 'method not allowed');
+        throw new ApiError(FailureType.MethodNotAllowed, 'method not allowed');
       },
     });
   }

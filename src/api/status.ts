@@ -3,35 +3,10 @@
  * successes) of the HTTP API take, and the one table mapping failure types
  * to HTTP statuses.
  */
-import { FailureType } from '../core/failure-types.ts';
+import { FailureType, isFailureType } from '../core/failure-types.ts';
 import { formatError, type SiteError } from '../core/site-error.ts';
 import { RelabelError } from '../facade/relabel-error.ts';
 import type { StatusBody, StatusMessage } from './response-schemas.ts';
-
-/**
- * Failure types only the API raises, beside the shared {@link FailureType}
- * vocabulary and the store's codes (which reach it as RelabelError types).
- */
-export const ApiFailure = {
-  InvalidRequest: 'InvalidRequest',
-  InvalidJson: 'InvalidJson',
-  UnknownAction: 'UnknownAction',
-  InvalidDesignRef: 'InvalidDesignRef',
-  NoNodesMatched: 'NoNodesMatched',
-  Unauthorized: 'Unauthorized',
-  NotFound: 'NotFound',
-  ActionNotFound: 'ActionNotFound',
-  BucketNotFound: 'BucketNotFound',
-  TagNotFound: 'TagNotFound',
-  MethodNotAllowed: 'MethodNotAllowed',
-  NotRunning: 'NotRunning',
-  PayloadTooLarge: 'PayloadTooLarge',
-  UnsupportedMediaType: 'UnsupportedMediaType',
-  HeaderTooLarge: 'HeaderTooLarge',
-  InternalError: 'InternalError',
-} as const;
-/** One of the {@link ApiFailure} strings. */
-export type ApiFailure = (typeof ApiFailure)[keyof typeof ApiFailure];
 
 /** HTTP status of a failure type, and whether the same request may succeed later. */
 export type HttpMapping = { code: number; retry: boolean };
@@ -41,59 +16,64 @@ const notFound: HttpMapping = { code: 404, retry: false };
 const conflict: HttpMapping = { code: 409, retry: true };
 
 /**
- * THE table: failure type → HTTP status. Every error the API answers goes
- * through it (unknown types are 500). Preconditions on the site (no
+ * THE table: failure type → HTTP status, one entry per type (the typecheck
+ * refuses a missing one). Every error the API answers goes through it
+ * (a string outside the vocabulary is 500). Preconditions on the site (no
  * committed revision, no site action, invalid documents) are 400, as
  * Shipyard answers them; a run in progress or a concurrent write is 409.
  */
-export const HTTP_STATUS_OF_FAILURE: Readonly<Record<string, HttpMapping>> = {
+export const HTTP_STATUS_OF_FAILURE = {
   // The request itself is wrong.
-  [ApiFailure.InvalidRequest]: bad,
-  [ApiFailure.InvalidJson]: bad,
-  [ApiFailure.UnknownAction]: bad,
-  [ApiFailure.InvalidDesignRef]: bad,
-  [ApiFailure.NoNodesMatched]: bad,
+  [FailureType.Usage]: bad,
+  [FailureType.InvalidRequest]: bad,
+  [FailureType.InvalidJson]: bad,
+  [FailureType.UnknownAction]: bad,
+  [FailureType.InvalidDesignRef]: bad,
+  [FailureType.NoNodesMatched]: bad,
   [FailureType.InvalidTargets]: bad,
   [FailureType.InvalidNodeFilter]: bad,
   [FailureType.Invalid]: bad,
-  InvalidName: bad,
-  InvalidArgument: bad,
+  [FailureType.InvalidName]: bad,
+  [FailureType.InvalidArgument]: bad,
+  [FailureType.PayloadTooLarge]: { code: 413, retry: false },
+  [FailureType.UnsupportedMediaType]: { code: 415, retry: false },
+  [FailureType.HeaderTooLarge]: { code: 431, retry: false },
+  [FailureType.MethodNotAllowed]: { code: 405, retry: false },
   // The site is not in a state that allows it.
   [FailureType.NoCommittedRevision]: bad,
   [FailureType.NoSiteActionRevision]: bad,
   [FailureType.DocumentValidationFailed]: bad,
   [FailureType.NodeNotInDesign]: bad,
   // Who is asking.
-  [ApiFailure.Unauthorized]: { code: 401, retry: false },
+  [FailureType.Unauthorized]: { code: 401, retry: false },
   [FailureType.Forbidden]: { code: 403, retry: false },
   // What is asked for does not exist.
-  [ApiFailure.NotFound]: notFound,
-  [ApiFailure.ActionNotFound]: notFound,
-  [ApiFailure.BucketNotFound]: notFound,
-  [ApiFailure.TagNotFound]: notFound,
+  [FailureType.NotFound]: notFound,
+  [FailureType.ActionNotFound]: notFound,
+  [FailureType.BucketNotFound]: notFound,
+  [FailureType.TagNotFound]: notFound,
   [FailureType.RevisionNotFound]: notFound,
   [FailureType.NodeNotFound]: notFound,
-  RunNotFound: notFound,
-  [ApiFailure.MethodNotAllowed]: { code: 405, retry: false },
+  [FailureType.RunNotFound]: notFound,
   // State conflicts.
   [FailureType.RunInProgress]: conflict,
   [FailureType.Conflict]: conflict,
   [FailureType.TooManyConflicts]: conflict,
-  [ApiFailure.NotRunning]: { code: 409, retry: false },
-  EmptyBuffer: { code: 409, retry: false },
-  [ApiFailure.PayloadTooLarge]: { code: 413, retry: false },
-  [ApiFailure.UnsupportedMediaType]: { code: 415, retry: false },
-  [ApiFailure.HeaderTooLarge]: { code: 431, retry: false },
+  [FailureType.NotRunning]: { code: 409, retry: false },
+  [FailureType.NothingToRetry]: { code: 409, retry: false },
+  [FailureType.NotRetryable]: { code: 409, retry: false },
+  [FailureType.EmptyBuffer]: { code: 409, retry: false },
   // Ours or a dependency's fault.
-  [ApiFailure.InternalError]: { code: 500, retry: false },
+  [FailureType.InternalError]: { code: 500, retry: false },
   [FailureType.VerificationFailed]: { code: 500, retry: false },
+  [FailureType.SchemaVersion]: { code: 500, retry: false },
   [FailureType.Unavailable]: { code: 503, retry: true },
-  Closed: { code: 503, retry: true },
-};
+  [FailureType.Closed]: { code: 503, retry: true },
+} as const satisfies Record<FailureType, HttpMapping>;
 
 /** The HTTP mapping of a failure type; 500 for a type the table does not know. */
 export function httpStatusOf(type: string): HttpMapping {
-  return Object.hasOwn(HTTP_STATUS_OF_FAILURE, type) ? (HTTP_STATUS_OF_FAILURE[type] as HttpMapping) : { code: 500, retry: false };
+  return isFailureType(type) ? HTTP_STATUS_OF_FAILURE[type] : { code: 500, retry: false };
 }
 
 /** An error the API answers as a `Status` body: a failure type, a message and every problem. */
@@ -129,14 +109,14 @@ function isUnreachable(err: unknown): boolean {
 }
 
 /** Fastify's own request errors, by code. */
-const FASTIFY_ERRORS: Readonly<Record<string, string>> = {
-  FST_ERR_CTP_BODY_TOO_LARGE: ApiFailure.PayloadTooLarge,
-  FST_ERR_CTP_INVALID_MEDIA_TYPE: ApiFailure.UnsupportedMediaType,
-  FST_ERR_CTP_INVALID_CONTENT_LENGTH: ApiFailure.InvalidRequest,
-  FST_ERR_CTP_EMPTY_JSON_BODY: ApiFailure.InvalidJson,
-  FST_ERR_CTP_INVALID_JSON_BODY: ApiFailure.InvalidJson,
-  FST_ERR_CTP_INVALID_CONTENT_TYPE: ApiFailure.UnsupportedMediaType,
-  FST_ERR_BAD_URL: ApiFailure.InvalidRequest,
+const FASTIFY_ERRORS: Readonly<Record<string, FailureType>> = {
+  FST_ERR_CTP_BODY_TOO_LARGE: FailureType.PayloadTooLarge,
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: FailureType.UnsupportedMediaType,
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: FailureType.InvalidRequest,
+  FST_ERR_CTP_EMPTY_JSON_BODY: FailureType.InvalidJson,
+  FST_ERR_CTP_INVALID_JSON_BODY: FailureType.InvalidJson,
+  FST_ERR_CTP_INVALID_CONTENT_TYPE: FailureType.UnsupportedMediaType,
+  FST_ERR_BAD_URL: FailureType.InvalidRequest,
 };
 
 /**
@@ -158,15 +138,15 @@ export function toApiError(err: unknown): ApiError {
   }
   const e = err as { code?: unknown; statusCode?: unknown; message?: unknown } | null;
   if (typeof e?.code === 'string' && Object.hasOwn(FASTIFY_ERRORS, e.code)) {
-    return new ApiError(FASTIFY_ERRORS[e.code] as string, String(e.message));
+    return new ApiError(FASTIFY_ERRORS[e.code] as FailureType, String(e.message));
   }
   if (err instanceof SyntaxError && e?.statusCode === 400) {
-    return new ApiError(ApiFailure.InvalidJson, `the body is not valid JSON: ${err.message}`);
+    return new ApiError(FailureType.InvalidJson, `the body is not valid JSON: ${err.message}`);
   }
   if (typeof e?.statusCode === 'number' && e.statusCode >= 400 && e.statusCode < 500) {
-    return new ApiError(e.statusCode === 413 ? ApiFailure.PayloadTooLarge : ApiFailure.InvalidRequest, String(e.message));
+    return new ApiError(e.statusCode === 413 ? FailureType.PayloadTooLarge : FailureType.InvalidRequest, String(e.message));
   }
-  return new ApiError(ApiFailure.InternalError, 'internal error; see the server log');
+  return new ApiError(FailureType.InternalError, 'internal error; see the server log');
 }
 
 /** The Airship `Status` body of an error. */

@@ -3,12 +3,12 @@
  * ended), from which both the lookups and the help text are derived, so the
  * documentation cannot drift from the behaviour.
  */
-import { FailureType } from '../core/failure-types.ts';
+import { FailureType, isFailureType } from '../core/failure-types.ts';
 import type { RunStatusReport } from '../facade/runs.ts';
 import { RunStatus } from '../workflows/messages.ts';
 
 /** Failure type the CLI itself raises for bad arguments and unreadable paths. */
-export const USAGE_ERROR = 'Usage';
+export const USAGE_ERROR = FailureType.Usage;
 
 /** The exit codes, by meaning. */
 export const ExitCode = {
@@ -35,54 +35,79 @@ export interface ExitCodeRow {
 }
 
 /**
- * The one table. Failure types not listed here give 1 when they abort a
- * command, and 5 when they are why a run failed. Per-node failure types
- * (NodeNotFound, Forbidden, …) never abort a command: they make a run
- * partial_success or failure.
+ * THE table: failure type → exit code, one entry per type (the typecheck
+ * refuses a missing one). Per-node failure types (NodeNotFound, Forbidden, …)
+ * never abort a command: they make a run partial_success or failure, and
+ * map to 5 when one is why a run failed as a whole.
  */
+export const EXIT_CODE_OF_FAILURE = {
+  [FailureType.Usage]: ExitCode.invalidInput,
+  [FailureType.InvalidTargets]: ExitCode.invalidInput,
+  [FailureType.InvalidNodeFilter]: ExitCode.invalidInput,
+  [FailureType.DocumentValidationFailed]: ExitCode.invalidInput,
+  [FailureType.Invalid]: ExitCode.invalidInput,
+  [FailureType.InvalidName]: ExitCode.invalidInput,
+  [FailureType.InvalidArgument]: ExitCode.invalidInput,
+  [FailureType.InvalidRequest]: ExitCode.invalidInput,
+  [FailureType.InvalidJson]: ExitCode.invalidInput,
+  [FailureType.UnknownAction]: ExitCode.invalidInput,
+  [FailureType.InvalidDesignRef]: ExitCode.invalidInput,
+  [FailureType.NoNodesMatched]: ExitCode.invalidInput,
+  [FailureType.PayloadTooLarge]: ExitCode.invalidInput,
+  [FailureType.UnsupportedMediaType]: ExitCode.invalidInput,
+  [FailureType.HeaderTooLarge]: ExitCode.invalidInput,
+  [FailureType.MethodNotAllowed]: ExitCode.invalidInput,
+  [FailureType.NoCommittedRevision]: ExitCode.rejected,
+  [FailureType.NoSiteActionRevision]: ExitCode.rejected,
+  [FailureType.RevisionNotFound]: ExitCode.rejected,
+  [FailureType.RunInProgress]: ExitCode.rejected,
+  [FailureType.RunNotFound]: ExitCode.rejected,
+  [FailureType.EmptyBuffer]: ExitCode.rejected,
+  [FailureType.NothingToRetry]: ExitCode.rejected,
+  [FailureType.NotRetryable]: ExitCode.rejected,
+  [FailureType.NotRunning]: ExitCode.rejected,
+  [FailureType.SchemaVersion]: ExitCode.rejected,
+  [FailureType.NotFound]: ExitCode.rejected,
+  [FailureType.ActionNotFound]: ExitCode.rejected,
+  [FailureType.BucketNotFound]: ExitCode.rejected,
+  [FailureType.TagNotFound]: ExitCode.rejected,
+  [FailureType.NodeNotInDesign]: ExitCode.failure,
+  [FailureType.NodeNotFound]: ExitCode.failure,
+  [FailureType.Forbidden]: ExitCode.failure,
+  [FailureType.Unauthorized]: ExitCode.failure,
+  [FailureType.Conflict]: ExitCode.failure,
+  [FailureType.VerificationFailed]: ExitCode.failure,
+  [FailureType.TooManyConflicts]: ExitCode.failure,
+  [FailureType.Unavailable]: ExitCode.unavailable,
+  [FailureType.Closed]: ExitCode.unavailable,
+  [FailureType.InternalError]: ExitCode.unexpected,
+} as const satisfies Record<FailureType, ExitCode>;
+
+const typesOf = (code: ExitCode): FailureType[] =>
+  (Object.entries(EXIT_CODE_OF_FAILURE) as [FailureType, ExitCode][]).filter(([, c]) => c === code).map(([t]) => t);
+
+/** The codes with their meanings and the failure types (or the run status) that give each, for the help text. */
 export const EXIT_CODES: readonly ExitCodeRow[] = [
   { code: ExitCode.ok, meaning: 'done; a run finished with status success (or, not waited for, started or still running)', types: [], runStatus: RunStatus.success },
-  { code: ExitCode.unexpected, meaning: 'unexpected error (a bug, or a failure relabel does not know)', types: [] },
-  {
-    code: ExitCode.invalidInput,
-    meaning: 'usage error or invalid input; nothing was stored or started',
-    types: [
-      USAGE_ERROR,
-      FailureType.InvalidTargets,
-      FailureType.InvalidNodeFilter,
-      FailureType.DocumentValidationFailed,
-      FailureType.Invalid,
-      'InvalidName',
-      'InvalidArgument',
-    ],
-  },
-  {
-    code: ExitCode.rejected,
-    meaning: 'rejected by the current state; nothing was stored or started',
-    types: [
-      FailureType.NoCommittedRevision,
-      FailureType.NoSiteActionRevision,
-      FailureType.RevisionNotFound,
-      FailureType.RunInProgress,
-      'RunNotFound',
-      'EmptyBuffer',
-      'NothingToRetry',
-      'NotRetryable',
-      'NotRunning',
-      'SchemaVersion',
-    ],
-  },
+  { code: ExitCode.unexpected, meaning: 'unexpected error (a bug, or a failure relabel does not know)', types: typesOf(ExitCode.unexpected) },
+  { code: ExitCode.invalidInput, meaning: 'usage error or invalid input; nothing was stored or started', types: typesOf(ExitCode.invalidInput) },
+  { code: ExitCode.rejected, meaning: 'rejected by the current state; nothing was stored or started', types: typesOf(ExitCode.rejected) },
   { code: ExitCode.partialSuccess, meaning: 'the run finished with status partial_success: some nodes failed (see the table)', types: [], runStatus: RunStatus.partialSuccess },
-  { code: ExitCode.failure, meaning: 'the run finished with status failure, or failed, was cancelled, terminated or timed out', types: [], runStatus: RunStatus.failure },
-  { code: ExitCode.unavailable, meaning: 'Temporal could not be reached; nothing was started', types: [FailureType.Unavailable] },
+  {
+    code: ExitCode.failure,
+    meaning: 'the run finished with status failure, or failed, was cancelled, terminated or timed out',
+    types: typesOf(ExitCode.failure),
+    runStatus: RunStatus.failure,
+  },
+  { code: ExitCode.unavailable, meaning: 'Temporal or the store could not be reached; nothing was started', types: typesOf(ExitCode.unavailable) },
 ];
 
-const byType = new Map<string, ExitCode>(EXIT_CODES.flatMap((row) => row.types.map((t) => [t, row.code] as const)));
+
 const byRunStatus = new Map<string, ExitCode>(EXIT_CODES.flatMap((row) => (row.runStatus ? [[row.runStatus, row.code] as const] : [])));
 
 /** Exit code of a command aborted by an error of failure type `type`. */
 export function exitCodeForType(type: string | undefined): ExitCode {
-  return (type !== undefined ? byType.get(type) : undefined) ?? ExitCode.unexpected;
+  return isFailureType(type) ? EXIT_CODE_OF_FAILURE[type] : ExitCode.unexpected;
 }
 
 /**

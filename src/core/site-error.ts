@@ -92,3 +92,12 @@ export function sortErrors(errors: readonly SiteError[]): SiteError[] {
     return previous === undefined || compareErrors(previous, error) !== 0;
   });
 }
+
+/**
+ * The one message of documents that do not validate: what was checked, how
+ * many errors, then one line per error shown (`shown` may be a prefix of a
+ * long list; the count is of all of them).
+ */
+export function documentErrorsMessage(what: string, errors: readonly SiteError[], shown: readonly SiteError[] = errors): string {
+  return `${what}: ${errors.length} document error(s):\n${shown.map(formatError).join('\n')}`;
+}

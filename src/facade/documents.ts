@@ -5,27 +5,21 @@
  * stored.
  */
 import { FailureType } from '../core/failure-types.ts';
-import { formatError, type SiteError } from '../core/site-error.ts';
+import type { SiteError } from '../core/site-error.ts';
 import { validateSite, type SiteValidation } from '../core/validate-site.ts';
 import { validateDocuments } from '../store/revision-checks.ts';
-import { isStoreError } from '../store/store-error.ts';
+import { isStoreError, StoreErrorCode } from '../store/store-error.ts';
 import type { Revision, RevisionStore, SourceFile } from '../store/revision-store.ts';
-import { RelabelError } from './relabel-error.ts';
+import { documentValidationError, RelabelError } from './relabel-error.ts';
 
-function invalid(errors: SiteError[], what: string): RelabelError {
-  return new RelabelError(
-    FailureType.DocumentValidationFailed,
-    `${what}: ${errors.length} document error(s):\n${errors.map(formatError).join('\n')}`,
-    errors,
-  );
-}
+const invalid = (errors: SiteError[], what: string): RelabelError => documentValidationError(what, errors);
 
 /** Store errors as facade errors: NotFound → RevisionNotFound, the rest by their code. */
 async function storeCall<T>(call: () => Promise<T>): Promise<T> {
   try {
     return await call();
   } catch (err) {
-    if (isStoreError(err)) throw new RelabelError(err.code === 'NotFound' ? FailureType.RevisionNotFound : err.code, err.message);
+    if (isStoreError(err)) throw new RelabelError(err.code === StoreErrorCode.NotFound ? FailureType.RevisionNotFound : err.code, err.message);
     throw err;
   }
 }
@@ -82,7 +76,7 @@ export function createDocuments(store: RevisionStore) {
      */
     async commit(message?: string): Promise<Revision> {
       const buffered = await store.buffer();
-      if (buffered.length === 0) throw new RelabelError('EmptyBuffer', 'nothing is staged: stage documents before committing');
+      if (buffered.length === 0) throw new RelabelError(FailureType.EmptyBuffer, 'nothing is staged: stage documents before committing');
       const result = validateBuckets(await prospective());
       if (!result.ok) throw invalid(result.errors, 'the staged site is invalid');
       return storeCall(() => store.commit(message === undefined ? {} : { message }));

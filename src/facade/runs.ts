@@ -12,16 +12,16 @@ import {
 } from '@temporalio/client';
 import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy, ApplicationFailure } from '@temporalio/common';
 import { FailureType } from '../core/failure-types.ts';
-import { formatError } from '../core/site-error.ts';
 import { normalizeTargets } from '../core/targets.ts';
 import { runnableRevision } from '../store/revision-checks.ts';
+import { isStoreError, StoreErrorCode } from '../store/store-error.ts';
 import { createDesignCache } from '../store/design-cache.ts';
 import type { RevisionStore } from '../store/revision-store.ts';
 import type { Progress, UpdateLabelsInput, UpdateLabelsResult } from '../workflows/messages.ts';
 import { progressQuery } from '../workflows/messages.ts';
 import type { RunNodeRow, RunNodeStatus } from '../store/run-store.ts';
 import { updateLabels } from '../workflows/update-labels.ts';
-import { RelabelError } from './relabel-error.ts';
+import { documentValidationError, RelabelError } from './relabel-error.ts';
 
 /** What the facade needs. */
 export interface RunsDeps {
@@ -187,11 +187,7 @@ export function createRuns(deps: RunsDeps) {
     const revision = checked.revision;
     const validation = await designs.get(revision);
     if (!validation.ok) {
-      throw new RelabelError(
-        FailureType.DocumentValidationFailed,
-        `revision ${revision} has ${validation.errors.length} document error(s):\n${validation.errors.map(formatError).join('\n')}`,
-        validation.errors,
-      );
+      throw documentValidationError(`revision ${revision}`, validation.errors);
     }
     return { targets: parsed.targets, revision, site: validation.design.site ?? 'default' };
   }
@@ -261,7 +257,7 @@ export function createRuns(deps: RunsDeps) {
       }
       return d;
     } catch (err) {
-      if ((err as Error).name === 'WorkflowNotFoundError') throw new RelabelError('RunNotFound', `no run ${workflowId}${runId ? ` (${runId})` : ''}`);
+      if ((err as Error).name === 'WorkflowNotFoundError') throw new RelabelError(FailureType.RunNotFound, `no run ${workflowId}${runId ? ` (${runId})` : ''}`);
       throw err;
     }
   }
@@ -325,7 +321,7 @@ export function createRuns(deps: RunsDeps) {
   async function retry(workflowId: string, runId?: string, options: { concurrency?: number } = {}) {
     const previous = await status(workflowId, runId);
     if (!previous.result) {
-      throw new RelabelError('NotRetryable', `run ${workflowId} (${previous.runId}) has no per-node result to retry (it is ${previous.execution})`);
+      throw new RelabelError(FailureType.NotRetryable, `run ${workflowId} (${previous.runId}) has no per-node result to retry (it is ${previous.execution})`);
     }
     const run = previous.result.run;
     const failed: string[] = [];
@@ -335,7 +331,7 @@ export function createRuns(deps: RunsDeps) {
       if (rows.length < MAX_NODE_PAGE) break;
       afterSeq = rows.at(-1)?.seq ?? afterSeq;
     }
-    if (failed.length === 0) throw new RelabelError('NothingToRetry', `run ${workflowId} (${previous.runId}) has no failed nodes`);
+    if (failed.length === 0) throw new RelabelError(FailureType.NothingToRetry, `run ${workflowId} (${previous.runId}) has no failed nodes`);
     return start({
       targets: failed,
       revision: previous.result.revision,
@@ -349,7 +345,7 @@ export function createRuns(deps: RunsDeps) {
   /** Requests cancellation of a running run; nodes already done stay done. NotRunning when it has ended. */
   async function cancel(workflowId: string, runId?: string): Promise<RunRef> {
     const d = await describe(workflowId, runId);
-    if (d.status.name !== 'RUNNING') throw new RelabelError('NotRunning', `run ${workflowId} (${d.runId}) is not running (it is ${d.status.name})`);
+    if (d.status.name !== 'RUNNING') throw new RelabelError(FailureType.NotRunning, `run ${workflowId} (${d.runId}) is not running (it is ${d.status.name})`);
     await client.workflow.getHandle(workflowId, d.runId).cancel();
     return { workflowId, runId: d.runId, uiLink: link(workflowId, d.runId) };
   }
@@ -366,7 +362,7 @@ export function createRuns(deps: RunsDeps) {
     try {
       counts = await store.runCounts(run);
     } catch (err) {
-      if ((err as { code?: string }).code === 'NotFound') throw new RelabelError('RunNotFound', `no run ${run} in the revision store`);
+      if (isStoreError(err, StoreErrorCode.NotFound)) throw new RelabelError(FailureType.RunNotFound, `no run ${run} in the revision store`);
       throw err;
     }
     const statuses = query.status === undefined ? undefined : typeof query.status === 'string' ? [query.status] : query.status;

@@ -5,7 +5,7 @@
 import { homedir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import type { RevisionStore } from './revision-store.ts';
-import { StoreError } from './store-error.ts';
+import { StoreError, StoreErrorCode } from './store-error.ts';
 import { openSqliteStore, SQLITE_MEMORY } from './sqlite-store.ts';
 import { openPostgresStore } from './postgres-store.ts';
 
@@ -43,13 +43,13 @@ export function defaultStoreUrl(env: NodeJS.ProcessEnv = process.env): string {
  * Throws InvalidArgument for an empty URL or another scheme.
  */
 export function parseStoreUrl(url: string): StoreLocation {
-  if (url.length === 0) throw new StoreError('InvalidArgument', 'store URL is empty');
+  if (url.length === 0) throw new StoreError(StoreErrorCode.InvalidArgument, 'store URL is empty');
   if (/^postgres(ql)?:\/\//.test(url)) {
     let parsed: URL;
     try {
       parsed = new URL(url);
     } catch {
-      throw new StoreError('InvalidArgument', `invalid PostgreSQL URL: ${redact(url)}`);
+      throw new StoreError(StoreErrorCode.InvalidArgument, `invalid PostgreSQL URL: ${redact(url)}`);
     }
     const schema = parsed.searchParams.get('schema') ?? undefined;
     parsed.searchParams.delete('schema');
@@ -59,14 +59,13 @@ export function parseStoreUrl(url: string): StoreLocation {
   if (url.startsWith('sqlite:')) {
     let path = url.slice('sqlite:'.length);
     if (path.startsWith('//')) path = path.slice(2);
-    if (path.length === 0) throw new StoreError('InvalidArgument', `store URL ${url} names no file`);
+    if (path.length === 0) throw new StoreError(StoreErrorCode.InvalidArgument, `store URL ${url} names no file`);
     return { kind: 'sqlite', path: path === SQLITE_MEMORY ? path : resolve(path) };
   }
   // A scheme other than ours (two or more letters, so Windows drive letters stay paths).
   const scheme = /^([a-z][a-z0-9+.-]+):/i.exec(url);
   if (scheme) {
-    throw new StoreError(
-      'InvalidArgument',
+    throw new StoreError(StoreErrorCode.InvalidArgument,
       `unsupported store URL scheme '${scheme[1]}:' in ${redact(url)}; use sqlite:<path> or postgres://…`,
     );
   }

@@ -8,7 +8,7 @@
  */
 import { Pool, type PoolClient } from 'pg';
 import type { RevisionStore } from './revision-store.ts';
-import { StoreError } from './store-error.ts';
+import { StoreError, StoreErrorCode } from './store-error.ts';
 import { SqlRevisionStore } from './sql-revision-store.ts';
 import type { SqlDriver, SqlRow, SqlSession, SqlValue, TableNames } from './sql-driver.ts';
 
@@ -193,8 +193,7 @@ async function migrate(pool: Pool, schema: string): Promise<void> {
       await client.query(runsSchemaSql(schema));
       await client.query(`UPDATE "${schema}".meta SET value = $1 WHERE key = 'schema_version'`, [String(POSTGRES_SCHEMA_VERSION)]);
     } else if (Number(row.value) !== POSTGRES_SCHEMA_VERSION) {
-      throw new StoreError(
-        'SchemaVersion',
+      throw new StoreError(StoreErrorCode.SchemaVersion,
         `schema "${schema}": version ${row.value} is not supported by this relabel ` +
           `(it knows version ${POSTGRES_SCHEMA_VERSION})`,
       );
@@ -215,8 +214,7 @@ export async function openPostgresStore(
 ): Promise<RevisionStore> {
   const schema = options.schema ?? DEFAULT_POSTGRES_SCHEMA;
   if (!POSTGRES_SCHEMA_PATTERN.test(schema)) {
-    throw new StoreError(
-      'InvalidName',
+    throw new StoreError(StoreErrorCode.InvalidName,
       `invalid PostgreSQL schema name ${JSON.stringify(schema)}: must match ${POSTGRES_SCHEMA_PATTERN.source}`,
     );
   }

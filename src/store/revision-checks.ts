@@ -7,7 +7,7 @@
  */
 import { FailureType } from '../core/failure-types.ts';
 import { validateSite, type SiteValidation } from '../core/validate-site.ts';
-import { isStoreError } from './store-error.ts';
+import { isStoreError, StoreErrorCode } from './store-error.ts';
 import type { RevisionDocument, RevisionStore } from './revision-store.ts';
 
 /** The revision a run may apply, or why it may not. */
@@ -29,7 +29,7 @@ export async function runnableRevision(store: RevisionStore, revision?: number):
     try {
       id = (await store.getRevision(revision)).id;
     } catch (err) {
-      if (!isStoreError(err, 'NotFound')) throw err;
+      if (!isStoreError(err, StoreErrorCode.NotFound)) throw err;
       return { ok: false, type: FailureType.RevisionNotFound, message: `revision ${revision} does not exist (latest is ${latest.id})` };
     }
   }

@@ -19,7 +19,7 @@ import type {
   TagData,
 } from './revision-store.ts';
 import { SiteActionTag } from './revision-store.ts';
-import { StoreError } from './store-error.ts';
+import { StoreError, StoreErrorCode } from './store-error.ts';
 import { compareText, contentDigest, diffEntries, type DiffEntry } from './revision-diff.ts';
 import {
   assertBucketName,
@@ -137,12 +137,11 @@ export class SqlRevisionStore implements RevisionStore {
     return this.#write(async (s) => {
       const staged = (await s.all(`SELECT bucket FROM ${t.buffer}`)).map((r) => columnString(r, 'bucket'));
       if (staged.length === 0) {
-        throw new StoreError('EmptyBuffer', 'nothing to commit: the staging buffer is empty');
+        throw new StoreError(StoreErrorCode.EmptyBuffer, 'nothing to commit: the staging buffer is empty');
       }
       const missing = wanted?.filter((bucket) => !staged.includes(bucket)) ?? [];
       if (missing.length > 0) {
-        throw new StoreError(
-          'EmptyBuffer',
+        throw new StoreError(StoreErrorCode.EmptyBuffer,
           `nothing staged for bucket(s) ${missing.map((b) => `'${b}'`).join(', ')}; ` +
             `staged: ${staged.sort(compareText).map((b) => `'${b}'`).join(', ')}`,
         );
@@ -313,7 +312,7 @@ export class SqlRevisionStore implements RevisionStore {
 }
 
 function closedError(): StoreError {
-  return new StoreError('Closed', 'the revision store is closed');
+  return new StoreError(StoreErrorCode.Closed, 'the revision store is closed');
 }
 
 async function lastRevisionId(s: SqlSession, t: TableNames): Promise<number> {
@@ -324,7 +323,7 @@ async function lastRevisionId(s: SqlSession, t: TableNames): Promise<number> {
 async function notFound(s: SqlSession, t: TableNames, id: number): Promise<StoreError> {
   const last = await lastRevisionId(s, t);
   const hint = last === 0 ? 'no revision has been committed yet' : `the latest is ${last}`;
-  return new StoreError('NotFound', `revision ${id} not found (${hint})`);
+  return new StoreError(StoreErrorCode.NotFound, `revision ${id} not found (${hint})`);
 }
 
 async function assertRevisionExists(s: SqlSession, t: TableNames, id: number): Promise<void> {

@@ -6,7 +6,7 @@
 import type { NodeResultDetail, RunNodeCounts, RunNodeRow, RunNodeStatus, RunRecord, RunStore } from './run-store.ts';
 import { MAX_RUN_PAGE, RunNodeStatus as Status } from './run-store.ts';
 import { columnDate, columnNumber, columnString, columnStringOrNull, type SqlDriver, type SqlRow, type SqlSession, type SqlValue } from './sql-driver.ts';
-import { StoreError } from './store-error.ts';
+import { StoreError, StoreErrorCode } from './store-error.ts';
 
 /** Rows per multi-row statement. */
 const BATCH = 500;
@@ -34,23 +34,23 @@ function runRecord(row: SqlRow): RunRecord {
 }
 
 function checkTargets(targets: readonly string[]): void {
-  if (targets.length === 0) throw new StoreError('InvalidArgument', 'a run needs at least one target node');
+  if (targets.length === 0) throw new StoreError(StoreErrorCode.InvalidArgument, 'a run needs at least one target node');
   const seen = new Set<string>();
   for (const [i, name] of targets.entries()) {
-    if (typeof name !== 'string' || name.length === 0) throw new StoreError('InvalidArgument', `target #${i + 1} is not a node name`);
-    if (name.length > MAX_NODE_NAME) throw new StoreError('InvalidArgument', `target #${i + 1} is longer than ${MAX_NODE_NAME} characters`);
-    if (seen.has(name)) throw new StoreError('InvalidArgument', `target ${name} is listed more than once`);
+    if (typeof name !== 'string' || name.length === 0) throw new StoreError(StoreErrorCode.InvalidArgument, `target #${i + 1} is not a node name`);
+    if (name.length > MAX_NODE_NAME) throw new StoreError(StoreErrorCode.InvalidArgument, `target #${i + 1} is longer than ${MAX_NODE_NAME} characters`);
+    if (seen.has(name)) throw new StoreError(StoreErrorCode.InvalidArgument, `target ${name} is listed more than once`);
     seen.add(name);
   }
 }
 
 function checkId(id: number): void {
-  if (!Number.isSafeInteger(id) || id < 1) throw new StoreError('InvalidArgument', `invalid run number ${String(id)}`);
+  if (!Number.isSafeInteger(id) || id < 1) throw new StoreError(StoreErrorCode.InvalidArgument, `invalid run number ${String(id)}`);
 }
 
 async function runExists(s: SqlSession, table: string, id: number): Promise<void> {
   const rows = await s.all(`SELECT 1 AS found FROM ${table} WHERE id = ?`, [id]);
-  if (rows.length === 0) throw new StoreError('NotFound', `run ${id} not found`);
+  if (rows.length === 0) throw new StoreError(StoreErrorCode.NotFound, `run ${id} not found`);
 }
 
 /** Portable multi-row `VALUES (?, …), (?, …)` for `rows` of `width` values. */
@@ -94,7 +94,7 @@ export function sqlRunStore(driver: SqlDriver, guard: () => void): RunStore {
       checkId(id);
       return read(async (s) => {
         const [row] = await s.all(`SELECT * FROM ${t.runs} WHERE id = ?`, [id]);
-        if (!row) throw new StoreError('NotFound', `run ${id} not found`);
+        if (!row) throw new StoreError(StoreErrorCode.NotFound, `run ${id} not found`);
         return runRecord(row);
       });
     },
@@ -110,7 +110,7 @@ export function sqlRunStore(driver: SqlDriver, guard: () => void): RunStore {
     async setNodeResults(id, updates) {
       checkId(id);
       for (const u of updates) {
-        if (!STATUSES.has(u.status)) throw new StoreError('InvalidArgument', `invalid node status ${JSON.stringify(u.status)}`);
+        if (!STATUSES.has(u.status)) throw new StoreError(StoreErrorCode.InvalidArgument, `invalid node status ${JSON.stringify(u.status)}`);
       }
       if (updates.length === 0) return;
       await write(async (s) => {
@@ -126,7 +126,7 @@ export function sqlRunStore(driver: SqlDriver, guard: () => void): RunStore {
             params.push(u.observed === null ? null : JSON.stringify(u.observed));
           }
           const changed = await s.run(`UPDATE ${t.runNodes} SET ${sets.join(', ')} WHERE run_id = ? AND node = ?`, [...params, id, u.node]);
-          if (changed === 0) throw new StoreError('InvalidArgument', `run ${id} has no target node ${u.node}`);
+          if (changed === 0) throw new StoreError(StoreErrorCode.InvalidArgument, `run ${id} has no target node ${u.node}`);
         }
       });
     },
@@ -134,7 +134,7 @@ export function sqlRunStore(driver: SqlDriver, guard: () => void): RunStore {
     async runNodes(id, query) {
       checkId(id);
       const limit = Math.trunc(query.limit);
-      if (!(limit >= 1 && limit <= MAX_RUN_PAGE)) throw new StoreError('InvalidArgument', `limit must be 1 to ${MAX_RUN_PAGE}, not ${query.limit}`);
+      if (!(limit >= 1 && limit <= MAX_RUN_PAGE)) throw new StoreError(StoreErrorCode.InvalidArgument, `limit must be 1 to ${MAX_RUN_PAGE}, not ${query.limit}`);
       const statuses = query.status === undefined ? [] : typeof query.status === 'string' ? [query.status] : [...query.status];
       const where = ['run_id = ?'];
       const params: SqlValue[] = [id];

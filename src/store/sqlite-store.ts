@@ -11,7 +11,7 @@ import { mkdirSync, realpathSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlite';
 import type { RevisionStore } from './revision-store.ts';
-import { StoreError } from './store-error.ts';
+import { StoreError, StoreErrorCode } from './store-error.ts';
 import { SqlRevisionStore } from './sql-revision-store.ts';
 import type { SqlDriver, SqlSession, SqlValue, TableNames } from './sql-driver.ts';
 
@@ -201,8 +201,7 @@ function migrate(db: DatabaseSync, path: string): void {
       db.exec(RUNS_SCHEMA);
       db.prepare(`UPDATE meta SET value = ? WHERE key = 'schema_version'`).run(String(SQLITE_SCHEMA_VERSION));
     } else if (Number(row.value) !== SQLITE_SCHEMA_VERSION) {
-      throw new StoreError(
-        'SchemaVersion',
+      throw new StoreError(StoreErrorCode.SchemaVersion,
         `${path}: schema version ${String(row.value)} is not supported by this relabel ` +
           `(it knows version ${SQLITE_SCHEMA_VERSION})`,
       );
@@ -241,7 +240,7 @@ export async function openSqliteStore(
   path: string,
   options: SqliteStoreOptions = {},
 ): Promise<RevisionStore> {
-  if (path.length === 0) throw new StoreError('InvalidArgument', 'SQLite store path is empty');
+  if (path.length === 0) throw new StoreError(StoreErrorCode.InvalidArgument, 'SQLite store path is empty');
   const timeout = options.busyTimeoutMs ?? 10_000;
   if (path === SQLITE_MEMORY) {
     return new SqlRevisionStore(new SqliteDriver(new Connection(openDatabase(path, timeout), undefined)));

@@ -1,22 +1,24 @@
 /**
- * The store's error vocabulary: one class carrying a `code` from a closed set,
- * so callers (activities, CLI, API) map failures by code, never by message.
+ * The store's errors: one class carrying a `code` from the failure
+ * vocabulary, so callers (activities, CLI, API) map failures by code, never
+ * by message.
  */
+import { FailureType } from '../core/failure-types.ts';
 
-/** Codes a {@link StoreError} can carry. */
+/** The failure types a {@link StoreError} can carry. */
 export const StoreErrorCode = {
-  /** A revision (or a bucket asked to be committed) does not exist. */
-  NotFound: 'NotFound',
+  /** A revision or run (or a bucket asked to be committed) does not exist. */
+  NotFound: FailureType.NotFound,
   /** `commit` was called with nothing staged (or nothing staged for the named buckets). */
-  EmptyBuffer: 'EmptyBuffer',
+  EmptyBuffer: FailureType.EmptyBuffer,
   /** A bucket, source or tag name breaks the naming rules. */
-  InvalidName: 'InvalidName',
+  InvalidName: FailureType.InvalidName,
   /** Any other bad argument: a revision id, tag data, file text, a store URL. */
-  InvalidArgument: 'InvalidArgument',
+  InvalidArgument: FailureType.InvalidArgument,
   /** The store was used after `close()`. */
-  Closed: 'Closed',
+  Closed: FailureType.Closed,
   /** The database was written by a newer relabel with a schema this one does not know. */
-  SchemaVersion: 'SchemaVersion',
+  SchemaVersion: FailureType.SchemaVersion,
 } as const;
 
 /** One of the {@link StoreErrorCode} strings. */

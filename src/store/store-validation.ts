@@ -10,7 +10,7 @@ import {
   type SourceFile,
   type TagData,
 } from './revision-store.ts';
-import { StoreError } from './store-error.ts';
+import { StoreError, StoreErrorCode } from './store-error.ts';
 import { compareText } from './revision-diff.ts';
 
 /** Longest accepted source file name. */
@@ -22,11 +22,10 @@ const CONTROL_CHARACTER = /[\u0000-\u001f\u007f]/;
 
 function assertName(kind: string, name: unknown, pattern: RegExp): asserts name is string {
   if (typeof name !== 'string') {
-    throw new StoreError('InvalidName', `${kind} name must be a string, got ${typeof name}`);
+    throw new StoreError(StoreErrorCode.InvalidName, `${kind} name must be a string, got ${typeof name}`);
   }
   if (name.length > MAX_NAME_LENGTH || !pattern.test(name)) {
-    throw new StoreError(
-      'InvalidName',
+    throw new StoreError(StoreErrorCode.InvalidName,
       `invalid ${kind} name ${JSON.stringify(name)}: must match ${pattern.source} ` +
         `and be at most ${MAX_NAME_LENGTH} characters`,
     );
@@ -50,8 +49,7 @@ export function assertTagName(name: unknown): asserts name is string {
 export function assertRevisionId(id: unknown, allowZero = false): asserts id is number {
   const min = allowZero ? 0 : 1;
   if (typeof id !== 'number' || !Number.isSafeInteger(id) || id < min) {
-    throw new StoreError(
-      'InvalidArgument',
+    throw new StoreError(StoreErrorCode.InvalidArgument,
       `invalid revision id ${String(id)}: must be an integer >= ${min}`,
     );
   }
@@ -65,37 +63,36 @@ export function assertRevisionId(id: unknown, allowZero = false): asserts id is 
  */
 export function validateFiles(bucket: string, files: unknown): SourceFile[] {
   if (!Array.isArray(files)) {
-    throw new StoreError('InvalidArgument', `files for bucket '${bucket}' must be an array`);
+    throw new StoreError(StoreErrorCode.InvalidArgument, `files for bucket '${bucket}' must be an array`);
   }
   const seen = new Set<string>();
   const out: SourceFile[] = [];
   files.forEach((file: unknown, index) => {
     const where = `bucket '${bucket}', file #${index}`;
     if (typeof file !== 'object' || file === null) {
-      throw new StoreError('InvalidArgument', `${where}: expected {source, text}`);
+      throw new StoreError(StoreErrorCode.InvalidArgument, `${where}: expected {source, text}`);
     }
     const { source, text } = file as Record<string, unknown>;
     if (typeof source !== 'string' || source.length === 0) {
-      throw new StoreError('InvalidName', `${where}: source must be a non-empty string`);
+      throw new StoreError(StoreErrorCode.InvalidName, `${where}: source must be a non-empty string`);
     }
     if (source.length > MAX_SOURCE_LENGTH || CONTROL_CHARACTER.test(source)) {
-      throw new StoreError(
-        'InvalidName',
+      throw new StoreError(StoreErrorCode.InvalidName,
         `${where}: invalid source name ${JSON.stringify(source)}: at most ` +
           `${MAX_SOURCE_LENGTH} characters, no control characters`,
       );
     }
     const at = `bucket '${bucket}', source '${source}'`;
     if (seen.has(source)) {
-      throw new StoreError('InvalidArgument', `${at}: staged more than once`);
+      throw new StoreError(StoreErrorCode.InvalidArgument, `${at}: staged more than once`);
     }
     seen.add(source);
     if (typeof text !== 'string') {
-      throw new StoreError('InvalidArgument', `${at}: text must be a string`);
+      throw new StoreError(StoreErrorCode.InvalidArgument, `${at}: text must be a string`);
     }
     const nul = text.indexOf('\u0000');
     if (nul >= 0) {
-      throw new StoreError('InvalidArgument', `${at}: text contains a NUL character at offset ${nul}`);
+      throw new StoreError(StoreErrorCode.InvalidArgument, `${at}: text contains a NUL character at offset ${nul}`);
     }
     out.push({ source, text });
   });
@@ -112,17 +109,17 @@ export function serializeTagData(tag: string, data: unknown): string {
   if (data === undefined) return '{}';
   const where = `data of tag '${tag}'`;
   if (typeof data !== 'object' || data === null || Array.isArray(data)) {
-    throw new StoreError('InvalidArgument', `${where} must be a JSON object`);
+    throw new StoreError(StoreErrorCode.InvalidArgument, `${where} must be a JSON object`);
   }
   const proto: unknown = Object.getPrototypeOf(data);
   if (proto !== Object.prototype && proto !== null) {
-    throw new StoreError('InvalidArgument', `${where} must be a plain object`);
+    throw new StoreError(StoreErrorCode.InvalidArgument, `${where} must be a plain object`);
   }
   let json: string;
   try {
     json = JSON.stringify(data);
   } catch (error) {
-    throw new StoreError('InvalidArgument', `${where} is not serializable: ${String(error)}`);
+    throw new StoreError(StoreErrorCode.InvalidArgument, `${where} is not serializable: ${String(error)}`);
   }
   return json;
 }
@@ -136,7 +133,7 @@ export function parseTagData(json: string): TagData {
 export function assertMessage(message: unknown): asserts message is string | undefined {
   if (message === undefined) return;
   if (typeof message !== 'string' || message.includes('\u0000')) {
-    throw new StoreError('InvalidArgument', 'commit message must be a string without NUL characters');
+    throw new StoreError(StoreErrorCode.InvalidArgument, 'commit message must be a string without NUL characters');
   }
 }
 
@@ -146,12 +143,12 @@ export function assertMessage(message: unknown): asserts message is string | und
  */
 export function validateBucketList(buckets: unknown): string[] {
   if (!Array.isArray(buckets)) {
-    throw new StoreError('InvalidArgument', 'commit buckets must be an array of bucket names');
+    throw new StoreError(StoreErrorCode.InvalidArgument, 'commit buckets must be an array of bucket names');
   }
   for (const bucket of buckets) assertBucketName(bucket);
   const unique = [...new Set<string>(buckets as string[])].sort(compareText);
   if (unique.length === 0) {
-    throw new StoreError('EmptyBuffer', 'nothing to commit: the list of buckets to commit is empty');
+    throw new StoreError(StoreErrorCode.EmptyBuffer, 'nothing to commit: the list of buckets to commit is empty');
   }
   return unique;
 }
