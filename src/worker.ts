@@ -8,7 +8,7 @@ import { pino, type Logger } from 'pino';
 import { DefaultLogger, NativeConnection, Runtime, Worker, type WorkflowBundle } from '@temporalio/worker';
 import { createActivities } from './activities/index.ts';
 import { createNodeApi, DEFAULT_KUBE_BURST, DEFAULT_KUBE_QPS, loadKubeConfig } from './kube/nodes.ts';
-import { DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE } from './core/constants.ts';
+import { temporalSettingsFromEnv } from './temporal-settings.ts';
 import { openStore } from './store/open-store.ts';
 import { buildBundleFile } from './worker-bundle.ts';
 
@@ -64,9 +64,7 @@ export const WORKER_DEFAULTS = {
 /** Worker configuration from the environment. */
 export function workerConfigFromEnv(env: NodeJS.ProcessEnv = process.env): WorkerConfig {
   return {
-    temporalAddress: env.TEMPORAL_ADDRESS ?? 'localhost:7233',
-    namespace: env.TEMPORAL_NAMESPACE ?? DEFAULT_NAMESPACE,
-    taskQueue: env.RELABEL_TASK_QUEUE ?? DEFAULT_TASK_QUEUE,
+    ...temporalSettingsFromEnv(env),
     kubeconfig: env.KUBECONFIG || undefined,
     storeUrl: env.RELABEL_STORE_URL || undefined,
     kubeQps: env.RELABEL_KUBE_QPS ? Number(env.RELABEL_KUBE_QPS) : DEFAULT_KUBE_QPS,

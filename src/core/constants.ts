@@ -14,8 +14,6 @@ export const DEFAULT_LABEL_DOMAIN = 'relabel.airshipit.org';
  */
 export const OWNED_LABELS_ANNOTATION = 'relabel.airshipit.org/owned-labels';
 
-/** Annotation recording the document revision last applied to a Node. */
-export const APPLIED_REVISION_ANNOTATION = 'relabel.airshipit.org/applied-revision';
 
 /** Default Temporal task queue shared by the worker and every client. */
 export const DEFAULT_TASK_QUEUE = 'relabel';
@@ -37,6 +35,6 @@ export const SEARCH_ATTRIBUTES = {
 /**
  * Taint (effect NoSchedule) that keeps pods off a new Node until relabel has
  * applied its labels; removed by relabel when the label policy sets
- * `lift_uninitialized_taint` (seed 004, Cluster API's `uninitialized` taint).
+ * `lift_uninitialized_taint`, as Cluster API holds new nodes with its `uninitialized` taint.
  */
 export const UNINITIALIZED_TAINT_KEY = 'relabel.airshipit.org/uninitialized';

@@ -2,7 +2,7 @@
  * Label keys with special standing: the ones the kubelet owns, the beta/GA
  * os-arch aliases of KEP-793, and protected keys named by the label policy.
  *
- * Restricted domains (seed 004, Cluster API): `node-role.kubernetes.io/` and
+ * Restricted domains (as Cluster API names them): `node-role.kubernetes.io/` and
  * `node-restriction.kubernetes.io/` (including `*.node-restriction.kubernetes.io/`)
  * are deliberately NOT rejected. The NodeRestriction admission plugin forbids
  * the *kubelet* from setting `node-restriction.kubernetes.io/` labels precisely

@@ -67,7 +67,7 @@ const byText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
  * - applying the plan and planning again gives an empty plan.
  *
  * `desired` is trusted to be valid label syntax (it comes from a validated
- * design, see `desiredLabelsFor`); the planner does not re-check it.
+ * design); the planner does not re-check it.
  */
 export function planLabels(input: LabelPlanInput): LabelPlan {
   const { labels, desired, policy } = input;

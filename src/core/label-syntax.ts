@@ -137,7 +137,3 @@ export function isValidLabelKey(key: string): boolean {
   return labelKeyErrors(key).length === 0;
 }
 
-/** True when `value` is a syntactically valid Kubernetes label value. */
-export function isValidLabelValue(value: string): boolean {
-  return labelValueErrors(value).length === 0;
-}

@@ -29,7 +29,7 @@ export type NodeLabelState = {
  */
 export type NodePatch = NodeLabelPatch & { spec?: { taints: Taint[] | null } };
 
-/** Whether `state` carries relabel's uninitialized taint (seed: Cluster API). */
+/** Whether `state` carries relabel's uninitialized taint. */
 export function hasUninitializedTaint(state: Pick<NodeLabelState, 'taints'>): boolean {
   return (state.taints ?? []).some((t) => t.key === UNINITIALIZED_TAINT_KEY);
 }

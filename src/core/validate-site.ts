@@ -139,12 +139,3 @@ export function validateSite(sources: readonly SiteSource[]): SiteValidation {
   };
   return { ok: true, design, documents: loaded.documents.map(siteDocument) };
 }
-
-/**
- * The desired labels of `node` in a validated design, or `undefined` when
- * the design has no such node (the caller reports it; it is never a silent
- * success). The returned object is the design's own: do not mutate it.
- */
-export function desiredLabelsFor(design: Design, node: string): Record<string, string> | undefined {
-  return Object.hasOwn(design.nodes, node) ? design.nodes[node]?.labels : undefined;
-}

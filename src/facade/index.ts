@@ -3,7 +3,7 @@
  * revision store, and (connected on first use) the runs facade over Temporal.
  */
 import { Client, Connection } from '@temporalio/client';
-import { DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE } from '../core/constants.ts';
+import { temporalSettingsFromEnv } from '../temporal-settings.ts';
 import { openStore } from '../store/open-store.ts';
 import { createDocuments, type Documents } from './documents.ts';
 import { createRuns, type Runs } from './runs.ts';
@@ -28,9 +28,7 @@ export interface RelabelConfig {
 /** Configuration from TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, RELABEL_TASK_QUEUE, RELABEL_STORE_URL, TEMPORAL_UI_URL, RELABEL_SEARCH_ATTRIBUTES. */
 export function relabelConfigFromEnv(env: NodeJS.ProcessEnv = process.env): RelabelConfig {
   return {
-    temporalAddress: env.TEMPORAL_ADDRESS || 'localhost:7233',
-    namespace: env.TEMPORAL_NAMESPACE || DEFAULT_NAMESPACE,
-    taskQueue: env.RELABEL_TASK_QUEUE || DEFAULT_TASK_QUEUE,
+    ...temporalSettingsFromEnv(env),
     storeUrl: env.RELABEL_STORE_URL || undefined,
     uiUrl: env.TEMPORAL_UI_URL || 'http://localhost:8233',
     searchAttributes: env.RELABEL_SEARCH_ATTRIBUTES !== 'off',

@@ -19,7 +19,10 @@ import { createDesignCache } from '../store/design-cache.ts';
 import type { RevisionStore } from '../store/revision-store.ts';
 import type { Progress, UpdateLabelsInput, UpdateLabelsResult } from '../workflows/messages.ts';
 import { progressQuery } from '../workflows/messages.ts';
-import type { RunNodeRow, RunNodeStatus } from '../store/run-store.ts';
+import type { RunNodeStatus } from '../store/run-store.ts';
+import { MAX_NODE_PAGE, nodeOutcome, type NodePage } from './run-results.ts';
+
+export { MAX_NODE_PAGE, nodeOutcome, type NodeOutcome, type NodePage } from './run-results.ts';
 import { updateLabels } from '../workflows/update-labels.ts';
 import { documentValidationError, RelabelError } from './relabel-error.ts';
 
@@ -51,54 +54,6 @@ export interface StartedRun extends RunRef {
   revision: number;
   site: string;
   targets: string[];
-}
-
-/** One node's outcome in a run, as the store records it. */
-export interface NodeOutcome {
-  node: string;
-  /** `queued` / `pending` until the node is done. */
-  status: RunNodeStatus;
-  /** Labels set (created or changed), with their new values; in a dry run, what would be set. */
-  set?: Record<string, string>;
-  /** Labels removed (owned by relabel, no longer desired). */
-  removed?: string[];
-  /** Labels already right, now recorded as owned. */
-  adopted?: string[];
-  /** Number of desired labels already right and owned. */
-  unchanged?: number;
-  /** Whether a write landed on the node. */
-  written: boolean;
-  /** Whether the uninitialized taint was (in a dry run: would be) lifted. */
-  taintLifted?: boolean;
-  error?: { type: string; message: string };
-}
-
-/** A page of a run's node outcomes, in target order. */
-export interface NodePage {
-  run: number;
-  /** Nodes matching the query (all of the run's, or those with the asked statuses). */
-  total: number;
-  offset: number;
-  items: NodeOutcome[];
-}
-
-/** Most node outcomes one page holds. */
-export const MAX_NODE_PAGE = 5000;
-
-/** The outcome a store row records. */
-export function nodeOutcome(row: RunNodeRow): NodeOutcome {
-  const d = row.detail ?? {};
-  return {
-    node: row.node,
-    status: row.status,
-    ...(d.set !== undefined ? { set: d.set } : {}),
-    ...(d.removed !== undefined ? { removed: d.removed } : {}),
-    ...(d.adopted !== undefined ? { adopted: d.adopted } : {}),
-    ...(d.unchanged !== undefined ? { unchanged: d.unchanged } : {}),
-    written: row.written,
-    ...(d.taintLifted ? { taintLifted: true } : {}),
-    ...(d.error !== undefined ? { error: d.error } : {}),
-  };
 }
 
 /** Options of a new update run. */
@@ -144,15 +99,6 @@ export interface RunStatusReport extends RunRef {
 
 /** How long a progress query may take before status reports none (no worker polling). */
 export const QUERY_TIMEOUT_MS = 3000;
-
-/** Rejects when `promise` has not settled within `ms`. */
-export function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
 
 /** `{action, run}` from a run's memo, or nothing. Continue-as-new carries the memo along. */
 function memoFields(memo: Record<string, unknown> | undefined): { action?: string; run?: number } {
@@ -287,7 +233,7 @@ export function createRuns(deps: RunsDeps) {
     }
     if (d.status.name === 'RUNNING' || d.status.name === 'COMPLETED') {
       // A query needs a worker; without one, report no progress rather than hang.
-      report.progress = await withTimeout(handle.query(progressQuery), QUERY_TIMEOUT_MS).catch(() => undefined);
+      report.progress = await client.withDeadline(Date.now() + QUERY_TIMEOUT_MS, () => handle.query(progressQuery)).catch(() => undefined);
     }
     return report;
   }
