@@ -4,7 +4,7 @@
  * code, from real runs on a local stack of its own: a run that relabels
  * every node (parent and one child), a partial success, its retry, a dry
  * run, a run that continued as new (its first and last executions) and a
- * rejected run. Writes test/histories/*.json. Run it again (and commit the
+ * rejected run. Writes test/histories/*.binpb (protobuf, as Temporal stores them). Run it again (and commit the
  * files) only when a workflow change is meant to be incompatible — see
  * docs/workflow-changes.md.
  */
@@ -13,7 +13,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { Client, Connection } from '@temporalio/client';
-import { historyToJSON } from '@temporalio/common/lib/proto-utils.js';
+import proto from '@temporalio/proto';
+
+const { temporal } = proto;
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { createRuns } from '../src/facade/runs.ts';
 import { loadKubeConfig } from '../src/kube/nodes.ts';
@@ -45,9 +47,13 @@ async function main(): Promise<void> {
     const client = new Client({ connection });
     const runs = createRuns({ client, store, taskQueue, namespace: 'default' });
     mkdirSync(OUT, { recursive: true });
+    const index: Record<string, string> = {};
     const save = async (name: string, workflowId: string, runId?: string) => {
       const history = await client.workflow.getHandle(workflowId, runId).fetchHistory();
-      writeFileSync(join(OUT, `${name}.json`), `${historyToJSON(history)}\n`);
+      writeFileSync(join(OUT, `${name}.binpb`), temporal.api.history.v1.History.encode(history).finish());
+      // Replay needs the workflow ID: child IDs are derived from it.
+      index[`${name}.binpb`] = workflowId;
+      writeFileSync(join(OUT, 'workflow-ids.json'), `${JSON.stringify(index, null, 2)}\n`);
       console.log(`recorded ${name} (${history.events?.length ?? 0} events)`);
     };
 

@@ -9,25 +9,28 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
-import { historyFromJSON } from '@temporalio/common/lib/proto-utils.js';
+import proto from '@temporalio/proto';
+
+const { temporal } = proto;
 import { Worker } from '@temporalio/worker';
 import { quietRuntime, workflowBundle } from './helpers.ts';
 
 const DIR = new URL('./histories/', import.meta.url).pathname;
-const files = readdirSync(DIR).filter((f) => f.endsWith('.json')).sort();
+const files = readdirSync(DIR).filter((f) => f.endsWith('.binpb')).sort();
+const workflowIds = JSON.parse(readFileSync(`${DIR}workflow-ids.json`, 'utf8')) as Record<string, string>;
 
 describe('recorded workflow histories replay against the current code', () => {
   it('has histories of every workflow and shape of run', () => {
     for (const name of ['relabel-node', 'update-labels-partial', 'update-labels-retry', 'update-labels-dry-run', 'update-labels-continued', 'update-labels-after-continue', 'update-labels-rejected']) {
-      assert.ok(files.includes(`${name}.json`), `test/histories/${name}.json is recorded`);
+      assert.ok(files.includes(`${name}.binpb`), `test/histories/${name}.binpb is recorded`);
     }
   });
 
   for (const file of files) {
     it(`replays ${file}`, async () => {
       quietRuntime();
-      const history = historyFromJSON(JSON.parse(readFileSync(`${DIR}${file}`, 'utf8')));
-      await Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, history, file);
+      const history = temporal.api.history.v1.History.decode(readFileSync(`${DIR}${file}`));
+      await Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, history, workflowIds[file]);
     });
   }
 });
