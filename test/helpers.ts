@@ -109,7 +109,7 @@ export function workflowBundle(): Promise<WorkflowBundle> {
  * task queue of its own over the store at `storeUrl`, with the facade
  * clients use. `stop()` shuts it down.
  */
-export async function startRelabel(storeUrl: string, options: { worker?: boolean } = {}): Promise<{
+export async function startRelabel(storeUrl: string, options: { worker?: boolean; kubeQps?: number } = {}): Promise<{
   runs: Runs;
   client: Client;
   store: RevisionStore;
@@ -128,6 +128,7 @@ export async function startRelabel(storeUrl: string, options: { worker?: boolean
           kubeconfig: kubeconfigPath(),
           storeUrl,
           workflowBundle: await workflowBundle(),
+          ...(options.kubeQps !== undefined ? { kubeQps: options.kubeQps, kubeBurst: 1 } : {}),
         });
   const running = local?.worker.run();
   const connection = await Connection.connect({ address: temporalAddress() });

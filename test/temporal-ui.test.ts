@@ -41,7 +41,8 @@ describe('the Temporal UI shows a run', () => {
       executablePath: CHROMIUM,
       args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
     });
-    relabel = await startRelabel((await storeWithSite(site.files)).url);
+    // Two API requests a second, so the run is still going while the page is read.
+    relabel = await startRelabel((await storeWithSite(site.files)).url, { kubeQps: 2 });
     for (const name of site.nodes) await createNode(adminCore(), name);
   });
   after(async () => {
@@ -58,11 +59,12 @@ describe('the Temporal UI shows a run', () => {
     try {
       await page.goto(run.uiLink, { waitUntil: 'domcontentloaded' });
       await page.getByText(run.workflowId).first().waitFor({ timeout: 30_000 });
-      await page.getByText(`Update labels of 24 node(s) to revision 1`).first().waitFor({ timeout: 30_000 });
       await page.getByText(new RegExp(`Relabel ${prefix}-cab23-r720-1\\d at revision 1`)).first().waitFor({ timeout: 30_000 });
       await page.screenshot({ path: `${ARTIFACTS}temporal-ui-run.png` });
       // Progress details set by the workflow as children complete.
       await page.getByText('User Metadata').first().click();
+      // The run's summary (markdown, rendered in a frame of its own).
+      await frameTextMatching(page, /Update labels of 24 node\(s\) to revision 1/, 30_000);
       const details = await frameTextMatching(page, /\d+ ok, \d+ failed, \d+ running, \d+ pending of 24/, 30_000);
       assert.match(details, /applying/);
       assert.match(details, new RegExp(`update_labels on site ${prefix}-site, revision 1`));
@@ -71,7 +73,7 @@ describe('the Temporal UI shows a run', () => {
       await relabel.runs.wait(run);
       await page.goto(run.uiLink.replace(/history$/, 'relationships'), { waitUntil: 'domcontentloaded' });
       for (const node of site.nodes.slice(0, 3)) {
-        await page.getByText(`${run.workflowId}/${run.runId.slice(0, 8)}/${node}`).first().waitFor({ timeout: 30_000 });
+        await page.getByText(`${run.workflowId}/${run.run}/${node}`).first().waitFor({ timeout: 30_000 });
       }
       await page.screenshot({ path: `${ARTIFACTS}temporal-ui-children.png` });
     } finally {
