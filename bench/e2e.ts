@@ -5,7 +5,8 @@
  *
  * Per size: register the nodes; `floor` (a plain client: one paginated
  * LIST, then one resourceVersion-guarded merge patch of 16 labels and an
- * annotation per node, `concurrency` at once); then relabel, each pass with
+ * annotation per node, `concurrency` at once; measured twice, the faster
+ * counts); then relabel, each pass with
  * a fresh worker process (its peak RSS is read from /proc):
  * - `all`: every node changed; `noop`: nothing changed; `one-percent`: a new
  *   revision changing every 100th node;
@@ -212,9 +213,13 @@ async function benchSize(size: number): Promise<void> {
 
     let floorMs = Number.NaN;
     if (passes.includes('floor')) {
-      const f = await floor(core, prefix);
-      floorMs = f.ms;
-      report({ nodes: size, pass: 'floor', seconds: +(floorMs / 1000).toFixed(2), ratioToFloor: 1, nodesPerSecond: Math.round(f.nodes / (floorMs / 1000)) }, f.nodes === size);
+      // Twice, and the faster counts: the floor is the best a plain client does here.
+      const tries = [await floor(core, prefix), await floor(core, prefix)];
+      floorMs = Math.min(...tries.map((f) => f.ms));
+      report(
+        { nodes: size, pass: 'floor', seconds: +(floorMs / 1000).toFixed(2), ratioToFloor: 1, nodesPerSecond: Math.round(size / (floorMs / 1000)), tries: tries.map((f) => +(f.ms / 1000).toFixed(2)) },
+        tries.every((f) => f.nodes === size),
+      );
     }
 
     connection = await Connection.connect({ address: stack.temporalAddress });
