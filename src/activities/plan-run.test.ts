@@ -1,4 +1,5 @@
 import { describe, it } from 'node:test';
+import { ApiException } from '@kubernetes/client-node';
 import assert from 'node:assert/strict';
 import { OWNED_LABELS_ANNOTATION, UNINITIALIZED_TAINT_KEY } from '../core/constants.ts';
 import { DEFAULT_SITE_POLICY } from '../core/label-policy.ts';
@@ -65,7 +66,7 @@ describe('planRun', () => {
     const nodes = {
       async readNode(name: string) {
         const found = cluster[name];
-        if (!found) throw Object.assign(new Error('not found'), { code: 404 });
+        if (!found) throw new ApiException(404, 'not found', '', {});
         return found;
       },
       listNodes: () => {

@@ -1,4 +1,5 @@
 import { describe, it } from 'node:test';
+import { ApiException } from '@kubernetes/client-node';
 import assert from 'node:assert/strict';
 import { OWNED_LABELS_ANNOTATION } from '../core/constants.ts';
 import type { NodeApi, NodeState } from '../kube/nodes.ts';
@@ -16,7 +17,7 @@ function fakeNode(labels: Record<string, string>, annotations: Record<string, st
     },
     async readNode(name) {
       if (options.fail) throw options.fail;
-      if (name !== 'n1') throw Object.assign(new Error('not found'), { code: 404, body: '{"message":"nodes \\"x\\" not found"}' });
+      if (name !== 'n1') throw new ApiException(404, 'not found', '{"message":"nodes \\"x\\" not found"}', {});
       return structuredClone(state);
     },
     async patchNode(_name, patch) {
@@ -25,7 +26,7 @@ function fakeNode(labels: Record<string, string>, annotations: Record<string, st
       if (conflicts > 0 || meta.resourceVersion !== state.resourceVersion) {
         conflicts--;
         state = { ...state, resourceVersion: String(Number(state.resourceVersion) + 1) };
-        throw Object.assign(new Error('conflict'), { code: 409, body: '{"message":"the object has been modified"}' });
+        throw new ApiException(409, 'conflict', '{"message":"the object has been modified"}', {});
       }
       const merge = (into: Record<string, string>, from: Record<string, string | null> = {}) => {
         const out = { ...into };
@@ -77,11 +78,11 @@ describe('applyNodeLabels', () => {
 
   it('maps Kubernetes errors: 404 NodeNotFound, 403 Forbidden, unreachable Unavailable', async () => {
     await assert.rejects(applyNodeLabels(fakeNode({}).api, 'n2', {}, DEFAULT_NODE_LABELS_POLICY), failureType('NodeNotFound'));
-    const forbidden = Object.assign(new Error('forbidden'), { code: 403, body: '{"message":"no"}' });
+    const forbidden = new ApiException(403, 'forbidden', '{"message":"no"}', {});
     await assert.rejects(applyNodeLabels(fakeNode({}, {}, { fail: forbidden }).api, 'n1', {}, DEFAULT_NODE_LABELS_POLICY), failureType('Forbidden'));
     const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' });
     await assert.rejects(applyNodeLabels(fakeNode({}, {}, { fail: refused }).api, 'n1', {}, DEFAULT_NODE_LABELS_POLICY), failureType('Unavailable'));
-    const busy = Object.assign(new Error('too many'), { code: 429, body: '' });
+    const busy = new ApiException(429, 'too many', '', {});
     await assert.rejects(applyNodeLabels(fakeNode({}, {}, { fail: busy }).api, 'n1', {}, DEFAULT_NODE_LABELS_POLICY), failureType('Unavailable'));
   });
 });

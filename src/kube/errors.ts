@@ -4,17 +4,17 @@
  * type; transient ones propagate unchanged so the activity retry policy
  * retries them with backoff.
  */
+import { ApiException } from '@kubernetes/client-node';
 import { ApplicationFailure } from '@temporalio/common';
 import { FailureType } from '../core/failure-types.ts';
 
-/** The HTTP status of a client error, when it carries one. */
+/** The HTTP status of an answer the API server gave (the client's ApiException); none for network errors. */
 export function httpStatus(err: unknown): number | undefined {
-  const code = (err as { code?: unknown } | null)?.code;
-  return typeof code === 'number' && code >= 100 && code < 600 ? code : undefined;
+  return err instanceof ApiException && err.code >= 100 && err.code < 600 ? err.code : undefined;
 }
 
 function apiMessage(err: unknown): string {
-  const body = (err as { body?: unknown }).body;
+  const body = err instanceof ApiException ? (err.body as unknown) : undefined;
   if (typeof body === 'string') {
     try {
       const parsed = JSON.parse(body) as { message?: unknown };
@@ -44,8 +44,9 @@ export function mapNodeError(err: unknown, node: string, action: string): unknow
     case 404:
       return fail(FailureType.NodeNotFound, `node ${node} not found in the cluster (${action})`);
     case 401:
+      return fail(FailureType.Forbidden, `the API server rejected relabel's credentials (401) when asked to ${action} node ${node}: check the kubeconfig's token or certificate`);
     case 403:
-      return fail(FailureType.Forbidden, `not allowed to ${action} node ${node}: ${detail}`);
+      return fail(FailureType.Forbidden, `relabel may not ${action} node ${node} (403: RBAC denies the verb on nodes): ${detail}`);
     case 400:
     case 422:
       return fail(FailureType.Invalid, `the API server rejected the request to ${action} node ${node}: ${detail}`);
