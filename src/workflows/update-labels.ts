@@ -46,6 +46,15 @@ import { nodeSearchAttributes, RelabelRevision, RelabelSite, RelabelStatus } fro
 /** Children started in one workflow execution before it continues as new. */
 export const DEFAULT_CONTINUE_AS_NEW_AFTER = 2500;
 
+/**
+ * History an execution may reach before it continues as new: below the
+ * server's warning (10,240 events) and far below its hard limit (51,200
+ * events, 50 MB). The server's own suggestion comes at about 4,000 events,
+ * which would cost a drained window every 1,000 children.
+ */
+export const MAX_HISTORY_EVENTS = 9000;
+export const MAX_HISTORY_BYTES = 8 * 1024 * 1024;
+
 /** Upper bound on the window, whatever is asked (Temporal allows 2,000 pending children). */
 export const MAX_CONCURRENCY = 1000;
 
@@ -202,6 +211,11 @@ export async function updateLabels(input: UpdateLabelsInput): Promise<UpdateLabe
   };
 
   const limit = input.continueAsNewAfter ?? DEFAULT_CONTINUE_AS_NEW_AFTER;
+  // A fresh workflowInfo() each time: the copy taken at start never changes.
+  const historyFull = () => {
+    const info = workflowInfo();
+    return info.historyLength >= MAX_HISTORY_EVENTS || info.historySize >= MAX_HISTORY_BYTES;
+  };
   const { workflowId } = workflowInfo();
   let launched = 0;
   let more = !dryRun;
@@ -209,8 +223,7 @@ export async function updateLabels(input: UpdateLabelsInput): Promise<UpdateLabe
     const page = await pendingNodes({ run: state.run, afterSeq: state.cursor, limit: PAGE_SIZE });
     more = page.length === PAGE_SIZE;
     for (const { seq, node } of page) {
-      // A fresh workflowInfo(): the copy taken at start never changes.
-      if (launched >= limit || workflowInfo().continueAsNewSuggested) {
+      if (launched >= limit || historyFull()) {
         more = true;
         break;
       }
@@ -244,7 +257,7 @@ export async function updateLabels(input: UpdateLabelsInput): Promise<UpdateLabe
           showProgress();
         });
     }
-    if (launched >= limit || workflowInfo().continueAsNewSuggested) break;
+    if (launched >= limit || historyFull()) break;
   }
   await waitFor(() => running.size === 0);
   await flush();
