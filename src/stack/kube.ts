@@ -5,8 +5,8 @@
  */
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
-import { request } from 'node:https';
 import { join } from 'node:path';
+import { ApiException, Health, KubeConfig, RbacAuthorizationV1Api, type V1ClusterRole } from '@kubernetes/client-node';
 import { startProcess, stopProcess, waitUntil, portOpen, type ManagedProcess } from './processes.ts';
 import { toolPath } from './tools.ts';
 
@@ -23,7 +23,7 @@ export interface KubeStack {
 }
 
 /** The ClusterRole relabel's worker is bound to: exactly what relabelling needs. */
-export const RELABEL_CLUSTER_ROLE = {
+export const RELABEL_CLUSTER_ROLE: V1ClusterRole = {
   apiVersion: 'rbac.authorization.k8s.io/v1',
   kind: 'ClusterRole',
   metadata: { name: 'relabel-worker' },
@@ -32,58 +32,20 @@ export const RELABEL_CLUSTER_ROLE = {
 
 const RELABEL_USER = 'relabel-worker';
 
-function kubeconfigYaml(server: string, caData: string, user: string, token: string): string {
-  return [
-    'apiVersion: v1',
-    'kind: Config',
-    'clusters:',
-    '- name: relabel-local',
-    '  cluster:',
-    `    server: ${server}`,
-    `    certificate-authority-data: ${caData}`,
-    'users:',
-    `- name: ${user}`,
-    '  user:',
-    `    token: ${token}`,
-    'contexts:',
-    `- name: ${user}@relabel-local`,
-    '  context:',
-    '    cluster: relabel-local',
-    `    user: ${user}`,
-    `current-context: ${user}@relabel-local`,
-    '',
-  ].join('\n');
-}
-
-/** One authenticated request to the API server, trusting its serving CA. */
-function apiRequest(
-  server: string,
-  ca: Buffer,
-  token: string,
-  method: string,
-  path: string,
-  body?: unknown,
-): Promise<{ status: number; text: string }> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      new URL(path, server),
-      {
-        method,
-        ca,
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-        timeout: 5000,
-      },
-      (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (c: string) => (text += c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
-      },
-    );
-    req.on('error', reject);
-    req.on('timeout', () => req.destroy(new Error('timeout')));
-    req.end(body === undefined ? undefined : JSON.stringify(body));
+/**
+ * A kubeconfig for `user` (token authentication) on the local cluster,
+ * built by the Kubernetes client and written in its own format (JSON, which
+ * every kubeconfig reader accepts).
+ */
+function kubeconfigFor(server: string, caData: string, user: string, token: string): KubeConfig {
+  const kc = new KubeConfig();
+  kc.loadFromOptions({
+    clusters: [{ name: 'relabel-local', server, caData, skipTLSVerify: false }],
+    users: [{ name: user, token }],
+    contexts: [{ name: `${user}@relabel-local`, cluster: 'relabel-local', user }],
+    currentContext: `${user}@relabel-local`,
   });
+  return kc;
 }
 
 /** Service-account keys and static tokens the API server authenticates with. */
@@ -179,20 +141,16 @@ export async function startKube(
     const servingCert = join(certDir, 'apiserver.crt');
     await waitUntil(apiserver, 'serving certificate written', async () => existsSync(servingCert), 60_000);
     // The generated serving certificate file holds the certificate and the CA that signed it.
-    const ca = readFileSync(servingCert);
-    await waitUntil(
-      apiserver,
-      '/readyz answering ok',
-      async () => (await apiRequest(server, ca, creds.adminToken, 'GET', '/readyz')).status === 200,
-      120_000,
-    );
-    await ensureRbac(server, ca, creds.adminToken);
+    const caData = readFileSync(servingCert).toString('base64');
+    const admin = kubeconfigFor(server, caData, 'relabel-admin', creds.adminToken);
+    const health = new Health(admin);
+    await waitUntil(apiserver, '/readyz answering ok', () => health.readyz({ timeout: 5000 }).catch(() => false), 120_000);
+    await ensureRbac(admin);
 
-    const caData = ca.toString('base64');
     const adminKubeconfig = join(dir, 'kubeconfig-admin.yaml');
     const kubeconfig = join(dir, 'kubeconfig.yaml');
-    writeFileSync(adminKubeconfig, kubeconfigYaml(server, caData, 'relabel-admin', creds.adminToken), { mode: 0o600 });
-    writeFileSync(kubeconfig, kubeconfigYaml(server, caData, RELABEL_USER, creds.relabelToken), { mode: 0o600 });
+    writeFileSync(adminKubeconfig, admin.exportConfig(), { mode: 0o600 });
+    writeFileSync(kubeconfig, kubeconfigFor(server, caData, RELABEL_USER, creds.relabelToken).exportConfig(), { mode: 0o600 });
     return { etcd, apiserver, server, adminKubeconfig, kubeconfig };
   } catch (err) {
     for (const p of started.reverse()) await stopProcess(p);
@@ -200,21 +158,20 @@ export async function startKube(
   }
 }
 
-async function ensureRbac(server: string, ca: Buffer, adminToken: string): Promise<void> {
-  const binding = {
-    apiVersion: 'rbac.authorization.k8s.io/v1',
-    kind: 'ClusterRoleBinding',
-    metadata: { name: 'relabel-worker' },
-    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'relabel-worker' },
-    subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: RELABEL_USER }],
+/** Binds relabel's user to its ClusterRole; both may exist already (a restarted stack). */
+async function ensureRbac(admin: KubeConfig): Promise<void> {
+  const rbac = admin.makeApiClient(RbacAuthorizationV1Api);
+  const exists = (err: unknown) => {
+    if (!(err instanceof ApiException && err.code === 409)) throw err;
   };
-  for (const [path, body] of [
-    ['/apis/rbac.authorization.k8s.io/v1/clusterroles', RELABEL_CLUSTER_ROLE],
-    ['/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', binding],
-  ] as const) {
-    const res = await apiRequest(server, ca, adminToken, 'POST', path, body);
-    if (res.status !== 201 && res.status !== 409) {
-      throw new Error(`creating ${path} failed with HTTP ${res.status}: ${res.text}`);
-    }
-  }
+  await rbac.createClusterRole({ body: RELABEL_CLUSTER_ROLE }).catch(exists);
+  await rbac
+    .createClusterRoleBinding({
+      body: {
+        metadata: { name: 'relabel-worker' },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'relabel-worker' },
+        subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: RELABEL_USER }],
+      },
+    })
+    .catch(exists);
 }
