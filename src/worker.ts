@@ -55,7 +55,7 @@ export const WORKER_NODE_FLAGS = ['--max-semi-space-size=4'] as const;
 
 /** Defaults fit for a 2-core machine shared with Temporal and the API server; see the README for larger ones. */
 export const WORKER_DEFAULTS = {
-  maxCachedWorkflows: 100,
+  maxCachedWorkflows: 150,
   maxConcurrentActivities: 20,
   maxConcurrentLocalActivities: 200,
   maxConcurrentWorkflowTasks: 40,

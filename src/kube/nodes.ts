@@ -30,14 +30,21 @@ export interface NodeState {
   taints: { key: string; value?: string; effect: string }[];
 }
 
-/** Read and patch Nodes. Errors are the client's; see `kube-errors.ts` for their mapping. */
+/**
+ * Read, list and patch Nodes. Errors are the client's `ApiException` (after
+ * any 429 retries), a {@link ListExpiredError}, or network errors; see
+ * `errors.ts` for how callers map them.
+ */
 export interface NodeApi {
   /** Reads one Node. */
   readNode(name: string): Promise<NodeState>;
   /**
-   * Lists every Node, one page of at most `pageSize` at a time (limit and
-   * continue), so a caller never holds more than a page. An expired
-   * continue token (410) ends the iteration with that error.
+   * Lists every Node, one page of at most `pageSize` (a whole number ≥ 1)
+   * at a time with limit and continue, so a caller never holds more than a
+   * page; each page is one request and takes one rate-limit token. A
+   * continue token that expires between pages (410 Gone) ends the iteration
+   * with a retryable {@link ListExpiredError}; the list is not restarted
+   * here, since the pages already yielded would be yielded again.
    */
   listNodes(options: { pageSize: number }): AsyncIterable<NodeState[]>;
   /** Sends one JSON merge patch to a Node and returns its new state. */
@@ -70,17 +77,33 @@ export function toNodeState(node: V1Node): NodeState {
   };
 }
 
-/** Seconds a 429 answer asks to wait (Retry-After, capped), 1 when it names none. */
-export function retryAfterSeconds(err: unknown): number | undefined {
+/**
+ * Seconds a 429 answer asks to wait before the request is sent again: its
+ * Retry-After (delay-seconds, or an HTTP-date counted from `now`), capped at
+ * 60 s; 1 s when it names none or one that does not parse. `undefined` for
+ * anything but a 429 from the API server: a 503's Retry-After is left to the
+ * caller's retry policy, as every other error is.
+ */
+export function retryAfterSeconds(err: unknown, now: number = Date.now()): number | undefined {
   if (!(err instanceof ApiException) || err.code !== 429) return undefined;
-  const header = Number(err.headers?.['retry-after'] ?? err.headers?.['Retry-After']);
-  return Number.isFinite(header) && header >= 0 ? Math.min(header, MAX_RETRY_AFTER_S) : 1;
+  // The client copies fetch's headers, whose names are lower case; a hand-built exception may not be.
+  const headers = (err.headers ?? {}) as Record<string, string | undefined>;
+  const header = (headers['retry-after'] ?? headers['Retry-After'] ?? '').trim();
+  let seconds = /^\d+$/.test(header) ? Number(header) : NaN;
+  // An HTTP-date starts with the day's name; Date.parse alone would take '-5' or '1.5' for dates.
+  if (Number.isNaN(seconds) && /^[A-Za-z]{3}/.test(header)) {
+    const at = Date.parse(header);
+    if (!Number.isNaN(at)) seconds = Math.max(0, Math.ceil((at - now) / 1000));
+  }
+  return Number.isNaN(seconds) ? 1 : Math.min(seconds, MAX_RETRY_AFTER_S);
 }
 
 /**
  * Sends `request` after taking a token from `limiter`; a 429 answer waits
- * its Retry-After and tries again, up to {@link MAX_TOO_MANY_REQUESTS_RETRIES}
- * times, then returns the 429 (retryable for the caller).
+ * its Retry-After ({@link retryAfterSeconds}) and sends it again, taking a
+ * new token, up to {@link MAX_TOO_MANY_REQUESTS_RETRIES} times, then throws
+ * that 429 (which the caller's retry policy still retries). Any other error
+ * is thrown at once. `wait` is injectable for tests.
  */
 export async function limited<T>(limiter: RateLimiter, request: () => Promise<T>, wait: (ms: number) => Promise<unknown> = sleep): Promise<T> {
   for (let attempt = 0; ; attempt++) {
@@ -111,22 +134,50 @@ function reuseConnections(kc: KubeConfig): void {
 }
 
 /**
- * A {@link NodeApi} backed by @kubernetes/client-node, limited to `qps`
- * requests a second with bursts of `burst` (`qps` 0: no limit).
+ * A paginated LIST whose continue token expired (410 Gone) before its last
+ * page: the server compacted the revision the list was reading. Retryable:
+ * the caller lists again from the start (pages it already consumed come
+ * again). `cause` is the client's 410 `ApiException`.
  */
-export function createNodeApi(kc: KubeConfig, rate: { qps: number; burst: number } = { qps: DEFAULT_KUBE_QPS, burst: DEFAULT_KUBE_BURST }): NodeApi {
-  reuseConnections(kc);
-  const core = kc.makeApiClient(CoreV1Api);
+export class ListExpiredError extends Error {
+  override readonly name = 'ListExpiredError';
+  /** Pages yielded before the token expired. */
+  readonly pages: number;
+  constructor(pages: number, cause: unknown) {
+    super(`the Node list expired after ${pages} page(s) (410 Gone: continue token too old); list again from the start`, { cause });
+    this.pages = pages;
+  }
+}
+
+/** The requests of the client's CoreV1Api that a {@link NodeApi} sends. */
+export type NodeRequests = Pick<CoreV1Api, 'readNode' | 'listNode' | 'patchNode'>;
+
+/**
+ * A {@link NodeApi} over `core`: every request (each LIST page, GET, PATCH,
+ * and each retry after a 429) takes a token from `limiter` first. Patches
+ * are JSON merge patches with field manager `relabel`.
+ */
+export function nodeApiOver(core: NodeRequests, limiter: RateLimiter): NodeApi {
   const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
-  const limiter = tokenBucket(rate.qps, rate.burst);
   return {
     async readNode(name) {
       return toNodeState(await limited(limiter, () => core.readNode({ name })));
     },
     async *listNodes({ pageSize }) {
+      // limit 0 would ask the server for everything in one answer.
+      if (!Number.isInteger(pageSize) || pageSize < 1) throw new RangeError(`pageSize must be a whole number ≥ 1, not ${pageSize}`);
       let cont: string | undefined;
+      let pages = 0;
       do {
-        const page = await limited(limiter, () => core.listNode({ limit: pageSize, ...(cont ? { _continue: cont } : {}) }));
+        const token = cont;
+        let page;
+        try {
+          page = await limited(limiter, () => core.listNode({ limit: pageSize, ...(token ? { _continue: token } : {}) }));
+        } catch (err) {
+          if (token && err instanceof ApiException && err.code === 410) throw new ListExpiredError(pages, err);
+          throw err;
+        }
+        pages++;
         yield page.items.map(toNodeState);
         cont = page.metadata?._continue || undefined;
       } while (cont);
@@ -135,4 +186,15 @@ export function createNodeApi(kc: KubeConfig, rate: { qps: number; burst: number
       return toNodeState(await limited(limiter, () => core.patchNode({ name, body: patch, fieldManager: 'relabel' }, mergePatch)));
     },
   };
+}
+
+/**
+ * A {@link NodeApi} backed by @kubernetes/client-node, limited to `qps`
+ * requests a second with bursts of `burst` (defaults
+ * {@link DEFAULT_KUBE_QPS} / {@link DEFAULT_KUBE_BURST}); `qps` ≤ 0 or not
+ * finite means no limit. Requests share one kept-alive connection pool.
+ */
+export function createNodeApi(kc: KubeConfig, rate: { qps: number; burst: number } = { qps: DEFAULT_KUBE_QPS, burst: DEFAULT_KUBE_BURST }): NodeApi {
+  reuseConnections(kc);
+  return nodeApiOver(kc.makeApiClient(CoreV1Api), tokenBucket(rate.qps, rate.burst));
 }

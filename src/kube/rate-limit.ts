@@ -10,21 +10,26 @@ export interface RateLimiter {
   acquire(): Promise<void>;
 }
 
-/** A limiter that never waits (`qps` ≤ 0 means no limit). */
+/** A limiter that never waits: what {@link tokenBucket} returns for `qps` ≤ 0 (or not finite). */
 export const UNLIMITED: RateLimiter = { acquire: () => Promise.resolve() };
 
 /**
- * A token bucket of `burst` tokens refilled at `qps` a second. `now` and
- * `sleep` are injectable for tests. Waiters are served in FIFO order, with
- * one timer at a time (no busy loop).
+ * A token bucket of `burst` tokens, full at the start, refilled at `qps` a
+ * second. `qps` ≤ 0, NaN or Infinity means no limit ({@link UNLIMITED}).
+ * `burst` is rounded down and at least 1 (NaN: 1). Waiters are served in
+ * FIFO order: a caller never overtakes one already waiting, even when a
+ * token has just come back. One timer at a time, and only while someone
+ * waits (no busy loop, nothing pending when idle). `now` (ms) and `sleep`
+ * are injectable for tests.
  */
 export function tokenBucket(
   qps: number,
   burst: number,
   clock: { now(): number; sleep(ms: number): Promise<void> } = { now: () => performance.now(), sleep: (ms) => new Promise((r) => setTimeout(r, ms)) },
 ): RateLimiter {
-  if (!(qps > 0)) return UNLIMITED;
-  const capacity = Math.max(1, Math.floor(burst));
+  // Infinity would make the refill NaN (0 ms × Infinity) and stall every caller.
+  if (!(qps > 0 && Number.isFinite(qps))) return UNLIMITED;
+  const capacity = Math.max(1, Math.floor(burst)) || 1;
   let tokens = capacity;
   let last = clock.now();
   const waiting: (() => void)[] = [];
