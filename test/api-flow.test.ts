@@ -10,9 +10,9 @@ import { OWNED_LABELS_ANNOTATION } from '../src/core/constants.ts';
 import { isKubeletLabelKey } from '../src/core/label-keys.ts';
 import { validateSite } from '../src/core/validate-site.ts';
 import { ActionView, CommitStatus, TaskView } from '../src/api/response-schemas.ts';
-import { adminCore, createNode, startRelabel, uniqueSuffix } from './helpers.ts';
+import { adminCore, type startRelabel, uniqueSuffix } from './helpers.ts';
 import { prefixedSite } from './site.ts';
-import { emptyStoreUrl, eventually, startTestApi, type TestApi } from './api-support.ts';
+import { emptyStoreUrl, eventually, startApiAndWorker, type TestApi } from './api-support.ts';
 
 describe('Shipyard-style flow over HTTP', () => {
   const site = prefixedSite(`flow${uniqueSuffix()}`);
@@ -22,10 +22,7 @@ describe('Shipyard-style flow over HTTP', () => {
   let api: TestApi;
 
   before(async () => {
-    worker = await startRelabel(storeUrl);
-    api = await startTestApi({ storeUrl, taskQueue: worker.taskQueue });
-    const core = adminCore();
-    for (const name of [n0, n1]) await createNode(core, name, { 'example.com/owner': 'people' });
+    ({ worker, api } = await startApiAndWorker(storeUrl, [n0, n1], { 'example.com/owner': 'people' }));
   });
   after(async () => {
     await api?.close();

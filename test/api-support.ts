@@ -14,7 +14,7 @@ import { openRelabel, relabelConfigFromEnv, type Relabel } from '../src/facade/i
 import type { ApiToken } from '../src/api/auth.ts';
 import { StatusBody } from '../src/api/response-schemas.ts';
 import { createApiServer } from '../src/api/server.ts';
-import { kubeconfigPath } from './helpers.ts';
+import { adminCore, createNode, kubeconfigPath, startRelabel } from './helpers.ts';
 
 /** Tokens every API test server accepts. */
 export const ADMIN = 'admin-token-for-tests';
@@ -133,4 +133,16 @@ export async function eventually<T>(probe: () => Promise<T>, done: (value: T) =>
     if (Date.now() > deadline) assert.fail(`condition not met within ${timeoutMs} ms; last value: ${JSON.stringify(value).slice(0, 1000)}`);
     await new Promise((resolve) => setTimeout(resolve, everyMs));
   }
+}
+
+/**
+ * A relabel worker and an API server over the store at `storeUrl`, with
+ * `nodes` registered (carrying `labels`) on the test cluster.
+ */
+export async function startApiAndWorker(storeUrl: string, nodes: readonly string[], labels: Record<string, string>): Promise<{ worker: Awaited<ReturnType<typeof startRelabel>>; api: TestApi }> {
+  const worker = await startRelabel(storeUrl);
+  const api = await startTestApi({ storeUrl, taskQueue: worker.taskQueue });
+  const core = adminCore();
+  for (const name of nodes) await createNode(core, name, labels);
+  return { worker, api };
 }

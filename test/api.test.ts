@@ -14,9 +14,9 @@ import { validateSite } from '../src/core/validate-site.ts';
 import { ActionList, ActionView, CommitStatus, NodeLabelsStatus, RevisionList, RevisionView, StatusBody, TaskView } from '../src/api/response-schemas.ts';
 import { encodeRunId } from '../src/api/run-ids.ts';
 import { createWorker } from '../src/worker.ts';
-import { adminCore, createNode, startRelabel, temporalAddress, uniqueSuffix, workflowBundle } from './helpers.ts';
+import { adminCore, type startRelabel, temporalAddress, uniqueSuffix, workflowBundle } from './helpers.ts';
 import { prefixedSite, sampleSiteFiles, storeWithSite } from './site.ts';
-import { ADMIN, TEST_BODY_LIMIT, VIEWER, assertFailure, emptyStoreUrl, eventually, startTestApi, unreachableKubeconfig, type TestApi } from './api-support.ts';
+import { ADMIN, TEST_BODY_LIMIT, VIEWER, assertFailure, emptyStoreUrl, eventually, startApiAndWorker, startTestApi, unreachableKubeconfig, type TestApi } from './api-support.ts';
 
 const FOREIGN = { 'example.com/team': 'storage-ops' };
 
@@ -31,10 +31,7 @@ describe('HTTP API', () => {
   let api: TestApi;
 
   before(async () => {
-    worker = await startRelabel(storeUrl);
-    api = await startTestApi({ storeUrl, taskQueue: worker.taskQueue });
-    const core = adminCore();
-    for (const name of [n0, n1, labelled]) await createNode(core, name, FOREIGN);
+    ({ worker, api } = await startApiAndWorker(storeUrl, [n0, n1, labelled], FOREIGN));
   });
   after(async () => {
     await api?.close();

@@ -72,6 +72,15 @@ async function* targetsOf(store: RunStore, run: number): AsyncGenerator<string> 
   }
 }
 
+/** Lists every node a page at a time; a permanent refusal (401, 403) becomes the plan's failure, with its type. */
+async function* listNodes(nodes: NodeApi): AsyncGenerator<NodeState[]> {
+  try {
+    yield* nodes.listNodes({ pageSize: PAGE_SIZE });
+  } catch (err) {
+    throw mapNodeError(err, '(all)', 'list');
+  }
+}
+
 /** Reads the named nodes with bounded concurrency, one page of results at a time. */
 async function* getNodes(nodes: NodeApi, names: readonly string[]): AsyncGenerator<(NodeState | NodeFailure)[]> {
   for (let i = 0; i < names.length; i += PAGE_SIZE) {
@@ -135,7 +144,7 @@ export async function planRun(deps: PlanDeps, input: { run: number; revision: nu
     else await fail(node, FailureType.NodeNotInDesign, `node ${node} is not in the design of revision ${revision}`);
   }
 
-  const pages = wanted.size <= GET_THRESHOLD ? getNodes(deps.nodes, [...wanted]) : deps.nodes.listNodes({ pageSize: PAGE_SIZE });
+  const pages = wanted.size <= GET_THRESHOLD ? getNodes(deps.nodes, [...wanted]) : listNodes(deps.nodes);
   for await (const page of pages) {
     for (const item of page) {
       if ('error' in item) {

@@ -1,0 +1,77 @@
+/**
+ * relabel's Kubernetes adapter against the stack's real kube-apiserver: a
+ * paginated LIST of 1,200 Nodes comes in pages of at most the page size,
+ * each one a LIST request the server counted, and the client-side rate
+ * limit holds GETs to its qps after the burst.
+ */
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { createNodeApi, loadKubeConfig } from '../src/kube/nodes.ts';
+import { nodeRequestCount } from '../src/stack/kube-metrics.ts';
+import { adminCore, adminKubeconfigPath, createNode, kubeconfigPath, uniqueSuffix } from './helpers.ts';
+
+const NODES = 1_200;
+const PAGE_SIZE = 500;
+const CREATE_CONCURRENCY = 20;
+const LABEL = 'relabel.test/kube-nodes';
+
+/** Runs `fn` over `items`, `width` at a time. */
+async function pool<T>(items: readonly T[], width: number, fn: (item: T) => Promise<unknown>): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    for (let i = next++; i < items.length; i = next++) await fn(items[i] as T);
+  };
+  await Promise.all(Array.from({ length: Math.min(width, items.length) }, worker));
+}
+
+describe('Kubernetes adapter on the real API server', () => {
+  const suffix = uniqueSuffix();
+  const names = Array.from({ length: NODES }, (_, i) => `kn-${suffix}-${String(i).padStart(4, '0')}`);
+  const admin = adminCore();
+
+  before(async () => {
+    const t0 = performance.now();
+    await pool(names, CREATE_CONCURRENCY, (name) => createNode(admin, name, { [LABEL]: suffix }));
+    console.log(`# created ${NODES} Nodes in ${Math.round(performance.now() - t0)} ms`);
+  });
+  after(async () => {
+    // One request for all of them: they carry this test's label.
+    await admin.deleteCollectionNode({ labelSelector: `${LABEL}=${suffix}` });
+    const left = await admin.listNode({ labelSelector: `${LABEL}=${suffix}`, limit: 1 });
+    assert.equal(left.items.length, 0, 'every Node the test created is deleted');
+  });
+
+  it('LISTs page by page (at most pageSize each) and finds every Node, with the least-privilege kubeconfig', async () => {
+    const api = createNodeApi(loadKubeConfig(kubeconfigPath()));
+    const listsBefore = await nodeRequestCount(adminKubeconfigPath(), 'LIST');
+    const found = new Map<string, number>();
+    const sizes: number[] = [];
+    for await (const page of api.listNodes({ pageSize: PAGE_SIZE })) {
+      sizes.push(page.length);
+      for (const node of page) if (node.name.startsWith(`kn-${suffix}-`)) found.set(node.name, (found.get(node.name) ?? 0) + 1);
+    }
+    const lists = (await nodeRequestCount(adminKubeconfigPath(), 'LIST')) - listsBefore;
+    console.log(`# ${sizes.length} pages of ${sizes.join(', ')} Nodes; the server counted ${lists} LIST requests`);
+    assert.ok(sizes.length >= Math.ceil(NODES / PAGE_SIZE), `${sizes.length} pages`);
+    for (const size of sizes) assert.ok(size <= PAGE_SIZE, `a page of ${size}`);
+    assert.equal(found.size, NODES, 'every Node created is listed');
+    assert.ok([...found.values()].every((n) => n === 1), 'no Node is listed twice');
+    // Other test files may LIST at the same time: at least one request per page.
+    assert.ok(lists >= sizes.length, `the server answered ${lists} LISTs for ${sizes.length} pages`);
+  });
+
+  it('holds requests to qps once the burst is spent', async () => {
+    const qps = 20;
+    const burst = 5;
+    const gets = 60;
+    // The bucket starts full: `burst` requests go at once, the rest one per 1/qps s.
+    const floorMs = ((gets - burst) / qps) * 1000;
+    const t0 = performance.now();
+    const api = createNodeApi(loadKubeConfig(kubeconfigPath()), { qps, burst });
+    const states = await Promise.all(names.slice(0, gets).map((name) => api.readNode(name)));
+    const elapsed = performance.now() - t0;
+    console.log(`# ${gets} GETs at qps ${qps}, burst ${burst}: ${Math.round(elapsed)} ms (floor ${floorMs} ms)`);
+    assert.deepEqual(states.map((s) => s.name), names.slice(0, gets));
+    assert.ok(elapsed >= floorMs, `${gets} GETs took ${Math.round(elapsed)} ms, less than the ${floorMs} ms the limit allows`);
+  });
+});
