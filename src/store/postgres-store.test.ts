@@ -70,6 +70,38 @@ describe('PostgreSQL backend specifics', () => {
     assert.deepEqual(await two.buffer(), []);
   });
 
+  test('a version-1 schema (before runs were stored) is migrated in place, revisions kept', async () => {
+    const schema = freshSchema();
+    const store = await openPostgresStore(baseUrl, { schema });
+    await store.stage('site', [{ source: 'a.yaml', text: 'a: 1\n' }]);
+    await store.commit({ message: 'before runs' });
+    await store.close();
+    const client = new pg.Client({ connectionString: baseUrl });
+    await client.connect();
+    try {
+      // What a version-1 relabel left behind: the revision tables only.
+      await client.query(`DROP TABLE "${schema}".run_nodes; DROP TABLE "${schema}".runs; UPDATE "${schema}".meta SET value = '1' WHERE key = 'schema_version'`);
+      const migrated = await openPostgresStore(baseUrl, { schema });
+      try {
+        assert.equal((await migrated.latestRevision())?.message, 'before runs');
+        const run = await migrated.createRun({ targets: ['n1', 'n2'] });
+        assert.equal(run.id, 1);
+        await migrated.setNodeResults(run.id, [{ node: 'n2', status: 'success', written: true }]);
+        assert.deepEqual(await migrated.runCounts(run.id), { total: 2, queued: 1, pending: 0, success: 1, failure: 0, written: 1 });
+      } finally {
+        await migrated.close();
+      }
+      const { rows } = await client.query(`SELECT value FROM "${schema}".meta WHERE key = 'schema_version'`);
+      assert.deepEqual(rows, [{ value: String(POSTGRES_SCHEMA_VERSION) }]);
+      const indexes = await client.query(`SELECT indexname FROM pg_indexes WHERE schemaname = $1 AND tablename = 'run_nodes' ORDER BY indexname`, [schema]);
+      assert.ok(indexes.rows.some((r: { indexname: string }) => r.indexname === 'run_nodes_status'), 'the (run_id, status, seq) index was created');
+      // Opening again is a no-op.
+      await (await openPostgresStore(baseUrl, { schema })).close();
+    } finally {
+      await client.end();
+    }
+  });
+
   test('a schema with an unknown version is refused, untouched', async () => {
     const schema = freshSchema();
     await (await openPostgresStore(baseUrl, { schema })).close();

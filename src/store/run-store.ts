@@ -9,9 +9,11 @@
 export const RunNodeStatus = {
   /** Registered, not yet planned. */
   queued: 'queued',
-  /** Planned: a change is to be applied by a child. */
+  /** Planned: a change is to be applied. */
   pending: 'pending',
+  /** Final: the node holds its desired labels (or, in a dry run, would). */
   success: 'success',
+  /** Final: the node could not be brought to its desired labels. */
   failure: 'failure',
 } as const;
 /** One of the {@link RunNodeStatus} strings. */
@@ -28,11 +30,11 @@ export interface NodeResultDetail {
   error?: { type: string; message: string };
 }
 
-/** A run's record. */
+/** A run's record, as created (only `workflowId` changes later). */
 export interface RunRecord {
-  /** Run number: 1, 2, 3 … across the store. */
+  /** Run number: 1, 2, 3 … across the store, without gaps. */
   id: number;
-  /** Idempotency key given at creation, if any. */
+  /** Idempotency key given at creation; unique across the store. */
   key: string | null;
   createdAt: Date;
   workflowId: string | null;
@@ -40,14 +42,17 @@ export interface RunRecord {
   dryRun: boolean;
   /** Run number this run retries. */
   retryOf: number | null;
+  /** Number of targets (rows) the run was created with. */
   targetCount: number;
 }
 
 /** One target of a run. */
 export interface RunNodeRow {
+  /** Position in the target list, from 0. */
   seq: number;
   node: string;
   status: RunNodeStatus;
+  /** Whether a write to the node landed during this run. */
   written: boolean;
   detail: NodeResultDetail | null;
 }
@@ -56,15 +61,15 @@ export interface RunNodeRow {
 export interface NodeResultUpdate {
   node: string;
   status: RunNodeStatus;
-  /** Whether a write landed; once true it stays true. */
+  /** Whether a write landed; once true it stays true (false or absent keeps a true). */
   written?: boolean;
   /** Undefined leaves it as is; null clears it. */
   detail?: NodeResultDetail | null;
-  /** The node as the bulk plan observed it (JSON); undefined leaves it, null clears it. */
-  observed?: unknown;
+  /** The node as observed (any JSON value); undefined leaves it as is, null clears it. */
+  observed?: unknown | null;
 }
 
-/** Counts of a run's rows by status. */
+/** A run's rows counted by status, and how many were written. */
 export interface RunNodeCounts {
   total: number;
   queued: number;
@@ -74,31 +79,75 @@ export interface RunNodeCounts {
   written: number;
 }
 
-/** Most rows one page returns. */
+/** What {@link RunStore.createRun} takes. */
+export interface CreateRunInput {
+  /** Idempotency key (non-empty); a second call with it returns the first run. */
+  key?: string;
+  workflowId?: string;
+  revision?: number;
+  dryRun?: boolean;
+  /** Run number this run retries. */
+  retryOf?: number;
+  /** Node names, in the order the run treats them. */
+  targets: readonly string[];
+}
+
+/** Which rows {@link RunStore.runNodes} returns. */
+export interface RunNodesQuery {
+  /** Only rows with this status or one of these (an empty list matches nothing). */
+  status?: RunNodeStatus | readonly RunNodeStatus[];
+  /** Keyset paging: only rows with a greater `seq` (the last `seq` of the previous page). */
+  afterSeq?: number;
+  /** Rows of the filtered result to skip (a non-negative integer). */
+  offset?: number;
+  /** Most rows to return, 1 to {@link MAX_RUN_PAGE}. */
+  limit: number;
+}
+
+/** Most rows one {@link RunStore.runNodes} page returns. */
 export const MAX_RUN_PAGE = 5000;
 
-/** The run half of the store. Every method is atomic. */
+/** Longest node name (a DNS-1123 subdomain). */
+export const MAX_NODE_NAME_LENGTH = 253;
+
+/**
+ * The run half of the store. Every method is atomic: on any error nothing is
+ * written. Methods reject with a StoreError for bad input (InvalidArgument)
+ * and missing runs (NotFound), and with the driver's own error for I/O
+ * failures. Run numbers are assigned under the store-wide write lock, so they
+ * are consecutive across processes.
+ */
 export interface RunStore {
   /**
-   * Creates a run with its targets (seq 0…n-1, status queued). With `key`,
-   * idempotent: an existing run with that key is returned unchanged.
-   * InvalidArgument for an empty list, an empty or over-long name, or a
-   * duplicate (named).
+   * Creates a run with its targets (seq 0…n-1, status queued, not written).
+   * With `key`, idempotent: an existing run with that key is returned
+   * unchanged and `targets` are ignored (but still validated).
+   * InvalidArgument for an empty list, a name that is not a non-empty string,
+   * holds a NUL or is longer than {@link MAX_NODE_NAME_LENGTH} characters, a
+   * duplicate name (named), or a malformed key, workflow ID, revision or
+   * run number.
    */
-  createRun(input: { key?: string; workflowId?: string; revision?: number; dryRun?: boolean; retryOf?: number; targets: readonly string[] }): Promise<RunRecord>;
+  createRun(input: CreateRunInput): Promise<RunRecord>;
   /** One run; NotFound when absent. */
   getRun(id: number): Promise<RunRecord>;
-  /** Deletes a run and its rows (its workflow could not be started). Idempotent. */
+  /** Sets the workflow ID of a run (known only after the run is created). NotFound when absent. */
+  setRunWorkflow(id: number, workflowId: string): Promise<void>;
+  /** Deletes a run and its rows (a run whose workflow could not be started). Idempotent. */
   discardRun(id: number): Promise<void>;
   /**
-   * Records results, matched by node name, in one transaction. A name the
-   * run does not have is InvalidArgument and nothing is written.
+   * Records results in one transaction, matched by node name; updates for the
+   * same node apply in order. `written` only goes from false to true.
+   * InvalidArgument (nothing written) for a node the run does not have (or
+   * an absent run), a bad status, or a detail/observed value that is not JSON.
    */
   setNodeResults(id: number, updates: readonly NodeResultUpdate[]): Promise<void>;
-  /** A page of rows in target order, optionally only some statuses; keyset (`afterSeq`) or `offset` paging. */
-  runNodes(id: number, query: { status?: RunNodeStatus | readonly RunNodeStatus[]; afterSeq?: number; offset?: number; limit: number }): Promise<RunNodeRow[]>;
-  /** The observed node state recorded for one node, or null. */
-  observedState(id: number, node: string): Promise<unknown>;
+  /**
+   * A page of rows in seq (target) order; see {@link RunNodesQuery}. An absent
+   * run has no rows. InvalidArgument for a bad status, limit, offset or afterSeq.
+   */
+  runNodes(id: number, query: RunNodesQuery): Promise<RunNodeRow[]>;
+  /** The `observed` value recorded for one node (parsed), or null (none, or no such node or run). */
+  observedState(id: number, node: string): Promise<unknown | null>;
   /** Rows by status, and how many were written. NotFound when the run is absent. */
   runCounts(id: number): Promise<RunNodeCounts>;
 }

@@ -4,6 +4,7 @@
  * transactions and table names; the SQL itself is portable between SQLite and
  * PostgreSQL (`?` placeholders, which the PostgreSQL driver renumbers).
  */
+import { StoreError, StoreErrorCode } from './store-error.ts';
 
 /** A value bound to a `?` placeholder. */
 export type SqlValue = string | number | null;
@@ -48,6 +49,27 @@ export interface SqlDriver {
   write<T>(fn: (session: SqlSession) => Promise<T>): Promise<T>;
   /** Release connections. Idempotent. */
   close(): Promise<void>;
+}
+
+/**
+ * `driver`, refusing transactions once closed: after {@link SqlDriver.close}
+ * (which stays idempotent) `read` and `write` reject with Closed instead of
+ * reaching the released database. Shared by the halves of one store, so
+ * closing the store closes both.
+ */
+export function closableDriver(driver: SqlDriver): SqlDriver {
+  let closed = false;
+  const refuse = () => Promise.reject(new StoreError(StoreErrorCode.Closed, 'the revision store is closed'));
+  return {
+    tables: driver.tables,
+    read: (fn) => (closed ? refuse() : driver.read(fn)),
+    write: (fn) => (closed ? refuse() : driver.write(fn)),
+    async close() {
+      if (closed) return;
+      closed = true;
+      await driver.close();
+    },
+  };
 }
 
 /** Read a column as a number (drivers return integers as number, bigint or numeric text). */

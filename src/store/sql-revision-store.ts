@@ -30,13 +30,7 @@ import {
   validateBucketList,
   validateFiles,
 } from './store-validation.ts';
-import {
-  columnNumber,
-  columnString,
-  type SqlDriver,
-  type SqlSession,
-  type TableNames,
-} from './sql-driver.ts';
+import { closableDriver, columnNumber, columnString, type SqlDriver, type SqlSession, type TableNames } from './sql-driver.ts';
 import { buildBuffer, buildRevisions, buildTag } from './revision-rows.ts';
 import type { RunStore } from './run-store.ts';
 import { sqlRunStore } from './sql-run-store.ts';
@@ -46,41 +40,29 @@ export class SqlRevisionStore implements RevisionStore {
   readonly #driver: SqlDriver;
   readonly #t: TableNames;
   readonly #runs: RunStore;
-  #closed = false;
 
   /** @param driver - the backend; owned by the store from now on (closed by {@link close}) */
   constructor(driver: SqlDriver) {
-    this.#driver = driver;
+    this.#driver = closableDriver(driver);
     this.#t = driver.tables;
-    this.#runs = sqlRunStore(driver, () => {
-      if (this.#closed) throw closedError();
-    });
+    this.#runs = sqlRunStore(this.#driver);
   }
 
   createRun: RunStore['createRun'] = (input) => this.#runs.createRun(input);
   getRun: RunStore['getRun'] = (id) => this.#runs.getRun(id);
+  setRunWorkflow: RunStore['setRunWorkflow'] = (id, workflowId) => this.#runs.setRunWorkflow(id, workflowId);
   discardRun: RunStore['discardRun'] = (id) => this.#runs.discardRun(id);
   setNodeResults: RunStore['setNodeResults'] = (id, updates) => this.#runs.setNodeResults(id, updates);
   runNodes: RunStore['runNodes'] = (id, query) => this.#runs.runNodes(id, query);
   observedState: RunStore['observedState'] = (id, node) => this.#runs.observedState(id, node);
   runCounts: RunStore['runCounts'] = (id) => this.#runs.runCounts(id);
 
-  #read<T>(fn: (s: SqlSession) => Promise<T>): Promise<T> {
-    if (this.#closed) return Promise.reject(closedError());
-    return this.#driver.read(fn);
-  }
-
-  #write<T>(fn: (s: SqlSession) => Promise<T>): Promise<T> {
-    if (this.#closed) return Promise.reject(closedError());
-    return this.#driver.write(fn);
-  }
-
   async stage(bucket: string, files: readonly SourceFile[]): Promise<StagedBucket> {
     assertBucketName(bucket);
     const valid = validateFiles(bucket, files);
     const t = this.#t;
     const stagedAt = new Date();
-    await this.#write(async (s) => {
+    await this.#driver.write(async (s) => {
       const old = await s.all(`SELECT digest FROM ${t.bufferFiles} WHERE bucket = ?`, [bucket]);
       await s.run(`DELETE FROM ${t.bufferFiles} WHERE bucket = ?`, [bucket]);
       await s.run(
@@ -107,7 +89,7 @@ export class SqlRevisionStore implements RevisionStore {
 
   buffer(): Promise<StagedBucket[]> {
     const t = this.#t;
-    return this.#read(async (s) =>
+    return this.#driver.read(async (s) =>
       buildBuffer(
         await s.all(`SELECT bucket, staged_at FROM ${t.buffer}`),
         await s.all(
@@ -120,7 +102,7 @@ export class SqlRevisionStore implements RevisionStore {
 
   discardBuffer(): Promise<string[]> {
     const t = this.#t;
-    return this.#write(async (s) => {
+    return this.#driver.write(async (s) => {
       const buckets = await s.all(`SELECT bucket FROM ${t.buffer}`);
       const old = await s.all(`SELECT DISTINCT digest FROM ${t.bufferFiles}`);
       await s.run(`DELETE FROM ${t.bufferFiles}`);
@@ -134,7 +116,7 @@ export class SqlRevisionStore implements RevisionStore {
     assertMessage(options.message);
     const wanted = options.buckets === undefined ? undefined : validateBucketList(options.buckets);
     const t = this.#t;
-    return this.#write(async (s) => {
+    return this.#driver.write(async (s) => {
       const staged = (await s.all(`SELECT bucket FROM ${t.buffer}`)).map((r) => columnString(r, 'bucket'));
       if (staged.length === 0) {
         throw new StoreError(StoreErrorCode.EmptyBuffer, 'nothing to commit: the staging buffer is empty');
@@ -173,7 +155,7 @@ export class SqlRevisionStore implements RevisionStore {
   }
 
   latestRevision(): Promise<Revision | null> {
-    return this.#read(async (s) => {
+    return this.#driver.read(async (s) => {
       const last = await lastRevisionId(s, this.#t);
       return last === 0 ? null : this.#revision(s, last);
     });
@@ -181,12 +163,12 @@ export class SqlRevisionStore implements RevisionStore {
 
   async getRevision(id: number): Promise<Revision> {
     assertRevisionId(id);
-    return this.#read((s) => this.#revision(s, id));
+    return this.#driver.read((s) => this.#revision(s, id));
   }
 
   listRevisions(): Promise<Revision[]> {
     const t = this.#t;
-    return this.#read(async (s) =>
+    return this.#driver.read(async (s) =>
       buildRevisions(
         await s.all(`SELECT id, created_at, message FROM ${t.revisions} ORDER BY id`),
         await s.all(`SELECT DISTINCT revision_id, bucket FROM ${t.revisionFiles}`),
@@ -198,7 +180,7 @@ export class SqlRevisionStore implements RevisionStore {
   async documents(id: number): Promise<RevisionDocument[]> {
     assertRevisionId(id);
     const t = this.#t;
-    return this.#read(async (s) => {
+    return this.#driver.read(async (s) => {
       await assertRevisionExists(s, t, id);
       const rows = await s.all(
         `SELECT f.bucket, f.source, c.text FROM ${t.revisionFiles} f
@@ -220,7 +202,7 @@ export class SqlRevisionStore implements RevisionStore {
     assertTagName(tag);
     const json = serializeTagData(tag, data);
     const t = this.#t;
-    return this.#write(async (s) => {
+    return this.#driver.write(async (s) => {
       await assertRevisionExists(s, t, id);
       await s.run(
         `INSERT INTO ${t.revisionTags} (revision_id, tag, data, created_at) VALUES (?, ?, ?, ?)
@@ -240,7 +222,7 @@ export class SqlRevisionStore implements RevisionStore {
     assertRevisionId(id);
     assertTagName(tag);
     const t = this.#t;
-    return this.#write(async (s) => {
+    return this.#driver.write(async (s) => {
       await assertRevisionExists(s, t, id);
       const removed = await s.run(`DELETE FROM ${t.revisionTags} WHERE revision_id = ? AND tag = ?`, [id, tag]);
       return removed > 0;
@@ -249,7 +231,7 @@ export class SqlRevisionStore implements RevisionStore {
 
   hasSiteActionRevision(): Promise<boolean> {
     const t = this.#t;
-    return this.#read(async (s) => {
+    return this.#driver.read(async (s) => {
       const rows = await s.all(`SELECT 1 AS found FROM ${t.revisionTags} WHERE tag IN (?, ?) LIMIT 1`, [
         SiteActionTag.success,
         SiteActionTag.failure,
@@ -262,7 +244,7 @@ export class SqlRevisionStore implements RevisionStore {
     assertRevisionId(from, true);
     assertRevisionId(to, true);
     const t = this.#t;
-    return this.#read(async (s) => {
+    return this.#driver.read(async (s) => {
       const side = async (id: number): Promise<DiffEntry[]> => {
         if (id === 0) return [];
         await assertRevisionExists(s, t, id);
@@ -280,10 +262,8 @@ export class SqlRevisionStore implements RevisionStore {
     });
   }
 
-  async close(): Promise<void> {
-    if (this.#closed) return;
-    this.#closed = true;
-    await this.#driver.close();
+  close(): Promise<void> {
+    return this.#driver.close();
   }
 
   async #revision(s: SqlSession, id: number): Promise<Revision> {
@@ -309,10 +289,6 @@ export class SqlRevisionStore implements RevisionStore {
       );
     }
   }
-}
-
-function closedError(): StoreError {
-  return new StoreError(StoreErrorCode.Closed, 'the revision store is closed');
 }
 
 async function lastRevisionId(s: SqlSession, t: TableNames): Promise<number> {

@@ -1,20 +1,30 @@
 /**
  * The run half of the store ({@link RunStore}), written once in portable SQL
  * over a {@link SqlDriver}. Writes take the store-wide write lock, so run
- * numbers come out consecutive across processes, as revision ids do.
+ * numbers come out consecutive across processes, as revision ids do. Targets
+ * and results travel in multi-row statements of at most {@link BATCH} rows,
+ * so 50,000 targets are a hundred statements, not 50,000.
  */
 import type { NodeResultDetail, RunNodeCounts, RunNodeRow, RunNodeStatus, RunRecord, RunStore } from './run-store.ts';
-import { MAX_RUN_PAGE, RunNodeStatus as Status } from './run-store.ts';
-import { columnDate, columnNumber, columnString, columnStringOrNull, type SqlDriver, type SqlRow, type SqlSession, type SqlValue } from './sql-driver.ts';
+import { RunNodeStatus as Status } from './run-store.ts';
+import { assertRunId, assertWorkflowId, isNodeName, mergeResults, validatePageQuery, validateRunInput, type MergedResult } from './run-validation.ts';
+import { columnDate, columnNumber, columnString, columnStringOrNull, type SqlDriver, type SqlRow, type SqlSession, type SqlValue, type TableNames } from './sql-driver.ts';
 import { StoreError, StoreErrorCode } from './store-error.ts';
 
-/** Rows per multi-row statement. */
+/** Rows per multi-row statement (at most 8 values a row: well under both backends' parameter limits). */
 const BATCH = 500;
 
-/** Longest node name (a DNS-1123 subdomain). */
-const MAX_NODE_NAME = 253;
+/** `count` rows of placeholders, one per type; the first row's are cast so PostgreSQL knows the VALUES column types. */
+function valueRows(count: number, types: readonly string[]): string {
+  const first = `(${types.map((type) => `CAST(? AS ${type})`).join(', ')})`;
+  const plain = `(${types.map(() => '?').join(', ')})`;
+  return [first, ...Array.from({ length: count - 1 }, () => plain)].join(', ');
+}
 
-const STATUSES = new Set<string>(Object.values(Status));
+/** Split `items` into consecutive chunks of at most {@link BATCH}. */
+function* batches<T>(items: readonly T[]): Generator<{ start: number; chunk: readonly T[] }> {
+  for (let start = 0; start < items.length; start += BATCH) yield { start, chunk: items.slice(start, start + BATCH) };
+}
 
 function nullableNumber(row: SqlRow, column: string): number | null {
   return row[column] === null || row[column] === undefined ? null : columnNumber(row, column);
@@ -33,160 +43,171 @@ function runRecord(row: SqlRow): RunRecord {
   };
 }
 
-function checkTargets(targets: readonly string[]): void {
-  if (targets.length === 0) throw new StoreError(StoreErrorCode.InvalidArgument, 'a run needs at least one target node');
-  const seen = new Set<string>();
-  for (const [i, name] of targets.entries()) {
-    if (typeof name !== 'string' || name.length === 0) throw new StoreError(StoreErrorCode.InvalidArgument, `target #${i + 1} is not a node name`);
-    if (name.length > MAX_NODE_NAME) throw new StoreError(StoreErrorCode.InvalidArgument, `target #${i + 1} is longer than ${MAX_NODE_NAME} characters`);
-    if (seen.has(name)) throw new StoreError(StoreErrorCode.InvalidArgument, `target ${name} is listed more than once`);
-    seen.add(name);
+function runNodeRow(row: SqlRow): RunNodeRow {
+  const detail = columnStringOrNull(row, 'detail');
+  return {
+    seq: columnNumber(row, 'seq'),
+    node: columnString(row, 'node'),
+    status: columnString(row, 'status') as RunNodeStatus,
+    written: columnNumber(row, 'written') === 1,
+    detail: detail === null ? null : (JSON.parse(detail) as NodeResultDetail),
+  };
+}
+
+function runNotFound(id: number): StoreError {
+  return new StoreError(StoreErrorCode.NotFound, `run ${id} not found`);
+}
+
+const RUN_COLUMNS = 'id, key, created_at, workflow_id, revision, dry_run, retry_of, target_count';
+
+async function selectRun(s: SqlSession, t: TableNames, column: 'id' | 'key', value: SqlValue): Promise<RunRecord | undefined> {
+  const [row] = await s.all(`SELECT ${RUN_COLUMNS} FROM ${t.runs} WHERE ${column} = ?`, [value]);
+  return row && runRecord(row);
+}
+
+/**
+ * Apply one batch of merged results; throws (so the transaction rolls back)
+ * when a node is not a target of the run, naming the first such node, or
+ * NotFound when the run itself is absent.
+ */
+async function updateBatch(s: SqlSession, t: TableNames, id: number, chunk: readonly MergedResult[]): Promise<void> {
+  const params: SqlValue[] = [];
+  for (const r of chunk) {
+    params.push(r.node, r.status, r.written ? 1 : 0, r.detail === undefined ? 0 : 1, r.detail ?? null, r.observed === undefined ? 0 : 1, r.observed ?? null, id);
   }
+  // VALUES columns are named column1, column2, … on both backends. The run
+  // number rides in every row (column8) rather than as one constant: joined
+  // on (run_id, node) from v, SQLite looks each node up in the unique index;
+  // given `run_id = ?` it would scan all of the run's rows instead.
+  const changed = await s.run(
+    `UPDATE ${t.runNodes} AS r SET
+       status = v.column2,
+       written = CASE WHEN r.written = 1 OR v.column3 = 1 THEN 1 ELSE 0 END,
+       detail = CASE WHEN v.column4 = 1 THEN v.column5 ELSE r.detail END,
+       observed = CASE WHEN v.column6 = 1 THEN v.column7 ELSE r.observed END
+     FROM (VALUES ${valueRows(chunk.length, ['TEXT', 'TEXT', 'INTEGER', 'INTEGER', 'TEXT', 'INTEGER', 'TEXT', 'INTEGER'])}) AS v
+     WHERE r.run_id = v.column8 AND r.node = v.column1`,
+    params,
+  );
+  if (changed === chunk.length) return;
+  if ((await s.all(`SELECT 1 AS found FROM ${t.runs} WHERE id = ?`, [id])).length === 0) throw runNotFound(id);
+  const names = chunk.map((r) => r.node);
+  const known = await s.all(`SELECT node FROM ${t.runNodes} WHERE run_id = ? AND node IN (${names.map(() => '?').join(', ')})`, [id, ...names]);
+  const present = new Set(known.map((row) => columnString(row, 'node')));
+  const missing = names.filter((name) => !present.has(name));
+  const more = missing.length > 1 ? ` (and ${missing.length - 1} more)` : '';
+  throw new StoreError(StoreErrorCode.InvalidArgument, `run ${id} has no target node ${missing[0] ?? '?'}${more}`);
 }
 
-function checkId(id: number): void {
-  if (!Number.isSafeInteger(id) || id < 1) throw new StoreError(StoreErrorCode.InvalidArgument, `invalid run number ${String(id)}`);
-}
-
-async function runExists(s: SqlSession, table: string, id: number): Promise<void> {
-  const rows = await s.all(`SELECT 1 AS found FROM ${table} WHERE id = ?`, [id]);
-  if (rows.length === 0) throw new StoreError(StoreErrorCode.NotFound, `run ${id} not found`);
-}
-
-/** Portable multi-row `VALUES (?, …), (?, …)` for `rows` of `width` values. */
-function values(rows: number, width: number): string {
-  const one = `(${Array.from({ length: width }, () => '?').join(', ')})`;
-  return Array.from({ length: rows }, () => one).join(', ');
-}
-
-/** The {@link RunStore} over `driver`; `isClosed` lets the owning store refuse calls after close. */
-export function sqlRunStore(driver: SqlDriver, guard: () => void): RunStore {
+/** The {@link RunStore} over `driver` (whose `read`/`write` refuse once the owning store is closed). */
+export function sqlRunStore(driver: SqlDriver): RunStore {
   const t = driver.tables;
-  const read = <T>(fn: (s: SqlSession) => Promise<T>) => (guard(), driver.read(fn));
-  const write = <T>(fn: (s: SqlSession) => Promise<T>) => (guard(), driver.write(fn));
 
   return {
     async createRun(input) {
-      checkTargets(input.targets);
-      return write(async (s) => {
+      validateRunInput(input);
+      return driver.write(async (s) => {
         if (input.key !== undefined) {
-          const [existing] = await s.all(`SELECT * FROM ${t.runs} WHERE key = ?`, [input.key]);
-          if (existing) return runRecord(existing);
+          const existing = await selectRun(s, t, 'key', input.key);
+          if (existing) return existing;
         }
         const [last] = await s.all(`SELECT COALESCE(MAX(id), 0) AS last FROM ${t.runs}`);
         const id = (last ? columnNumber(last, 'last') : 0) + 1;
-        await s.run(
-          `INSERT INTO ${t.runs} (id, key, created_at, workflow_id, revision, dry_run, retry_of, target_count) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-          [id, input.key ?? null, new Date().toISOString(), input.workflowId ?? null, input.revision ?? null, input.dryRun ? 1 : 0, input.retryOf ?? null, input.targets.length],
-        );
-        for (let i = 0; i < input.targets.length; i += BATCH) {
-          const chunk = input.targets.slice(i, i + BATCH);
-          const params: SqlValue[] = chunk.flatMap((node, k) => [id, i + k, node, Status.queued]);
-          await s.run(`INSERT INTO ${t.runNodes} (run_id, seq, node, status) VALUES ${values(chunk.length, 4)}`, params);
+        await s.run(`INSERT INTO ${t.runs} (${RUN_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, [
+          id,
+          input.key ?? null,
+          new Date().toISOString(),
+          input.workflowId ?? null,
+          input.revision ?? null,
+          input.dryRun === true ? 1 : 0,
+          input.retryOf ?? null,
+          input.targets.length,
+        ]);
+        for (const { start, chunk } of batches(input.targets)) {
+          const params = chunk.flatMap((node, k): SqlValue[] => [id, start + k, node]);
+          const rows = Array.from(chunk, () => `(?, ?, ?, '${Status.queued}')`).join(', ');
+          await s.run(`INSERT INTO ${t.runNodes} (run_id, seq, node, status) VALUES ${rows}`, params);
         }
-        const [row] = await s.all(`SELECT * FROM ${t.runs} WHERE id = ?`, [id]);
-        if (!row) throw new Error(`run ${id} vanished inside its own transaction`);
-        return runRecord(row);
+        const run = await selectRun(s, t, 'id', id);
+        if (!run) throw new Error(`run ${id} vanished inside its own transaction`);
+        return run;
       });
     },
 
     async getRun(id) {
-      checkId(id);
-      return read(async (s) => {
-        const [row] = await s.all(`SELECT * FROM ${t.runs} WHERE id = ?`, [id]);
-        if (!row) throw new StoreError(StoreErrorCode.NotFound, `run ${id} not found`);
-        return runRecord(row);
-      });
+      assertRunId(id);
+      const run = await driver.read((s) => selectRun(s, t, 'id', id));
+      if (!run) throw runNotFound(id);
+      return run;
+    },
+
+    async setRunWorkflow(id, workflowId) {
+      assertRunId(id);
+      assertWorkflowId(workflowId);
+      const changed = await driver.write((s) => s.run(`UPDATE ${t.runs} SET workflow_id = ? WHERE id = ?`, [workflowId, id]));
+      if (changed === 0) throw runNotFound(id);
     },
 
     async discardRun(id) {
-      checkId(id);
-      await write(async (s) => {
+      assertRunId(id);
+      await driver.write(async (s) => {
         await s.run(`DELETE FROM ${t.runNodes} WHERE run_id = ?`, [id]);
         await s.run(`DELETE FROM ${t.runs} WHERE id = ?`, [id]);
       });
     },
 
     async setNodeResults(id, updates) {
-      checkId(id);
-      for (const u of updates) {
-        if (!STATUSES.has(u.status)) throw new StoreError(StoreErrorCode.InvalidArgument, `invalid node status ${JSON.stringify(u.status)}`);
-      }
-      if (updates.length === 0) return;
-      await write(async (s) => {
-        for (const u of updates) {
-          const sets = ['status = ?', 'written = CASE WHEN written = 1 OR ? = 1 THEN 1 ELSE 0 END'];
-          const params: SqlValue[] = [u.status, u.written ? 1 : 0];
-          if (u.detail !== undefined) {
-            sets.push('detail = ?');
-            params.push(u.detail === null ? null : JSON.stringify(u.detail));
-          }
-          if (u.observed !== undefined) {
-            sets.push('observed = ?');
-            params.push(u.observed === null ? null : JSON.stringify(u.observed));
-          }
-          const changed = await s.run(`UPDATE ${t.runNodes} SET ${sets.join(', ')} WHERE run_id = ? AND node = ?`, [...params, id, u.node]);
-          if (changed === 0) throw new StoreError(StoreErrorCode.InvalidArgument, `run ${id} has no target node ${u.node}`);
-        }
+      assertRunId(id);
+      const merged = mergeResults(id, updates);
+      if (merged.length === 0) return;
+      await driver.write(async (s) => {
+        for (const { chunk } of batches(merged)) await updateBatch(s, t, id, chunk);
       });
     },
 
     async runNodes(id, query) {
-      checkId(id);
-      const limit = Math.trunc(query.limit);
-      if (!(limit >= 1 && limit <= MAX_RUN_PAGE)) throw new StoreError(StoreErrorCode.InvalidArgument, `limit must be 1 to ${MAX_RUN_PAGE}, not ${query.limit}`);
-      const statuses = query.status === undefined ? [] : typeof query.status === 'string' ? [query.status] : [...query.status];
+      assertRunId(id);
+      const { statuses, afterSeq, offset, limit } = validatePageQuery(query);
+      if (statuses?.length === 0) return [];
       const where = ['run_id = ?'];
       const params: SqlValue[] = [id];
-      if (statuses.length > 0) {
+      if (statuses) {
         where.push(`status IN (${statuses.map(() => '?').join(', ')})`);
         params.push(...statuses);
       }
-      if (query.afterSeq !== undefined) {
+      if (afterSeq !== undefined) {
         where.push('seq > ?');
-        params.push(query.afterSeq);
+        params.push(afterSeq);
       }
-      const offset = Math.max(0, Math.trunc(query.offset ?? 0));
-      return read(async (s) => {
-        const rows = await s.all(
-          `SELECT seq, node, status, written, detail FROM ${t.runNodes} WHERE ${where.join(' AND ')} ORDER BY seq LIMIT ? OFFSET ?`,
-          [...params, limit, offset],
-        );
-        return rows.map(
-          (r): RunNodeRow => ({
-            seq: columnNumber(r, 'seq'),
-            node: columnString(r, 'node'),
-            status: columnString(r, 'status') as RunNodeStatus,
-            written: columnNumber(r, 'written') === 1,
-            detail: r.detail === null || r.detail === undefined ? null : (JSON.parse(columnString(r, 'detail')) as NodeResultDetail),
-          }),
-        );
-      });
+      const rows = await driver.read((s) =>
+        s.all(`SELECT seq, node, status, written, detail FROM ${t.runNodes} WHERE ${where.join(' AND ')} ORDER BY seq LIMIT ? OFFSET ?`, [
+          ...params,
+          limit,
+          offset,
+        ]),
+      );
+      return rows.map(runNodeRow);
     },
 
     async observedState(id, node) {
-      checkId(id);
-      return read(async (s) => {
-        const [row] = await s.all(`SELECT observed FROM ${t.runNodes} WHERE run_id = ? AND node = ?`, [id, node]);
-        const text = row ? columnStringOrNull(row, 'observed') : null;
-        return text === null ? null : (JSON.parse(text) as unknown);
-      });
+      assertRunId(id);
+      if (!isNodeName(node)) return null;
+      const [row] = await driver.read((s) => s.all(`SELECT observed FROM ${t.runNodes} WHERE run_id = ? AND node = ?`, [id, node]));
+      const text = row ? columnStringOrNull(row, 'observed') : null;
+      return text === null ? null : (JSON.parse(text) as unknown);
     },
 
     async runCounts(id) {
-      checkId(id);
-      return read(async (s) => {
-        await runExists(s, t.runs, id);
-        const rows = await s.all(
-          `SELECT status, COUNT(*) AS n, SUM(written) AS w FROM ${t.runNodes} WHERE run_id = ? GROUP BY status`,
-          [id],
-        );
+      assertRunId(id);
+      return driver.read(async (s) => {
+        if ((await s.all(`SELECT 1 AS found FROM ${t.runs} WHERE id = ?`, [id])).length === 0) throw runNotFound(id);
+        const rows = await s.all(`SELECT status, COUNT(*) AS n, SUM(written) AS w FROM ${t.runNodes} WHERE run_id = ? GROUP BY status`, [id]);
         const counts: RunNodeCounts = { total: 0, queued: 0, pending: 0, success: 0, failure: 0, written: 0 };
         for (const r of rows) {
           const n = columnNumber(r, 'n');
-          counts[columnString(r, 'status') as RunNodeStatus] = n;
+          counts[columnString(r, 'status') as RunNodeStatus] += n;
           counts.total += n;
-          counts.written += r.w === null ? 0 : columnNumber(r, 'w');
+          counts.written += nullableNumber(r, 'w') ?? 0;
         }
         return counts;
       });

@@ -43,10 +43,23 @@ describe('SQLite backend specifics', () => {
     const migrated = await openSqliteStore(path);
     try {
       assert.equal((await migrated.latestRevision())?.id, 1);
-      assert.equal((await migrated.createRun({ targets: ['n1'] })).id, 1);
+      const run = await migrated.createRun({ targets: ['n1', 'n2'] });
+      assert.equal(run.id, 1);
+      await migrated.setNodeResults(run.id, [{ node: 'n2', status: 'success', written: true }]);
+      assert.deepEqual(await migrated.runCounts(run.id), { total: 2, queued: 1, pending: 0, success: 1, failure: 0, written: 1 });
     } finally {
       await migrated.close();
     }
+    const check = new DatabaseSync(path);
+    try {
+      assert.equal(check.prepare(`SELECT value FROM meta WHERE key = 'schema_version'`).get()?.value, String(SQLITE_SCHEMA_VERSION));
+      const index = check.prepare(`SELECT name FROM sqlite_master WHERE type = 'index' AND name = 'run_nodes_status'`).get();
+      assert.equal(index?.name, 'run_nodes_status', 'the (run_id, status, seq) index was created');
+    } finally {
+      check.close();
+    }
+    // Opening again is a no-op.
+    await (await openSqliteStore(path)).close();
   });
 
   test('a database with an unknown schema version is refused, untouched', async () => {

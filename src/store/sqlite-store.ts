@@ -95,6 +95,13 @@ CREATE INDEX run_nodes_status ON run_nodes (run_id, status, seq);
 `;
 
 /**
+ * Most prepared statements a connection keeps. Multi-row statements (run
+ * targets and results) differ by row count, so the cache must not grow with
+ * every batch size ever seen.
+ */
+const STATEMENT_CACHE_SIZE = 200;
+
+/**
  * One connection per database file per process, shared by every store opened
  * on that file. DatabaseSync waits for SQLite's write lock synchronously, so a
  * second connection in the same process would block the event loop while the
@@ -119,12 +126,17 @@ class Connection {
     };
   }
 
+  /** A cached prepared statement; the cache keeps the most recently used {@link STATEMENT_CACHE_SIZE}. */
   #prepare(sql: string): StatementSync {
     let statement = this.#statements.get(sql);
-    if (!statement) {
+    if (statement) {
+      this.#statements.delete(sql);
+    } else {
       statement = this.db.prepare(sql);
-      this.#statements.set(sql, statement);
+      const oldest = this.#statements.size >= STATEMENT_CACHE_SIZE ? this.#statements.keys().next() : undefined;
+      if (oldest && !oldest.done) this.#statements.delete(oldest.value);
     }
+    this.#statements.set(sql, statement);
     return statement;
   }
 

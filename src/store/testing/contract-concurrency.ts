@@ -2,7 +2,7 @@
  * Contract cases for concurrent writers: two separate processes (and two
  * connections inside one process) staging and committing against one store at
  * the same time must get distinct, gapless revisions, and no commit's content
- * may be lost.
+ * may be lost; runs created at once get distinct, gapless numbers too.
  */
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
@@ -24,8 +24,8 @@ interface Child {
   readonly exitCode: Promise<number | null>;
 }
 
-function startChild(url: string, name: string, count: number): Child {
-  const child = spawn(process.execPath, [CHILD, url, name, String(count)], { stdio: 'pipe' });
+function startChild(url: string, name: string, count: number, mode?: 'runs'): Child {
+  const child = spawn(process.execPath, [CHILD, url, name, String(count), ...(mode ? [mode] : [])], { stdio: 'pipe' });
   const exitCode = once(child, 'close').then(([code]) => code as number | null);
   let stderr = '';
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
@@ -112,6 +112,34 @@ export function concurrencyContract(fixture: StoreFixture): void {
       t.after(() => store.close());
       await assertHistory(store, writers, PER_PROCESS);
       assert.deepEqual(await store.buffer(), []);
+    });
+
+    test('two processes creating runs at once: run numbers distinct and gapless, targets kept apart', { timeout: 120_000 }, async (t) => {
+      const url = await fixture.freshUrl();
+      await (await openStore(url)).close();
+      const writers = ['alpha', 'beta'];
+      const count = 20;
+      const children = writers.map((name) => startChild(url, name, count, 'runs'));
+      t.after(() => {
+        for (const child of children) if (child.process.exitCode === null) child.process.kill('SIGKILL');
+      });
+      for (const child of children) assert.equal(await nextLine(child, 'ready'), 'ready');
+      for (const child of children) child.process.stdin.end('go\n');
+      const ids: number[] = [];
+      for (const child of children) {
+        const line = await nextLine(child, 'reporting its runs');
+        assert.equal(await child.exitCode, 0, child.stderr());
+        ids.push(...(JSON.parse(line) as { ids: number[] }).ids);
+      }
+      assert.deepEqual(ids.sort((a, b) => a - b), Array.from({ length: writers.length * count }, (_, i) => i + 1));
+      const store = await openStore(url);
+      t.after(() => store.close());
+      for (let id = 1; id <= writers.length * count; id++) {
+        const run = await store.getRun(id);
+        const [name, i] = (run.key ?? '').split(':');
+        const nodes = (await store.runNodes(id, { limit: 200 })).map((r) => r.node);
+        assert.deepEqual(nodes, Array.from({ length: 100 }, (_, k) => `${name}-${i}-${k}`), `targets of run ${id} (${run.key})`);
+      }
     });
 
     test('two processes opening a fresh store at once both succeed', { timeout: 60_000 }, async (t) => {

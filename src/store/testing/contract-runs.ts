@@ -4,35 +4,83 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { openStore } from '../open-store.ts';
+import type { RevisionStore } from '../revision-store.ts';
+import type { NodeResultUpdate, RunNodeStatus } from '../run-store.ts';
 import { freshStore, rejectsWith, type StoreFixture } from './fixture.ts';
+
+const nodeName = (i: number) => `node-${String(i).padStart(5, '0')}`;
+
+/** Every row of a run, paged by keyset, as [node, status, written, detail]. */
+async function allRows(store: RevisionStore, run: number): Promise<unknown[]> {
+  const rows = [];
+  for (let afterSeq = -1; ; ) {
+    const page = await store.runNodes(run, { afterSeq, limit: 5000 });
+    rows.push(...page.map((r) => [r.node, r.status, r.written, r.detail]));
+    if (page.length < 5000) return rows;
+    afterSeq = page.at(-1)?.seq ?? afterSeq;
+  }
+}
 
 /** Register the run contract for one backend. */
 export function runsContract(fixture: StoreFixture): void {
   describe('runs', () => {
     test('numbers runs 1, 2, …, keeps targets in order, and is idempotent on a key', async (t) => {
       const store = await freshStore(t, fixture);
+      const before = Date.now();
       const first = await store.createRun({ workflowId: 'update-labels/s', revision: 3, targets: ['b', 'a', 'c'] });
       assert.deepEqual({ ...first, createdAt: undefined }, { id: 1, key: null, createdAt: undefined, workflowId: 'update-labels/s', revision: 3, dryRun: false, retryOf: null, targetCount: 3 });
-      const keyed = await store.createRun({ key: 'wf/run', dryRun: true, retryOf: 1, targets: ['x'] });
-      assert.equal(keyed.id, 2);
-      assert.equal((await store.createRun({ key: 'wf/run', targets: ['other'] })).id, 2, 'same key, same run');
-      assert.deepEqual((await store.runNodes(1, { limit: 10 })).map((r) => [r.seq, r.node, r.status, r.written, r.detail]), [
-        [0, 'b', 'queued', false, null],
-        [1, 'a', 'queued', false, null],
-        [2, 'c', 'queued', false, null],
+      assert.ok(Math.abs(first.createdAt.getTime() - before) < 60_000);
+      assert.deepEqual(await store.getRun(1), first);
+      const keyed = await store.createRun({ key: 'wf/run', dryRun: true, retryOf: 1, targets: ['x', 'y'] });
+      assert.deepEqual({ ...keyed, createdAt: undefined }, { id: 2, key: 'wf/run', createdAt: undefined, workflowId: null, revision: null, dryRun: true, retryOf: 1, targetCount: 2 });
+      assert.deepEqual(await store.createRun({ key: 'wf/run', workflowId: 'other', targets: ['other'] }), keyed, 'same key, same run, unchanged');
+      assert.deepEqual((await store.runNodes(2, { limit: 10 })).map((r) => r.node), ['x', 'y'], 'the second call added no target');
+      assert.deepEqual(await store.runNodes(1, { limit: 10 }), [
+        { seq: 0, node: 'b', status: 'queued', written: false, detail: null },
+        { seq: 1, node: 'a', status: 'queued', written: false, detail: null },
+        { seq: 2, node: 'c', status: 'queued', written: false, detail: null },
       ]);
-      assert.deepEqual((await store.getRun(2)).dryRun, true);
-      await rejectsWith(store.getRun(9), 'NotFound', /run 9 not found/);
-      await rejectsWith(store.runCounts(9), 'NotFound', /run 9 not found/);
+      assert.equal((await store.createRun({ targets: ['z'] })).id, 3);
+      await rejectsWith(store.getRun(9), 'NotFound', /^run 9 not found$/);
+      await rejectsWith(store.runCounts(9), 'NotFound', /^run 9 not found$/);
+      await rejectsWith(store.getRun(0), 'InvalidArgument', /invalid run number 0/);
     });
 
-    test('refuses bad target lists, naming the problem, and creates nothing', async (t) => {
+    test('setRunWorkflow records the workflow ID of a run', async (t) => {
       const store = await freshStore(t, fixture);
-      await rejectsWith(store.createRun({ targets: [] }), 'InvalidArgument', /at least one target/);
-      await rejectsWith(store.createRun({ targets: ['a', 'a'] }), 'InvalidArgument', /target a is listed more than once/);
-      await rejectsWith(store.createRun({ targets: ['a', ''] }), 'InvalidArgument', /target #2 is not a node name/);
-      await rejectsWith(store.createRun({ targets: ['x'.repeat(254)] }), 'InvalidArgument', /longer than 253/);
-      assert.equal((await store.createRun({ targets: ['a'] })).id, 1);
+      const run = await store.createRun({ key: 'k', targets: ['a'] });
+      await store.setRunWorkflow(run.id, 'update-labels/site');
+      assert.deepEqual(await store.getRun(run.id), { ...run, workflowId: 'update-labels/site' });
+      assert.equal((await store.createRun({ key: 'k', targets: ['a'] })).workflowId, 'update-labels/site');
+      await rejectsWith(store.setRunWorkflow(7, 'w'), 'NotFound', /^run 7 not found$/);
+      await rejectsWith(store.setRunWorkflow(run.id, ''), 'InvalidArgument', /invalid workflow ID ""/);
+    });
+
+    test('refuses bad runs, naming the problem, and creates nothing', async (t) => {
+      const store = await freshStore(t, fixture);
+      const bad: [Parameters<RevisionStore['createRun']>[0], RegExp][] = [
+        [{ targets: [] }, /^a run needs at least one target node$/],
+        [{ targets: ['a', 'b', 'a'] }, /^target a is listed more than once$/],
+        [{ targets: ['a', ''] }, /^target #2 is not a node name \(""\)$/],
+        [{ targets: ['a', 42 as unknown as string] }, /^target #2 is not a node name \(42\)$/],
+        [{ targets: ['x'.repeat(254)] }, /^target #1 is longer than 253 characters$/],
+        [{ targets: ['a\0b'] }, /^target #1 holds a NUL character$/],
+        [{ targets: 'abc' as unknown as string[] }, /at least one target/],
+        [{ key: '', targets: ['a'] }, /invalid run key ""/],
+        [{ workflowId: 7 as unknown as string, targets: ['a'] }, /invalid workflow ID 7/],
+        [{ revision: 0, targets: ['a'] }, /invalid revision 0/],
+        [{ retryOf: 1.5, targets: ['a'] }, /invalid run number to retry 1.5/],
+        [{ dryRun: 'yes' as unknown as boolean, targets: ['a'] }, /invalid dryRun "yes"/],
+      ];
+      for (const [input, message] of bad) await rejectsWith(store.createRun(input), 'InvalidArgument', message);
+      // Validation comes first even when the key exists.
+      await store.createRun({ key: 'k', targets: ['a'] });
+      await rejectsWith(store.createRun({ key: 'k', targets: [] }), 'InvalidArgument');
+      const longest = 'x'.repeat(253);
+      const run = await store.createRun({ targets: [longest] });
+      assert.equal(run.id, 2, 'refused calls took no run number');
+      assert.deepEqual((await store.runNodes(run.id, { limit: 1 })).map((r) => r.node), [longest]);
     });
 
     test('records results: statuses, details, observed state; written stays true; counts', async (t) => {
@@ -44,36 +92,138 @@ export function runsContract(fixture: StoreFixture): void {
         { node: 'c', status: 'failure', detail: { error: { type: 'NodeNotFound', message: 'gone' } } },
       ]);
       assert.deepEqual(await store.observedState(run, 'a'), { resourceVersion: '5', labels: { k: 'v' } });
+      assert.equal(await store.observedState(run, 'b'), null);
+      assert.equal(await store.observedState(run, 'nobody'), null);
+      assert.equal(await store.observedState(99, 'a'), null);
       await store.setNodeResults(run, [{ node: 'a', status: 'success', written: true, detail: { set: { k: 'w' } }, observed: null }]);
-      await store.setNodeResults(run, [{ node: 'a', status: 'success', written: false }]);
-      assert.equal(await store.observedState(run, 'a'), null);
-      const a = (await store.runNodes(run, { limit: 1 }))[0];
-      assert.deepEqual(a, { seq: 0, node: 'a', status: 'success', written: true, detail: { set: { k: 'w' } } });
+      await store.setNodeResults(run, [{ node: 'a', status: 'success', written: false }, { node: 'b', status: 'success' }]);
+      assert.equal(await store.observedState(run, 'a'), null, 'null clears observed');
+      assert.deepEqual(await store.runNodes(run, { limit: 2 }), [
+        { seq: 0, node: 'a', status: 'success', written: true, detail: { set: { k: 'w' } } },
+        { seq: 1, node: 'b', status: 'success', written: false, detail: { unchanged: 3 } },
+      ]);
       assert.deepEqual(await store.runCounts(run), { total: 4, queued: 1, pending: 0, success: 2, failure: 1, written: 1 });
-      await rejectsWith(store.setNodeResults(run, [{ node: 'b', status: 'failure' }, { node: 'zz', status: 'success' }]), 'InvalidArgument', /no target node zz/);
-      assert.equal((await store.runNodes(run, { status: 'failure', limit: 10 })).length, 1, 'nothing of the refused batch was written');
+      await store.setNodeResults(run, [{ node: 'b', status: 'success', detail: null }]);
+      assert.equal((await store.runNodes(run, { afterSeq: 0, limit: 1 }))[0]?.detail, null, 'null clears detail');
+      await store.setNodeResults(run, []);
     });
 
-    test('pages 50,000 targets by keyset and offset, filtered by status; discards a run', async (t) => {
+    test('several updates of one node in a call apply in order', async (t) => {
       const store = await freshStore(t, fixture);
-      const targets = Array.from({ length: 50_000 }, (_, i) => `node-${String(i).padStart(5, '0')}`);
+      const run = (await store.createRun({ targets: ['a', 'b'] })).id;
+      await store.setNodeResults(run, [
+        { node: 'a', status: 'pending', written: true, detail: { attempts: 1 }, observed: { v: 1 } },
+        { node: 'b', status: 'pending', observed: { v: 2 } },
+        { node: 'a', status: 'failure', written: false, observed: null },
+        { node: 'b', status: 'success', detail: { attempts: 2 } },
+      ]);
+      assert.deepEqual(await store.runNodes(run, { limit: 5 }), [
+        { seq: 0, node: 'a', status: 'failure', written: true, detail: { attempts: 1 } },
+        { seq: 1, node: 'b', status: 'success', written: false, detail: { attempts: 2 } },
+      ]);
+      assert.equal(await store.observedState(run, 'a'), null);
+      assert.deepEqual(await store.observedState(run, 'b'), { v: 2 });
+    });
+
+    test('a refused batch of results writes nothing, even past the first 500', async (t) => {
+      const store = await freshStore(t, fixture);
+      const targets = Array.from({ length: 1200 }, (_, i) => nodeName(i));
       const run = (await store.createRun({ targets })).id;
-      await store.setNodeResults(run, targets.filter((_, i) => i % 1000 === 7).map((node) => ({ node, status: 'failure' as const })));
-      const seen: string[] = [];
-      for (let afterSeq = -1; ; ) {
-        const rows = await store.runNodes(run, { afterSeq, limit: 5000 });
-        seen.push(...rows.map((r) => r.node));
-        if (rows.length < 5000) break;
-        afterSeq = rows.at(-1)?.seq ?? afterSeq;
+      const updates: NodeResultUpdate[] = targets.map((node) => ({ node, status: 'success', written: true }));
+      updates.splice(1100, 0, { node: 'stranger', status: 'success' }, { node: 'other', status: 'success' });
+      await rejectsWith(store.setNodeResults(run, updates), 'InvalidArgument', /^run 1 has no target node stranger \(and 1 more\)$/);
+      await rejectsWith(store.setNodeResults(run, [{ node: '', status: 'success' }]), 'InvalidArgument', /^run 1 has no target node ""$/);
+      await rejectsWith(store.setNodeResults(run, [{ node: 'a\0', status: 'success' }]), 'InvalidArgument', /no target node/);
+      await rejectsWith(store.setNodeResults(run, [{ node: nodeName(0), status: 'done' as 'success' }]), 'InvalidArgument', /invalid node status "done"/);
+      const cyclic: Record<string, unknown> = {};
+      cyclic.self = cyclic;
+      await rejectsWith(store.setNodeResults(run, [{ node: nodeName(0), status: 'success', observed: cyclic }]), 'InvalidArgument', /observed state of node node-00000 is not JSON-serialisable/);
+      await rejectsWith(store.setNodeResults(9, [{ node: nodeName(0), status: 'success' }]), 'NotFound', /^run 9 not found$/);
+      assert.deepEqual(await store.runCounts(run), { total: 1200, queued: 1200, pending: 0, success: 0, failure: 0, written: 0 });
+      await store.setNodeResults(run, updates.filter((u) => u.node.startsWith('node-')));
+      assert.deepEqual(await store.runCounts(run), { total: 1200, queued: 0, pending: 0, success: 1200, failure: 0, written: 1200 });
+    });
+
+    test('creates and pages 50,000 targets in order by keyset and offset, filtered by status', { timeout: 120_000 }, async (t) => {
+      const store = await freshStore(t, fixture);
+      const targets = Array.from({ length: 50_000 }, (_, i) => nodeName(i));
+      const run = (await store.createRun({ workflowId: 'w', targets })).id;
+      assert.equal((await store.getRun(run)).targetCount, 50_000);
+      // Every 1000th (from 7) fails; every 1000th (from 500) is pending.
+      const failed = targets.filter((_, i) => i % 1000 === 7);
+      const pending = targets.filter((_, i) => i % 1000 === 500);
+      await store.setNodeResults(run, [
+        ...failed.map((node) => ({ node, status: 'failure' as const, detail: { error: { type: 'Forbidden', message: node } } })),
+        ...pending.map((node) => ({ node, status: 'pending' as const })),
+      ]);
+      assert.deepEqual(await allRows(store, run), targets.map((node) => {
+        const i = Number(node.slice(5));
+        if (i % 1000 === 7) return [node, 'failure', false, { error: { type: 'Forbidden', message: node } }];
+        return [node, i % 1000 === 500 ? 'pending' : 'queued', false, null];
+      }));
+      const names = (rows: { node: string }[]) => rows.map((r) => r.node);
+      assert.deepEqual(names(await store.runNodes(run, { status: ['failure'], offset: 10, limit: 5 })), failed.slice(10, 15));
+      assert.deepEqual(names(await store.runNodes(run, { status: 'failure', afterSeq: 10_007, limit: 3 })), failed.slice(11, 14));
+      const either = await store.runNodes(run, { status: ['pending', 'failure'], afterSeq: 1000, limit: 4 });
+      assert.deepEqual(either.map((r) => [r.seq, r.status]), [[1007, 'failure'], [1500, 'pending'], [2007, 'failure'], [2500, 'pending']]);
+      assert.deepEqual(names(await store.runNodes(run, { status: ['pending', 'failure'], afterSeq: 1000, offset: 2, limit: 2 })), names(either.slice(2)));
+      assert.deepEqual(names(await store.runNodes(run, { offset: 49_998, limit: 5000 })), targets.slice(49_998));
+      assert.deepEqual(await store.runNodes(run, { status: 'success', limit: 10 }), []);
+      assert.deepEqual(await store.runNodes(run, { status: [], limit: 10 }), [], 'no status matches nothing');
+      assert.deepEqual(await store.runCounts(run), { total: 50_000, queued: 49_900, pending: 50, success: 0, failure: 50, written: 0 });
+    });
+
+    test('refuses bad page queries', async (t) => {
+      const store = await freshStore(t, fixture);
+      const run = (await store.createRun({ targets: ['a'] })).id;
+      await rejectsWith(store.runNodes(run, { limit: 5001 }), 'InvalidArgument', /^limit must be an integer from 1 to 5000, not 5001$/);
+      await rejectsWith(store.runNodes(run, { limit: 0 }), 'InvalidArgument', /limit must be/);
+      await rejectsWith(store.runNodes(run, { limit: 1.5 }), 'InvalidArgument', /limit must be/);
+      await rejectsWith(store.runNodes(run, { limit: 1, offset: -1 }), 'InvalidArgument', /^offset must be a non-negative integer, not -1$/);
+      await rejectsWith(store.runNodes(run, { limit: 1, afterSeq: Number.NaN }), 'InvalidArgument', /^afterSeq must be an integer, not NaN$/);
+      await rejectsWith(store.runNodes(run, { limit: 1, status: ['queued', 'lost'] as unknown as RunNodeStatus[] }), 'InvalidArgument', /invalid node status "lost"/);
+      assert.equal((await store.runNodes(run, { limit: 5000 })).length, 1);
+    });
+
+    test('discardRun deletes a run and its rows, idempotently, and leaves the others', async (t) => {
+      const store = await freshStore(t, fixture);
+      const keep = (await store.createRun({ targets: ['a', 'b'] })).id;
+      const drop = (await store.createRun({ key: 'gone', targets: ['a', 'c'] })).id;
+      await store.setNodeResults(drop, [{ node: 'a', status: 'success', observed: { x: 1 } }]);
+      await store.discardRun(drop);
+      await store.discardRun(drop);
+      await store.discardRun(42);
+      await rejectsWith(store.getRun(drop), 'NotFound');
+      await rejectsWith(store.runCounts(drop), 'NotFound');
+      assert.deepEqual(await store.runNodes(drop, { limit: 10 }), []);
+      assert.equal(await store.observedState(drop, 'a'), null);
+      assert.deepEqual((await store.runCounts(keep)).total, 2);
+      const again = await store.createRun({ key: 'gone', targets: ['d'] });
+      assert.deepEqual([again.id, again.targetCount], [drop, 1], 'the key is free again; numbering has no gap');
+    });
+
+    test('runs created concurrently through two connections get distinct, consecutive numbers', { timeout: 60_000 }, async (t) => {
+      const url = await fixture.freshUrl();
+      const stores = await Promise.all([openStore(url), openStore(url)]);
+      t.after(() => Promise.all(stores.map((s) => s.close())));
+      const created = await Promise.all(
+        stores.flatMap((store, w) => Array.from({ length: 10 }, (_, i) => store.createRun({ key: `${w}:${i}`, targets: [`w${w}-${i}-a`, `w${w}-${i}-b`] }))),
+      );
+      assert.deepEqual(created.map((r) => r.id).sort((a, b) => a - b), Array.from({ length: 20 }, (_, i) => i + 1));
+      for (const run of created) {
+        const [w, i] = (run.key ?? '').split(':');
+        assert.deepEqual((await stores[0].runNodes(run.id, { limit: 5 })).map((r) => r.node), [`w${w}-${i}-a`, `w${w}-${i}-b`]);
       }
-      assert.deepEqual(seen, targets);
-      const failed = await store.runNodes(run, { status: ['failure'], offset: 10, limit: 5 });
-      assert.deepEqual(failed.map((r) => r.node), [10, 11, 12, 13, 14].map((k) => `node-${String(k * 1000 + 7).padStart(5, '0')}`));
-      assert.equal((await store.runCounts(run)).failure, 50);
-      await rejectsWith(store.runNodes(run, { limit: 5001 }), 'InvalidArgument', /limit must be 1 to 5000/);
-      await store.discardRun(run);
-      await rejectsWith(store.getRun(run), 'NotFound');
-      assert.deepEqual(await store.runNodes(run, { limit: 10 }), []);
+    });
+
+    test('a closed store refuses run calls with Closed', async () => {
+      const store = await openStore(await fixture.freshUrl());
+      await store.createRun({ targets: ['a'] });
+      await store.close();
+      await rejectsWith(store.getRun(1), 'Closed');
+      await rejectsWith(store.createRun({ targets: ['b'] }), 'Closed');
+      await rejectsWith(store.setNodeResults(1, [{ node: 'a', status: 'success' }]), 'Closed');
+      await rejectsWith(store.runNodes(1, { limit: 1 }), 'Closed');
     });
   });
 }
