@@ -77,7 +77,16 @@ describe('local stack', () => {
     const cli = (...args: string[]) =>
       execFileSync(process.execPath, [new URL('../src/stack/cli.ts', import.meta.url).pathname, ...args, '--dir', dir], { encoding: 'utf8' });
     const up = JSON.parse(
-      cli('up', '-o', 'json', '--temporal-port', String(ports.temporal), '--ui-port', String(ports.temporalUi), '--apiserver-port', String(ports.apiserver), '--etcd-port', String(ports.etcdClient)),
+      cli(
+        'up', '-o', 'json',
+        '--temporal-port', String(ports.temporal),
+        '--temporal-http-port', String(ports.temporalHttp),
+        '--temporal-metrics-port', String(ports.temporalMetrics),
+        '--ui-port', String(ports.temporalUi),
+        '--apiserver-port', String(ports.apiserver),
+        '--etcd-port', String(ports.etcdClient),
+        '--etcd-peer-port', String(ports.etcdPeer),
+      ),
     ) as StackInfo;
     try {
       assert.equal((await fetch(up.temporalUiUrl)).status, 200);

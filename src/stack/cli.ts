@@ -28,6 +28,18 @@ export function envLines(info: StackInfo): string[] {
   ];
 }
 
+interface UpOptions {
+  dir: string;
+  temporalPort: number;
+  temporalHttpPort?: number;
+  temporalMetricsPort?: number;
+  uiPort: number;
+  apiserverPort: number;
+  etcdPort: number;
+  etcdPeerPort?: number;
+  output: string;
+}
+
 const program = new Command('stack').description('Run the local Temporal + Kubernetes stack on loopback');
 
 program
@@ -37,18 +49,20 @@ program
   .option('--temporal-port <port>', 'Temporal frontend gRPC port', port, DEFAULT_PORTS.temporal)
   .option('--ui-port <port>', 'Temporal Web UI port', port, DEFAULT_PORTS.temporalUi)
   .option('--apiserver-port <port>', 'kube-apiserver secure port', port, DEFAULT_PORTS.apiserver)
-  .option('--etcd-port <port>', 'etcd client port (peer port is this + 1)', port, DEFAULT_PORTS.etcdClient)
+  .option('--temporal-http-port <port>', 'Temporal HTTP API port (default: Temporal port + 10)', port)
+  .option('--temporal-metrics-port <port>', 'Temporal metrics port (default: Temporal port + 11)', port)
+  .option('--etcd-port <port>', 'etcd client port', port, DEFAULT_PORTS.etcdClient)
+  .option('--etcd-peer-port <port>', 'etcd peer port (default: etcd client port + 1)', port)
   .option('-o, --output <format>', 'text or json', 'text')
-  .action(async (opts: { dir: string; temporalPort: number; uiPort: number; apiserverPort: number; etcdPort: number; output: string }) => {
+  .action(async (opts: UpOptions) => {
     const ports: StackPorts = {
-      ...DEFAULT_PORTS,
       temporal: opts.temporalPort,
-      temporalHttp: opts.temporalPort + 10,
-      temporalMetrics: opts.temporalPort + 11,
+      temporalHttp: opts.temporalHttpPort ?? opts.temporalPort + 10,
+      temporalMetrics: opts.temporalMetricsPort ?? opts.temporalPort + 11,
       temporalUi: opts.uiPort,
       apiserver: opts.apiserverPort,
       etcdClient: opts.etcdPort,
-      etcdPeer: opts.etcdPort + 1,
+      etcdPeer: opts.etcdPeerPort ?? opts.etcdPort + 1,
     };
     const info = await startStack({ dir: opts.dir, ports, log: (l) => console.error(l) });
     if (opts.output === 'json') {
