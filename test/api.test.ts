@@ -196,6 +196,27 @@ describe('HTTP API', () => {
     assertFailure(await api.call('GET', `/api/v1.0/actions/${unknownRun}`), 404);
   });
 
+  it('ends an action with any failed node Failed, per-node results kept; the Drydock task view keeps partial_success', async () => {
+    const ghost = `${prefix}-absent`;
+    const created = await api.call('POST', '/api/v1.0/actions', { body: { name: 'update_labels', parameters: { target_nodes: [n0, ghost] } } });
+    assert.equal(created.status, 201, created.text);
+    const action = ActionView.parse(created.json);
+    const done = await eventually(
+      async () => ActionView.parse((await api.call('GET', `/api/v1.0/actions/${action.id}`, { token: VIEWER })).json),
+      (a) => a.execution !== 'RUNNING' && a.execution !== 'CONTINUED_AS_NEW',
+    );
+    assert.equal(done.execution, 'COMPLETED', 'the workflow itself completed');
+    assert.equal(done.action_lifecycle, 'Failed', 'a step with an unsuccessful node is dispositioned as failed');
+    assert.equal(done.result?.status, 'partial_success');
+    assert.deepEqual(done.node_results.map((n) => [n.node, n.status, n.error?.type]), [[n0, 'success', undefined], [ghost, 'failure', 'NodeNotInDesign']]);
+    const listed = ActionList.parse((await api.call('GET', '/api/v1.0/actions?limit=10', { token: VIEWER })).json);
+    assert.ok(listed.some((a) => a.id === action.id && a.action_lifecycle === 'Failed'), JSON.stringify(listed));
+    const task = TaskView.parse((await api.call('GET', `/api/v1.0/tasks/${action.id}`, { token: VIEWER })).json);
+    assert.equal(task.status, 'Complete');
+    assert.equal(task.result.status, 'partial_success');
+    assert.deepEqual(task.result.failures, [ghost]);
+  });
+
   it('runs a relabel_nodes task from design_ref and node_filter; a node the design lacks is a failed subtask', async () => {
     const task = (body: unknown) => api.call('POST', '/api/v1.0/tasks', { body });
     const filter = (f: object) => ({ filter_set_type: 'union', filter_set: [{ filter_type: 'union', ...f }] });

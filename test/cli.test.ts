@@ -184,6 +184,8 @@ describe('relabel docs', { concurrency: true }, () => {
       [['docs', 'tag', '1', 'x', '--data', 'nope'], /option '--data <json>' argument 'nope' is invalid\. must be JSON/],
       [['docs', 'validate', 'no/such/dir'], /cannot read no\/such\/dir: no such file or directory/],
       [['no-such-command'], /unknown command 'no-such-command'/],
+      [['plan', '--help'], /^error: unknown command 'plan'/],
+      [['--store', 'sqlite:/tmp/x.db', 'plan'], /^error: unknown command 'plan'/],
     ];
     await Promise.all(
       cases.map(async ([args, message]) => {
@@ -193,6 +195,7 @@ describe('relabel docs', { concurrency: true }, () => {
         assert.match(run.stderr, message, args.join(' '));
       }),
     );
+    assert.match(exits(await relabel(['--store', 'sqlite:/tmp/x.db', 'docs', '--help']), 0).stdout, /Usage: relabel docs/);
     assert.match(exits(await relabel(['--help']), 0).stdout, /Exit codes:\n {2}0 .*\n(.*\n)* {2}4 .*partial_success/);
   });
 });

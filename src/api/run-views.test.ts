@@ -23,6 +23,10 @@ describe('runs through Airship eyes', () => {
       assert.equal(actionLifecycle(execution, progress), lifecycle, execution);
       assert.equal(taskStatus(execution, progress), task, execution);
     }
+    // A completed run is Complete only when every node succeeded.
+    const completed: [string | undefined, string][] = [['success', 'Complete'], ['dry_run', 'Complete'], [undefined, 'Complete'], ['partial_success', 'Failed'], ['failure', 'Failed']];
+    for (const [status, lifecycle] of completed) assert.equal(actionLifecycle('COMPLETED', true, status), lifecycle, String(status));
+    assert.equal(actionLifecycle('RUNNING', true, 'failure'), 'Processing', 'a run still going is not judged yet');
   });
 
   it('reports a partial success with per-node reasons', () => {
@@ -36,7 +40,7 @@ describe('runs through Airship eyes', () => {
       result: { status: 'partial_success', run: 7, revision: 3, site: 's', dryRun: false, counts: { total: 2, success: 1, failure: 1, written: 1 }, failures: [{ node: 'b', error: { type: 'NodeNotFound', message: 'node b not found' } }] },
     };
     const action = ActionView.parse(actionView({ report, nodes, page }));
-    assert.equal(action.action_lifecycle, 'Complete');
+    assert.equal(action.action_lifecycle, 'Failed', 'a node failed');
     assert.equal(action.revision, 3);
     assert.deepEqual(action.parameters, { target_nodes: ['a', 'b'] });
     assert.deepEqual(action.node_results[1], { node: 'b', status: 'failure', written: false, error: { type: 'NodeNotFound', message: 'node b not found' } });

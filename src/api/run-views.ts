@@ -16,20 +16,24 @@ export type NodePageInfo = { run: number | null; total: number; offset: number; 
 export type RunState = { report: RunStatusReport; nodes: NodeOutcome[]; page: NodePageInfo };
 
 /**
- * Shipyard's lifecycle of a run from Temporal's status: RUNNING is Pending
- * until a worker has picked the run up (no progress to report yet), then
- * Processing; COMPLETED is Complete (whatever the per-node outcome: see
- * `result.status`); FAILED (a rejection), CANCELLED, TERMINATED and
- * TIMED_OUT are Failed. CONTINUED_AS_NEW stays Processing: the chain goes on.
+ * Shipyard's lifecycle of a run from Temporal's status and, once it has
+ * completed, the run's own status: RUNNING is Pending until a worker has
+ * picked the run up (no progress to report yet), then Processing;
+ * CONTINUED_AS_NEW stays Processing (the chain goes on). COMPLETED is
+ * Complete only when every node succeeded: a run with any failed node
+ * (`partial_success` or `failure`) is Failed, as Shipyard dispositions a step
+ * with an unsuccessful node; an unknown run status (`runStatus` absent)
+ * counts as Complete. FAILED (a rejection), CANCELLED, TERMINATED and
+ * TIMED_OUT are Failed.
  */
-export function actionLifecycle(execution: string, hasProgress: boolean): ActionLifecycle {
+export function actionLifecycle(execution: string, hasProgress: boolean, runStatus?: string): ActionLifecycle {
   switch (execution) {
     case 'RUNNING':
       return hasProgress ? 'Processing' : 'Pending';
     case 'CONTINUED_AS_NEW':
       return 'Processing';
     case 'COMPLETED':
-      return 'Complete';
+      return runStatus === 'partial_success' || runStatus === 'failure' ? 'Failed' : 'Complete';
     default:
       return 'Failed';
   }
@@ -42,12 +46,12 @@ function actionNameOf(action: string | undefined): ActionName {
 }
 
 /** A list entry from what Temporal's visibility knows of a run. */
-export function actionSummary(run: { workflowId: string; runId: string; action?: string; execution: string; startTime: string; closeTime?: string }): ActionSummary {
+export function actionSummary(run: { workflowId: string; runId: string; action?: string; execution: string; outcome?: string; startTime: string; closeTime?: string }): ActionSummary {
   return {
     id: encodeRunId(run),
     name: actionNameOf(run.action),
     // Visibility cannot tell whether a worker has started the run: a running run is Processing here.
-    action_lifecycle: actionLifecycle(run.execution, true),
+    action_lifecycle: actionLifecycle(run.execution, true, run.outcome),
     execution: run.execution,
     datetime: run.startTime,
     completed_at: run.closeTime ?? null,
@@ -96,7 +100,7 @@ export function actionView(state: RunState, extra: { name?: ActionName; targets?
     id: encodeRunId(report),
     name: extra.name ?? actionNameOf(report.action),
     parameters: targets ? { target_nodes: targets } : {},
-    action_lifecycle: actionLifecycle(report.execution, report.progress !== undefined),
+    action_lifecycle: actionLifecycle(report.execution, report.progress !== undefined, result?.status),
     execution: report.execution,
     datetime: report.startTime,
     completed_at: report.closeTime ?? null,

@@ -52,6 +52,26 @@ export function buildProgram(setExit: SetExit): Command {
 }
 
 /**
+ * The command word of `argv` when it names no command of `program` (the
+ * values of the global options are skipped), else undefined.
+ */
+function unknownCommand(program: Command, argv: readonly string[]): string | undefined {
+  const takesValue = new Set(program.options.filter((o) => o.required || o.optional).flatMap((o) => [o.long, o.short].filter((f): f is string => f !== undefined)));
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] ?? '';
+    if (arg === '--') return undefined;
+    if (takesValue.has(arg)) {
+      i++;
+      continue;
+    }
+    if (arg.startsWith('-')) continue;
+    const known = arg === 'help' || program.commands.some((c) => c.name() === arg || c.aliases().includes(arg));
+    return known ? undefined : arg;
+  }
+  return undefined;
+}
+
+/**
  * Runs the CLI on `argv` (the arguments after the program name) and returns
  * the exit code. Errors are reported here, once: as text on stderr, or as
  * `{"error": …}` on stdout when the command was given `-o json`.
@@ -60,6 +80,12 @@ export async function runCli(argv: readonly string[]): Promise<number> {
   let exitCode: number = ExitCode.ok;
   let active: Command | undefined;
   const program = buildProgram((code) => (exitCode = code));
+  const unknown = unknownCommand(program, argv);
+  if (unknown !== undefined) {
+    // Commander would print the main help for `relabel plan --help` and exit 0.
+    process.stderr.write(`error: unknown command '${unknown}'\n(add --help for usage)\n`);
+    return ExitCode.invalidInput;
+  }
   program.hook('preAction', (_root, command) => {
     active = command;
   });

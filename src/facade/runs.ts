@@ -24,6 +24,7 @@ import { MAX_NODE_PAGE, nodeOutcome, type NodePage } from './run-results.ts';
 
 export { MAX_NODE_PAGE, nodeOutcome, type NodeOutcome, type NodePage } from './run-results.ts';
 import { updateLabels } from '../workflows/update-labels.ts';
+import { RelabelStatus } from '../workflows/search-attributes.ts';
 import { documentValidationError, RelabelError } from './relabel-error.ts';
 
 /** What the facade needs. */
@@ -79,8 +80,19 @@ export interface RunListing {
   /** The action name kept in the run's memo, when it was started with one. */
   action?: string;
   execution: string;
+  /**
+   * The run's status as its search attribute records it once it has ended
+   * (`success`, `partial_success`, `failure`; `dry_run` for a dry run),
+   * when the server has relabel's search attributes.
+   */
+  outcome?: string;
   startTime: string;
   closeTime?: string;
+}
+
+/** The `outcome` of a listing from the RelabelStatus search attribute: only an ended run's. */
+function outcomeOf(status: string | undefined): { outcome?: string } {
+  return status === undefined || status === 'running' ? {} : { outcome: status };
 }
 
 /** A run's state as reported by `status`. */
@@ -327,6 +339,7 @@ export function createRuns(deps: RunsDeps) {
         runId: w.runId,
         ...memoFields(w.memo),
         execution: w.status.name,
+        ...outcomeOf(w.typedSearchAttributes.get(RelabelStatus)),
         startTime: w.startTime.toISOString(),
         ...(w.closeTime ? { closeTime: w.closeTime.toISOString() } : {}),
       });

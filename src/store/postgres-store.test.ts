@@ -9,7 +9,7 @@ import { startPostgres, type PostgresServer } from '../stack/postgres.ts';
 import { openStore } from './open-store.ts';
 import { openPostgresStore, POSTGRES_SCHEMA_VERSION } from './postgres-store.ts';
 import { revisionStoreContract } from './testing/contract.ts';
-import { rejectsWith } from './testing/fixture.ts';
+import { assertRunsWork, rejectsWith } from './testing/fixture.ts';
 
 // A real server: RELABEL_TEST_PG_URL when set, else one started here. A server
 // that cannot be reached or started fails the suite; it is never skipped.
@@ -84,10 +84,7 @@ describe('PostgreSQL backend specifics', () => {
       const migrated = await openPostgresStore(baseUrl, { schema });
       try {
         assert.equal((await migrated.latestRevision())?.message, 'before runs');
-        const run = await migrated.createRun({ targets: ['n1', 'n2'] });
-        assert.equal(run.id, 1);
-        await migrated.setNodeResults(run.id, [{ node: 'n2', status: 'success', written: true }]);
-        assert.deepEqual(await migrated.runCounts(run.id), { total: 2, queued: 1, pending: 0, success: 1, failure: 0, written: 1 });
+        await assertRunsWork(migrated);
       } finally {
         await migrated.close();
       }

@@ -6,7 +6,7 @@ import { DatabaseSync } from 'node:sqlite';
 import { after, describe, test } from 'node:test';
 import { openSqliteStore, SQLITE_MEMORY, SQLITE_SCHEMA_VERSION } from './sqlite-store.ts';
 import { revisionStoreContract } from './testing/contract.ts';
-import { rejectsWith } from './testing/fixture.ts';
+import { assertRunsWork, rejectsWith } from './testing/fixture.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'relabel-sqlite-store-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -43,10 +43,7 @@ describe('SQLite backend specifics', () => {
     const migrated = await openSqliteStore(path);
     try {
       assert.equal((await migrated.latestRevision())?.id, 1);
-      const run = await migrated.createRun({ targets: ['n1', 'n2'] });
-      assert.equal(run.id, 1);
-      await migrated.setNodeResults(run.id, [{ node: 'n2', status: 'success', written: true }]);
-      assert.deepEqual(await migrated.runCounts(run.id), { total: 2, queued: 1, pending: 0, success: 1, failure: 0, written: 1 });
+      await assertRunsWork(migrated);
     } finally {
       await migrated.close();
     }

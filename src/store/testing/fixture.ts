@@ -31,3 +31,11 @@ export async function rejectsWith(promise: Promise<unknown>, code: StoreErrorCod
   });
 }
 
+
+/** Asserts that a store migrated from before runs were stored takes runs: the first is run 1 and records results. */
+export async function assertRunsWork(store: RevisionStore): Promise<void> {
+  const run = await store.createRun({ targets: ['n1', 'n2'] });
+  assert.equal(run.id, 1);
+  await store.setNodeResults(run.id, [{ node: 'n2', status: 'success', written: true }]);
+  assert.deepEqual(await store.runCounts(run.id), { total: 2, queued: 1, pending: 0, success: 1, failure: 0, written: 1 });
+}
