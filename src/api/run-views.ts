@@ -5,6 +5,7 @@
  */
 import type { NodeOutcome, RunStatusReport } from '../facade/runs.ts';
 import type { NodeFilterSet } from '../core/node-filter.ts';
+import { RunStatus } from '../workflows/messages.ts';
 import { encodeRunId } from './run-ids.ts';
 import { ActionName } from './schemas.ts';
 import type { ActionLifecycle, ActionSummary, ActionView, NodeResultView, StatusMessage, TaskResultView, TaskStatus, TaskView } from './response-schemas.ts';
@@ -33,7 +34,7 @@ export function actionLifecycle(execution: string, hasProgress: boolean, runStat
     case 'CONTINUED_AS_NEW':
       return 'Processing';
     case 'COMPLETED':
-      return runStatus === 'partial_success' || runStatus === 'failure' ? 'Failed' : 'Complete';
+      return runStatus === RunStatus.partialSuccess || runStatus === RunStatus.failure ? 'Failed' : 'Complete';
     default:
       return 'Failed';
   }
