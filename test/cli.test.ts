@@ -177,7 +177,11 @@ describe('relabel docs', { concurrency: true }, () => {
       [['update-labels', '--nodes', 'a', '--revision', 'abc'], /option '--revision <n>' argument 'abc' is invalid/],
       [['update-labels', '--nodes', 'a,,b'], /option '--nodes <names>' argument 'a,,b' is invalid\. target node #2 is empty/],
       [['update-labels', '--nodes', 'a,a'], /--nodes <names>.*listed more than once/],
-      [['update-labels'], /required option '--nodes <names>' not specified/],
+      [['update-labels'], /^error: choose the targets with exactly one of --nodes, --nodes-from, --all, or --rack\/--tag\/--label$/m],
+      [['update-labels', '--all', '--nodes', 'a'], /exactly one of .* \(several were given\)/],
+      [['update-labels', '--label', 'novalue'], /option '--label <key=value>' argument 'novalue' is invalid\. must be key=value/],
+      [['update-labels', '--rack', 'a,,b'], /option '--rack <names>' argument 'a,,b' is invalid/],
+      [['update-labels', '--nodes-from', 'no/such/file'], /cannot read no\/such\/file: ENOENT/],
       [['status', 'x', '-o', 'yaml'], /option '-o, --output <format>' argument 'yaml' is invalid\. Allowed choices are text, json/],
       [['docs', 'show', 'abc'], /argument 'rev'.*whole number ≥ 1/],
       [['docs', 'diff', '-1', '2'], /argument 'from'.*whole number ≥ 0/],
@@ -216,6 +220,35 @@ describe('relabel update-labels, status, retry, cancel', { concurrency: true }, 
     for (const name of [n0, n1, n2]) await createNode(core, name);
   });
   after(async () => stack.stop());
+
+  it('update-labels chooses its targets with --all, a rack/tag/label filter or --nodes-from; a filter matching nothing is refused', async () => {
+    const validation = validateSite(site.files);
+    assert.ok(validation.ok);
+    const nodes = Object.values(validation.design.nodes);
+    const start = async (...args: string[]) =>
+      (JSON.parse(exits(await relabel(['update-labels', '--dry-run', ...args, '-o', 'json'], env), 0).stdout) as { targets: string[] }).targets;
+    const names = (list: typeof nodes) => list.map((n) => n.name).sort();
+
+    assert.deepEqual(await start('--all'), names(nodes));
+    assert.equal(nodes.length, 24);
+    const first = validation.design.nodes[n0];
+    assert.ok(first?.rack);
+    const inRack = nodes.filter((n) => n.rack === first.rack);
+    assert.ok(inRack.length > 1 && inRack.length < nodes.length);
+    assert.deepEqual(await start('--rack', first.rack), names(inRack));
+    const [key, value] = Object.entries(first.labels).find(([k]) => k !== 'kubernetes.io/hostname') ?? [];
+    assert.ok(key !== undefined && value !== undefined);
+    const both = inRack.filter((n) => n.labels[key] === value);
+    assert.ok(both.length >= 1 && both.length < inRack.length, 'the label narrows the rack');
+    assert.deepEqual(await start('--rack', first.rack, '--label', `${key}=${value}`), names(both));
+
+    const file = join(mkdtempSync(join(tmpdir(), 'relabel-targets-')), 'nodes.txt');
+    writeFileSync(file, `${n1}\n${n0}, ${n2}\n\n`);
+    assert.deepEqual(await start('--nodes-from', file), [n1, n0, n2]);
+
+    const none = exits(await relabel(['update-labels', '--dry-run', '--rack', 'no-such-rack'], env), 2);
+    assert.match(none.stderr, /NoNodesMatched: the selection matches no node of revision 1/);
+  });
 
   it('runs update-labels --wait, reports per node, retries exactly the missing node; status -o json parses', async () => {
     const run = exits(await relabel(['update-labels', '--nodes', `${n0},${n1},${n2}`, '--wait'], env), 0);

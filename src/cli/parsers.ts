@@ -44,3 +44,19 @@ export function jsonObject(value: string): Record<string, unknown> {
   }
   return parsed as Record<string, unknown>;
 }
+
+/** Names given as `a,b,c` (racks, tags), added to those of earlier uses of the flag. */
+export function nameList(value: string, previous: string[] = []): string[] {
+  const names = value.split(',').map((s) => s.trim());
+  if (names.some((n) => n === '')) throw new InvalidArgumentError('must be comma-separated names, none empty');
+  return [...new Set([...previous, ...names])];
+}
+
+/** `key=value`, added to the pairs of earlier uses of the flag. */
+export function labelPair(value: string, previous: Record<string, string> = {}): Record<string, string> {
+  const at = value.indexOf('=');
+  if (at <= 0) throw new InvalidArgumentError('must be key=value, such as --label example.com/role=storage');
+  const key = value.slice(0, at);
+  if (Object.hasOwn(previous, key)) throw new InvalidArgumentError(`label ${key} is given more than once`);
+  return { ...previous, [key]: value.slice(at + 1) };
+}

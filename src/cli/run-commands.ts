@@ -4,11 +4,13 @@
  * code the run's outcome maps to.
  */
 import { type Command, Option } from 'commander';
-import type { NodePage, Runs, RunStatusReport, StartedRun } from '../facade/index.ts';
+import { readFileSync } from 'node:fs';
+import { normalizeTargets } from '../core/targets.ts';
+import type { NodePage, Runs, RunStatusReport, StartedRun, TargetSelection } from '../facade/index.ts';
 import { withContext, type CliContext, type SetExit } from './context.ts';
 import { ExitCode, exitCodeForRun } from './exit-codes.ts';
 import { note, outputOption, printJson, say } from './output.ts';
-import { nodeList, nonNegativeInteger, positiveInteger } from './parsers.ts';
+import { labelPair, nameList, nodeList, nonNegativeInteger, positiveInteger } from './parsers.ts';
 import { outcomeText, progressReporter, reportText, startedText } from './run-output.ts';
 
 const runIdOption = () => new Option('--run-id <id>', 'a particular run of the workflow (default: its latest run)');
@@ -29,6 +31,47 @@ type NodeView = { offset?: number; limit?: number; failures?: boolean };
 async function nodePage(runs: Runs, report: RunStatusReport, view: NodeView): Promise<NodePage | undefined> {
   if (!report.result) return undefined;
   return runs.nodes(report.result.run, { offset: view.offset ?? 0, limit: view.limit ?? 1000, ...(view.failures ? { status: 'failure' as const } : {}) });
+}
+
+/** The flags of update-labels that choose its targets. */
+type TargetOptions = { nodes?: string[]; nodesFrom?: string; all?: boolean; rack?: string[]; tag?: string[]; label?: Record<string, string> };
+
+/** Node names read from `file` (`-`: standard input), separated by commas or white space. */
+function namesFrom(file: string, cmd: Command): string[] {
+  let text: string;
+  try {
+    text = readFileSync(file === '-' ? 0 : file, 'utf8');
+  } catch (err) {
+    cmd.error(`error: cannot read ${file === '-' ? 'standard input' : file}: ${(err as Error).message}`, { exitCode: ExitCode.invalidInput });
+  }
+  const names = text.split(/[\s,]+/).filter((n) => n !== '');
+  const parsed = normalizeTargets(names);
+  if (!parsed.ok) cmd.error(`error: --nodes-from ${file}: ${parsed.message}`, { exitCode: ExitCode.invalidInput });
+  return parsed.targets;
+}
+
+/**
+ * What update-labels runs on: named targets, or a selection from the
+ * design. Exactly one of --nodes, --nodes-from, --all and a filter; a usage
+ * error (exit 2) otherwise, before anything is opened.
+ */
+function targetsOf(opts: TargetOptions, cmd: Command): { targets: string[] } | { targets: undefined; select: TargetSelection } {
+  const filter = {
+    ...(opts.rack ? { rack_names: opts.rack } : {}),
+    ...(opts.tag ? { node_tags: opts.tag } : {}),
+    ...(opts.label ? { node_labels: opts.label } : {}),
+  };
+  const hasFilter = Object.keys(filter).length > 0;
+  const given = [opts.nodes !== undefined, opts.nodesFrom !== undefined, opts.all === true, hasFilter].filter(Boolean).length;
+  if (given !== 1) {
+    cmd.error(`error: choose the targets with exactly one of --nodes, --nodes-from, --all, or --rack/--tag/--label${given > 1 ? ' (several were given)' : ''}`, {
+      exitCode: ExitCode.invalidInput,
+    });
+  }
+  if (opts.nodes) return { targets: opts.nodes };
+  if (opts.nodesFrom !== undefined) return { targets: namesFrom(opts.nodesFrom, cmd) };
+  if (opts.all) return { targets: undefined, select: { all: true } };
+  return { targets: undefined, select: { filter: { filter_set_type: 'intersection', filter_set: [{ filter_type: 'intersection', ...filter }] } } };
 }
 
 const waitOption = () =>
@@ -93,7 +136,12 @@ export function addRunCommands(program: Command, setExit: SetExit): void {
   program
     .command('update-labels')
     .description('relabel nodes to a committed revision of the site documents (the Airship update_labels action)')
-    .requiredOption('--nodes <names>', 'comma-separated node names, such as n1,n2', nodeList)
+    .option('--nodes <names>', 'comma-separated node names, such as n1,n2', nodeList)
+    .option('--nodes-from <file>', 'node names from a file (- for standard input), separated by commas, spaces or lines')
+    .option('--all', "every node of the revision's design")
+    .option('--rack <names>', 'nodes in one of these racks (comma-separated; repeatable)', nameList)
+    .option('--tag <tags>', 'nodes with every one of these tags (comma-separated; repeatable)', nameList)
+    .option('--label <key=value>', "nodes whose design labels include this pair (repeatable; all must match)", labelPair)
     .addOption(new Option('--revision <n>', 'revision to apply (default: the latest committed)').argParser(positiveInteger))
     .addOption(concurrencyOption())
     .option('--dry-run', 'plan every node and report the plans; write nothing')
@@ -101,15 +149,19 @@ export function addRunCommands(program: Command, setExit: SetExit): void {
     .addOption(outputOption())
     .addHelpText(
       'after',
-      '\nPrints the workflow ID, run ID and Temporal UI link. One run per site at a time.\n' +
+      '\nTargets: --nodes, --nodes-from, --all, or a filter of --rack, --tag and --label (a node must match each one\n' +
+        'given, as a Drydock node_filter of type intersection); exactly one of these four. A filter that matches no\n' +
+        'node of the design is refused (NoNodesMatched).\n' +
+        'Prints the workflow ID, run ID and Temporal UI link. One run per site at a time.\n' +
         'JSON: {workflowId, runId, uiLink, revision, site, targets, dryRun}; with --wait the final report (as `relabel status -o json`).',
     )
-    .action(async (opts: { nodes: string[]; revision?: number; concurrency?: number; dryRun?: boolean; wait?: boolean }, cmd: Command) => {
+    .action(async (opts: TargetOptions & { revision?: number; concurrency?: number; dryRun?: boolean; wait?: boolean }, cmd: Command) => {
+      const chosen = targetsOf(opts, cmd);
       setExit(
         await withContext(cmd, async (ctx) => {
           const runs = await ctx.runs();
           const run = await runs.start({
-            targets: opts.nodes,
+            ...chosen,
             ...(opts.revision !== undefined ? { revision: opts.revision } : {}),
             ...(opts.concurrency !== undefined ? { concurrency: opts.concurrency } : {}),
             dryRun: opts.dryRun ?? false,

@@ -13,6 +13,7 @@ import {
 import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy, ApplicationFailure } from '@temporalio/common';
 import { FailureType } from '../core/failure-types.ts';
 import { normalizeTargets } from '../core/targets.ts';
+import { selectNodes, type NodeFilterSet } from '../core/node-filter.ts';
 import { runnableRevision } from '../store/revision-checks.ts';
 import { isStoreError, StoreErrorCode } from '../store/store-error.ts';
 import { createDesignCache } from '../store/design-cache.ts';
@@ -57,9 +58,18 @@ export interface StartedRun extends RunRef {
   targets: string[];
 }
 
+/**
+ * Targets chosen from the design of the revision a run applies, instead of
+ * named: every node, or the nodes a Drydock node filter selects.
+ */
+export type TargetSelection = { all: true } | { filter: NodeFilterSet };
+
 /** Options of a new update run. */
 export interface StartOptions {
+  /** Node names; leave undefined when `select` chooses the targets. */
   targets: unknown;
+  /** Choose the targets from the design instead (not together with `targets`). */
+  select?: TargetSelection;
   revision?: number;
   concurrency?: number;
   dryRun?: boolean;
@@ -137,9 +147,11 @@ export function createRuns(deps: RunsDeps) {
    * took part in a site action, invalid documents. Returns the revision and
    * site. Throws a {@link RelabelError}; reads only.
    */
-  async function preflight(options: Pick<StartOptions, 'targets' | 'revision'>): Promise<{ targets: string[]; revision: number; site: string }> {
-    const parsed = normalizeTargets(options.targets);
-    if (!parsed.ok) throw new RelabelError(FailureType.InvalidTargets, parsed.message);
+  async function preflight(options: Pick<StartOptions, 'targets' | 'revision' | 'select'>): Promise<{ targets: string[]; revision: number; site: string }> {
+    const { select } = options;
+    if (select && options.targets !== undefined) throw new RelabelError(FailureType.InvalidTargets, 'name the targets or select them from the design, not both');
+    const named = select ? undefined : normalizeTargets(options.targets);
+    if (named && !named.ok) throw new RelabelError(FailureType.InvalidTargets, named.message);
     const checked = await runnableRevision(store, options.revision);
     if (!checked.ok) throw new RelabelError(checked.type, checked.message);
     const revision = checked.revision;
@@ -147,7 +159,17 @@ export function createRuns(deps: RunsDeps) {
     if (!validation.ok) {
       throw documentValidationError(`revision ${revision}`, validation.errors);
     }
-    return { targets: parsed.targets, revision, site: validation.design.site ?? 'default' };
+    const { design } = validation;
+    let targets = named?.ok ? named.targets : [];
+    if (select) {
+      // Names the filter gives that the design lacks stay targets: they fail (NodeNotInDesign), never silently dropped.
+      const chosen = 'all' in select ? { nodes: Object.keys(design.nodes).sort(), unknownNodeNames: [] } : selectNodes(design, select.filter);
+      targets = [...chosen.nodes, ...chosen.unknownNodeNames];
+      if (targets.length === 0) throw new RelabelError(FailureType.NoNodesMatched, `the selection matches no node of revision ${revision}`);
+      const parsed = normalizeTargets(targets);
+      if (!parsed.ok) throw new RelabelError(FailureType.InvalidTargets, parsed.message);
+    }
+    return { targets, revision, site: design.site ?? 'default' };
   }
 
   /**
