@@ -1,5 +1,5 @@
 /**
- * `npm run bench:e2e -- [--nodes 500,5000] [--concurrency 50] [--passes …]`:
+ * `npm run bench:e2e -- [--nodes 500,5000] [--concurrency 50] [--passes …] [--continue-as-new-after N]`:
  * update_labels end to end, on a local stack of its own per size (real
  * Temporal, real kube-apiserver), against the floor measured in the same run.
  *
@@ -46,12 +46,14 @@ const { values: opts } = parseArgs({
     passes: { type: 'string', default: 'floor,all,noop,one-percent' },
     retry: { type: 'string', default: '1000' },
     'kube-qps': { type: 'string', default: '0' },
+    'continue-as-new-after': { type: 'string' },
   },
 });
 const sizes = opts.nodes.split(',').map(Number);
 const concurrency = Number(opts.concurrency);
 const passes = opts.passes.split(',');
 const retryCount = Number(opts.retry);
+const continueAsNewAfter = opts['continue-as-new-after'] === undefined ? undefined : Number(opts['continue-as-new-after']);
 
 /** Every figure printed, for the summary. */
 const rows: Record<string, unknown>[] = [];
@@ -227,7 +229,7 @@ async function benchSize(size: number): Promise<void> {
     const taskQueue = 'relabel-bench';
     const runs = createRuns({ client, store, taskQueue, namespace: 'default' });
     const ctx = { stack, storeUrl, runs, client, taskQueue, floorMs, size };
-    const all = () => runs.start({ targets: site.nodes, concurrency });
+    const all = () => runs.start({ targets: site.nodes, concurrency, ...(continueAsNewAfter !== undefined ? { continueAsNewAfter } : {}) });
     const checkNodes = async (label: string, skip?: ReadonlySet<string>) => {
       const wrong = await wrongNodes(core, prefix, design, skip);
       report({ nodes: size, pass: label, wrongNodes: wrong.length, sample: wrong.slice(0, 5) }, wrong.length === 0);
