@@ -15,6 +15,7 @@ import { validateSite } from '../src/core/validate-site.ts';
 import { createWorker } from '../src/worker.ts';
 import { adminCore, createNode, startRelabel, uniqueSuffix, workflowBundle } from './helpers.ts';
 import { prefixedSite, storeWithSite } from './site.ts';
+import { eventually } from './api-support.ts';
 
 const REPO_ROOT = new URL('../', import.meta.url).pathname;
 const CLIENT = new URL('../src/client.ts', import.meta.url).pathname;
@@ -248,6 +249,25 @@ describe('relabel update-labels, status, retry, cancel', { concurrency: true }, 
 
     const none = exits(await relabel(['update-labels', '--dry-run', '--rack', 'no-such-rack'], env), 2);
     assert.match(none.stderr, /NoNodesMatched: the selection matches no node of revision 1/);
+  });
+
+  it('runs lists update runs newest first, by site and status; a dry run is listed as dry_run', async () => {
+    const dry = JSON.parse(exits(await relabel(['update-labels', '--nodes', n0, '--dry-run', '--wait', '-o', 'json'], env), 0).stdout) as { workflowId: string; runId: string };
+    type Listed = { workflowId: string; runId: string; run?: number; execution: string; outcome?: string };
+    const list = async (...args: string[]) => JSON.parse(exits(await relabel(['runs', '--site', `${prefix}-site`, ...args, '-o', 'json'], env), 0).stdout) as Listed[];
+    const found = await eventually(
+      async () => (await list('--dry-run')).find((r) => r.runId === dry.runId),
+      (r) => r?.outcome === 'dry_run' && r.execution === 'COMPLETED',
+    );
+    assert.equal(found?.workflowId, dry.workflowId);
+    assert.equal(typeof found?.run, 'number');
+    assert.ok(!(await list('--status', 'failure')).some((r) => r.runId === dry.runId), 'not listed under another status');
+    assert.deepEqual(JSON.parse(exits(await relabel(['runs', '--site', 'no-such-site', '-o', 'json'], env), 0).stdout), []);
+    const text = exits(await relabel(['runs', '--site', `${prefix}-site`, '--dry-run'], env), 0).stdout;
+    assert.match(text, /^RUN\s+WORKFLOW ID\s+EXECUTION\s+STATUS\s+STARTED\s+CLOSED$/m);
+    assert.match(text, new RegExp(`^${found?.run}\\s+${dry.workflowId}\\s+COMPLETED\\s+dry_run\\s`, 'm'));
+    assert.match(exits(await relabel(['runs', '--dry-run', '--status', 'success'], env), 2).stderr, /--dry-run lists dry runs, whose status is dry_run, not success/);
+    assert.match(exits(await relabel(['runs', '--status', 'done'], env), 2).stderr, /argument 'done' is invalid\. Allowed choices are success, partial_success, failure, running, dry_run/);
   });
 
   it('runs update-labels --wait, reports per node, retries exactly the missing node; status -o json parses', async () => {

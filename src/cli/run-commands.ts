@@ -9,7 +9,7 @@ import { normalizeTargets } from '../core/targets.ts';
 import type { NodePage, Runs, RunStatusReport, StartedRun, TargetSelection } from '../facade/index.ts';
 import { withContext, type CliContext, type SetExit } from './context.ts';
 import { ExitCode, exitCodeForRun } from './exit-codes.ts';
-import { note, outputOption, printJson, say } from './output.ts';
+import { note, outputOption, printJson, say, table } from './output.ts';
 import { labelPair, nameList, nodeList, nonNegativeInteger, positiveInteger } from './parsers.ts';
 import { outcomeText, progressReporter, reportText, startedText } from './run-output.ts';
 
@@ -73,6 +73,12 @@ function targetsOf(opts: TargetOptions, cmd: Command): { targets: string[] } | {
   if (opts.all) return { targets: undefined, select: { all: true } };
   return { targets: undefined, select: { filter: { filter_set_type: 'intersection', filter_set: [{ filter_type: 'intersection', ...filter }] } } };
 }
+
+/** Statuses `relabel runs --status` filters on (the RelabelStatus search attribute). */
+const RUN_LIST_STATUSES = ['success', 'partial_success', 'failure', 'running', 'dry_run'];
+
+/** Most runs one `relabel runs` lists. */
+const MAX_RUN_LIST = 1000;
 
 const waitOption = () =>
   new Option('--wait', 'wait for the run to finish: progress on stderr, then the per-node table; exit code by final status');
@@ -167,6 +173,39 @@ export function addRunCommands(program: Command, setExit: SetExit): void {
             dryRun: opts.dryRun ?? false,
           });
           return started(ctx, runs, run, opts);
+        }),
+      );
+    });
+
+  program
+    .command('runs')
+    .description('list update runs on the task queue, newest first')
+    .option('--site <name>', 'only runs of this site')
+    .addOption(new Option('--status <status>', 'only runs with this status (a dry run\'s is dry_run)').choices(RUN_LIST_STATUSES))
+    .option('--dry-run', 'only dry runs (the same as --status dry_run)')
+    .addOption(new Option('--limit <n>', `most runs to list (at most ${MAX_RUN_LIST})`).argParser(positiveInteger).default(20))
+    .addOption(outputOption())
+    .addHelpText('after', '\nJSON: [{workflowId, runId, run?, action?, execution, outcome?, startTime, closeTime?}], newest first.')
+    .action(async (opts: { site?: string; status?: string; dryRun?: boolean; limit: number }, cmd: Command) => {
+      if (opts.dryRun && opts.status !== undefined && opts.status !== 'dry_run') {
+        cmd.error(`error: --dry-run lists dry runs, whose status is dry_run, not ${opts.status}`, { exitCode: ExitCode.invalidInput });
+      }
+      if (opts.limit > MAX_RUN_LIST) cmd.error(`error: --limit is at most ${MAX_RUN_LIST}`, { exitCode: ExitCode.invalidInput });
+      const status = opts.dryRun ? 'dry_run' : opts.status;
+      setExit(
+        await withContext(cmd, async (ctx) => {
+          const listed = await (await ctx.runs()).list(opts.limit, { ...(opts.site !== undefined ? { site: opts.site } : {}), ...(status !== undefined ? { status } : {}) });
+          if (ctx.format === 'json') printJson(listed);
+          else if (listed.length === 0) say('no runs');
+          else {
+            say(
+              table(
+                ['RUN', 'WORKFLOW ID', 'EXECUTION', 'STATUS', 'STARTED', 'CLOSED'],
+                listed.map((r) => [r.run === undefined ? '-' : String(r.run), r.workflowId, r.execution, r.outcome ?? '-', r.startTime, r.closeTime ?? '-']),
+              ),
+            );
+          }
+          return ExitCode.ok;
         }),
       );
     });

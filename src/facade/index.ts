@@ -10,7 +10,7 @@ import { createRuns, type Runs } from './runs.ts';
 
 export { RelabelError } from './relabel-error.ts';
 export type { Documents } from './documents.ts';
-export type { NodeOutcome, NodePage, Runs, RunListing, RunRef, RunStatusReport, StartedRun, StartOptions, TargetSelection } from './runs.ts';
+export type { NodeOutcome, NodePage, Runs, RunListing, RunRef, RunStatusReport, StartedRun, StartOptions, TargetSelection, RunListFilter } from './runs.ts';
 
 /** Where the facade finds Temporal and the store. */
 export interface RelabelConfig {

@@ -105,6 +105,14 @@ function outcomeOf(status: string | undefined): { outcome?: string } {
   return status === undefined || status === 'running' ? {} : { outcome: status };
 }
 
+/** Which runs {@link Runs.list} returns. */
+export interface RunListFilter {
+  /** Only runs of this site. */
+  site?: string;
+  /** Only runs with this status: success, partial_success, failure, running or dry_run. */
+  status?: string;
+}
+
 /** A run's state as reported by `status`. */
 export interface RunStatusReport extends RunRef {
   /** The action name kept in the run's memo, when it was started with one. */
@@ -351,9 +359,19 @@ export function createRuns(deps: RunsDeps) {
     return { run, total, offset, items: rows.map(nodeOutcome) };
   }
 
-  /** The most recent `limit` update runs on this task queue, most recent first. */
-  async function list(limit: number): Promise<RunListing[]> {
-    const query = `WorkflowType = 'updateLabels' AND TaskQueue = '${deps.taskQueue.replaceAll("'", "\\'")}'`;
+  /**
+   * The most recent `limit` update runs on this task queue, most recent
+   * first; with `filter`, only those of a site or with a status (as the
+   * RelabelSite and RelabelStatus search attributes record them: a dry run's
+   * status is `dry_run`, a run still going `running`).
+   */
+  async function list(limit: number, filter: RunListFilter = {}): Promise<RunListing[]> {
+    const quote = (v: string) => `'${v.replaceAll('\\', '\\\\').replaceAll("'", "\\'")}'`;
+    const query = [
+      `WorkflowType = 'updateLabels' AND TaskQueue = ${quote(deps.taskQueue)}`,
+      ...(filter.site !== undefined ? [`RelabelSite = ${quote(filter.site)}`] : []),
+      ...(filter.status !== undefined ? [`RelabelStatus = ${quote(filter.status)}`] : []),
+    ].join(' AND ');
     const found: RunListing[] = [];
     for await (const w of client.workflow.list({ query, pageSize: limit })) {
       found.push({
