@@ -8,11 +8,12 @@ import assert from 'node:assert/strict';
 import { InvalidArgumentError } from 'commander';
 import { FailureType } from '../src/core/failure-types.ts';
 import type { RunStatusReport } from '../src/facade/runs.ts';
+import type { NodeOutcome } from '../src/facade/run-results.ts';
 import type { Progress, UpdateLabelsResult } from '../src/workflows/messages.ts';
 import { EXIT_CODES, exitCodeForRun, exitCodeForType, exitCodeHelp } from '../src/cli/exit-codes.ts';
 import { table } from '../src/cli/output.ts';
 import { jsonObject, nodeList, nonNegativeInteger, positiveInteger } from '../src/cli/parsers.ts';
-import { nodeTable, progressBar, progressLine, progressReporter } from '../src/cli/run-output.ts';
+import { changesText, labelSummary, MAX_DETAIL, MAX_SUMMARY_KEYS, nodeTable, progressBar, progressLine, progressReporter } from '../src/cli/run-output.ts';
 
 const base: RunStatusReport = { workflowId: 'update-labels/s', runId: 'r1', execution: 'RUNNING', startTime: '2026-01-01T00:00:00.000Z' };
 
@@ -81,19 +82,29 @@ describe('flag parsers', () => {
 describe('run output', () => {
   it('aligns tables and shows per-node counts or the failure', () => {
     assert.equal(table(['A', 'BB'], [['xxx', 'y'], ['z', '']]), 'A    BB\nxxx  y\nz');
-    const text = nodeTable([
-      { node: 'n1', status: 'success', set: { a: '1', b: '2' }, removed: ['c'], adopted: [], written: true },
-      { node: 'n2', status: 'failure', written: false, error: { type: 'NodeNotFound', message: 'node n2 not found in the cluster' } },
-      { node: 'n3', status: 'success', unchanged: 4, written: false },
-      { node: 'n4', status: 'success', set: { a: '1' }, removed: [], adopted: [], written: false },
-    ]);
-    assert.deepEqual(text.split('\n'), [
+    const nodes: NodeOutcome[] = [
+      { node: 'n1', status: 'success' as const, set: { a: '1', b: '2' }, was: { b: '0' }, removed: ['c'], adopted: [], written: true },
+      { node: 'n2', status: 'failure' as const, written: false, error: { type: 'NodeNotFound', message: 'node n2 not found in the cluster' } },
+      { node: 'n3', status: 'success' as const, unchanged: 4, written: false },
+      { node: 'n4', status: 'success' as const, set: { a: '1' }, removed: [], adopted: ['d'], written: false, taintLifted: true },
+    ];
+    assert.deepEqual(nodeTable(nodes).split('\n'), [
       'NODE  STATUS   SET  REMOVED  ADOPTED  DETAIL',
-      'n1    success  2    1        0',
+      'n1    success  2    1        0        set a=1, b: 0 → 2; removed c',
       'n2    failure  -    -        -        NodeNotFound: node n2 not found in the cluster',
       'n3    success  -    -        -        no change',
-      'n4    success  1    0        0',
+      'n4    success  1    0        1        set a=1; adopted d; uninitialized taint lifted',
     ]);
+    // A dry-run node whose plan changes something never reads "no change".
+    assert.equal(changesText({ node: 'n5', status: 'success', set: { k: 'v' }, written: false }), 'set k=v');
+    const long = changesText({ node: 'n6', status: 'success', set: Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`example.com/key-${i}`, 'x'.repeat(63)])), written: false });
+    assert.equal(long.length, MAX_DETAIL);
+    assert.ok(long.endsWith('…'));
+    assert.deepEqual(labelSummary(nodes)?.split('\n'), ['LABEL  GAIN  CHANGE  LOSE  ADOPT', 'a      2     0       0     0', 'b      0     1       0     0', 'c      0     0       1     0', 'd      0     0       0     1']);
+    assert.equal(labelSummary(nodes.slice(2, 3)), undefined, 'nothing changes: no summary');
+    const wide = labelSummary([{ node: 'w', status: 'success', set: Object.fromEntries(Array.from({ length: MAX_SUMMARY_KEYS + 3 }, (_, i) => [`k${String(i).padStart(3, '0')}`, 'v'])), written: false }]);
+    assert.equal(wide?.split('\n').length, MAX_SUMMARY_KEYS + 2);
+    assert.match(wide ?? '', /\(and 3 more keys\)$/);
   });
 
   it('draws progress', () => {

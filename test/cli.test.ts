@@ -270,6 +270,25 @@ describe('relabel update-labels, status, retry, cancel', { concurrency: true }, 
     assert.match(exits(await relabel(['runs', '--status', 'done'], env), 2).stderr, /argument 'done' is invalid\. Allowed choices are success, partial_success, failure, running, dry_run/);
   });
 
+  it('a dry run shows per node what would change (old → new) and per label key how many nodes gain, change or lose it; writes nothing', async () => {
+    const node = site.nodes[10] as string;
+    const validation = validateSite(site.files);
+    assert.ok(validation.ok);
+    const [key, value] = Object.entries(validation.design.nodes[node]?.labels ?? {}).find(([k, v]) => !k.includes('kubernetes.io') && v !== '') ?? [];
+    assert.ok(key !== undefined && value !== undefined);
+    const core = adminCore();
+    await createNode(core, node, { [key]: `${value}-old` });
+    const before = (await core.readNode({ name: node })).metadata?.resourceVersion;
+    const run = exits(await relabel(['update-labels', '--nodes', node, '--dry-run', '--wait'], env), 0);
+    const esc = (t: string) => t.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+    assert.match(run.stdout, new RegExp(`^${esc(node)}\\s+success\\s+\\d+\\s+0\\s+0\\s+set .*${esc(key)}: ${esc(value)}-old → ${esc(value)}`, 'm'));
+    assert.doesNotMatch(run.stdout, /no change/);
+    assert.match(run.stdout, /^nodes per label key:\nLABEL\s+GAIN\s+CHANGE\s+LOSE\s+ADOPT$/m);
+    assert.match(run.stdout, new RegExp(`^${esc(key)}\\s+0\\s+1\\s+0\\s+0$`, 'm'));
+    assert.match(run.stdout, /^status: success \(dry run: nothing written\)/m);
+    assert.equal((await core.readNode({ name: node })).metadata?.resourceVersion, before, 'a dry run writes nothing');
+  });
+
   it('runs update-labels --wait, reports per node, retries exactly the missing node; status -o json parses', async () => {
     const run = exits(await relabel(['update-labels', '--nodes', `${n0},${n1},${n2}`, '--wait'], env), 0);
     const workflowId = `update-labels/${prefix}-site`;
@@ -277,7 +296,8 @@ describe('relabel update-labels, status, retry, cancel', { concurrency: true }, 
     assert.match(run.stdout, /^run ID\s+[0-9a-f-]{36}$/m);
     assert.match(run.stdout, new RegExp(`^Temporal UI\\s+${process.env.TEMPORAL_UI_URL}/namespaces/default/workflows/${encodeURIComponent(workflowId)}/`, 'm'));
     assert.match(run.stdout, /^NODE\s+STATUS\s+SET\s+REMOVED\s+ADOPTED\s+DETAIL$/m);
-    for (const n of [n0, n1, n2]) assert.match(run.stdout, new RegExp(`^${n}\\s+success\\s+[1-9]\\d*\\s+0\\s+0\\s*$`, 'm'));
+    for (const n of [n0, n1, n2]) assert.match(run.stdout, new RegExp(`^${n}\\s+success\\s+[1-9]\\d*\\s+0\\s+0\\s+set [^\\n]*=`, 'm'));
+    assert.match(run.stdout, /^nodes per label key:\nLABEL\s+GAIN\s+CHANGE\s+LOSE\s+ADOPT\n/m);
     assert.match(run.stdout, /^status: success: 3 of 3 node\(s\) succeeded, 0 failed, 3 written$/m);
     assert.match(run.stderr, /^progress: done: 3\/3 done \(3 ok, 0 failed, 0 running, 0 pending, 3 written\)$/m);
 

@@ -120,13 +120,17 @@ export function createActivities(deps: ActivityDeps) {
       const target = Object.hasOwn(design.nodes, node) ? design.nodes[node] : undefined;
       if (!target) throw ApplicationFailure.nonRetryable(`node ${node} is not in the design of revision ${revision}`, FailureType.NodeNotInDesign);
       let observed = Context.current().info.attempt === 1 ? ((await store.observedState(run, node)) as Omit<NodeState, 'name'> | null) : null;
+      // The state the final plan was made from: its values of the keys set are what they were.
+      let lastRead: Pick<NodeState, 'labels'> | undefined;
       const outcome = await reconcileNodeLabels(
         { desired: target.labels, policy: design.policy, maxAttempts: MAX_CONFLICT_ATTEMPTS, liftTaint: design.policy.liftUninitializedTaint },
         {
           async read() {
             const first = observed;
             observed = null;
-            return first ?? readNode(node);
+            const state = first ?? (await readNode(node));
+            lastRead = state;
+            return state;
           },
           async write(patch) {
             try {
@@ -153,11 +157,13 @@ export function createActivities(deps: ActivityDeps) {
         );
       }
       const { plan, written, attempts, taintLifted } = outcome;
+      const before = lastRead?.labels ?? {};
+      const was = Object.fromEntries(Object.keys(plan.set).filter((key) => Object.hasOwn(before, key)).map((key) => [key, before[key] ?? '']));
       await results.record(run, {
         node,
         status: 'success',
         written,
-        detail: { set: plan.set, removed: plan.remove, adopted: plan.adopt, unchanged: plan.unchanged.length, taintLifted, attempts },
+        detail: { set: plan.set, ...(Object.keys(was).length > 0 ? { was } : {}), removed: plan.remove, adopted: plan.adopt, unchanged: plan.unchanged.length, taintLifted, attempts },
         observed: null,
       });
       return {

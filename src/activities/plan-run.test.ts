@@ -32,6 +32,14 @@ describe('planNode', () => {
     assert.equal(pending.status, 'pending');
     assert.deepEqual(pending.observed, { resourceVersion: '7', labels: { a: '0', x: 'y' }, annotations: { [OWNED_LABELS_ANNOTATION]: 'a' }, taints: [] });
     const tainted = state('n1', { a: '1' }, 'a', [{ key: UNINITIALIZED_TAINT_KEY, effect: 'NoSchedule' }]);
+    assert.deepEqual(planNode(design({ n1: { a: '1', b: '2' } }), state('n1', { a: '0', x: 'y' }, 'a'), true).detail, {
+      set: { a: '1', b: '2' },
+      was: { a: '0' },
+      removed: [],
+      adopted: [],
+      unchanged: 0,
+      taintLifted: false,
+    });
     assert.deepEqual(planNode(d, tainted, true), {
       node: 'n1',
       status: 'success',

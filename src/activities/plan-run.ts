@@ -52,10 +52,18 @@ export function planNode(design: Design, state: NodeState, dryRun: boolean): Nod
   const patch = nodePatch(plan, state, policy.liftUninitializedTaint);
   if (patch === null) return { node: state.name, status: 'success', detail: { set: {}, removed: [], adopted: [], unchanged: plan.unchanged.length }, observed: null };
   if (dryRun) {
+    const was = Object.fromEntries(Object.keys(plan.set).filter((key) => Object.hasOwn(state.labels, key)).map((key) => [key, state.labels[key] ?? '']));
     return {
       node: state.name,
       status: 'success',
-      detail: { set: plan.set, removed: plan.remove, adopted: plan.adopt, unchanged: plan.unchanged.length, taintLifted: patch.spec !== undefined },
+      detail: {
+        set: plan.set,
+        ...(Object.keys(was).length > 0 ? { was } : {}),
+        removed: plan.remove,
+        adopted: plan.adopt,
+        unchanged: plan.unchanged.length,
+        taintLifted: patch.spec !== undefined,
+      },
       observed: null,
     };
   }

@@ -79,16 +79,59 @@ export function progressReporter(stream: ProgressStream, everyMs = 2000, now: ()
   };
 }
 
+/** Longest DETAIL cell; longer ones end in `…`. */
+export const MAX_DETAIL = 200;
+
+/** Label keys the per-key summary lists at most. */
+export const MAX_SUMMARY_KEYS = 50;
+
+/** What a node's plan changes, for people: `set k=v, k: old → new; removed k; adopted k`, cut at {@link MAX_DETAIL}. */
+export function changesText(n: NodeOutcome): string {
+  const set = Object.entries(n.set ?? {}).map(([k, v]) => (n.was && Object.hasOwn(n.was, k) ? `${k}: ${n.was[k]} → ${v}` : `${k}=${v}`));
+  const parts = [
+    set.length > 0 ? `set ${set.join(', ')}` : '',
+    n.removed && n.removed.length > 0 ? `removed ${n.removed.join(', ')}` : '',
+    n.adopted && n.adopted.length > 0 ? `adopted ${n.adopted.join(', ')}` : '',
+    n.taintLifted ? 'uninitialized taint lifted' : '',
+  ].filter((p) => p !== '');
+  const text = parts.join('; ');
+  return text.length > MAX_DETAIL ? `${text.slice(0, MAX_DETAIL - 1)}…` : text;
+}
+
 function outcomeRow(n: NodeOutcome): string[] {
   const count = (v: number | undefined) => (v === undefined ? '-' : String(v));
-  const changes = Object.keys(n.set ?? {}).length + (n.removed?.length ?? 0) + (n.adopted?.length ?? 0);
-  const detail = n.error ? `${n.error.type}: ${n.error.message}` : n.status === 'success' && !n.written && changes === 0 ? 'no change' : '';
+  const changes = changesText(n);
+  const detail = n.error ? `${n.error.type}: ${n.error.message}` : n.status === 'success' && changes === '' ? 'no change' : changes;
   return [n.node, n.status, count(n.set && Object.keys(n.set).length), count(n.removed?.length), count(n.adopted?.length), detail];
 }
 
-/** The per-node table: node, status, set/removed/adopted counts, or the failure type and reason. */
+/** The per-node table: node, status, set/removed/adopted counts, and what changes, or the failure type and reason. */
 export function nodeTable(nodes: readonly NodeOutcome[]): string {
   return table(['NODE', 'STATUS', 'SET', 'REMOVED', 'ADOPTED', 'DETAIL'], nodes.map(outcomeRow));
+}
+
+/**
+ * Per label key, how many of `nodes` gain it, change its value, lose it or
+ * have it adopted; undefined when none changes anything. At most
+ * {@link MAX_SUMMARY_KEYS} keys, then a line saying how many more.
+ */
+export function labelSummary(nodes: readonly NodeOutcome[]): string | undefined {
+  const keys = new Map<string, { gain: number; change: number; lose: number; adopt: number }>();
+  const entry = (key: string) => {
+    let e = keys.get(key);
+    if (!e) keys.set(key, (e = { gain: 0, change: 0, lose: 0, adopt: 0 }));
+    return e;
+  };
+  for (const n of nodes) {
+    for (const key of Object.keys(n.set ?? {})) entry(key)[n.was && Object.hasOwn(n.was, key) ? 'change' : 'gain']++;
+    for (const key of n.removed ?? []) entry(key).lose++;
+    for (const key of n.adopted ?? []) entry(key).adopt++;
+  }
+  if (keys.size === 0) return undefined;
+  const sorted = [...keys.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  const rows = sorted.slice(0, MAX_SUMMARY_KEYS).map(([key, e]) => [key, String(e.gain), String(e.change), String(e.lose), String(e.adopt)]);
+  const more = sorted.length > MAX_SUMMARY_KEYS ? `\n(and ${sorted.length - MAX_SUMMARY_KEYS} more keys)` : '';
+  return `${table(['LABEL', 'GAIN', 'CHANGE', 'LOSE', 'ADOPT'], rows)}${more}`;
 }
 
 /** A line saying which part of the nodes a page shows, when it is not all of them. */
@@ -108,6 +151,8 @@ export function outcomeText(r: RunStatusReport, page?: NodePage): string {
     if (page && page.items.length > 0) parts.push(nodeTable(page.items));
     const note = page && pageNote(page);
     if (note) parts.push(note);
+    const summary = page && labelSummary(page.items);
+    if (summary) parts.push(`nodes per label key${note ? ' (of the nodes shown)' : ''}:\n${summary}`);
     const c = result.counts;
     parts.push(
       `status: ${result.status}${result.dryRun ? ' (dry run: nothing written)' : ''}: ` +

@@ -11,6 +11,8 @@ export interface NodeOutcome {
   status: RunNodeStatus;
   /** Labels set (created or changed), with their new values; in a dry run, what would be set. */
   set?: Record<string, string>;
+  /** Values the keys of `set` had before, for those the node already carried. */
+  was?: Record<string, string>;
   /** Labels removed (owned by relabel, no longer desired). */
   removed?: string[];
   /** Labels already right, now recorded as owned. */
@@ -43,6 +45,7 @@ export function nodeOutcome(row: RunNodeRow): NodeOutcome {
     node: row.node,
     status: row.status,
     ...(d.set !== undefined ? { set: d.set } : {}),
+    ...(d.was !== undefined ? { was: d.was } : {}),
     ...(d.removed !== undefined ? { removed: d.removed } : {}),
     ...(d.adopted !== undefined ? { adopted: d.adopted } : {}),
     ...(d.unchanged !== undefined ? { unchanged: d.unchanged } : {}),

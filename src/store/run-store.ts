@@ -22,6 +22,8 @@ export type RunNodeStatus = (typeof RunNodeStatus)[keyof typeof RunNodeStatus];
 /** What was (or in a dry run would be) done to a node, or why it failed. JSON-serialisable. */
 export interface NodeResultDetail {
   set?: Record<string, string>;
+  /** Values the keys of `set` had before, for those the node already carried. */
+  was?: Record<string, string>;
   removed?: string[];
   adopted?: string[];
   unchanged?: number;
