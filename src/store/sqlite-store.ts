@@ -225,15 +225,42 @@ function migrate(db: DatabaseSync, path: string): void {
   }
 }
 
+/** Whether `error` is SQLite's SQLITE_BUSY (any extended code). */
+function isBusy(error: unknown): boolean {
+  const code = (error as { errcode?: unknown } | null)?.errcode;
+  return typeof code === 'number' && (code & 0xff) === 5;
+}
+
+const pause = new Int32Array(new SharedArrayBuffer(4));
+
+/**
+ * Runs `fn`, again while SQLite answers SQLITE_BUSY, for up to `timeout` ms.
+ * SQLite answers BUSY without waiting where waiting could deadlock: two
+ * processes opening a fresh file at once both read it, then both ask for
+ * the exclusive lock that switching to WAL needs. Opening is synchronous,
+ * so the pauses (5 ms doubling to 100 ms) block; they happen only then.
+ */
+function whileBusy<T>(timeout: number, fn: () => T): T {
+  const deadline = Date.now() + timeout;
+  for (let ms = 5; ; ms = Math.min(ms * 2, 100)) {
+    try {
+      return fn();
+    } catch (error) {
+      if (!isBusy(error) || Date.now() >= deadline) throw error;
+      Atomics.wait(pause, 0, 0, ms);
+    }
+  }
+}
+
 function openDatabase(path: string, timeout: number): DatabaseSync {
   const db = new DatabaseSync(path, { timeout, enableForeignKeyConstraints: true });
   try {
     if (path !== SQLITE_MEMORY) {
       // WAL lets readers run beside the one writer. synchronous stays at its
       // default (FULL): a committed revision survives a power loss too.
-      db.prepare('PRAGMA journal_mode = WAL').get();
+      whileBusy(timeout, () => db.prepare('PRAGMA journal_mode = WAL').get());
     }
-    migrate(db, path);
+    whileBusy(timeout, () => migrate(db, path));
     return db;
   } catch (error) {
     db.close();
