@@ -7,6 +7,7 @@ import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { FailureType } from '../core/failure-types.ts';
 import { documentErrorsMessage } from '../core/site-error.ts';
+import { replacedValues } from '../core/label-plan.ts';
 import { reconcileNodeLabels, STALE } from '../core/node-reconcile.ts';
 import { httpStatus, mapNodeError } from '../kube/errors.ts';
 import type { NodeApi, NodeState } from '../kube/nodes.ts';
@@ -157,13 +158,12 @@ export function createActivities(deps: ActivityDeps) {
         );
       }
       const { plan, written, attempts, taintLifted } = outcome;
-      const before = lastRead?.labels ?? {};
-      const was = Object.fromEntries(Object.keys(plan.set).filter((key) => Object.hasOwn(before, key)).map((key) => [key, before[key] ?? '']));
+      const was = replacedValues(plan.set, lastRead?.labels ?? {});
       await results.record(run, {
         node,
         status: 'success',
         written,
-        detail: { set: plan.set, ...(Object.keys(was).length > 0 ? { was } : {}), removed: plan.remove, adopted: plan.adopt, unchanged: plan.unchanged.length, taintLifted, attempts },
+        detail: { set: plan.set, ...(was ? { was } : {}), removed: plan.remove, adopted: plan.adopt, unchanged: plan.unchanged.length, taintLifted, attempts },
         observed: null,
       });
       return {

@@ -6,7 +6,7 @@
  * here; only nodes with something to change are left `pending` for a child.
  */
 import { FailureType } from '../core/failure-types.ts';
-import { planLabels } from '../core/label-plan.ts';
+import { planLabels, replacedValues } from '../core/label-plan.ts';
 import { nodePatch } from '../core/node-reconcile.ts';
 import type { Design } from '../core/validate-site.ts';
 import { httpStatus, mapNodeError } from '../kube/errors.ts';
@@ -52,13 +52,13 @@ export function planNode(design: Design, state: NodeState, dryRun: boolean): Nod
   const patch = nodePatch(plan, state, policy.liftUninitializedTaint);
   if (patch === null) return { node: state.name, status: 'success', detail: { set: {}, removed: [], adopted: [], unchanged: plan.unchanged.length }, observed: null };
   if (dryRun) {
-    const was = Object.fromEntries(Object.keys(plan.set).filter((key) => Object.hasOwn(state.labels, key)).map((key) => [key, state.labels[key] ?? '']));
+    const was = replacedValues(plan.set, state.labels);
     return {
       node: state.name,
       status: 'success',
       detail: {
         set: plan.set,
-        ...(Object.keys(was).length > 0 ? { was } : {}),
+        ...(was ? { was } : {}),
         removed: plan.remove,
         adopted: plan.adopt,
         unchanged: plan.unchanged.length,

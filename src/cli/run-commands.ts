@@ -7,6 +7,7 @@ import { type Command, Option } from 'commander';
 import { readFileSync } from 'node:fs';
 import { normalizeTargets } from '../core/targets.ts';
 import type { NodePage, Runs, RunStatusReport, StartedRun, TargetSelection } from '../facade/index.ts';
+import { RelabelStatusValue } from '../workflows/search-attributes.ts';
 import { withContext, type CliContext, type SetExit } from './context.ts';
 import { ExitCode, exitCodeForRun } from './exit-codes.ts';
 import { note, outputOption, printJson, say, table } from './output.ts';
@@ -75,7 +76,7 @@ function targetsOf(opts: TargetOptions, cmd: Command): { targets: string[] } | {
 }
 
 /** Statuses `relabel runs --status` filters on (the RelabelStatus search attribute). */
-const RUN_LIST_STATUSES = ['success', 'partial_success', 'failure', 'running', 'dry_run'];
+const RUN_LIST_STATUSES = Object.values(RelabelStatusValue);
 
 /** Most runs one `relabel runs` lists. */
 const MAX_RUN_LIST = 1000;
@@ -187,11 +188,11 @@ export function addRunCommands(program: Command, setExit: SetExit): void {
     .addOption(outputOption())
     .addHelpText('after', '\nJSON: [{workflowId, runId, run?, action?, execution, outcome?, startTime, closeTime?}], newest first.')
     .action(async (opts: { site?: string; status?: string; dryRun?: boolean; limit: number }, cmd: Command) => {
-      if (opts.dryRun && opts.status !== undefined && opts.status !== 'dry_run') {
+      if (opts.dryRun && opts.status !== undefined && opts.status !== RelabelStatusValue.dryRun) {
         cmd.error(`error: --dry-run lists dry runs, whose status is dry_run, not ${opts.status}`, { exitCode: ExitCode.invalidInput });
       }
       if (opts.limit > MAX_RUN_LIST) cmd.error(`error: --limit is at most ${MAX_RUN_LIST}`, { exitCode: ExitCode.invalidInput });
-      const status = opts.dryRun ? 'dry_run' : opts.status;
+      const status = opts.dryRun ? RelabelStatusValue.dryRun : opts.status;
       setExit(
         await withContext(cmd, async (ctx) => {
           const listed = await (await ctx.runs()).list(opts.limit, { ...(opts.site !== undefined ? { site: opts.site } : {}), ...(status !== undefined ? { status } : {}) });

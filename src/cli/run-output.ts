@@ -3,6 +3,7 @@
  * on a terminal, plain periodic lines otherwise), the per-node table and the
  * final status.
  */
+import { byText } from '../core/label-plan.ts';
 import type { NodeOutcome, NodePage, StartedRun, RunStatusReport } from '../facade/runs.ts';
 import type { Progress } from '../workflows/messages.ts';
 import { fields, table } from './output.ts';
@@ -128,7 +129,7 @@ export function labelSummary(nodes: readonly NodeOutcome[]): string | undefined 
     for (const key of n.adopted ?? []) entry(key).adopt++;
   }
   if (keys.size === 0) return undefined;
-  const sorted = [...keys.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  const sorted = [...keys.entries()].sort(([a], [b]) => byText(a, b));
   const rows = sorted.slice(0, MAX_SUMMARY_KEYS).map(([key, e]) => [key, String(e.gain), String(e.change), String(e.lose), String(e.adopt)]);
   const more = sorted.length > MAX_SUMMARY_KEYS ? `\n(and ${sorted.length - MAX_SUMMARY_KEYS} more keys)` : '';
   return `${table(['LABEL', 'GAIN', 'CHANGE', 'LOSE', 'ADOPT'], rows)}${more}`;

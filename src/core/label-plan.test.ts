@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { OWNED_LABELS_ANNOTATION } from './constants.ts';
-import { applyOwnership, applyPlan, labelPatch, planLabels } from './label-plan.ts';
+import { applyOwnership, applyPlan, labelPatch, planLabels, replacedValues } from './label-plan.ts';
 import type { LabelPlan, PlanPolicy } from './label-plan.ts';
 import { readOwnedLabels } from './owned-labels.ts';
 
@@ -132,6 +132,15 @@ describe('planLabels', () => {
       assert.deepEqual(picked, c.expected);
     });
   }
+});
+
+describe('replacedValues', () => {
+  it('gives the old value of each key a plan changes, none for new keys, undefined when nothing is replaced', () => {
+    assert.deepEqual(replacedValues({ a: '1', b: '2', c: '' }, { a: '0', c: 'x', z: 'y' }), { a: '0', c: 'x' });
+    assert.deepEqual(replacedValues({ a: '1' }, { a: '' }), { a: '' });
+    assert.equal(replacedValues({ b: '2' }, { a: '0' }), undefined);
+    assert.equal(replacedValues({}, { a: '0' }), undefined);
+  });
 });
 
 describe('labelPatch', () => {

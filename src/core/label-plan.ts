@@ -48,7 +48,17 @@ export type LabelPlan = {
   discardedOwned: string[];
 };
 
-const byText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+/** Orders strings by UTF-16 code unit, as every sorted list of label keys here is. */
+export const byText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+/**
+ * The values `labels` held for the keys a plan sets, for those it held: what
+ * each change replaces (a new key replaces nothing). Undefined when none.
+ */
+export function replacedValues(set: Readonly<Record<string, string>>, labels: Readonly<Record<string, string>>): Record<string, string> | undefined {
+  const held = Object.keys(set).filter((key) => Object.hasOwn(labels, key));
+  return held.length === 0 ? undefined : Object.fromEntries(held.map((key) => [key, labels[key] ?? '']));
+}
 
 /**
  * Plans one Node's label changes.

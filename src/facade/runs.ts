@@ -25,7 +25,7 @@ import { MAX_NODE_PAGE, nodeOutcome, type NodePage } from './run-results.ts';
 
 export { MAX_NODE_PAGE, nodeOutcome, type NodeOutcome, type NodePage } from './run-results.ts';
 import { updateLabels } from '../workflows/update-labels.ts';
-import { RelabelStatus } from '../workflows/search-attributes.ts';
+import { RelabelStatus, RelabelStatusValue } from '../workflows/search-attributes.ts';
 import { documentValidationError, RelabelError } from './relabel-error.ts';
 
 /** What the facade needs. */
@@ -102,7 +102,7 @@ export interface RunListing {
 
 /** The `outcome` of a listing from the RelabelStatus search attribute: only an ended run's. */
 function outcomeOf(status: string | undefined): { outcome?: string } {
-  return status === undefined || status === 'running' ? {} : { outcome: status };
+  return status === undefined || status === RelabelStatusValue.running ? {} : { outcome: status };
 }
 
 /** Which runs {@link Runs.list} returns. */

@@ -41,7 +41,7 @@ import {
 } from './messages.ts';
 import { relabelNode } from './relabel-node.ts';
 import { runStatus, sampleFailure, summaryMarkdown } from './rollup.ts';
-import { nodeSearchAttributes, RelabelRevision, RelabelSite, RelabelStatus } from './search-attributes.ts';
+import { nodeSearchAttributes, RelabelRevision, RelabelSite, RelabelStatus, RelabelStatusValue } from './search-attributes.ts';
 
 /** Children started in one workflow execution before it continues as new. */
 export const DEFAULT_CONTINUE_AS_NEW_AFTER = 2500;
@@ -190,7 +190,7 @@ export async function updateLabels(input: UpdateLabelsInput): Promise<UpdateLabe
       upsertSearchAttributes([
         { key: RelabelRevision, value: revision },
         { key: RelabelSite, value: plan.site },
-        { key: RelabelStatus, value: dryRun ? 'dry_run' : 'running' },
+        { key: RelabelStatus, value: dryRun ? RelabelStatusValue.dryRun : RelabelStatusValue.running },
       ]);
     }
   }
@@ -277,7 +277,7 @@ export async function updateLabels(input: UpdateLabelsInput): Promise<UpdateLabe
     ...(input.retryOf ? { retryOf: input.retryOf } : {}),
   };
   outcome.result = result;
-  if (useSearchAttributes) upsertSearchAttributes([{ key: RelabelStatus, value: dryRun ? 'dry_run' : result.status }]);
+  if (useSearchAttributes) upsertSearchAttributes([{ key: RelabelStatus, value: dryRun ? RelabelStatusValue.dryRun : result.status }]);
   setCurrentDetails(summaryMarkdown(result));
   return result;
 }
