@@ -49,22 +49,22 @@ function position(doc: LoadedDocument): string {
   return `${doc.source}:${line}:${column}`;
 }
 
-function byName<T extends { name: string; doc: LoadedDocument }>(
-  entries: readonly T[],
+/**
+ * Every occurrence of a name given to more than one of `entries` (documents
+ * of one schema), each error naming where the others are. `duplicated`
+ * holds those names.
+ */
+export function duplicateNameErrors(
+  entries: readonly { name: string; doc: LoadedDocument }[],
   schema: string,
-  unresolvable: Set<string>,
-  errors: SiteError[],
-): Map<string, T> {
-  const groups = new Map<string, T[]>();
+): { duplicated: Set<string>; errors: SiteError[] } {
+  const groups = new Map<string, { name: string; doc: LoadedDocument }[]>();
   for (const entry of entries) groups.set(entry.name, [...(groups.get(entry.name) ?? []), entry]);
-  const unique = new Map<string, T>();
-  for (const [name, group] of [...groups].sort(([a], [b]) => (a < b ? -1 : 1))) {
-    const [only, ...others] = group;
-    if (only !== undefined && others.length === 0) {
-      unique.set(name, only);
-      continue;
-    }
-    unresolvable.add(name);
+  const duplicated = new Set<string>();
+  const errors: SiteError[] = [];
+  for (const [name, group] of groups) {
+    if (group.length < 2) continue;
+    duplicated.add(name);
     for (const entry of group) {
       const elsewhere = group.filter((other) => other !== entry).map((other) => position(other.doc)).sort();
       errors.push(
@@ -72,7 +72,23 @@ function byName<T extends { name: string; doc: LoadedDocument }>(
       );
     }
   }
-  return unique;
+  return { duplicated, errors };
+}
+
+function byName<T extends { name: string; doc: LoadedDocument }>(
+  entries: readonly T[],
+  schema: string,
+  unresolvable: Set<string>,
+  errors: SiteError[],
+): Map<string, T> {
+  const duplicates = duplicateNameErrors(entries, schema);
+  errors.push(...duplicates.errors);
+  const unique = new Map<string, T>();
+  for (const entry of entries) {
+    if (duplicates.duplicated.has(entry.name)) unresolvable.add(entry.name);
+    else unique.set(entry.name, entry);
+  }
+  return new Map([...unique].sort(([a], [b]) => (a < b ? -1 : 1)));
 }
 
 /**

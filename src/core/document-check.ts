@@ -1,7 +1,9 @@
 /**
  * Validation of one document on its own: its envelope and schema (zod), then
  * the label syntax of what it declares. Checks that need other documents
- * (references, duplicates, the policy) happen later, in site validation.
+ * happen later: names given twice among a set of documents in
+ * `validate-documents.ts`, references, the policy and site-wide uniqueness
+ * in site validation.
  */
 import type { z } from 'zod';
 import { LabelPolicy, policyProblems } from './label-policy.ts';

@@ -2,8 +2,6 @@
  * The core's entry point: validate a whole site and resolve its design, or
  * report every error found, all-or-nothing.
  */
-import { checkDocument } from './document-check.ts';
-import type { CheckedDocument } from './document-check.ts';
 import { indexSite, profileGraphErrors, resolveHosts } from './design-resolve.ts';
 import { conflictErrors, desiredLabels } from './desired-labels.ts';
 import type { LabelConflict } from './desired-labels.ts';
@@ -11,7 +9,8 @@ import type { SitePolicy } from './label-policy.ts';
 import { policyDependentErrors, siteRegionOf, sitePolicyOf } from './site-checks.ts';
 import type { SiteError } from './site-error.ts';
 import { sortErrors } from './site-error.ts';
-import { documentRef, loadSources } from './yaml-source.ts';
+import { checkEachDocument } from './validate-documents.ts';
+import { documentRef } from './yaml-source.ts';
 import type { LoadedDocument, SiteSource } from './yaml-source.ts';
 
 /** A node of the resolved design. */
@@ -84,16 +83,7 @@ function siteDocument(doc: LoadedDocument): SiteDocument {
  * it (a node inheriting from a broken profile is not reported again).
  */
 export function validateSite(sources: readonly SiteSource[]): SiteValidation {
-  const loaded = loadSources(sources);
-  const errors: SiteError[] = [...loaded.errors];
-  const checked: CheckedDocument[] = [];
-  const broken = loaded.documents.filter((doc) => doc.broken);
-  for (const doc of loaded.documents) {
-    if (doc.broken) continue;
-    const result = checkDocument(doc);
-    checked.push(result.checked);
-    errors.push(...result.errors);
-  }
+  const { checked, broken, errors } = checkEachDocument(sources);
   const failed = [...checked.filter((c) => c.kind === 'invalid').map((c) => c.doc), ...broken].map((doc) =>
     documentRef(doc.index, doc.value),
   );
@@ -137,5 +127,5 @@ export function validateSite(sources: readonly SiteSource[]): SiteValidation {
     racks: sortedRecord(racks),
     hostProfiles: [...index.profiles.keys()].sort(),
   };
-  return { ok: true, design, documents: loaded.documents.map(siteDocument) };
+  return { ok: true, design, documents: checked.map((c) => siteDocument(c.doc)) };
 }

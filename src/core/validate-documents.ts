@@ -1,0 +1,82 @@
+/**
+ * Validation of documents each on its own, without the rest of the site: what
+ * staging a bucket checks. YAML syntax, the envelope and schema of every
+ * document, the label syntax of what it declares, and names given twice
+ * among these documents. Nothing that needs other documents (host profiles,
+ * racks, the label policy, inheritance, conflicts, site-wide uniqueness):
+ * those may be in another bucket, and are checked when the site is
+ * validated whole (`validate-site.ts`), as a commit does.
+ */
+import { checkDocument } from './document-check.ts';
+import type { CheckedDocument } from './document-check.ts';
+import { duplicateNameErrors } from './design-resolve.ts';
+import { SchemaName } from './schema.ts';
+import type { SiteError } from './site-error.ts';
+import { sortErrors } from './site-error.ts';
+import { loadSources } from './yaml-source.ts';
+import type { LoadedDocument, SiteSource } from './yaml-source.ts';
+
+/** Every document of some sources after its own validation, and the errors found. */
+export type CheckedDocuments = {
+  /** Documents that were readable YAML, validated on their own. */
+  checked: CheckedDocument[];
+  /** Documents whose YAML had errors (not validated further). */
+  broken: LoadedDocument[];
+  /** YAML and per-document errors, in no particular order. */
+  errors: SiteError[];
+};
+
+/** Loads `sources` and validates each document on its own (the first phase of every validation). */
+export function checkEachDocument(sources: readonly SiteSource[]): CheckedDocuments {
+  const loaded = loadSources(sources);
+  const errors: SiteError[] = [...loaded.errors];
+  const checked: CheckedDocument[] = [];
+  const broken: LoadedDocument[] = [];
+  for (const doc of loaded.documents) {
+    if (doc.broken) {
+      broken.push(doc);
+      continue;
+    }
+    const result = checkDocument(doc);
+    checked.push(result.checked);
+    errors.push(...result.errors);
+  }
+  return { checked, broken, errors };
+}
+
+const SCHEMA_OF_KIND: Partial<Record<CheckedDocument['kind'], SchemaName>> = {
+  node: SchemaName.BaremetalNode,
+  profile: SchemaName.HostProfile,
+  rack: SchemaName.Rack,
+  region: SchemaName.Region,
+  policy: SchemaName.LabelPolicy,
+};
+
+/**
+ * Names given to more than one valid document of the same interpreted
+ * schema among `checked`, every occurrence reported (as site validation
+ * reports them).
+ */
+function duplicateErrors(checked: readonly CheckedDocument[]): SiteError[] {
+  const bySchema = new Map<SchemaName, { name: string; doc: LoadedDocument }[]>();
+  for (const c of checked) {
+    const schema = SCHEMA_OF_KIND[c.kind];
+    if (schema === undefined || !('value' in c)) continue;
+    bySchema.set(schema, [...(bySchema.get(schema) ?? []), { name: c.value.metadata.name, doc: c.doc }]);
+  }
+  return [...bySchema].flatMap(([schema, entries]) => duplicateNameErrors(entries, schema).errors);
+}
+
+/** Either every document is valid on its own (with how many there are), or every error found; never both. */
+export type DocumentsValidation = { ok: true; documents: number } | { ok: false; errors: SiteError[] };
+
+/**
+ * Validates the documents of `sources` each on its own, plus names given
+ * twice among them: the checks a bucket must pass to be staged. Pure; every
+ * error collected, sorted by file, line and column.
+ */
+export function validateDocumentsAlone(sources: readonly SiteSource[]): DocumentsValidation {
+  const { checked, broken, errors } = checkEachDocument(sources);
+  errors.push(...duplicateErrors(checked));
+  return errors.length > 0 || broken.length > 0 ? { ok: false, errors: sortErrors(errors) } : { ok: true, documents: checked.length };
+}
