@@ -122,7 +122,7 @@ describe('HTTP API', () => {
     // The committed bucket is still the broken one until the commit.
     assert.equal((await api.call('GET', '/api/v1.0/configdocs/site?version=committed')).status, 200);
     assertFailure(await api.call('GET', '/api/v1.0/configdocs/site?version=latest'), 400);
-    assertFailure(await api.call('POST', '/api/v1.0/commitconfigdocs?force=true'), 400);
+    assertFailure(await api.call('POST', '/api/v1.0/commitconfigdocs?force=maybe'), 400, 'InvalidRequest');
 
     const commit = await api.call('POST', '/api/v1.0/commitconfigdocs?force=false&dryrun=false');
     assert.equal(commit.status, 200, commit.text);

@@ -11,6 +11,7 @@ import { cpSync, mkdirSync, mkdtempSync, readFileSync, renameSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { formatError } from '../src/core/site-error.ts';
+import { validateDocumentsAlone } from '../src/core/validate-documents.ts';
 import { validateSite } from '../src/core/validate-site.ts';
 import { createWorker } from '../src/worker.ts';
 import { adminCore, createNode, startRelabel, uniqueSuffix, workflowBundle } from './helpers.ts';
@@ -84,16 +85,23 @@ describe('relabel docs', { concurrency: true }, () => {
     assert.deepEqual(json.errors, expected.errors);
   });
 
-  it('refuses an invalid stage with every error and stores nothing', async () => {
+  it('refuses an invalid stage with every per-document error and stores nothing', async () => {
     const env = freshStore();
     const run = exits(await relabel(['docs', 'stage', 'site', 'examples/broken-site'], env), 2);
-    const expected = validateSite(filesOf('examples/broken-site').map((f) => ({ ...f, source: f.source.replace('examples/broken-site', 'site') })));
+    // Staging checks each document on its own: of the broken site's five errors, the dangling
+    // profile and the inheritance cycle are the commit's to find.
+    const expected = validateDocumentsAlone(filesOf('examples/broken-site').map((f) => ({ ...f, source: f.source.replace('examples/broken-site', 'site') })));
     assert.ok(!expected.ok);
+    assert.deepEqual(
+      expected.errors.map((e) => `${e.source}:${e.line}`),
+      ['site/nodes.yaml:242', 'site/profiles.yaml:86', 'site/racks.yaml:42'],
+    );
     for (const e of expected.errors) assert.ok(run.stderr.includes(formatError(e)), `missing: ${formatError(e)}\n${run.stderr}`);
-    assert.match(run.stderr, /DocumentValidationFailed: .*5 document error/);
+    assert.match(run.stderr, /DocumentValidationFailed: bucket site has invalid documents: 3 document error/);
+    assert.doesNotMatch(run.stderr, /is not defined|inheritance cycle/);
     const json = JSON.parse(exits(await relabel(['docs', 'stage', 'site', 'examples/broken-site', '-o', 'json'], env), 2).stdout);
     assert.equal(json.error.type, 'DocumentValidationFailed');
-    assert.equal(json.error.details.length, 5);
+    assert.equal(json.error.details.length, 3);
     assert.deepEqual(JSON.parse(exits(await relabel(['docs', 'buffer', '-o', 'json'], env), 0).stdout), []);
     assert.match(exits(await relabel(['docs', 'buffer'], env), 0).stdout, /the buffer is empty/);
     assert.match(exits(await relabel(['docs', 'commit'], env), 3).stderr, /EmptyBuffer: nothing is staged/);

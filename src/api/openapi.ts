@@ -33,7 +33,13 @@ function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): JsonSchema {
 
 function schemaOrRef(schema: z.ZodType, io: 'input' | 'output'): JsonSchema {
   const name = NAMED.get(schema);
-  return name ? { $ref: `#/components/schemas/${name}` } : jsonSchema(schema, io);
+  if (name) return { $ref: `#/components/schemas/${name}` };
+  // A union of published schemas: each by reference.
+  if (schema instanceof z.ZodUnion) {
+    const options = schema.options as readonly z.ZodType[];
+    if (options.every((option) => NAMED.has(option))) return { anyOf: options.map((option) => schemaOrRef(option, io)) };
+  }
+  return jsonSchema(schema, io);
 }
 
 /** OpenAPI parameters from a strict object schema of path or query fields. */

@@ -7,8 +7,13 @@ import { z } from 'zod';
 import { NodeFilterSet } from '../core/node-filter.ts';
 import { ActionName } from './schemas.ts';
 
-/** One entry of a Status body's `details.messageList`. */
-export const StatusMessage = z.object({ message: z.string(), error: z.boolean() }).strict();
+/** Severity of a message (Airship's ValidationMessage `level`). */
+export const MessageLevel = z.enum(['Error', 'Warning', 'Info']);
+/** Severity of a message. */
+export type MessageLevel = z.infer<typeof MessageLevel>;
+
+/** One entry of a Status body's `details.messageList`; validation results also carry their `level`. */
+export const StatusMessage = z.object({ message: z.string(), error: z.boolean(), level: MessageLevel.optional() }).strict();
 /** One entry of `messageList`. */
 export type StatusMessage = z.infer<typeof StatusMessage>;
 
@@ -69,10 +74,20 @@ export const RevisionList = z.object({ count: z.int(), next: z.null(), prev: z.n
 /** Answer of `GET revisions`. */
 export type RevisionList = z.infer<typeof RevisionList>;
 
-/** Answer of `POST commitconfigdocs`: a Status with the new revision. */
+/**
+ * Answer of `POST commitconfigdocs`: a Status with the new revision. A
+ * forced commit of an invalid site lists its errors as Warning messages.
+ */
 export const CommitStatus = StatusBody.extend({ revision: RevisionView }).strict();
 /** Answer of `POST commitconfigdocs`. */
 export type CommitStatus = z.infer<typeof CommitStatus>;
+
+/**
+ * A `200` of `POST commitconfigdocs`: the commit (CommitStatus), or with
+ * `dryrun=true` the validation alone (a Status without revision; `Failure`
+ * listing every error when the site is invalid).
+ */
+export const CommitAnswer = z.union([CommitStatus, StatusBody]);
 
 /** Shipyard's action lifecycle. */
 export const ActionLifecycle = z.enum(['Pending', 'Processing', 'Complete', 'Failed']);

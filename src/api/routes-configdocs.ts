@@ -1,16 +1,19 @@
 /**
- * Shipyard's configdocs: stage a bucket's YAML documents into the buffer,
- * commit the buffer as a revision, read a bucket or the whole rendered site.
- * Invalid documents are refused whole with every error; nothing is staged.
+ * Shipyard's configdocs: stage a bucket's YAML documents into the buffer
+ * (each document checked on its own), commit the buffer as a revision (the
+ * whole site validated; `force` and `dryrun` as Shipyard), read a bucket or
+ * the whole rendered site. What is refused is refused whole, every error
+ * listed, and nothing is stored.
  */
 import { FailureType } from '../core/failure-types.ts';
+import { formatError } from '../core/site-error.ts';
 import type { Documents } from '../facade/documents.ts';
 import { SiteActionTag, type Revision } from '../store/revision-store.ts';
 import type { ApiDeps } from './deps.ts';
 import { defineRoute, type RouteDef } from './route.ts';
 import { revisionView, revisionYaml } from './routes-revisions.ts';
 import { BucketPath, CommitQuery, ConfigdocsBody, ConfigdocsQuery, RenderedQuery, StageQuery, type ConfigdocsVersion } from './schemas.ts';
-import { CommitStatus, StatusBody } from './response-schemas.ts';
+import { CommitAnswer, type CommitStatus, StatusBody } from './response-schemas.ts';
 import { ApiError, statusBody } from './status.ts';
 import { documentsYaml } from './yaml-text.ts';
 
@@ -38,7 +41,10 @@ export function configdocsRoutes({ relabel }: ApiDeps): RouteDef[] {
       path: '/api/v1.0/configdocs/:bucket',
       operationId: 'stageConfigdocs',
       summary: "Stages a bucket's documents (multi-document YAML), replacing what the buffer held for it",
-      description: 'The site the buffer would then make is validated whole; any error refuses the request and stages nothing.',
+      description:
+        'Each document is checked on its own: YAML syntax, schema, label syntax, names given twice in the bucket; any error ' +
+        'refuses the request, listing every error, and stages nothing. References to other documents (host profiles, racks, ' +
+        'the label policy), in this bucket or another, are checked by commitconfigdocs, so a site can be staged one bucket at a time.',
       tag: 'configdocs',
       access: 'write',
       params: BucketPath,
@@ -79,14 +85,46 @@ export function configdocsRoutes({ relabel }: ApiDeps): RouteDef[] {
       path: '/api/v1.0/commitconfigdocs',
       operationId: 'commitConfigdocs',
       summary: 'Commits the buffer as a new revision after validating the whole site',
+      description:
+        'The site validated is the committed one with the staged buckets laid over it: references across documents and buckets, ' +
+        'inheritance, label conflicts, one policy and region per site. Invalid: 400 listing every error, nothing committed, the ' +
+        'buffer kept. force=true commits anyway and lists the errors as Warning messages; an update run refuses that revision. ' +
+        'dryrun=true validates only: 200 with status Success, or Failure listing every error.',
       tag: 'configdocs',
       access: 'write',
       query: CommitQuery,
-      responses: { 200: { description: 'committed', schema: CommitStatus }, 400: error, 409: { description: 'nothing is staged', schema: StatusBody } },
-      async handle() {
-        const revision = await documents.commit();
+      responses: {
+        200: { description: 'committed (CommitStatus), or with dryrun=true the validation (Status)', schema: CommitAnswer },
+        400: error,
+        409: { description: 'nothing is staged', schema: StatusBody },
+      },
+      async handle({ query }) {
+        if (query.dryrun === true) {
+          const { buckets, errors } = await documents.checkCommit();
+          const valid = errors.length === 0;
+          const body: StatusBody = statusBody({
+            status: valid ? 'Success' : 'Failure',
+            code: 200,
+            reason: valid ? 'OK' : FailureType.DocumentValidationFailed,
+            message: valid
+              ? `Validations succeeded DRYRUN: the site is valid with the staged bucket(s) ${buckets.join(', ')}; nothing committed`
+              : `Validations failed DRYRUN: ${errors.length} document error(s); nothing committed`,
+            messages: errors.map(formatError),
+            level: 'Error',
+          });
+          return { code: 200, body };
+        }
+        const { revision, warnings } = await documents.commit(query.force === true ? { force: true } : {});
+        const committed = `Configuration documents committed as revision ${revision.id}`;
         const body: CommitStatus = {
-          ...statusBody({ status: 'Success', code: 200, reason: 'OK', message: `Configuration documents committed as revision ${revision.id}` }),
+          ...statusBody({
+            status: 'Success',
+            code: 200,
+            reason: 'OK',
+            message: warnings.length === 0 ? committed : `${committed} despite ${warnings.length} document error(s) (FORCED SUCCESS)`,
+            messages: warnings.map(formatError),
+            level: 'Warning',
+          }),
           revision: revisionView(revision),
         };
         return { code: 200, body };

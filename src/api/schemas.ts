@@ -100,11 +100,18 @@ export const StageQuery = z.object({ buffermode: z.enum(['replace']).optional() 
 /** Query of `POST configdocs/{bucket}`. */
 export type StageQuery = z.infer<typeof StageQuery>;
 
-/** Query of `POST commitconfigdocs`: Shipyard's flags; relabel never commits invalid documents nor dry-runs a commit. */
+/** A boolean query flag, spelled as Shipyard (Falcon) reads one: true, t, yes, y, 1, on / false, f, no, n, 0, off, in any case. */
+const QueryFlag = z.stringbool({ truthy: ['true', 't', 'yes', 'y', '1', 'on'], falsy: ['false', 'f', 'no', 'n', '0', 'off'], case: 'insensitive' });
+
+/** Query of `POST commitconfigdocs`: Shipyard's `force` and `dryrun`. */
 export const CommitQuery = z
   .object({
-    force: z.enum(['false'], { error: 'force=true is not supported: invalid documents are never committed' }).optional(),
-    dryrun: z.enum(['false'], { error: 'dryrun=true is not supported' }).optional(),
+    force: QueryFlag.optional().meta({
+      description: 'commit even when the site is invalid; its errors come back as Warning messages (Shipyard: FORCED SUCCESS). Default false. Booleans: true or false (also t, yes, y, 1, on / f, no, n, 0, off, any case).',
+    }),
+    dryrun: QueryFlag.optional().meta({
+      description: 'validate the site as a commit would and commit nothing; answers 200 whether it is valid or not (Shipyard: DRYRUN), and takes precedence over force. Default false; spelled as force.',
+    }),
   })
   .strict();
 /** Query of `POST commitconfigdocs`. */

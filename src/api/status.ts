@@ -6,7 +6,7 @@
 import { FailureType, isFailureType } from '../core/failure-types.ts';
 import { formatError, type SiteError } from '../core/site-error.ts';
 import { RelabelError } from '../facade/relabel-error.ts';
-import type { StatusBody, StatusMessage } from './response-schemas.ts';
+import type { MessageLevel, StatusBody, StatusMessage } from './response-schemas.ts';
 
 /** HTTP status of a failure type, and whether the same request may succeed later. */
 export type HttpMapping = { code: number; retry: boolean };
@@ -155,7 +155,11 @@ export function failureBody(error: ApiError): StatusBody {
   return statusBody({ status: 'Failure', code, reason: error.type, message: error.message, retry, messages: error.messages, error: true });
 }
 
-/** An Airship `Status` body. `messages` become `details.messageList`. */
+/**
+ * An Airship `Status` body. `messages` become `details.messageList`, errors
+ * when `error`; with `level` (validation results) each also carries it, and
+ * is an error when the level is Error. `errorCount` counts the errors.
+ */
 export function statusBody(args: {
   status: 'Success' | 'Failure';
   code: number;
@@ -164,8 +168,12 @@ export function statusBody(args: {
   retry?: boolean;
   messages?: readonly string[];
   error?: boolean;
+  level?: MessageLevel;
 }): StatusBody {
-  const messageList: StatusMessage[] = (args.messages ?? []).map((message) => ({ message, error: args.error ?? false }));
+  const { level } = args;
+  const messageList: StatusMessage[] = (args.messages ?? []).map((message) =>
+    level === undefined ? { message, error: args.error ?? false } : { message, error: level === 'Error', level },
+  );
   return {
     kind: 'Status',
     apiVersion: 'v1.0',
@@ -174,6 +182,6 @@ export function statusBody(args: {
     reason: args.reason,
     code: args.code,
     retry: args.retry ?? false,
-    details: { errorCount: args.error ? messageList.length : 0, messageList },
+    details: { errorCount: messageList.filter((m) => m.error).length, messageList },
   };
 }

@@ -9,7 +9,7 @@ import { validateSite } from '../core/validate-site.ts';
 import type { Revision, StagedBucket } from '../store/revision-store.ts';
 import { withContext, type SetExit } from './context.ts';
 import { exitCodeForType, ExitCode } from './exit-codes.ts';
-import { fields, outputOption, printJson, say, table, type OutputFormat } from './output.ts';
+import { fields, note, outputOption, printJson, say, table, type OutputFormat } from './output.ts';
 import { jsonObject, nonNegativeInteger, positiveInteger } from './parsers.ts';
 import { readSourceFiles } from './source-files.ts';
 
@@ -55,11 +55,17 @@ export function addDocsCommands(program: Command, setExit: SetExit): void {
 
   docs
     .command('stage')
-    .description('stage files as the whole content of a bucket, after validating the site they would make')
+    .description("stage files as the whole content of a bucket, after checking each document on its own")
     .argument('<bucket>', 'bucket name, such as site')
     .argument('<path...>', 'YAML files (named by base name) or directories (files named by path inside them)')
     .addOption(outputOption())
-    .addHelpText('after', '\nInvalid documents: every error listed, nothing staged.\nJSON: {bucket, sources, stagedAt}.')
+    .addHelpText(
+      'after',
+      '\nChecked here: YAML syntax, each document\'s schema, label syntax, names given twice in the bucket.\n' +
+        'References to other documents (host profiles, racks, the label policy), in this bucket or\n' +
+        'another, are checked by docs commit, so a site can be staged one bucket at a time.\n' +
+        'Invalid documents: every error listed, nothing staged.\nJSON: {bucket, sources, stagedAt}.',
+    )
     .action(async (bucket: string, paths: string[], _opts: unknown, cmd: Command) => {
       const files = await readSourceFiles(paths, 'stored');
       setExit(
@@ -67,7 +73,7 @@ export function addDocsCommands(program: Command, setExit: SetExit): void {
           const staged = await documents.stage(bucket, files);
           if (format === 'json') return printJson(stagedJson(staged));
           say(`staged bucket ${staged.bucket}: ${staged.files.length} file(s): ${staged.files.map((f) => f.source).join(', ')}`);
-          say('commit with: relabel docs commit -m MESSAGE');
+          say('commit with: relabel docs commit -m MESSAGE (the whole site is validated then)');
         }),
       );
     });
@@ -105,15 +111,48 @@ export function addDocsCommands(program: Command, setExit: SetExit): void {
 
   docs
     .command('commit')
-    .description('commit the staged buckets as a new revision, after validating the whole site')
+    .description('commit the staged buckets as a new revision, after validating the whole site they make')
     .option('-m, --message <text>', 'message kept with the revision')
+    .addOption(new Option('--force', 'commit even when the site is invalid; its errors are printed as warnings').conflicts('dryRun'))
+    .addOption(new Option('--dry-run', 'validate the site as a commit would, and commit nothing'))
     .addOption(outputOption())
-    .addHelpText('after', '\nInvalid site: every error listed, nothing committed.\nJSON: the revision {id, createdAt, message, buckets, tags}.')
-    .action(async (opts: { message?: string }, cmd: Command) => {
+    .addHelpText(
+      'after',
+      '\nThe site validated is the committed one with the staged buckets laid over it: references\n' +
+        'across documents and buckets, inheritance, label conflicts, one policy and region per site.\n' +
+        'Invalid site: every error listed, nothing committed, the buffer kept. With --force it is\n' +
+        'committed anyway, a warning with the error count on stderr; update-labels refuses that\n' +
+        'revision until a later commit fixes it.\n' +
+        'JSON: the revision {id, createdAt, message, buckets, tags, warnings: [error…]};\n' +
+        'with --dry-run {dryRun: true, ok, buckets, errors} (exit 2 when not ok).',
+    )
+    .action(async (opts: { message?: string; force?: boolean; dryRun?: boolean }, cmd: Command) => {
       setExit(
         await withContext(cmd, async ({ documents, format }) => {
-          const revision = await documents.commit(opts.message);
-          if (format === 'json') return printJson(revision);
+          if (opts.dryRun) {
+            const { buckets, errors } = await documents.checkCommit();
+            const code = errors.length === 0 ? ExitCode.ok : exitCodeForType(FailureType.DocumentValidationFailed);
+            if (format === 'json') {
+              printJson({ dryRun: true, ok: errors.length === 0, buckets, errors });
+              return code;
+            }
+            for (const e of errors) say(formatError(e));
+            say(
+              errors.length === 0
+                ? `dry run: the site is valid with the staged bucket(s) ${buckets.join(', ')}; nothing committed`
+                : `dry run: ${errors.length} error(s) in ${new Set(errors.map((e) => e.source)).size} file(s); nothing committed`,
+            );
+            return code;
+          }
+          const { revision, warnings } = await documents.commit({
+            ...(opts.message !== undefined ? { message: opts.message } : {}),
+            ...(opts.force ? { force: true } : {}),
+          });
+          if (warnings.length > 0) {
+            note(`relabel: warning: revision ${revision.id} was committed with --force despite ${warnings.length} site validation error(s); update-labels refuses it until a later commit fixes them`);
+            if (format !== 'json') for (const w of warnings) note(formatError(w));
+          }
+          if (format === 'json') return printJson({ ...revision, warnings });
           say(`committed revision ${revision.id} (buckets: ${revision.buckets.join(', ')})`);
         }),
       );

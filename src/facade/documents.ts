@@ -1,11 +1,14 @@
 /**
  * The one facade over site documents and revisions shared by the CLI and the
- * HTTP API: validate, stage, commit, list, show, diff, tag. Whatever would
- * make the site invalid is refused whole, with every error, and nothing is
- * stored.
+ * HTTP API: validate, stage, commit, list, show, diff, tag. As Shipyard
+ * does it: staging checks each document of the bucket on its own (so a site
+ * can be staged one bucket at a time, whatever refers to what); a commit
+ * validates the whole site the buffer makes, and refuses it on any error
+ * unless forced. What is refused stores nothing and lists every error.
  */
 import { FailureType } from '../core/failure-types.ts';
 import type { SiteError } from '../core/site-error.ts';
+import { validateDocumentsAlone } from '../core/validate-documents.ts';
 import { validateSite, type SiteValidation } from '../core/validate-site.ts';
 import { validateDocuments } from '../store/revision-checks.ts';
 import { isStoreError, StoreErrorCode } from '../store/store-error.ts';
@@ -46,6 +49,14 @@ export function createDocuments(store: RevisionStore) {
     return validateDocuments(buckets.flatMap(({ bucket, files }) => files.map((f) => ({ bucket, source: f.source, text: f.text }))));
   }
 
+  /** The staged buckets' names and every error of the site they would make; EmptyBuffer when nothing is staged. */
+  async function checkBuffer(): Promise<{ buckets: string[]; errors: SiteError[] }> {
+    const buffered = await store.buffer();
+    if (buffered.length === 0) throw new RelabelError(FailureType.EmptyBuffer, 'nothing is staged: stage documents before committing');
+    const result = validateBuckets(await prospective());
+    return { buckets: buffered.map((b) => b.bucket), errors: result.ok ? [] : result.errors };
+  }
+
   return {
     /** Validates files on their own, as one site (pure; stores nothing). */
     validate(files: readonly SourceFile[]): SiteValidation {
@@ -53,14 +64,16 @@ export function createDocuments(store: RevisionStore) {
     },
 
     /**
-     * Stages `files` as the whole content of `bucket`, after validating the
-     * site they would make (committed site + buffer + this bucket). Invalid:
+     * Stages `files` as the whole content of `bucket` after checking each
+     * document on its own: YAML, schema, label syntax, names given twice in
+     * the bucket. References to other documents (in this bucket or another,
+     * staged or not) are not checked here but at commit. Invalid:
      * DocumentValidationFailed with every error, nothing staged.
      */
     async stage(bucket: string, files: readonly SourceFile[]) {
       if (files.length === 0) throw new RelabelError(FailureType.Invalid, `no documents given for bucket ${bucket}`);
-      const result = validateBuckets(await prospective({ bucket, files }));
-      if (!result.ok) throw invalid(result.errors, `bucket ${bucket} would make the site invalid`);
+      const result = validateDocumentsAlone(files.map((f) => ({ source: `${bucket}/${f.source}`, text: f.text })));
+      if (!result.ok) throw invalid(result.errors, `bucket ${bucket} has invalid documents`);
       return storeCall(() => store.stage(bucket, files));
     },
 
@@ -71,15 +84,26 @@ export function createDocuments(store: RevisionStore) {
     discard: () => store.discardBuffer(),
 
     /**
-     * Commits the buffer as a new revision after validating the whole site it
-     * makes. Invalid: DocumentValidationFailed, nothing committed.
+     * What a commit would find (Shipyard's dry run): the staged buckets and
+     * every error of the site the buffer makes (committed site with the
+     * staged buckets laid over it). Commits nothing. EmptyBuffer when
+     * nothing is staged.
      */
-    async commit(message?: string): Promise<Revision> {
-      const buffered = await store.buffer();
-      if (buffered.length === 0) throw new RelabelError(FailureType.EmptyBuffer, 'nothing is staged: stage documents before committing');
-      const result = validateBuckets(await prospective());
-      if (!result.ok) throw invalid(result.errors, 'the staged site is invalid');
-      return storeCall(() => store.commit(message === undefined ? {} : { message }));
+    checkCommit: checkBuffer,
+
+    /**
+     * Commits the buffer as a new revision after validating the whole site it
+     * makes: references across documents and buckets, inheritance, conflicts,
+     * site-wide uniqueness. Invalid: DocumentValidationFailed, nothing
+     * committed, the buffer kept. With `force`, commits anyway and returns
+     * the errors as `warnings` (an update run refuses such a revision until
+     * a later one fixes them).
+     */
+    async commit(options: { message?: string; force?: boolean } = {}): Promise<{ revision: Revision; warnings: SiteError[] }> {
+      const { errors } = await checkBuffer();
+      if (errors.length > 0 && options.force !== true) throw invalid(errors, 'the staged site is invalid');
+      const revision = await storeCall(() => store.commit(options.message === undefined ? {} : { message: options.message }));
+      return { revision, warnings: errors };
     },
 
     /** Every revision, oldest first. */

@@ -1,0 +1,74 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { FailureType } from '../core/failure-types.ts';
+import { formatError, type SiteError } from '../core/site-error.ts';
+import { nodeDoc, profileDoc, source } from '../core/testing.ts';
+import { openStore } from '../store/open-store.ts';
+import { createDocuments } from './documents.ts';
+import { RelabelError } from './relabel-error.ts';
+
+const profiles = [source('profiles.yaml', profileDoc('base', ''), profileDoc('compute', '  host_profile: base'))];
+const nodes = [source('nodes.yaml', nodeDoc('n1', '  host_profile: compute'))];
+const dangling = 'nodes/nodes.yaml:7:17 drydock/BaremetalNode/v1 "n1" data.host_profile: host profile "compute" is not defined (no drydock/HostProfile/v1 document named "compute")';
+
+/** The errors a facade call was refused with (DocumentValidationFailed), formatted. */
+async function refusal(call: Promise<unknown>): Promise<string[]> {
+  const err = await call.then(
+    () => assert.fail('expected DocumentValidationFailed'),
+    (e: unknown) => e,
+  );
+  assert.ok(err instanceof RelabelError, String(err));
+  assert.equal(err.type, FailureType.DocumentValidationFailed, err.message);
+  return (err.details as SiteError[]).map(formatError);
+}
+
+async function withDocuments(body: (documents: ReturnType<typeof createDocuments>) => Promise<void>): Promise<void> {
+  const store = await openStore('sqlite::memory:');
+  try {
+    await body(createDocuments(store));
+  } finally {
+    await store.close();
+  }
+}
+
+describe('documents facade: stage checks each document, commit the whole site', () => {
+  it('stages a bucket referring to another not yet staged; commit refuses until both are, keeping the buffer', () =>
+    withDocuments(async (documents) => {
+      await documents.stage('nodes', nodes);
+      assert.deepEqual(await refusal(documents.commit({ message: 'half' })), [dangling]);
+      assert.deepEqual(await documents.list(), []);
+      assert.deepEqual((await documents.buffer()).map((b) => b.bucket), ['nodes']);
+      const dryRun = await documents.checkCommit();
+      assert.deepEqual([dryRun.buckets, dryRun.errors.map(formatError)], [['nodes'], [dangling]]);
+
+      await documents.stage('profiles', profiles);
+      assert.deepEqual(await documents.checkCommit(), { buckets: ['nodes', 'profiles'], errors: [] });
+      const { revision, warnings } = await documents.commit({ message: 'whole' });
+      assert.deepEqual([revision.id, revision.buckets, warnings], [1, ['nodes', 'profiles'], []]);
+      assert.deepEqual(await documents.buffer(), []);
+    }));
+
+  it('refuses a bucket with a per-document error, listing each, staging nothing', () =>
+    withDocuments(async (documents) => {
+      const errors = await refusal(documents.stage('nodes', [...nodes, source('bad.yaml', nodeDoc('n2', '  metadata:\n    rack: 42')), source('worse.yaml', 'a: [1\n')]));
+      assert.deepEqual(errors, [
+        'nodes/bad.yaml:8:11 drydock/BaremetalNode/v1 "n2" data.metadata.rack: rack must be a string',
+        'nodes/worse.yaml:2:1 document 1: Flow sequence in block collection must be sufficiently indented and end with a ]',
+      ]);
+      assert.deepEqual(await documents.buffer(), []);
+    }));
+
+  it('commits an invalid site with force, returning its errors as warnings; the next commit still sees them', () =>
+    withDocuments(async (documents) => {
+      await documents.stage('nodes', nodes);
+      const forced = await documents.commit({ message: 'forced', force: true });
+      assert.equal(forced.revision.id, 1);
+      assert.deepEqual(forced.warnings.map(formatError), [dangling]);
+      assert.deepEqual((await documents.rendered(1)).validation.ok, false);
+
+      await documents.stage('other', [source('x.yaml', profileDoc('unrelated', ''))]);
+      assert.deepEqual(await refusal(documents.commit()), [dangling], 'the committed bucket is part of the site validated');
+      assert.deepEqual(await documents.discard(), ['other']);
+      await assert.rejects(documents.checkCommit(), (e: unknown) => e instanceof RelabelError && e.type === FailureType.EmptyBuffer);
+    }));
+});
