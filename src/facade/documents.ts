@@ -29,8 +29,8 @@ async function storeCall<T>(call: () => Promise<T>): Promise<T> {
 
 /** Builds the documents facade over a store. */
 export function createDocuments(store: RevisionStore) {
-  /** Files of the committed site with the buffer (and `extra`) laid over it, bucket by bucket. */
-  async function prospective(extra?: { bucket: string; files: readonly SourceFile[] }): Promise<{ bucket: string; files: readonly SourceFile[] }[]> {
+  /** Files of the committed site with the buffer laid over it, bucket by bucket. */
+  async function prospective(): Promise<{ bucket: string; files: readonly SourceFile[] }[]> {
     const buckets = new Map<string, SourceFile[]>();
     const latest = await store.latestRevision();
     if (latest) {
@@ -41,7 +41,6 @@ export function createDocuments(store: RevisionStore) {
       }
     }
     for (const staged of await store.buffer()) buckets.set(staged.bucket, [...staged.files]);
-    if (extra) buckets.set(extra.bucket, [...extra.files]);
     return [...buckets].sort(([a], [b]) => (a < b ? -1 : 1)).map(([bucket, files]) => ({ bucket, files }));
   }
 
