@@ -77,9 +77,10 @@ export function workerConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Worke
  * after it stops, calls `close()` to release the store and connection.
  */
 export async function createWorker(config: WorkerConfig): Promise<{ worker: Worker; close(): Promise<void> }> {
+  // The kubeconfig first: a bad one is refused before anything is opened.
+  const nodes = createNodeApi(loadKubeConfig(config.kubeconfig), { qps: config.kubeQps ?? DEFAULT_KUBE_QPS, burst: config.kubeBurst ?? DEFAULT_KUBE_BURST });
   const store = await openStore(config.storeUrl);
   const connection = await NativeConnection.connect({ address: config.temporalAddress });
-  const nodes = createNodeApi(loadKubeConfig(config.kubeconfig), { qps: config.kubeQps ?? DEFAULT_KUBE_QPS, burst: config.kubeBurst ?? DEFAULT_KUBE_BURST });
   const worker = await Worker.create({
     connection,
     namespace: config.namespace,
