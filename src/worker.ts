@@ -8,6 +8,7 @@ import { pino, type Logger } from 'pino';
 import { DefaultLogger, NativeConnection, Runtime, Worker, type WorkflowBundle } from '@temporalio/worker';
 import { createActivities } from './activities/index.ts';
 import { createNodeApi, DEFAULT_KUBE_BURST, DEFAULT_KUBE_QPS, loadKubeConfig } from './kube/nodes.ts';
+import { temporalUnreachable } from './temporal-reach.ts';
 import { temporalSettingsFromEnv } from './temporal-settings.ts';
 import { openStore } from './store/open-store.ts';
 import { buildBundleFile } from './worker-bundle.ts';
@@ -77,9 +78,16 @@ export function workerConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Worke
  * after it stops, calls `close()` to release the store and connection.
  */
 export async function createWorker(config: WorkerConfig): Promise<{ worker: Worker; close(): Promise<void> }> {
-  const store = await openStore(config.storeUrl);
-  const connection = await NativeConnection.connect({ address: config.temporalAddress });
+  // The kubeconfig first: a bad one is refused before anything is opened.
   const nodes = createNodeApi(loadKubeConfig(config.kubeconfig), { qps: config.kubeQps ?? DEFAULT_KUBE_QPS, burst: config.kubeBurst ?? DEFAULT_KUBE_BURST });
+  const store = await openStore(config.storeUrl);
+  let connection: NativeConnection;
+  try {
+    connection = await NativeConnection.connect({ address: config.temporalAddress });
+  } catch (err) {
+    await store.close();
+    throw new Error(await temporalUnreachable(config.temporalAddress, config.namespace, err), { cause: err });
+  }
   const worker = await Worker.create({
     connection,
     namespace: config.namespace,

@@ -47,10 +47,12 @@ export interface ApiOptions {
 /** Opens the facade and serves the API; `close()` stops serving, then closes the facade. */
 export async function startApi(options: ApiOptions): Promise<{ app: FastifyInstance; url: string; close(): Promise<void> }> {
   const { host, port } = parseListen(options.listen);
+  // The kubeconfig first: a bad one is refused before anything is opened.
+  const nodes = createNodeApi(loadKubeConfig(options.kubeconfig));
   const relabel = await openRelabel(options.facade);
   const app = createApiServer({
     relabel,
-    nodes: createNodeApi(loadKubeConfig(options.kubeconfig)),
+    nodes,
     tokens: options.tokens,
     bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT,
     logger: { level: options.logLevel ?? 'info', base: { component: 'relabel-api' } },

@@ -76,10 +76,13 @@ describe('applyNodeLabels', () => {
     assert.equal(node.patches.length, 0);
   });
 
-  it('maps Kubernetes errors: 404 NodeNotFound, 403 Forbidden, unreachable Unavailable', async () => {
+  it('maps Kubernetes errors: 404 NodeNotFound, 403 Forbidden, 401 InternalError, unreachable Unavailable', async () => {
     await assert.rejects(applyNodeLabels(fakeNode({}).api, 'n2', {}, DEFAULT_NODE_LABELS_POLICY), failureType('NodeNotFound'));
     const forbidden = new ApiException(403, 'forbidden', '{"message":"no"}', {});
     await assert.rejects(applyNodeLabels(fakeNode({}, {}, { fail: forbidden }).api, 'n1', {}, DEFAULT_NODE_LABELS_POLICY), failureType('Forbidden'));
+    // Kubernetes rejecting relabel's own credentials is the server's fault, not the caller's token.
+    const unauthorized = new ApiException(401, 'Unauthorized', undefined, {});
+    await assert.rejects(applyNodeLabels(fakeNode({}, {}, { fail: unauthorized }).api, 'n1', {}, DEFAULT_NODE_LABELS_POLICY), failureType('InternalError'));
     const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' });
     await assert.rejects(applyNodeLabels(fakeNode({}, {}, { fail: refused }).api, 'n1', {}, DEFAULT_NODE_LABELS_POLICY), failureType('Unavailable'));
     const busy = new ApiException(429, 'too many', '', {});

@@ -8,7 +8,7 @@ import { FailureType, isFailureType } from '../core/failure-types.ts';
 import { isProtectedLabelKey } from '../core/label-keys.ts';
 import type { PlanPolicy } from '../core/label-plan.ts';
 import { reconcileNodeLabels, STALE } from '../core/node-reconcile.ts';
-import { mapNodeError } from '../kube/errors.ts';
+import { mapNodeError, type NodeAction } from '../kube/errors.ts';
 import type { NodeApi } from '../kube/nodes.ts';
 import { RelabelError } from '../facade/relabel-error.ts';
 
@@ -34,16 +34,19 @@ export type NodeLabelsOutcome = {
 
 /**
  * The Kubernetes error mapping of the activities (`mapNodeError`), as a
- * facade error: its permanent failures keep their type; anything it leaves
- * retryable (network, 429, 5xx) means Kubernetes is unavailable now.
+ * facade error: its permanent failures keep their type, except that
+ * Kubernetes rejecting relabel's own credentials is the server's fault
+ * (InternalError), not the caller's (whose token was accepted); anything it
+ * leaves retryable (network, 429, 5xx) means Kubernetes is unavailable now.
  */
-function kubeFailure(err: unknown, node: string, action: string): RelabelError {
+function kubeFailure(err: unknown, node: string, action: NodeAction): RelabelError {
   const mapped = mapNodeError(err, node, action);
+  if (mapped instanceof ApplicationFailure && mapped.type === FailureType.Unauthorized) return new RelabelError(FailureType.InternalError, mapped.message);
   if (mapped instanceof ApplicationFailure && isFailureType(mapped.type)) return new RelabelError(mapped.type, mapped.message);
   return new RelabelError(FailureType.Unavailable, `the Kubernetes API is unavailable (${action} node ${node}): ${(err as Error)?.message ?? String(err)}`);
 }
 
-async function kube<T>(call: () => Promise<T>, node: string, action: string): Promise<T> {
+async function kube<T>(call: () => Promise<T>, node: string, action: NodeAction): Promise<T> {
   try {
     return await call();
   } catch (err) {
@@ -63,7 +66,8 @@ async function kube<T>(call: () => Promise<T>, node: string, action: string): Pr
  * refused here (Invalid), as documents asking for them are.
  *
  * Throws RelabelError: Invalid, NodeNotFound, Forbidden, TooManyConflicts,
- * VerificationFailed, Unavailable (Kubernetes unreachable).
+ * VerificationFailed, Unavailable (Kubernetes unreachable), InternalError
+ * (Kubernetes rejects relabel's credentials).
  */
 export async function applyNodeLabels(nodes: NodeApi, node: string, desired: Readonly<Record<string, string>>, policy: PlanPolicy): Promise<NodeLabelsOutcome> {
   const refused = Object.keys(desired).filter((key) => isProtectedLabelKey(key, policy.protectedKeys));

@@ -4,8 +4,7 @@
  * command and closed after it.
  */
 import type { Command } from 'commander';
-import { FailureType } from '../core/failure-types.ts';
-import { openRelabel, relabelConfigFromEnv, RelabelError, type RelabelConfig } from '../facade/index.ts';
+import { openRelabel, relabelConfigFromEnv, type RelabelConfig } from '../facade/index.ts';
 import type { Documents, Runs } from '../facade/index.ts';
 import type { OutputFormat } from './output.ts';
 
@@ -52,14 +51,7 @@ export async function withContext(command: Command, body: (ctx: CliContext) => P
       format: opts.output,
       config,
       documents: relabel.documents,
-      async runs() {
-        try {
-          return await relabel.runs();
-        } catch (err) {
-          // The facade's runs() only rejects when the connection cannot be made.
-          throw new RelabelError(FailureType.Unavailable, `cannot reach Temporal at ${config.temporalAddress}: ${(err as Error).message}`);
-        }
-      },
+      runs: () => relabel.runs(),
     });
     return code ?? 0;
   } finally {

@@ -220,7 +220,7 @@ export function addRunCommands(program: Command, setExit: SetExit): void {
     .addHelpText(
       'after',
       '\nExit code: the run\'s outcome (0 while it runs or after success, 4 partial_success, 5 failure).\n' +
-        'JSON: {workflowId, runId, run, uiLink, execution, startTime, closeTime?, progress?, result?, failure?, nodes?: {run, total, offset, items}}.',
+        'JSON: {workflowId, runId, run, uiLink, execution, startTime, closeTime?, progress?, result?, failure?, warnings?, nodes?: {run, total, offset, items}}.',
     )
     .action(async (id: string, opts: { runId?: string; wait?: boolean } & NodeView, cmd: Command) => {
       setExit(

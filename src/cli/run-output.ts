@@ -165,8 +165,9 @@ export function outcomeText(r: RunStatusReport, page?: NodePage): string {
 }
 
 /**
- * A run's report for people: IDs and times, progress while it runs, the
- * rejection when it failed, or the per-node table and final status.
+ * A run's report for people: IDs and times, any warnings (no worker
+ * polling), progress while it runs, the rejection when it failed, or the
+ * per-node table and final status.
  */
 export function reportText(r: RunStatusReport, page?: NodePage): string {
   const parts: string[] = [
@@ -183,6 +184,7 @@ export function reportText(r: RunStatusReport, page?: NodePage): string {
       ['Temporal UI', r.uiLink],
     ]),
   ];
+  for (const warning of r.warnings ?? []) parts.push(`warning: ${warning}`);
   if (r.execution === 'RUNNING' && r.progress) {
     parts.push(`progress: ${progressLine(r.progress)}`);
     for (const f of r.progress.failures) parts.push(`  ${f.node}: ${f.error.type}: ${f.error.message}`);

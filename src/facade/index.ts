@@ -3,9 +3,12 @@
  * revision store, and (connected on first use) the runs facade over Temporal.
  */
 import { Client, Connection } from '@temporalio/client';
+import { FailureType } from '../core/failure-types.ts';
+import { refusedAtOnce, temporalUnreachable } from '../temporal-reach.ts';
 import { temporalSettingsFromEnv } from '../temporal-settings.ts';
 import { openStore } from '../store/open-store.ts';
 import { createDocuments, type Documents } from './documents.ts';
+import { RelabelError } from './relabel-error.ts';
 import { createRuns, type Runs } from './runs.ts';
 
 export { RelabelError } from './relabel-error.ts';
@@ -38,7 +41,10 @@ export function relabelConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Rela
 /** An open facade. `close()` releases the store and any Temporal connection. */
 export interface Relabel {
   documents: Documents;
-  /** The runs facade, connecting to Temporal on first call. */
+  /**
+   * The runs facade, connecting to Temporal on first call; Unavailable,
+   * saying where and why, when Temporal cannot be reached.
+   */
   runs(): Promise<Runs>;
   close(): Promise<void>;
 }
@@ -51,7 +57,17 @@ export async function openRelabel(config: RelabelConfig): Promise<Relabel> {
   return {
     documents: createDocuments(store),
     runs() {
-      runs ??= Connection.connect({ address: config.temporalAddress, connectTimeout: '5s' }).then((c) => {
+      runs ??= (async () => {
+        const { temporalAddress: address, namespace } = config;
+        // A refused address fails at once; the client would wait out its connect timeout.
+        const refused = await refusedAtOnce(address, namespace);
+        if (refused !== undefined) throw new RelabelError(FailureType.Unavailable, refused);
+        let c: Connection;
+        try {
+          c = await Connection.connect({ address, connectTimeout: '5s' });
+        } catch (err) {
+          throw new RelabelError(FailureType.Unavailable, await temporalUnreachable(address, namespace, err));
+        }
         connection = c;
         return createRuns({
           client: new Client({ connection: c, namespace: config.namespace }),
@@ -61,7 +77,7 @@ export async function openRelabel(config: RelabelConfig): Promise<Relabel> {
           uiUrl: config.uiUrl,
           searchAttributes: config.searchAttributes,
         });
-      });
+      })();
       // A failed connection is not kept: the next call tries again.
       runs.catch(() => (runs = undefined));
       return runs;

@@ -11,6 +11,7 @@ import {
   type WorkflowExecutionDescription,
 } from '@temporalio/client';
 import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy, ApplicationFailure } from '@temporalio/common';
+import { optionalTsToMs } from '@temporalio/common/lib/time.js';
 import { FailureType } from '../core/failure-types.ts';
 import { normalizeTargets } from '../core/targets.ts';
 import { selectNodes, type NodeFilterSet } from '../core/node-filter.ts';
@@ -125,10 +126,31 @@ export interface RunStatusReport extends RunRef {
   result?: UpdateLabelsResult;
   /** Why the run failed (a rejection): its failure type and message. */
   failure?: { type: string; message: string };
+  /** What may keep a running run from progressing, such as no worker polling its task queue. */
+  warnings?: string[];
 }
 
 /** How long a progress query may take before status reports none (no worker polling). */
 export const QUERY_TIMEOUT_MS = 3000;
+
+/** How long ago a worker last polled a task queue for it to count as polling (an idle poll lasts about a minute). */
+export const POLLER_FRESH_MS = 2 * 60_000;
+
+/**
+ * A warning when no worker polls `taskQueue` for workflow tasks (none has
+ * polled within {@link POLLER_FRESH_MS}): a running run then waits. None
+ * when one does, or when the server cannot say.
+ */
+async function idleTaskQueueWarning(client: Client, namespace: string, taskQueue: string): Promise<string | undefined> {
+  const described = await client
+    .withDeadline(Date.now() + QUERY_TIMEOUT_MS, () => client.workflowService.describeTaskQueue({ namespace, taskQueue: { name: taskQueue } }))
+    .catch(() => undefined);
+  if (!described) return undefined;
+  const polled = (described.pollers ?? []).map((p) => optionalTsToMs(p.lastAccessTime) ?? 0);
+  const last = Math.max(0, ...polled);
+  if (last > Date.now() - POLLER_FRESH_MS) return undefined;
+  return `no worker is polling task queue ${taskQueue}${last > 0 ? ` (the last poll was at ${new Date(last).toISOString()})` : ''}; the run waits until one starts`;
+}
 
 /** `{action, run}` from a run's memo, or nothing. Continue-as-new carries the memo along. */
 function memoFields(memo: Record<string, unknown> | undefined): { action?: string; run?: number } {
@@ -273,8 +295,12 @@ export function createRuns(deps: RunsDeps) {
         report.failure = cause instanceof ApplicationFailure ? { type: cause.type ?? 'Error', message: cause.message } : { type: 'Error', message: String((cause as Error)?.message ?? cause) };
       }
     }
-    if (d.status.name === 'RUNNING' || d.status.name === 'COMPLETED') {
-      // A query needs a worker; without one, report no progress rather than hang.
+    if (d.status.name === 'RUNNING') {
+      const idle = await idleTaskQueueWarning(client, deps.namespace, d.taskQueue);
+      if (idle) report.warnings = [idle];
+    }
+    // A query needs a worker: none when no worker polls; with one, report no progress rather than hang.
+    if ((d.status.name === 'RUNNING' && !report.warnings) || d.status.name === 'COMPLETED') {
       report.progress = await client.withDeadline(Date.now() + QUERY_TIMEOUT_MS, () => handle.query(progressQuery)).catch(() => undefined);
     }
     return report;

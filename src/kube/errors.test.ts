@@ -2,26 +2,83 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { ApiException } from '@kubernetes/client-node';
 import { ApplicationFailure } from '@temporalio/common';
-import { httpStatus, mapNodeError } from './errors.ts';
+import { forbiddenMessage, httpStatus, kubeStatus, mapNodeError, MAX_API_MESSAGE } from './errors.ts';
 
 const answer = (code: number, message = 'm') => new ApiException(code, `HTTP ${code}`, JSON.stringify({ message }), {});
 
+/** A 403 `Status` body as kube-apiserver's RBAC authorizer writes it. */
+const denied = (verb: string, name: string | undefined, user: string) =>
+  new ApiException(
+    403,
+    'Unknown API Status Code!',
+    JSON.stringify({
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: {},
+      status: 'Failure',
+      message: `nodes${name ? ` "${name}"` : ''} is forbidden: User "${user}" cannot ${verb} resource "nodes" in API group "" at the cluster scope`,
+      reason: 'Forbidden',
+      details: { ...(name ? { name } : {}), kind: 'nodes' },
+      code: 403,
+    }),
+    {},
+  );
+
+function mapped(err: unknown, node: string, action: 'read' | 'list' | 'patch'): ApplicationFailure {
+  const failure = mapNodeError(err, node, action);
+  assert.ok(failure instanceof ApplicationFailure);
+  assert.equal(failure.nonRetryable, true);
+  return failure;
+}
+
 describe('mapNodeError', () => {
-  it('makes permanent answers non-retryable failures with a type, and says which credentials or verb failed', () => {
+  it('makes permanent answers non-retryable failures with a type', () => {
     const cases: [number, string, RegExp][] = [
-      [404, 'NodeNotFound', /node n1 not found in the cluster/],
-      [401, 'Forbidden', /rejected relabel's credentials \(401\).*kubeconfig/],
-      [403, 'Forbidden', /may not patch node n1 \(403: RBAC denies the verb on nodes\): nodes "n1" is forbidden/],
-      [422, 'Invalid', /rejected the request to patch node n1/],
-      [409, 'Conflict', /changed while relabelling/],
+      [404, 'NodeNotFound', /^node n1 not found in the cluster/],
+      [422, 'Invalid', /^the API server rejected the request to patch node n1: bad/],
+      [409, 'Conflict', /^node n1 changed while relabelling/],
     ];
     for (const [code, type, message] of cases) {
-      const mapped = mapNodeError(answer(code, 'nodes "n1" is forbidden'), 'n1', code === 404 ? 'read' : 'patch');
-      assert.ok(mapped instanceof ApplicationFailure, String(code));
-      assert.equal(mapped.type, type);
-      assert.equal(mapped.nonRetryable, true);
-      assert.match(mapped.message, message);
+      const failure = mapped(answer(code, 'bad'), 'n1', code === 404 ? 'read' : 'patch');
+      assert.equal(failure.type, type, String(code));
+      assert.match(failure.message, message);
     }
+  });
+
+  it('says a 401 is rejected credentials, with its own type, naming what was asked', () => {
+    // The client gives a 401 without a body.
+    const unauthorized = new ApiException(401, 'Unauthorized', undefined, {});
+    const read = mapped(unauthorized, 'n1', 'read');
+    assert.equal(read.type, 'Unauthorized');
+    assert.equal(read.message, "the Kubernetes API server rejected relabel's credentials (401) reading node n1: check the token or client certificate of the kubeconfig");
+    assert.match(mapped(unauthorized, 'n1', 'patch').message, /\(401\) patching node n1:/);
+    assert.match(mapped(unauthorized, '(all)', 'list').message, /\(401\) listing nodes:/);
+  });
+
+  it('says which verb on which resource a 403 denied, and for whom, from the Status body', () => {
+    const patch = mapped(denied('patch', 'n1', 'system:serviceaccount:default:reader'), 'n1', 'patch');
+    assert.equal(patch.type, 'Forbidden');
+    assert.equal(patch.message, 'patch on nodes "n1" denied for user "system:serviceaccount:default:reader" (403); relabel needs get, list and patch on nodes');
+    const list = mapped(denied('list', undefined, 'nobody'), '(all)', 'list');
+    assert.equal(list.message, 'list on nodes denied for user "nobody" (403); relabel needs get, list and patch on nodes');
+    // A body that says nothing usable: what relabel asked for, and the body's text.
+    assert.equal(
+      forbiddenMessage(kubeStatus(answer(403, 'denied by policy X')), 'read', 'n2'),
+      'get on nodes "n2" denied (403): denied by policy X; relabel needs get, list and patch on nodes',
+    );
+    // A webhook authorizer's reason after the standard sentence is kept.
+    const webhook = new ApiException(403, 'x', JSON.stringify({ message: 'nodes "n1" is forbidden: User "u" cannot patch resource "nodes" in API group "" at the cluster scope: change freeze' }), {});
+    assert.match(mapped(webhook, 'n1', 'patch').message, /^patch on nodes "n1" denied for user "u" \(403\): change freeze;/);
+  });
+
+  it('quotes at most a bounded part of the server answer', () => {
+    const huge = 'x'.repeat(100_000);
+    for (const code of [403, 422, 409]) {
+      const failure = mapped(answer(code, huge), 'n1', 'patch');
+      assert.ok(failure.message.length < MAX_API_MESSAGE + 200, `${code}: ${failure.message.length}`);
+    }
+    const notJson = new ApiException(403, 'x', `<html>${huge}</html>`, {});
+    assert.ok(mapped(notJson, 'n1', 'patch').message.length < MAX_API_MESSAGE + 200);
   });
 
   it('leaves 429, 5xx and network errors as they are, for the retry policy', () => {

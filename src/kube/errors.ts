@@ -8,45 +8,106 @@ import { ApiException } from '@kubernetes/client-node';
 import { ApplicationFailure } from '@temporalio/common';
 import { FailureType } from '../core/failure-types.ts';
 
+/** Longest text of the API server's own message kept in a failure message. */
+export const MAX_API_MESSAGE = 300;
+
+/** What relabel asked of the API server when it failed. */
+export type NodeAction = 'read' | 'list' | 'patch';
+
 /** The HTTP status of an answer the API server gave (the client's ApiException); none for network errors. */
 export function httpStatus(err: unknown): number | undefined {
   return err instanceof ApiException && err.code >= 100 && err.code < 600 ? err.code : undefined;
 }
 
-function apiMessage(err: unknown): string {
-  const body = err instanceof ApiException ? (err.body as unknown) : undefined;
-  if (typeof body === 'string') {
+/** The parts of a Kubernetes `Status` answer that say what failed. */
+export interface KubeStatus {
+  message?: string;
+  /** `details.kind`: the resource, such as `nodes`. */
+  kind?: string;
+  /** `details.name`: the object, such as the node's name. */
+  name?: string;
+}
+
+/** `text` cut to {@link MAX_API_MESSAGE} characters. */
+function bounded(text: string): string {
+  return text.length > MAX_API_MESSAGE ? `${text.slice(0, MAX_API_MESSAGE - 1)}…` : text;
+}
+
+/** The `Status` body of an API server answer (JSON text or an object), as far as it has one. */
+export function kubeStatus(err: unknown): KubeStatus {
+  const raw = err instanceof ApiException ? (err.body as unknown) : undefined;
+  let body = raw;
+  if (typeof raw === 'string') {
     try {
-      const parsed = JSON.parse(body) as { message?: unknown };
-      if (typeof parsed.message === 'string') return parsed.message;
+      body = JSON.parse(raw) as unknown;
     } catch {
-      return body.slice(0, 500);
+      return raw.trim() === '' ? {} : { message: bounded(raw.trim()) };
     }
   }
-  if (body && typeof body === 'object' && typeof (body as { message?: unknown }).message === 'string') {
-    return (body as { message: string }).message;
-  }
-  return err instanceof Error ? err.message : String(err);
+  if (!body || typeof body !== 'object') return {};
+  const b = body as { message?: unknown; details?: { kind?: unknown; name?: unknown } | null };
+  const text = (v: unknown) => (typeof v === 'string' && v !== '' ? v : undefined);
+  const message = text(b.message);
+  const kind = text(b.details?.kind);
+  const name = text(b.details?.name);
+  return { ...(message ? { message: bounded(message) } : {}), ...(kind ? { kind: bounded(kind) } : {}), ...(name ? { name: bounded(name) } : {}) };
+}
+
+/** `reading node n1`, `patching node n1`, `listing nodes`. */
+function doing(action: NodeAction, node: string): string {
+  return action === 'list' ? 'listing nodes' : `${action === 'read' ? 'reading' : 'patching'} node ${node}`;
+}
+
+/** The verb Kubernetes authorizes for each action. */
+const VERB: Record<NodeAction, string> = { read: 'get', list: 'list', patch: 'patch' };
+
+/**
+ * What a 403 denied, in plain words: `patch on nodes "n1" denied for user
+ * "u"`, from the Status body's details and the authorizer's message
+ * (`... User "u" cannot patch resource "nodes" ...`); what relabel asked for
+ * when the body says less. Ends with the authorizer's own reason when it
+ * gives one the words above do not already say.
+ */
+export function forbiddenMessage(status: KubeStatus, action: NodeAction, node: string): string {
+  const said = status.message ?? '';
+  const parsed = /User "([^"]*)" cannot ([\w-]+) resource "([^"]*)"/.exec(said);
+  const verb = parsed?.[2] ?? VERB[action];
+  const resource = status.kind ?? parsed?.[3] ?? 'nodes';
+  const name = status.name ?? (action === 'list' ? undefined : node);
+  const user = parsed?.[1];
+  // The authorizer's explanation after the standard sentence (such as an RBAC or webhook reason).
+  const reason = parsed ? said.slice(said.indexOf(parsed[0]) + parsed[0].length).replace(/^ in API group "[^"]*"( in the namespace "[^"]*"| at the cluster scope)?:? ?/, '').trim() : said;
+  return (
+    `${verb} on ${resource}${name ? ` ${JSON.stringify(name)}` : ''} denied${user !== undefined ? ` for user ${JSON.stringify(user)}` : ''} (403)` +
+    `${reason ? `: ${reason}` : ''}; relabel needs get, list and patch on nodes`
+  );
 }
 
 /**
  * Maps an error from a Node request. Returns the error to throw: a
- * non-retryable failure for 404 (NodeNotFound), 401/403 (Forbidden),
- * 400/422 (Invalid) and 409 (Conflict: the caller re-reads and re-plans);
- * the original error, retryable, for 429, 5xx and network failures.
+ * non-retryable failure for 404 (NodeNotFound), 401 (Unauthorized: the
+ * credentials were rejected), 403 (Forbidden: the verb on the resource was
+ * denied), 400/422 (Invalid) and 409 (Conflict: the caller re-reads and
+ * re-plans); the original error, retryable, for 429, 5xx and network
+ * failures. Messages quote at most {@link MAX_API_MESSAGE} characters of
+ * the server's answer.
  */
-export function mapNodeError(err: unknown, node: string, action: string): unknown {
+export function mapNodeError(err: unknown, node: string, action: NodeAction): unknown {
   const status = httpStatus(err);
-  const detail = apiMessage(err);
+  const answer = kubeStatus(err);
+  const detail = answer.message ?? `HTTP ${status}`;
   const fail = (type: FailureType, message: string) =>
     ApplicationFailure.create({ message, type, nonRetryable: true, details: [{ node, status, detail }] });
   switch (status) {
     case 404:
       return fail(FailureType.NodeNotFound, `node ${node} not found in the cluster (${action})`);
     case 401:
-      return fail(FailureType.Forbidden, `the API server rejected relabel's credentials (401) when asked to ${action} node ${node}: check the kubeconfig's token or certificate`);
+      return fail(
+        FailureType.Unauthorized,
+        `the Kubernetes API server rejected relabel's credentials (401) ${doing(action, node)}: check the token or client certificate of the kubeconfig`,
+      );
     case 403:
-      return fail(FailureType.Forbidden, `relabel may not ${action} node ${node} (403: RBAC denies the verb on nodes): ${detail}`);
+      return fail(FailureType.Forbidden, forbiddenMessage(answer, action, node));
     case 400:
     case 422:
       return fail(FailureType.Invalid, `the API server rejected the request to ${action} node ${node}: ${detail}`);

@@ -6,7 +6,7 @@
  * answer is retried after the server's Retry-After.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ApiException, CoreV1Api, KubeConfig, PatchStrategy, setHeaderOptions, type V1Node } from '@kubernetes/client-node';
+import { ApiException, CoreV1Api, type KubeConfig, PatchStrategy, setHeaderOptions, type V1Node } from '@kubernetes/client-node';
 import { tokenBucket, type RateLimiter } from './rate-limit.ts';
 
 /** Default requests per second to the API server (client-go's controllers commonly run 50/100). */
@@ -51,16 +51,7 @@ export interface NodeApi {
   patchNode(name: string, patch: object): Promise<NodeState>;
 }
 
-/**
- * Loads a kubeconfig: the file at `path` when given, else `KUBECONFIG`, the
- * in-cluster service account, or ~/.kube/config (the client's default order).
- */
-export function loadKubeConfig(path?: string): KubeConfig {
-  const kc = new KubeConfig();
-  if (path) kc.loadFromFile(path);
-  else kc.loadFromDefault();
-  return kc;
-}
+export { KubeconfigError, loadKubeConfig } from './kubeconfig.ts';
 
 /** Converts the client's Node object into {@link NodeState}. */
 export function toNodeState(node: V1Node): NodeState {
