@@ -91,7 +91,8 @@ describe('a 300-node run when things go wrong', () => {
     assert.equal(report.result?.status, 'success');
     assert.equal(report.result?.counts.success, NODES);
     const landed = (await nodePatchCount({ code: 200 })) - before;
-    console.log(`# ${landed} node writes landed; the run counted ${report.result?.counts.written} written`);
+    const recovered = (await s.relabel.store.runNodes(report.result?.run ?? 0, { limit: NODES })).filter((r) => r.detail?.recovered).length;
+    console.log(`# ${landed} node writes landed; the run counted ${report.result?.counts.written} written (${recovered} after a lost completion)`);
     assert.equal(landed, NODES, 'each node written exactly once');
     assert.equal(report.result?.counts.written, landed, "the run's written count equals the writes the API server counted");
     assert.equal((await s.relabel.store.runCounts(report.result?.run ?? 0)).written, landed, 'and so do the stored rows');
@@ -117,7 +118,8 @@ describe('a 300-node run when things go wrong', () => {
     const report = await finished(s.relabel.runs, run);
     assert.equal(report.result?.status, 'success', JSON.stringify(report.result?.failures));
     const landed = (await nodePatchCount({ code: 200 })) - before;
-    console.log(`# ${landed} node writes landed; the run counted ${report.result?.counts.written} written`);
+    const recovered = (await s.relabel.store.runNodes(report.result?.run ?? 0, { limit: NODES })).filter((r) => r.detail?.recovered).length;
+    console.log(`# ${landed} node writes landed; the run counted ${report.result?.counts.written} written (${recovered} after a lost completion)`);
     assert.equal(landed, NODES, 'each node written exactly once');
     assert.equal(report.result?.counts.written, landed, "the run's written count equals the writes the API server counted");
     await s.assertNodesCorrect();
