@@ -1,7 +1,8 @@
 /**
  * Crash safety: SIGKILL the worker process in the middle of a 300-node run,
- * start a new one, and the run completes with every node correct and no node
- * written more than once (its plan needs exactly one write).
+ * start a new one, and the run completes with every node correct, no node
+ * written more than once (its plan needs exactly one write), and as many
+ * nodes counted written as writes the API server counted.
  */
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -61,8 +62,12 @@ describe('a worker killed mid-run', () => {
     assert.equal(final.result?.counts.success, NODES);
 
     const landed = (await nodePatchCount({ code: 200 })) - writesBefore;
-    console.log(`# ${landed} node writes landed for ${NODES} nodes`);
+    const rows = await relabel.store.runNodes(final.result?.run ?? 0, { limit: NODES });
+    const recovered = rows.filter((r) => r.detail?.recovered).length;
+    console.log(`# ${landed} node writes landed for ${NODES} nodes; the run counted ${final.result?.counts.written} written (${recovered} after a lost completion)`);
     assert.equal(landed, NODES, 'each node written exactly once');
+    assert.equal(final.result?.counts.written, landed, "the run's written count equals the writes the API server counted");
+    assert.equal((await relabel.store.runCounts(final.result?.run ?? 0)).written, landed, 'and so do the stored rows');
 
     const validation = validateSite(site.files);
     assert.ok(validation.ok);

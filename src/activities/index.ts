@@ -7,12 +7,15 @@ import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { FailureType } from '../core/failure-types.ts';
 import { documentErrorsMessage } from '../core/site-error.ts';
-import { replacedValues } from '../core/label-plan.ts';
-import { reconcileNodeLabels, STALE } from '../core/node-reconcile.ts';
+import { isAppliedBy, type AppliedRun } from '../core/applied-run.ts';
+import { planLabels, replacedValues, type LabelPlan } from '../core/label-plan.ts';
+import { nodePatch, reconcileNodeLabels, STALE } from '../core/node-reconcile.ts';
+import type { Design } from '../core/validate-site.ts';
 import { httpStatus, mapNodeError } from '../kube/errors.ts';
 import type { NodeApi, NodeState } from '../kube/nodes.ts';
 import { runnableRevision } from '../store/revision-checks.ts';
 import type { RevisionStore } from '../store/revision-store.ts';
+import type { NodeResultDetail } from '../store/run-store.ts';
 import type { NodeFailure, RelabelNodeResult } from '../workflows/messages.ts';
 import { createDesignCache, type DesignCache } from '../store/design-cache.ts';
 import { planRun, type RunPlan } from './plan-run.ts';
@@ -58,6 +61,55 @@ export function createActivities(deps: ActivityDeps) {
     } catch (err) {
       throw mapNodeError(err, node, 'read');
     }
+  }
+
+  /** What a plan changes, counted. */
+  function planCounts(plan: LabelPlan): RelabelNodeResult['counts'] {
+    return { set: Object.keys(plan.set).length, removed: plan.remove.length, adopted: plan.adopt.length, unchanged: plan.unchanged.length };
+  }
+
+  /**
+   * Settles a node an earlier attempt of this run wrote, though that
+   * attempt's completion was lost: the node carries this run's applied-run
+   * record and nothing is left to change. Counted as written, with the
+   * detail re-planned from the state the bulk plan observed (what the
+   * writing attempt started from); when that state is gone, the writing
+   * attempt recorded its result already and that record stays as it is.
+   */
+  async function recoverWritten(
+    applied: AppliedRun,
+    node: string,
+    design: Design,
+    bulkObserved: Omit<NodeState, 'name'> | null,
+    now: LabelPlan,
+    attempts: number,
+  ): Promise<RelabelNodeResult> {
+    const { run } = applied;
+    const observed = bulkObserved ?? ((await store.observedState(run, node)) as Omit<NodeState, 'name'> | null);
+    if (observed === null) {
+      const row = await store.runNode(run, node);
+      const d = row?.status === 'success' && row.written ? row.detail : null;
+      if (d) {
+        const counts = { set: Object.keys(d.set ?? {}).length, removed: d.removed?.length ?? 0, adopted: d.adopted?.length ?? 0, unchanged: d.unchanged ?? 0 };
+        return { node, written: true, counts, taintLifted: d.taintLifted === true, attempts: d.attempts ?? attempts };
+      }
+    }
+    const desired = design.nodes[node]?.labels ?? {};
+    const plan = observed ? planLabels({ labels: observed.labels, annotations: observed.annotations, desired, policy: design.policy }) : now;
+    const taintLifted = observed !== null && nodePatch(plan, observed, design.policy.liftUninitializedTaint)?.spec !== undefined;
+    const was = observed ? replacedValues(plan.set, observed.labels) : undefined;
+    const detail: NodeResultDetail = {
+      set: plan.set,
+      ...(was ? { was } : {}),
+      removed: plan.remove,
+      adopted: plan.adopt,
+      unchanged: plan.unchanged.length,
+      taintLifted,
+      attempts,
+      recovered: true,
+    };
+    await results.record(run, { node, status: 'success', written: true, detail, observed: null });
+    return { node, written: true, counts: planCounts(plan), taintLifted, attempts };
   }
 
   return {
@@ -108,23 +160,35 @@ export function createActivities(deps: ActivityDeps) {
 
     /**
      * Applies a node's plan: starting from the state the bulk plan observed
-     * (a retried attempt reads afresh), one merge patch carrying label changes
-     * and the ownership record together, guarded by resourceVersion; a
-     * concurrent writer (409) makes it re-read and re-plan, never overwrite.
-     * Verifies the stored result, records it in the store, and only then
-     * returns. Non-retryable NodeNotInDesign, NodeNotFound, Forbidden,
-     * Invalid, TooManyConflicts, VerificationFailed; transient errors retry.
+     * (a retried attempt reads afresh), one merge patch carrying label changes,
+     * the ownership record and the applied-run record (this run, this
+     * revision) together, guarded by resourceVersion; a concurrent writer
+     * (409) makes it re-read and re-plan, never overwrite. Verifies the stored
+     * result, records it in the store, and only then returns. A node left
+     * with nothing to change that carries this run's applied-run record was
+     * written by an earlier attempt whose completion was lost, and counts as
+     * written (see `recoverWritten`). Non-retryable NodeNotInDesign,
+     * NodeNotFound, Forbidden, Invalid, TooManyConflicts, VerificationFailed;
+     * transient errors retry.
      */
     async applyNodePlan(input: { run: number; node: string; revision: number }): Promise<RelabelNodeResult> {
       const { run, node, revision } = input;
       const design = await validDesign(revision);
       const target = Object.hasOwn(design.nodes, node) ? design.nodes[node] : undefined;
       if (!target) throw ApplicationFailure.nonRetryable(`node ${node} is not in the design of revision ${revision}`, FailureType.NodeNotInDesign);
-      let observed = Context.current().info.attempt === 1 ? ((await store.observedState(run, node)) as Omit<NodeState, 'name'> | null) : null;
+      const bulkObserved = Context.current().info.attempt === 1 ? ((await store.observedState(run, node)) as Omit<NodeState, 'name'> | null) : null;
+      let observed = bulkObserved;
       // The state the final plan was made from: its values of the keys set are what they were.
-      let lastRead: Pick<NodeState, 'labels'> | undefined;
+      let lastRead: Pick<NodeState, 'labels' | 'annotations'> | undefined;
+      const applied: AppliedRun = { revision, run };
       const outcome = await reconcileNodeLabels(
-        { desired: target.labels, policy: design.policy, maxAttempts: MAX_CONFLICT_ATTEMPTS, liftTaint: design.policy.liftUninitializedTaint },
+        {
+          desired: target.labels,
+          policy: design.policy,
+          maxAttempts: MAX_CONFLICT_ATTEMPTS,
+          liftTaint: design.policy.liftUninitializedTaint,
+          applied,
+        },
         {
           async read() {
             const first = observed;
@@ -158,6 +222,7 @@ export function createActivities(deps: ActivityDeps) {
         );
       }
       const { plan, written, attempts, taintLifted } = outcome;
+      if (!written && lastRead && isAppliedBy(lastRead.annotations, applied)) return recoverWritten(applied, node, design, bulkObserved, plan, attempts);
       const was = replacedValues(plan.set, lastRead?.labels ?? {});
       await results.record(run, {
         node,
@@ -166,13 +231,7 @@ export function createActivities(deps: ActivityDeps) {
         detail: { set: plan.set, ...(was ? { was } : {}), removed: plan.remove, adopted: plan.adopt, unchanged: plan.unchanged.length, taintLifted, attempts },
         observed: null,
       });
-      return {
-        node,
-        written,
-        counts: { set: Object.keys(plan.set).length, removed: plan.remove.length, adopted: plan.adopt.length, unchanged: plan.unchanged.length },
-        taintLifted,
-        attempts,
-      };
+      return { node, written, counts: planCounts(plan), taintLifted, attempts };
     },
   };
 }

@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import { ApiException } from '@kubernetes/client-node';
 import assert from 'node:assert/strict';
-import { OWNED_LABELS_ANNOTATION, UNINITIALIZED_TAINT_KEY } from '../core/constants.ts';
+import { APPLIED_ANNOTATION, OWNED_LABELS_ANNOTATION, UNINITIALIZED_TAINT_KEY } from '../core/constants.ts';
 import { DEFAULT_SITE_POLICY } from '../core/label-policy.ts';
 import type { Design } from '../core/validate-site.ts';
 import type { NodeState } from '../kube/nodes.ts';
@@ -46,6 +46,15 @@ describe('planNode', () => {
       detail: { set: {}, removed: [], adopted: [], unchanged: 1, taintLifted: true },
       observed: null,
     });
+  });
+
+  it("settles a node as desired whatever run's applied-run record it carries; a dry run plans the same", () => {
+    const d = design({ n1: { a: '1' } });
+    const applied = (labels: Record<string, string>): NodeState => ({ ...state('n1', labels, 'a'), annotations: { [OWNED_LABELS_ANNOTATION]: 'a', [APPLIED_ANNOTATION]: 'revision=1,run=4' } });
+    for (const dryRun of [false, true]) {
+      assert.deepEqual(planNode(d, applied({ a: '1' }), dryRun), { node: 'n1', status: 'success', detail: { set: {}, removed: [], adopted: [], unchanged: 1 }, observed: null });
+      assert.deepEqual(planNode(d, applied({ a: '0' }), dryRun).detail ?? null, dryRun ? { set: { a: '1' }, was: { a: '0' }, removed: [], adopted: [], unchanged: 0, taintLifted: false } : null);
+    }
   });
 });
 

@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import { ApiException } from '@kubernetes/client-node';
 import assert from 'node:assert/strict';
-import { OWNED_LABELS_ANNOTATION } from '../core/constants.ts';
+import { APPLIED_ANNOTATION, OWNED_LABELS_ANNOTATION } from '../core/constants.ts';
 import type { NodeApi, NodeState } from '../kube/nodes.ts';
 import { RelabelError } from '../facade/relabel-error.ts';
 import { applyNodeLabels, DEFAULT_NODE_LABELS_POLICY, MAX_APPLY_ATTEMPTS } from './node-labels.ts';
@@ -57,6 +57,20 @@ describe('applyNodeLabels', () => {
     const outcome = await applyNodeLabels(node.api, 'n1', { a: '1' }, DEFAULT_NODE_LABELS_POLICY);
     assert.deepEqual(outcome, { set: {}, removed: [], unchanged: ['a'], written: false, attempts: 1 });
     assert.equal(node.patches.length, 0);
+  });
+
+  it("drops an update run's applied-run record when it writes, and leaves it when it writes nothing", async () => {
+    const applied = { [OWNED_LABELS_ANNOTATION]: 'a', [APPLIED_ANNOTATION]: 'revision=3,run=7' };
+    const same = fakeNode({ a: '1' }, applied);
+    assert.equal((await applyNodeLabels(same.api, 'n1', { a: '1' }, DEFAULT_NODE_LABELS_POLICY)).written, false);
+    assert.deepEqual([same.patches.length, same.state().annotations], [0, applied]);
+    const changed = fakeNode({ a: '1' }, applied);
+    assert.equal((await applyNodeLabels(changed.api, 'n1', { a: '2' }, DEFAULT_NODE_LABELS_POLICY)).written, true);
+    assert.deepEqual(changed.patches, [{ metadata: { resourceVersion: '1', labels: { a: '2' }, annotations: { [APPLIED_ANNOTATION]: null } } }]);
+    assert.deepEqual(changed.state().annotations, { [OWNED_LABELS_ANNOTATION]: 'a' });
+    const never = fakeNode({}, {});
+    await applyNodeLabels(never.api, 'n1', { a: '1' }, DEFAULT_NODE_LABELS_POLICY);
+    assert.deepEqual(never.patches, [{ metadata: { resourceVersion: '1', labels: { a: '1' }, annotations: { [OWNED_LABELS_ANNOTATION]: 'a' } } }], 'nothing to drop: no null sent');
   });
 
   it('re-reads and re-plans after a conflict, and gives up after a bounded number', async () => {

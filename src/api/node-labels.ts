@@ -59,6 +59,8 @@ async function kube<T>(call: () => Promise<T>, node: string, action: NodeAction)
  * (pure, `planLabels`) → no write for an empty plan → one merge patch
  * carrying the labels and the ownership record, guarded by resourceVersion;
  * on 409 it re-reads and re-plans, up to {@link MAX_APPLY_ATTEMPTS} reads.
+ * The patch removes an update run's applied-run record from the node, since
+ * the labels it writes are no revision's.
  *
  * Only labels relabel owns are removed; labels of anyone else are never
  * touched. `desired` must already be valid label syntax without kubelet
@@ -78,7 +80,8 @@ export async function applyNodeLabels(nodes: NodeApi, node: string, desired: Rea
     );
   }
   const outcome = await reconcileNodeLabels(
-    { desired, policy, maxAttempts: MAX_APPLY_ATTEMPTS },
+    // No run applies these labels: a write drops any run's applied-run record, which no longer holds.
+    { desired, policy, maxAttempts: MAX_APPLY_ATTEMPTS, applied: null },
     {
       read: () => kube(() => nodes.readNode(node), node, 'read'),
       async write(patch) {

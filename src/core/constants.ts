@@ -1,6 +1,6 @@
 /**
  * Names defined once for the whole project: the default label domain, the
- * ownership annotation and the Temporal task queue.
+ * ownership and applied-run annotations and the Temporal task queue.
  */
 
 /** Default domain for generated labels when the policy document names none. */
@@ -13,6 +13,16 @@ export const DEFAULT_LABEL_DOMAIN = 'relabel.airshipit.org';
  * relabel forget what it owns.
  */
 export const OWNED_LABELS_ANNOTATION = 'relabel.airshipit.org/owned-labels';
+
+/**
+ * Annotation on each Node an update run wrote, naming the run and the
+ * revision whose labels that write applied, as `revision=5,run=17`. Sent in
+ * the same guarded patch as the labels, only when that patch is sent; the
+ * synchronous node-labels API, which applies no revision, removes it when it
+ * writes. It never enters a plan: a node whose labels are as desired is
+ * unchanged whichever run the annotation names.
+ */
+export const APPLIED_ANNOTATION = 'relabel.airshipit.org/applied';
 
 
 /** Default Temporal task queue shared by the worker and every client. */

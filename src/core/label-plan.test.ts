@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { OWNED_LABELS_ANNOTATION } from './constants.ts';
+import { APPLIED_ANNOTATION, OWNED_LABELS_ANNOTATION } from './constants.ts';
 import { applyOwnership, applyPlan, labelPatch, planLabels, replacedValues } from './label-plan.ts';
 import type { LabelPlan, PlanPolicy } from './label-plan.ts';
 import { readOwnedLabels } from './owned-labels.ts';
@@ -229,6 +229,20 @@ describe('planLabels properties', () => {
             if (ga in after && beta in after) assert.equal(after[beta], after[ga]);
           }
         }
+      }),
+    );
+  });
+
+  it("the applied-run record never enters a plan or its patch, whichever run it names", () => {
+    const keys = [...plainKeys, ...specialKeys];
+    const applied = fc.option(fc.constantFrom('revision=1,run=1', 'revision=5,run=17', 'not a record', ''), { nil: undefined });
+    fc.assert(
+      fc.property(labelsOf(keys), ownedOf(keys), labelsOf(keys), applied, fc.boolean(), (labels, owned, desired, record, reconcile) => {
+        const policy = { reconcileOsArchAliases: reconcile, protectedKeys: ['guarded.io/'] };
+        const annotations = record === undefined ? owned : { ...owned, [APPLIED_ANNOTATION]: record };
+        const plan = planLabels({ labels, annotations, desired, policy });
+        assert.deepEqual(plan, planLabels({ labels, annotations: owned, desired, policy }));
+        assert.equal(labelPatch(plan, '1')?.metadata.annotations?.[APPLIED_ANNOTATION], undefined);
       }),
     );
   });

@@ -1,14 +1,19 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { OWNED_LABELS_ANNOTATION as OWNED, UNINITIALIZED_TAINT_KEY } from './constants.ts';
-import { applyOwnership, applyPlan } from './label-plan.ts';
-import { reconcileNodeLabels, STALE, type NodeLabelState, type NodePatch, type Taint } from './node-reconcile.ts';
+import fc from 'fast-check';
+import { isAppliedBy, readAppliedRun } from './applied-run.ts';
+import { APPLIED_ANNOTATION, OWNED_LABELS_ANNOTATION as OWNED, UNINITIALIZED_TAINT_KEY } from './constants.ts';
+import { applyOwnership, applyPlan, planLabels } from './label-plan.ts';
+import { nodePatch, reconcileNodeLabels, STALE, type NodeLabelState, type NodePatch, type Taint } from './node-reconcile.ts';
 
 const policy = { reconcileOsArchAliases: false, protectedKeys: [] };
 
 /** An in-memory node whose resourceVersion changes `concurrentWrites` times behind relabel's back. */
-function fakeNode(labels: Record<string, string>, options: { concurrentWrites?: number; dropOnWrite?: string; taints?: Taint[] } = {}) {
-  let state: NodeLabelState = { resourceVersion: '1', labels, annotations: {}, taints: options.taints ?? [] };
+function fakeNode(
+  labels: Record<string, string>,
+  options: { concurrentWrites?: number; dropOnWrite?: string; taints?: Taint[]; annotations?: Record<string, string> } = {},
+) {
+  let state: NodeLabelState = { resourceVersion: '1', labels, annotations: options.annotations ?? {}, taints: options.taints ?? [] };
   let concurrent = options.concurrentWrites ?? 0;
   const writes: NodePatch[] = [];
   return {
@@ -28,10 +33,8 @@ function fakeNode(labels: Record<string, string>, options: { concurrentWrites?: 
         const next: Record<string, string> = { ...state.labels };
         for (const [k, v] of Object.entries(patch.metadata.labels ?? {})) if (v === null) delete next[k]; else next[k] = v;
         if (options.dropOnWrite) delete next[options.dropOnWrite];
-        const annotations = { ...state.annotations };
-        const owned = patch.metadata.annotations?.[OWNED];
-        if (owned === null) delete annotations[OWNED];
-        else if (owned !== undefined) annotations[OWNED] = owned;
+        const annotations: Record<string, string> = { ...state.annotations };
+        for (const [k, v] of Object.entries(patch.metadata.annotations ?? {})) if (v === null) delete annotations[k]; else annotations[k] = v;
         const taints = patch.spec ? (patch.spec.taints ?? []) : state.taints;
         state = { resourceVersion: String(Number(state.resourceVersion) + 1), labels: next, annotations, taints };
         return state;
@@ -111,5 +114,53 @@ describe('reconcileNodeLabels', () => {
     const outcome = await reconcileNodeLabels({ desired: {}, policy, maxAttempts: 3, liftTaint: true }, lifted.steps);
     assert.deepEqual(lifted.writes, [{ metadata: { resourceVersion: '1' }, spec: { taints: null } }]);
     assert.equal(outcome.status === 'done' && outcome.taintLifted, true);
+  });
+});
+
+// Generators: a small key space so desired, current and owned sets overlap.
+const keys = ['a', 'b', 'c', 'example.com/d'];
+const labelsArb = fc.dictionary(fc.constantFrom(...keys), fc.constantFrom('', '1', '2'), { maxKeys: keys.length });
+const ownedArb = fc.subarray(keys).map((owned): Record<string, string> => (owned.length === 0 ? {} : { [OWNED]: owned.join(',') }));
+/** Absent, an earlier run's record, or a value that is no record. */
+const appliedArb = fc.constantFrom<string | undefined>(undefined, 'revision=1,run=1', 'revision=2,run=8', 'garbage');
+const taintsArb = fc.subarray([{ key: UNINITIALIZED_TAINT_KEY, effect: 'NoSchedule' }, { key: 'example.com/other', effect: 'NoExecute' }]);
+const thisRun = { revision: 3, run: 9 };
+
+describe('the applied-run record', () => {
+  it('rides only on a patch that is sent anyway: the patch is the one without it plus the record', () => {
+    fc.assert(
+      fc.property(labelsArb, ownedArb, appliedArb, labelsArb, taintsArb, fc.boolean(), fc.constantFrom(thisRun, null), (labels, owned, record, desired, taints, lift, applied) => {
+        const annotations = record === undefined ? owned : { ...owned, [APPLIED_ANNOTATION]: record };
+        const state = { resourceVersion: '7', labels, annotations, taints };
+        const plan = planLabels({ labels, annotations, desired, policy });
+        const plain = nodePatch(plan, state, lift);
+        const patch = nodePatch(plan, state, lift, applied);
+        assert.equal(patch === null, plain === null);
+        assert.deepEqual(nodePatch(plan, state, lift, undefined), plain, 'undefined leaves the record alone');
+        if (patch === null || plain === null) return;
+        const { [APPLIED_ANNOTATION]: sent, ...rest } = patch.metadata.annotations ?? {};
+        assert.deepEqual({ ...patch, metadata: { ...patch.metadata, annotations: rest } }, { ...plain, metadata: { ...plain.metadata, annotations: plain.metadata.annotations ?? {} } });
+        if (applied) assert.equal(sent, 'revision=3,run=9');
+        else assert.equal(sent, record === undefined ? undefined : null, 'null only removes a record the node has');
+      }),
+    );
+  });
+
+  it('a node is written exactly when its plan is not empty; it then names the run, and a later run finds nothing to write', async () => {
+    await fc.assert(
+      fc.asyncProperty(labelsArb, ownedArb, appliedArb, labelsArb, async (labels, owned, record, desired) => {
+        const annotations = record === undefined ? owned : { ...owned, [APPLIED_ANNOTATION]: record };
+        const node = fakeNode(labels, { annotations });
+        const empty = planLabels({ labels, annotations, desired, policy }).empty;
+        const outcome = await reconcileNodeLabels({ desired, policy, maxAttempts: 3, applied: thisRun }, node.steps);
+        assert.deepEqual([outcome.status, outcome.status === 'done' && outcome.written, node.writes.length], ['done', !empty, empty ? 0 : 1]);
+        const after = (await node.steps.read()).annotations;
+        if (empty) assert.deepEqual(after, annotations, 'nothing written, the earlier record kept');
+        else assert.equal(isAppliedBy(after, thisRun), true);
+        const later = await reconcileNodeLabels({ desired, policy, maxAttempts: 3, applied: { revision: 4, run: 10 } }, node.steps);
+        assert.deepEqual([later.status === 'done' && later.written, node.writes.length], [false, empty ? 0 : 1], 'a later run writes nothing');
+        assert.deepEqual(readAppliedRun((await node.steps.read()).annotations), readAppliedRun(after));
+      }),
+    );
   });
 });

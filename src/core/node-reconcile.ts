@@ -8,7 +8,8 @@
  * (activities in a workflow, API calls elsewhere), so it stays deterministic
  * wherever the steps are.
  */
-import { UNINITIALIZED_TAINT_KEY } from './constants.ts';
+import { formatAppliedRun, type AppliedRun } from './applied-run.ts';
+import { APPLIED_ANNOTATION, UNINITIALIZED_TAINT_KEY } from './constants.ts';
 import { labelPatch, planLabels, type LabelPlan, type NodeLabelPatch, type PlanPolicy } from './label-plan.ts';
 
 /** A Node taint. */
@@ -35,16 +36,30 @@ export function hasUninitializedTaint(state: Pick<NodeLabelState, 'taints'>): bo
 }
 
 /**
+ * What a write says about who made it ({@link APPLIED_ANNOTATION}): the run
+ * and revision it applies, null to remove a record the node carries (a
+ * write that is no run's), or undefined to leave the annotation alone.
+ */
+export type AppliedRecord = AppliedRun | null | undefined;
+
+/**
  * The patch for `plan` on `state`: labels and ownership as `labelPatch`
  * builds them, and with `liftTaint` the uninitialized taint removed in the
  * same request, so pods are let in exactly when the labels land. Null when
- * there is nothing to write.
+ * there is nothing to write; the applied-run record rides along only on a
+ * patch that is sent anyway, so it never makes a node look changed.
  */
-export function nodePatch(plan: LabelPlan, state: NodeLabelState, liftTaint: boolean): NodePatch | null {
+export function nodePatch(plan: LabelPlan, state: NodeLabelState, liftTaint: boolean, applied?: AppliedRecord): NodePatch | null {
   const labels = labelPatch(plan, state.resourceVersion);
-  if (!liftTaint || !hasUninitializedTaint(state)) return labels;
-  const kept = (state.taints ?? []).filter((t) => t.key !== UNINITIALIZED_TAINT_KEY);
-  return { metadata: labels?.metadata ?? { resourceVersion: state.resourceVersion }, spec: { taints: kept.length > 0 ? kept : null } };
+  let patch: NodePatch | null = labels;
+  if (liftTaint && hasUninitializedTaint(state)) {
+    const kept = (state.taints ?? []).filter((t) => t.key !== UNINITIALIZED_TAINT_KEY);
+    patch = { metadata: labels?.metadata ?? { resourceVersion: state.resourceVersion }, spec: { taints: kept.length > 0 ? kept : null } };
+  }
+  if (patch === null || applied === undefined) return patch;
+  if (applied === null && !Object.hasOwn(state.annotations, APPLIED_ANNOTATION)) return patch;
+  const value = applied === null ? null : formatAppliedRun(applied);
+  return { ...patch, metadata: { ...patch.metadata, annotations: { ...patch.metadata.annotations, [APPLIED_ANNOTATION]: value } } };
 }
 
 /** What `write` returns when the API server refused the patch as stale (409). */
@@ -72,12 +87,20 @@ export type ReconcileOutcome =
 /**
  * Brings one node's labels to `desired`, within what relabel owns (see
  * `planLabels`), making at most `maxAttempts` reads. With `liftTaint`, the
- * uninitialized taint goes in the same patch. Writes nothing when there is
- * nothing to change or `dryRun` is set, and at most one patch per read.
- * Errors from the steps propagate unchanged.
+ * uninitialized taint goes in the same patch, and so does `applied` (see
+ * {@link nodePatch}). Writes nothing when there is nothing to change or
+ * `dryRun` is set, and at most one patch per read. Errors from the steps
+ * propagate unchanged.
  */
 export async function reconcileNodeLabels(
-  input: { desired: Readonly<Record<string, string>>; policy: PlanPolicy; maxAttempts: number; dryRun?: boolean; liftTaint?: boolean },
+  input: {
+    desired: Readonly<Record<string, string>>;
+    policy: PlanPolicy;
+    maxAttempts: number;
+    dryRun?: boolean;
+    liftTaint?: boolean;
+    applied?: AppliedRecord;
+  },
   steps: ReconcileSteps,
 ): Promise<ReconcileOutcome> {
   const { desired, policy } = input;
@@ -86,7 +109,7 @@ export async function reconcileNodeLabels(
     const plan = planLabels({ labels: state.labels, annotations: state.annotations, desired, policy });
     steps.onPlan?.(plan, attempt);
     const liftTaint = input.liftTaint === true;
-    const patch = nodePatch(plan, state, liftTaint);
+    const patch = nodePatch(plan, state, liftTaint, input.applied);
     const taintLifted = patch?.spec !== undefined;
     // In a dry run, `taintLifted` says the taint would be lifted.
     if (patch === null || input.dryRun) return { status: 'done', plan, written: false, attempts: attempt, taintLifted };

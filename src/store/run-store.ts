@@ -29,6 +29,13 @@ export interface NodeResultDetail {
   unchanged?: number;
   taintLifted?: boolean;
   attempts?: number;
+  /**
+   * The write landed in an earlier attempt whose completion was lost (worker
+   * killed, Temporal restarted): the node carried this run's applied-run
+   * record and nothing was left to change, so set/was/removed/adopted are
+   * re-planned from the state the bulk plan observed.
+   */
+  recovered?: boolean;
   error?: { type: string; message: string };
 }
 
@@ -150,6 +157,8 @@ export interface RunStore {
   runNodes(id: number, query: RunNodesQuery): Promise<RunNodeRow[]>;
   /** The `observed` value recorded for one node (parsed), or null (none, or no such node or run). */
   observedState(id: number, node: string): Promise<unknown | null>;
+  /** One node's row, or null when the run has no such node (or there is no such run). */
+  runNode(id: number, node: string): Promise<RunNodeRow | null>;
   /** Rows by status, and how many were written. NotFound when the run is absent. */
   runCounts(id: number): Promise<RunNodeCounts>;
 }

@@ -55,6 +55,7 @@ export class SqlRevisionStore implements RevisionStore {
   setNodeResults: RunStore['setNodeResults'] = (id, updates) => this.#runs.setNodeResults(id, updates);
   runNodes: RunStore['runNodes'] = (id, query) => this.#runs.runNodes(id, query);
   observedState: RunStore['observedState'] = (id, node) => this.#runs.observedState(id, node);
+  runNode: RunStore['runNode'] = (id, node) => this.#runs.runNode(id, node);
   runCounts: RunStore['runCounts'] = (id) => this.#runs.runCounts(id);
 
   async stage(bucket: string, files: readonly SourceFile[]): Promise<StagedBucket> {

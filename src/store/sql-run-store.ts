@@ -197,6 +197,13 @@ export function sqlRunStore(driver: SqlDriver): RunStore {
       return text === null ? null : (JSON.parse(text) as unknown);
     },
 
+    async runNode(id, node) {
+      assertRunId(id);
+      if (!isNodeName(node)) return null;
+      const [row] = await driver.read((s) => s.all(`SELECT seq, node, status, written, detail FROM ${t.runNodes} WHERE run_id = ? AND node = ?`, [id, node]));
+      return row ? runNodeRow(row) : null;
+    },
+
     async runCounts(id) {
       assertRunId(id);
       return driver.read(async (s) => {

@@ -103,6 +103,10 @@ export function runsContract(fixture: StoreFixture): void {
         { seq: 1, node: 'b', status: 'success', written: false, detail: { unchanged: 3 } },
       ]);
       assert.deepEqual(await store.runCounts(run), { total: 4, queued: 1, pending: 0, success: 2, failure: 1, written: 1 });
+      assert.deepEqual(await store.runNode(run, 'a'), { seq: 0, node: 'a', status: 'success', written: true, detail: { set: { k: 'w' } } });
+      assert.deepEqual(await store.runNode(run, 'd'), { seq: 3, node: 'd', status: 'queued', written: false, detail: null });
+      assert.equal(await store.runNode(run, 'nobody'), null);
+      assert.equal(await store.runNode(99, 'a'), null);
       await store.setNodeResults(run, [{ node: 'b', status: 'success', detail: null }]);
       assert.equal((await store.runNodes(run, { afterSeq: 0, limit: 1 }))[0]?.detail, null, 'null clears detail');
       await store.setNodeResults(run, []);
