@@ -6,7 +6,7 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { FailureType } from '../core/failure-types.ts';
-import { documentErrorsMessage } from '../core/site-error.ts';
+import { documentErrorsMessage, MAX_LISTED_ERRORS } from '../core/site-error.ts';
 import { isAppliedBy, type AppliedRun } from '../core/applied-run.ts';
 import { planLabels, replacedValues, type LabelPlan } from '../core/label-plan.ts';
 import { nodePatch, reconcileNodeLabels, STALE } from '../core/node-reconcile.ts';
@@ -21,8 +21,6 @@ import { createDesignCache, type DesignCache } from '../store/design-cache.ts';
 import { planRun, type RunPlan } from './plan-run.ts';
 import { createResultWriter, type ResultWriter } from './result-writer.ts';
 
-/** At most this many validation errors travel in a failure's details (all are counted). */
-export const MAX_REPORTED_ERRORS = 200;
 
 /** How many times a node is re-read and re-planned after a resourceVersion conflict. */
 export const MAX_CONFLICT_ATTEMPTS = 5;
@@ -44,10 +42,10 @@ export function createActivities(deps: ActivityDeps) {
   async function validDesign(revision: number) {
     const result = await designs.get(revision);
     if (!result.ok) {
-      const shown = result.errors.slice(0, MAX_REPORTED_ERRORS);
+      const shown = result.errors.slice(0, MAX_LISTED_ERRORS);
       throw ApplicationFailure.create({
         type: FailureType.DocumentValidationFailed,
-        message: documentErrorsMessage(`revision ${revision}`, result.errors, shown),
+        message: documentErrorsMessage(`revision ${revision}`, result.errors),
         nonRetryable: true,
         details: [{ revision, errorCount: result.errors.length, errors: shown }],
       });

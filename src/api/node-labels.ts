@@ -3,6 +3,7 @@
  * ownership-aware apply of one node's desired labels, with the same core
  * planner and the same guarded patch the relabelNode workflow uses.
  */
+import { quote } from '../core/site-error.ts';
 import { ApplicationFailure } from '@temporalio/common';
 import { FailureType, isFailureType } from '../core/failure-types.ts';
 import { isProtectedLabelKey } from '../core/label-keys.ts';
@@ -76,7 +77,7 @@ export async function applyNodeLabels(nodes: NodeApi, node: string, desired: Rea
   if (refused.length > 0) {
     throw new RelabelError(
       FailureType.Invalid,
-      `the label policy protects ${refused.map((k) => JSON.stringify(k)).join(', ')}; relabel never writes or removes protected labels`,
+      `the label policy protects ${refused.map((k) => quote(k)).join(', ')}; relabel never writes or removes protected labels`,
     );
   }
   const outcome = await reconcileNodeLabels(

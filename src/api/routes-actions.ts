@@ -3,6 +3,8 @@
  * an update run through the runs facade; an action is that run, named by
  * the id of `run-ids.ts`.
  */
+import { DEFAULT_NODE_PAGE } from './run-state.ts';
+import { quote } from '../core/site-error.ts';
 import type { ZodError } from 'zod';
 import { normalizeTargets } from '../core/targets.ts';
 import { FailureType } from '../core/failure-types.ts';
@@ -31,7 +33,7 @@ function invalidAction(raw: unknown, error: ZodError): ApiError {
   if (!targets.ok) return new ApiError(FailureType.InvalidTargets, `invalid target_nodes: ${targets.message}`);
   const name = (raw as { name?: unknown }).name;
   if (!ActionName.safeParse(name).success) {
-    return new ApiError(FailureType.UnknownAction, `unknown action ${JSON.stringify(name ?? null)}: relabel runs ${ActionName.options.join(' and ')}`);
+    return new ApiError(FailureType.UnknownAction, `unknown action ${quote(name ?? null)}: relabel runs ${ActionName.options.join(' and ')}`);
   }
   return requestError(FailureType.InvalidRequest, error, 'body');
 }
@@ -59,7 +61,9 @@ export function actionRoutes({ relabel }: ApiDeps): RouteDef[] {
         const runs = await relabel.runs();
         const started = await runs.start({ targets: body.parameters.target_nodes, action: body.name });
         const report = { ...started, execution: 'RUNNING', startTime: new Date().toISOString() };
-        const view = actionView({ report, nodes: [], page: { run: started.run, total: started.targets.length, offset: 0, limit: started.targets.length } }, { name: body.name, targets: started.targets, revision: started.revision });
+        // The answer names the first page of targets, as GET actions/{id} pages them; a large run's answer stays small.
+        const shown = started.targets.slice(0, DEFAULT_NODE_PAGE);
+        const view = actionView({ report, nodes: [], page: { run: started.run, total: started.targets.length, offset: 0, limit: DEFAULT_NODE_PAGE } }, { name: body.name, targets: shown, revision: started.revision });
         return { code: 201, body: view, headers: { location: actionUrl(view.id) } };
       },
     }),

@@ -4,6 +4,7 @@
  * update run for the matching nodes. A filter that matches no node is a
  * 400, never a silent success.
  */
+import { quote } from '../core/site-error.ts';
 import type { ZodError } from 'zod';
 import { FailureType } from '../core/failure-types.ts';
 import { selectNodes } from '../core/node-filter.ts';
@@ -40,7 +41,7 @@ export async function resolveDesignRef(documents: Documents, ref: string): Promi
   if (!Number.isInteger(id)) {
     throw new ApiError(
       FailureType.InvalidDesignRef,
-      `design_ref ${JSON.stringify(ref)} is not deckhand+http://HOST/api/v1.0/revisions/N/rendered-documents, revision:N or committed`,
+      `design_ref ${quote(ref)} is not deckhand+http://HOST/api/v1.0/revisions/N/rendered-documents, revision:N or committed`,
     );
   }
   try {

@@ -4,6 +4,7 @@
  * document is generated from these same schemas (answers: see
  * `response-schemas.ts`); each type shares its schema's name.
  */
+import { quote } from '../core/site-error.ts';
 import { z } from 'zod';
 import { isKubeletLabelKey } from '../core/label-keys.ts';
 import { dns1123SubdomainErrors, labelKeyErrors, labelValueErrors } from '../core/label-syntax.ts';
@@ -163,7 +164,7 @@ export type ActionRequest = z.infer<typeof ActionRequest>;
  */
 export const TaskRequest = z
   .object({
-    action: z.enum(['relabel_nodes'], { error: (i) => (i.input === undefined ? 'action is required' : `unknown task action ${JSON.stringify(i.input)} (only "relabel_nodes")`) }),
+    action: z.enum(['relabel_nodes'], { error: (i) => (i.input === undefined ? 'action is required' : `unknown task action ${quote(i.input)} (only "relabel_nodes")`) }),
     design_ref: z.string({ error: (i) => (i.input === undefined ? 'design_ref is required' : 'design_ref must be a string') }).min(1).max(2048),
     node_filter: NodeFilterSet,
   })
@@ -178,9 +179,9 @@ export type TaskRequest = z.infer<typeof TaskRequest>;
  */
 export const NodeLabelsBody = z.record(z.string(), z.string()).superRefine((labels, ctx) => {
   for (const [key, value] of Object.entries(labels)) {
-    for (const message of labelKeyErrors(key)) ctx.addIssue({ code: 'custom', path: [key], message: `label key ${JSON.stringify(key)}: ${message}` });
-    for (const message of labelValueErrors(value)) ctx.addIssue({ code: 'custom', path: [key], message: `label value ${JSON.stringify(value)}: ${message}` });
-    if (isKubeletLabelKey(key)) ctx.addIssue({ code: 'custom', path: [key], message: `label ${JSON.stringify(key)} is owned by the kubelet; relabel never writes or removes it` });
+    for (const message of labelKeyErrors(key)) ctx.addIssue({ code: 'custom', path: [key], message: `label key ${quote(key)}: ${message}` });
+    for (const message of labelValueErrors(value)) ctx.addIssue({ code: 'custom', path: [key], message: `label value ${quote(value)}: ${message}` });
+    if (isKubeletLabelKey(key)) ctx.addIssue({ code: 'custom', path: [key], message: `label ${quote(key)} is owned by the kubelet; relabel never writes or removes it` });
   }
 });
 /** Body of `PUT node-labels/{node}`. */

@@ -4,7 +4,7 @@
  * to HTTP statuses.
  */
 import { FailureType, isFailureType } from '../core/failure-types.ts';
-import { formatError, type SiteError } from '../core/site-error.ts';
+import { formatError, MAX_LISTED_ERRORS, unlistedLine, type SiteError } from '../core/site-error.ts';
 import { RelabelError } from '../facade/relabel-error.ts';
 import type { MessageLevel, StatusBody, StatusMessage } from './response-schemas.ts';
 
@@ -83,12 +83,15 @@ export class ApiError extends Error {
   readonly messages: string[];
   /** Extra response headers (`Allow`, `WWW-Authenticate`). */
   readonly headers: Readonly<Record<string, string>>;
+  /** How many problems there were in all, when `messages` lists only some. */
+  readonly problemCount: number | undefined;
 
-  constructor(type: string, message: string, messages: readonly string[] = [message], headers: Record<string, string> = {}) {
+  constructor(type: string, message: string, messages: readonly string[] = [message], headers: Record<string, string> = {}, problemCount?: number) {
     super(message);
     this.type = type;
     this.messages = [...messages];
     this.headers = headers;
+    this.problemCount = problemCount;
   }
 }
 
@@ -131,7 +134,7 @@ export function toApiError(err: unknown): ApiError {
     // A multi-line message lists the details, which go to messageList; its first line is the summary.
     const summary = (err.message.split('\n', 1)[0] ?? err.message).replace(/:$/, '');
     const messages = isSiteErrors(err.details) ? err.details.map(formatError) : [err.message];
-    return new ApiError(err.type, summary, messages);
+    return new ApiError(err.type, summary, messages, {}, err.problemCount);
   }
   if (isUnreachable(err)) {
     return new ApiError(FailureType.Unavailable, `Temporal is unreachable: ${(err as Error).message}`);
@@ -152,13 +155,25 @@ export function toApiError(err: unknown): ApiError {
 /** The Airship `Status` body of an error. */
 export function failureBody(error: ApiError): StatusBody {
   const { code, retry } = httpStatusOf(error.type);
-  return statusBody({ status: 'Failure', code, reason: error.type, message: error.message, retry, messages: error.messages, error: true });
+  return statusBody({
+    status: 'Failure',
+    code,
+    reason: error.type,
+    message: error.message,
+    retry,
+    messages: error.messages,
+    error: true,
+    ...(error.problemCount !== undefined ? { problemCount: error.problemCount } : {}),
+  });
 }
 
 /**
  * An Airship `Status` body. `messages` become `details.messageList`, errors
  * when `error`; with `level` (validation results) each also carries it, and
- * is an error when the level is Error. `errorCount` counts the errors.
+ * is an error when the level is Error. At most {@link MAX_LISTED_ERRORS}
+ * are listed, then one message counting the rest, so no answer grows with
+ * the input; `errorCount` counts every error (`problemCount` when the
+ * messages given were already a prefix of them).
  */
 export function statusBody(args: {
   status: 'Success' | 'Failure';
@@ -169,11 +184,16 @@ export function statusBody(args: {
   messages?: readonly string[];
   error?: boolean;
   level?: MessageLevel;
+  problemCount?: number;
 }): StatusBody {
   const { level } = args;
-  const messageList: StatusMessage[] = (args.messages ?? []).map((message) =>
-    level === undefined ? { message, error: args.error ?? false } : { message, error: level === 'Error', level },
-  );
+  const given = args.messages ?? [];
+  const isError = level === undefined ? (args.error ?? false) : level === 'Error';
+  const item = (message: string): StatusMessage => (level === undefined ? { message, error: isError } : { message, error: isError, level });
+  const messageList = given.slice(0, MAX_LISTED_ERRORS).map(item);
+  const total = Math.max(args.problemCount ?? 0, given.length);
+  if (total > messageList.length) messageList.push(item(unlistedLine(total - messageList.length)));
+  const errorCount = isError ? total : 0;
   return {
     kind: 'Status',
     apiVersion: 'v1.0',
@@ -182,6 +202,6 @@ export function statusBody(args: {
     reason: args.reason,
     code: args.code,
     retry: args.retry ?? false,
-    details: { errorCount: messageList.filter((m) => m.error).length, messageList },
+    details: { errorCount, messageList },
   };
 }

@@ -4,7 +4,7 @@
  */
 import { Argument, type Command, Option } from 'commander';
 import { FailureType } from '../core/failure-types.ts';
-import { formatError } from '../core/site-error.ts';
+import { listedErrors } from '../core/site-error.ts';
 import { validateSite } from '../core/validate-site.ts';
 import type { Revision, StagedBucket } from '../store/revision-store.ts';
 import { withContext, type SetExit } from './context.ts';
@@ -47,7 +47,7 @@ export function addDocsCommands(program: Command, setExit: SetExit): void {
             `${d.hostProfiles.length} host profile(s)${d.site ? `, site ${d.site}` : ''}`,
         );
       } else {
-        for (const e of result.errors) say(formatError(e));
+        for (const line of listedErrors(result.errors)) say(line);
         say(`${result.errors.length} error(s) in ${new Set(result.errors.map((e) => e.source)).size} file(s)`);
       }
       setExit(result.ok ? ExitCode.ok : exitCodeForType(FailureType.DocumentValidationFailed));
@@ -136,7 +136,7 @@ export function addDocsCommands(program: Command, setExit: SetExit): void {
               printJson({ dryRun: true, ok: errors.length === 0, buckets, errors });
               return code;
             }
-            for (const e of errors) say(formatError(e));
+            for (const line of listedErrors(errors)) say(line);
             say(
               errors.length === 0
                 ? `dry run: the site is valid with the staged bucket(s) ${buckets.join(', ')}; nothing committed`
@@ -150,7 +150,7 @@ export function addDocsCommands(program: Command, setExit: SetExit): void {
           });
           if (warnings.length > 0) {
             note(`relabel: warning: revision ${revision.id} was committed with --force despite ${warnings.length} site validation error(s); update-labels refuses it until a later commit fixes them`);
-            if (format !== 'json') for (const w of warnings) note(formatError(w));
+            if (format !== 'json') for (const line of listedErrors(warnings)) note(line);
           }
           if (format === 'json') return printJson({ ...revision, warnings });
           say(`committed revision ${revision.id} (buckets: ${revision.buckets.join(', ')})`);

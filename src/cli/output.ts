@@ -4,7 +4,7 @@
  * every error on its own `file:line:col document path: message` line.
  */
 import { Option } from 'commander';
-import { formatError, type SiteError } from '../core/site-error.ts';
+import { formatError, unlistedLine, type SiteError } from '../core/site-error.ts';
 import { RelabelError } from '../facade/relabel-error.ts';
 import { isStoreError } from '../store/store-error.ts';
 import { USAGE_ERROR } from './exit-codes.ts';
@@ -56,6 +56,8 @@ export interface ReportedError {
   type: string;
   message: string;
   details?: unknown;
+  /** How many problems there were in all, when `details` lists only some. */
+  problemCount?: number;
 }
 
 function isSiteErrorList(details: unknown): details is SiteError[] {
@@ -64,7 +66,9 @@ function isSiteErrorList(details: unknown): details is SiteError[] {
 
 /** The failure type, message and details of anything thrown; `undefined` type when unknown. */
 export function describeError(err: unknown): ReportedError & { known: boolean } {
-  if (err instanceof RelabelError) return { type: err.type, message: err.message, details: err.details, known: true };
+  if (err instanceof RelabelError) {
+    return { type: err.type, message: err.message, details: err.details, ...(err.problemCount !== undefined ? { problemCount: err.problemCount } : {}), known: true };
+  }
   if (isStoreError(err)) return { type: err.code, message: err.message, known: true };
   return { type: 'Error', message: err instanceof Error ? err.message : String(err), known: false };
 }
@@ -75,9 +79,9 @@ export function describeError(err: unknown): ReportedError & { known: boolean } 
  * Document validation errors are listed one per line with `formatError`.
  */
 export function reportError(err: unknown, format: OutputFormat): void {
-  const { type, message, details, known } = describeError(err);
+  const { type, message, details, problemCount, known } = describeError(err);
   if (format === OutputFormat.json) {
-    printJson({ error: { type, message, ...(details !== undefined ? { details } : {}) } });
+    printJson({ error: { type, message, ...(details !== undefined ? { details } : {}), ...(problemCount !== undefined ? { problemCount } : {}) } });
     return;
   }
   if (isSiteErrorList(details)) {
@@ -85,6 +89,7 @@ export function reportError(err: unknown, format: OutputFormat): void {
     // render the structured details ourselves so the format is the core's.
     note(`relabel: ${type}: ${message.split('\n')[0]}`);
     for (const d of details) note(formatError(d));
+    if (problemCount !== undefined && problemCount > details.length) note(unlistedLine(problemCount - details.length));
     return;
   }
   if (!known) {

@@ -6,6 +6,7 @@
  * duplicate names are errors. Everything is keyed by name, so the result does
  * not depend on the order of documents or files.
  */
+import { quote } from './site-error.ts';
 import type { CheckedDocument } from './document-check.ts';
 import type { BaremetalNodeData, HostProfileData } from './schema.ts';
 import { SchemaName } from './schema.ts';
@@ -68,7 +69,7 @@ export function duplicateNameErrors(
     for (const entry of group) {
       const elsewhere = group.filter((other) => other !== entry).map((other) => position(other.doc)).sort();
       errors.push(
-        documentError(entry.doc, ['metadata', 'name'], `duplicate ${schema} ${JSON.stringify(name)}: also defined at ${elsewhere.join(', ')}`),
+        documentError(entry.doc, ['metadata', 'name'], `duplicate ${schema} ${quote(name)}: also defined at ${elsewhere.join(', ')}`),
       );
     }
   }
@@ -132,7 +133,7 @@ function danglingProfile(entry: HostEntry, parent: string): SiteError {
   return documentError(
     entry.doc,
     ['data', 'host_profile'],
-    `host profile ${JSON.stringify(parent)} is not defined (no ${SchemaName.HostProfile} document named ${JSON.stringify(parent)})`,
+    `host profile ${quote(parent)} is not defined (no ${SchemaName.HostProfile} document named ${quote(parent)})`,
   );
 }
 
@@ -241,7 +242,7 @@ export function resolveHosts(index: SiteIndex): { hosts: Map<string, ResolvedHos
     const host = inherit(chain, name);
     if (host.rack !== null && !index.racks.has(host.rack.name)) {
       if (!index.unresolvable.racks.has(host.rack.name)) {
-        const rack = JSON.stringify(host.rack.name);
+        const rack = quote(host.rack.name);
         errors.push(
           documentError(host.rack.origin.doc, host.rack.origin.path, `rack ${rack} is not defined (no ${SchemaName.Rack} document named ${rack})`),
         );

@@ -19,7 +19,7 @@ import { generatedLabelKeys } from './label-policy.ts';
 import type { SitePolicy } from './label-policy.ts';
 import type { Origin, RackEntry, ResolvedHost } from './design-resolve.ts';
 import { SchemaName } from './schema.ts';
-import type { SiteError } from './site-error.ts';
+import { quote, type SiteError } from './site-error.ts';
 import { documentError } from './yaml-source.ts';
 import type { LoadedDocument } from './yaml-source.ts';
 
@@ -41,10 +41,6 @@ type Generated = { value: string; from: string };
  * nodes yields one error, not 500.
  */
 export type LabelConflict = { origin: Origin; node: string; head: string; tail: string };
-
-function quote(text: string): string {
-  return JSON.stringify(text);
-}
 
 function generatedFor(host: ResolvedHost, context: GenerationContext): { labels: Map<string, Generated>; conflicts: LabelConflict[] } {
   const { policy, racks, site } = context;

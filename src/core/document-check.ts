@@ -5,6 +5,7 @@
  * `validate-documents.ts`, references, the policy and site-wide uniqueness
  * in site validation.
  */
+import { quote } from './site-error.ts';
 import type { z } from 'zod';
 import { LabelPolicy, policyProblems } from './label-policy.ts';
 import { isKubeletLabelKey } from './label-keys.ts';
@@ -56,7 +57,7 @@ export function zodErrors(doc: LoadedDocument, issues: readonly z.core.$ZodIssue
     const path = issue.path.filter((s): s is PathSegment => typeof s !== 'symbol');
     if (issue.code === 'unrecognized_keys') {
       for (const key of issue.keys) {
-        errors.push(documentError(doc, [...path, key], `unknown field ${JSON.stringify(key)}`, 'key'));
+        errors.push(documentError(doc, [...path, key], `unknown field ${quote(key)}`, 'key'));
       }
     } else if (issue.code === 'invalid_type' && valueAt(doc.value, issue.path) === undefined) {
       const field = path[path.length - 1];
@@ -68,11 +69,15 @@ export function zodErrors(doc: LoadedDocument, issues: readonly z.core.$ZodIssue
   return errors;
 }
 
+/** Errors one label map lists at most; the rest are counted in one last error. */
+export const MAX_ERRORS_PER_LABEL_MAP = 100;
+
 /**
  * Checks a map of labels as written in a document. With `deletions`, a key
  * `!k` deletes the parent's `k` (Drydock inheritance): `k` must be a valid
  * key, and a map may not both set and delete the same key. Kubelet-owned
- * keys are rejected.
+ * keys are rejected. At most {@link MAX_ERRORS_PER_LABEL_MAP} errors are
+ * listed; one more error says how many were left out.
  */
 export function labelMapErrors(
   doc: LoadedDocument,
@@ -81,27 +86,24 @@ export function labelMapErrors(
   deletions: boolean,
 ): SiteError[] {
   const errors: SiteError[] = [];
+  let unlisted = 0;
+  const add = (key: string, message: string, target: 'key' | 'value') => {
+    if (errors.length < MAX_ERRORS_PER_LABEL_MAP) errors.push(documentError(doc, [...path, key], message, target));
+    else unlisted++;
+  };
   for (const [key, value] of Object.entries(labels)) {
-    const at = [...path, key];
     if (deletions && key.startsWith('!')) {
       const deleted = key.slice(1);
-      for (const message of labelKeyErrors(deleted)) {
-        errors.push(documentError(doc, at, `deletion key ${JSON.stringify(key)}: ${invalidValue(deleted, message)}`, 'key'));
-      }
-      if (Object.hasOwn(labels, deleted)) {
-        errors.push(
-          documentError(doc, at, `both ${JSON.stringify(deleted)} and ${JSON.stringify(key)} are given; set the key or delete it, not both`, 'key'),
-        );
-      }
+      for (const message of labelKeyErrors(deleted)) add(key, `deletion key ${quote(key)}: ${invalidValue(deleted, message)}`, 'key');
+      if (Object.hasOwn(labels, deleted)) add(key, `both ${quote(deleted)} and ${quote(key)} are given; set the key or delete it, not both`, 'key');
       continue;
     }
-    for (const message of labelKeyErrors(key)) errors.push(documentError(doc, at, invalidValue(key, message), 'key'));
-    if (isKubeletLabelKey(key)) {
-      errors.push(
-        documentError(doc, at, `label ${JSON.stringify(key)} is owned by the kubelet; documents may not set it (relabel never writes or removes it)`, 'key'),
-      );
-    }
-    for (const message of labelValueErrors(value)) errors.push(documentError(doc, at, invalidValue(value, message)));
+    for (const message of labelKeyErrors(key)) add(key, invalidValue(key, message), 'key');
+    if (isKubeletLabelKey(key)) add(key, `label ${quote(key)} is owned by the kubelet; documents may not set it (relabel never writes or removes it)`, 'key');
+    for (const message of labelValueErrors(value)) add(key, invalidValue(value, message), 'value');
+  }
+  if (unlisted > 0) {
+    errors.push(documentError(doc, path, `${unlisted} more error(s) in this map are not listed (at most ${MAX_ERRORS_PER_LABEL_MAP} are)`));
   }
   return errors;
 }
@@ -116,7 +118,7 @@ function hostErrors(doc: LoadedDocument, value: BaremetalNode | HostProfile): Si
   (metadata?.tags ?? []).forEach((tag, i) => {
     if (tag.startsWith('!') && tags.has(tag.slice(1))) {
       errors.push(
-        documentError(doc, ['data', 'metadata', 'tags', i], `both ${JSON.stringify(tag.slice(1))} and ${JSON.stringify(tag)} are given; add the tag or remove it, not both`),
+        documentError(doc, ['data', 'metadata', 'tags', i], `both ${quote(tag.slice(1))} and ${quote(tag)} are given; add the tag or remove it, not both`),
       );
     }
   });
@@ -163,7 +165,7 @@ export function checkDocument(doc: LoadedDocument): { checked: CheckedDocument; 
   if (strict === undefined || isAbstract(doc.value)) {
     if (schema?.startsWith(RELABEL_SCHEMA_NAMESPACE) === true && strict === undefined) {
       const known = Object.values(SchemaName).filter((name) => name.startsWith(RELABEL_SCHEMA_NAMESPACE));
-      const message = `unknown relabel schema ${JSON.stringify(schema)} (known: ${known.join(', ')})`;
+      const message = `unknown relabel schema ${quote(schema)} (known: ${known.join(', ')})`;
       return { checked: { kind: 'invalid', doc }, errors: [documentError(doc, ['schema'], message)] };
     }
     const result = PassThroughDocument.safeParse(doc.value);

@@ -4,6 +4,7 @@
  * protected, and run options. At most one per site; without one,
  * {@link DEFAULT_SITE_POLICY} applies.
  */
+import { quote } from './site-error.ts';
 import { z } from 'zod';
 import { DEFAULT_LABEL_DOMAIN } from './constants.ts';
 import { DNS1123_SUBDOMAIN_MAX_BYTES, dns1123SubdomainErrors, labelKeyErrors, utf8Length } from './label-syntax.ts';
@@ -119,7 +120,7 @@ export function policyProblems(data: LabelPolicyData): PolicyProblem[] {
     domainErrors.push(`must be no more than ${DNS1123_SUBDOMAIN_MAX_BYTES - 4} bytes, so that "tag.<domain>" is a valid label prefix`);
   }
   for (const message of domainErrors) {
-    problems.push({ path: ['data', 'label_domain'], message: `Invalid value: ${JSON.stringify(domain)}: ${message}`, target: 'value' });
+    problems.push({ path: ['data', 'label_domain'], message: `Invalid value: ${quote(domain)}: ${message}`, target: 'value' });
   }
   const keys = generatedLabelKeys(domain);
   const on = data.generated_labels;
@@ -129,7 +130,7 @@ export function policyProblems(data: LabelPolicyData): PolicyProblem[] {
       ? dns1123SubdomainErrors(entry.slice(0, -1)).map((m) => `prefix part ${m}`)
       : labelKeyErrors(entry);
     for (const message of errors) {
-      problems.push({ path, message: `Invalid value: ${JSON.stringify(entry)}: ${message}`, target: 'value' });
+      problems.push({ path, message: `Invalid value: ${quote(entry)}: ${message}`, target: 'value' });
     }
     const covers = (key: string) => (entry.endsWith('/') ? key.startsWith(entry) : key === entry);
     const clashes = [
@@ -141,7 +142,7 @@ export function policyProblems(data: LabelPolicyData): PolicyProblem[] {
     for (const key of clashes) {
       problems.push({
         path,
-        message: `protected entry ${JSON.stringify(entry)} covers generated label "${key}", which relabel could then never write; turn that generator off or unprotect it`,
+        message: `protected entry ${quote(entry)} covers generated label "${key}", which relabel could then never write; turn that generator off or unprotect it`,
         target: 'value',
       });
     }

@@ -6,6 +6,7 @@
  *
  * Lengths are counted in UTF-8 bytes, as Go's `len` does.
  */
+import { quote } from './site-error.ts';
 
 const labelNameFormat = '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]';
 const labelNameRegExp = new RegExp(`^${labelNameFormat}$`);
@@ -129,7 +130,7 @@ export function labelValueErrors(value: string): string[] {
  * `Invalid value: "<value>": <message>`.
  */
 export function invalidValue(value: string, message: string): string {
-  return `Invalid value: ${JSON.stringify(value)}: ${message}`;
+  return `Invalid value: ${quote(value)}: ${message}`;
 }
 
 /** True when `key` is a syntactically valid Kubernetes label key. */

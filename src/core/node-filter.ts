@@ -20,7 +20,7 @@
  */
 import { z } from 'zod';
 import type { Design, DesignNode } from './validate-site.ts';
-import { formatPath } from './site-error.ts';
+import { formatPath, quote } from './site-error.ts';
 import type { PathSegment } from './site-error.ts';
 
 /** How results are combined, at both levels. */
@@ -33,7 +33,7 @@ const setType = (field: string) =>
     error: (issue) =>
       issue.input === undefined
         ? `${field} is required ("union" or "intersection")`
-        : `${field} must be "union" or "intersection", not ${JSON.stringify(issue.input)}`,
+        : `${field} must be "union" or "intersection", not ${quote(issue.input)}`,
   });
 
 const criteria = ['node_names', 'node_tags', 'node_labels', 'rack_names', 'rack_labels'] as const;
@@ -93,7 +93,7 @@ export function parseNodeFilter(input: unknown): NodeFilterParse {
     if (issue.code === 'unrecognized_keys') {
       const allowed = path.length === 0 ? ['filter_set_type', 'filter_set'] : ['filter_type', ...criteria];
       for (const key of issue.keys) {
-        errors.push({ path: formatPath([...path, key]), message: `unknown field ${JSON.stringify(key)} (allowed: ${allowed.join(', ')})` });
+        errors.push({ path: formatPath([...path, key]), message: `unknown field ${quote(key)} (allowed: ${allowed.join(', ')})` });
       }
     } else {
       errors.push({ path: formatPath(path), message: issue.message });

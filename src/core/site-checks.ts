@@ -3,6 +3,7 @@
  * singleton documents (the policy, the region) and the checks that depend on
  * the policy (protected keys, names that become generated label values).
  */
+import { quote } from './site-error.ts';
 import type { CheckedDocument } from './document-check.ts';
 import { isProtectedLabelKey } from './label-keys.ts';
 import { DEFAULT_SITE_POLICY, generatedLabelKeys, sitePolicyFrom } from './label-policy.ts';
@@ -66,7 +67,7 @@ export function siteRegionOf(all: SiteDocuments): {
 
 function valueNameErrors(doc: LoadedDocument, name: string, key: string): SiteError[] {
   return labelValueErrors(name).map((message) =>
-    documentError(doc, ['metadata', 'name'], `name cannot be the value of generated label ${JSON.stringify(key)}: ${invalidValue(name, message)}`),
+    documentError(doc, ['metadata', 'name'], `name cannot be the value of generated label ${quote(key)}: ${invalidValue(name, message)}`),
   );
 }
 
@@ -83,7 +84,7 @@ export function policyDependentErrors(checked: readonly CheckedDocument[], polic
     for (const key of Object.keys(labels)) {
       if (!key.startsWith('!') && isProtectedLabelKey(key, policy.protectedKeys)) {
         errors.push(
-          documentError(doc, [...path, key], `label ${JSON.stringify(key)} is protected by the label policy; relabel never writes or removes it`, 'key'),
+          documentError(doc, [...path, key], `label ${quote(key)} is protected by the label policy; relabel never writes or removes it`, 'key'),
         );
       }
     }
@@ -97,7 +98,7 @@ export function policyDependentErrors(checked: readonly CheckedDocument[], polic
           const key = `${keys.tagPrefix}${name}`;
           for (const message of labelKeyErrors(key)) {
             errors.push(
-              documentError(c.doc, ['data', 'metadata', 'tags', i], `tag ${JSON.stringify(name)} cannot name generated label ${JSON.stringify(key)}: ${invalidValue(key, message)}`),
+              documentError(c.doc, ['data', 'metadata', 'tags', i], `tag ${quote(name)} cannot name generated label ${quote(key)}: ${invalidValue(key, message)}`),
             );
           }
         });

@@ -34,6 +34,39 @@ export type SiteError = {
 const identifier = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
 
 /**
+ * Characters of a value an error message echoes; longer values are cut.
+ * Room for any valid label key (a 253-character prefix, `/`, a 63-character name).
+ */
+export const ECHO_MAX_CHARS = 320;
+
+/** `value` cut after {@link ECHO_MAX_CHARS} characters with `…` (a surrogate pair is never split). */
+function cut(value: string): string {
+  if (value.length <= ECHO_MAX_CHARS) return value;
+  const end = /[\uD800-\uDBFF]/.test(value.charAt(ECHO_MAX_CHARS - 1)) ? ECHO_MAX_CHARS - 1 : ECHO_MAX_CHARS;
+  return `${value.slice(0, end)}…`;
+}
+
+/**
+ * A value as an error message echoes it: JSON-quoted, cut after
+ * {@link ECHO_MAX_CHARS} characters with `…` and its full length, so no
+ * message grows with the input: `"xxxx…" (1048576 characters)`. A valid label
+ * key or value is never cut.
+ */
+export function quote(value: unknown): string {
+  if (typeof value !== 'string') return describeValue(value);
+  const shown = cut(value);
+  return shown === value ? JSON.stringify(value) : `${JSON.stringify(shown)} (${value.length} characters)`;
+}
+
+/** A value that is not a string, as an error message names it without echoing a large one. */
+function describeValue(value: unknown): string {
+  if (Array.isArray(value)) return `an array of ${value.length}`;
+  if (typeof value === 'object' && value !== null) return 'an object';
+  if (typeof value === 'bigint') return `${value}`;
+  return JSON.stringify(value) ?? String(value);
+}
+
+/**
  * Renders a path as JSON path text: `data.metadata.tags[2]`; keys that are
  * not plain identifiers are bracketed and quoted:
  * `owner_data["node-role.kubernetes.io/worker"]`.
@@ -43,7 +76,7 @@ export function formatPath(path: readonly PathSegment[]): string {
   for (const segment of path) {
     if (typeof segment === 'number') text += `[${segment}]`;
     else if (identifier.test(segment)) text += text === '' ? segment : `.${segment}`;
-    else text += `[${JSON.stringify(segment)}]`;
+    else text += `[${quote(segment)}]`;
   }
   return text;
 }
@@ -51,9 +84,9 @@ export function formatPath(path: readonly PathSegment[]): string {
 /** Renders the document part of an error: `drydock/BaremetalNode/v1 "n1"`, or `document 3`. */
 export function formatDocumentRef(document: DocumentRef): string {
   if (document.schema !== undefined && document.name !== undefined) {
-    return `${document.schema} ${JSON.stringify(document.name)}`;
+    return `${cut(document.schema)} ${quote(document.name)}`;
   }
-  if (document.schema !== undefined) return `${document.schema} (document ${document.index})`;
+  if (document.schema !== undefined) return `${cut(document.schema)} (document ${document.index})`;
   return `document ${document.index}`;
 }
 
@@ -93,11 +126,25 @@ export function sortErrors(errors: readonly SiteError[]): SiteError[] {
   });
 }
 
+/** Most errors any one answer lists (a message, a Status body, the CLI's text); the count is always of all. */
+export const MAX_LISTED_ERRORS = 100;
+
+/** The line that stands for the `unlisted` errors a list leaves out. */
+export function unlistedLine(unlisted: number): string {
+  return `… and ${unlisted} more error(s), not listed (at most ${MAX_LISTED_ERRORS} are)`;
+}
+
+/** Errors rendered one per line, at most {@link MAX_LISTED_ERRORS}, then a line counting the rest. */
+export function listedErrors(errors: readonly SiteError[]): string[] {
+  const lines = errors.slice(0, MAX_LISTED_ERRORS).map(formatError);
+  if (errors.length > MAX_LISTED_ERRORS) lines.push(unlistedLine(errors.length - MAX_LISTED_ERRORS));
+  return lines;
+}
+
 /**
  * The one message of documents that do not validate: what was checked, how
- * many errors, then one line per error shown (`shown` may be a prefix of a
- * long list; the count is of all of them).
+ * many errors, then one line per error, at most {@link MAX_LISTED_ERRORS}.
  */
-export function documentErrorsMessage(what: string, errors: readonly SiteError[], shown: readonly SiteError[] = errors): string {
-  return `${what}: ${errors.length} document error(s):\n${shown.map(formatError).join('\n')}`;
+export function documentErrorsMessage(what: string, errors: readonly SiteError[]): string {
+  return `${what}: ${errors.length} document error(s):\n${listedErrors(errors).join('\n')}`;
 }

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { normalizeTargets } from './targets.ts';
+import { MAX_TARGETS, normalizeTargets } from './targets.ts';
 
 describe('normalizeTargets', () => {
   const cases: [string, unknown, ReturnType<typeof normalizeTargets>][] = [
@@ -19,4 +19,27 @@ describe('normalizeTargets', () => {
   for (const [name, input, expected] of cases) {
     it(name, () => assert.deepEqual(normalizeTargets(input), expected));
   }
+});
+
+describe('normalizeTargets bounds', () => {
+  const names = (n: number) => Array.from({ length: n }, (_, i) => `node-${i}`);
+
+  it(`takes exactly ${MAX_TARGETS} names and refuses one more`, () => {
+    const at = normalizeTargets(names(MAX_TARGETS));
+    assert.ok(at.ok && at.targets.length === MAX_TARGETS);
+    assert.deepEqual(normalizeTargets(names(MAX_TARGETS + 1)), {
+      ok: false,
+      message: `too many target nodes: ${MAX_TARGETS + 1} given, a run takes at most ${MAX_TARGETS}; split the site into several runs (by rack or filter)`,
+    });
+  });
+
+  it('refuses a name Kubernetes would refuse, echoing at most 320 characters of it', () => {
+    const refused = normalizeTargets(['ok-1', 'Not_A_Node']);
+    assert.ok(!refused.ok);
+    assert.match(refused.message, /^target node #2 "Not_A_Node" is not a node name: a lowercase RFC 1123 subdomain/);
+    const huge = normalizeTargets(['x'.repeat(1_000_000)]);
+    assert.ok(!huge.ok);
+    assert.match(huge.message, /^target node #1 "x{320}…" \(1000000 characters\) is not a node name: must be no more than 253 bytes/);
+    assert.ok(huge.message.length < 1000, `${huge.message.length} characters`);
+  });
 });

@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { formatError } from './site-error.ts';
+import { ECHO_MAX_CHARS, documentErrorsMessage, formatError, MAX_LISTED_ERRORS } from './site-error.ts';
+import { MAX_ERRORS_PER_LABEL_MAP } from './document-check.ts';
+import { MAX_ALIASES_PER_DOCUMENT } from './yaml-source.ts';
 import { nodeDoc, policyDoc, profileDoc, rackDoc, source, yamlDoc } from './testing.ts';
 import { validateSite } from './validate-site.ts';
 import type { SiteSource } from './yaml-source.ts';
@@ -300,5 +302,72 @@ describe('validateSite on valid input', () => {
     const result = validateSite([...site, source('bad.yaml', nodeDoc('n3', '  host_profile: missing'))]);
     assert.equal(result.ok, false);
     assert.equal('design' in result, false);
+  });
+});
+
+describe('validateSite on amplifying input', () => {
+  const head = (name: string) =>
+    `schema: drydock/BaremetalNode/v1\nmetadata:\n  schema: metadata/Document/v1\n  name: ${name}\ndata:\n  host_profile: p\n  metadata:\n    owner_data:\n`;
+
+  it(`refuses a document with more than ${MAX_ALIASES_PER_DOCUMENT} aliases unread`, () => {
+    let text = `${head('n1')}      k0: &a "x!"\n`;
+    for (let i = 1; i <= MAX_ALIASES_PER_DOCUMENT + 1; i++) text += `      k${i}: *a\n`;
+    const result = validateSite([{ source: 'a.yaml', text }]);
+    assert.ok(!result.ok);
+    assert.deepEqual(
+      result.errors.map((e) => [e.line, e.message]),
+      [[10 + MAX_ALIASES_PER_DOCUMENT, `too many YAML aliases: a document may use at most ${MAX_ALIASES_PER_DOCUMENT} (this one is refused unread)`]],
+    );
+  });
+
+  it('echoes an aliased large value cut, in errors of bounded size', () => {
+    let text = `${head('n1')}      k0: &a "${'v'.repeat(200_000)}!"\n`;
+    for (let i = 1; i <= MAX_ALIASES_PER_DOCUMENT; i++) text += `      k${i}: *a\n`;
+    const result = validateSite([{ source: 'a.yaml', text }]);
+    assert.ok(!result.ok);
+    const invalid = result.errors.filter((e) => e.message.startsWith('Invalid value: '));
+    // Two messages per value (too long, bad syntax), at most the map's listed errors.
+    assert.equal(invalid.length, MAX_ERRORS_PER_LABEL_MAP);
+    for (const e of invalid) assert.ok(e.message.includes(`"${'v'.repeat(ECHO_MAX_CHARS)}…" (200001 characters)`), e.message.slice(0, 400));
+    const message = documentErrorsMessage('bucket b', result.errors);
+    assert.ok(message.length < 150_000, `${message.length} characters`);
+  });
+
+  it(`lists ${MAX_ERRORS_PER_LABEL_MAP} errors of a label map and counts the rest`, () => {
+    let text = head('n1');
+    for (let i = 0; i < 5000; i++) text += `      "bad key ${i}": "v"\n`;
+    const result = validateSite([{ source: 'a.yaml', text }]);
+    assert.ok(!result.ok);
+    const last = result.errors.find((e) => e.message.includes('not listed'));
+    assert.equal(last?.message, `${5000 - MAX_ERRORS_PER_LABEL_MAP} more error(s) in this map are not listed (at most ${MAX_ERRORS_PER_LABEL_MAP} are)`);
+  });
+
+  it(`lists at most ${MAX_LISTED_ERRORS} errors in a message, counting all`, () => {
+    let text = '';
+    for (let i = 0; i < 300; i++) text += `---\n${head(`n${i}`)}      "bad key": "v"\n`;
+    const result = validateSite([{ source: 'a.yaml', text }]);
+    assert.ok(!result.ok);
+    const lines = documentErrorsMessage('bucket b', result.errors).split('\n');
+    assert.equal(lines[0], `bucket b: ${result.errors.length} document error(s):`);
+    assert.equal(lines.length, 1 + MAX_LISTED_ERRORS + 1);
+    assert.equal(lines.at(-1), `… and ${result.errors.length - MAX_LISTED_ERRORS} more error(s), not listed (at most ${MAX_LISTED_ERRORS} are)`);
+  });
+
+  it('refuses nested aliases that would expand exponentially', () => {
+    // Ten levels of ten aliases each: 10^10 values if expanded.
+    let text = `${head('n1')}      k: v\n  x0: &a0 [v, v, v, v, v, v, v, v, v, v]\n`;
+    for (let level = 1; level < 10; level++) text += `  x${level}: &a${level} [${Array(10).fill(`*a${level - 1}`).join(', ')}]\n`;
+    const result = validateSite([{ source: 'a.yaml', text }]);
+    assert.ok(!result.ok);
+    assert.deepEqual(result.errors.map((e) => e.message), ['cannot read the document: Excessive alias count indicates a resource exhaustion attack']);
+  });
+
+  it('finds duplicate keys of a large mapping', () => {
+    let text = head('n1');
+    for (let i = 0; i < 20_000; i++) text += `      k${i}: v\n`;
+    text += '      k7: w\n';
+    const result = validateSite([{ source: 'a.yaml', text }]);
+    assert.ok(!result.ok);
+    assert.deepEqual(result.errors.map((e) => [e.line, e.column, e.message]), [[9 + 20_000, 7, 'Map keys must be unique']]);
   });
 });

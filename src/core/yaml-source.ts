@@ -38,6 +38,31 @@ export type LoadResult = {
 
 type Located = { node: YamlNode | null; key: YamlNode | null };
 
+/**
+ * Most aliases (`*name`) one document may use. Each alias costs the YAML
+ * reader a walk of the whole document, and an alias of a large anchor
+ * multiplies what later checks see, so a document with more is refused
+ * before it is read.
+ */
+export const MAX_ALIASES_PER_DOCUMENT = 100;
+
+/** Each mapping's pairs by key text, built on first use, so locating an error is not a scan of the mapping. */
+const pairIndexes = new WeakMap<object, Map<string, { key: unknown; value: unknown }>>();
+
+function pairOf(map: { items: { key: unknown; value: unknown }[] }, key: string): { key: unknown; value: unknown } | undefined {
+  let index = pairIndexes.get(map);
+  if (index === undefined) {
+    index = new Map();
+    for (const item of map.items) {
+      const text = keyText(item.key);
+      // The first pair of a key wins, as a linear search would find it.
+      if (text !== undefined && !index.has(text)) index.set(text, item);
+    }
+    pairIndexes.set(map, index);
+  }
+  return index.get(key);
+}
+
 function resolveAlias(document: Document, node: unknown): unknown {
   return isAlias(node) ? (node.resolve(document) ?? null) : node;
 }
@@ -52,7 +77,7 @@ function locate(document: Document, path: readonly PathSegment[]): Located {
   for (const segment of path) {
     const current = resolveAlias(document, located.node);
     if (isMap(current)) {
-      const pair = current.items.find((item) => keyText(item.key) === String(segment));
+      const pair = pairOf(current, String(segment));
       if (pair === undefined) return located;
       const key = isScalar(pair.key) ? pair.key : null;
       const value = (pair.value as YamlNode | null) ?? null;
@@ -116,7 +141,9 @@ function yamlMessage(code: string, message: string): string {
 
 function loadOne(source: SiteSource, documents: LoadedDocument[], errors: SiteError[]): void {
   const lineCounter = new LineCounter();
-  const parsed = parseAllDocuments(source.text, { lineCounter, prettyErrors: false });
+  // Duplicate keys are found below in one pass per mapping; the parser's own check compares each key
+  // with every earlier one, which a mapping of 100,000 keys turns into minutes.
+  const parsed = parseAllDocuments(source.text, { lineCounter, prettyErrors: false, uniqueKeys: false });
   const at = (offset: number) => {
     const { line, col } = lineCounter.linePos(offset);
     return { line, column: col };
@@ -124,30 +151,51 @@ function loadOne(source: SiteSource, documents: LoadedDocument[], errors: SiteEr
   parsed.forEach((yamlDocument, i) => {
     const index = i + 1;
     if (isEmptyDocument(yamlDocument) && yamlDocument.errors.length === 0) return;
-    let value: unknown = null;
-    try {
-      value = yamlDocument.toJS({ maxAliasCount: 100 });
-    } catch {
-      value = null;
-    }
     const problems: { offset: number; message: string }[] = [];
     for (const problem of [...yamlDocument.errors, ...yamlDocument.warnings]) {
       problems.push({ offset: problem.pos[0], message: yamlMessage(problem.code, problem.message) });
     }
     // A bare `!` is YAML's non-specific tag: `rack: !` silently reads as an
     // empty string, never as Drydock's unset marker. Report it instead.
+    const bareTag = (node: YamlNode) => {
+      if (node.tag !== '!') return;
+      const start = (node as ParsedNode).range[0];
+      const bang = source.text.lastIndexOf('!', start);
+      problems.push({ offset: bang >= 0 ? bang : start, message: `a bare '!' is a YAML tag, not a value (${quoteHint}, or '!' to unset)` });
+    };
+    let aliases = 0;
     visit(yamlDocument, {
-      Node(_, node) {
-        if (node.tag === '!') {
-          const start = (node as ParsedNode).range[0];
-          const bang = source.text.lastIndexOf('!', start);
+      Map(_, map) {
+        bareTag(map);
+        const seen = new Set<unknown>();
+        for (const { key } of map.items) {
+          if (!isScalar(key)) continue;
+          if (seen.has(key.value)) problems.push({ offset: key.range?.[0] ?? yamlDocument.range[0], message: 'Map keys must be unique' });
+          seen.add(key.value);
+        }
+      },
+      Seq: (_, seq) => bareTag(seq),
+      Scalar: (_, scalar) => bareTag(scalar),
+      Alias(_, alias) {
+        aliases++;
+        if (aliases === MAX_ALIASES_PER_DOCUMENT + 1) {
           problems.push({
-            offset: bang >= 0 ? bang : start,
-            message: `a bare '!' is a YAML tag, not a value (${quoteHint}, or '!' to unset)`,
+            offset: alias.range?.[0] ?? yamlDocument.range[0],
+            message: `too many YAML aliases: a document may use at most ${MAX_ALIASES_PER_DOCUMENT} (this one is refused unread)`,
           });
         }
       },
     });
+    let value: unknown = null;
+    if (aliases <= MAX_ALIASES_PER_DOCUMENT) {
+      try {
+        // The reader's own bound on nested expansion (aliases of collections holding aliases).
+        value = yamlDocument.toJS({ maxAliasCount: 10 * MAX_ALIASES_PER_DOCUMENT });
+      } catch (err) {
+        // An alias before its anchor, or aliases of aliases expanding too far.
+        if (yamlDocument.errors.length === 0) problems.push({ offset: yamlDocument.range[0], message: `cannot read the document: ${(err as Error).message}` });
+      }
+    }
     const broken = problems.length > 0;
     const document: LoadedDocument = {
       source: source.source,

@@ -3,22 +3,29 @@
  * failure type, a message naming what and where, and optional details.
  */
 import { FailureType } from '../core/failure-types.ts';
-import { documentErrorsMessage, type SiteError } from '../core/site-error.ts';
+import { documentErrorsMessage, MAX_LISTED_ERRORS, type SiteError } from '../core/site-error.ts';
 
 /** An error with a public {@link FailureType}; each edge maps the type once. */
 export class RelabelError extends Error {
   override name = 'RelabelError';
   readonly type: FailureType;
   readonly details: unknown;
+  /** How many problems there were in all, when `details` lists only some. */
+  readonly problemCount: number | undefined;
 
-  constructor(type: FailureType, message: string, details?: unknown) {
+  constructor(type: FailureType, message: string, details?: unknown, problemCount?: number) {
     super(message);
     this.type = type;
     this.details = details;
+    this.problemCount = problemCount;
   }
 }
 
-/** DocumentValidationFailed for `what` (a revision, a staged bucket), every error listed and kept as details. */
+/**
+ * DocumentValidationFailed for `what` (a revision, a staged bucket): the
+ * message counts every error and lists the first ones; the details keep
+ * those listed ({@link MAX_LISTED_ERRORS}), so no answer grows with the input.
+ */
 export function documentValidationError(what: string, errors: SiteError[]): RelabelError {
-  return new RelabelError(FailureType.DocumentValidationFailed, documentErrorsMessage(what, errors), errors);
+  return new RelabelError(FailureType.DocumentValidationFailed, documentErrorsMessage(what, errors), errors.slice(0, MAX_LISTED_ERRORS), errors.length);
 }
