@@ -327,6 +327,25 @@ describe('relabel update-labels, status, retry, cancel', { concurrency: true }, 
     const runId = /^run ID\s+(\S+)$/m.exec(partial.stdout)?.[1] ?? '';
     assert.match(partial.stdout, new RegExp(`relabel retry ${workflowId} --run-id ${runId}`));
     exits(await relabel(['status', workflowId], env), 4);
+    // The whole run summed up instead of the per-node table.
+    const summed = exits(await relabel(['status', workflowId, '--summary'], env), 4);
+    assert.match(summed.stdout, /^nodes: 1 failure, 1 success \(0 written\)$/m);
+    assert.match(summed.stdout, /^failures by type: NodeNotFound 1$/m);
+    assert.match(summed.stdout, /^no label changes$/m);
+    assert.doesNotMatch(summed.stdout, /^NODE\s+STATUS/m);
+    assert.match(exits(await relabel(['status', workflowId, '--summary', '--failures'], env), 2).stderr, /option '--summary' cannot be used with option '--failures'/);
+    const firstRunId = status.runId as string;
+    const firstSummary = JSON.parse(exits(await relabel(['status', workflowId, '--run-id', firstRunId, '--summary', '-o', 'json'], env), 0).stdout);
+    assert.equal(firstSummary.nodes, undefined, 'no node page with --summary');
+    assert.deepEqual(firstSummary.summary.statuses, { success: 3 });
+    assert.equal(firstSummary.summary.written, 3);
+    const gains: Record<string, number> = {};
+    for (const n of status.nodes.items as { set: Record<string, string> }[]) for (const k of Object.keys(n.set)) gains[k] = (gains[k] ?? 0) + 1;
+    assert.deepEqual(
+      Object.fromEntries(Object.entries(firstSummary.summary.labels as Record<string, { gain: number }>).map(([k, e]) => [k, e.gain])),
+      gains,
+      'per key, as many gains as nodes that set it',
+    );
 
     await createNode(adminCore(), n3);
     const retried = JSON.parse(exits(await relabel(['retry', workflowId, '--run-id', runId, '--wait', '-o', 'json'], env), 0).stdout);

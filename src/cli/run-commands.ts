@@ -7,6 +7,7 @@ import { type Command, Option } from 'commander';
 import { readFileSync } from 'node:fs';
 import { normalizeTargets } from '../core/targets.ts';
 import type { NodePage, Runs, RunStatusReport, StartedRun, TargetSelection } from '../facade/index.ts';
+import type { RunSummary } from '../facade/run-results.ts';
 import { RelabelStatusValue } from '../workflows/search-attributes.ts';
 import { withContext, type CliContext, type SetExit } from './context.ts';
 import { ExitCode, exitCodeForRun } from './exit-codes.ts';
@@ -22,15 +23,27 @@ function withNodeOptions(cmd: Command): Command {
   return cmd
     .addOption(new Option('--offset <n>', 'first node of the per-node table to show (target order)').argParser(nonNegativeInteger).default(0))
     .addOption(new Option('--limit <n>', 'most nodes in the per-node table (at most 5000)').argParser(positiveInteger).default(1000))
-    .addOption(new Option('--failures', 'show only the failed nodes in the per-node table'));
+    .addOption(new Option('--failures', 'show only the failed nodes in the per-node table'))
+    .addOption(new Option('--summary', 'instead of the per-node table, the whole run summed up: nodes by status, failures by type, label keys gained, changed, lost, adopted').conflicts(['failures', 'offset']));
 }
 
-/** How much of the per-node table to show. */
-type NodeView = { offset?: number; limit?: number; failures?: boolean };
+/** How much of the per-node table to show, or the whole run's summary instead. */
+type NodeView = { offset?: number; limit?: number; failures?: boolean; summary?: boolean };
+
+/** The summary of a finished run when asked for; none while it runs or when it was rejected. */
+async function runSummary(runs: Runs, report: RunStatusReport, view: NodeView): Promise<RunSummary | undefined> {
+  return view.summary && report.result ? runs.summary(report.result.run) : undefined;
+}
+
+/** The report as JSON or text, with the node page or the summary. */
+function printReport(ctx: CliContext, report: RunStatusReport, page: NodePage | undefined, summary: RunSummary | undefined, text: () => string): void {
+  if (ctx.format === 'json') printJson({ ...report, ...(page ? { nodes: page } : {}), ...(summary ? { summary } : {}) });
+  else say(text());
+}
 
 /** The page of node outcomes a finished run's report shows; none while it runs or when it was rejected. */
 async function nodePage(runs: Runs, report: RunStatusReport, view: NodeView): Promise<NodePage | undefined> {
-  if (!report.result) return undefined;
+  if (!report.result || view.summary) return undefined;
   return runs.nodes(report.result.run, { offset: view.offset ?? 0, limit: view.limit ?? 1000, ...(view.failures ? { status: 'failure' as const } : {}) });
 }
 
@@ -106,13 +119,11 @@ async function waitAndReport(ctx: CliContext, runs: Runs, ref: { workflowId: str
     progress.done();
   }
   const page = await nodePage(runs, report, view);
-  if (ctx.format === 'json') printJson({ ...report, ...(page ? { nodes: page } : {}) });
-  else if (!shownStart) say(reportText(report, page));
-  else {
+  const summary = await runSummary(runs, report, view);
+  printReport(ctx, report, page, summary, () =>
     // The start block already named the run; add only what is new.
-    if (report.runId !== ref.runId) say(`continued as new; final run ID ${report.runId}`);
-    say(`\n${outcomeText(report, page)}`);
-  }
+    shownStart ? `${report.runId !== ref.runId ? `continued as new; final run ID ${report.runId}\n` : ''}\n${outcomeText(report, page, summary)}` : reportText(report, page, summary),
+  );
   return exitCodeForRun(report);
 }
 
@@ -220,7 +231,8 @@ export function addRunCommands(program: Command, setExit: SetExit): void {
     .addHelpText(
       'after',
       '\nExit code: the run\'s outcome (0 while it runs or after success, 4 partial_success, 5 failure).\n' +
-        'JSON: {workflowId, runId, run, uiLink, execution, startTime, closeTime?, progress?, result?, failure?, warnings?, nodes?: {run, total, offset, items}}.',
+        'JSON: {workflowId, runId, run, uiLink, execution, startTime, closeTime?, progress?, result?, failure?, warnings?, nodes?: {run, total, offset, items}};\n' +
+        'with --summary, summary: {run, statuses, failureTypes, written, labels: {KEY: {gain, change, lose, adopt}}, moreLabelKeys} instead of nodes.',
     )
     .action(async (id: string, opts: { runId?: string; wait?: boolean } & NodeView, cmd: Command) => {
       setExit(
@@ -229,8 +241,8 @@ export function addRunCommands(program: Command, setExit: SetExit): void {
           if (opts.wait) return waitAndReport(ctx, runs, { workflowId: id, ...(opts.runId ? { runId: opts.runId } : {}) }, false, opts);
           const report = await runs.status(id, opts.runId);
           const page = await nodePage(runs, report, opts);
-          if (ctx.format === 'json') printJson({ ...report, ...(page ? { nodes: page } : {}) });
-          else say(reportText(report, page));
+          const summary = await runSummary(runs, report, opts);
+          printReport(ctx, report, page, summary, () => reportText(report, page, summary));
           return exitCodeForRun(report);
         }),
       );

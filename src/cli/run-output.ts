@@ -5,6 +5,7 @@
  */
 import { byText } from '../core/label-plan.ts';
 import type { NodeOutcome, NodePage, StartedRun, RunStatusReport } from '../facade/runs.ts';
+import { createSummary, type LabelKeyCounts, type RunSummary } from '../facade/run-results.ts';
 import type { Progress } from '../workflows/messages.ts';
 import { fields, table } from './output.ts';
 
@@ -111,28 +112,39 @@ export function nodeTable(nodes: readonly NodeOutcome[]): string {
   return table(['NODE', 'STATUS', 'SET', 'REMOVED', 'ADOPTED', 'DETAIL'], nodes.map(outcomeRow));
 }
 
+/** The per-label-key table of a summary: at most {@link MAX_SUMMARY_KEYS} keys, then a line saying how many more. */
+function labelTable(labels: Readonly<Record<string, LabelKeyCounts>>, moreKeys: number): string | undefined {
+  const keys = Object.keys(labels).sort(byText);
+  if (keys.length === 0) return undefined;
+  const rows = keys.slice(0, MAX_SUMMARY_KEYS).map((key) => {
+    const e = labels[key] as LabelKeyCounts;
+    return [key, String(e.gain), String(e.change), String(e.lose), String(e.adopt)];
+  });
+  const more = keys.length - rows.length + moreKeys;
+  return `${table(['LABEL', 'GAIN', 'CHANGE', 'LOSE', 'ADOPT'], rows)}${more > 0 ? `\n(and ${more} more keys)` : ''}`;
+}
+
 /**
  * Per label key, how many of `nodes` gain it, change its value, lose it or
  * have it adopted; undefined when none changes anything. At most
  * {@link MAX_SUMMARY_KEYS} keys, then a line saying how many more.
  */
 export function labelSummary(nodes: readonly NodeOutcome[]): string | undefined {
-  const keys = new Map<string, { gain: number; change: number; lose: number; adopt: number }>();
-  const entry = (key: string) => {
-    let e = keys.get(key);
-    if (!e) keys.set(key, (e = { gain: 0, change: 0, lose: 0, adopt: 0 }));
-    return e;
-  };
-  for (const n of nodes) {
-    for (const key of Object.keys(n.set ?? {})) entry(key)[n.was && Object.hasOwn(n.was, key) ? 'change' : 'gain']++;
-    for (const key of n.removed ?? []) entry(key).lose++;
-    for (const key of n.adopted ?? []) entry(key).adopt++;
-  }
-  if (keys.size === 0) return undefined;
-  const sorted = [...keys.entries()].sort(([a], [b]) => byText(a, b));
-  const rows = sorted.slice(0, MAX_SUMMARY_KEYS).map(([key, e]) => [key, String(e.gain), String(e.change), String(e.lose), String(e.adopt)]);
-  const more = sorted.length > MAX_SUMMARY_KEYS ? `\n(and ${sorted.length - MAX_SUMMARY_KEYS} more keys)` : '';
-  return `${table(['LABEL', 'GAIN', 'CHANGE', 'LOSE', 'ADOPT'], rows)}${more}`;
+  const sum = createSummary(0);
+  for (const n of nodes) sum.add(n);
+  const { labels, moreLabelKeys } = sum.result();
+  return labelTable(labels, moreLabelKeys);
+}
+
+/** A whole run's summary for people: nodes by status, failures by type, and the per-label-key table. */
+export function summaryText(s: RunSummary): string {
+  const statuses = Object.entries(s.statuses).sort(([a], [b]) => byText(a, b)).map(([st, n]) => `${n} ${st}`);
+  const parts = [`nodes: ${statuses.join(', ') || 'none'} (${s.written} written)`];
+  const types = Object.entries(s.failureTypes).sort(([a, x], [b, y]) => y - x || byText(a, b));
+  if (types.length > 0) parts.push(`failures by type: ${types.map(([t, n]) => `${t} ${n}`).join(', ')}`);
+  const labels = labelTable(s.labels, s.moreLabelKeys);
+  parts.push(labels ? `nodes per label key (all nodes of the run):\n${labels}` : 'no label changes');
+  return parts.join('\n');
 }
 
 /** A line saying which part of the nodes a page shows, when it is not all of them. */
@@ -143,7 +155,7 @@ function pageNote(page: NodePage): string | undefined {
 }
 
 /** How a run ended, for people: the rejection, or the per-node table (a page of it) and final status. */
-export function outcomeText(r: RunStatusReport, page?: NodePage): string {
+export function outcomeText(r: RunStatusReport, page?: NodePage, summary?: RunSummary): string {
   const parts: string[] = [];
   if (r.execution !== 'RUNNING' && r.execution !== 'COMPLETED' && r.execution !== 'FAILED') parts.push(`run ${r.execution.toLowerCase()}`);
   if (r.failure) parts.push(`run failed: ${r.failure.type}: ${r.failure.message}`);
@@ -152,8 +164,11 @@ export function outcomeText(r: RunStatusReport, page?: NodePage): string {
     if (page && page.items.length > 0) parts.push(nodeTable(page.items));
     const note = page && pageNote(page);
     if (note) parts.push(note);
-    const summary = page && labelSummary(page.items);
-    if (summary) parts.push(`nodes per label key${note ? ' (of the nodes shown)' : ''}:\n${summary}`);
+    if (summary) parts.push(summaryText(summary));
+    else {
+      const keys = page && labelSummary(page.items);
+      if (keys) parts.push(`nodes per label key${note ? ' (of the nodes shown)' : ''}:\n${keys}`);
+    }
     const c = result.counts;
     parts.push(
       `status: ${result.status}${result.dryRun ? ' (dry run: nothing written)' : ''}: ` +
@@ -169,7 +184,7 @@ export function outcomeText(r: RunStatusReport, page?: NodePage): string {
  * polling), progress while it runs, the rejection when it failed, or the
  * per-node table and final status.
  */
-export function reportText(r: RunStatusReport, page?: NodePage): string {
+export function reportText(r: RunStatusReport, page?: NodePage, summary?: RunSummary): string {
   const parts: string[] = [
     fields([
       ['run', r.run ?? r.result?.run],
@@ -189,7 +204,7 @@ export function reportText(r: RunStatusReport, page?: NodePage): string {
     parts.push(`progress: ${progressLine(r.progress)}`);
     for (const f of r.progress.failures) parts.push(`  ${f.node}: ${f.error.type}: ${f.error.message}`);
   }
-  const outcome = outcomeText(r, page);
+  const outcome = outcomeText(r, page, summary);
   if (outcome !== '') parts.push(outcome);
   return parts.join('\n');
 }

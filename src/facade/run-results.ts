@@ -55,3 +55,59 @@ export function nodeOutcome(row: RunNodeRow): NodeOutcome {
   };
 }
 
+
+/** Per label key, how many nodes gain it, change its value, lose it, or have it adopted. */
+export type LabelKeyCounts = { gain: number; change: number; lose: number; adopt: number };
+
+/** A whole run's outcomes aggregated: nodes by status, failures by type, changes by label key. */
+export interface RunSummary {
+  run: number;
+  /** Nodes by status (queued, pending, success, failure). */
+  statuses: Record<string, number>;
+  /** Failed nodes by failure type. */
+  failureTypes: Record<string, number>;
+  /** Nodes written (in a dry run: none). */
+  written: number;
+  /** Per label key, sorted by key; at most {@link MAX_SUMMARY_LABEL_KEYS} keys. */
+  labels: Record<string, LabelKeyCounts>;
+  /** Label keys changed beyond those listed in `labels`. */
+  moreLabelKeys: number;
+}
+
+/** Label keys a run summary lists at most. */
+export const MAX_SUMMARY_LABEL_KEYS = 1000;
+
+/** Aggregates outcomes page after page into one summary; memory grows with the number of label keys, not of nodes. */
+export function createSummary(run: number) {
+  const statuses: Record<string, number> = {};
+  const failureTypes: Record<string, number> = {};
+  const labels = new Map<string, LabelKeyCounts>();
+  let written = 0;
+  const entry = (key: string) => {
+    let e = labels.get(key);
+    if (!e) labels.set(key, (e = { gain: 0, change: 0, lose: 0, adopt: 0 }));
+    return e;
+  };
+  return {
+    add(n: NodeOutcome): void {
+      statuses[n.status] = (statuses[n.status] ?? 0) + 1;
+      if (n.written) written++;
+      if (n.error) failureTypes[n.error.type] = (failureTypes[n.error.type] ?? 0) + 1;
+      for (const key of Object.keys(n.set ?? {})) entry(key)[n.was && Object.hasOwn(n.was, key) ? 'change' : 'gain']++;
+      for (const key of n.removed ?? []) entry(key).lose++;
+      for (const key of n.adopted ?? []) entry(key).adopt++;
+    },
+    result(): RunSummary {
+      const keys = [...labels.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+      const listed = keys.slice(0, MAX_SUMMARY_LABEL_KEYS);
+      return {
+        run,
+        statuses,
+        failureTypes,
+        written,
+        labels: Object.fromEntries(listed.map((k) => [k, labels.get(k) as LabelKeyCounts])),
+        moreLabelKeys: keys.length - listed.length,
+      };
+    },
+  };
+}

@@ -21,8 +21,8 @@ import { createDesignCache } from '../store/design-cache.ts';
 import type { RevisionStore } from '../store/revision-store.ts';
 import type { Progress, UpdateLabelsInput, UpdateLabelsResult } from '../workflows/messages.ts';
 import { progressQuery } from '../workflows/messages.ts';
-import type { RunNodeStatus } from '../store/run-store.ts';
-import { MAX_NODE_PAGE, nodeOutcome, type NodePage } from './run-results.ts';
+import { MAX_RUN_PAGE, type RunNodeStatus } from '../store/run-store.ts';
+import { createSummary, MAX_NODE_PAGE, nodeOutcome, type NodePage, type RunSummary } from './run-results.ts';
 
 export { MAX_NODE_PAGE, nodeOutcome, type NodeOutcome, type NodePage } from './run-results.ts';
 import { updateLabels } from '../workflows/update-labels.ts';
@@ -369,6 +369,28 @@ export function createRuns(deps: RunsDeps) {
    * optionally only those with the given statuses. RunNotFound for an
    * unknown run number.
    */
+  /**
+   * A whole run's outcomes aggregated (nodes by status, failures by type,
+   * label keys gained, changed, lost, adopted), read page by page in target
+   * order so any number of nodes is summed in bounded memory.
+   */
+  async function summary(run: number): Promise<RunSummary> {
+    try {
+      await store.runCounts(run);
+    } catch (err) {
+      if (isStoreError(err, StoreErrorCode.NotFound)) throw new RelabelError(FailureType.RunNotFound, `no run ${run} in the revision store`);
+      throw err;
+    }
+    const sum = createSummary(run);
+    for (let afterSeq = -1; ; ) {
+      const rows = await store.runNodes(run, { afterSeq, limit: MAX_RUN_PAGE });
+      for (const row of rows) sum.add(nodeOutcome(row));
+      if (rows.length < MAX_RUN_PAGE) break;
+      afterSeq = (rows.at(-1) as { seq: number }).seq;
+    }
+    return sum.result();
+  }
+
   async function nodes(run: number, query: { status?: RunNodeStatus | readonly RunNodeStatus[]; offset?: number; limit?: number } = {}): Promise<NodePage> {
     const offset = Math.max(0, Math.trunc(query.offset ?? 0));
     const limit = Math.min(MAX_NODE_PAGE, Math.max(1, Math.trunc(query.limit ?? 1000)));
@@ -414,7 +436,7 @@ export function createRuns(deps: RunsDeps) {
     return found;
   }
 
-  return { preflight, start, status, wait, retry, cancel, nodes, list, link };
+  return { preflight, start, status, wait, retry, cancel, nodes, summary, list, link };
 }
 
 /** The facade's type. */
