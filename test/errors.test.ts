@@ -8,7 +8,7 @@
  */
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -280,6 +280,20 @@ describe('relabel status with no worker polling', () => {
     assert.equal(idleJson.execution, 'RUNNING');
     assert.deepEqual(idleJson.warnings, [warning]);
 
+    // Waiting on it says so too, on stderr, and says again when a worker comes.
+    const waiting = spawn(process.execPath, [CLIENT, 'status', started.workflowId, '--wait'], { cwd: REPO_ROOT, env: { ...process.env, LOG_LEVEL: 'warn', ...env } });
+    let waitErr = '';
+    let waitOut = '';
+    waiting.stdout.setEncoding('utf8').on('data', (c: string) => (waitOut += c));
+    const warned = new Promise<void>((resolve) =>
+      waiting.stderr.setEncoding('utf8').on('data', (c: string) => {
+        waitErr += c;
+        if (waitErr.includes(`warning: ${warning}`)) resolve();
+      }),
+    );
+    const waited = new Promise<number | null>((resolve) => waiting.on('exit', (code) => resolve(code)));
+    await warned;
+
     const { worker, close } = await createWorker({
       temporalAddress: temporalAddress(),
       namespace: 'default',
@@ -305,6 +319,11 @@ describe('relabel status with no worker polling', () => {
       assert.match(busy.stdout, /^progress: /m, 'the worker answers the progress query');
       const busyJson = JSON.parse(exits(await relabel(['status', started.workflowId, '-o', 'json'], env), 0).stdout);
       assert.equal(busyJson.warnings, undefined);
+      assert.equal(await waited, 5, `--wait exits by the run's outcome\n${waitOut}\n${waitErr}`);
+      const lines = waitErr.split('\n');
+      const warnedAt = lines.indexOf(`warning: ${warning}`);
+      assert.ok(warnedAt >= 0 && lines.indexOf('a worker polls the task queue again; the run goes on') > warnedAt, waitErr);
+      assert.match(waitOut, /^status: failure: 0 of 10 node\(s\) succeeded, 10 failed, 0 written$/m);
       // The run ends (the nodes do not exist) and shows no warning either.
       const ended = exits(await relabel(['status', started.workflowId, '--wait'], env), 5);
       assert.doesNotMatch(ended.stdout, /warning/);

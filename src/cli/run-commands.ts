@@ -111,7 +111,12 @@ async function waitAndReport(ctx: CliContext, runs: Runs, ref: { workflowId: str
   process.once('SIGINT', interrupted);
   let report: RunStatusReport;
   try {
-    report = await runs.wait(ref, (p) => progress.update(p));
+    report = await runs.wait(
+      ref,
+      (p) => progress.update(p),
+      undefined,
+      (warning) => note(warning ? `warning: ${warning}` : 'a worker polls the task queue again; the run goes on'),
+    );
     // Polls may miss the end of a quick run: finish on the final counts.
     if (report.progress) progress.update(report.progress);
   } finally {

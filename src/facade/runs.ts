@@ -130,6 +130,9 @@ export interface RunStatusReport extends RunRef {
   warnings?: string[];
 }
 
+/** How often waiting for a run asks whether a worker polls its task queue. */
+const IDLE_CHECK_MS = 10_000;
+
 /** How long a progress query may take before status reports none (no worker polling). */
 export const QUERY_TIMEOUT_MS = 3000;
 
@@ -308,9 +311,18 @@ export function createRuns(deps: RunsDeps) {
 
   /**
    * Waits for a run to close, calling `onProgress` about every `everyMs`
-   * while it runs (continue-as-new is followed). Returns the final status.
+   * while it runs (continue-as-new is followed). Every
+   * {@link IDLE_CHECK_MS} it asks whether a worker polls the run's task
+   * queue and tells `onWarning` when that changes (a warning, or undefined
+   * once a worker polls again); no progress is asked of a run no worker
+   * serves. Returns the final status.
    */
-  async function wait(ref: { workflowId: string; runId?: string }, onProgress?: (p: Progress) => void, everyMs = 500): Promise<RunStatusReport> {
+  async function wait(
+    ref: { workflowId: string; runId?: string },
+    onProgress?: (p: Progress) => void,
+    everyMs = 500,
+    onWarning?: (warning: string | undefined) => void,
+  ): Promise<RunStatusReport> {
     const handle = client.workflow.getHandle(ref.workflowId, ref.runId);
     const done = handle.result().then(
       () => true,
@@ -318,9 +330,20 @@ export function createRuns(deps: RunsDeps) {
     );
     let finished = false;
     void done.then(() => (finished = true));
+    const taskQueue = onWarning ? await handle.describe().then((d) => d.taskQueue, () => undefined) : undefined;
+    let idle: string | undefined;
+    let checkedAt = 0;
     while (!finished) {
-      if (onProgress) {
-        const p = await client.workflow.getHandle(ref.workflowId).query(progressQuery).catch(() => undefined);
+      if (taskQueue !== undefined && Date.now() - checkedAt >= IDLE_CHECK_MS) {
+        checkedAt = Date.now();
+        const now = await idleTaskQueueWarning(client, deps.namespace, taskQueue);
+        if (now !== idle && !finished) onWarning?.(now);
+        idle = now;
+      }
+      if (onProgress && idle === undefined) {
+        const p = await client
+          .withDeadline(Date.now() + QUERY_TIMEOUT_MS, () => client.workflow.getHandle(ref.workflowId).query(progressQuery))
+          .catch(() => undefined);
         if (p) onProgress(p);
       }
       await Promise.race([done, new Promise((r) => setTimeout(r, everyMs))]);
