@@ -1,19 +1,30 @@
 /**
- * The manifests under deploy/ against the stack's real kube-apiserver (RBAC
+ * Running relabel in a cluster, against the stack's real servers.
+ *
+ * The manifests under deploy/ against the real kube-apiserver (RBAC
  * authorization on): rendered as kustomize renders them, every object is
  * applied with server-side apply, and SubjectAccessReviews for relabel's
  * service account show it may do exactly what relabel needs (nodes: get,
  * list, watch, patch; events: create, patch) and nothing else.
+ *
+ * The worker and the CLI reach the real Temporal server through a profile
+ * of a Temporal profiles file (the SDK's environment configuration), with
+ * no TEMPORAL_ADDRESS set. The local dev server serves no TLS, so these
+ * connections are plain.
  */
-import { describe, it, before } from 'node:test';
+import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { execFile, fork, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AuthorizationV1Api, KubernetesObjectApi, PatchStrategy, type KubernetesObject } from '@kubernetes/client-node';
 import { parseAllDocuments, parse as parseYaml } from 'yaml';
 import { loadKubeConfig } from '../src/kube/nodes.ts';
 import { parseStoreUrl } from '../src/store/open-store.ts';
-import { adminKubeconfigPath } from './helpers.ts';
+import { closedPort } from './api-support.ts';
+import { adminCore, adminKubeconfigPath, createNode, kubeconfigPath, startWorkerProcess, temporalAddress, uniqueSuffix } from './helpers.ts';
+import { prefixedSite, storeWithSite } from './site.ts';
 
 const root = new URL('../', import.meta.url).pathname;
 
@@ -183,5 +194,117 @@ describe('deploy/ manifests', () => {
       ];
       for (const [verb, resource, group, ns] of denied) assert.equal(await allowed(authz, verb, resource, group, ns), false, `${verb} ${resource} must be denied`);
     });
+  });
+});
+
+interface CliRun {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `relabel ...args` (src/client.ts) with `env` over the test's environment. */
+function relabel(args: readonly string[], env: Record<string, string>): Promise<CliRun> {
+  return new Promise((resolve, reject) => {
+    execFile(process.execPath, [new URL('../src/client.ts', import.meta.url).pathname, ...args], { cwd: root, env: { ...process.env, ...env }, timeout: 60_000 }, (err, stdout, stderr) => {
+      if (err && typeof err.code !== 'number') reject(err);
+      else resolve({ code: typeof err?.code === 'number' ? err.code : 0, stdout, stderr });
+    });
+  });
+}
+
+/** Asserts the exit code, showing the output when it differs. */
+function exits(run: CliRun, code: number): CliRun {
+  assert.equal(run.code, code, `exit ${run.code}, expected ${code}\n--- stdout\n${run.stdout}\n--- stderr\n${run.stderr}`);
+  return run;
+}
+
+describe('worker and CLI connected to Temporal through a profiles file', () => {
+  const prefix = `dp-${uniqueSuffix()}`;
+  const { files, nodes } = prefixedSite(prefix);
+  const targets = nodes.slice(0, 2);
+  const dir = mkdtempSync(join(tmpdir(), 'relabel-deploy-'));
+  const profilesFile = join(dir, 'temporal.toml');
+  let closed = 0;
+  let env: Record<string, string> = {};
+  let worker: ChildProcess | undefined;
+
+  before(async () => {
+    const { store, url } = await storeWithSite(files);
+    await store.close();
+    for (const name of targets) await createNode(adminCore(), name);
+    closed = await closedPort();
+    writeFileSync(
+      profilesFile,
+      [
+        '[profile.relabel-deploy]',
+        `address = "${temporalAddress()}"`,
+        'namespace = "default"',
+        '',
+        '[profile.nowhere]',
+        `address = "127.0.0.1:${closed}"`,
+        'namespace = "default"',
+        '',
+      ].join('\n'),
+    );
+    env = {
+      // Empty: unset for relabel, so only the profile says where Temporal is.
+      TEMPORAL_ADDRESS: '',
+      TEMPORAL_NAMESPACE: '',
+      TEMPORAL_CONFIG_FILE: profilesFile,
+      TEMPORAL_PROFILE: 'relabel-deploy',
+      HOME: join(dir, 'home'),
+      RELABEL_STORE_URL: url,
+      RELABEL_TASK_QUEUE: `relabel-deploy-${prefix}`,
+      KUBECONFIG: kubeconfigPath(),
+    };
+    worker = await startWorkerProcess(env);
+  });
+
+  after(async () => {
+    if (worker && worker.exitCode === null) {
+      const exited = new Promise((resolve) => worker?.once('exit', resolve));
+      worker.kill('SIGTERM');
+      await exited;
+    }
+    for (const name of targets) await adminCore().deleteNode({ name }).catch(() => undefined);
+  });
+
+  it('runs update_labels: the CLI starts it and the worker carries it out, both through the profile', async () => {
+    const run = exits(await relabel(['update-labels', '--nodes', targets.join(','), '--wait'], env), 0);
+    assert.match(run.stdout, /^status: success: 2 of 2 node\(s\) succeeded, 0 failed, 2 written$/m);
+    for (const name of targets) {
+      const node = await adminCore().readNode({ name });
+      assert.ok(node.metadata?.annotations?.['relabel.airshipit.org/owned-labels'], `${name} carries relabel's ownership record`);
+    }
+  });
+
+  it('uses the profile TEMPORAL_PROFILE names: one pointing at a closed port fails with exit 6 naming it', async () => {
+    const run = exits(await relabel(['runs', '--site', `${prefix}-site`], { ...env, TEMPORAL_PROFILE: 'nowhere' }), 6);
+    assert.match(run.stderr, new RegExp(`cannot reach Temporal at 127\\.0\\.0\\.1:${closed} \\(namespace default\\): connection refused`));
+  });
+
+  it('refuses a profile the file does not have: the CLI exits 2 naming profile and file; document commands still work', async () => {
+    const missing = { ...env, TEMPORAL_PROFILE: 'staging' };
+    const run = exits(await relabel(['runs', '--site', `${prefix}-site`], missing), 2);
+    assert.match(run.stderr, new RegExp(`Temporal connection settings \\(profile staging of ${profilesFile.replace(/[.]/g, '\\.')}\\): Profile 'staging' not found in config data`));
+    exits(await relabel(['docs', 'list'], missing), 0);
+  });
+
+  it('refuses to start the API server with a profile the file does not have, exit 1, saying why', async () => {
+    const run = exits(await relabel(['api', '--listen', '127.0.0.1:0'], { ...env, TEMPORAL_PROFILE: 'staging', RELABEL_API_TOKENS: 'deploy-test-token:admin' }), 1);
+    assert.match(run.stderr, new RegExp(`^relabel api: Temporal connection settings \\(profile staging of ${profilesFile.replace(/[.]/g, '\\.')}\\): Profile 'staging' not found in config data$`, 'm'));
+  });
+
+  it('refuses to start the worker with a profile the file does not have, exit 1, saying why', async () => {
+    const child = fork(new URL('../src/worker.ts', import.meta.url).pathname, [], {
+      env: { ...process.env, ...env, TEMPORAL_PROFILE: 'staging' },
+      stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+    });
+    let stderr = '';
+    child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const code = await new Promise((resolve) => child.once('exit', resolve));
+    assert.equal(code, 1);
+    assert.match(stderr, new RegExp(`^relabel-worker: Temporal connection settings \\(profile staging of ${profilesFile.replace(/[.]/g, '\\.')}\\): Profile 'staging' not found in config data$`, 'm'));
   });
 });

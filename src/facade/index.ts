@@ -5,7 +5,7 @@
 import { Client, Connection } from '@temporalio/client';
 import { FailureType } from '../core/failure-types.ts';
 import { refusedAtOnce, temporalUnreachable } from '../temporal-reach.ts';
-import { temporalSettingsFromEnv } from '../temporal-settings.ts';
+import { connectOptions, temporalSettingsFromEnv, type TemporalConnectOptions } from '../temporal-settings.ts';
 import { openStore } from '../store/open-store.ts';
 import { createDocuments, type Documents } from './documents.ts';
 import { RelabelError } from './relabel-error.ts';
@@ -20,6 +20,10 @@ export interface RelabelConfig {
   temporalAddress: string;
   namespace: string;
   taskQueue: string;
+  /** TLS, API key and headers for Temporal (the SDK's environment configuration). */
+  connect?: TemporalConnectOptions;
+  /** Why the Temporal profile could not be used; connecting to Temporal fails with it. */
+  configError?: string;
   /** Revision store URL; the embedded default when absent. */
   storeUrl?: string;
   /** Temporal Web UI base URL, for links. */
@@ -28,7 +32,7 @@ export interface RelabelConfig {
   searchAttributes: boolean;
 }
 
-/** Configuration from TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, RELABEL_TASK_QUEUE, RELABEL_STORE_URL, TEMPORAL_UI_URL, RELABEL_SEARCH_ATTRIBUTES. */
+/** Configuration from the Temporal profile and TEMPORAL_* variables (see temporal-settings.ts), RELABEL_TASK_QUEUE, RELABEL_STORE_URL, TEMPORAL_UI_URL, RELABEL_SEARCH_ATTRIBUTES. */
 export function relabelConfigFromEnv(env: NodeJS.ProcessEnv = process.env): RelabelConfig {
   return {
     ...temporalSettingsFromEnv(env),
@@ -59,12 +63,18 @@ export async function openRelabel(config: RelabelConfig): Promise<Relabel> {
     runs() {
       runs ??= (async () => {
         const { temporalAddress: address, namespace } = config;
+        let connect: TemporalConnectOptions;
+        try {
+          connect = connectOptions(config);
+        } catch (err) {
+          throw new RelabelError(FailureType.InvalidArgument, (err as Error).message);
+        }
         // A refused address fails at once; the client would wait out its connect timeout.
         const refused = await refusedAtOnce(address, namespace);
         if (refused !== undefined) throw new RelabelError(FailureType.Unavailable, refused);
         let c: Connection;
         try {
-          c = await Connection.connect({ address, connectTimeout: '5s' });
+          c = await Connection.connect({ ...connect, address, connectTimeout: '5s' });
         } catch (err) {
           throw new RelabelError(FailureType.Unavailable, await temporalUnreachable(address, namespace, err));
         }
