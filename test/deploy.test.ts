@@ -11,6 +11,9 @@
  * of a Temporal profiles file (the SDK's environment configuration), with
  * no TEMPORAL_ADDRESS set. The local dev server serves no TLS, so these
  * connections are plain.
+ *
+ * The API's readiness reports the real Temporal server and a real
+ * PostgreSQL revision store separately, and stays apart from liveness.
  */
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -22,7 +25,10 @@ import { AuthorizationV1Api, KubernetesObjectApi, PatchStrategy, type Kubernetes
 import { parseAllDocuments, parse as parseYaml } from 'yaml';
 import { loadKubeConfig } from '../src/kube/nodes.ts';
 import { parseStoreUrl } from '../src/store/open-store.ts';
-import { closedPort } from './api-support.ts';
+import { createApiServer } from '../src/api/server.ts';
+import { openRelabel, relabelConfigFromEnv, type Relabel } from '../src/facade/index.ts';
+import { startPostgres, type PostgresServer } from '../src/stack/postgres.ts';
+import { closedPort, TOKENS } from './api-support.ts';
 import { adminCore, adminKubeconfigPath, createNode, kubeconfigPath, startWorkerProcess, temporalAddress, uniqueSuffix } from './helpers.ts';
 import { prefixedSite, storeWithSite } from './site.ts';
 
@@ -135,6 +141,7 @@ describe('deploy/ manifests', () => {
     }
     const api = byKind('Deployment').find((d) => d.metadata?.name === 'relabel-api')?.spec.template.spec.containers[0];
     assert.deepEqual(api.livenessProbe.httpGet, { path: '/health', port: 'http' });
+    assert.deepEqual(api.readinessProbe.httpGet, { path: '/health/ready', port: 'http' });
     assert.equal(api.command.slice(api.command.indexOf('--tokens-file') + 1)[0], '/etc/relabel/tokens/tokens.yaml');
     // The store URL the docs show is one relabel opens as PostgreSQL.
     const docs = readFileSync(join(root, 'docs', 'deploy.md'), 'utf8');
@@ -306,5 +313,79 @@ describe('worker and CLI connected to Temporal through a profiles file', () => {
     const code = await new Promise((resolve) => child.once('exit', resolve));
     assert.equal(code, 1);
     assert.match(stderr, new RegExp(`^relabel-worker: Temporal connection settings \\(profile staging of ${profilesFile.replace(/[.]/g, '\\.')}\\): Profile 'staging' not found in config data$`, 'm'));
+  });
+});
+
+describe('API readiness, apart from liveness', () => {
+  let postgres: PostgresServer | undefined;
+  const opened: Relabel[] = [];
+
+  /** GETs `path` of an API server over `relabel` (no token), as JSON. */
+  async function get(relabel: Relabel, path: string): Promise<{ status: number; json: any }> {
+    const app = createApiServer({ relabel, nodes: { readNode: () => Promise.reject(new Error('unused')), patchNode: () => Promise.reject(new Error('unused')), listNodes: () => { throw new Error('unused'); } }, tokens: TOKENS });
+    try {
+      const res = await app.inject({ method: 'GET', url: path });
+      return { status: res.statusCode, json: res.json() };
+    } finally {
+      await app.close();
+    }
+  }
+
+  before(async () => {
+    postgres = await startPostgres({ dir: mkdtempSync(join(tmpdir(), 'relabel-deploy-pg-')) });
+  });
+  after(async () => {
+    for (const relabel of opened) await relabel.close().catch(() => undefined);
+    await postgres?.stop();
+  });
+
+  it('is ready when Temporal and the PostgreSQL store both answer; then reports the store alone when PostgreSQL stops', async () => {
+    const relabel = await openRelabel({ ...relabelConfigFromEnv(), storeUrl: postgres?.url });
+    opened.push(relabel);
+    for (const path of ['/health/ready', '/api/v1.0/health/ready']) {
+      const ready = await get(relabel, path);
+      assert.equal(ready.status, 200, path);
+      assert.equal(ready.json.message, 'relabel API is ready');
+      assert.deepEqual(ready.json.details, {
+        errorCount: 0,
+        messageList: [
+          { message: `temporal: reachable at ${temporalAddress()} (namespace default)`, error: false },
+          { message: 'revision store: reachable', error: false },
+        ],
+      });
+    }
+
+    await postgres?.stop();
+    const t0 = performance.now();
+    const down = await get(relabel, '/health/ready');
+    assert.ok(performance.now() - t0 < 5000, 'answers within the checks\' bound');
+    assert.equal(down.status, 503);
+    assert.equal(down.json.reason, 'Unavailable');
+    assert.equal(down.json.retry, true);
+    assert.equal(down.json.message, 'relabel API is not ready: revision store not answering');
+    assert.equal(down.json.details.errorCount, 1);
+    assert.deepEqual(down.json.details.messageList[0], { message: `temporal: reachable at ${temporalAddress()} (namespace default)`, error: false });
+    assert.equal(down.json.details.messageList[1].error, true);
+    assert.match(down.json.details.messageList[1].message, /^revision store: .+/);
+    assert.ok(down.json.details.messageList[1].message.length <= 320);
+    // Liveness does not depend on either.
+    assert.equal((await get(relabel, '/health')).status, 200);
+  });
+
+  it('reports Temporal alone when it cannot be reached, saying where and why', async () => {
+    const port = await closedPort();
+    const relabel = await openRelabel({ ...relabelConfigFromEnv(), temporalAddress: `127.0.0.1:${port}`, storeUrl: `sqlite:${join(mkdtempSync(join(tmpdir(), 'relabel-deploy-')), 'revisions.db')}` });
+    opened.push(relabel);
+    const down = await get(relabel, '/api/v1.0/health/ready');
+    assert.equal(down.status, 503);
+    assert.equal(down.json.message, 'relabel API is not ready: temporal not answering');
+    assert.deepEqual(down.json.details, {
+      errorCount: 1,
+      messageList: [
+        { message: `temporal: cannot reach Temporal at 127.0.0.1:${port} (namespace default): connection refused`, error: true },
+        { message: 'revision store: reachable', error: false },
+      ],
+    });
+    assert.equal((await get(relabel, '/api/v1.0/health')).status, 200);
   });
 });
