@@ -1,10 +1,22 @@
-# relabel worker and API server image (used by docker-compose.yml).
-FROM node:24-bookworm-slim
+# relabel worker and API server image (deploy/ and docker-compose.yml run it).
+# TypeScript runs through Node's type stripping: there is no build step, the
+# image holds the sources and the production dependencies only.
+
+# Dependencies, installed exactly as locked, without dev dependencies.
+FROM node:24-bookworm-slim AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --ignore-scripts
+RUN npm ci --omit=dev --ignore-scripts && npm cache clean --force
+
+# The runtime: Node 24, the dependencies, the sources. Runs as the image's
+# unprivileged `node` user (uid 1000).
+FROM node:24-bookworm-slim
+WORKDIR /app
+ENV NODE_ENV=production
+COPY --from=deps /app/node_modules ./node_modules
+COPY package.json ./
+COPY bin ./bin
 COPY src ./src
 COPY examples ./examples
 USER node
-ENV NODE_ENV=production
 CMD ["node", "--max-semi-space-size=4", "src/worker.ts"]

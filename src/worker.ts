@@ -9,7 +9,7 @@ import { DefaultLogger, NativeConnection, Runtime, Worker, type WorkflowBundle }
 import { createActivities } from './activities/index.ts';
 import { createNodeApi, DEFAULT_KUBE_BURST, DEFAULT_KUBE_QPS, loadKubeConfig } from './kube/nodes.ts';
 import { temporalUnreachable } from './temporal-reach.ts';
-import { temporalSettingsFromEnv } from './temporal-settings.ts';
+import { connectOptions, temporalSettingsFromEnv, type TemporalConnectOptions } from './temporal-settings.ts';
 import { openStore } from './store/open-store.ts';
 import { buildBundleFile } from './worker-bundle.ts';
 
@@ -27,6 +27,10 @@ export interface WorkerConfig {
   temporalAddress: string;
   namespace: string;
   taskQueue: string;
+  /** TLS, API key and headers for Temporal (the SDK's environment configuration). */
+  connect?: TemporalConnectOptions;
+  /** Why the Temporal profile could not be used; the worker refuses to start with it. */
+  configError?: string;
   /** kubeconfig file; absent: KUBECONFIG, in-cluster, ~/.kube/config. */
   kubeconfig?: string;
   /** Revision store URL (sqlite:PATH or postgres://…); absent: the embedded default. */
@@ -78,12 +82,13 @@ export function workerConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Worke
  * after it stops, calls `close()` to release the store and connection.
  */
 export async function createWorker(config: WorkerConfig): Promise<{ worker: Worker; close(): Promise<void> }> {
-  // The kubeconfig first: a bad one is refused before anything is opened.
+  // The configuration first: a bad profile or kubeconfig is refused before anything is opened.
+  const connect = connectOptions(config);
   const nodes = createNodeApi(loadKubeConfig(config.kubeconfig), { qps: config.kubeQps ?? DEFAULT_KUBE_QPS, burst: config.kubeBurst ?? DEFAULT_KUBE_BURST });
   const store = await openStore(config.storeUrl);
   let connection: NativeConnection;
   try {
-    connection = await NativeConnection.connect({ address: config.temporalAddress });
+    connection = await NativeConnection.connect({ ...connect, address: config.temporalAddress });
   } catch (err) {
     await store.close();
     throw new Error(await temporalUnreachable(config.temporalAddress, config.namespace, err), { cause: err });
@@ -139,6 +144,7 @@ async function main(argv: string[]): Promise<void> {
     shutdownSignals: [],
   });
   const { worker, close } = await createWorker({
+    ...env,
     temporalAddress: opts.address,
     namespace: opts.namespace,
     taskQueue: opts.taskQueue,

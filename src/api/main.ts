@@ -14,6 +14,7 @@ import { createNodeApi, loadKubeConfig } from '../kube/nodes.ts';
 import { openRelabel, relabelConfigFromEnv, type RelabelConfig } from '../facade/index.ts';
 import { parseTokensEnv, parseTokensFile, type ApiToken } from './auth.ts';
 import { createApiServer, DEFAULT_BODY_LIMIT } from './server.ts';
+import { connectOptions } from '../temporal-settings.ts';
 
 /** A `host:port` to listen on (`[::1]:8080` for IPv6). */
 export function parseListen(value: string): { host: string; port: number } {
@@ -47,7 +48,8 @@ export interface ApiOptions {
 /** Opens the facade and serves the API; `close()` stops serving, then closes the facade. */
 export async function startApi(options: ApiOptions): Promise<{ app: FastifyInstance; url: string; close(): Promise<void> }> {
   const { host, port } = parseListen(options.listen);
-  // The kubeconfig first: a bad one is refused before anything is opened.
+  // The configuration first: a bad Temporal profile or kubeconfig is refused before anything is opened.
+  connectOptions(options.facade);
   const nodes = createNodeApi(loadKubeConfig(options.kubeconfig));
   const relabel = await openRelabel(options.facade);
   const app = createApiServer({

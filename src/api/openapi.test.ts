@@ -9,7 +9,7 @@ import { createApiServer } from './server.ts';
 describe('OpenAPI document', () => {
   it('documents every route from its zod schemas, and every reference resolves', async () => {
     const store = await openStore('sqlite::memory:');
-    const relabel: Relabel = { documents: createDocuments(store), runs: () => Promise.reject(new Error('unused')), close: () => store.close() };
+    const relabel: Relabel = { documents: createDocuments(store), runs: () => Promise.reject(new Error('unused')), health: () => Promise.reject(new Error('unused')), close: () => store.close() };
     const unused = () => Promise.reject(new Error('unused'));
     const nodes: NodeApi = { readNode: unused, patchNode: unused, listNodes: () => { throw new Error('not used'); } };
     const app = createApiServer({ relabel, nodes, tokens: [{ token: 'viewer-token', role: 'viewer' }] });
@@ -26,7 +26,8 @@ describe('OpenAPI document', () => {
           operations++;
         }
       }
-      assert.equal(operations, 19);
+      assert.equal(operations, 21);
+      assert.deepEqual(Object.keys(doc.paths['/health/ready'].get.responses).sort(), ['200', '503']);
       assert.deepEqual(Object.keys(doc.paths['/api/v1.0/actions']).sort(), ['get', 'post']);
       const action = doc.paths['/api/v1.0/actions'].post;
       assert.equal(action.requestBody.content['application/json'].schema.$ref, '#/components/schemas/ActionRequest');

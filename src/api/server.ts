@@ -86,9 +86,9 @@ async function checkMedia(request: FastifyRequest): Promise<void> {
   }
 }
 
-/** The health route (no token needed): answers as long as the process serves requests. */
-function healthRoutes(): RouteDef[] {
-  return ['/health', '/api/v1.0/health'].map((path) =>
+/** The health routes (no token needed): liveness, and readiness with each dependency reported on its own. */
+function healthRoutes(deps: ApiDeps): RouteDef[] {
+  const liveness = ['/health', '/api/v1.0/health'].map((path) =>
     defineRoute({
       method: 'GET',
       path,
@@ -102,6 +102,36 @@ function healthRoutes(): RouteDef[] {
       },
     }),
   );
+  const readiness = ['/health/ready', '/api/v1.0/health/ready'].map((path) =>
+    defineRoute({
+      method: 'GET',
+      path,
+      operationId: path === '/health/ready' ? 'healthReady' : 'healthReadyV1',
+      summary: 'Readiness: 200 when Temporal and the revision store both answer, else 503 (no token needed)',
+      description: 'details.messageList has one entry per dependency (temporal, revision store), error true for each that did not answer within 3 s.',
+      tag: 'health',
+      access: 'public',
+      responses: { 200: { description: 'ready', schema: StatusBody }, 503: { description: 'a dependency does not answer', schema: StatusBody } },
+      async handle() {
+        const { temporal, store } = await deps.relabel.health();
+        const checks = [temporal, store];
+        const failed = checks.filter((c) => !c.ok);
+        const ready = failed.length === 0;
+        const body: StatusBody = {
+          ...statusBody({
+            status: ready ? 'Success' : 'Failure',
+            code: ready ? 200 : 503,
+            reason: ready ? 'OK' : FailureType.Unavailable,
+            message: ready ? 'relabel API is ready' : `relabel API is not ready: ${failed.map((c) => c.message.split(':', 1)[0]).join(' and ')} not answering`,
+            retry: !ready,
+          }),
+          details: { errorCount: failed.length, messageList: checks.map((c) => ({ message: c.message, error: !c.ok })) },
+        };
+        return { code: body.code, body };
+      },
+    }),
+  );
+  return [...liveness, ...readiness];
 }
 
 /**
@@ -153,7 +183,7 @@ export function createApiServer(options: ApiServerOptions): FastifyInstance {
 
   const deps: ApiDeps = { relabel: options.relabel, nodes: options.nodes };
   const routes = [
-    ...healthRoutes(),
+    ...healthRoutes(deps),
     ...configdocsRoutes(deps),
     ...revisionRoutes(deps),
     ...actionRoutes(deps),

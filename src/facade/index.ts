@@ -5,7 +5,7 @@
 import { Client, Connection } from '@temporalio/client';
 import { FailureType } from '../core/failure-types.ts';
 import { refusedAtOnce, temporalUnreachable } from '../temporal-reach.ts';
-import { temporalSettingsFromEnv } from '../temporal-settings.ts';
+import { connectOptions, temporalSettingsFromEnv, type TemporalConnectOptions } from '../temporal-settings.ts';
 import { openStore } from '../store/open-store.ts';
 import { createDocuments, type Documents } from './documents.ts';
 import { RelabelError } from './relabel-error.ts';
@@ -20,6 +20,10 @@ export interface RelabelConfig {
   temporalAddress: string;
   namespace: string;
   taskQueue: string;
+  /** TLS, API key and headers for Temporal (the SDK's environment configuration). */
+  connect?: TemporalConnectOptions;
+  /** Why the Temporal profile could not be used; connecting to Temporal fails with it. */
+  configError?: string;
   /** Revision store URL; the embedded default when absent. */
   storeUrl?: string;
   /** Temporal Web UI base URL, for links. */
@@ -28,7 +32,7 @@ export interface RelabelConfig {
   searchAttributes: boolean;
 }
 
-/** Configuration from TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, RELABEL_TASK_QUEUE, RELABEL_STORE_URL, TEMPORAL_UI_URL, RELABEL_SEARCH_ATTRIBUTES. */
+/** Configuration from the Temporal profile and TEMPORAL_* variables (see temporal-settings.ts), RELABEL_TASK_QUEUE, RELABEL_STORE_URL, TEMPORAL_UI_URL, RELABEL_SEARCH_ATTRIBUTES. */
 export function relabelConfigFromEnv(env: NodeJS.ProcessEnv = process.env): RelabelConfig {
   return {
     ...temporalSettingsFromEnv(env),
@@ -36,6 +40,36 @@ export function relabelConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Rela
     uiUrl: env.TEMPORAL_UI_URL || 'http://localhost:8233',
     searchAttributes: env.RELABEL_SEARCH_ATTRIBUTES !== 'off',
   };
+}
+
+/** How long one readiness check may take before it counts as failed. */
+export const HEALTH_CHECK_TIMEOUT_MS = 3000;
+
+/** Longest part of an error message kept in a health check's message. */
+const MAX_HEALTH_CAUSE = 300;
+
+/** One dependency's readiness: whether it answered, and what was found, in plain words. */
+export interface HealthCheck {
+  ok: boolean;
+  message: string;
+}
+
+/** Resolves with `promise`, or rejects after `ms` saying that nothing answered in time. */
+async function within<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms / 1000} s`)), ms);
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function bounded(err: unknown): string {
+  const text = (err instanceof Error ? err.message : String(err)).replace(/\s+/g, ' ').trim();
+  return text.length > MAX_HEALTH_CAUSE ? `${text.slice(0, MAX_HEALTH_CAUSE - 1)}…` : text;
 }
 
 /** An open facade. `close()` releases the store and any Temporal connection. */
@@ -46,6 +80,12 @@ export interface Relabel {
    * saying where and why, when Temporal cannot be reached.
    */
   runs(): Promise<Runs>;
+  /**
+   * Whether Temporal and the revision store answer now, each checked on its
+   * own (a Temporal system-info call and a read of the latest revision),
+   * each bounded to `timeoutMs`.
+   */
+  health(timeoutMs?: number): Promise<{ temporal: HealthCheck; store: HealthCheck }>;
   close(): Promise<void>;
 }
 
@@ -54,33 +94,64 @@ export async function openRelabel(config: RelabelConfig): Promise<Relabel> {
   const store = await openStore(config.storeUrl);
   let connection: Connection | undefined;
   let runs: Promise<Runs> | undefined;
+  const connectRuns = (): Promise<Runs> => {
+    runs ??= (async () => {
+      const { temporalAddress: address, namespace } = config;
+      let connect: TemporalConnectOptions;
+      try {
+        connect = connectOptions(config);
+      } catch (err) {
+        throw new RelabelError(FailureType.InvalidArgument, (err as Error).message);
+      }
+      // A refused address fails at once; the client would wait out its connect timeout.
+      const refused = await refusedAtOnce(address, namespace);
+      if (refused !== undefined) throw new RelabelError(FailureType.Unavailable, refused);
+      let c: Connection;
+      try {
+        c = await Connection.connect({ ...connect, address, connectTimeout: '5s' });
+      } catch (err) {
+        throw new RelabelError(FailureType.Unavailable, await temporalUnreachable(address, namespace, err));
+      }
+      connection = c;
+      return createRuns({
+        client: new Client({ connection: c, namespace: config.namespace }),
+        store,
+        taskQueue: config.taskQueue,
+        namespace: config.namespace,
+        uiUrl: config.uiUrl,
+        searchAttributes: config.searchAttributes,
+      });
+    })();
+    // A failed connection is not kept: the next call tries again.
+    runs.catch(() => (runs = undefined));
+    return runs;
+  };
   return {
     documents: createDocuments(store),
-    runs() {
-      runs ??= (async () => {
-        const { temporalAddress: address, namespace } = config;
-        // A refused address fails at once; the client would wait out its connect timeout.
-        const refused = await refusedAtOnce(address, namespace);
-        if (refused !== undefined) throw new RelabelError(FailureType.Unavailable, refused);
-        let c: Connection;
+    runs: connectRuns,
+    async health(timeoutMs = HEALTH_CHECK_TIMEOUT_MS) {
+      const { temporalAddress: address, namespace } = config;
+      const temporal = (async (): Promise<HealthCheck> => {
         try {
-          c = await Connection.connect({ address, connectTimeout: '5s' });
+          await within(connectRuns(), timeoutMs);
+          const c = connection;
+          if (c === undefined) throw new Error('not connected');
+          await within(c.withDeadline(Date.now() + timeoutMs, () => c.workflowService.getSystemInfo({})), timeoutMs + 500);
+          return { ok: true, message: `temporal: reachable at ${address} (namespace ${namespace})` };
         } catch (err) {
-          throw new RelabelError(FailureType.Unavailable, await temporalUnreachable(address, namespace, err));
+          const reason = err instanceof RelabelError ? err.message : await temporalUnreachable(address, namespace, err);
+          return { ok: false, message: `temporal: ${bounded(reason)}` };
         }
-        connection = c;
-        return createRuns({
-          client: new Client({ connection: c, namespace: config.namespace }),
-          store,
-          taskQueue: config.taskQueue,
-          namespace: config.namespace,
-          uiUrl: config.uiUrl,
-          searchAttributes: config.searchAttributes,
-        });
       })();
-      // A failed connection is not kept: the next call tries again.
-      runs.catch(() => (runs = undefined));
-      return runs;
+      const storeCheck = (async (): Promise<HealthCheck> => {
+        try {
+          await within(store.latestRevision(), timeoutMs);
+          return { ok: true, message: 'revision store: reachable' };
+        } catch (err) {
+          return { ok: false, message: `revision store: ${bounded(err)}` };
+        }
+      })();
+      return { temporal: await temporal, store: await storeCheck };
     },
     async close() {
       await connection?.close();
