@@ -132,6 +132,8 @@ export interface RunStatusReport extends RunRef {
 
 /** How often waiting for a run asks whether a worker polls its task queue. */
 const IDLE_CHECK_MS = 10_000;
+/** How often it asks again while no worker polls. */
+const IDLE_RECHECK_MS = 2_000;
 
 /** How long a progress query may take before status reports none (no worker polling). */
 export const QUERY_TIMEOUT_MS = 3000;
@@ -312,7 +314,7 @@ export function createRuns(deps: RunsDeps) {
   /**
    * Waits for a run to close, calling `onProgress` about every `everyMs`
    * while it runs (continue-as-new is followed). Every
-   * {@link IDLE_CHECK_MS} it asks whether a worker polls the run's task
+   * {@link IDLE_CHECK_MS} (while none does, {@link IDLE_RECHECK_MS}) it asks whether a worker polls the run's task
    * queue and tells `onWarning` when that changes (a warning, or undefined
    * once a worker polls again); no progress is asked of a run no worker
    * serves. Returns the final status.
@@ -334,7 +336,8 @@ export function createRuns(deps: RunsDeps) {
     let idle: string | undefined;
     let checkedAt = 0;
     while (!finished) {
-      if (taskQueue !== undefined && Date.now() - checkedAt >= IDLE_CHECK_MS) {
+      // While no worker polls, look again sooner, to say when one comes.
+      if (taskQueue !== undefined && Date.now() - checkedAt >= (idle === undefined ? IDLE_CHECK_MS : IDLE_RECHECK_MS)) {
         checkedAt = Date.now();
         const now = await idleTaskQueueWarning(client, deps.namespace, taskQueue);
         if (now !== idle && !finished) onWarning?.(now);
