@@ -21,7 +21,6 @@ import { createDesignCache, type DesignCache } from '../store/design-cache.ts';
 import { planRun, type RunPlan } from './plan-run.ts';
 import { createResultWriter, type ResultWriter } from './result-writer.ts';
 
-
 /** How many times a node is re-read and re-planned after a resourceVersion conflict. */
 export const MAX_CONFLICT_ATTEMPTS = 5;
 

@@ -2,6 +2,7 @@
  * A run's per-node outcomes as the facade reports them, read from the
  * store's rows (see `RunStore`), a page at a time.
  */
+import { byText } from '../core/label-plan.ts';
 import type { RunNodeRow, RunNodeStatus } from '../store/run-store.ts';
 
 /** One node's outcome in a run, as the store records it. */
@@ -55,7 +56,6 @@ export function nodeOutcome(row: RunNodeRow): NodeOutcome {
   };
 }
 
-
 /** Per label key, how many nodes gain it, change its value, lose it, or have it adopted. */
 export type LabelKeyCounts = { gain: number; change: number; lose: number; adopt: number };
 
@@ -98,7 +98,7 @@ export function createSummary(run: number) {
       for (const key of n.adopted ?? []) entry(key).adopt++;
     },
     result(): RunSummary {
-      const keys = [...labels.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+      const keys = [...labels.keys()].sort(byText);
       const listed = keys.slice(0, MAX_SUMMARY_LABEL_KEYS);
       return {
         run,

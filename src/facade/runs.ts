@@ -365,12 +365,7 @@ export function createRuns(deps: RunsDeps) {
     }
     const run = previous.result.run;
     const failed: string[] = [];
-    for (let afterSeq = -1; ; ) {
-      const rows = await store.runNodes(run, { status: 'failure', afterSeq, limit: MAX_NODE_PAGE });
-      failed.push(...rows.map((r) => r.node));
-      if (rows.length < MAX_NODE_PAGE) break;
-      afterSeq = rows.at(-1)?.seq ?? afterSeq;
-    }
+    for await (const row of rowsOf(run, 'failure')) failed.push(row.node);
     if (failed.length === 0) throw new RelabelError(FailureType.NothingToRetry, `run ${workflowId} (${previous.runId}) has no failed nodes`);
     return start({
       targets: failed,
@@ -390,43 +385,49 @@ export function createRuns(deps: RunsDeps) {
     return { workflowId, runId: d.runId, uiLink: link(workflowId, d.runId) };
   }
 
+  /** A run's counts; RunNotFound for an unknown run number. */
+  async function countsOf(run: number) {
+    try {
+      return await store.runCounts(run);
+    } catch (err) {
+      if (isStoreError(err, StoreErrorCode.NotFound)) throw new RelabelError(FailureType.RunNotFound, `no run ${run} in the revision store`);
+      throw err;
+    }
+  }
+
+  /** Every row of a run (optionally only those with `status`), in target order, read a page at a time. */
+  async function* rowsOf(run: number, status?: RunNodeStatus) {
+    for (let afterSeq = -1; ; ) {
+      const rows = await store.runNodes(run, { ...(status ? { status } : {}), afterSeq, limit: MAX_RUN_PAGE });
+      yield* rows;
+      const last = rows.at(-1);
+      if (rows.length < MAX_RUN_PAGE || last === undefined) return;
+      afterSeq = last.seq;
+    }
+  }
+
+  /**
+   * A whole run's outcomes aggregated (nodes by status, failures by type,
+   * label keys gained, changed, lost, adopted), read page by page in target
+   * order so any number of nodes is summed in bounded memory. RunNotFound
+   * for an unknown run number.
+   */
+  async function summary(run: number): Promise<RunSummary> {
+    await countsOf(run);
+    const sum = createSummary(run);
+    for await (const row of rowsOf(run)) sum.add(nodeOutcome(row));
+    return sum.result();
+  }
+
   /**
    * A page of a run's node outcomes from the store, in target order,
    * optionally only those with the given statuses. RunNotFound for an
    * unknown run number.
    */
-  /**
-   * A whole run's outcomes aggregated (nodes by status, failures by type,
-   * label keys gained, changed, lost, adopted), read page by page in target
-   * order so any number of nodes is summed in bounded memory.
-   */
-  async function summary(run: number): Promise<RunSummary> {
-    try {
-      await store.runCounts(run);
-    } catch (err) {
-      if (isStoreError(err, StoreErrorCode.NotFound)) throw new RelabelError(FailureType.RunNotFound, `no run ${run} in the revision store`);
-      throw err;
-    }
-    const sum = createSummary(run);
-    for (let afterSeq = -1; ; ) {
-      const rows = await store.runNodes(run, { afterSeq, limit: MAX_RUN_PAGE });
-      for (const row of rows) sum.add(nodeOutcome(row));
-      if (rows.length < MAX_RUN_PAGE) break;
-      afterSeq = (rows.at(-1) as { seq: number }).seq;
-    }
-    return sum.result();
-  }
-
   async function nodes(run: number, query: { status?: RunNodeStatus | readonly RunNodeStatus[]; offset?: number; limit?: number } = {}): Promise<NodePage> {
     const offset = Math.max(0, Math.trunc(query.offset ?? 0));
     const limit = Math.min(MAX_NODE_PAGE, Math.max(1, Math.trunc(query.limit ?? 1000)));
-    let counts;
-    try {
-      counts = await store.runCounts(run);
-    } catch (err) {
-      if (isStoreError(err, StoreErrorCode.NotFound)) throw new RelabelError(FailureType.RunNotFound, `no run ${run} in the revision store`);
-      throw err;
-    }
+    const counts = await countsOf(run);
     const statuses = query.status === undefined ? undefined : typeof query.status === 'string' ? [query.status] : query.status;
     const total = statuses ? statuses.reduce((n, st) => n + counts[st], 0) : counts.total;
     const rows = await store.runNodes(run, { ...(statuses ? { status: statuses } : {}), offset, limit });
