@@ -6,6 +6,7 @@
  * to the address says what is wrong with it.
  */
 import { connect } from 'node:net';
+import { clip } from './core/site-error.ts';
 
 /** How long the TCP probe waits for an answer. */
 export const PROBE_TIMEOUT_MS = 2000;
@@ -54,7 +55,7 @@ export function transportCause(err: unknown): string {
   const text = err instanceof Error ? err.message : String(err);
   const os = /(?:message|error): "([^"]+)"/.exec(text)?.[1];
   const line = (os ?? text.split('\n', 1)[0] ?? '').trim();
-  return line.length > MAX_CAUSE ? `${line.slice(0, MAX_CAUSE - 1)}…` : line;
+  return clip(line, MAX_CAUSE);
 }
 
 /** Resolves with the socket error code of a TCP connection to host:port, `ETIMEDOUT` after the timeout, or undefined when it connects. */

@@ -12,6 +12,7 @@
  */
 import { loadClientConfigProfile, toClientOptions } from '@temporalio/envconfig';
 import type { TLSConfig } from '@temporalio/client';
+import { clip } from './core/site-error.ts';
 import { DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE } from './core/constants.ts';
 
 /** Default Temporal frontend. */
@@ -55,7 +56,7 @@ function profileWhere(env: Record<string, string>): string {
 
 function bounded(text: string): string {
   const line = text.replace(/\s+/g, ' ').trim();
-  return line.length > MAX_CAUSE ? `${line.slice(0, MAX_CAUSE - 1)}…` : line;
+  return clip(line, MAX_CAUSE);
 }
 
 /** {@link TemporalSettings} from `env` (the profiles file it names, then its `TEMPORAL_*` variables). */

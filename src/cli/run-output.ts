@@ -3,6 +3,7 @@
  * on a terminal, plain periodic lines otherwise), the per-node table and the
  * final status.
  */
+import { clip } from '../core/site-error.ts';
 import { byText } from '../core/label-plan.ts';
 import type { NodeOutcome, NodePage, StartedRun, RunStatusReport } from '../facade/runs.ts';
 import { createSummary, type LabelKeyCounts, type RunSummary } from '../facade/run-results.ts';
@@ -97,7 +98,7 @@ export function changesText(n: NodeOutcome): string {
     n.taintLifted ? 'uninitialized taint lifted' : '',
   ].filter((p) => p !== '');
   const text = parts.join('; ');
-  return text.length > MAX_DETAIL ? `${text.slice(0, MAX_DETAIL - 1)}…` : text;
+  return clip(text, MAX_DETAIL);
 }
 
 function outcomeRow(n: NodeOutcome): string[] {

@@ -39,11 +39,20 @@ const identifier = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
  */
 export const ECHO_MAX_CHARS = 320;
 
-/** `value` cut after {@link ECHO_MAX_CHARS} characters with `…` (a surrogate pair is never split). */
+/**
+ * `text` as it is when at most `max` characters long, else its first
+ * `max - 1` characters and `…` (a surrogate pair is never split): the one
+ * way any message bounds what it repeats.
+ */
+export function clip(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const end = /[\uD800-\uDBFF]/.test(text.charAt(max - 2)) ? max - 2 : max - 1;
+  return `${text.slice(0, end)}…`;
+}
+
+/** `value` cut after {@link ECHO_MAX_CHARS} characters with `…`. */
 function cut(value: string): string {
-  if (value.length <= ECHO_MAX_CHARS) return value;
-  const end = /[\uD800-\uDBFF]/.test(value.charAt(ECHO_MAX_CHARS - 1)) ? ECHO_MAX_CHARS - 1 : ECHO_MAX_CHARS;
-  return `${value.slice(0, end)}…`;
+  return clip(value, ECHO_MAX_CHARS + 1);
 }
 
 /**

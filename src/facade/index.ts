@@ -3,6 +3,7 @@
  * revision store, and (connected on first use) the runs facade over Temporal.
  */
 import { Client, Connection } from '@temporalio/client';
+import { clip } from '../core/site-error.ts';
 import { FailureType } from '../core/failure-types.ts';
 import { refusedAtOnce, temporalUnreachable } from '../temporal-reach.ts';
 import { connectOptions, temporalSettingsFromEnv, type TemporalConnectOptions } from '../temporal-settings.ts';
@@ -69,7 +70,7 @@ async function within<T>(promise: Promise<T>, ms: number): Promise<T> {
 
 function bounded(err: unknown): string {
   const text = (err instanceof Error ? err.message : String(err)).replace(/\s+/g, ' ').trim();
-  return text.length > MAX_HEALTH_CAUSE ? `${text.slice(0, MAX_HEALTH_CAUSE - 1)}…` : text;
+  return clip(text, MAX_HEALTH_CAUSE);
 }
 
 /** An open facade. `close()` releases the store and any Temporal connection. */

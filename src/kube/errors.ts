@@ -6,6 +6,7 @@
  */
 import { ApiException } from '@kubernetes/client-node';
 import { ApplicationFailure } from '@temporalio/common';
+import { clip } from '../core/site-error.ts';
 import { FailureType } from '../core/failure-types.ts';
 
 /** Longest text of the API server's own message kept in a failure message. */
@@ -30,7 +31,7 @@ export interface KubeStatus {
 
 /** `text` cut to {@link MAX_API_MESSAGE} characters. */
 function bounded(text: string): string {
-  return text.length > MAX_API_MESSAGE ? `${text.slice(0, MAX_API_MESSAGE - 1)}…` : text;
+  return clip(text, MAX_API_MESSAGE);
 }
 
 /** The `Status` body of an API server answer (JSON text or an object), as far as it has one. */

@@ -9,6 +9,7 @@ import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { KubeConfig, type Cluster, type Context, type User } from '@kubernetes/client-node';
+import { clip } from '../core/site-error.ts';
 
 /** Longest defect text kept in a message (names and parser reasons are cut). */
 const MAX_DEFECT = 300;
@@ -24,7 +25,7 @@ export class KubeconfigError extends Error {
   /** What is wrong with it. */
   readonly defect: string;
   constructor(file: string, defect: string) {
-    const cut = defect.length > MAX_DEFECT ? `${defect.slice(0, MAX_DEFECT - 1)}…` : defect;
+    const cut = clip(defect, MAX_DEFECT);
     super(`kubeconfig ${file}: ${cut}`);
     this.file = file;
     this.defect = cut;
