@@ -6,7 +6,6 @@
  */
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,43 +13,10 @@ import { formatError } from '../src/core/site-error.ts';
 import { validateDocumentsAlone } from '../src/core/validate-documents.ts';
 import { validateSite } from '../src/core/validate-site.ts';
 import { createWorker } from '../src/worker.ts';
-import { adminCore, createNode, startRelabel, uniqueSuffix, workflowBundle } from './helpers.ts';
+import { adminCore, createNode, exits, relabelCli as relabel, REPO_ROOT, startRelabel, uniqueSuffix, workflowBundle } from './helpers.ts';
 import { prefixedSite, storeWithSite } from './site.ts';
 import { eventually } from './api-support.ts';
 
-const REPO_ROOT = new URL('../', import.meta.url).pathname;
-const CLIENT = new URL('../src/client.ts', import.meta.url).pathname;
-
-interface CliRun {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-/**
- * Runs `relabel ...args` (this Node on src/client.ts) with `env` over the
- * test's environment. Asynchronous on purpose: an in-process worker must keep
- * running while the CLI waits for its run.
- */
-function relabel(args: readonly string[], env: Record<string, string> = {}): Promise<CliRun> {
-  return new Promise((resolve, reject) => {
-    execFile(
-      process.execPath,
-      [CLIENT, ...args],
-      { cwd: REPO_ROOT, env: { ...process.env, ...env }, maxBuffer: 16 * 1024 * 1024, timeout: 60_000 },
-      (err, stdout, stderr) => {
-        if (err && typeof err.code !== 'number') reject(err);
-        else resolve({ code: typeof err?.code === 'number' ? err.code : 0, stdout, stderr });
-      },
-    );
-  });
-}
-
-/** Asserts the exit code, showing the output when it differs. */
-function exits(run: CliRun, code: number): CliRun {
-  assert.equal(run.code, code, `exit ${run.code}, expected ${code}\n--- stdout\n${run.stdout}\n--- stderr\n${run.stderr}`);
-  return run;
-}
 
 function freshStore(): { RELABEL_STORE_URL: string } {
   return { RELABEL_STORE_URL: `sqlite:${join(mkdtempSync(join(tmpdir(), 'relabel-cli-')), 'revisions.db')}` };

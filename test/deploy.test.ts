@@ -17,7 +17,7 @@
  */
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile, fork, type ChildProcess } from 'node:child_process';
+import { fork, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -29,7 +29,7 @@ import { createApiServer } from '../src/api/server.ts';
 import { openRelabel, relabelConfigFromEnv, type Relabel } from '../src/facade/index.ts';
 import { startPostgres, type PostgresServer } from '../src/stack/postgres.ts';
 import { closedPort, TOKENS } from './api-support.ts';
-import { adminCore, adminKubeconfigPath, createNode, kubeconfigPath, startWorkerProcess, temporalAddress, uniqueSuffix } from './helpers.ts';
+import { adminCore, adminKubeconfigPath, createNode, exits, kubeconfigPath, relabelCli as relabel, startWorkerProcess, temporalAddress, uniqueSuffix } from './helpers.ts';
 import { prefixedSite, storeWithSite } from './site.ts';
 
 const root = new URL('../', import.meta.url).pathname;
@@ -204,27 +204,6 @@ describe('deploy/ manifests', () => {
   });
 });
 
-interface CliRun {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs `relabel ...args` (src/client.ts) with `env` over the test's environment. */
-function relabel(args: readonly string[], env: Record<string, string>): Promise<CliRun> {
-  return new Promise((resolve, reject) => {
-    execFile(process.execPath, [new URL('../src/client.ts', import.meta.url).pathname, ...args], { cwd: root, env: { ...process.env, ...env }, timeout: 60_000 }, (err, stdout, stderr) => {
-      if (err && typeof err.code !== 'number') reject(err);
-      else resolve({ code: typeof err?.code === 'number' ? err.code : 0, stdout, stderr });
-    });
-  });
-}
-
-/** Asserts the exit code, showing the output when it differs. */
-function exits(run: CliRun, code: number): CliRun {
-  assert.equal(run.code, code, `exit ${run.code}, expected ${code}\n--- stdout\n${run.stdout}\n--- stderr\n${run.stderr}`);
-  return run;
-}
 
 describe('worker and CLI connected to Temporal through a profiles file', () => {
   const prefix = `dp-${uniqueSuffix()}`;

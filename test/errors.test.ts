@@ -8,7 +8,7 @@
  */
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -19,35 +19,13 @@ import { openRelabel, relabelConfigFromEnv } from '../src/facade/index.ts';
 import { createNodeApi, loadKubeConfig } from '../src/kube/nodes.ts';
 import { createWorker, WORKER_NODE_FLAGS } from '../src/worker.ts';
 import { ADMIN, TOKENS, closedPort, eventually } from './api-support.ts';
-import { adminCore, adminKubeconfigPath, createNode, kubeconfigPath, quietRuntime, temporalAddress, uniqueSuffix, workflowBundle } from './helpers.ts';
+import { adminCore, adminKubeconfigPath, CLIENT, createNode, exits, type CliRun, kubeconfigPath, quietRuntime, REPO_ROOT, runNode, temporalAddress, uniqueSuffix, workflowBundle } from './helpers.ts';
 import { prefixedSite, storeWithSite } from './site.ts';
 
-const REPO_ROOT = new URL('../', import.meta.url).pathname;
-const CLIENT = new URL('../src/client.ts', import.meta.url).pathname;
 const WORKER = new URL('../src/worker.ts', import.meta.url).pathname;
 
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-  ms: number;
-}
-
-/** Runs `node …args` with `env` over the test's environment; resolves with its exit code, output and duration. */
-function run(args: readonly string[], env: Record<string, string>): Promise<Run> {
-  const started = Date.now();
-  return new Promise((resolve, reject) => {
-    execFile(
-      process.execPath,
-      [...args],
-      { cwd: REPO_ROOT, env: { ...process.env, LOG_LEVEL: 'warn', ...env }, maxBuffer: 16 * 1024 * 1024, timeout: 90_000 },
-      (err, stdout, stderr) => {
-        if (err && typeof err.code !== 'number') reject(err);
-        else resolve({ code: typeof err?.code === 'number' ? err.code : 0, stdout, stderr, ms: Date.now() - started });
-      },
-    );
-  });
-}
+/** Runs `node …args` with `env` (and warnings-only logs) over the test's environment. */
+const run = (args: readonly string[], env: Record<string, string>) => runNode(args, { LOG_LEVEL: 'warn', ...env }, { timeoutMs: 90_000 });
 
 /** `relabel …args`, as a child process. */
 const relabel = (args: readonly string[], env: Record<string, string> = {}) => run([CLIENT, ...args], env);
@@ -55,11 +33,6 @@ const relabel = (args: readonly string[], env: Record<string, string> = {}) => r
 /** The worker process (`src/worker.ts …args`), expected to stop by itself. */
 const workerProcess = (args: readonly string[], env: Record<string, string> = {}) => run([...WORKER_NODE_FLAGS, WORKER, ...args], env);
 
-/** Asserts the exit code, showing the output when it differs. */
-function exits(r: Run, code: number): Run {
-  assert.equal(r.code, code, `exit ${r.code}, expected ${code}\n--- stdout\n${r.stdout}\n--- stderr\n${r.stderr}`);
-  return r;
-}
 
 /** Asserts output carries no JavaScript stack trace. */
 function noStack(text: string): void {
@@ -173,7 +146,7 @@ describe('Kubernetes refusing relabel', () => {
   });
 
   /** Runs update-labels --wait on `targets` with a worker using `kubeconfig` on a task queue of its own. */
-  async function runWith(kubeconfig: string): Promise<Run> {
+  async function runWith(kubeconfig: string): Promise<CliRun> {
     const taskQueue = `relabel-errors-${uniqueSuffix()}`;
     const { worker, close } = await createWorker({ temporalAddress: temporalAddress(), namespace: 'default', taskQueue, kubeconfig, storeUrl, workflowBundle: await workflowBundle() });
     const running = worker.run();

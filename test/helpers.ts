@@ -3,7 +3,8 @@
  * setup started (never any other cluster), and unique names per test.
  */
 import { randomBytes } from 'node:crypto';
-import { fork, type ChildProcess } from 'node:child_process';
+import assert from 'node:assert/strict';
+import { execFile, fork, type ChildProcess } from 'node:child_process';
 import { CoreV1Api, type V1Node } from '@kubernetes/client-node';
 import { Connection, Client } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, bundleWorkflowCode, type WorkflowBundle } from '@temporalio/worker';
@@ -161,4 +162,48 @@ export function startWorkerProcess(env: Record<string, string>, args: string[] =
     child.once('message', () => resolve(child));
     child.once('exit', (code) => reject(new Error(`worker exited early with ${code}`)));
   });
+}
+
+/** The repository root, where the CLI runs from. */
+export const REPO_ROOT = new URL('../', import.meta.url).pathname;
+/** The CLI's entry point. */
+export const CLIENT = new URL('../src/client.ts', import.meta.url).pathname;
+
+/** A finished child process: its exit code, output and duration. */
+export interface CliRun {
+  code: number;
+  stdout: string;
+  stderr: string;
+  ms: number;
+}
+
+/**
+ * Runs this Node on `args` from the repository root with `env` over the
+ * test's environment. Asynchronous on purpose: an in-process worker must keep
+ * running while a CLI waits for its run.
+ */
+export function runNode(args: readonly string[], env: Record<string, string> = {}, options: { timeoutMs?: number } = {}): Promise<CliRun> {
+  const started = Date.now();
+  return new Promise((resolve, reject) => {
+    execFile(
+      process.execPath,
+      [...args],
+      { cwd: REPO_ROOT, env: { ...process.env, ...env }, maxBuffer: 16 * 1024 * 1024, timeout: options.timeoutMs ?? 60_000 },
+      (err, stdout, stderr) => {
+        if (err && typeof err.code !== 'number') reject(err);
+        else resolve({ code: typeof err?.code === 'number' ? err.code : 0, stdout, stderr, ms: Date.now() - started });
+      },
+    );
+  });
+}
+
+/** Runs `relabel …args` (src/client.ts) as a child process. */
+export function relabelCli(args: readonly string[], env: Record<string, string> = {}, options: { timeoutMs?: number } = {}): Promise<CliRun> {
+  return runNode([CLIENT, ...args], env, options);
+}
+
+/** Asserts the exit code, showing the output when it differs. */
+export function exits(run: CliRun, code: number): CliRun {
+  assert.equal(run.code, code, `exit ${run.code}, expected ${code}\n--- stdout\n${run.stdout}\n--- stderr\n${run.stderr}`);
+  return run;
 }

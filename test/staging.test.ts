@@ -9,7 +9,6 @@
  */
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -19,30 +18,10 @@ import { validateSite } from '../src/core/validate-site.ts';
 import { openStore } from '../src/store/open-store.ts';
 import { isStoreError, StoreErrorCode } from '../src/store/store-error.ts';
 import type { SourceFile } from '../src/store/revision-store.ts';
-import { adminCore, createNode, startRelabel, uniqueSuffix } from './helpers.ts';
+import { adminCore, createNode, exits, relabelCli as relabel, startRelabel, uniqueSuffix } from './helpers.ts';
 import { prefixedSite, storeWithSite } from './site.ts';
 import { assertFailure, emptyStoreUrl, startApiAndWorker, startTestApi, type TestApi } from './api-support.ts';
 
-const REPO_ROOT = new URL('../', import.meta.url).pathname;
-const CLIENT = new URL('../src/client.ts', import.meta.url).pathname;
-
-type CliRun = { code: number; stdout: string; stderr: string };
-
-/** Runs `relabel ...args` as a child process with `env` over the test's environment. */
-function relabel(args: readonly string[], env: Record<string, string>): Promise<CliRun> {
-  return new Promise((resolve, reject) => {
-    execFile(process.execPath, [CLIENT, ...args], { cwd: REPO_ROOT, env: { ...process.env, ...env }, maxBuffer: 16 * 1024 * 1024, timeout: 60_000 }, (err, stdout, stderr) => {
-      if (err && typeof err.code !== 'number') reject(err);
-      else resolve({ code: typeof err?.code === 'number' ? err.code : 0, stdout, stderr });
-    });
-  });
-}
-
-/** Asserts the exit code, showing the output when it differs. */
-function exits(run: CliRun, code: number): CliRun {
-  assert.equal(run.code, code, `exit ${run.code}, expected ${code}\n--- stdout\n${run.stdout}\n--- stderr\n${run.stderr}`);
-  return run;
-}
 
 const freshStoreUrl = () => `sqlite:${join(mkdtempSync(join(tmpdir(), 'relabel-staging-')), 'revisions.db')}`;
 
