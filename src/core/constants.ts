@@ -24,6 +24,28 @@ export const OWNED_LABELS_ANNOTATION = 'relabel.airshipit.org/owned-labels';
  */
 export const APPLIED_ANNOTATION = 'relabel.airshipit.org/applied';
 
+/**
+ * Annotation on each Node listing, comma-separated and sorted, the
+ * annotation keys relabel set there from the documents. Only keys listed
+ * here are ever removed by relabel.
+ */
+export const OWNED_ANNOTATIONS_ANNOTATION = 'relabel.airshipit.org/owned-annotations';
+
+/**
+ * Annotation on each Node listing, comma-separated and sorted, the taints
+ * relabel set there from the documents, each as `key:effect` (a taint's
+ * identity). Only taints listed here are ever removed by relabel.
+ */
+export const OWNED_TAINTS_ANNOTATION = 'relabel.airshipit.org/owned-taints';
+
+/** relabel's own bookkeeping annotations: documents may not set them. */
+export const RECORD_ANNOTATIONS: readonly string[] = [
+  OWNED_LABELS_ANNOTATION,
+  OWNED_ANNOTATIONS_ANNOTATION,
+  OWNED_TAINTS_ANNOTATION,
+  APPLIED_ANNOTATION,
+];
+
 
 /** Default Temporal task queue shared by the worker and every client. */
 export const DEFAULT_TASK_QUEUE = 'relabel';

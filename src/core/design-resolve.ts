@@ -1,7 +1,9 @@
 /**
- * Drydock inheritance: resolves every node's effective owner_data, tags and
- * rack through its host-profile chain. The child wins; an owner_data key
- * `!k` deletes the parent's `k`; tags merge and `!tag` removes the parent's
+ * Drydock inheritance: resolves every node's effective owner_data,
+ * annotations, taints, tags and rack through its host-profile chain. The
+ * child wins; an owner_data or annotation key `!k` deletes the parent's `k`;
+ * a taint with key `!k` removes the parent's taints with key `k` (with an
+ * effect, only that one); tags merge and `!tag` removes the parent's
  * tag; rack `'!'` unsets the parent's rack. Cycles, dangling references and
  * duplicate names are errors. Everything is keyed by name, so the result does
  * not depend on the order of documents or files.
@@ -11,6 +13,7 @@ import type { CheckedDocument } from './document-check.ts';
 import type { BaremetalNodeData, HostProfileData } from './schema.ts';
 import { SchemaName } from './schema.ts';
 import type { PathSegment, SiteError } from './site-error.ts';
+import { taintId, type Taint } from './taints.ts';
 import { documentError } from './yaml-source.ts';
 import type { LoadedDocument } from './yaml-source.ts';
 
@@ -43,6 +46,10 @@ export type ResolvedHost = {
   rack: { name: string; origin: Origin } | null;
   tags: string[];
   ownerData: Map<string, { value: string; origin: Origin }>;
+  /** Effective annotations, keys sorted. */
+  annotations: Map<string, { value: string; origin: Origin }>;
+  /** Effective taints by `key:effect`, sorted. */
+  taints: Map<string, { taint: Taint; origin: Origin }>;
 };
 
 function position(doc: LoadedDocument): string {
@@ -190,21 +197,48 @@ function chainOf(node: HostEntry, index: SiteIndex): HostEntry[] | undefined {
   return chain;
 }
 
+type Inherited = Map<string, { value: string; origin: Origin }>;
+
+// One layer's map over its parent's: deletions first, since they address the
+// parent's keys, never the layer's own (a layer giving both `k` and `!k` was
+// rejected when it was checked).
+function layerMap(into: Inherited, layer: HostEntry, field: 'owner_data' | 'annotations'): void {
+  const entries = Object.entries(layer.data.metadata?.[field] ?? {});
+  for (const [key] of entries) if (key.startsWith('!')) into.delete(key.slice(1));
+  for (const [key, value] of entries) {
+    if (!key.startsWith('!')) into.set(key, { value, origin: { doc: layer.doc, path: ['data', 'metadata', field, key] } });
+  }
+}
+
+// One layer's taints over its parent's: `!k` removes the parent's taints with
+// key `k` (only the one with the effect given, if any); a taint replaces the
+// parent's taint of the same key and effect.
+function layerTaints(into: Map<string, { taint: Taint; origin: Origin }>, layer: HostEntry): void {
+  const taints = layer.data.metadata?.taints ?? [];
+  for (const { key, effect } of taints) {
+    if (!key.startsWith('!')) continue;
+    for (const [id, { taint }] of into) if (taint.key === key.slice(1) && (effect === undefined || taint.effect === effect)) into.delete(id);
+  }
+  taints.forEach(({ key, value, effect }, i) => {
+    if (key.startsWith('!') || effect === undefined) return;
+    const taint: Taint = value === undefined ? { key, effect } : { key, value, effect };
+    into.set(taintId(taint), { taint, origin: { doc: layer.doc, path: ['data', 'metadata', 'taints', i] } });
+  });
+}
+
+const sortedMap = <T>(map: Map<string, T>) => new Map([...map].sort(([a], [b]) => (a < b ? -1 : 1)));
+
 function inherit(chain: readonly HostEntry[], name: string): ResolvedHost {
-  const ownerData = new Map<string, { value: string; origin: Origin }>();
+  const ownerData: Inherited = new Map();
+  const annotations: Inherited = new Map();
+  const taints = new Map<string, { taint: Taint; origin: Origin }>();
   const tags = new Set<string>();
   let rack: ResolvedHost['rack'] = null;
   for (const layer of [...chain].reverse()) {
     const metadata = layer.data.metadata;
-    const owner = Object.entries(metadata?.owner_data ?? {});
-    // Deletions first: they address the parent's keys, never the layer's own
-    // (a layer giving both `k` and `!k` was rejected when it was checked).
-    for (const [key] of owner) if (key.startsWith('!')) ownerData.delete(key.slice(1));
-    for (const [key, value] of owner) {
-      if (!key.startsWith('!')) {
-        ownerData.set(key, { value, origin: { doc: layer.doc, path: ['data', 'metadata', 'owner_data', key] } });
-      }
-    }
+    layerMap(ownerData, layer, 'owner_data');
+    layerMap(annotations, layer, 'annotations');
+    layerTaints(taints, layer);
     for (const tag of metadata?.tags ?? []) if (tag.startsWith('!')) tags.delete(tag.slice(1));
     for (const tag of metadata?.tags ?? []) if (!tag.startsWith('!')) tags.add(tag);
     const layerRack = metadata?.rack;
@@ -217,7 +251,9 @@ function inherit(chain: readonly HostEntry[], name: string): ResolvedHost {
     profileChain: chain.slice(1).map((entry) => entry.name),
     rack,
     tags: [...tags].sort(),
-    ownerData: new Map([...ownerData].sort(([a], [b]) => (a < b ? -1 : 1))),
+    ownerData: sortedMap(ownerData),
+    annotations: sortedMap(annotations),
+    taints: sortedMap(taints),
   };
 }
 

@@ -8,6 +8,7 @@
 import { quote } from './site-error.ts';
 import type { z } from 'zod';
 import { LabelPolicy, policyProblems } from './label-policy.ts';
+import { RECORD_ANNOTATIONS } from './constants.ts';
 import { isKubeletLabelKey } from './label-keys.ts';
 import { dns1123SubdomainErrors, invalidValue, labelKeyErrors, labelValueErrors } from './label-syntax.ts';
 import {
@@ -18,7 +19,10 @@ import {
   RELABEL_SCHEMA_NAMESPACE,
   Region,
   SchemaName,
+  TAINT_EFFECTS,
+  type TaintEntry,
 } from './schema.ts';
+import { taintId, taintSyntaxErrors } from './taints.ts';
 import type { PathSegment, SiteError } from './site-error.ts';
 import { documentError, documentRef } from './yaml-source.ts';
 import type { LoadedDocument } from './yaml-source.ts';
@@ -76,7 +80,9 @@ export const MAX_ERRORS_PER_LABEL_MAP = 100;
  * Checks a map of labels as written in a document. With `deletions`, a key
  * `!k` deletes the parent's `k` (Drydock inheritance): `k` must be a valid
  * key, and a map may not both set and delete the same key. Kubelet-owned
- * keys are rejected. At most {@link MAX_ERRORS_PER_LABEL_MAP} errors are
+ * keys are rejected. With `kind` `annotation`, the keys are annotation keys
+ * (label-key syntax, relabel's own records refused) and values are not
+ * checked (only a node's total size is, once inherited). At most {@link MAX_ERRORS_PER_LABEL_MAP} errors are
  * listed; one more error says how many were left out.
  */
 export function labelMapErrors(
@@ -84,6 +90,7 @@ export function labelMapErrors(
   path: readonly PathSegment[],
   labels: Readonly<Record<string, string>>,
   deletions: boolean,
+  kind: 'label' | 'annotation' = 'label',
 ): SiteError[] {
   const errors: SiteError[] = [];
   let unlisted = 0;
@@ -99,6 +106,10 @@ export function labelMapErrors(
       continue;
     }
     for (const message of labelKeyErrors(key)) add(key, invalidValue(key, message), 'key');
+    if (kind === 'annotation') {
+      if (RECORD_ANNOTATIONS.includes(key)) add(key, `annotation ${quote(key)} is relabel's own record; documents may not set it`, 'key');
+      continue;
+    }
     if (isKubeletLabelKey(key)) add(key, `label ${quote(key)} is owned by the kubelet; documents may not set it (relabel never writes or removes it)`, 'key');
     for (const message of labelValueErrors(value)) add(key, invalidValue(value, message), 'value');
   }
@@ -108,12 +119,50 @@ export function labelMapErrors(
   return errors;
 }
 
+/**
+ * Checks a taint list as written in a document: each taint's syntax (see
+ * `taintSyntaxErrors`), an effect on every taint but a deletion, a key and
+ * effect given at most once, and no taint both set and deleted.
+ */
+export function taintListErrors(doc: LoadedDocument, taints: readonly TaintEntry[]): SiteError[] {
+  const errors: SiteError[] = [];
+  const seen = new Map<string, number>();
+  const set = taints.filter((t) => !t.key.startsWith('!'));
+  taints.forEach((taint, i) => {
+    const at = (field: string): PathSegment[] => ['data', 'metadata', 'taints', i, field];
+    if (taint.key.startsWith('!')) {
+      const deleted = taint.key.slice(1);
+      for (const message of labelKeyErrors(deleted)) errors.push(documentError(doc, at('key'), `deletion key ${quote(taint.key)}: ${invalidValue(deleted, message)}`));
+      if (set.some((t) => t.key === deleted && (taint.effect === undefined || t.effect === taint.effect))) {
+        const what = taint.effect === undefined ? quote(deleted) : quote(taintId({ key: deleted, effect: taint.effect }));
+        errors.push(documentError(doc, at('key'), `both ${what} and its deletion ${quote(taint.key)} are given; set the taint or delete it, not both`));
+      }
+      return;
+    }
+    for (const { target, message } of taintSyntaxErrors(taint.key, taint.value)) errors.push(documentError(doc, at(target), message));
+    if (taint.effect === undefined) {
+      errors.push(documentError(doc, ['data', 'metadata', 'taints', i], `taint ${quote(taint.key)} needs an effect (one of ${TAINT_EFFECTS.join(', ')})`));
+      return;
+    }
+    const id = taintId({ key: taint.key, effect: taint.effect });
+    const first = seen.get(id);
+    if (first !== undefined) {
+      errors.push(documentError(doc, at('key'), `taint ${quote(id)} is given twice (also at taints[${first}]); a node has one taint per key and effect`));
+    } else seen.set(id, i);
+  });
+  return errors;
+}
+
 function hostErrors(doc: LoadedDocument, value: BaremetalNode | HostProfile): SiteError[] {
   const errors: SiteError[] = [];
   const metadata = value.data.metadata;
   if (metadata?.owner_data !== undefined) {
     errors.push(...labelMapErrors(doc, ['data', 'metadata', 'owner_data'], metadata.owner_data, true));
   }
+  if (metadata?.annotations !== undefined) {
+    errors.push(...labelMapErrors(doc, ['data', 'metadata', 'annotations'], metadata.annotations, true, 'annotation'));
+  }
+  errors.push(...taintListErrors(doc, metadata?.taints ?? []));
   const tags = new Set(metadata?.tags ?? []);
   (metadata?.tags ?? []).forEach((tag, i) => {
     if (tag.startsWith('!') && tags.has(tag.slice(1))) {

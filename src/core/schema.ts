@@ -49,6 +49,44 @@ export const LabelMap = z.record(z.string(), LabelValue);
 export type LabelMap = z.infer<typeof LabelMap>;
 
 /**
+ * An annotation value in a document: any string (Kubernetes bounds only the
+ * node's total). YAML reads `true` or `42` as non-strings, so the message
+ * says to quote them.
+ */
+export const AnnotationValue = z.string({
+  error: (issue) =>
+    issue.input === undefined
+      ? 'annotation value is required'
+      : `annotation values must be strings; quote it in YAML (e.g. "${String(issue.input)}")`,
+});
+
+/** A map of annotation keys to values, as written in a document (keys are checked separately). */
+export const AnnotationMap = z.record(z.string(), AnnotationValue);
+/** A map of annotation keys to values. */
+export type AnnotationMap = z.infer<typeof AnnotationMap>;
+
+/** The effects a Kubernetes taint can have. */
+export const TAINT_EFFECTS = ['NoSchedule', 'PreferNoSchedule', 'NoExecute'] as const;
+/** One of {@link TAINT_EFFECTS}. */
+export type TaintEffect = (typeof TAINT_EFFECTS)[number];
+
+/**
+ * A taint as written in a document. `effect` is required except on a
+ * deletion (`key: "!k"`), which removes the parent's taints with key `k`
+ * (only the one with `effect` when given); the syntax of keys and values is
+ * checked separately.
+ */
+export const TaintEntry = z
+  .object({
+    key: nonEmpty('taint key'),
+    value: z.string({ error: 'taint value must be a string; quote it in YAML' }).optional(),
+    effect: z.enum(TAINT_EFFECTS, { error: `taint effect must be one of ${TAINT_EFFECTS.join(', ')}` }).optional(),
+  })
+  .strict();
+/** A taint as written in a document. */
+export type TaintEntry = z.infer<typeof TaintEntry>;
+
+/**
  * Deckhand document metadata. Layering and substitution fields are accepted
  * for compatibility: relabel reads *rendered* documents, so Deckhand has
  * already applied them.
@@ -94,11 +132,14 @@ export type PassThroughDocument = z.infer<typeof PassThroughDocument>;
  * `data.metadata` of a node or host profile: what relabel interprets.
  * `owner_data` keys starting with `!` delete the parent's key; tags starting
  * with `!` remove the parent's tag; rack `'!'` unsets the parent's rack.
- * `boot_mac` is Drydock's and ignored.
+ * `annotations` inherit as `owner_data` does; a taint written with key `!k`
+ * removes the parent's taints with key `k`. `boot_mac` is Drydock's and ignored.
  */
 export const HostMetadata = z
   .object({
     owner_data: LabelMap.optional(),
+    annotations: AnnotationMap.optional(),
+    taints: z.array(TaintEntry).optional(),
     tags: z.array(nonEmpty('tag')).optional(),
     rack: nonEmpty('rack').optional(),
     boot_mac: z.unknown().optional(),

@@ -236,13 +236,32 @@ describe('validateSite on valid input', () => {
       'site.yaml',
       rackDoc('r1', { 'power-domain': 'pd-a' }),
       rackDoc('r2', { 'power-domain': 'pd-b' }),
-      profileDoc('base', "  metadata:\n    rack: r1\n    tags: [a, b]\n    owner_data:\n      x: '1'\n      y: '2'\n      z: '3'"),
-      profileDoc('child', "  host_profile: base\n  metadata:\n    rack: r2\n    tags: ['!a', c]\n    owner_data:\n      '!y': ''\n      z: '30'"),
-      nodeDoc('n1', "  host_profile: child\n  metadata:\n    rack: '!'\n    tags: [d]\n    owner_data:\n      w: '0'"),
+      profileDoc(
+        'base',
+        "  metadata:\n    rack: r1\n    tags: [a, b]\n    owner_data:\n      x: '1'\n      y: '2'\n      z: '3'\n" +
+          '    annotations:\n      example.com/a: one\n      example.com/b: two\n' +
+          '    taints:\n      - {key: example.com/gpu, value: "yes", effect: NoSchedule}\n      - {key: example.com/gpu, effect: NoExecute}\n' +
+          '      - {key: example.com/slow, effect: PreferNoSchedule}',
+      ),
+      profileDoc(
+        'child',
+        "  host_profile: base\n  metadata:\n    rack: r2\n    tags: ['!a', c]\n    owner_data:\n      '!y': ''\n      z: '30'\n" +
+          "    annotations:\n      '!example.com/a': ''\n      example.com/b: child\n" +
+          "    taints:\n      - {key: '!example.com/gpu', effect: NoExecute}\n      - {key: '!example.com/slow'}\n      - {key: example.com/gpu, value: 'no', effect: NoSchedule}",
+      ),
+      nodeDoc('n1', "  host_profile: child\n  metadata:\n    rack: '!'\n    tags: [d]\n    owner_data:\n      w: '0'\n    annotations:\n      example.com/c: node"),
       nodeDoc('n2', '  host_profile: child'),
       yamlDoc('drydock/NetworkLink/v1', 'oob', '  mtu: 1500\n  unknown_to_us: [1, 2]'),
     ),
   ];
+
+  it('inherits annotations and taints as owner_data: child wins, !key deletes (a taint deletion with an effect only that one)', () => {
+    const result = validateSite(site);
+    assert.ok(result.ok, result.ok ? '' : result.errors.map(formatError).join('\n'));
+    assert.deepEqual(result.design.nodes['n1']?.annotations, { 'example.com/b': 'child', 'example.com/c': 'node' });
+    assert.deepEqual(result.design.nodes['n1']?.taints, [{ key: 'example.com/gpu', value: 'no', effect: 'NoSchedule' }]);
+    assert.deepEqual(result.design.nodes['n2']?.annotations, { 'example.com/b': 'child' });
+  });
 
   it('resolves Drydock inheritance: child wins, !key deletes, tags merge, rack ! unsets', () => {
     const result = validateSite(site);
@@ -263,6 +282,8 @@ describe('validateSite on valid input', () => {
         x: '1',
         z: '30',
       },
+      annotations: { 'example.com/b': 'child', 'example.com/c': 'node' },
+      taints: [{ key: 'example.com/gpu', value: 'no', effect: 'NoSchedule' }],
     });
     assert.equal(result.design.nodes['n2']?.rack, 'r2');
     assert.equal(result.design.nodes['n2']?.labels['power-domain'], 'pd-b');

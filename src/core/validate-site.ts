@@ -6,9 +6,11 @@ import { indexSite, profileGraphErrors, resolveHosts } from './design-resolve.ts
 import { conflictErrors, desiredLabels } from './desired-labels.ts';
 import type { LabelConflict } from './desired-labels.ts';
 import type { SitePolicy } from './label-policy.ts';
+import { nodeMetadataConflicts } from './node-metadata-checks.ts';
 import { policyDependentErrors, siteRegionOf, sitePolicyOf } from './site-checks.ts';
 import type { SiteError } from './site-error.ts';
 import { sortErrors } from './site-error.ts';
+import type { Taint } from './taints.ts';
 import { checkEachDocument } from './validate-documents.ts';
 import { documentRef } from './yaml-source.ts';
 import type { LoadedDocument, SiteSource } from './yaml-source.ts';
@@ -29,6 +31,10 @@ export type DesignNode = {
   ownerData: Record<string, string>;
   /** Desired labels: owner_data and generated labels, keys sorted. */
   labels: Record<string, string>;
+  /** Desired annotations after inheritance, keys sorted. */
+  annotations: Record<string, string>;
+  /** Desired taints after inheritance, sorted by key and effect. */
+  taints: Taint[];
 };
 
 /** A rack of the resolved design. */
@@ -101,6 +107,8 @@ export function validateSite(sources: readonly SiteSource[]): SiteValidation {
     for (const host of hosts.values()) {
       const desired = desiredLabels(host, { policy, racks: index.racks, site });
       conflicts.push(...desired.conflicts);
+      const node = index.nodes.get(host.name);
+      if (node !== undefined) conflicts.push(...nodeMetadataConflicts(host, desired.labels, { doc: node.doc, path: ['metadata', 'name'] }));
       nodes.set(host.name, {
         name: host.name,
         hostProfile: host.hostProfile,
@@ -109,6 +117,8 @@ export function validateSite(sources: readonly SiteSource[]): SiteValidation {
         tags: host.tags,
         ownerData: Object.fromEntries([...host.ownerData].map(([key, { value }]) => [key, value])),
         labels: desired.labels,
+        annotations: Object.fromEntries([...host.annotations].map(([key, { value }]) => [key, value])),
+        taints: [...host.taints.values()].map(({ taint }) => taint),
       });
     }
   }

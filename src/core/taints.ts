@@ -1,0 +1,70 @@
+/**
+ * Node taints as relabel handles them: their identity (`key:effect`, as
+ * Kubernetes allows one taint per key and effect), the taints nobody but
+ * Kubernetes may touch, and the syntax of a taint written in a document,
+ * checked as the API server checks `spec.taints`.
+ */
+import { UNINITIALIZED_TAINT_KEY } from './constants.ts';
+import { invalidValue, labelKeyErrors, labelValueErrors } from './label-syntax.ts';
+import { TAINT_EFFECTS } from './schema.ts';
+import { quote } from './site-error.ts';
+
+/** A Node taint. */
+export type Taint = { key: string; value?: string; effect: string };
+
+/** Key prefixes of the taints Kubernetes itself sets and lifts (not-ready, unreachable, uninitialized…). */
+export const SYSTEM_TAINT_PREFIXES = ['node.kubernetes.io/', 'node.cloudprovider.kubernetes.io/'] as const;
+
+/** True when Kubernetes owns taints with `key`: relabel never sets or removes them. */
+export function isSystemTaintKey(key: string): boolean {
+  return SYSTEM_TAINT_PREFIXES.some((prefix) => key.startsWith(prefix));
+}
+
+/** A taint's identity on a Node: `key:effect`. */
+export function taintId(taint: Pick<Taint, 'key' | 'effect'>): string {
+  return `${taint.key}:${taint.effect}`;
+}
+
+/** A taint as people write it: `key=value:effect`, or `key:effect` without a value. */
+export function formatTaint(taint: Taint): string {
+  return taint.value === undefined || taint.value === '' ? taintId(taint) : `${taint.key}=${taint.value}:${taint.effect}`;
+}
+
+/**
+ * Reads a `key:effect` identity back; undefined when it is not one (the key
+ * is not a valid taint key or the effect is unknown).
+ */
+export function parseTaintId(id: string): { key: string; effect: string } | undefined {
+  const at = id.lastIndexOf(':');
+  if (at < 0) return undefined;
+  const key = id.slice(0, at);
+  const effect = id.slice(at + 1);
+  if (!(TAINT_EFFECTS as readonly string[]).includes(effect) || labelKeyErrors(key).length > 0) return undefined;
+  return { key, effect };
+}
+
+/** Orders taints by key, then effect. */
+export function byTaintId(a: Taint, b: Taint): number {
+  const x = taintId(a);
+  const y = taintId(b);
+  return x < y ? -1 : x > y ? 1 : 0;
+}
+
+/**
+ * What is wrong with a taint's key and value as a document sets them: the
+ * API server's messages for the syntax (keys are qualified names, values
+ * label values), and refusals of system taints and relabel's own
+ * uninitialized taint. Empty when the taint may be set.
+ */
+export function taintSyntaxErrors(key: string, value: string | undefined): { target: 'key' | 'value'; message: string }[] {
+  const errors: { target: 'key' | 'value'; message: string }[] = [];
+  for (const message of labelKeyErrors(key)) errors.push({ target: 'key', message: `taint key ${invalidValue(key, message)}` });
+  if (isSystemTaintKey(key)) {
+    errors.push({ target: 'key', message: `taint ${quote(key)} is set and lifted by Kubernetes itself; documents may not set it` });
+  }
+  if (key === UNINITIALIZED_TAINT_KEY) {
+    errors.push({ target: 'key', message: `taint ${quote(key)} is relabel's own, lifted by the label policy; documents may not set it` });
+  }
+  for (const message of labelValueErrors(value ?? '')) errors.push({ target: 'value', message: `taint value ${invalidValue(value ?? '', message)}` });
+  return errors;
+}
