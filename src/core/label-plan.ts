@@ -1,12 +1,15 @@
 /**
  * The label plan: the pure diff between a Node's current labels and its
- * desired labels, bounded by what relabel owns. Applying it is one merge
+ * desired labels, bounded by what relabel owns, with the plans of its
+ * annotations and taints when they are managed too (see `metadata-plan.ts`). Applying it is one merge
  * patch carrying the label changes and the ownership record together,
  * guarded by `resourceVersion`; an empty plan means no write at all.
  */
-import { OWNED_LABELS_ANNOTATION } from './constants.ts';
+import { OWNED_ANNOTATIONS_ANNOTATION, OWNED_LABELS_ANNOTATION, OWNED_TAINTS_ANNOTATION } from './constants.ts';
 import { isKubeletLabelKey, isProtectedLabelKey, OS_ARCH_ALIASES } from './label-keys.ts';
+import { planAnnotations, planTaints, type AnnotationPlan, type TaintPlan } from './metadata-plan.ts';
 import { formatOwnedLabels, readOwnedLabels } from './owned-labels.ts';
+import type { Taint } from './taints.ts';
 
 /** The parts of the label policy the planner obeys. A `SitePolicy` fits. */
 export type PlanPolicy = {
@@ -22,6 +25,12 @@ export type LabelPlanInput = {
   annotations: Readonly<Record<string, string>>;
   desired: Readonly<Record<string, string>>;
   policy: PlanPolicy;
+  /** The Node's taints; needed when `desiredTaints` is given. */
+  taints?: readonly Taint[];
+  /** Desired annotations; without them annotations are not planned (and none is removed). */
+  desiredAnnotations?: Readonly<Record<string, string>>;
+  /** Desired taints; without them taints are not planned (and none is removed). */
+  desiredTaints?: readonly Taint[];
 };
 
 /** The changes to make to one Node's labels and ownership record. All lists sorted. */
@@ -46,6 +55,10 @@ export type LabelPlan = {
   ignored: string[];
   /** Entries of the ownership annotation that are not label keys (see `readOwnedLabels`). */
   discardedOwned: string[];
+  /** The annotations' plan, or null when annotations are not planned. */
+  annotations: AnnotationPlan | null;
+  /** The taints' plan, or null when taints are not planned. */
+  taints: TaintPlan | null;
 };
 
 /** Orders strings by UTF-16 code unit, as every sorted list of label keys here is. */
@@ -123,6 +136,8 @@ export function planLabels(input: LabelPlanInput): LabelPlan {
 
   const ownedList = [...owned].sort(byText);
   const ownershipChanged = formatOwnedLabels(ownedList) !== previous.raw;
+  const annotations = input.desiredAnnotations === undefined ? null : planAnnotations(input.annotations, input.desiredAnnotations);
+  const taints = input.desiredTaints === undefined ? null : planTaints(input.taints ?? [], input.annotations, input.desiredTaints);
   return {
     set: Object.fromEntries(set.sort(([a], [b]) => byText(a, b))),
     remove,
@@ -130,10 +145,12 @@ export function planLabels(input: LabelPlanInput): LabelPlan {
     unchanged,
     owned: ownedList,
     ownershipChanged,
-    empty: set.length === 0 && remove.length === 0 && !ownershipChanged,
+    empty: set.length === 0 && remove.length === 0 && !ownershipChanged && annotations?.empty !== false && taints?.empty !== false,
     aliases,
     ignored,
     discardedOwned: previous.discarded,
+    annotations,
+    taints,
   };
 }
 
@@ -145,13 +162,33 @@ export function applyPlan(labels: Readonly<Record<string, string>>, plan: LabelP
   return Object.fromEntries(next);
 }
 
-/** The annotations a Node has after `plan`'s ownership record is written (a new object). */
+/**
+ * The annotations a Node has after `plan` is applied: its annotation changes
+ * and every ownership record it rewrites (a new object).
+ */
 export function applyOwnership(annotations: Readonly<Record<string, string>>, plan: LabelPlan): Record<string, string> {
   const next = new Map(Object.entries(annotations));
-  const value = formatOwnedLabels(plan.owned);
-  if (value === null) next.delete(OWNED_LABELS_ANNOTATION);
-  else next.set(OWNED_LABELS_ANNOTATION, value);
+  for (const [key, value] of Object.entries(annotationChanges(plan))) {
+    if (value === null) next.delete(key);
+    else next.set(key, value);
+  }
   return Object.fromEntries(next);
+}
+
+/**
+ * The annotation part of `plan`'s merge patch: annotations set and removed
+ * (`null`), and each ownership record that changes (`null` once it is empty).
+ */
+export function annotationChanges(plan: LabelPlan): Record<string, string | null> {
+  const changes: [string, string | null][] = [];
+  if (plan.ownershipChanged) changes.push([OWNED_LABELS_ANNOTATION, formatOwnedLabels(plan.owned)]);
+  const { annotations, taints } = plan;
+  if (annotations !== null) {
+    changes.push(...Object.entries(annotations.set), ...annotations.remove.map((key): [string, null] => [key, null]));
+    if (annotations.ownershipChanged) changes.push([OWNED_ANNOTATIONS_ANNOTATION, formatOwnedLabels(annotations.owned)]);
+  }
+  if (taints?.ownershipChanged) changes.push([OWNED_TAINTS_ANNOTATION, formatOwnedLabels(taints.owned)]);
+  return Object.fromEntries(changes.sort(([a], [b]) => byText(a, b)));
 }
 
 /** A JSON merge patch (RFC 7386) for a Node; `null` removes a key. */
@@ -164,9 +201,10 @@ export type NodeLabelPatch = {
 };
 
 /**
- * The merge-patch body applying `plan` in one request: changed labels,
- * removed labels as `null`, and the ownership annotation only when it
- * changes. `resourceVersion` makes the API server reject the patch (409
+ * The metadata part of the merge-patch body applying `plan` in one request:
+ * changed labels, removed labels as `null`, the annotation changes and the
+ * ownership records that change (see {@link annotationChanges}); the taint
+ * list is added by `nodePatch`. `resourceVersion` makes the API server reject the patch (409
  * Conflict) if the Node changed since it was read. Returns null for an
  * empty plan: nothing is to be sent.
  */
@@ -178,6 +216,7 @@ export function labelPatch(plan: LabelPlan, resourceVersion: string): NodeLabelP
     ...plan.remove.map((key): [string, null] => [key, null]),
   ];
   if (labels.length > 0) metadata.labels = Object.fromEntries(labels.sort(([a], [b]) => byText(a, b)));
-  if (plan.ownershipChanged) metadata.annotations = { [OWNED_LABELS_ANNOTATION]: formatOwnedLabels(plan.owned) };
+  const annotations = annotationChanges(plan);
+  if (Object.keys(annotations).length > 0) metadata.annotations = annotations;
   return { metadata };
 }

@@ -105,6 +105,34 @@ describe('reconcileNodeLabels', () => {
     assert.deepEqual([again.status === 'done' && again.written, node.writes.length], [false, 1], 'nothing left to write');
   });
 
+  it('applies labels, annotations, taints, the lift and every record in one verified write', async () => {
+    const uninitialized = { key: UNINITIALIZED_TAINT_KEY, effect: 'NoSchedule' };
+    const notReady = { key: 'node.kubernetes.io/not-ready', effect: 'NoExecute' };
+    const node = fakeNode({}, { taints: [uninitialized, notReady], annotations: { 'theirs.example/a': 'kept' } });
+    const mine = { key: 'example.com/storage', value: 'only', effect: 'NoSchedule' };
+    const input = { desired: { a: '1' }, desiredAnnotations: { 'example.com/note': 'x' }, desiredTaints: [mine], policy, maxAttempts: 3, liftTaint: true };
+    const outcome = await reconcileNodeLabels(input, node.steps);
+    assert.deepEqual([outcome.status, outcome.status === 'done' && outcome.written, node.writes.length], ['done', true, 1]);
+    assert.deepEqual(node.writes[0], {
+      metadata: {
+        resourceVersion: '1',
+        labels: { a: '1' },
+        annotations: {
+          'example.com/note': 'x',
+          'relabel.airshipit.org/owned-annotations': 'example.com/note',
+          'relabel.airshipit.org/owned-labels': 'a',
+          'relabel.airshipit.org/owned-taints': 'example.com/storage:NoSchedule',
+        },
+      },
+      spec: { taints: [notReady, mine] },
+    });
+    assert.equal((await node.steps.read()).annotations['theirs.example/a'], 'kept');
+    const again = await reconcileNodeLabels(input, node.steps);
+    assert.deepEqual([again.status === 'done' && again.written, node.writes.length], [false, 1], 'nothing left to write');
+    await reconcileNodeLabels({ desired: { a: '1' }, policy, maxAttempts: 3 }, node.steps);
+    assert.equal(node.writes.length, 1, 'without desired annotations and taints, they are left alone');
+  });
+
   it('lifts the taint alone when the labels are already right; leaves it without liftTaint', async () => {
     const taint = { key: UNINITIALIZED_TAINT_KEY, effect: 'NoSchedule' };
     const kept = fakeNode({}, { taints: [taint] });

@@ -1,5 +1,6 @@
 /**
- * The one reconcile loop for a node's labels, shared by the relabelNode
+ * The one reconcile loop for a node's labels (and, when given, its
+ * annotations and taints), shared by the relabelNode
  * workflow and the synchronous node-labels API: read → plan (pure) → no
  * write for an empty plan → one patch guarded by resourceVersion → verify
  * from the stored result; a stale resourceVersion re-reads and re-plans.
@@ -11,9 +12,9 @@
 import { formatAppliedRun, type AppliedRun } from './applied-run.ts';
 import { APPLIED_ANNOTATION, UNINITIALIZED_TAINT_KEY } from './constants.ts';
 import { labelPatch, planLabels, type LabelPlan, type NodeLabelPatch, type PlanPolicy } from './label-plan.ts';
+import type { Taint } from './taints.ts';
 
-/** A Node taint. */
-export type Taint = { key: string; value?: string; effect: string };
+export type { Taint } from './taints.ts';
 
 /** What the loop needs to know of a node. */
 export type NodeLabelState = {
@@ -24,9 +25,10 @@ export type NodeLabelState = {
 };
 
 /**
- * The merge patch the loop sends: the label plan's, plus, when the
- * uninitialized taint is lifted, the node's taint list without it (a merge
- * patch replaces a list whole; the resourceVersion guard makes that safe).
+ * The merge patch the loop sends: the label plan's metadata, plus, when the
+ * taints change or the uninitialized taint is lifted, the node's whole taint
+ * list (a merge patch replaces a list whole; everyone else's taints are in
+ * it as they were read, and the resourceVersion guard makes that safe).
  */
 export type NodePatch = NodeLabelPatch & { spec?: { taints: Taint[] | null } };
 
@@ -42,19 +44,26 @@ export function hasUninitializedTaint(state: Pick<NodeLabelState, 'taints'>): bo
  */
 export type AppliedRecord = AppliedRun | null | undefined;
 
+/** Whether a patch for `state` lifts the uninitialized taint (with `liftTaint`, when the node carries it). */
+export function liftsTaint(state: Pick<NodeLabelState, 'taints'>, liftTaint: boolean): boolean {
+  return liftTaint && hasUninitializedTaint(state);
+}
+
 /**
- * The patch for `plan` on `state`: labels and ownership as `labelPatch`
- * builds them, and with `liftTaint` the uninitialized taint removed in the
- * same request, so pods are let in exactly when the labels land. Null when
+ * The patch for `plan` on `state`, ONE request for everything: labels,
+ * annotations and the ownership records as `labelPatch` builds them, the
+ * taint list as the plan leaves it, and with `liftTaint` the uninitialized
+ * taint removed, so pods are let in exactly when the labels land. Null when
  * there is nothing to write; the applied-run record rides along only on a
  * patch that is sent anyway, so it never makes a node look changed.
  */
 export function nodePatch(plan: LabelPlan, state: NodeLabelState, liftTaint: boolean, applied?: AppliedRecord): NodePatch | null {
   const labels = labelPatch(plan, state.resourceVersion);
   let patch: NodePatch | null = labels;
-  if (liftTaint && hasUninitializedTaint(state)) {
-    const kept = (state.taints ?? []).filter((t) => t.key !== UNINITIALIZED_TAINT_KEY);
-    patch = { metadata: labels?.metadata ?? { resourceVersion: state.resourceVersion }, spec: { taints: kept.length > 0 ? kept : null } };
+  let taints = plan.taints?.changed === true ? plan.taints.next : undefined;
+  if (liftsTaint(state, liftTaint)) taints = (taints ?? state.taints ?? []).filter((t) => t.key !== UNINITIALIZED_TAINT_KEY);
+  if (taints !== undefined) {
+    patch = { metadata: labels?.metadata ?? { resourceVersion: state.resourceVersion }, spec: { taints: taints.length > 0 ? taints : null } };
   }
   if (patch === null || applied === undefined) return patch;
   if (applied === null && !Object.hasOwn(state.annotations, APPLIED_ANNOTATION)) return patch;
@@ -95,6 +104,9 @@ export type ReconcileOutcome =
 export async function reconcileNodeLabels(
   input: {
     desired: Readonly<Record<string, string>>;
+    /** Desired annotations and taints; without them, they are left alone. */
+    desiredAnnotations?: Readonly<Record<string, string>>;
+    desiredTaints?: readonly Taint[];
     policy: PlanPolicy;
     maxAttempts: number;
     dryRun?: boolean;
@@ -103,19 +115,20 @@ export async function reconcileNodeLabels(
   },
   steps: ReconcileSteps,
 ): Promise<ReconcileOutcome> {
-  const { desired, policy } = input;
+  const { desired, policy, desiredAnnotations, desiredTaints } = input;
+  const planOf = (state: NodeLabelState) => planLabels({ ...state, desired, policy, desiredAnnotations, desiredTaints });
   for (let attempt = 1; attempt <= input.maxAttempts; attempt++) {
     const state = await steps.read();
-    const plan = planLabels({ labels: state.labels, annotations: state.annotations, desired, policy });
+    const plan = planOf(state);
     steps.onPlan?.(plan, attempt);
     const liftTaint = input.liftTaint === true;
     const patch = nodePatch(plan, state, liftTaint, input.applied);
-    const taintLifted = patch?.spec !== undefined;
+    const taintLifted = patch !== null && liftsTaint(state, liftTaint);
     // In a dry run, `taintLifted` says the taint would be lifted.
     if (patch === null || input.dryRun) return { status: 'done', plan, written: false, attempts: attempt, taintLifted };
     const after = await steps.write(patch);
     if (after === STALE) continue;
-    const remaining = planLabels({ labels: after.labels, annotations: after.annotations, desired, policy });
+    const remaining = planOf(after);
     const taintLeft = liftTaint && hasUninitializedTaint(after);
     if (!remaining.empty || taintLeft) return { status: 'unverified', plan, remaining, taintLeft, attempts: attempt };
     return { status: 'done', plan, written: true, attempts: attempt, taintLifted };

@@ -27,13 +27,22 @@ export type OwnedLabels = {
  * disappear from the record the next time it is written.
  */
 export function readOwnedLabels(annotations: Readonly<Record<string, string>>): OwnedLabels {
-  const raw = Object.hasOwn(annotations, OWNED_LABELS_ANNOTATION) ? (annotations[OWNED_LABELS_ANNOTATION] ?? null) : null;
+  return readOwnedRecord(annotations, OWNED_LABELS_ANNOTATION, isValidLabelKey);
+}
+
+/**
+ * Reads any of relabel's ownership records (labels, annotations, taints)
+ * from a Node's annotations, as {@link readOwnedLabels} does: `valid` says
+ * which entries name something that can be owned; the others are discarded.
+ */
+export function readOwnedRecord(annotations: Readonly<Record<string, string>>, record: string, valid: (entry: string) => boolean): OwnedLabels {
+  const raw = Object.hasOwn(annotations, record) ? (annotations[record] ?? null) : null;
   if (raw === null) return { owned: [], discarded: [], raw };
   const owned = new Set<string>();
   const discarded: string[] = [];
   for (const entry of raw.split(',').map((part) => part.trim())) {
     if (entry === '') continue;
-    if (isValidLabelKey(entry)) owned.add(entry);
+    if (valid(entry)) owned.add(entry);
     else discarded.push(entry);
   }
   return { owned: [...owned].sort(), discarded, raw };
