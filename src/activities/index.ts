@@ -8,8 +8,8 @@ import { ApplicationFailure } from '@temporalio/common';
 import { FailureType } from '../core/failure-types.ts';
 import { documentErrorsMessage, MAX_LISTED_ERRORS } from '../core/site-error.ts';
 import { isAppliedBy, type AppliedRun } from '../core/applied-run.ts';
-import { planLabels, replacedValues, type LabelPlan } from '../core/label-plan.ts';
-import { nodePatch, reconcileNodeLabels, STALE } from '../core/node-reconcile.ts';
+import type { LabelPlan } from '../core/label-plan.ts';
+import { liftsTaint, nodePatch, reconcileNodeLabels, STALE } from '../core/node-reconcile.ts';
 import type { Design } from '../core/validate-site.ts';
 import { httpStatus, mapNodeError } from '../kube/errors.ts';
 import type { NodeApi, NodeState } from '../kube/nodes.ts';
@@ -18,7 +18,7 @@ import type { RevisionStore } from '../store/revision-store.ts';
 import type { NodeResultDetail } from '../store/run-store.ts';
 import type { NodeFailure, RelabelNodeResult } from '../workflows/messages.ts';
 import { createDesignCache, type DesignCache } from '../store/design-cache.ts';
-import { planRun, type RunPlan } from './plan-run.ts';
+import { planDetail, planOf, planRun, type RunPlan } from './plan-run.ts';
 import { createResultWriter, type ResultWriter } from './result-writer.ts';
 
 /** How many times a node is re-read and re-planned after a resourceVersion conflict. */
@@ -62,7 +62,9 @@ export function createActivities(deps: ActivityDeps) {
 
   /** What a plan changes, counted. */
   function planCounts(plan: LabelPlan): RelabelNodeResult['counts'] {
-    return { set: Object.keys(plan.set).length, removed: plan.remove.length, adopted: plan.adopt.length, unchanged: plan.unchanged.length };
+    const annotations = plan.annotations ? Object.keys(plan.annotations.set).length + plan.annotations.remove.length : 0;
+    const taints = plan.taints ? plan.taints.add.length + plan.taints.remove.length : 0;
+    return { set: Object.keys(plan.set).length, removed: plan.remove.length, adopted: plan.adopt.length, unchanged: plan.unchanged.length, annotations, taints };
   }
 
   /**
@@ -91,20 +93,9 @@ export function createActivities(deps: ActivityDeps) {
         return { node, written: true, counts, taintLifted: d.taintLifted === true, attempts: d.attempts ?? attempts };
       }
     }
-    const desired = design.nodes[node]?.labels ?? {};
-    const plan = observed ? planLabels({ labels: observed.labels, annotations: observed.annotations, desired, policy: design.policy }) : now;
-    const taintLifted = observed !== null && nodePatch(plan, observed, design.policy.liftUninitializedTaint)?.spec !== undefined;
-    const was = observed ? replacedValues(plan.set, observed.labels) : undefined;
-    const detail: NodeResultDetail = {
-      set: plan.set,
-      ...(was ? { was } : {}),
-      removed: plan.remove,
-      adopted: plan.adopt,
-      unchanged: plan.unchanged.length,
-      taintLifted,
-      attempts,
-      recovered: true,
-    };
+    const plan = observed ? planOf(design, observed, node) : now;
+    const taintLifted = observed !== null && nodePatch(plan, observed, design.policy.liftUninitializedTaint) !== null && liftsTaint(observed, design.policy.liftUninitializedTaint);
+    const detail: NodeResultDetail = { ...planDetail(plan, observed ?? { labels: {} }, taintLifted), attempts, recovered: true };
     await results.record(run, { node, status: 'success', written: true, detail, observed: null });
     return { node, written: true, counts: planCounts(plan), taintLifted, attempts };
   }
@@ -181,6 +172,8 @@ export function createActivities(deps: ActivityDeps) {
       const outcome = await reconcileNodeLabels(
         {
           desired: target.labels,
+          desiredAnnotations: target.annotations,
+          desiredTaints: target.taints,
           policy: design.policy,
           maxAttempts: MAX_CONFLICT_ATTEMPTS,
           liftTaint: design.policy.liftUninitializedTaint,
@@ -220,14 +213,8 @@ export function createActivities(deps: ActivityDeps) {
       }
       const { plan, written, attempts, taintLifted } = outcome;
       if (!written && lastRead && isAppliedBy(lastRead.annotations, applied)) return recoverWritten(applied, node, design, bulkObserved, plan, attempts);
-      const was = replacedValues(plan.set, lastRead?.labels ?? {});
-      await results.record(run, {
-        node,
-        status: 'success',
-        written,
-        detail: { set: plan.set, ...(was ? { was } : {}), removed: plan.remove, adopted: plan.adopt, unchanged: plan.unchanged.length, taintLifted, attempts },
-        observed: null,
-      });
+      const detail = { ...planDetail(plan, lastRead ?? { labels: {} }, taintLifted), attempts };
+      await results.record(run, { node, status: 'success', written, detail, observed: null });
       return { node, written, counts: planCounts(plan), taintLifted, attempts };
     },
   };

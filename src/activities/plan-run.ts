@@ -6,12 +6,13 @@
  * here; only nodes with something to change are left `pending` for a child.
  */
 import { FailureType } from '../core/failure-types.ts';
-import { planLabels, replacedValues } from '../core/label-plan.ts';
-import { nodePatch } from '../core/node-reconcile.ts';
+import { planLabels, replacedValues, type LabelPlan } from '../core/label-plan.ts';
+import { liftsTaint, nodePatch } from '../core/node-reconcile.ts';
+import { formatTaint } from '../core/taints.ts';
 import type { Design } from '../core/validate-site.ts';
 import { httpStatus, mapNodeError } from '../kube/errors.ts';
 import type { NodeApi, NodeState } from '../kube/nodes.ts';
-import type { NodeResultUpdate, RunStore } from '../store/run-store.ts';
+import type { NodeResultDetail, NodeResultUpdate, RunStore } from '../store/run-store.ts';
 import type { NodeFailure, RunCounts } from '../workflows/messages.ts';
 import { FAILURE_SAMPLE_LIMIT } from '../workflows/messages.ts';
 
@@ -44,28 +45,48 @@ export interface PlanDeps {
   progress?(planned: number): void;
 }
 
+/** The plan of one observed node against the design: its labels, annotations and taints. */
+export function planOf(design: Design, state: Omit<NodeState, 'name'>, node: string): LabelPlan {
+  const target = design.nodes[node];
+  return planLabels({
+    ...state,
+    desired: target?.labels ?? {},
+    desiredAnnotations: target?.annotations ?? {},
+    desiredTaints: target?.taints ?? [],
+    policy: design.policy,
+  });
+}
+
+/**
+ * What a plan does (or would do) to a node, as its result records it:
+ * labels with the values they replace, annotation keys set and removed,
+ * taints added and removed (each list only when not empty).
+ */
+export function planDetail(plan: LabelPlan, before: Pick<NodeState, 'labels'>, taintLifted: boolean): NodeResultDetail {
+  const was = replacedValues(plan.set, before.labels);
+  const a = plan.annotations;
+  const t = plan.taints;
+  const annotations = a && (Object.keys(a.set).length > 0 || a.remove.length > 0) ? { set: Object.keys(a.set), removed: a.remove } : undefined;
+  const taints = t?.changed ? { added: t.add.map(formatTaint), removed: t.remove.map(formatTaint) } : undefined;
+  return {
+    set: plan.set,
+    ...(was ? { was } : {}),
+    removed: plan.remove,
+    adopted: plan.adopt,
+    unchanged: plan.unchanged.length,
+    taintLifted,
+    ...(annotations ? { annotations } : {}),
+    ...(taints ? { taints } : {}),
+  };
+}
+
 /** The outcome of planning one observed node (pure). */
 export function planNode(design: Design, state: NodeState, dryRun: boolean): NodeResultUpdate {
-  const desired = design.nodes[state.name]?.labels ?? {};
-  const { policy } = design;
-  const plan = planLabels({ labels: state.labels, annotations: state.annotations, desired, policy });
-  const patch = nodePatch(plan, state, policy.liftUninitializedTaint);
+  const plan = planOf(design, state, state.name);
+  const patch = nodePatch(plan, state, design.policy.liftUninitializedTaint);
   if (patch === null) return { node: state.name, status: 'success', detail: { set: {}, removed: [], adopted: [], unchanged: plan.unchanged.length }, observed: null };
   if (dryRun) {
-    const was = replacedValues(plan.set, state.labels);
-    return {
-      node: state.name,
-      status: 'success',
-      detail: {
-        set: plan.set,
-        ...(was ? { was } : {}),
-        removed: plan.remove,
-        adopted: plan.adopt,
-        unchanged: plan.unchanged.length,
-        taintLifted: patch.spec !== undefined,
-      },
-      observed: null,
-    };
+    return { node: state.name, status: 'success', detail: planDetail(plan, state, liftsTaint(state, design.policy.liftUninitializedTaint)), observed: null };
   }
   const { name: _name, ...observed } = state;
   return { node: state.name, status: 'pending', detail: null, observed };

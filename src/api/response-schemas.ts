@@ -108,6 +108,16 @@ export const NodeResultView = z
     unchanged: z.int().optional(),
     written: z.boolean().optional(),
     taint_lifted: z.boolean().optional(),
+    annotations: z
+      .object({ set: z.array(z.string()), removed: z.array(z.string()) })
+      .strict()
+      .optional()
+      .meta({ description: 'annotation keys set and removed (values are not repeated)' }),
+    taints: z
+      .object({ added: z.array(z.string()), removed: z.array(z.string()) })
+      .strict()
+      .optional()
+      .meta({ description: 'taints added (or changed) and removed, as key=value:effect' }),
     error: FailureView.optional(),
   })
   .strict();

@@ -62,7 +62,7 @@ export function actionSummary(run: { workflowId: string; runId: string; action?:
 }
 
 function nodeResult(outcome: NodeOutcome): NodeResultView {
-  const { node, status, set, removed, adopted, unchanged, written, taintLifted, error } = outcome;
+  const { node, status, set, removed, adopted, unchanged, written, taintLifted, annotations, taints, error } = outcome;
   return {
     node,
     status,
@@ -72,6 +72,8 @@ function nodeResult(outcome: NodeOutcome): NodeResultView {
     ...(unchanged !== undefined ? { unchanged } : {}),
     written,
     ...(taintLifted ? { taint_lifted: true } : {}),
+    ...(annotations !== undefined ? { annotations } : {}),
+    ...(taints !== undefined ? { taints } : {}),
     ...(error !== undefined ? { error: { type: error.type, message: error.message } } : {}),
   };
 }

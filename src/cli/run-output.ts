@@ -88,13 +88,20 @@ export const MAX_DETAIL = 200;
 /** Label keys the per-key summary lists at most. */
 export const MAX_SUMMARY_KEYS = 50;
 
-/** What a node's plan changes, for people: `set k=v, k: old → new; removed k; adopted k`, cut at {@link MAX_DETAIL}. */
+/**
+ * What a node's plan changes, for people: `set k=v, k: old → new; removed k;
+ * adopted k; annotated k; tainted k=v:NoSchedule`, cut at {@link MAX_DETAIL}.
+ */
 export function changesText(n: NodeOutcome): string {
   const set = Object.entries(n.set ?? {}).map(([k, v]) => (n.was && Object.hasOwn(n.was, k) ? `${k}: ${n.was[k]} → ${v}` : `${k}=${v}`));
   const parts = [
     set.length > 0 ? `set ${set.join(', ')}` : '',
     n.removed && n.removed.length > 0 ? `removed ${n.removed.join(', ')}` : '',
     n.adopted && n.adopted.length > 0 ? `adopted ${n.adopted.join(', ')}` : '',
+    n.annotations && n.annotations.set.length > 0 ? `annotated ${n.annotations.set.join(', ')}` : '',
+    n.annotations && n.annotations.removed.length > 0 ? `unannotated ${n.annotations.removed.join(', ')}` : '',
+    n.taints && n.taints.added.length > 0 ? `tainted ${n.taints.added.join(', ')}` : '',
+    n.taints && n.taints.removed.length > 0 ? `untainted ${n.taints.removed.join(', ')}` : '',
     n.taintLifted ? 'uninitialized taint lifted' : '',
   ].filter((p) => p !== '');
   const text = parts.join('; ');

@@ -24,6 +24,10 @@ export interface NodeOutcome {
   written: boolean;
   /** Whether the uninitialized taint was (in a dry run: would be) lifted. */
   taintLifted?: boolean;
+  /** Annotation keys set and removed, when any. */
+  annotations?: { set: string[]; removed: string[] };
+  /** Taints added (or changed) and removed, as `key=value:effect`, when any. */
+  taints?: { added: string[]; removed: string[] };
   error?: { type: string; message: string };
 }
 
@@ -52,6 +56,8 @@ export function nodeOutcome(row: RunNodeRow): NodeOutcome {
     ...(d.unchanged !== undefined ? { unchanged: d.unchanged } : {}),
     written: row.written,
     ...(d.taintLifted ? { taintLifted: true } : {}),
+    ...(d.annotations !== undefined ? { annotations: d.annotations } : {}),
+    ...(d.taints !== undefined ? { taints: d.taints } : {}),
     ...(d.error !== undefined ? { error: d.error } : {}),
   };
 }

@@ -28,6 +28,10 @@ export interface NodeResultDetail {
   adopted?: string[];
   unchanged?: number;
   taintLifted?: boolean;
+  /** Annotation keys set (values are not kept: they may be large) and removed; absent when none. */
+  annotations?: { set: string[]; removed: string[] };
+  /** Taints added (or changed) and removed, as `key=value:effect`; absent when none. */
+  taints?: { added: string[]; removed: string[] };
   attempts?: number;
   /**
    * The write landed in an earlier attempt whose completion was lost (worker

@@ -66,8 +66,12 @@ export interface RelabelNodeResult {
   node: string;
   /** Whether a write request landed. */
   written: boolean;
-  /** Number of labels set, removed, adopted and already right. */
-  counts: { set: number; removed: number; adopted: number; unchanged: number };
+  /**
+   * Number of labels set, removed, adopted and already right; of annotations
+   * set or removed, and of taints added or removed (absent from results of
+   * earlier versions).
+   */
+  counts: { set: number; removed: number; adopted: number; unchanged: number; annotations?: number; taints?: number };
   /** Whether relabel's uninitialized taint was removed in the same write. */
   taintLifted: boolean;
   /** Reads of the node (more than one after a resourceVersion conflict). */

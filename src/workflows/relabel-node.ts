@@ -19,7 +19,8 @@ const { applyNodePlan } = proxyLocalActivities<Activities>({
 });
 
 function describe(c: RelabelNodeResult['counts']): string {
-  return `${c.set} set, ${c.removed} removed, ${c.adopted} adopted, ${c.unchanged} unchanged`;
+  const more = [c.annotations ? `${c.annotations} annotation(s) changed` : '', c.taints ? `${c.taints} taint(s) changed` : ''].filter((p) => p !== '');
+  return [`${c.set} set, ${c.removed} removed, ${c.adopted} adopted, ${c.unchanged} unchanged`, ...more].join(', ');
 }
 
 /**
