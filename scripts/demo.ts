@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { loadKubeConfig } from '../src/kube/nodes.ts';
-import { OWNED_LABELS_ANNOTATION, UNINITIALIZED_TAINT_KEY } from '../src/core/constants.ts';
+import { OWNED_ANNOTATIONS_ANNOTATION, OWNED_LABELS_ANNOTATION, OWNED_TAINTS_ANNOTATION, UNINITIALIZED_TAINT_KEY } from '../src/core/constants.ts';
 import { validateSite } from '../src/core/validate-site.ts';
 import { defaultStackDir, envLines } from '../src/stack/cli.ts';
 import { isAlive } from '../src/stack/processes.ts';
@@ -133,6 +133,14 @@ async function main(): Promise<void> {
     console.log(`  (annotation ${OWNED_LABELS_ANNOTATION} lists the ${node.metadata?.annotations?.[OWNED_LABELS_ANNOTATION]?.split(',').length} keys relabel owns)`);
     const taints = (node.spec?.taints ?? []).map((t) => `${t.key}:${t.effect}`);
     console.log(`  taints: ${taints.length ? taints.join(', ') : 'none'} (${UNINITIALIZED_TAINT_KEY} lifted by the first run)`);
+
+    const storage = nodes.find((n) => validation.design.nodes[n]?.hostProfile === 'storage') ?? nodes[0];
+    say(`Annotations and taints relabel manages on ${storage} (from the storage host profile)`);
+    const stored = await loadKubeConfig(stack.adminKubeconfig).makeApiClient(CoreV1Api).readNode({ name: storage as string });
+    const owned = stored.metadata?.annotations?.[OWNED_ANNOTATIONS_ANNOTATION]?.split(',') ?? [];
+    for (const key of owned) console.log(`  annotation ${key}=${stored.metadata?.annotations?.[key] ?? ''}`);
+    console.log(`  taints: ${(stored.spec?.taints ?? []).map((t) => `${t.key}${t.value ? `=${t.value}` : ''}:${t.effect}`).join(', ') || 'none'}`);
+    console.log(`  (owned taints: ${stored.metadata?.annotations?.[OWNED_TAINTS_ANNOTATION] ?? 'none'}; anyone else's are never touched)`);
   } finally {
     worker.kill('SIGTERM');
   }
