@@ -7,6 +7,7 @@
  * its own run's applied-run record: it counts the node written, with the
  * detail of the write, and the API server counted exactly that one write.
  */
+import { formatTaint } from '../src/core/taints.ts';
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -88,7 +89,20 @@ describe('written across a lost completion', () => {
   function writtenDetail(name: string): NodeResultDetail {
     const { desired, stale, adopted } = desiredOf(name);
     const set = Object.fromEntries(Object.entries(desired).filter(([key]) => key !== adopted));
-    return { set, was: { [stale]: STALE_VALUE }, removed: [RETIRED], adopted: [adopted], unchanged: 0, taintLifted: false, attempts: 1 };
+    // The sample site's storage nodes carry annotations and a taint of the documents' too.
+    const annotations = Object.keys(design.nodes[name]?.annotations ?? {});
+    const taints = (design.nodes[name]?.taints ?? []).map(formatTaint);
+    return {
+      set,
+      was: { [stale]: STALE_VALUE },
+      removed: [RETIRED],
+      adopted: [adopted],
+      unchanged: 0,
+      taintLifted: false,
+      attempts: 1,
+      ...(annotations.length > 0 ? { annotations: { set: annotations, removed: [] } } : {}),
+      ...(taints.length > 0 ? { taints: { added: taints, removed: [] } } : {}),
+    };
   }
 
   async function annotationsOf(name: string): Promise<Record<string, string>> {

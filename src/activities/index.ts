@@ -64,7 +64,8 @@ export function createActivities(deps: ActivityDeps) {
   function planCounts(plan: LabelPlan): RelabelNodeResult['counts'] {
     const annotations = plan.annotations ? Object.keys(plan.annotations.set).length + plan.annotations.remove.length : 0;
     const taints = plan.taints ? plan.taints.add.length + plan.taints.remove.length : 0;
-    return { set: Object.keys(plan.set).length, removed: plan.remove.length, adopted: plan.adopt.length, unchanged: plan.unchanged.length, annotations, taints };
+    const counts = { set: Object.keys(plan.set).length, removed: plan.remove.length, adopted: plan.adopt.length, unchanged: plan.unchanged.length };
+    return { ...counts, ...(annotations > 0 ? { annotations } : {}), ...(taints > 0 ? { taints } : {}) };
   }
 
   /**
@@ -89,7 +90,16 @@ export function createActivities(deps: ActivityDeps) {
       const row = await store.runNode(run, node);
       const d = row?.status === 'success' && row.written ? row.detail : null;
       if (d) {
-        const counts = { set: Object.keys(d.set ?? {}).length, removed: d.removed?.length ?? 0, adopted: d.adopted?.length ?? 0, unchanged: d.unchanged ?? 0 };
+        const annotations = (d.annotations?.set.length ?? 0) + (d.annotations?.removed.length ?? 0);
+        const taints = (d.taints?.added.length ?? 0) + (d.taints?.removed.length ?? 0);
+        const counts = {
+          set: Object.keys(d.set ?? {}).length,
+          removed: d.removed?.length ?? 0,
+          adopted: d.adopted?.length ?? 0,
+          unchanged: d.unchanged ?? 0,
+          ...(annotations > 0 ? { annotations } : {}),
+          ...(taints > 0 ? { taints } : {}),
+        };
         return { node, written: true, counts, taintLifted: d.taintLifted === true, attempts: d.attempts ?? attempts };
       }
     }
