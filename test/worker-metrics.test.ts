@@ -14,20 +14,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freeLoopbackPort } from '../src/stack/processes.ts';
 import { eventually } from './api-support.ts';
-import { adminCore, createNode, serviceAccountKubeconfig, startRelabel, startWorkerProcess, temporalAddress, uniqueSuffix } from './helpers.ts';
+import { adminCore, createNode, metricValue, serviceAccountKubeconfig, startRelabel, startWorkerProcess, temporalAddress, uniqueSuffix } from './helpers.ts';
 import { scaledSite, storeWithSite } from './site.ts';
-
-/** The value of `name`'s series whose labels include `labels`, summed over the others; 0 when there is none. */
-export function metricValue(text: string, name: string, labels: Record<string, string> = {}): number {
-  let sum = 0;
-  for (const line of text.split('\n')) {
-    const match = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? ([0-9.eE+-]+|NaN|\+Inf)$/.exec(line);
-    if (!match || match[1] !== name) continue;
-    const have = Object.fromEntries([...(match[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)].map((m) => [m[1], m[2]]));
-    if (Object.entries(labels).every(([k, v]) => have[k] === v)) sum += Number(match[3]);
-  }
-  return sum;
-}
 
 describe('the worker process: readiness, metrics and logs', () => {
   const prefix = `wm${uniqueSuffix()}`;
