@@ -93,7 +93,7 @@ async function floor(core: CoreV1Api, prefix: string): Promise<{ ms: number; nod
 /** A worker process on `taskQueue`; resolves once it polls. */
 function startWorker(stack: StackInfo, storeUrl: string, taskQueue: string): Promise<ChildProcess> {
   const child = fork(new URL('../src/worker.ts', import.meta.url).pathname, ['--kube-qps', opts['kube-qps']], {
-    env: { ...process.env, TEMPORAL_ADDRESS: stack.temporalAddress, KUBECONFIG: stack.kubeconfig, RELABEL_STORE_URL: storeUrl, RELABEL_TASK_QUEUE: taskQueue, LOG_LEVEL: 'warn' },
+    env: { ...process.env, TEMPORAL_ADDRESS: stack.temporalAddress, KUBECONFIG: stack.kubeconfig, RELABEL_STORE_URL: storeUrl, RELABEL_TASK_QUEUE: taskQueue, RELABEL_LOG_LEVEL: 'warn', RELABEL_METRICS_PORT: '0' },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     // e.g. BENCH_WORKER_NODE_OPTIONS='--cpu-prof --cpu-prof-dir=/tmp/prof' to profile the worker.
     execArgv: [...process.execArgv, ...WORKER_NODE_FLAGS, ...(process.env.BENCH_WORKER_NODE_OPTIONS?.split(' ').filter(Boolean) ?? [])],

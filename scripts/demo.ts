@@ -37,7 +37,7 @@ async function ensureStack(dir: string): Promise<StackInfo> {
 }
 
 function startWorker(env: NodeJS.ProcessEnv): Promise<ChildProcess> {
-  const child = fork(join(root, 'src/worker.ts'), [], { execArgv: [...process.execArgv, ...WORKER_NODE_FLAGS], env: { ...env, LOG_LEVEL: 'warn' }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const child = fork(join(root, 'src/worker.ts'), [], { execArgv: [...process.execArgv, ...WORKER_NODE_FLAGS], env: { ...env, RELABEL_LOG_LEVEL: 'warn' }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   return new Promise((res, rej) => {
     child.once('message', () => res(child));
     child.once('exit', (code) => rej(new Error(`the worker exited with ${code}`)));

@@ -4,10 +4,12 @@
  * SIGINT (in-flight tasks finish, nothing is lost: Temporal keeps the rest).
  */
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { pino, type Logger } from 'pino';
-import { DefaultLogger, NativeConnection, Runtime, Worker, type WorkflowBundle } from '@temporalio/worker';
+import { NativeConnection, Runtime, Worker, type WorkflowBundle } from '@temporalio/worker';
 import { createActivities } from './activities/index.ts';
 import { createNodeApi, DEFAULT_KUBE_BURST, DEFAULT_KUBE_QPS, loadKubeConfig } from './kube/nodes.ts';
+import { freeLoopbackPort } from './stack/processes.ts';
+import { DEFAULT_METRICS_PORT, startWorkerProbes, workerReadiness, type ProbedWorker } from './worker-probes.ts';
+import { installWorkerRuntime, kubeRequestMetrics, logLevel, workerLogger } from './worker-telemetry.ts';
 import { temporalUnreachable } from './temporal-reach.ts';
 import { connectOptions, temporalSettingsFromEnv, type TemporalConnectOptions } from './temporal-settings.ts';
 import { openStore } from './store/open-store.ts';
@@ -18,6 +20,33 @@ function rate(value: string): number {
   const n = Number(value);
   if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError('must be a whole number ≥ 0');
   return n;
+}
+
+/** A TCP port from a flag: 0 (any free port) to 65535. */
+function port(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new InvalidArgumentError('must be a port number, 0 to 65535');
+  return n;
+}
+
+/** A log level from a flag. */
+function level(value: string) {
+  try {
+    return logLevel(value);
+  } catch (err) {
+    throw new InvalidArgumentError((err as Error).message);
+  }
+}
+
+/** `parse` of the variable `name`, or `fallback` when it is unset or empty; a bad value is refused naming the variable. */
+function fromEnv<T>(name: string, parse: (value: string) => T, fallback: T): T {
+  const value = process.env[name];
+  if (!value) return fallback;
+  try {
+    return parse(value);
+  } catch (err) {
+    throw new Error(`${name}=${JSON.stringify(value.slice(0, 40))}: ${(err as Error).message}`);
+  }
 }
 
 export { WORKFLOWS_PATH } from './worker-bundle.ts';
@@ -80,11 +109,16 @@ export function workerConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Worke
 /**
  * Connects and creates a worker (not yet running). The caller runs it and,
  * after it stops, calls `close()` to release the store and connection.
+ * Kubernetes requests are counted on the process's Temporal Runtime meter.
  */
-export async function createWorker(config: WorkerConfig): Promise<{ worker: Worker; close(): Promise<void> }> {
+export async function createWorker(config: WorkerConfig): Promise<{ worker: Worker; connection: NativeConnection; close(): Promise<void> }> {
   // The configuration first: a bad profile or kubeconfig is refused before anything is opened.
   const connect = connectOptions(config);
-  const nodes = createNodeApi(loadKubeConfig(config.kubeconfig), { qps: config.kubeQps ?? DEFAULT_KUBE_QPS, burst: config.kubeBurst ?? DEFAULT_KUBE_BURST });
+  const nodes = createNodeApi(
+    loadKubeConfig(config.kubeconfig),
+    { qps: config.kubeQps ?? DEFAULT_KUBE_QPS, burst: config.kubeBurst ?? DEFAULT_KUBE_BURST },
+    kubeRequestMetrics(Runtime.instance().metricMeter),
+  );
   const store = await openStore(config.storeUrl);
   let connection: NativeConnection;
   try {
@@ -106,6 +140,7 @@ export async function createWorker(config: WorkerConfig): Promise<{ worker: Work
   });
   return {
     worker,
+    connection,
     async close() {
       await connection.close();
       await store.close();
@@ -125,7 +160,12 @@ async function main(argv: string[]): Promise<void> {
     .addOption(new Option('--kube-qps <n>', 'Kubernetes API requests per second, 0 for no limit (RELABEL_KUBE_QPS)').argParser(rate).default(env.kubeQps))
     .addOption(new Option('--kube-burst <n>', 'requests allowed at once above the rate (RELABEL_KUBE_BURST)').argParser(rate).default(env.kubeBurst))
     .addOption(new Option('--max-cached-workflows <n>', 'workflow executions kept in memory').argParser(rate).default(WORKER_DEFAULTS.maxCachedWorkflows))
-    .option('--log-level <level>', 'log level', process.env.LOG_LEVEL ?? 'info')
+    .addOption(new Option('--log-level <level>', 'trace, debug, info, warn or error (RELABEL_LOG_LEVEL)').argParser(level).default(fromEnv('RELABEL_LOG_LEVEL', level, 'info')))
+    .addOption(
+      new Option('--metrics-port <port>', 'port of /metrics, /health/live and /health/ready on every interface, 0 for any free port (RELABEL_METRICS_PORT)')
+        .argParser(port)
+        .default(fromEnv('RELABEL_METRICS_PORT', port, DEFAULT_METRICS_PORT)),
+    )
     .parse(argv);
   const opts = program.opts<{
     address: string;
@@ -133,17 +173,20 @@ async function main(argv: string[]): Promise<void> {
     taskQueue: string;
     kubeconfig?: string;
     store?: string;
-    logLevel: string;
+    logLevel: ReturnType<typeof level>;
+    metricsPort: number;
     kubeQps: number;
     kubeBurst: number;
     maxCachedWorkflows: number;
   }>();
-  const log: Logger = pino({ level: opts.logLevel, base: { component: 'relabel-worker' } });
-  Runtime.install({
-    logger: new DefaultLogger('WARN', (entry) => log.warn({ sdk: entry.meta }, entry.message)),
-    shutdownSignals: [],
-  });
-  const { worker, close } = await createWorker({
+  const log = workerLogger(opts.logLevel);
+  // The SDK's exporter listens on loopback only; the probes port relays it with the health endpoints.
+  const sdkMetrics = `127.0.0.1:${await freeLoopbackPort()}`;
+  installWorkerRuntime({ log, level: opts.logLevel, metricsAddress: sdkMetrics });
+  const running: { worker?: ProbedWorker } = {};
+  const probes = await startWorkerProbes({ port: opts.metricsPort, sdkMetricsUrl: `http://${sdkMetrics}/metrics`, readiness: () => workerReadiness(running.worker) });
+  log.info({ url: probes.url }, 'serving /metrics, /health/live and /health/ready');
+  const { worker, connection, close } = await createWorker({
     ...env,
     temporalAddress: opts.address,
     namespace: opts.namespace,
@@ -154,6 +197,7 @@ async function main(argv: string[]): Promise<void> {
     kubeBurst: opts.kubeBurst,
     maxCachedWorkflows: opts.maxCachedWorkflows,
   });
+  running.worker = { worker, connection, temporalAddress: opts.address, namespace: opts.namespace };
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     process.once(signal, () => {
       log.info({ signal }, 'shutting down: finishing in-flight tasks');
@@ -161,9 +205,10 @@ async function main(argv: string[]): Promise<void> {
     });
   }
   log.info({ address: opts.address, namespace: opts.namespace, taskQueue: opts.taskQueue, kubeQps: opts.kubeQps, kubeBurst: opts.kubeBurst }, 'worker started');
-  process.send?.({ ready: true });
+  process.send?.({ ready: true, probes: probes.url });
   await worker.run();
   await close();
+  await probes.close();
   log.info('worker stopped');
 }
 

@@ -26,6 +26,7 @@ import { parseAllDocuments, parse as parseYaml } from 'yaml';
 import { loadKubeConfig } from '../src/kube/nodes.ts';
 import { parseStoreUrl } from '../src/store/open-store.ts';
 import { createApiServer } from '../src/api/server.ts';
+import { DEFAULT_METRICS_PORT } from '../src/worker-probes.ts';
 import { openRelabel, relabelConfigFromEnv, type Relabel } from '../src/facade/index.ts';
 import { startPostgres, type PostgresServer } from '../src/stack/postgres.ts';
 import { closedPort, TOKENS } from './api-support.ts';
@@ -99,7 +100,7 @@ async function allowed(authz: AuthorizationV1Api, verb: string, resource: string
 }
 
 describe('deploy/ manifests', () => {
-  it('hold a Namespace, a ServiceAccount, RBAC, the worker and API Deployments and a Service, all in one namespace', () => {
+  it('hold a Namespace, a ServiceAccount, RBAC, the worker and API Deployments and their Services, all in one namespace', () => {
     assert.deepEqual(
       objects.map((o) => `${o.kind}/${o.metadata?.name}`),
       [
@@ -109,6 +110,7 @@ describe('deploy/ manifests', () => {
         'ClusterRoleBinding/relabel',
         'ConfigMap/relabel',
         'Deployment/relabel-worker',
+        'Service/relabel-worker-metrics',
         'Deployment/relabel-api',
         'Service/relabel-api',
       ],
@@ -142,6 +144,13 @@ describe('deploy/ manifests', () => {
     const api = byKind('Deployment').find((d) => d.metadata?.name === 'relabel-api')?.spec.template.spec.containers[0];
     assert.deepEqual(api.livenessProbe.httpGet, { path: '/health', port: 'http' });
     assert.deepEqual(api.readinessProbe.httpGet, { path: '/health/ready', port: 'http' });
+    // The worker's probes and metrics share the port its default RELABEL_METRICS_PORT names, as the scrape annotations say.
+    const workerPod = byKind('Deployment').find((d) => d.metadata?.name === 'relabel-worker')?.spec.template;
+    const worker = workerPod.spec.containers[0];
+    assert.deepEqual(worker.ports, [{ name: 'metrics', containerPort: DEFAULT_METRICS_PORT }]);
+    assert.deepEqual(worker.livenessProbe.httpGet, { path: '/health/live', port: 'metrics' });
+    assert.deepEqual(worker.readinessProbe.httpGet, { path: '/health/ready', port: 'metrics' });
+    assert.deepEqual(workerPod.metadata.annotations, { 'prometheus.io/scrape': 'true', 'prometheus.io/port': String(DEFAULT_METRICS_PORT), 'prometheus.io/path': '/metrics' });
     assert.equal(api.command.slice(api.command.indexOf('--tokens-file') + 1)[0], '/etc/relabel/tokens/tokens.yaml');
     // The store URL the docs show is one relabel opens as PostgreSQL.
     const docs = readFileSync(join(root, 'docs', 'deploy.md'), 'utf8');

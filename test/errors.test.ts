@@ -12,20 +12,19 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CoreV1Api, RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import { Client, Connection } from '@temporalio/client';
 import { createApiServer } from '../src/api/server.ts';
 import { openRelabel, relabelConfigFromEnv } from '../src/facade/index.ts';
 import { createNodeApi, loadKubeConfig } from '../src/kube/nodes.ts';
 import { createWorker, WORKER_NODE_FLAGS } from '../src/worker.ts';
 import { ADMIN, TOKENS, closedPort, eventually } from './api-support.ts';
-import { adminCore, adminKubeconfigPath, CLIENT, createNode, exits, type CliRun, kubeconfigPath, quietRuntime, REPO_ROOT, runNode, temporalAddress, uniqueSuffix, workflowBundle } from './helpers.ts';
+import { adminCore, CLIENT, createNode, exits, type CliRun, kubeconfigPath, quietRuntime, REPO_ROOT, runNode, serviceAccountKubeconfig, temporalAddress, uniqueSuffix, workflowBundle } from './helpers.ts';
 import { prefixedSite, storeWithSite } from './site.ts';
 
 const WORKER = new URL('../src/worker.ts', import.meta.url).pathname;
 
 /** Runs `node …args` with `env` (and warnings-only logs) over the test's environment. */
-const run = (args: readonly string[], env: Record<string, string>) => runNode(args, { LOG_LEVEL: 'warn', ...env }, { timeoutMs: 90_000 });
+const run = (args: readonly string[], env: Record<string, string>) => runNode(args, { RELABEL_LOG_LEVEL: 'warn', ...env }, { timeoutMs: 90_000 });
 
 /** `relabel …args`, as a child process. */
 const relabel = (args: readonly string[], env: Record<string, string> = {}) => run([CLIENT, ...args], env);
@@ -105,8 +104,8 @@ describe('Kubernetes refusing relabel', () => {
   const site = prefixedSite(prefix);
   const targets = site.nodes.slice(0, 2);
   let storeUrl: string;
-  const reader = `relabel-reader-${uniqueSuffix()}`;
-  let readerKubeconfig: string;
+  const readerName = `relabel-reader-${uniqueSuffix()}`;
+  let reader: Awaited<ReturnType<typeof serviceAccountKubeconfig>> | undefined;
 
   before(async () => {
     quietRuntime();
@@ -116,34 +115,10 @@ describe('Kubernetes refusing relabel', () => {
     const core = adminCore();
     for (const name of targets) await createNode(core, name);
     // A service account that may read nodes but not patch them, with a token from the API server.
-    const admin = loadKubeConfig(adminKubeconfigPath());
-    await core.createNamespacedServiceAccount({ namespace: 'default', body: { metadata: { name: reader } } });
-    const rbac = admin.makeApiClient(RbacAuthorizationV1Api);
-    await rbac.createClusterRole({ body: { metadata: { name: reader }, rules: [{ apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list'] }] } });
-    await rbac.createClusterRoleBinding({
-      body: {
-        metadata: { name: reader },
-        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: reader },
-        subjects: [{ kind: 'ServiceAccount', name: reader, namespace: 'default' }],
-      },
-    });
-    const token = await core.createNamespacedServiceAccountToken({ name: reader, namespace: 'default', body: { spec: { audiences: [], expirationSeconds: 3600 } } });
-    readerKubeconfig = editedKubeconfig('reader.json', (c) => (c.users[0].user.token = token.status?.token));
-    // RBAC takes effect asynchronously: wait until the reader can read a node.
-    const readerCore = loadKubeConfig(readerKubeconfig).makeApiClient(CoreV1Api);
-    await eventually(
-      () => readerCore.readNode({ name: targets[0] as string }).then(() => true, () => false),
-      (ok) => ok,
-    );
+    reader = await serviceAccountKubeconfig(readerName, [{ apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list'] }], dir, targets[0] as string);
   });
 
-  after(async () => {
-    const core = adminCore();
-    const rbac = loadKubeConfig(adminKubeconfigPath()).makeApiClient(RbacAuthorizationV1Api);
-    await rbac.deleteClusterRoleBinding({ name: reader }).catch(() => undefined);
-    await rbac.deleteClusterRole({ name: reader }).catch(() => undefined);
-    await core.deleteNamespacedServiceAccount({ name: reader, namespace: 'default' }).catch(() => undefined);
-  });
+  after(async () => reader?.remove());
 
   /** Runs update-labels --wait on `targets` with a worker using `kubeconfig` on a task queue of its own. */
   async function runWith(kubeconfig: string): Promise<CliRun> {
@@ -177,14 +152,14 @@ describe('Kubernetes refusing relabel', () => {
 
   it('a 403 says which verb on which node was denied and for whom, with type Forbidden, and changes nothing', async () => {
     const before = await labelsOf(targets);
-    const r = exits(await runWith(readerKubeconfig), 5);
+    const r = exits(await runWith((reader as { path: string }).path), 5);
     for (const node of targets) {
       const row = r.stdout.split('\n').find((line) => line.startsWith(`${node} `));
       assert.ok(row, `no row for ${node}:\n${r.stdout}`);
       assert.match(
         row,
         new RegExp(
-          `\\sfailure\\s.*Forbidden: patch on nodes "${node}" denied for user "system:serviceaccount:default:${reader}" \\(403\\); relabel needs get, list and patch on nodes$`,
+          `\\sfailure\\s.*Forbidden: patch on nodes "${node}" denied for user "system:serviceaccount:default:${readerName}" \\(403\\); relabel needs get, list and patch on nodes$`,
         ),
       );
     }
@@ -254,7 +229,7 @@ describe('relabel status with no worker polling', () => {
     assert.deepEqual(idleJson.warnings, [warning]);
 
     // Waiting on it says so too, on stderr, and says again when a worker comes.
-    const waiting = spawn(process.execPath, [CLIENT, 'status', started.workflowId, '--wait'], { cwd: REPO_ROOT, env: { ...process.env, LOG_LEVEL: 'warn', ...env } });
+    const waiting = spawn(process.execPath, [CLIENT, 'status', started.workflowId, '--wait'], { cwd: REPO_ROOT, env: { ...process.env, RELABEL_LOG_LEVEL: 'warn', ...env } });
     let waitErr = '';
     let waitOut = '';
     waiting.stdout.setEncoding('utf8').on('data', (c: string) => (waitOut += c));

@@ -20,6 +20,8 @@ export async function globalSetup(): Promise<void> {
   process.env.KUBECONFIG = info.kubeconfig;
   process.env.RELABEL_ADMIN_KUBECONFIG = info.adminKubeconfig;
   process.env.RELABEL_TEST_STACK_DIR = stackDir;
+  // Worker processes the tests start serve their metrics and health on a free port each.
+  process.env.RELABEL_METRICS_PORT = '0';
   console.log(`# stack: up in ${Date.now() - t0} ms (${stackDir})`);
 }
 

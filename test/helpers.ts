@@ -5,7 +5,9 @@
 import { randomBytes } from 'node:crypto';
 import assert from 'node:assert/strict';
 import { execFile, fork, type ChildProcess } from 'node:child_process';
-import { CoreV1Api, type V1Node } from '@kubernetes/client-node';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { CoreV1Api, RbacAuthorizationV1Api, type V1Node, type V1PolicyRule } from '@kubernetes/client-node';
 import { Connection, Client } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, bundleWorkflowCode, type WorkflowBundle } from '@temporalio/worker';
 import { createRuns, type Runs } from '../src/facade/runs.ts';
@@ -151,17 +153,72 @@ export async function startRelabel(storeUrl: string, options: { worker?: boolean
   };
 }
 
-/** A worker process (`src/worker.ts`) with `env` added; resolves once it polls. */
-export function startWorkerProcess(env: Record<string, string>, args: string[] = []): Promise<ChildProcess> {
-  const child = fork(new URL('../src/worker.ts', import.meta.url).pathname, args, {
+/** The worker's entry point. */
+export const WORKER_ENTRY = new URL('../src/worker.ts', import.meta.url).pathname;
+
+/**
+ * A worker process (`src/worker.ts`) with `env` added (logs at `warn` and
+ * its metrics on any free port unless `env` says otherwise); resolves once
+ * it has created its worker. `stdout: 'pipe'` keeps its log lines for the
+ * test instead of showing them.
+ */
+export function startWorkerProcess(env: Record<string, string>, args: string[] = [], options: { stdout?: 'pipe' } = {}): Promise<ChildProcess> {
+  const child = fork(WORKER_ENTRY, args, {
     execArgv: [...process.execArgv, ...WORKER_NODE_FLAGS],
-    env: { ...process.env, ...env, LOG_LEVEL: 'warn' },
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    env: { ...process.env, RELABEL_LOG_LEVEL: 'warn', RELABEL_METRICS_PORT: '0', ...env },
+    stdio: ['ignore', options.stdout ?? 'inherit', 'inherit', 'ipc'],
   });
   return new Promise((resolve, reject) => {
-    child.once('message', () => resolve(child));
+    child.on('message', (m: { ready?: boolean }) => {
+      if (m.ready) resolve(child);
+    });
     child.once('exit', (code) => reject(new Error(`worker exited early with ${code}`)));
   });
+}
+
+/**
+ * A kubeconfig (written under `dir`) for a new service account `name` of
+ * namespace `default`, bound to a new ClusterRole `name` of `rules`, with a
+ * token from the API server; resolves once RBAC lets it read `node`.
+ * `remove()` deletes the account, the role and the binding.
+ */
+export async function serviceAccountKubeconfig(
+  name: string,
+  rules: V1PolicyRule[],
+  dir: string,
+  node: string,
+): Promise<{ path: string; remove(): Promise<void> }> {
+  const admin = loadKubeConfig(adminKubeconfigPath());
+  const core = admin.makeApiClient(CoreV1Api);
+  const rbac = admin.makeApiClient(RbacAuthorizationV1Api);
+  await core.createNamespacedServiceAccount({ namespace: 'default', body: { metadata: { name } } });
+  await rbac.createClusterRole({ body: { metadata: { name }, rules } });
+  await rbac.createClusterRoleBinding({
+    body: {
+      metadata: { name },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name },
+      subjects: [{ kind: 'ServiceAccount', name, namespace: 'default' }],
+    },
+  });
+  const token = await core.createNamespacedServiceAccountToken({ name, namespace: 'default', body: { spec: { audiences: [], expirationSeconds: 3600 } } });
+  const config = JSON.parse(readFileSync(kubeconfigPath(), 'utf8'));
+  config.users[0].user.token = token.status?.token;
+  const path = join(dir, `${name}.kubeconfig.json`);
+  writeFileSync(path, JSON.stringify(config), { mode: 0o600 });
+  // RBAC takes effect asynchronously.
+  const own = loadKubeConfig(path).makeApiClient(CoreV1Api);
+  for (let deadline = Date.now() + 30_000; !(await own.readNode({ name: node }).then(() => true, () => false)); ) {
+    if (Date.now() > deadline) throw new Error(`service account ${name} still cannot read node ${node} after 30 s`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  return {
+    path,
+    async remove() {
+      await rbac.deleteClusterRoleBinding({ name }).catch(() => undefined);
+      await rbac.deleteClusterRole({ name }).catch(() => undefined);
+      await core.deleteNamespacedServiceAccount({ name, namespace: 'default' }).catch(() => undefined);
+    },
+  };
 }
 
 /** The repository root, where the CLI runs from. */
@@ -206,4 +263,19 @@ export function relabelCli(args: readonly string[], env: Record<string, string> 
 export function exits(run: CliRun, code: number): CliRun {
   assert.equal(run.code, code, `exit ${run.code}, expected ${code}\n--- stdout\n${run.stdout}\n--- stderr\n${run.stderr}`);
   return run;
+}
+
+/**
+ * The value of metric `name` in Prometheus text: the sum over its series whose
+ * labels include `labels`; 0 when there is none.
+ */
+export function metricValue(text: string, name: string, labels: Record<string, string> = {}): number {
+  let sum = 0;
+  for (const line of text.split('\n')) {
+    const match = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? ([0-9.eE+-]+|NaN|\+Inf)$/.exec(line);
+    if (!match || match[1] !== name) continue;
+    const have = Object.fromEntries([...(match[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)].map((m) => [m[1], m[2]]));
+    if (Object.entries(labels).every(([k, v]) => have[k] === v)) sum += Number(match[3]);
+  }
+  return sum;
 }

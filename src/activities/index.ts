@@ -3,7 +3,7 @@
  * the Kubernetes API. Built by {@link createActivities} from injected
  * clients; workflows import the resulting type only.
  */
-import { Context } from '@temporalio/activity';
+import { Context, log } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { FailureType } from '../core/failure-types.ts';
 import { documentErrorsMessage, MAX_LISTED_ERRORS } from '../core/site-error.ts';
@@ -23,6 +23,12 @@ import { createResultWriter, type ResultWriter } from './result-writer.ts';
 
 /** How many times a node is re-read and re-planned after a resourceVersion conflict. */
 export const MAX_CONFLICT_ATTEMPTS = 5;
+
+/** One log line per node applied: `info` when it was written, `debug` when it was already as desired. */
+function logApplied(where: { run: number; node: string; revision: number }, written: boolean, counts: RelabelNodeResult['counts']): void {
+  if (written) log.info('node relabelled', { ...where, ...counts });
+  else log.debug('node already as desired', where);
+}
 
 /** Injected clients. */
 export interface ActivityDeps {
@@ -225,6 +231,7 @@ export function createActivities(deps: ActivityDeps) {
       if (!written && lastRead && isAppliedBy(lastRead.annotations, applied)) return recoverWritten(applied, node, design, bulkObserved, plan, attempts);
       const detail = { ...planDetail(plan, lastRead ?? { labels: {} }, taintLifted), attempts };
       await results.record(run, { node, status: 'success', written, detail, observed: null });
+      logApplied(input, written, planCounts(plan));
       return { node, written, counts: planCounts(plan), taintLifted, attempts };
     },
   };

@@ -106,6 +106,7 @@ describe('planRun', () => {
       ],
     );
     assert.deepEqual(plan.failures.map((f) => f.node), ['ghost', 'gone']);
+    assert.deepEqual(plan.failureTypes, { NodeNotInDesign: 1, NodeNotFound: 1 });
   });
 
   it('LISTs a large run page by page and picks its targets out of the cluster', async () => {

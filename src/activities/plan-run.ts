@@ -35,6 +35,8 @@ export interface RunPlan {
   toChange: number;
   /** Up to FAILURE_SAMPLE_LIMIT failures. */
   failures: NodeFailure[];
+  /** How many nodes failed with each failure type (a closed set, so bounded). */
+  failureTypes: Record<string, number>;
 }
 
 /** What the planner does with the world. */
@@ -144,6 +146,7 @@ export async function planRun(deps: PlanDeps, input: { run: number; revision: nu
   const { run, revision, design, dryRun } = input;
   const counts: RunCounts = { total: 0, success: 0, failure: 0, written: 0 };
   const failures: NodeFailure[] = [];
+  const failureTypes: Record<string, number> = {};
   let toChange = 0;
   let batch: NodeResultUpdate[] = [];
   const write = async (force: boolean) => {
@@ -158,6 +161,7 @@ export async function planRun(deps: PlanDeps, input: { run: number; revision: nu
     else {
       counts.failure++;
       const error = update.detail?.error;
+      if (error) failureTypes[error.type] = (failureTypes[error.type] ?? 0) + 1;
       if (error && failures.length < FAILURE_SAMPLE_LIMIT) failures.push({ node: update.node, error });
     }
     batch.push(update);
@@ -186,5 +190,5 @@ export async function planRun(deps: PlanDeps, input: { run: number; revision: nu
   }
   for (const node of wanted) await fail(node, FailureType.NodeNotFound, `node ${node} not found in the cluster`);
   await write(true);
-  return { site: design.site ?? 'default', defaultConcurrency: design.policy.defaultConcurrency, counts, toChange, failures };
+  return { site: design.site ?? 'default', defaultConcurrency: design.policy.defaultConcurrency, counts, toChange, failures, failureTypes };
 }

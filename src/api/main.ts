@@ -89,7 +89,7 @@ export async function main(argv: string[]): Promise<void> {
     .option('--store <url>', 'revision store URL (RELABEL_STORE_URL)', env.storeUrl)
     .option('--kubeconfig <path>', 'kubeconfig for node-labels (KUBECONFIG; in-cluster when absent)', process.env.KUBECONFIG || undefined)
     .option('--body-limit <bytes>', 'largest request body', String(DEFAULT_BODY_LIMIT))
-    .option('--log-level <level>', 'log level', process.env.LOG_LEVEL ?? 'info')
+    .option('--log-level <level>', 'log level: trace, debug, info, warn or error (RELABEL_LOG_LEVEL)', process.env.RELABEL_LOG_LEVEL || 'info')
     .parse(argv);
   const opts = program.opts<{
     listen: string;

@@ -26,7 +26,8 @@ describe('OpenAPI document', () => {
           operations++;
         }
       }
-      assert.equal(operations, 21);
+      assert.equal(operations, 22);
+      assert.deepEqual(Object.keys(doc.paths['/metrics'].get.responses['200'].content), ['text/plain; version=0.0.4; charset=utf-8']);
       assert.deepEqual(Object.keys(doc.paths['/health/ready'].get.responses).sort(), ['200', '503']);
       assert.deepEqual(Object.keys(doc.paths['/api/v1.0/actions']).sort(), ['get', 'post']);
       const action = doc.paths['/api/v1.0/actions'].post;

@@ -60,8 +60,9 @@ function operation(route: RouteDef): JsonSchema {
   const body = route.body;
   const responses: Record<string, unknown> = {};
   for (const [code, spec] of Object.entries(route.responses)) {
-    responses[code] = spec.yaml
-      ? { description: spec.description, content: { 'application/x-yaml': { schema: { type: 'string' } } } }
+    const textType = spec.yaml ? 'application/x-yaml' : spec.text;
+    responses[code] = textType
+      ? { description: spec.description, content: { [textType]: { schema: { type: 'string' } } } }
       : spec.schema
         ? { description: spec.description, content: { 'application/json': { schema: schemaOrRef(spec.schema, 'output') } } }
         : { description: spec.description };

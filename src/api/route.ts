@@ -24,11 +24,11 @@ export const MEDIA_TYPES = {
   none: [],
 } as const satisfies Record<BodyMedia, readonly string[]>;
 
-/** A documented answer: a JSON schema, YAML text, or no body. */
-export type ResponseSpec = { description: string; schema?: z.ZodType; yaml?: true };
+/** A documented answer: a JSON schema, YAML text, other text of media type `text`, or no body. */
+export type ResponseSpec = { description: string; schema?: z.ZodType; yaml?: true; text?: string };
 
-/** What a handler answers. `yaml` is sent as `application/x-yaml` text. */
-export type RouteReply = { code: number; body?: unknown; yaml?: string; headers?: Record<string, string> };
+/** What a handler answers. `yaml` is sent as `application/x-yaml` text, `text` as its own media type. */
+export type RouteReply = { code: number; body?: unknown; yaml?: string; text?: { type: string; body: string }; headers?: Record<string, string> };
 
 /** A route as declared, with its handler's input typed from its schemas. */
 export type RouteSpec<P, Q, B> = {

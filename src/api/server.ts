@@ -11,6 +11,7 @@ import { FailureType } from '../core/failure-types.ts';
 import { createAuthenticator, type ApiToken } from './auth.ts';
 import type { ApiDeps } from './deps.ts';
 import { openApiDocument } from './openapi.ts';
+import { apiMetrics } from './metrics.ts';
 import { defineRoute, MEDIA_TYPES, type Access, type BodyMedia, type RouteDef, type RouteReply } from './route.ts';
 import { actionRoutes } from './routes-actions.ts';
 import { configdocsRoutes } from './routes-configdocs.ts';
@@ -44,6 +45,7 @@ const METHODS = ['DELETE', 'GET', 'HEAD', 'PATCH', 'POST', 'PUT', 'OPTIONS'] as 
 function send(reply: FastifyReply, answer: RouteReply): FastifyReply {
   reply.code(answer.code).headers(answer.headers ?? {});
   if (answer.yaml !== undefined) return reply.type('application/x-yaml; charset=utf-8').send(answer.yaml);
+  if (answer.text !== undefined) return reply.type(answer.text.type).send(answer.text.body);
   if (answer.body === undefined) return reply.send();
   return reply.type('application/json; charset=utf-8').send(answer.body);
 }
@@ -184,6 +186,7 @@ export function createApiServer(options: ApiServerOptions): FastifyInstance {
   const deps: ApiDeps = { relabel: options.relabel, nodes: options.nodes };
   const routes = [
     ...healthRoutes(deps),
+    apiMetrics(app),
     ...configdocsRoutes(deps),
     ...revisionRoutes(deps),
     ...actionRoutes(deps),

@@ -132,6 +132,17 @@ describe('listNodes', () => {
     assert.deepEqual(requests.map((r) => r._continue), [undefined, '2', '2']);
   });
 
+  it('reports every request sent to the observer: verb, status and seconds, a 429 and its retry each once', async () => {
+    const { core } = fakeCore(['a', 'b', 'c'], (r, call) => (r._continue === '2' && call === 2 ? tooMany('0') : undefined));
+    const seen: [string, number][] = [];
+    const api = nodeApiOver(core, UNLIMITED, (verb, code, seconds) => {
+      assert.ok(seconds >= 0 && seconds < 5, `seconds ${seconds}`);
+      seen.push([verb, code]);
+    });
+    for await (const _page of api.listNodes({ pageSize: 2 }));
+    assert.deepEqual(seen, [['list', 200], ['list', 429], ['list', 200]]);
+  });
+
   it('ends with a retryable ListExpiredError when the continue token expires (410)', async () => {
     const gone = new ApiException(410, 'Unknown API Status Code!', JSON.stringify({ reason: 'Expired', message: 'too old resource version' }), {});
     const { core } = fakeCore(['a', 'b', 'c'], (r) => (r._continue ? gone : undefined));

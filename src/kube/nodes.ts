@@ -143,16 +143,44 @@ export class ListExpiredError extends Error {
 /** The requests of the client's CoreV1Api that a {@link NodeApi} sends. */
 export type NodeRequests = Pick<CoreV1Api, 'readNode' | 'listNode' | 'patchNode'>;
 
+/** The kinds of request a {@link NodeApi} sends. */
+export type NodeVerb = 'get' | 'list' | 'patch';
+
+/**
+ * Told of every request a {@link NodeApi} sends (each LIST page, each retry
+ * after a 429): its verb, the HTTP status of the answer (0 when none came:
+ * a network error) and the seconds from sending to the answer, the wait for
+ * a rate-limit token excluded. Must not throw.
+ */
+export type NodeRequestObserver = (verb: NodeVerb, code: number, seconds: number) => void;
+
+/** `request`, timed and reported to `observe` when there is one. */
+function observed<T>(observe: NodeRequestObserver | undefined, verb: NodeVerb, request: () => Promise<T>): () => Promise<T> {
+  if (!observe) return request;
+  return async () => {
+    const started = performance.now();
+    try {
+      const answer = await request();
+      observe(verb, 200, (performance.now() - started) / 1000);
+      return answer;
+    } catch (err) {
+      observe(verb, err instanceof ApiException ? err.code : 0, (performance.now() - started) / 1000);
+      throw err;
+    }
+  };
+}
+
 /**
  * A {@link NodeApi} over `core`: every request (each LIST page, GET, PATCH,
- * and each retry after a 429) takes a token from `limiter` first. Patches
- * are JSON merge patches with field manager `relabel`.
+ * and each retry after a 429) takes a token from `limiter` first, and is
+ * reported to `observe` when given. Patches are JSON merge patches with
+ * field manager `relabel`.
  */
-export function nodeApiOver(core: NodeRequests, limiter: RateLimiter): NodeApi {
+export function nodeApiOver(core: NodeRequests, limiter: RateLimiter, observe?: NodeRequestObserver): NodeApi {
   const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
   return {
     async readNode(name) {
-      return toNodeState(await limited(limiter, () => core.readNode({ name })));
+      return toNodeState(await limited(limiter, observed(observe, 'get', () => core.readNode({ name }))));
     },
     async *listNodes({ pageSize }) {
       // limit 0 would ask the server for everything in one answer.
@@ -163,7 +191,10 @@ export function nodeApiOver(core: NodeRequests, limiter: RateLimiter): NodeApi {
         const token = cont;
         let page;
         try {
-          page = await limited(limiter, () => core.listNode({ limit: pageSize, ...(token ? { _continue: token } : {}) }));
+          page = await limited(
+            limiter,
+            observed(observe, 'list', () => core.listNode({ limit: pageSize, ...(token ? { _continue: token } : {}) })),
+          );
         } catch (err) {
           if (token && err instanceof ApiException && err.code === 410) throw new ListExpiredError(pages, err);
           throw err;
@@ -174,7 +205,7 @@ export function nodeApiOver(core: NodeRequests, limiter: RateLimiter): NodeApi {
       } while (cont);
     },
     async patchNode(name, patch) {
-      return toNodeState(await limited(limiter, () => core.patchNode({ name, body: patch, fieldManager: 'relabel' }, mergePatch)));
+      return toNodeState(await limited(limiter, observed(observe, 'patch', () => core.patchNode({ name, body: patch, fieldManager: 'relabel' }, mergePatch))));
     },
   };
 }
@@ -183,9 +214,14 @@ export function nodeApiOver(core: NodeRequests, limiter: RateLimiter): NodeApi {
  * A {@link NodeApi} backed by @kubernetes/client-node, limited to `qps`
  * requests a second with bursts of `burst` (defaults
  * {@link DEFAULT_KUBE_QPS} / {@link DEFAULT_KUBE_BURST}); `qps` ≤ 0 or not
- * finite means no limit. Requests share one kept-alive connection pool.
+ * finite means no limit. Requests share one kept-alive connection pool and
+ * are reported to `observe` when given.
  */
-export function createNodeApi(kc: KubeConfig, rate: { qps: number; burst: number } = { qps: DEFAULT_KUBE_QPS, burst: DEFAULT_KUBE_BURST }): NodeApi {
+export function createNodeApi(
+  kc: KubeConfig,
+  rate: { qps: number; burst: number } = { qps: DEFAULT_KUBE_QPS, burst: DEFAULT_KUBE_BURST },
+  observe?: NodeRequestObserver,
+): NodeApi {
   reuseConnections(kc);
-  return nodeApiOver(kc.makeApiClient(CoreV1Api), tokenBucket(rate.qps, rate.burst));
+  return nodeApiOver(kc.makeApiClient(CoreV1Api), tokenBucket(rate.qps, rate.burst), observe);
 }

@@ -28,6 +28,7 @@ import {
 import { FailureType } from '../core/failure-types.ts';
 import { normalizeTargets } from '../core/targets.ts';
 import type { Activities } from '../activities/index.ts';
+import type { RunPlan } from '../activities/plan-run.ts';
 import {
   MAX_INLINE_TARGETS,
   RunPhase,
@@ -41,6 +42,7 @@ import {
 } from './messages.ts';
 import { relabelNode } from './relabel-node.ts';
 import { runStatus, sampleFailure, summaryMarkdown } from './rollup.ts';
+import { runTelemetry } from './run-telemetry.ts';
 import { nodeSearchAttributes, RelabelRevision, RelabelSite, RelabelStatus, RelabelStatusValue } from './search-attributes.ts';
 
 /** Children started in one workflow execution before it continues as new. */
@@ -144,6 +146,7 @@ export async function updateLabels(input: UpdateLabelsInput): Promise<UpdateLabe
   const running = new Set<string>();
   const unrecorded: NodeFailure[] = [];
   const outcome: { result?: UpdateLabelsResult } = {};
+  let plan: RunPlan | undefined;
 
   const progress = (): Progress => {
     const c = carried?.counts;
@@ -183,7 +186,7 @@ export async function updateLabels(input: UpdateLabelsInput): Promise<UpdateLabe
     const run = await runOf(input, revision);
     phase = RunPhase.planning;
     setCurrentDetails(`Planning run ${run}: validating revision ${revision} and reading the target nodes`);
-    const plan = await rejecting(planRun({ run, revision, dryRun }));
+    plan = await rejecting(planRun({ run, revision, dryRun }));
     const concurrency = Math.min(MAX_CONCURRENCY, Math.max(1, input.concurrency ?? plan.defaultConcurrency));
     carried = { run, revision, site: plan.site, concurrency, counts: plan.counts, failures: plan.failures, cursor: -1, startedAt: workflowInfo().startTime.toISOString() };
     if (useSearchAttributes) {
@@ -195,6 +198,8 @@ export async function updateLabels(input: UpdateLabelsInput): Promise<UpdateLabe
     }
   }
   const state = carried;
+  const telemetry = runTelemetry({ run: state.run, revision: state.revision, site: state.site, dryRun });
+  if (plan) telemetry.planned(plan);
   phase = RunPhase.applying;
   showProgress();
 
@@ -244,12 +249,14 @@ export async function updateLabels(input: UpdateLabelsInput): Promise<UpdateLabe
           (r) => {
             state.counts.success++;
             if (r.written) state.counts.written++;
+            telemetry.settled(node, r.written);
           },
           (err: unknown) => {
             const failure = { node, error: childFailure(err) };
             state.counts.failure++;
             sampleFailure(state.failures, failure);
             unrecorded.push(failure);
+            telemetry.failed(failure);
           },
         )
         .finally(() => {
@@ -277,6 +284,7 @@ export async function updateLabels(input: UpdateLabelsInput): Promise<UpdateLabe
     ...(input.retryOf ? { retryOf: input.retryOf } : {}),
   };
   outcome.result = result;
+  telemetry.finished(result);
   if (useSearchAttributes) upsertSearchAttributes([{ key: RelabelStatus, value: dryRun ? RelabelStatusValue.dryRun : result.status }]);
   setCurrentDetails(summaryMarkdown(result));
   return result;

@@ -1,0 +1,93 @@
+/**
+ * The worker's logs and metrics, through the Temporal SDK's Runtime: every
+ * log line (the worker's own, the workflows' replay-safe `log`, the
+ * activities' `log`, and the SDK's native logs) comes out as one pino JSON
+ * line on stdout, and the SDK's Prometheus exporter serves its runtime
+ * metrics with relabel's counters, which are made on the SDK's meters.
+ */
+import { pino, type Logger } from 'pino';
+import { DefaultLogger, Runtime, type LogEntry } from '@temporalio/worker';
+import type { MetricMeter } from '@temporalio/common';
+import type { NodeRequestObserver } from './kube/nodes.ts';
+
+/** Levels an operator can filter logs at, most verbose first. */
+export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error'] as const;
+export type LogLevelName = (typeof LOG_LEVELS)[number];
+
+/** A log level named by a flag or `RELABEL_LOG_LEVEL`, in any case; throws naming the accepted ones. */
+export function logLevel(value: string): LogLevelName {
+  const level = value.trim().toLowerCase();
+  const known = LOG_LEVELS.find((l) => l === level);
+  if (known === undefined) throw new Error(`log level ${JSON.stringify(value.slice(0, 40))}: expected one of ${LOG_LEVELS.join(', ')}`);
+  return known;
+}
+
+/** Names of the Kubernetes request metrics, as Prometheus shows them. */
+export const KubeMetric = {
+  requestSeconds: 'relabel_kube_request_duration_seconds',
+  throttled: 'relabel_kube_throttled_requests_total',
+  conflicts: 'relabel_node_conflicts_total',
+} as const;
+
+/** Buckets of the request latency histogram, in seconds. */
+export const KUBE_REQUEST_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+/**
+ * Counts each Kubernetes request on `meter`: its latency by verb and HTTP
+ * status (`code` "0": no answer), the 429 answers by verb, and the 409
+ * answers to patches (a concurrent writer; relabel re-reads and re-plans).
+ */
+export function kubeRequestMetrics(meter: MetricMeter): NodeRequestObserver {
+  const seconds = meter.createHistogram(KubeMetric.requestSeconds, 'float', undefined, 'Kubernetes API requests relabel sent, by verb and HTTP status, in seconds');
+  const throttled = meter.createCounter(KubeMetric.throttled, undefined, 'Kubernetes API requests answered 429 Too Many Requests, by verb');
+  const conflicts = meter.createCounter(KubeMetric.conflicts, undefined, 'Node patches answered 409 Conflict (another writer came first)');
+  return (verb, code, s) => {
+    seconds.record(s, { verb, code: String(code) });
+    if (code === 429) throttled.add(1, { verb });
+    if (code === 409 && verb === 'patch') conflicts.add(1);
+  };
+}
+
+/** The worker's own JSON logger at `level`. */
+export function workerLogger(level: LogLevelName): Logger {
+  return pino({ level, base: { component: 'relabel-worker' } });
+}
+
+/** An SDK log entry written to `log`: its attributes (workflow or activity, run, node, …) and message. */
+function writeEntry(log: Logger, entry: LogEntry): void {
+  const attributes = entry.meta ?? {};
+  switch (entry.level) {
+    case 'TRACE':
+      return log.trace(attributes, entry.message);
+    case 'DEBUG':
+      return log.debug(attributes, entry.message);
+    case 'INFO':
+      return log.info(attributes, entry.message);
+    case 'WARN':
+      return log.warn(attributes, entry.message);
+    default:
+      return log.error(attributes, entry.message);
+  }
+}
+
+/**
+ * Installs the process's Temporal Runtime (once per process, before any
+ * connection): SDK, workflow and activity logs at `level` and above into
+ * `log`, and, with `metricsAddress` (`host:port`), the SDK's Prometheus
+ * exporter there. Signals are left to the caller, which drains the worker.
+ */
+export function installWorkerRuntime(options: { log: Logger; level: LogLevelName; metricsAddress?: string }): Runtime {
+  const { log, level, metricsAddress } = options;
+  const sdkLevel = level.toUpperCase() as Uppercase<LogLevelName>;
+  return Runtime.install({
+    logger: new DefaultLogger(sdkLevel, (entry) => writeEntry(log, entry)),
+    telemetryOptions: {
+      // Native SDK logs go through the same logger; other native libraries only when they fail.
+      logging: { filter: { core: sdkLevel, other: 'ERROR' }, forward: {} },
+      ...(metricsAddress
+        ? { metrics: { prometheus: { bindAddress: metricsAddress, histogramBucketOverrides: { [KubeMetric.requestSeconds]: KUBE_REQUEST_BUCKETS } } } }
+        : {}),
+    },
+    shutdownSignals: [],
+  });
+}

@@ -1,0 +1,149 @@
+/**
+ * The worker process (`src/worker.ts`, as deployed) against the real stack:
+ * its one port answers liveness at once, readiness only once the worker
+ * polls Temporal, and `/metrics` with the Temporal SDK's metrics and
+ * relabel's counters, exact after a run over 20 nodes of which 2 fail (one
+ * absent from the cluster, one whose patch RBAC denies). Its log lines are
+ * JSON, from workflows and activities alike, carrying the run and the node.
+ */
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import type { ChildProcess } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { freeLoopbackPort } from '../src/stack/processes.ts';
+import { eventually } from './api-support.ts';
+import { adminCore, createNode, metricValue, serviceAccountKubeconfig, startRelabel, startWorkerProcess, temporalAddress, uniqueSuffix } from './helpers.ts';
+import { scaledSite, storeWithSite } from './site.ts';
+
+describe('the worker process: readiness, metrics and logs', () => {
+  const prefix = `wm${uniqueSuffix()}`;
+  const site = scaledSite(prefix, 20);
+  const absent = site.nodes[19] as string;
+  const denied = site.nodes[18] as string;
+  const patchable = site.nodes.slice(0, 18);
+  const dir = mkdtempSync(join(tmpdir(), 'relabel-worker-metrics-'));
+  let relabel: Awaited<ReturnType<typeof startRelabel>>;
+  let account: Awaited<ReturnType<typeof serviceAccountKubeconfig>>;
+  let worker: ChildProcess | undefined;
+  let url: string;
+  const lines: string[] = [];
+  let run: number | undefined;
+
+  before(async () => {
+    const { url: storeUrl, store } = await storeWithSite(site.files);
+    await store.close();
+    const core = adminCore();
+    for (const name of site.nodes.slice(0, 19)) await createNode(core, name);
+    // The worker may patch 18 of the 19 nodes present: the 19th answers 403.
+    account = await serviceAccountKubeconfig(
+      `relabel-metrics-${uniqueSuffix()}`,
+      [
+        { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list', 'watch'] },
+        { apiGroups: [''], resources: ['nodes'], verbs: ['patch'], resourceNames: patchable },
+        { apiGroups: ['', 'events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'] },
+      ],
+      dir,
+      site.nodes[0] as string,
+    );
+    relabel = await startRelabel(storeUrl, { worker: false });
+    const port = await freeLoopbackPort();
+    url = `http://127.0.0.1:${port}`;
+    const env = {
+      TEMPORAL_ADDRESS: temporalAddress(),
+      KUBECONFIG: account.path,
+      RELABEL_STORE_URL: storeUrl,
+      RELABEL_TASK_QUEUE: relabel.taskQueue,
+      RELABEL_METRICS_PORT: String(port),
+      RELABEL_LOG_LEVEL: 'info',
+    };
+    const started = startWorkerProcess(env, [], { stdout: 'pipe' });
+    // Readiness from the first moment the port answers: the worker connects and bundles its workflows first.
+    const first = await eventually(
+      () => fetch(`${url}/health/ready`).then(async (r) => ({ code: r.status, body: (await r.json()) as { ready: boolean; message: string } }), () => undefined),
+      (answer) => answer !== undefined,
+      60_000,
+      20,
+    );
+    assert.deepEqual(first, { code: 503, body: { ready: false, message: 'worker starting: connecting to Temporal and loading the workflow code' } });
+    assert.equal((await fetch(`${url}/health/live`)).status, 200, 'live while starting');
+    worker = await started;
+    let rest = '';
+    worker.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
+      const parts = (rest + chunk).split('\n');
+      rest = parts.pop() ?? '';
+      lines.push(...parts);
+    });
+  });
+
+  after(async () => {
+    if (worker && worker.exitCode === null) {
+      const exited = new Promise((resolve) => worker?.once('exit', resolve));
+      worker.kill('SIGTERM');
+      await exited;
+    }
+    await relabel?.stop();
+    await account?.remove();
+  });
+
+  it('is ready once it polls, with Temporal reachable', async () => {
+    const ready = await eventually(
+      () => fetch(`${url}/health/ready`).then(async (r) => ({ code: r.status, body: (await r.json()) as { ready: boolean; message: string } })),
+      (a) => a.code === 200,
+      30_000,
+    );
+    assert.deepEqual(ready.body, { ready: true, message: `worker polling; Temporal reachable at ${temporalAddress()} (namespace default)` });
+  });
+
+  it('counts exactly what a run over 20 nodes with 2 failures did, on /metrics beside the SDK metrics', async () => {
+    const done = await relabel.runs.wait(await relabel.runs.start({ targets: site.nodes }));
+    assert.equal(done.result?.status, 'partial_success');
+    assert.deepEqual(done.result?.counts, { total: 20, success: 18, failure: 2, written: 18 });
+    run = done.result?.run;
+
+    const answer = await fetch(`${url}/metrics`);
+    assert.equal(answer.status, 200);
+    assert.match(answer.headers.get('content-type') ?? '', /^text\/plain/);
+    const text = await answer.text();
+    const s = { site: `${prefix}-site`, taskQueue: relabel.taskQueue };
+    assert.equal(metricValue(text, 'relabel_nodes_written_total', s), 18);
+    assert.equal(metricValue(text, 'relabel_nodes_unchanged_total', s), 0);
+    assert.equal(metricValue(text, 'relabel_nodes_failed_total', s), 2);
+    assert.equal(metricValue(text, 'relabel_nodes_failed_total', { ...s, failure_type: 'NodeNotFound' }), 1);
+    assert.equal(metricValue(text, 'relabel_nodes_failed_total', { ...s, failure_type: 'Forbidden' }), 1);
+    assert.equal(metricValue(text, 'relabel_runs_total', { ...s, status: 'partial_success', dry_run: 'false' }), 1);
+    assert.equal(metricValue(text, 'relabel_runs_total', s), 1);
+    // Every request the run sent, as the worker timed them: one GET per target, one PATCH per node present.
+    const requests = (verb: string, code: string) => metricValue(text, 'relabel_kube_request_duration_seconds_count', { verb, code });
+    assert.deepEqual(
+      { get200: requests('get', '200'), get404: requests('get', '404'), patch200: requests('patch', '200'), patch403: requests('patch', '403') },
+      { get200: 19, get404: 1, patch200: 18, patch403: 1 },
+    );
+    assert.equal(metricValue(text, 'relabel_kube_throttled_requests_total'), 0);
+    assert.equal(metricValue(text, 'relabel_node_conflicts_total'), 0);
+    // The SDK's own runtime metrics come out of the same port.
+    assert.ok(metricValue(text, 'temporal_workflow_completed', { workflow_type: 'relabelNode' }) >= 18, 'SDK metrics relayed');
+  });
+
+  it('logs JSON lines from workflows and activities with the run, the node and the revision', async () => {
+    assert.ok(run !== undefined, 'the run of the test before');
+    const entries = await eventually(
+      async () => lines.flatMap((l) => (l.startsWith('{') ? [JSON.parse(l) as Record<string, unknown>] : [])),
+      (all) => all.some((e) => e.msg === 'run finished'),
+      10_000,
+    );
+    const fromWorkflow = entries.find((e) => e.sdkComponent === 'workflow' && e.msg === 'node failed' && e.node === denied);
+    assert.ok(fromWorkflow, `a workflow line for ${denied}:\n${lines.join('\n').slice(0, 4000)}`);
+    assert.equal(fromWorkflow.run, run);
+    assert.equal(fromWorkflow.revision, 1);
+    assert.equal(fromWorkflow.failureType, 'Forbidden');
+    assert.equal(fromWorkflow.level, 40, 'warn');
+    const fromActivity = entries.find((e) => e.sdkComponent === 'activity' && e.msg === 'node relabelled' && e.node === patchable[0]);
+    assert.ok(fromActivity, 'an activity line for a written node');
+    assert.equal(fromActivity.run, run);
+    assert.equal(fromActivity.revision, 1);
+    assert.equal(fromActivity.level, 30, 'info');
+    assert.ok(entries.some((e) => e.sdkComponent === 'workflow' && e.msg === 'node failed' && e.node === absent && e.failureType === 'NodeNotFound'));
+  });
+});
