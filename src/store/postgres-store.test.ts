@@ -9,7 +9,7 @@ import { startPostgres, type PostgresServer } from '../stack/postgres.ts';
 import { openStore } from './open-store.ts';
 import { openPostgresStore, POSTGRES_SCHEMA_VERSION } from './postgres-store.ts';
 import { revisionStoreContract } from './testing/contract.ts';
-import { assertRunsWork, rejectsWith } from './testing/fixture.ts';
+import { assertDriftWorks, assertRunsWork, rejectsWith } from './testing/fixture.ts';
 
 // A real server: RELABEL_TEST_PG_URL when set, else one started here. A server
 // that cannot be reached or started fails the suite; it is never skipped.
@@ -80,11 +80,12 @@ describe('PostgreSQL backend specifics', () => {
     await client.connect();
     try {
       // What a version-1 relabel left behind: the revision tables only.
-      await client.query(`DROP TABLE "${schema}".run_nodes; DROP TABLE "${schema}".runs; UPDATE "${schema}".meta SET value = '1' WHERE key = 'schema_version'`);
+      await client.query(`DROP TABLE "${schema}".drift_nodes; DROP TABLE "${schema}".drift_reports; DROP TABLE "${schema}".run_nodes; DROP TABLE "${schema}".runs; UPDATE "${schema}".meta SET value = '1' WHERE key = 'schema_version'`);
       const migrated = await openPostgresStore(baseUrl, { schema });
       try {
         assert.equal((await migrated.latestRevision())?.message, 'before runs');
         await assertRunsWork(migrated);
+        await assertDriftWorks(migrated);
       } finally {
         await migrated.close();
       }
