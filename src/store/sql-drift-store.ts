@@ -9,7 +9,6 @@ import {
   MAX_DRIFT_PAGE,
   type DriftNodeDetail,
   type DriftNodeRow,
-  type DriftNodesQuery,
   type DriftReportRecord,
   type DriftStore,
 } from './drift-store.ts';
@@ -64,7 +63,7 @@ function nodeRow(row: SqlRow): DriftNodeRow {
     node: columnString(row, 'node'),
     state: columnString(row, 'state') as DriftState,
     revision: revision === null || revision === undefined ? null : columnNumber(row, 'revision'),
-    detail: (json(columnStringOrNull(row, 'detail')) ?? {}) as DriftNodeDetail,
+    detail: (json(columnStringOrNull(row, 'detail')) ?? {}) satisfies DriftNodeDetail,
   };
 }
 
