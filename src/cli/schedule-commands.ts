@@ -61,7 +61,7 @@ export function addScheduleCommands(program: Command, setExit: SetExit): void {
   const schedule = program
     .command('schedule')
     .description("relabel's Temporal Schedules: periodic drift detection per site")
-    .addHelpText('after', `\nKinds:\n${KIND_HELP}\n\nOverlapping actions are skipped: a detection still running makes the next one wait for its turn.`);
+    .addHelpText('after', `\nKinds:\n${KIND_HELP}\n\nAn action falling due while the previous one still runs is skipped (overlap policy SKIP).`);
 
   schedule
     .command('list')
