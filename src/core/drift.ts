@@ -89,7 +89,7 @@ export type DriftVerdict = {
   run: number | null;
   /** For `drifted`: what differs. */
   keys?: DriftKeys;
-  /** For `pending`: how many owned keys a run at the latest revision would change. */
+  /** For `pending`: how many labels, annotations and taints a run at the latest revision would change (ownership records not counted). */
   changes?: number;
   /** Why a node with a record is still `unmanaged` (its revision is unknown or does not list it). */
   note?: string;
@@ -178,8 +178,9 @@ export function classifyDrift(input: {
   }
   const keys = ownedDrift(planFor(input.carried, observed), observed);
   if (driftSize(keys) > 0) return { ...base, state: DriftState.drifted, keys };
-  const changes = driftSize(ownedDrift(planFor(input.latest, observed), observed));
-  return changes > 0 ? { ...base, state: DriftState.pending, changes } : { ...base, state: DriftState.inSync };
+  const ahead = ownedDrift(planFor(input.latest, observed), observed);
+  if (driftSize(ahead) === 0) return { ...base, state: DriftState.inSync };
+  return { ...base, state: DriftState.pending, changes: ahead.labels.length + ahead.annotations.length + ahead.taints.length };
 }
 
 /** Counts of nodes in each state. */
