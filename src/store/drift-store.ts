@@ -85,9 +85,9 @@ export interface DriftNodesQuery {
 export interface DriftStore {
   /**
    * Creates a report (counts null), pruning the site's reports beyond the
-   * newest {@link DRIFT_REPORTS_KEPT}. With `key`, idempotent: an unfinished
-   * report with that key is returned emptied of its rows (a retried
-   * detection writes them again), a finished one as it is.
+   * newest {@link DRIFT_REPORTS_KEPT}. With `key`, idempotent: the report
+   * with that key is returned emptied of its rows, counts and heal outcome
+   * (a retried detection writes them again).
    */
   createDriftReport(input: CreateDriftReportInput): Promise<DriftReportRecord>;
   /** Appends node rows (seq given by the caller, unique in the report). */

@@ -101,8 +101,9 @@ export function sqlDriftStore(driver: SqlDriver): DriftStore {
         if (input.key !== undefined) {
           const existing = await select(s, t, 'key = ?', [input.key]);
           if (existing) {
-            if (existing.finishedAt === null) await s.run(`DELETE FROM ${t.driftNodes} WHERE report_id = ?`, [existing.id]);
-            return existing;
+            await s.run(`DELETE FROM ${t.driftNodes} WHERE report_id = ?`, [existing.id]);
+            await s.run(`UPDATE ${t.driftReports} SET counts = NULL, finished_at = NULL, heal = NULL WHERE id = ?`, [existing.id]);
+            return { ...existing, counts: null, finishedAt: null, heal: null };
           }
         }
         const [last] = await s.all(`SELECT COALESCE(MAX(id), 0) AS last FROM ${t.driftReports}`);
