@@ -62,7 +62,7 @@ describe('drift detection and healing', () => {
   before(async () => {
     ({ url: storeUrl } = await storeWithSite(base.files));
     relabel = await startRelabel(storeUrl);
-    drift = createDrift({ client: relabel.client, store: relabel.store, taskQueue: relabel.taskQueue });
+    drift = createDrift({ client: relabel.client, store: relabel.store, taskQueue: relabel.taskQueue, namespace: 'default' });
     const core = adminCore();
     for (const name of nodes) if (name !== missing) await createNode(core, name);
     const targets = nodes.filter((n) => n !== missing && n !== unmanaged);

@@ -30,6 +30,9 @@ export type RunStarter = (
   options: { targets: string[]; revision: number; action: string },
 ) => Promise<{ workflowId: string; runId: string; run: number }>;
 
+/** A heal run just started: the run and how many nodes it heals. */
+export type StartedHeal = { workflowId: string; runId: string; run: number; nodes: number };
+
 /** What the drift activities need. */
 export interface DriftActivityDeps {
   nodes: NodeApi;
@@ -72,15 +75,21 @@ export function createDriftActivities(deps: DriftActivityDeps) {
      * Starts one update run over exactly the drifted nodes of `report` that
      * carry `revision`, against that revision. `{skipped}` instead when the
      * run cannot start for a reason of relabel's own (RunInProgress: a run
-     * of the site is going), never retried.
+     * of the site is going), never retried. The started run is noted on the
+     * report at once, so a retried attempt returns it rather than meeting
+     * its own run as RunInProgress.
      */
-    async startHealRun(input: { report: number; revision: number }): Promise<{ workflowId: string; runId: string; run: number; nodes: number } | { skipped: string }> {
+    async startHealRun(input: { report: number; revision: number }): Promise<StartedHeal | { skipped: string }> {
       if (!deps.startRun) throw ApplicationFailure.nonRetryable('this worker cannot start heal runs (no run starter)', FailureType.InternalError);
+      // An earlier attempt that started the run but whose completion was lost left it on the report.
+      const earlier = (await store.getDriftReport(input.report)).heal as { starting?: StartedHeal & { revision: number } } | null;
+      if (earlier?.starting?.revision === input.revision) return earlier.starting;
       const targets = await driftedNodes(store, input.report, input.revision);
       if (targets.length === 0) return { skipped: `no drifted node of revision ${input.revision} in drift report ${input.report}` };
       try {
-        const started = await deps.startRun(Context.current().client, { targets, revision: input.revision, action: HEAL_ACTION });
-        return { ...started, nodes: targets.length };
+        const started = { ...(await deps.startRun(Context.current().client, { targets, revision: input.revision, action: HEAL_ACTION })), nodes: targets.length };
+        await store.setDriftHeal(input.report, { runs: [], starting: { ...started, revision: input.revision } });
+        return started;
       } catch (err) {
         const type = (err as { type?: unknown }).type;
         if (isFailureType(type)) return { skipped: `${type}: ${(err as Error).message}` };

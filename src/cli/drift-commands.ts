@@ -11,7 +11,7 @@ import { MAX_DRIFT_PAGE } from '../store/drift-store.ts';
 import type { HealOutcome } from '../workflows/drift-messages.ts';
 import { withContext, type SetExit } from './context.ts';
 import { ExitCode } from './exit-codes.ts';
-import { outputOption, printJson, say, table } from './output.ts';
+import { note, outputOption, printJson, say, table } from './output.ts';
 import { nonNegativeInteger, positiveInteger } from './parsers.ts';
 
 const STORED = [DriftState.drifted, DriftState.pending, DriftState.unmanaged, DriftState.missing] as const;
@@ -33,8 +33,9 @@ function heading(r: DriftReportRecord): string {
   return `drift report ${r.id}, site ${r.site}, revision ${r.revision} (policy: ${r.action}), ${r.finishedAt?.toISOString() ?? r.createdAt.toISOString()}: ${counts}`;
 }
 
-function healText(heal: HealOutcome | null): string | undefined {
+function healText(heal: (HealOutcome & { starting?: { run: number; revision: number } }) | null): string | undefined {
   if (!heal) return undefined;
+  if (heal.starting) return `heal: run ${heal.starting.run} (revision ${heal.starting.revision}) is going`;
   const runs = heal.runs.map((r) => `  run ${r.run} (${r.workflowId}): revision ${r.revision}, ${r.nodes} node(s): ${r.status}${r.written !== undefined ? `, ${r.written} written` : ''}${r.message ? `: ${r.message}` : ''}`);
   return ['heal:', ...(runs.length > 0 ? runs : ['  no run started']), ...(heal.skipped ? [`  ${heal.skipped}`] : [])].join('\n');
 }
@@ -81,7 +82,7 @@ export function addDriftCommands(program: Command, setExit: SetExit): void {
           let report: DriftReportRecord;
           if (opts.report !== undefined) report = await drift.report(opts.report);
           else if (opts.latest) report = await drift.latest(opts.site);
-          else report = await drift.report((await drift.detect(opts.site !== undefined ? { site: opts.site } : {})).report);
+          else report = await drift.report((await drift.detect(opts.site !== undefined ? { site: opts.site } : {}, (w) => note(`warning: ${w}`))).report);
           const page = await drift.nodes(report, { states: opts.state, offset: opts.offset, limit: opts.limit });
           if (ctx.format === 'json') return printJson({ report, nodes: page });
           const heal = healText(report.heal as HealOutcome | null);

@@ -14,6 +14,7 @@ import { isStoreError, StoreErrorCode } from '../store/store-error.ts';
 import { detectDrift } from '../workflows/detect-drift.ts';
 import { DRIFT_ID_PREFIX, type DetectDriftResult } from '../workflows/drift-messages.ts';
 import { RelabelError } from './relabel-error.ts';
+import { idleTaskQueueWarning } from './runs.ts';
 import { storeSite } from './store-site.ts';
 
 /** What the drift facade needs. */
@@ -21,6 +22,7 @@ export interface DriftDeps {
   client: Client;
   store: RevisionStore;
   taskQueue: string;
+  namespace: string;
 }
 
 /** A page of a report's nodes. */
@@ -42,9 +44,10 @@ export function createDrift(deps: DriftDeps) {
      * Runs a detection of the store's site now (`site`, when given, must be
      * it) and waits for its result. Joins a detection already running under
      * the same ID (`relabel-drift/<site>`). Its failure (no committed
-     * revision, invalid documents) comes back as a RelabelError.
+     * revision, invalid documents) comes back as a RelabelError. When no
+     * worker polls the task queue, `onWarning` is told so before waiting.
      */
-    async detect(options: { site?: string } = {}): Promise<DetectDriftResult & { workflowId: string; runId: string }> {
+    async detect(options: { site?: string } = {}, onWarning?: (warning: string) => void): Promise<DetectDriftResult & { workflowId: string; runId: string }> {
       const { site } = await storeSite(store, designs, options.site);
       const workflowId = `${DRIFT_ID_PREFIX}/${site}`;
       const handle = await client.workflow.start(detectDrift, {
@@ -56,6 +59,8 @@ export function createDrift(deps: DriftDeps) {
         staticSummary: `Drift detection of site ${site}`,
         staticDetails: `Started with \`relabel drift\`: classifies every node of site **${site}** (drifted, pending, unmanaged, missing, in sync) and heals drifted nodes when the label policy says \`drift: {action: heal}\`.`,
       });
+      const idle = onWarning ? await idleTaskQueueWarning(client, deps.namespace, deps.taskQueue) : undefined;
+      if (idle) onWarning?.(idle.replace('the run waits', 'the detection waits'));
       try {
         return { ...(await handle.result()), workflowId, runId: handle.firstExecutionRunId };
       } catch (err) {

@@ -147,7 +147,7 @@ export async function openRelabel(config: RelabelConfig): Promise<Relabel> {
     documents: createDocuments(store),
     runs: connectRuns,
     schedules: async () => createSchedules({ client: await connected(), store, taskQueue: config.taskQueue }),
-    drift: async () => createDrift({ client: await connected(), store, taskQueue: config.taskQueue }),
+    drift: async () => createDrift({ client: await connected(), store, taskQueue: config.taskQueue, namespace: config.namespace }),
     async health(timeoutMs = HEALTH_CHECK_TIMEOUT_MS) {
       const { temporalAddress: address, namespace } = config;
       const temporal = (async (): Promise<HealthCheck> => {
