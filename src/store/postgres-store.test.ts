@@ -100,6 +100,29 @@ describe('PostgreSQL backend specifics', () => {
     }
   });
 
+  test('a version-2 schema (before drift reports) is migrated to version 3 in place, runs kept', async () => {
+    const schema = freshSchema();
+    const store = await openPostgresStore(baseUrl, { schema });
+    await store.createRun({ targets: ['n1'] });
+    await store.close();
+    const client = new pg.Client({ connectionString: baseUrl });
+    await client.connect();
+    try {
+      await client.query(`DROP TABLE "${schema}".drift_nodes; DROP TABLE "${schema}".drift_reports; UPDATE "${schema}".meta SET value = '2' WHERE key = 'schema_version'`);
+      const migrated = await openPostgresStore(baseUrl, { schema });
+      try {
+        assert.equal((await migrated.getRun(1)).targetCount, 1);
+        await assertDriftWorks(migrated);
+      } finally {
+        await migrated.close();
+      }
+      const { rows } = await client.query(`SELECT value FROM "${schema}".meta WHERE key = 'schema_version'`);
+      assert.deepEqual(rows, [{ value: '3' }]);
+    } finally {
+      await client.end();
+    }
+  });
+
   test('a schema with an unknown version is refused, untouched', async () => {
     const schema = freshSchema();
     await (await openPostgresStore(baseUrl, { schema })).close();
