@@ -197,8 +197,18 @@ describe('drift detection and healing', () => {
     const err = JSON.parse(exits(await relabelCli(['schedule', 'pause', 'relabel-drift/nowhere', '-o', 'json'], env()), 3).stdout);
     assert.equal(err.error.type, 'NotFound');
 
+    // Someone else's schedule on the same server is not relabel's to list.
+    const foreign = `nightly-backup-${uniqueSuffix()}`;
+    await relabel.client.schedule.create({
+      scheduleId: foreign,
+      spec: { intervals: [{ every: '1h' }] },
+      action: { type: 'startWorkflow', workflowType: 'backup', taskQueue: `nobody-${uniqueSuffix()}`, args: [] },
+      state: { paused: true },
+    });
     const listed = JSON.parse(exits(await relabelCli(['schedule', 'list', '-o', 'json'], env()), 0).stdout);
+    await relabel.client.schedule.getHandle(foreign).delete();
     assert.ok(listed.every((s: { scheduleId: string }) => s.scheduleId.startsWith('relabel-')));
+    assert.equal(listed.some((s: { scheduleId: string }) => s.scheduleId === foreign), false);
     assert.equal(listed.find((s: { scheduleId: string }) => s.scheduleId === id)?.every, '10m');
     assert.match(exits(await relabelCli(['schedule', 'list'], env()), 0).stdout, new RegExp(`${id}\\s+active\\s+10m`));
 
