@@ -5,7 +5,9 @@
  */
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { NativeConnection, Runtime, Worker, type WorkflowBundle } from '@temporalio/worker';
-import { createActivities } from './activities/index.ts';
+import { createActivities, type RunStarter } from './activities/index.ts';
+import { createRuns } from './facade/runs.ts';
+import type { RevisionStore } from './store/revision-store.ts';
 import { createNodeApi, DEFAULT_KUBE_BURST, DEFAULT_KUBE_QPS, loadKubeConfig } from './kube/nodes.ts';
 import { freeLoopbackPort } from './stack/processes.ts';
 import { DEFAULT_METRICS_PORT, startWorkerProbes, workerReadiness, type ProbedWorker } from './worker-probes.ts';
@@ -76,6 +78,22 @@ export interface WorkerConfig {
   maxConcurrentActivities?: number;
   /** Local activities (one per child: patch a node) run at once. */
   maxConcurrentLocalActivities?: number;
+  /** Whether heal runs set relabel's search attributes (default: unless RELABEL_SEARCH_ATTRIBUTES=off). */
+  searchAttributes?: boolean;
+}
+
+/**
+ * Drift healing's run starter: the facade's own start (same checks, a
+ * numbered run, `update-labels/<site>`), on the activity's client and this
+ * worker's task queue.
+ */
+function runStarter(config: WorkerConfig, store: RevisionStore): RunStarter {
+  const searchAttributes = config.searchAttributes ?? process.env.RELABEL_SEARCH_ATTRIBUTES !== 'off';
+  return async (client, options) => {
+    const runs = createRuns({ client, store, taskQueue: config.taskQueue, namespace: config.namespace, searchAttributes });
+    const { workflowId, runId, run } = await runs.start({ targets: options.targets, revision: options.revision, action: options.action });
+    return { workflowId, runId, run };
+  };
 }
 
 /**
@@ -137,7 +155,7 @@ export async function createWorker(config: WorkerConfig): Promise<{ worker: Work
     namespace: config.namespace,
     taskQueue: config.taskQueue,
     workflowBundle: config.workflowBundle ?? { codePath: await buildBundleFile() },
-    activities: createActivities({ nodes, store }),
+    activities: createActivities({ nodes, store, startRun: runStarter(config, store) }),
     maxCachedWorkflows: config.maxCachedWorkflows ?? WORKER_DEFAULTS.maxCachedWorkflows,
     maxConcurrentWorkflowTaskExecutions: WORKER_DEFAULTS.maxConcurrentWorkflowTasks,
     maxConcurrentActivityTaskExecutions: config.maxConcurrentActivities ?? WORKER_DEFAULTS.maxConcurrentActivities,

@@ -20,6 +20,9 @@ import type { NodeFailure, RelabelNodeResult } from '../workflows/messages.ts';
 import { createDesignCache, type DesignCache } from '../store/design-cache.ts';
 import { planDetail, planOf, planRun, type RunPlan } from './plan-run.ts';
 import { createResultWriter, type ResultWriter } from './result-writer.ts';
+import { createDriftActivities, type RunStarter } from './drift-activities.ts';
+
+export type { RunStarter } from './drift-activities.ts';
 
 /** How many times a node is re-read and re-planned after a resourceVersion conflict. */
 export const MAX_CONFLICT_ATTEMPTS = 5;
@@ -36,6 +39,8 @@ export interface ActivityDeps {
   store: RevisionStore;
   designs?: DesignCache;
   results?: ResultWriter;
+  /** Starts heal runs for drift detection (the facade's start); without it, healing fails. */
+  startRun?: RunStarter;
 }
 
 /** Builds the activities over the given clients. */
@@ -117,6 +122,8 @@ export function createActivities(deps: ActivityDeps) {
   }
 
   return {
+    ...createDriftActivities({ nodes, store, designs, validDesign, startRun: deps.startRun }),
+
     /**
      * Resolves the revision a run applies: `revision` when given (it must
      * exist), else the latest committed one. Rejects with NoCommittedRevision,

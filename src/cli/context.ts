@@ -5,7 +5,7 @@
  */
 import type { Command } from 'commander';
 import { openRelabel, relabelConfigFromEnv, type RelabelConfig } from '../facade/index.ts';
-import type { Documents, Runs } from '../facade/index.ts';
+import type { Documents, Drift, Runs, Schedules } from '../facade/index.ts';
 import type { OutputFormat } from './output.ts';
 
 /** Sets the process's exit code once a command is done. */
@@ -36,6 +36,10 @@ export interface CliContext {
   documents: Documents;
   /** The runs facade; Unavailable when Temporal cannot be reached. */
   runs(): Promise<Runs>;
+  /** The schedules facade; Unavailable when Temporal cannot be reached. */
+  schedules(): Promise<Schedules>;
+  /** The drift facade; Unavailable when Temporal cannot be reached. */
+  drift(): Promise<Drift>;
 }
 
 /**
@@ -52,6 +56,8 @@ export async function withContext(command: Command, body: (ctx: CliContext) => P
       config,
       documents: relabel.documents,
       runs: () => relabel.runs(),
+      schedules: () => relabel.schedules(),
+      drift: () => relabel.drift(),
     });
     return code ?? 0;
   } finally {

@@ -8,6 +8,8 @@ import { addDocsCommands } from './docs-commands.ts';
 import { exitCodeForType, exitCodeHelp, ExitCode } from './exit-codes.ts';
 import { describeError, OutputFormat, reportError } from './output.ts';
 import { addRunCommands } from './run-commands.ts';
+import { addDriftCommands } from './drift-commands.ts';
+import { addScheduleCommands } from './schedule-commands.ts';
 import type { SetExit } from './context.ts';
 
 const ENVIRONMENT_HELP = `Environment (flags take precedence):
@@ -23,7 +25,9 @@ const EXAMPLES_HELP = `Examples:
   relabel docs stage site examples/site && relabel docs commit -m "initial site"
   relabel docs tag 1 site-action-success
   relabel update-labels --nodes node-a,node-b --wait
-  relabel status update-labels/atl-lab1 -o json`;
+  relabel status update-labels/atl-lab1 -o json
+  relabel drift                                  # detect drift now
+  relabel schedule create drift --every 10m`;
 
 function version(): string {
   const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: string };
@@ -45,6 +49,8 @@ export function buildProgram(setExit: SetExit): Command {
     .addOption(new Option('--task-queue <name>', 'task queue of the relabel workers'));
   addDocsCommands(program, setExit);
   addRunCommands(program, setExit);
+  addDriftCommands(program, setExit);
+  addScheduleCommands(program, setExit);
   // Served by src/api/main.ts (dispatched in src/client.ts); listed here for help.
   program.command('api').description('serve the Airship-compatible HTTP API: relabel api --listen HOST:PORT (see relabel api --help)').allowUnknownOption().helpOption(false);
   program.addHelpText('after', `\n${exitCodeHelp()}\n\n${ENVIRONMENT_HELP}\n\n${EXAMPLES_HELP}`);

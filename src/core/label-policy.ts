@@ -10,13 +10,14 @@ import { DEFAULT_LABEL_DOMAIN } from './constants.ts';
 import { DNS1123_SUBDOMAIN_MAX_BYTES, dns1123SubdomainErrors, labelKeyErrors, utf8Length } from './label-syntax.ts';
 import type { PathSegment } from './site-error.ts';
 import { documentEnvelope, SchemaName } from './schema.ts';
+import { DriftAction } from './drift.ts';
 
 /** Largest `default_concurrency` accepted (nodes relabelled at once). */
 export const MAX_CONCURRENCY = 1000;
 
 /**
  * `data` of a `relabel/LabelPolicy/v1`. Every field but `label_domain`
- * (default {@link DEFAULT_LABEL_DOMAIN}) is required: the policy decides what
+ * (default {@link DEFAULT_LABEL_DOMAIN}) and `drift` (default `report`) is required: the policy decides what
  * gets written to every node, so nothing is defaulted silently.
  */
 export const LabelPolicyData = z
@@ -35,6 +36,15 @@ export const LabelPolicyData = z
     reconcile_os_arch_aliases: z.boolean(),
     lift_uninitialized_taint: z.boolean(),
     default_concurrency: z.int().min(1).max(MAX_CONCURRENCY),
+    /**
+     * Optional. What drift detection does with nodes someone changed behind
+     * relabel's back: `report` them (the default), or `heal` them with a run
+     * restoring each to the revision it carries.
+     */
+    drift: z
+      .object({ action: z.enum([DriftAction.report, DriftAction.heal]) })
+      .strict()
+      .optional(),
   })
   .strict();
 /** `data` of a label policy document. */
@@ -59,6 +69,8 @@ export type SitePolicy = {
   reconcileOsArchAliases: boolean;
   liftUninitializedTaint: boolean;
   defaultConcurrency: number;
+  /** Drift detection's policy (`drift` in the document; `report` by default). */
+  drift: { action: DriftAction };
 };
 
 /** The policy of a site without a `relabel/LabelPolicy/v1` document: every generator on. */
@@ -69,6 +81,7 @@ export const DEFAULT_SITE_POLICY: SitePolicy = {
   reconcileOsArchAliases: true,
   liftUninitializedTaint: false,
   defaultConcurrency: 10,
+  drift: { action: DriftAction.report },
 };
 
 /** Converts a validated policy document's `data` to a {@link SitePolicy}. */
@@ -86,6 +99,7 @@ export function sitePolicyFrom(data: LabelPolicyData): SitePolicy {
     reconcileOsArchAliases: data.reconcile_os_arch_aliases,
     liftUninitializedTaint: data.lift_uninitialized_taint,
     defaultConcurrency: data.default_concurrency,
+    drift: { action: data.drift?.action ?? DriftAction.report },
   };
 }
 

@@ -11,9 +11,13 @@ import { openStore } from '../store/open-store.ts';
 import { createDocuments, type Documents } from './documents.ts';
 import { RelabelError } from './relabel-error.ts';
 import { createRuns, type Runs } from './runs.ts';
+import { createSchedules, type Schedules } from './schedules.ts';
+import { createDrift, type Drift } from './drift.ts';
 
 export { RelabelError } from './relabel-error.ts';
 export type { Documents } from './documents.ts';
+export type { Schedules, ScheduleView } from './schedules.ts';
+export type { Drift, DriftPage } from './drift.ts';
 export type { NodeOutcome, NodePage, Runs, RunListing, RunRef, RunStatusReport, StartedRun, StartOptions, TargetSelection, RunListFilter } from './runs.ts';
 
 /** Where the facade finds Temporal and the store. */
@@ -81,6 +85,10 @@ export interface Relabel {
    * saying where and why, when Temporal cannot be reached.
    */
   runs(): Promise<Runs>;
+  /** The schedules facade (relabel's Temporal Schedules), connecting as `runs` does. */
+  schedules(): Promise<Schedules>;
+  /** The drift facade, connecting as `runs` does. */
+  drift(): Promise<Drift>;
   /**
    * Whether Temporal and the revision store answer now, each checked on its
    * own (a Temporal system-info call and a read of the latest revision),
@@ -94,6 +102,7 @@ export interface Relabel {
 export async function openRelabel(config: RelabelConfig): Promise<Relabel> {
   const store = await openStore(config.storeUrl);
   let connection: Connection | undefined;
+  let client: Client | undefined;
   let runs: Promise<Runs> | undefined;
   const connectRuns = (): Promise<Runs> => {
     runs ??= (async () => {
@@ -114,8 +123,9 @@ export async function openRelabel(config: RelabelConfig): Promise<Relabel> {
         throw new RelabelError(FailureType.Unavailable, await temporalUnreachable(address, namespace, err));
       }
       connection = c;
+      client = new Client({ connection: c, namespace: config.namespace });
       return createRuns({
-        client: new Client({ connection: c, namespace: config.namespace }),
+        client,
         store,
         taskQueue: config.taskQueue,
         namespace: config.namespace,
@@ -127,9 +137,17 @@ export async function openRelabel(config: RelabelConfig): Promise<Relabel> {
     runs.catch(() => (runs = undefined));
     return runs;
   };
+  /** The client, once `connectRuns` has connected. */
+  const connected = async (): Promise<Client> => {
+    await connectRuns();
+    if (client === undefined) throw new RelabelError(FailureType.Unavailable, 'not connected to Temporal');
+    return client;
+  };
   return {
     documents: createDocuments(store),
     runs: connectRuns,
+    schedules: async () => createSchedules({ client: await connected(), store, taskQueue: config.taskQueue }),
+    drift: async () => createDrift({ client: await connected(), store, taskQueue: config.taskQueue, namespace: config.namespace }),
     async health(timeoutMs = HEALTH_CHECK_TIMEOUT_MS) {
       const { temporalAddress: address, namespace } = config;
       const temporal = (async (): Promise<HealthCheck> => {

@@ -146,7 +146,7 @@ export const POLLER_FRESH_MS = 2 * 60_000;
  * polled within {@link POLLER_FRESH_MS}): a running run then waits. None
  * when one does, or when the server cannot say.
  */
-async function idleTaskQueueWarning(client: Client, namespace: string, taskQueue: string): Promise<string | undefined> {
+export async function idleTaskQueueWarning(client: Client, namespace: string, taskQueue: string): Promise<string | undefined> {
   const described = await client
     .withDeadline(Date.now() + QUERY_TIMEOUT_MS, () => client.workflowService.describeTaskQueue({ namespace, taskQueue: { name: taskQueue } }))
     .catch(() => undefined);

@@ -9,7 +9,7 @@ import { startPostgres, type PostgresServer } from '../stack/postgres.ts';
 import { openStore } from './open-store.ts';
 import { openPostgresStore, POSTGRES_SCHEMA_VERSION } from './postgres-store.ts';
 import { revisionStoreContract } from './testing/contract.ts';
-import { assertRunsWork, rejectsWith } from './testing/fixture.ts';
+import { assertDriftWorks, assertRunsWork, rejectsWith } from './testing/fixture.ts';
 
 // A real server: RELABEL_TEST_PG_URL when set, else one started here. A server
 // that cannot be reached or started fails the suite; it is never skipped.
@@ -80,11 +80,12 @@ describe('PostgreSQL backend specifics', () => {
     await client.connect();
     try {
       // What a version-1 relabel left behind: the revision tables only.
-      await client.query(`DROP TABLE "${schema}".run_nodes; DROP TABLE "${schema}".runs; UPDATE "${schema}".meta SET value = '1' WHERE key = 'schema_version'`);
+      await client.query(`DROP TABLE "${schema}".drift_nodes; DROP TABLE "${schema}".drift_reports; DROP TABLE "${schema}".run_nodes; DROP TABLE "${schema}".runs; UPDATE "${schema}".meta SET value = '1' WHERE key = 'schema_version'`);
       const migrated = await openPostgresStore(baseUrl, { schema });
       try {
         assert.equal((await migrated.latestRevision())?.message, 'before runs');
         await assertRunsWork(migrated);
+        await assertDriftWorks(migrated);
       } finally {
         await migrated.close();
       }
@@ -94,6 +95,29 @@ describe('PostgreSQL backend specifics', () => {
       assert.ok(indexes.rows.some((r: { indexname: string }) => r.indexname === 'run_nodes_status'), 'the (run_id, status, seq) index was created');
       // Opening again is a no-op.
       await (await openPostgresStore(baseUrl, { schema })).close();
+    } finally {
+      await client.end();
+    }
+  });
+
+  test('a version-2 schema (before drift reports) is migrated to version 3 in place, runs kept', async () => {
+    const schema = freshSchema();
+    const store = await openPostgresStore(baseUrl, { schema });
+    await store.createRun({ targets: ['n1'] });
+    await store.close();
+    const client = new pg.Client({ connectionString: baseUrl });
+    await client.connect();
+    try {
+      await client.query(`DROP TABLE "${schema}".drift_nodes; DROP TABLE "${schema}".drift_reports; UPDATE "${schema}".meta SET value = '2' WHERE key = 'schema_version'`);
+      const migrated = await openPostgresStore(baseUrl, { schema });
+      try {
+        assert.equal((await migrated.getRun(1)).targetCount, 1);
+        await assertDriftWorks(migrated);
+      } finally {
+        await migrated.close();
+      }
+      const { rows } = await client.query(`SELECT value FROM "${schema}".meta WHERE key = 'schema_version'`);
+      assert.deepEqual(rows, [{ value: '3' }]);
     } finally {
       await client.end();
     }

@@ -13,7 +13,7 @@ import { SqlRevisionStore } from './sql-revision-store.ts';
 import type { SqlDriver, SqlRow, SqlSession, SqlValue, TableNames } from './sql-driver.ts';
 
 /** Schema version this code writes and reads. Stored in the schema's `meta` table. */
-export const POSTGRES_SCHEMA_VERSION = 2;
+export const POSTGRES_SCHEMA_VERSION = 3;
 
 /** Schema used when none is given. */
 export const DEFAULT_POSTGRES_SCHEMA = 'relabel';
@@ -40,6 +40,8 @@ function tableNames(schema: string): TableNames {
     bufferFiles: q('buffer_files'),
     runs: q('runs'),
     runNodes: q('run_nodes'),
+    driftReports: q('drift_reports'),
+    driftNodes: q('drift_nodes'),
   };
 }
 
@@ -72,7 +74,8 @@ CREATE TABLE ${s}.buffer_files (
   PRIMARY KEY (bucket, source)
 );
 CREATE INDEX buffer_files_digest ON ${s}.buffer_files (digest);
-${runsSchemaSql(schema)}`;
+${runsSchemaSql(schema)}
+${driftSchemaSql(schema)}`;
 }
 
 /** Version 2: update runs and their per-node results. */
@@ -103,6 +106,43 @@ CREATE TABLE ${s}.run_nodes (
 CREATE INDEX run_nodes_status ON ${s}.run_nodes (run_id, status, seq);
 `;
 }
+
+// ---- Schema v3: drift reports (migration step v2 → v3) ----
+/** Version 3: drift reports and their per-node rows. */
+function driftSchemaSql(schema: string): string {
+  const s = `"${schema}"`;
+  return `
+CREATE TABLE ${s}.drift_reports (
+  id integer PRIMARY KEY,
+  key text UNIQUE,
+  created_at timestamptz NOT NULL,
+  finished_at timestamptz,
+  site text NOT NULL,
+  revision integer NOT NULL,
+  workflow_id text,
+  action text NOT NULL,
+  counts text,
+  heal text
+);
+CREATE INDEX drift_reports_site ON ${s}.drift_reports (site, id);
+CREATE TABLE ${s}.drift_nodes (
+  report_id integer NOT NULL REFERENCES ${s}.drift_reports (id),
+  seq integer NOT NULL,
+  node text NOT NULL,
+  state text NOT NULL,
+  revision integer,
+  detail text,
+  PRIMARY KEY (report_id, seq)
+);
+CREATE INDEX drift_nodes_state ON ${s}.drift_nodes (report_id, state, seq);
+`;
+}
+
+/** Migration step v2 → v3: adds the drift report tables. */
+async function migrateV2toV3(client: PoolClient, schema: string): Promise<void> {
+  await client.query(driftSchemaSql(schema));
+}
+// ---- end of schema v3 ----
 
 /** Rewrite portable `?` placeholders as PostgreSQL's `$1, $2, …`. Our SQL has no `?` in literals. */
 function numbered(sql: string): string {
@@ -188,9 +228,10 @@ async function migrate(pool: Pool, schema: string): Promise<void> {
       await client.query(`INSERT INTO "${schema}".meta (key, value) VALUES ('schema_version', $1)`, [
         String(POSTGRES_SCHEMA_VERSION),
       ]);
-    } else if (Number(row.value) === 1) {
-      // Written by a relabel before runs were stored: add their tables.
-      await client.query(runsSchemaSql(schema));
+    } else if (Number(row.value) === 1 || Number(row.value) === 2) {
+      // Written by an older relabel: add the tables of each later version in turn.
+      if (Number(row.value) === 1) await client.query(runsSchemaSql(schema));
+      await migrateV2toV3(client, schema);
       await client.query(`UPDATE "${schema}".meta SET value = $1 WHERE key = 'schema_version'`, [String(POSTGRES_SCHEMA_VERSION)]);
     } else if (Number(row.value) !== POSTGRES_SCHEMA_VERSION) {
       throw new StoreError(StoreErrorCode.SchemaVersion,

@@ -30,6 +30,9 @@ export interface TableNames {
   readonly bufferFiles: string;
   readonly runs: string;
   readonly runNodes: string;
+  // Schema v3: drift reports.
+  readonly driftReports: string;
+  readonly driftNodes: string;
 }
 
 /** A backend: transactions over one database. */

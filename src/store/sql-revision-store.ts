@@ -34,18 +34,22 @@ import { closableDriver, columnNumber, columnString, type SqlDriver, type SqlSes
 import { buildBuffer, buildRevisions, buildTag } from './revision-rows.ts';
 import type { RunStore } from './run-store.ts';
 import { sqlRunStore } from './sql-run-store.ts';
+import type { DriftStore } from './drift-store.ts';
+import { sqlDriftStore } from './sql-drift-store.ts';
 
 /** A {@link RevisionStore} over any {@link SqlDriver}. Backends construct it; callers see only the interface. */
 export class SqlRevisionStore implements RevisionStore {
   readonly #driver: SqlDriver;
   readonly #t: TableNames;
   readonly #runs: RunStore;
+  readonly #drift: DriftStore;
 
   /** @param driver - the backend; owned by the store from now on (closed by {@link close}) */
   constructor(driver: SqlDriver) {
     this.#driver = closableDriver(driver);
     this.#t = driver.tables;
     this.#runs = sqlRunStore(this.#driver);
+    this.#drift = sqlDriftStore(this.#driver);
   }
 
   createRun: RunStore['createRun'] = (input) => this.#runs.createRun(input);
@@ -57,6 +61,14 @@ export class SqlRevisionStore implements RevisionStore {
   observedState: RunStore['observedState'] = (id, node) => this.#runs.observedState(id, node);
   runNode: RunStore['runNode'] = (id, node) => this.#runs.runNode(id, node);
   runCounts: RunStore['runCounts'] = (id) => this.#runs.runCounts(id);
+
+  createDriftReport: DriftStore['createDriftReport'] = (input) => this.#drift.createDriftReport(input);
+  addDriftNodes: DriftStore['addDriftNodes'] = (id, rows) => this.#drift.addDriftNodes(id, rows);
+  finishDriftReport: DriftStore['finishDriftReport'] = (id, counts) => this.#drift.finishDriftReport(id, counts);
+  setDriftHeal: DriftStore['setDriftHeal'] = (id, heal) => this.#drift.setDriftHeal(id, heal);
+  getDriftReport: DriftStore['getDriftReport'] = (id) => this.#drift.getDriftReport(id);
+  latestDriftReport: DriftStore['latestDriftReport'] = (site) => this.#drift.latestDriftReport(site);
+  driftNodes: DriftStore['driftNodes'] = (id, query) => this.#drift.driftNodes(id, query);
 
   async stage(bucket: string, files: readonly SourceFile[]): Promise<StagedBucket> {
     assertBucketName(bucket);

@@ -6,7 +6,7 @@ import { DatabaseSync } from 'node:sqlite';
 import { after, describe, test } from 'node:test';
 import { openSqliteStore, SQLITE_MEMORY, SQLITE_SCHEMA_VERSION } from './sqlite-store.ts';
 import { revisionStoreContract } from './testing/contract.ts';
-import { assertRunsWork, rejectsWith } from './testing/fixture.ts';
+import { assertDriftWorks, assertRunsWork, rejectsWith } from './testing/fixture.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'relabel-sqlite-store-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -38,7 +38,7 @@ describe('SQLite backend specifics', () => {
     await store.commit();
     await store.close();
     const db = new DatabaseSync(path);
-    db.exec(`DROP TABLE run_nodes; DROP TABLE runs; UPDATE meta SET value = '1' WHERE key = 'schema_version'`);
+    db.exec(`DROP TABLE drift_nodes; DROP TABLE drift_reports; DROP TABLE run_nodes; DROP TABLE runs; UPDATE meta SET value = '1' WHERE key = 'schema_version'`);
     db.close();
     const migrated = await openSqliteStore(path);
     try {
@@ -59,13 +59,36 @@ describe('SQLite backend specifics', () => {
     await (await openSqliteStore(path)).close();
   });
 
+  test('a version-2 database (before drift reports) is migrated to version 3 in place, runs kept', async () => {
+    const path = freshPath();
+    const store = await openSqliteStore(path);
+    await store.createRun({ targets: ['n1'] });
+    await store.close();
+    const db = new DatabaseSync(path);
+    db.exec(`DROP TABLE drift_nodes; DROP TABLE drift_reports; UPDATE meta SET value = '2' WHERE key = 'schema_version'`);
+    db.close();
+    const migrated = await openSqliteStore(path);
+    try {
+      assert.equal((await migrated.getRun(1)).targetCount, 1);
+      await assertDriftWorks(migrated);
+    } finally {
+      await migrated.close();
+    }
+    const check = new DatabaseSync(path);
+    try {
+      assert.equal(check.prepare(`SELECT value FROM meta WHERE key = 'schema_version'`).get()?.value, '3');
+    } finally {
+      check.close();
+    }
+  });
+
   test('a database with an unknown schema version is refused, untouched', async () => {
     const path = freshPath();
     await (await openSqliteStore(path)).close();
     const db = new DatabaseSync(path);
     db.exec(`UPDATE meta SET value = '99' WHERE key = 'schema_version'`);
     db.close();
-    await rejectsWith(openSqliteStore(path), 'SchemaVersion', /schema version 99 is not supported .*knows version 2/);
+    await rejectsWith(openSqliteStore(path), 'SchemaVersion', new RegExp(`schema version 99 is not supported .*knows version ${SQLITE_SCHEMA_VERSION}`));
     const check = new DatabaseSync(path);
     assert.equal(check.prepare(`SELECT value FROM meta WHERE key = 'schema_version'`).get()?.value, '99');
     check.close();

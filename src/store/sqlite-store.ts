@@ -16,7 +16,7 @@ import { SqlRevisionStore } from './sql-revision-store.ts';
 import type { SqlDriver, SqlSession, SqlValue, TableNames } from './sql-driver.ts';
 
 /** Schema version this code writes and reads. Stored in the `meta` table. */
-export const SQLITE_SCHEMA_VERSION = 2;
+export const SQLITE_SCHEMA_VERSION = 3;
 
 /** Path that opens a private in-memory database (tests, dry runs). */
 export const SQLITE_MEMORY = ':memory:';
@@ -36,6 +36,8 @@ const TABLES: TableNames = {
   bufferFiles: 'buffer_files',
   runs: 'runs',
   runNodes: 'run_nodes',
+  driftReports: 'drift_reports',
+  driftNodes: 'drift_nodes',
 };
 
 // Timestamps are ISO-8601 text written by the application.
@@ -93,6 +95,39 @@ CREATE TABLE run_nodes (
 ) STRICT;
 CREATE INDEX run_nodes_status ON run_nodes (run_id, status, seq);
 `;
+
+// ---- Schema v3: drift reports (migration step v2 → v3) ----
+const DRIFT_SCHEMA = `
+CREATE TABLE drift_reports (
+  id INTEGER PRIMARY KEY,
+  key TEXT UNIQUE,
+  created_at TEXT NOT NULL,
+  finished_at TEXT,
+  site TEXT NOT NULL,
+  revision INTEGER NOT NULL,
+  workflow_id TEXT,
+  action TEXT NOT NULL,
+  counts TEXT,
+  heal TEXT
+) STRICT;
+CREATE INDEX drift_reports_site ON drift_reports (site, id);
+CREATE TABLE drift_nodes (
+  report_id INTEGER NOT NULL REFERENCES drift_reports (id),
+  seq INTEGER NOT NULL,
+  node TEXT NOT NULL,
+  state TEXT NOT NULL,
+  revision INTEGER,
+  detail TEXT,
+  PRIMARY KEY (report_id, seq)
+) STRICT;
+CREATE INDEX drift_nodes_state ON drift_nodes (report_id, state, seq);
+`;
+
+/** Migration step v2 → v3: adds the drift report tables. */
+function migrateV2toV3(db: DatabaseSync): void {
+  db.exec(DRIFT_SCHEMA);
+}
+// ---- end of schema v3 ----
 
 /**
  * Most prepared statements a connection keeps. Multi-row statements (run
@@ -205,12 +240,14 @@ function migrate(db: DatabaseSync, path: string): void {
     if (row === undefined) {
       db.exec(SCHEMA);
       db.exec(RUNS_SCHEMA);
+      migrateV2toV3(db);
       db.prepare(`INSERT INTO meta (key, value) VALUES ('schema_version', ?)`).run(
         String(SQLITE_SCHEMA_VERSION),
       );
-    } else if (Number(row.value) === 1) {
-      // Written by a relabel before runs were stored: add their tables.
-      db.exec(RUNS_SCHEMA);
+    } else if (Number(row.value) === 1 || Number(row.value) === 2) {
+      // Written by an older relabel: add the tables of each later version in turn.
+      if (Number(row.value) === 1) db.exec(RUNS_SCHEMA);
+      migrateV2toV3(db);
       db.prepare(`UPDATE meta SET value = ? WHERE key = 'schema_version'`).run(String(SQLITE_SCHEMA_VERSION));
     } else if (Number(row.value) !== SQLITE_SCHEMA_VERSION) {
       throw new StoreError(StoreErrorCode.SchemaVersion,

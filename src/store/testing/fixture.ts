@@ -39,3 +39,11 @@ export async function assertRunsWork(store: RevisionStore): Promise<void> {
   await store.setNodeResults(run.id, [{ node: 'n2', status: 'success', written: true }]);
   assert.deepEqual(await store.runCounts(run.id), { total: 2, queued: 1, pending: 0, success: 1, failure: 0, written: 1 });
 }
+
+/** Asserts that a store migrated from before drift reports takes them: the first is report 1 and keeps its rows. */
+export async function assertDriftWorks(store: RevisionStore): Promise<void> {
+  const report = await store.createDriftReport({ site: 's', revision: 1, action: 'report' });
+  assert.equal(report.id, 1);
+  await store.addDriftNodes(report.id, [{ seq: 0, node: 'n1', state: 'missing', revision: null, detail: {} }]);
+  assert.deepEqual((await store.driftNodes(report.id, { limit: 10 })).map((r) => r.node), ['n1']);
+}

@@ -1,0 +1,130 @@
+/**
+ * Drift detection in bulk: one paginated LIST of the nodes, every node of
+ * the latest committed design classified in the worker against the
+ * revision it carries and the latest one, the nodes not in sync written to
+ * the store as a numbered report in batches. Writes no node.
+ */
+import { carriedRevision, classifyDrift, driftText, emptyDriftCounts, DriftState, type DriftAction, type NodeWants } from '../core/drift.ts';
+import type { Design } from '../core/validate-site.ts';
+import { mapNodeError } from '../kube/errors.ts';
+import type { NodeApi, NodeState } from '../kube/nodes.ts';
+import type { DesignCache } from '../store/design-cache.ts';
+import type { DriftNodeRow } from '../store/drift-store.ts';
+import type { RevisionStore } from '../store/revision-store.ts';
+import { DRIFT_SAMPLE_LIMIT, MAX_HEAL_GROUPS, type DriftDetection, type DriftSampleNode } from '../workflows/drift-messages.ts';
+
+/** Nodes per LIST page, and rows per store write. */
+export const DRIFT_PAGE_SIZE = 500;
+
+/** Longest sample detail kept. */
+const MAX_DETAIL = 300;
+
+/** What detection works with. */
+export interface DriftDeps {
+  nodes: NodeApi;
+  store: RevisionStore;
+  designs: DesignCache;
+  /** Called after each page, so a long detection heartbeats. */
+  progress?(classified: number): void;
+}
+
+function wantsOf(design: Design, node: string): NodeWants | undefined {
+  const target = Object.hasOwn(design.nodes, node) ? design.nodes[node] : undefined;
+  return target && { labels: target.labels, annotations: target.annotations, taints: target.taints, policy: design.policy };
+}
+
+/**
+ * Classifies every node of `design` (revision `revision`, the latest
+ * committed) and records the report (see the module). Nodes outside the
+ * design are not looked at. Idempotent on `key`: a retry rewrites the same
+ * report.
+ */
+export async function detectDrift(deps: DriftDeps, input: { key: string; workflowId: string; revision: number; design: Design }): Promise<DriftDetection> {
+  const { store, designs } = deps;
+  const { revision, design } = input;
+  const site = design.site ?? 'default';
+  const action: DriftAction = design.policy.drift.action;
+  const report = await store.createDriftReport({ key: input.key, site, revision, workflowId: input.workflowId, action });
+  const counts = emptyDriftCounts();
+  const drifted: DriftSampleNode[] = [];
+  const others: DriftSampleNode[] = [];
+  const byRevision = new Map<number, number>();
+  // Designs of the revisions nodes carry, for this detection (a few at most in practice).
+  const carried = new Map<number, Design | null>([[revision, design]]);
+  const designOf = async (r: number): Promise<Design | null> => {
+    if (!carried.has(r)) {
+      const result = await designs.get(r).catch(() => null);
+      carried.set(r, result?.ok ? result.design : null);
+    }
+    return carried.get(r) ?? null;
+  };
+
+  let rows: DriftNodeRow[] = [];
+  let seq = 0;
+  const flush = async (force: boolean) => {
+    if (rows.length === 0 || (!force && rows.length < DRIFT_PAGE_SIZE)) return;
+    await store.addDriftNodes(report.id, rows);
+    rows = [];
+  };
+  const record = async (node: string, observed: NodeState | null) => {
+    const latest = wantsOf(design, node);
+    if (!latest) return;
+    const r = carriedRevision(observed);
+    const carriedDesign = r === null ? null : await designOf(r);
+    const verdict = classifyDrift({ node, observed, latest, carried: carriedDesign ? wantsOf(carriedDesign, node) : undefined });
+    counts.total++;
+    counts[verdict.state]++;
+    if (verdict.state === DriftState.inSync) return;
+    const detail = {
+      ...(verdict.run !== null ? { run: verdict.run } : {}),
+      ...(verdict.keys ? { keys: verdict.keys } : {}),
+      ...(verdict.changes !== undefined ? { changes: verdict.changes } : {}),
+      ...(verdict.note ? { note: verdict.note } : {}),
+    };
+    rows.push({ seq: seq++, node, state: verdict.state, revision: verdict.revision, detail });
+    const text = verdict.keys ? driftText(verdict.keys, 5) : verdict.note;
+    const entry: DriftSampleNode = { node, state: verdict.state, revision: verdict.revision, ...(text ? { detail: text.length > MAX_DETAIL ? `${text.slice(0, MAX_DETAIL)}…` : text } : {}) };
+    if (verdict.state === DriftState.drifted) {
+      if (verdict.revision !== null) byRevision.set(verdict.revision, (byRevision.get(verdict.revision) ?? 0) + 1);
+      if (drifted.length < DRIFT_SAMPLE_LIMIT) drifted.push(entry);
+    } else if (others.length < DRIFT_SAMPLE_LIMIT) others.push(entry);
+    await flush(false);
+  };
+
+  const unseen = new Set(Object.keys(design.nodes));
+  try {
+    for await (const page of deps.nodes.listNodes({ pageSize: DRIFT_PAGE_SIZE })) {
+      for (const node of page) if (unseen.delete(node.name)) await record(node.name, node);
+      deps.progress?.(counts.total);
+    }
+  } catch (err) {
+    throw mapNodeError(err, '(all)', 'list');
+  }
+  for (const node of [...unseen].sort()) await record(node, null);
+  await flush(true);
+  await store.finishDriftReport(report.id, counts);
+
+  const groups = [...byRevision.entries()].sort(([a], [b]) => a - b).map(([r, nodes]) => ({ revision: r, nodes }));
+  const kept = groups.slice(0, MAX_HEAL_GROUPS);
+  return {
+    report: report.id,
+    site,
+    revision,
+    action,
+    counts,
+    sample: [...drifted, ...others].slice(0, DRIFT_SAMPLE_LIMIT),
+    groups: kept,
+    ungrouped: groups.slice(MAX_HEAL_GROUPS).reduce((n, g) => n + g.nodes, 0),
+  };
+}
+
+/** Every drifted node of `report` carrying `revision`, read a page at a time. */
+export async function driftedNodes(store: RevisionStore, report: number, revision: number): Promise<string[]> {
+  const names: string[] = [];
+  for (let afterSeq = -1; ; ) {
+    const page = await store.driftNodes(report, { states: [DriftState.drifted], revision, afterSeq, limit: 5000 });
+    names.push(...page.map((r) => r.node));
+    if (page.length < 5000) return names;
+    afterSeq = page.at(-1)?.seq ?? afterSeq;
+  }
+}

@@ -1,0 +1,120 @@
+/**
+ * The activities of `detectDrift`: detect (bulk, see `detect-drift.ts`),
+ * start a heal run through the injected run starter (the facade's own
+ * start, so a heal is a normal numbered run), wait for it, record what
+ * healing did.
+ */
+import { Context } from '@temporalio/activity';
+import type { Client } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
+import { FailureType, isFailureType } from '../core/failure-types.ts';
+import type { Design } from '../core/validate-site.ts';
+import type { NodeApi } from '../kube/nodes.ts';
+import type { DesignCache } from '../store/design-cache.ts';
+import type { RevisionStore } from '../store/revision-store.ts';
+import type { DetectDriftInput, DriftDetection, HealOutcome } from '../workflows/drift-messages.ts';
+import type { UpdateLabelsResult } from '../workflows/messages.ts';
+import { detectDrift, driftedNodes } from './detect-drift.ts';
+
+/** The action name heal runs carry in their memo. */
+export const HEAL_ACTION = 'heal_drift';
+
+/**
+ * Starts an update run as the facade does (preflight, a numbered run in the
+ * store, the `update-labels/<site>` workflow); throws an error carrying a
+ * failure `type` (RunInProgress when a run of the site is going) when it
+ * cannot. Injected by the worker, which owns the client and the facade.
+ */
+export type RunStarter = (
+  client: Client,
+  options: { targets: string[]; revision: number; action: string },
+) => Promise<{ workflowId: string; runId: string; run: number }>;
+
+/** A heal run just started: the run and how many nodes it heals. */
+export type StartedHeal = { workflowId: string; runId: string; run: number; nodes: number };
+
+/** What the drift activities need. */
+export interface DriftActivityDeps {
+  nodes: NodeApi;
+  store: RevisionStore;
+  designs: DesignCache;
+  validDesign(revision: number): Promise<Design>;
+  startRun?: RunStarter;
+}
+
+/** How often waiting for a heal run heartbeats. */
+const HEARTBEAT_MS = 10_000;
+
+/** Builds the drift activities. */
+export function createDriftActivities(deps: DriftActivityDeps) {
+  const { store } = deps;
+  return {
+    /**
+     * Classifies every node of the latest committed revision's design and
+     * records the report. Rejects (non-retryable) with NoCommittedRevision,
+     * DocumentValidationFailed, or InvalidArgument when `site` is not the
+     * site of that revision. Writes no node.
+     */
+    async detectDrift(input: DetectDriftInput & { key: string; workflowId: string }): Promise<DriftDetection> {
+      const context = Context.current();
+      context.heartbeat({ classified: 0 });
+      const latest = await store.latestRevision();
+      if (!latest) throw ApplicationFailure.nonRetryable('no revision has been committed yet: nothing to compare the nodes with', FailureType.NoCommittedRevision);
+      const design = await deps.validDesign(latest.id);
+      const site = design.site ?? 'default';
+      if (input.site !== undefined && input.site !== site) {
+        throw ApplicationFailure.nonRetryable(`unknown site ${input.site}: the store's latest revision (${latest.id}) is of site ${site}`, FailureType.InvalidArgument);
+      }
+      return detectDrift(
+        { nodes: deps.nodes, store, designs: deps.designs, progress: (classified) => context.heartbeat({ classified }) },
+        { key: input.key, workflowId: input.workflowId, revision: latest.id, design },
+      );
+    },
+
+    /**
+     * Starts one update run over exactly the drifted nodes of `report` that
+     * carry `revision`, against that revision. `{skipped}` instead when the
+     * run cannot start for a reason of relabel's own (RunInProgress: a run
+     * of the site is going), never retried. The started run is noted on the
+     * report at once, so a retried attempt returns it rather than meeting
+     * its own run as RunInProgress.
+     */
+    async startHealRun(input: { report: number; revision: number }): Promise<StartedHeal | { skipped: string }> {
+      if (!deps.startRun) throw ApplicationFailure.nonRetryable('this worker cannot start heal runs (no run starter)', FailureType.InternalError);
+      // An earlier attempt that started the run but whose completion was lost left it on the report.
+      const earlier = (await store.getDriftReport(input.report)).heal as { starting?: StartedHeal & { revision: number } } | null;
+      if (earlier?.starting?.revision === input.revision) return earlier.starting;
+      const targets = await driftedNodes(store, input.report, input.revision);
+      if (targets.length === 0) return { skipped: `no drifted node of revision ${input.revision} in drift report ${input.report}` };
+      try {
+        const started = { ...(await deps.startRun(Context.current().client, { targets, revision: input.revision, action: HEAL_ACTION })), nodes: targets.length };
+        await store.setDriftHeal(input.report, { runs: [], starting: { ...started, revision: input.revision } });
+        return started;
+      } catch (err) {
+        const type = (err as { type?: unknown }).type;
+        if (isFailureType(type)) return { skipped: `${type}: ${(err as Error).message}` };
+        throw err;
+      }
+    },
+
+    /** Waits for an update run to end (heartbeating) and returns how it ended. */
+    async awaitRun(input: { workflowId: string; runId: string }): Promise<{ status: string; written?: number; failed?: number; message?: string }> {
+      const context = Context.current();
+      const beat = setInterval(() => context.heartbeat(), HEARTBEAT_MS);
+      try {
+        const result = (await context.client.workflow.getHandle(input.workflowId, input.runId).result()) as UpdateLabelsResult;
+        return { status: result.status, written: result.counts.written, failed: result.counts.failure };
+      } catch (err) {
+        const cause = (err as { cause?: { message?: string; type?: string } }).cause;
+        return { status: 'rejected', message: `${cause?.type ?? 'Error'}: ${String(cause?.message ?? (err as Error).message).slice(0, 1000)}` };
+      } finally {
+        clearInterval(beat);
+      }
+    },
+
+    /** Records what healing did on the report. */
+    async recordHeal(input: { report: number; heal: HealOutcome }): Promise<void> {
+      await store.setDriftHeal(input.report, input.heal);
+    },
+  };
+}

@@ -1,0 +1,93 @@
+/**
+ * `relabel drift`: run a drift detection now and show it, or show the latest
+ * (or a given) report: counts, what healing did, and a page of the nodes
+ * not in sync with what differs. Bounded output: one page at a time.
+ */
+import { type Command, InvalidArgumentError, Option } from 'commander';
+import { DriftState, driftText } from '../core/drift.ts';
+import type { DriftPage } from '../facade/index.ts';
+import type { DriftReportRecord } from '../store/drift-store.ts';
+import { MAX_DRIFT_PAGE } from '../store/drift-store.ts';
+import type { HealOutcome } from '../workflows/drift-messages.ts';
+import { withContext, type SetExit } from './context.ts';
+import { ExitCode } from './exit-codes.ts';
+import { note, outputOption, printJson, say, table } from './output.ts';
+import { nonNegativeInteger, positiveInteger } from './parsers.ts';
+
+const STORED = [DriftState.drifted, DriftState.pending, DriftState.unmanaged, DriftState.missing] as const;
+
+/** `--state a,b` or `all`: states whose rows are stored. */
+function stateList(value: string): DriftState[] {
+  if (value === 'all') return [...STORED];
+  const states = value.split(',').map((s) => s.trim());
+  for (const s of states) {
+    if (!(STORED as readonly string[]).includes(s)) throw new InvalidArgumentError(`must be all or comma-separated states of ${STORED.join(', ')} (in_sync nodes are counted, not listed)`);
+  }
+  return [...new Set(states)] as DriftState[];
+}
+
+/** The report's heading lines. */
+function heading(r: DriftReportRecord): string {
+  const c = r.counts;
+  const counts = c ? `${c.drifted} drifted, ${c.pending} pending, ${c.unmanaged} unmanaged, ${c.missing} missing, ${c.in_sync} in sync of ${c.total}` : 'not finished';
+  return `drift report ${r.id}, site ${r.site}, revision ${r.revision} (policy: ${r.action}), ${r.finishedAt?.toISOString() ?? r.createdAt.toISOString()}: ${counts}`;
+}
+
+function healText(heal: (HealOutcome & { starting?: { run: number; revision: number } }) | null): string | undefined {
+  if (!heal) return undefined;
+  if (heal.starting) return `heal: run ${heal.starting.run} (revision ${heal.starting.revision}) is going`;
+  const runs = heal.runs.map((r) => `  run ${r.run} (${r.workflowId}): revision ${r.revision}, ${r.nodes} node(s): ${r.status}${r.written !== undefined ? `, ${r.written} written` : ''}${r.message ? `: ${r.message}` : ''}`);
+  return ['heal:', ...(runs.length > 0 ? runs : ['  no run started']), ...(heal.skipped ? [`  ${heal.skipped}`] : [])].join('\n');
+}
+
+function pageText(page: DriftPage, states: readonly string[]): string {
+  if (page.items.length === 0) return `no ${states.join('/')} node${page.offset > 0 ? ` from offset ${page.offset}` : ''}`;
+  const rows = page.items.map((r) => [
+    r.node,
+    r.state,
+    r.revision === null ? '-' : String(r.revision),
+    r.detail.keys ? driftText(r.detail.keys, 8) : r.detail.note ?? (r.detail.changes !== undefined ? `${r.detail.changes} key(s) to change at the latest revision` : ''),
+  ]);
+  const end = page.offset + page.items.length;
+  const more = end < page.total ? `; more with --offset ${end}` : '';
+  return `${table(['NODE', 'STATE', 'REVISION', 'DETAIL'], rows)}\nnodes ${page.offset + 1}-${end} of ${page.total} ${states.join('/')}${more}`;
+}
+
+/** Adds `relabel drift` to `program`. */
+export function addDriftCommands(program: Command, setExit: SetExit): void {
+  program
+    .command('drift')
+    .description('detect drift now (nodes changed behind relabel), or show the latest report')
+    .option('--site <name>', "the site (default: the store's; another is refused)")
+    .option('--latest', 'show the latest report instead of detecting now')
+    .addOption(new Option('--report <n>', 'show this report instead of detecting now').argParser(positiveInteger).conflicts('latest'))
+    .addOption(new Option('--state <states>', `nodes to list: all, or some of ${STORED.join(', ')}`).argParser(stateList).default([DriftState.drifted], 'drifted'))
+    .addOption(new Option('--offset <n>', 'first node of the list to show').argParser(nonNegativeInteger).default(0))
+    .addOption(new Option('--limit <n>', `most nodes to list (at most ${MAX_DRIFT_PAGE})`).argParser(positiveInteger).default(100))
+    .addOption(outputOption())
+    .addHelpText(
+      'after',
+      '\nStates: drifted (an owned label, annotation or taint is no longer as the revision the node carries wants),\n' +
+        'pending (as its revision wants; a newer committed revision would change it), unmanaged (no update run\n' +
+        'wrote it), missing (in the design, not in the cluster), in_sync. Drifted beats pending.\n' +
+        'With the label policy\'s drift: {action: heal}, a detection starts one update run per carried revision over\n' +
+        'exactly the drifted nodes (skipped, and said, while a run of the site is going).\n' +
+        'JSON: {report: {id, site, revision, action, counts, heal, createdAt, finishedAt, workflowId}, nodes: {report, total, offset, items}}.',
+    )
+    .action(async (opts: { site?: string; latest?: boolean; report?: number; state: DriftState[]; offset: number; limit: number }, cmd: Command) => {
+      if (opts.limit > MAX_DRIFT_PAGE) cmd.error(`error: --limit is at most ${MAX_DRIFT_PAGE}`, { exitCode: ExitCode.invalidInput });
+      setExit(
+        await withContext(cmd, async (ctx) => {
+          const drift = await ctx.drift();
+          let report: DriftReportRecord;
+          if (opts.report !== undefined) report = await drift.report(opts.report);
+          else if (opts.latest) report = await drift.latest(opts.site);
+          else report = await drift.report((await drift.detect(opts.site !== undefined ? { site: opts.site } : {}, (w) => note(`warning: ${w}`))).report);
+          const page = await drift.nodes(report, { states: opts.state, offset: opts.offset, limit: opts.limit });
+          if (ctx.format === 'json') return printJson({ report, nodes: page });
+          const heal = healText(report.heal as HealOutcome | null);
+          say([heading(report), ...(heal ? [heal] : []), pageText(page, opts.state)].join('\n'));
+        }),
+      );
+    });
+}

@@ -1,0 +1,104 @@
+/**
+ * Drift detection as the CLI (and any other entry point) uses it: run a
+ * detection now and wait for it, read the latest report or a given one, and
+ * page through a report's nodes.
+ */
+import { WorkflowFailedError, type Client } from '@temporalio/client';
+import { ApplicationFailure, WorkflowIdConflictPolicy, WorkflowIdReusePolicy } from '@temporalio/common';
+import type { DriftState } from '../core/drift.ts';
+import { FailureType, isFailureType } from '../core/failure-types.ts';
+import { createDesignCache } from '../store/design-cache.ts';
+import { MAX_DRIFT_PAGE, type DriftNodeRow, type DriftReportRecord } from '../store/drift-store.ts';
+import type { RevisionStore } from '../store/revision-store.ts';
+import { isStoreError, StoreErrorCode } from '../store/store-error.ts';
+import { detectDrift } from '../workflows/detect-drift.ts';
+import { DRIFT_ID_PREFIX, type DetectDriftResult } from '../workflows/drift-messages.ts';
+import { RelabelError } from './relabel-error.ts';
+import { idleTaskQueueWarning } from './runs.ts';
+import { storeSite } from './store-site.ts';
+
+/** What the drift facade needs. */
+export interface DriftDeps {
+  client: Client;
+  store: RevisionStore;
+  taskQueue: string;
+  namespace: string;
+}
+
+/** A page of a report's nodes. */
+export interface DriftPage {
+  report: number;
+  /** Rows matching the states asked for, in all. */
+  total: number;
+  offset: number;
+  items: DriftNodeRow[];
+}
+
+/** Builds the drift facade. */
+export function createDrift(deps: DriftDeps) {
+  const { client, store } = deps;
+  const designs = createDesignCache(store, 1);
+
+  return {
+    /**
+     * Runs a detection of the store's site now (`site`, when given, must be
+     * it) and waits for its result. Joins a detection already running under
+     * the same ID (`relabel-drift/<site>`). Its failure (no committed
+     * revision, invalid documents) comes back as a RelabelError. When no
+     * worker polls the task queue, `onWarning` is told so before waiting.
+     */
+    async detect(options: { site?: string } = {}, onWarning?: (warning: string) => void): Promise<DetectDriftResult & { workflowId: string; runId: string }> {
+      const { site } = await storeSite(store, designs, options.site);
+      const workflowId = `${DRIFT_ID_PREFIX}/${site}`;
+      const handle = await client.workflow.start(detectDrift, {
+        workflowId,
+        taskQueue: deps.taskQueue,
+        args: [{ site }],
+        workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
+        workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
+        staticSummary: `Drift detection of site ${site}`,
+        staticDetails: `Started with \`relabel drift\`: classifies every node of site **${site}** (drifted, pending, unmanaged, missing, in sync) and heals drifted nodes when the label policy says \`drift: {action: heal}\`.`,
+      });
+      const idle = onWarning ? await idleTaskQueueWarning(client, deps.namespace, deps.taskQueue) : undefined;
+      if (idle) onWarning?.(idle.replace('the run waits', 'the detection waits'));
+      try {
+        return { ...(await handle.result()), workflowId, runId: handle.firstExecutionRunId };
+      } catch (err) {
+        const cause = err instanceof WorkflowFailedError ? err.cause : undefined;
+        if (cause instanceof ApplicationFailure && isFailureType(cause.type)) throw new RelabelError(cause.type, cause.message);
+        throw err;
+      }
+    },
+
+    /** The newest finished report (of `site`, when given); NotFound when there is none. */
+    async latest(site?: string): Promise<DriftReportRecord> {
+      const found = await store.latestDriftReport(site);
+      if (!found) throw new RelabelError(FailureType.NotFound, `no drift report yet${site ? ` for site ${site}` : ''}: run relabel drift, or create its schedule`);
+      return found;
+    },
+
+    /** One report; NotFound when absent. */
+    async report(id: number): Promise<DriftReportRecord> {
+      try {
+        return await store.getDriftReport(id);
+      } catch (err) {
+        if (isStoreError(err, StoreErrorCode.NotFound)) throw new RelabelError(FailureType.NotFound, `no drift report ${id} (reports older than the newest 24 of a site are pruned)`);
+        throw err;
+      }
+    },
+
+    /** A page of a report's nodes in the given states (default every state but in_sync, which is not stored). */
+    async nodes(report: DriftReportRecord, query: { states?: readonly DriftState[]; offset?: number; limit?: number } = {}): Promise<DriftPage> {
+      const offset = Math.max(0, Math.trunc(query.offset ?? 0));
+      const limit = Math.min(MAX_DRIFT_PAGE, Math.max(1, Math.trunc(query.limit ?? 100)));
+      const states = query.states;
+      const c = report.counts;
+      const total = c ? (states ?? (['drifted', 'pending', 'unmanaged', 'missing'] as const)).reduce((n, s) => n + (s === 'in_sync' ? 0 : c[s]), 0) : 0;
+      const items = await store.driftNodes(report.id, { ...(states ? { states } : {}), offset, limit });
+      return { report: report.id, total, offset, items };
+    },
+  };
+}
+
+/** The drift facade. */
+export type Drift = ReturnType<typeof createDrift>;

@@ -1,0 +1,193 @@
+/**
+ * The drift half of the store ({@link DriftStore}), in portable SQL over a
+ * {@link SqlDriver}, as the run half is.
+ */
+import type { DriftCounts, DriftState } from '../core/drift.ts';
+import { DriftState as State } from '../core/drift.ts';
+import {
+  DRIFT_REPORTS_KEPT,
+  MAX_DRIFT_PAGE,
+  type DriftNodeDetail,
+  type DriftNodeRow,
+  type DriftReportRecord,
+  type DriftStore,
+} from './drift-store.ts';
+import { assertRunId, isNodeName } from './run-validation.ts';
+import { columnDate, columnNumber, columnString, columnStringOrNull, type SqlDriver, type SqlRow, type SqlSession, type SqlValue, type TableNames } from './sql-driver.ts';
+import { StoreError, StoreErrorCode } from './store-error.ts';
+
+const STATES: ReadonlySet<string> = new Set(Object.values(State));
+const COLUMNS = 'id, key, created_at, finished_at, site, revision, workflow_id, action, counts, heal';
+/** Rows per multi-row INSERT (6 values a row). */
+const BATCH = 500;
+
+function invalid(message: string): StoreError {
+  return new StoreError(StoreErrorCode.InvalidArgument, message);
+}
+
+function notFound(id: number): StoreError {
+  return new StoreError(StoreErrorCode.NotFound, `drift report ${id} not found`);
+}
+
+function text(value: unknown, what: string): string {
+  if (typeof value !== 'string' || value.length === 0 || value.length > 1000 || value.includes('\0')) {
+    throw invalid(`invalid ${what} ${JSON.stringify(value)}: must be a non-empty string without NUL, at most 1000 characters`);
+  }
+  return value;
+}
+
+function json(value: string | null): unknown {
+  return value === null ? null : JSON.parse(value);
+}
+
+function report(row: SqlRow): DriftReportRecord {
+  const finished = row['finished_at'];
+  return {
+    id: columnNumber(row, 'id'),
+    key: columnStringOrNull(row, 'key'),
+    createdAt: columnDate(row, 'created_at'),
+    finishedAt: finished === null || finished === undefined ? null : columnDate(row, 'finished_at'),
+    site: columnString(row, 'site'),
+    revision: columnNumber(row, 'revision'),
+    workflowId: columnStringOrNull(row, 'workflow_id'),
+    action: columnString(row, 'action'),
+    counts: json(columnStringOrNull(row, 'counts')) as DriftCounts | null,
+    heal: json(columnStringOrNull(row, 'heal')),
+  };
+}
+
+function nodeRow(row: SqlRow): DriftNodeRow {
+  const revision = row['revision'];
+  return {
+    seq: columnNumber(row, 'seq'),
+    node: columnString(row, 'node'),
+    state: columnString(row, 'state') as DriftState,
+    revision: revision === null || revision === undefined ? null : columnNumber(row, 'revision'),
+    detail: (json(columnStringOrNull(row, 'detail')) ?? {}) satisfies DriftNodeDetail,
+  };
+}
+
+async function select(s: SqlSession, t: TableNames, where: string, params: SqlValue[]): Promise<DriftReportRecord | undefined> {
+  const [row] = await s.all(`SELECT ${COLUMNS} FROM ${t.driftReports} WHERE ${where}`, params);
+  return row && report(row);
+}
+
+/** Deletes the site's reports beyond the newest {@link DRIFT_REPORTS_KEPT} (at most 100 at a time). */
+async function prune(s: SqlSession, t: TableNames, site: string): Promise<void> {
+  const old = await s.all(`SELECT id FROM ${t.driftReports} WHERE site = ? ORDER BY id DESC LIMIT 100 OFFSET ?`, [site, DRIFT_REPORTS_KEPT]);
+  const ids = old.map((r) => columnNumber(r, 'id'));
+  if (ids.length === 0) return;
+  const marks = ids.map(() => '?').join(', ');
+  await s.run(`DELETE FROM ${t.driftNodes} WHERE report_id IN (${marks})`, ids);
+  await s.run(`DELETE FROM ${t.driftReports} WHERE id IN (${marks})`, ids);
+}
+
+/** The {@link DriftStore} over `driver`. */
+export function sqlDriftStore(driver: SqlDriver): DriftStore {
+  const t = driver.tables;
+  const write = async (id: number, sql: string, params: SqlValue[]) => {
+    assertRunId(id, 'drift report number');
+    const changed = await driver.write((s) => s.run(sql, params));
+    if (changed === 0) throw notFound(id);
+  };
+  return {
+    async createDriftReport(input) {
+      if (input.key !== undefined) text(input.key, 'drift report key');
+      text(input.site, 'site');
+      if (input.workflowId !== undefined) text(input.workflowId, 'workflow ID');
+      text(input.action, 'action');
+      assertRunId(input.revision, 'revision');
+      return driver.write(async (s) => {
+        if (input.key !== undefined) {
+          const existing = await select(s, t, 'key = ?', [input.key]);
+          if (existing) {
+            await s.run(`DELETE FROM ${t.driftNodes} WHERE report_id = ?`, [existing.id]);
+            await s.run(`UPDATE ${t.driftReports} SET counts = NULL, finished_at = NULL, heal = NULL WHERE id = ?`, [existing.id]);
+            return { ...existing, counts: null, finishedAt: null, heal: null };
+          }
+        }
+        const [last] = await s.all(`SELECT COALESCE(MAX(id), 0) AS last FROM ${t.driftReports}`);
+        const id = (last ? columnNumber(last, 'last') : 0) + 1;
+        await s.run(`INSERT INTO ${t.driftReports} (id, key, created_at, site, revision, workflow_id, action) VALUES (?, ?, ?, ?, ?, ?, ?)`, [
+          id,
+          input.key ?? null,
+          new Date().toISOString(),
+          input.site,
+          input.revision,
+          input.workflowId ?? null,
+          input.action,
+        ]);
+        await prune(s, t, input.site);
+        const created = await select(s, t, 'id = ?', [id]);
+        if (!created) throw new Error(`drift report ${id} vanished inside its own transaction`);
+        return created;
+      });
+    },
+
+    async addDriftNodes(id, rows) {
+      assertRunId(id, 'drift report number');
+      for (const r of rows) {
+        if (!isNodeName(r.node)) throw invalid(`invalid node name ${JSON.stringify(r.node)}`);
+        if (!STATES.has(r.state)) throw invalid(`invalid drift state ${JSON.stringify(r.state)}: must be one of ${[...STATES].join(', ')}`);
+        if (!Number.isSafeInteger(r.seq) || r.seq < 0) throw invalid(`invalid seq ${String(r.seq)}`);
+      }
+      if (rows.length === 0) return;
+      await driver.write(async (s) => {
+        if ((await s.all(`SELECT 1 AS found FROM ${t.driftReports} WHERE id = ?`, [id])).length === 0) throw notFound(id);
+        for (let start = 0; start < rows.length; start += BATCH) {
+          const chunk = rows.slice(start, start + BATCH);
+          const params = chunk.flatMap((r): SqlValue[] => [id, r.seq, r.node, r.state, r.revision, JSON.stringify(r.detail)]);
+          await s.run(`INSERT INTO ${t.driftNodes} (report_id, seq, node, state, revision, detail) VALUES ${chunk.map(() => '(?, ?, ?, ?, ?, ?)').join(', ')}`, params);
+        }
+      });
+    },
+
+    async finishDriftReport(id, counts) {
+      await write(id, `UPDATE ${t.driftReports} SET counts = ?, finished_at = ? WHERE id = ?`, [JSON.stringify(counts), new Date().toISOString(), id]);
+    },
+
+    async setDriftHeal(id, heal) {
+      await write(id, `UPDATE ${t.driftReports} SET heal = ? WHERE id = ?`, [JSON.stringify(heal ?? null), id]);
+    },
+
+    async getDriftReport(id) {
+      assertRunId(id, 'drift report number');
+      const found = await driver.read((s) => select(s, t, 'id = ?', [id]));
+      if (!found) throw notFound(id);
+      return found;
+    },
+
+    async latestDriftReport(site) {
+      if (site !== undefined) text(site, 'site');
+      const where = site === undefined ? 'finished_at IS NOT NULL' : 'finished_at IS NOT NULL AND site = ?';
+      return (await driver.read((s) => select(s, t, `${where} ORDER BY id DESC LIMIT 1`, site === undefined ? [] : [site]))) ?? null;
+    },
+
+    async driftNodes(id, query) {
+      assertRunId(id, 'drift report number');
+      const { limit, offset = 0, afterSeq, states, revision } = query;
+      if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_DRIFT_PAGE) throw invalid(`invalid limit ${String(limit)}: must be 1 to ${MAX_DRIFT_PAGE}`);
+      if (!Number.isSafeInteger(offset) || offset < 0) throw invalid(`invalid offset ${String(offset)}: must be a whole number ≥ 0`);
+      if (states?.length === 0) return [];
+      const where = ['report_id = ?'];
+      const params: SqlValue[] = [id];
+      if (states) {
+        for (const state of states) if (!STATES.has(state)) throw invalid(`invalid drift state ${JSON.stringify(state)}`);
+        where.push(`state IN (${states.map(() => '?').join(', ')})`);
+        params.push(...states);
+      }
+      if (revision !== undefined) {
+        where.push('revision = ?');
+        params.push(revision);
+      }
+      if (afterSeq !== undefined) {
+        where.push('seq > ?');
+        params.push(afterSeq);
+      }
+      const rows = await driver.read((s) =>
+        s.all(`SELECT seq, node, state, revision, detail FROM ${t.driftNodes} WHERE ${where.join(' AND ')} ORDER BY seq LIMIT ? OFFSET ?`, [...params, limit, offset]),
+      );
+      return rows.map(nodeRow);
+    },
+  };
+}
