@@ -16,7 +16,8 @@ export const MAX_CONCURRENCY = 1000;
 
 /**
  * `data` of a `relabel/LabelPolicy/v1`. Every field but `label_domain`
- * (default {@link DEFAULT_LABEL_DOMAIN}) is required: the policy decides what
+ * (default {@link DEFAULT_LABEL_DOMAIN}) and `update_on_plugin_change`
+ * (default off) is required: the policy decides what
  * gets written to every node, so nothing is defaulted silently.
  */
 export const LabelPolicyData = z
@@ -35,6 +36,7 @@ export const LabelPolicyData = z
     reconcile_os_arch_aliases: z.boolean(),
     lift_uninitialized_taint: z.boolean(),
     default_concurrency: z.int().min(1).max(MAX_CONCURRENCY),
+    update_on_plugin_change: z.boolean().optional(),
   })
   .strict();
 /** `data` of a label policy document. */
@@ -59,6 +61,12 @@ export type SitePolicy = {
   reconcileOsArchAliases: boolean;
   liftUninitializedTaint: boolean;
   defaultConcurrency: number;
+  /**
+   * When a poll of the site's label plugins stores a set that changes some
+   * nodes' plugin labels, start an update run for those nodes. Present only
+   * when on (default off).
+   */
+  updateOnPluginChange?: true;
 };
 
 /** The policy of a site without a `relabel/LabelPolicy/v1` document: every generator on. */
@@ -86,6 +94,7 @@ export function sitePolicyFrom(data: LabelPolicyData): SitePolicy {
     reconcileOsArchAliases: data.reconcile_os_arch_aliases,
     liftUninitializedTaint: data.lift_uninitialized_taint,
     defaultConcurrency: data.default_concurrency,
+    ...(data.update_on_plugin_change === true ? { updateOnPluginChange: true as const } : {}),
   };
 }
 

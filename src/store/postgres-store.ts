@@ -13,7 +13,7 @@ import { SqlRevisionStore } from './sql-revision-store.ts';
 import type { SqlDriver, SqlRow, SqlSession, SqlValue, TableNames } from './sql-driver.ts';
 
 /** Schema version this code writes and reads. Stored in the schema's `meta` table. */
-export const POSTGRES_SCHEMA_VERSION = 2;
+export const POSTGRES_SCHEMA_VERSION = 3;
 
 /** Schema used when none is given. */
 export const DEFAULT_POSTGRES_SCHEMA = 'relabel';
@@ -40,6 +40,11 @@ function tableNames(schema: string): TableNames {
     bufferFiles: q('buffer_files'),
     runs: q('runs'),
     runNodes: q('run_nodes'),
+    pluginSets: q('plugin_sets'),
+    pluginSetPlugins: q('plugin_set_plugins'),
+    pluginSetLabels: q('plugin_set_labels'),
+    pluginStatus: q('plugin_status'),
+    runPluginSets: q('run_plugin_sets'),
   };
 }
 
@@ -72,7 +77,8 @@ CREATE TABLE ${s}.buffer_files (
   PRIMARY KEY (bucket, source)
 );
 CREATE INDEX buffer_files_digest ON ${s}.buffer_files (digest);
-${runsSchemaSql(schema)}`;
+${runsSchemaSql(schema)}
+${pluginsSchemaSql(schema)}`;
 }
 
 /** Version 2: update runs and their per-node results. */
@@ -101,6 +107,48 @@ CREATE TABLE ${s}.run_nodes (
   UNIQUE (run_id, node)
 );
 CREATE INDEX run_nodes_status ON ${s}.run_nodes (run_id, status, seq);
+`;
+}
+
+/**
+ * Migration step v2 → v3: label plugin sets, plugin status, and the set each
+ * run pinned (set_id 0: the run uses no plugin set). Nothing else changes.
+ */
+function pluginsSchemaSql(schema: string): string {
+  const s = `"${schema}"`;
+  return `
+CREATE TABLE ${s}.plugin_sets (id integer PRIMARY KEY, site text NOT NULL, created_at timestamptz NOT NULL, digest text NOT NULL);
+CREATE INDEX plugin_sets_site ON ${s}.plugin_sets (site, id);
+CREATE TABLE ${s}.plugin_set_plugins (
+  set_id integer NOT NULL REFERENCES ${s}.plugin_sets (id),
+  plugin text NOT NULL,
+  digest text NOT NULL,
+  polled_at timestamptz NOT NULL,
+  node_count integer NOT NULL,
+  label_count integer NOT NULL,
+  PRIMARY KEY (set_id, plugin)
+);
+CREATE TABLE ${s}.plugin_set_labels (
+  set_id integer NOT NULL REFERENCES ${s}.plugin_sets (id),
+  node text NOT NULL,
+  plugin text NOT NULL,
+  labels text NOT NULL,
+  PRIMARY KEY (set_id, node, plugin)
+);
+CREATE INDEX plugin_set_labels_plugin ON ${s}.plugin_set_labels (set_id, plugin);
+CREATE TABLE ${s}.plugin_status (
+  site text NOT NULL,
+  plugin text NOT NULL,
+  polled_at timestamptz NOT NULL,
+  ok integer NOT NULL,
+  error text,
+  last_good_at timestamptz,
+  last_good_set integer,
+  node_count integer,
+  label_count integer,
+  PRIMARY KEY (site, plugin)
+);
+CREATE TABLE ${s}.run_plugin_sets (run_id integer PRIMARY KEY, set_id integer NOT NULL);
 `;
 }
 
@@ -188,9 +236,10 @@ async function migrate(pool: Pool, schema: string): Promise<void> {
       await client.query(`INSERT INTO "${schema}".meta (key, value) VALUES ('schema_version', $1)`, [
         String(POSTGRES_SCHEMA_VERSION),
       ]);
-    } else if (Number(row.value) === 1) {
-      // Written by a relabel before runs were stored: add their tables.
-      await client.query(runsSchemaSql(schema));
+    } else if (Number(row.value) === 1 || Number(row.value) === 2) {
+      // Written by an older relabel: v1 → v2 adds the runs' tables, v2 → v3 the plugins'.
+      if (Number(row.value) === 1) await client.query(runsSchemaSql(schema));
+      await client.query(pluginsSchemaSql(schema));
       await client.query(`UPDATE "${schema}".meta SET value = $1 WHERE key = 'schema_version'`, [String(POSTGRES_SCHEMA_VERSION)]);
     } else if (Number(row.value) !== POSTGRES_SCHEMA_VERSION) {
       throw new StoreError(StoreErrorCode.SchemaVersion,

@@ -7,6 +7,7 @@
  * Changes are staged per bucket into one shared buffer and committed as an
  * immutable, monotonically numbered revision.
  */
+import type { PluginStore } from './plugin-store.ts';
 import type { RunStore } from './run-store.ts';
 
 /** One source file: its name (e.g. `site/nodes.yaml`) and its raw multi-document YAML text. */
@@ -113,7 +114,7 @@ export const MAX_NAME_LENGTH = 63;
  * with the driver's own error for I/O failures. Safe to use from several
  * processes on the same database at once.
  */
-export interface RevisionStore extends RunStore {
+export interface RevisionStore extends RunStore, PluginStore {
   /**
    * Replace the buffered content of `bucket` with `files` (an empty list stages
    * the bucket's deletion). Files are validated first: names (InvalidName),

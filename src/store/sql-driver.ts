@@ -30,6 +30,11 @@ export interface TableNames {
   readonly bufferFiles: string;
   readonly runs: string;
   readonly runNodes: string;
+  readonly pluginSets: string;
+  readonly pluginSetPlugins: string;
+  readonly pluginSetLabels: string;
+  readonly pluginStatus: string;
+  readonly runPluginSets: string;
 }
 
 /** A backend: transactions over one database. */

@@ -38,7 +38,7 @@ describe('SQLite backend specifics', () => {
     await store.commit();
     await store.close();
     const db = new DatabaseSync(path);
-    db.exec(`DROP TABLE run_nodes; DROP TABLE runs; UPDATE meta SET value = '1' WHERE key = 'schema_version'`);
+    db.exec(`DROP TABLE plugin_set_labels; DROP TABLE plugin_set_plugins; DROP TABLE plugin_sets; DROP TABLE plugin_status; DROP TABLE run_plugin_sets; DROP TABLE run_nodes; DROP TABLE runs; UPDATE meta SET value = '1' WHERE key = 'schema_version'`);
     db.close();
     const migrated = await openSqliteStore(path);
     try {
@@ -59,13 +59,39 @@ describe('SQLite backend specifics', () => {
     await (await openSqliteStore(path)).close();
   });
 
+  test('a version-2 database (before label plugins) gains the plugin tables, runs and revisions kept', async () => {
+    const path = freshPath();
+    const store = await openSqliteStore(path);
+    await store.stage('site', [{ source: 'a.yaml', text: 'a: 1\n' }]);
+    await store.commit();
+    const run = await store.createRun({ targets: ['n1'] });
+    await store.close();
+    const db = new DatabaseSync(path);
+    db.exec(`DROP TABLE plugin_set_labels; DROP TABLE plugin_set_plugins; DROP TABLE plugin_sets; DROP TABLE plugin_status; DROP TABLE run_plugin_sets; UPDATE meta SET value = '2' WHERE key = 'schema_version'`);
+    db.close();
+    const migrated = await openSqliteStore(path);
+    try {
+      assert.equal((await migrated.getRun(run.id)).targetCount, 1);
+      const set = await migrated.savePluginSet({ site: 's', digest: 'd', parts: [{ plugin: 'p', digest: 'x', polledAt: new Date(), labels: { n1: { 'a.example.com/k': 'v' } } }] });
+      assert.equal(await migrated.pinRunPluginSet(run.id, set.id), set.id);
+    } finally {
+      await migrated.close();
+    }
+    const check = new DatabaseSync(path);
+    try {
+      assert.equal(check.prepare(`SELECT value FROM meta WHERE key = 'schema_version'`).get()?.value, '3');
+    } finally {
+      check.close();
+    }
+  });
+
   test('a database with an unknown schema version is refused, untouched', async () => {
     const path = freshPath();
     await (await openSqliteStore(path)).close();
     const db = new DatabaseSync(path);
     db.exec(`UPDATE meta SET value = '99' WHERE key = 'schema_version'`);
     db.close();
-    await rejectsWith(openSqliteStore(path), 'SchemaVersion', /schema version 99 is not supported .*knows version 2/);
+    await rejectsWith(openSqliteStore(path), 'SchemaVersion', /schema version 99 is not supported .*knows version 3/);
     const check = new DatabaseSync(path);
     assert.equal(check.prepare(`SELECT value FROM meta WHERE key = 'schema_version'`).get()?.value, '99');
     check.close();

@@ -16,7 +16,7 @@ import { SqlRevisionStore } from './sql-revision-store.ts';
 import type { SqlDriver, SqlSession, SqlValue, TableNames } from './sql-driver.ts';
 
 /** Schema version this code writes and reads. Stored in the `meta` table. */
-export const SQLITE_SCHEMA_VERSION = 2;
+export const SQLITE_SCHEMA_VERSION = 3;
 
 /** Path that opens a private in-memory database (tests, dry runs). */
 export const SQLITE_MEMORY = ':memory:';
@@ -36,6 +36,11 @@ const TABLES: TableNames = {
   bufferFiles: 'buffer_files',
   runs: 'runs',
   runNodes: 'run_nodes',
+  pluginSets: 'plugin_sets',
+  pluginSetPlugins: 'plugin_set_plugins',
+  pluginSetLabels: 'plugin_set_labels',
+  pluginStatus: 'plugin_status',
+  runPluginSets: 'run_plugin_sets',
 };
 
 // Timestamps are ISO-8601 text written by the application.
@@ -93,6 +98,48 @@ CREATE TABLE run_nodes (
 ) STRICT;
 CREATE INDEX run_nodes_status ON run_nodes (run_id, status, seq);
 `;
+
+// Version 3: label plugin sets, plugin status, and the set each run pinned.
+// (set_id 0 in run_plugin_sets: the run uses no plugin set.)
+const PLUGINS_SCHEMA = `
+CREATE TABLE plugin_sets (id INTEGER PRIMARY KEY, site TEXT NOT NULL, created_at TEXT NOT NULL, digest TEXT NOT NULL) STRICT;
+CREATE INDEX plugin_sets_site ON plugin_sets (site, id);
+CREATE TABLE plugin_set_plugins (
+  set_id INTEGER NOT NULL REFERENCES plugin_sets (id),
+  plugin TEXT NOT NULL,
+  digest TEXT NOT NULL,
+  polled_at TEXT NOT NULL,
+  node_count INTEGER NOT NULL,
+  label_count INTEGER NOT NULL,
+  PRIMARY KEY (set_id, plugin)
+) STRICT;
+CREATE TABLE plugin_set_labels (
+  set_id INTEGER NOT NULL REFERENCES plugin_sets (id),
+  node TEXT NOT NULL,
+  plugin TEXT NOT NULL,
+  labels TEXT NOT NULL,
+  PRIMARY KEY (set_id, node, plugin)
+) STRICT;
+CREATE INDEX plugin_set_labels_plugin ON plugin_set_labels (set_id, plugin);
+CREATE TABLE plugin_status (
+  site TEXT NOT NULL,
+  plugin TEXT NOT NULL,
+  polled_at TEXT NOT NULL,
+  ok INTEGER NOT NULL,
+  error TEXT,
+  last_good_at TEXT,
+  last_good_set INTEGER,
+  node_count INTEGER,
+  label_count INTEGER,
+  PRIMARY KEY (site, plugin)
+) STRICT;
+CREATE TABLE run_plugin_sets (run_id INTEGER PRIMARY KEY, set_id INTEGER NOT NULL) STRICT;
+`;
+
+/** Migration step v2 → v3: adds the label plugin tables; nothing else changes. */
+function migrateV2ToV3(db: DatabaseSync): void {
+  db.exec(PLUGINS_SCHEMA);
+}
 
 /**
  * Most prepared statements a connection keeps. Multi-row statements (run
@@ -205,12 +252,14 @@ function migrate(db: DatabaseSync, path: string): void {
     if (row === undefined) {
       db.exec(SCHEMA);
       db.exec(RUNS_SCHEMA);
+      migrateV2ToV3(db);
       db.prepare(`INSERT INTO meta (key, value) VALUES ('schema_version', ?)`).run(
         String(SQLITE_SCHEMA_VERSION),
       );
-    } else if (Number(row.value) === 1) {
-      // Written by a relabel before runs were stored: add their tables.
-      db.exec(RUNS_SCHEMA);
+    } else if (Number(row.value) === 1 || Number(row.value) === 2) {
+      // Written by an older relabel: v1 → v2 adds the runs' tables, v2 → v3 the plugins'.
+      if (Number(row.value) === 1) db.exec(RUNS_SCHEMA);
+      migrateV2ToV3(db);
       db.prepare(`UPDATE meta SET value = ? WHERE key = 'schema_version'`).run(String(SQLITE_SCHEMA_VERSION));
     } else if (Number(row.value) !== SQLITE_SCHEMA_VERSION) {
       throw new StoreError(StoreErrorCode.SchemaVersion,

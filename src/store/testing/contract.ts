@@ -11,6 +11,7 @@ import { freshStore, rejectsWith, type StoreFixture } from './fixture.ts';
 import { concurrencyContract } from './contract-concurrency.ts';
 import { validationContract } from './contract-validation.ts';
 import { runsContract } from './contract-runs.ts';
+import { pluginsContract } from './contract-plugins.ts';
 
 const f = (source: string, text: string): SourceFile => ({ source, text });
 
@@ -230,5 +231,6 @@ export function revisionStoreContract(backend: string, fixture: StoreFixture): v
     validationContract(fixture);
     concurrencyContract(fixture);
     runsContract(fixture);
+    pluginsContract(fixture);
   });
 }
