@@ -18,7 +18,10 @@ import type { RevisionStore } from '../store/revision-store.ts';
 import type { NodeResultDetail } from '../store/run-store.ts';
 import type { NodeFailure, RelabelNodeResult } from '../workflows/messages.ts';
 import { createDesignCache, type DesignCache } from '../store/design-cache.ts';
-import { planDetail, planOf, planRun, type RunPlan } from './plan-run.ts';
+import { withPluginLabels, type PluginEntry } from '../core/plugin-output.ts';
+import { conflictDetail, planDetail, planOf, planRun, type PluginLabelSource, type RunPlan } from './plan-run.ts';
+import { pollSite, preparePluginChangeRun, type PluginChangeRun } from './plugins.ts';
+import type { PollResult } from '../workflows/plugin-messages.ts';
 import { createResultWriter, type ResultWriter } from './result-writer.ts';
 
 /** How many times a node is re-read and re-planned after a resourceVersion conflict. */
@@ -66,6 +69,25 @@ export function createActivities(deps: ActivityDeps) {
     }
   }
 
+  /**
+   * The label plugin set run `run` uses: the one it pinned, else (its first
+   * plan) the site's newest, pinned now so every attempt and retry uses the
+   * same; 0 when the site has none (document labels only).
+   */
+  async function pinnedPluginSet(run: number, site: string): Promise<number> {
+    const pinned = await store.runPluginSet(run);
+    if (pinned !== null) return pinned;
+    const latest = await store.latestPluginSet(site);
+    return store.pinRunPluginSet(run, latest?.id ?? 0);
+  }
+
+  /** One node's labels from the run's plugin set (none before the set is pinned, or with set 0). */
+  async function nodePluginLabels(run: number, node: string): Promise<PluginEntry[]> {
+    const set = await store.runPluginSet(run);
+    if (set === null || set === 0) return [];
+    return (await store.pluginSetLabels(set, [node])).get(node) ?? [];
+  }
+
   /** What a plan changes, counted. */
   function planCounts(plan: LabelPlan): RelabelNodeResult['counts'] {
     const annotations = plan.annotations ? Object.keys(plan.annotations.set).length + plan.annotations.remove.length : 0;
@@ -89,6 +111,7 @@ export function createActivities(deps: ActivityDeps) {
     bulkObserved: Omit<NodeState, 'name'> | null,
     now: LabelPlan,
     attempts: number,
+    plugins: readonly PluginEntry[],
   ): Promise<RelabelNodeResult> {
     const { run } = applied;
     const observed = bulkObserved ?? ((await store.observedState(run, node)) as Omit<NodeState, 'name'> | null);
@@ -109,7 +132,7 @@ export function createActivities(deps: ActivityDeps) {
         return { node, written: true, counts, taintLifted: d.taintLifted === true, attempts: d.attempts ?? attempts };
       }
     }
-    const plan = observed ? planOf(design, observed, node) : now;
+    const plan = observed ? planOf(design, observed, node, plugins) : now;
     const taintLifted = observed !== null && nodePatch(plan, observed, design.policy.liftUninitializedTaint) !== null && liftsTaint(observed, design.policy.liftUninitializedTaint);
     const detail: NodeResultDetail = { ...planDetail(plan, observed ?? { labels: {} }, taintLifted), attempts, recovered: true };
     await results.record(run, { node, status: 'success', written: true, detail, observed: null });
@@ -145,7 +168,33 @@ export function createActivities(deps: ActivityDeps) {
       const context = Context.current();
       context.heartbeat({ planned: 0 });
       const design = await validDesign(input.revision);
-      return planRun({ nodes, store, progress: (planned) => context.heartbeat({ planned }) }, { ...input, design });
+      const set = await pinnedPluginSet(input.run, design.site ?? 'default');
+      const plugins: PluginLabelSource | undefined = set === 0 ? undefined : { set, lookup: (names) => store.pluginSetLabels(set, names) };
+      return planRun({ nodes, store, progress: (planned) => context.heartbeat({ planned }), ...(plugins ? { plugins } : {}) }, { ...input, design });
+    },
+
+    /**
+     * Polls the site's label plugins (see `pollSite`): every plugin of the
+     * latest revision read and checked whole, good output stored as a new
+     * plugin set, each plugin's status recorded. Returns the set's id and
+     * counts and one line per plugin; the labels stay in the store.
+     */
+    async pollSitePlugins(input: { site: string }): Promise<PollResult> {
+      return pollSite({ store, designs, warn: (message, fields) => log.warn(message, fields) }, input);
+    },
+
+    /**
+     * Records an update run for the nodes whose plugin labels differ between
+     * plugin sets `previous` and `set` (see `preparePluginChangeRun`);
+     * idempotent per set.
+     */
+    async pluginChangeRun(input: { site: string; set: number; previous: number }): Promise<PluginChangeRun> {
+      return preparePluginChangeRun({ store, designs }, input);
+    },
+
+    /** Discards a run recorded for a plugin change whose workflow could not start. */
+    async discardPluginRun(input: { run: number }): Promise<void> {
+      await store.discardRun(input.run);
     },
 
     /** The next page of a run's pending nodes after sequence number `afterSeq`, in target order. */
@@ -180,6 +229,8 @@ export function createActivities(deps: ActivityDeps) {
       const design = await validDesign(revision);
       const target = Object.hasOwn(design.nodes, node) ? design.nodes[node] : undefined;
       if (!target) throw ApplicationFailure.nonRetryable(`node ${node} is not in the design of revision ${revision}`, FailureType.NodeNotInDesign);
+      const plugins = await nodePluginLabels(run, node);
+      const joined = withPluginLabels(target.labels, plugins);
       const bulkObserved = Context.current().info.attempt === 1 ? ((await store.observedState(run, node)) as Omit<NodeState, 'name'> | null) : null;
       let observed = bulkObserved;
       // The state the final plan was made from: its values of the keys set are what they were.
@@ -187,7 +238,7 @@ export function createActivities(deps: ActivityDeps) {
       const applied: AppliedRun = { revision, run };
       const outcome = await reconcileNodeLabels(
         {
-          desired: target.labels,
+          desired: joined.labels,
           desiredAnnotations: target.annotations,
           desiredTaints: target.taints,
           policy: design.policy,
@@ -228,8 +279,8 @@ export function createActivities(deps: ActivityDeps) {
         );
       }
       const { plan, written, attempts, taintLifted } = outcome;
-      if (!written && lastRead && isAppliedBy(lastRead.annotations, applied)) return recoverWritten(applied, node, design, bulkObserved, plan, attempts);
-      const detail = { ...planDetail(plan, lastRead ?? { labels: {} }, taintLifted), attempts };
+      if (!written && lastRead && isAppliedBy(lastRead.annotations, applied)) return recoverWritten(applied, node, design, bulkObserved, plan, attempts, plugins);
+      const detail = { ...planDetail(plan, lastRead ?? { labels: {} }, taintLifted), attempts, ...conflictDetail(joined.conflicts) };
       await results.record(run, { node, status: 'success', written, detail, observed: null });
       logApplied(input, written, planCounts(plan));
       return { node, written, counts: planCounts(plan), taintLifted, attempts };

@@ -1,3 +1,4 @@
 /** The worker's workflowsPath: every workflow relabel runs. */
 export { updateLabels } from './update-labels.ts';
 export { relabelNode } from './relabel-node.ts';
+export { pollPlugins } from './poll-plugins.ts';
