@@ -5,7 +5,7 @@
  */
 import type { Command } from 'commander';
 import { openRelabel, relabelConfigFromEnv, type RelabelConfig } from '../facade/index.ts';
-import type { Documents, Runs } from '../facade/index.ts';
+import type { Documents, Plugins, Runs } from '../facade/index.ts';
 import type { OutputFormat } from './output.ts';
 
 /** Sets the process's exit code once a command is done. */
@@ -36,6 +36,8 @@ export interface CliContext {
   documents: Documents;
   /** The runs facade; Unavailable when Temporal cannot be reached. */
   runs(): Promise<Runs>;
+  /** The label plugins facade; with `temporal`, connected to Temporal (Unavailable when it cannot be reached). */
+  plugins(temporal?: boolean): Promise<Plugins>;
 }
 
 /**
@@ -52,6 +54,7 @@ export async function withContext(command: Command, body: (ctx: CliContext) => P
       config,
       documents: relabel.documents,
       runs: () => relabel.runs(),
+      plugins: (temporal) => relabel.plugins(temporal),
     });
     return code ?? 0;
   } finally {

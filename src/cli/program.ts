@@ -7,6 +7,7 @@ import { Command, CommanderError, Option } from 'commander';
 import { addDocsCommands } from './docs-commands.ts';
 import { exitCodeForType, exitCodeHelp, ExitCode } from './exit-codes.ts';
 import { describeError, OutputFormat, reportError } from './output.ts';
+import { addPluginCommands } from './plugin-commands.ts';
 import { addRunCommands } from './run-commands.ts';
 import type { SetExit } from './context.ts';
 
@@ -45,6 +46,7 @@ export function buildProgram(setExit: SetExit): Command {
     .addOption(new Option('--task-queue <name>', 'task queue of the relabel workers'));
   addDocsCommands(program, setExit);
   addRunCommands(program, setExit);
+  addPluginCommands(program, setExit);
   // Served by src/api/main.ts (dispatched in src/client.ts); listed here for help.
   program.command('api').description('serve the Airship-compatible HTTP API: relabel api --listen HOST:PORT (see relabel api --help)').allowUnknownOption().helpOption(false);
   program.addHelpText('after', `\n${exitCodeHelp()}\n\n${ENVIRONMENT_HELP}\n\n${EXAMPLES_HELP}`);

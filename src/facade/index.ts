@@ -10,10 +10,12 @@ import { connectOptions, temporalSettingsFromEnv, type TemporalConnectOptions } 
 import { openStore } from '../store/open-store.ts';
 import { createDocuments, type Documents } from './documents.ts';
 import { RelabelError } from './relabel-error.ts';
+import { createPlugins, type Plugins } from './plugins.ts';
 import { createRuns, type Runs } from './runs.ts';
 
 export { RelabelError } from './relabel-error.ts';
 export type { Documents } from './documents.ts';
+export type { Plugins } from './plugins.ts';
 export type { NodeOutcome, NodePage, Runs, RunListing, RunRef, RunStatusReport, StartedRun, StartOptions, TargetSelection, RunListFilter } from './runs.ts';
 
 /** Where the facade finds Temporal and the store. */
@@ -82,6 +84,11 @@ export interface Relabel {
    */
   runs(): Promise<Runs>;
   /**
+   * The label plugins facade; with `temporal`, connected to Temporal first
+   * (polls and schedules need it; status reads only the store).
+   */
+  plugins(temporal?: boolean): Promise<Plugins>;
+  /**
    * Whether Temporal and the revision store answer now, each checked on its
    * own (a Temporal system-info call and a read of the latest revision),
    * each bounded to `timeoutMs`.
@@ -94,6 +101,7 @@ export interface Relabel {
 export async function openRelabel(config: RelabelConfig): Promise<Relabel> {
   const store = await openStore(config.storeUrl);
   let connection: Connection | undefined;
+  let client: Client | undefined;
   let runs: Promise<Runs> | undefined;
   const connectRuns = (): Promise<Runs> => {
     runs ??= (async () => {
@@ -114,8 +122,9 @@ export async function openRelabel(config: RelabelConfig): Promise<Relabel> {
         throw new RelabelError(FailureType.Unavailable, await temporalUnreachable(address, namespace, err));
       }
       connection = c;
+      client = new Client({ connection: c, namespace: config.namespace });
       return createRuns({
-        client: new Client({ connection: c, namespace: config.namespace }),
+        client,
         store,
         taskQueue: config.taskQueue,
         namespace: config.namespace,
@@ -130,6 +139,10 @@ export async function openRelabel(config: RelabelConfig): Promise<Relabel> {
   return {
     documents: createDocuments(store),
     runs: connectRuns,
+    async plugins(temporal = false) {
+      if (temporal) await connectRuns();
+      return createPlugins({ store, taskQueue: config.taskQueue, searchAttributes: config.searchAttributes, ...(client ? { client } : {}) });
+    },
     async health(timeoutMs = HEALTH_CHECK_TIMEOUT_MS) {
       const { temporalAddress: address, namespace } = config;
       const temporal = (async (): Promise<HealthCheck> => {

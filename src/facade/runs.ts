@@ -220,6 +220,9 @@ export function createRuns(deps: RunsDeps) {
     const dryRun = options.dryRun ?? false;
     const workflowId = dryRun ? `${RUN_ID_PREFIX}/${site}/dry-run/${randomUUID().slice(0, 8)}` : `${RUN_ID_PREFIX}/${site}`;
     const record = await store.createRun({ workflowId, revision, dryRun, targets, ...(options.retryOfRun !== undefined ? { retryOf: options.retryOfRun } : {}) });
+    // The label plugin set the run applies: a retry keeps its run's, a new run takes the site's newest (0: none).
+    const retried = options.retryOfRun !== undefined ? await store.runPluginSet(options.retryOfRun) : null;
+    await store.pinRunPluginSet(record.id, retried ?? (await store.latestPluginSet(site))?.id ?? 0);
     const input: UpdateLabelsInput = {
       run: record.id,
       revision,
