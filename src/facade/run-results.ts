@@ -28,6 +28,10 @@ export interface NodeOutcome {
   annotations?: { set: string[]; removed: string[] };
   /** Taints added (or changed) and removed, as `key=value:effect`, when any. */
   taints?: { added: string[]; removed: string[] };
+  /** Plugin labels not applied: the documents (or a plugin whose name sorts first) give the key another value; the first 20. */
+  pluginConflicts?: { key: string; plugin: string; value: string; kept: string; keptFrom: string }[];
+  /** How many plugin labels were not applied for that reason. */
+  pluginConflictCount?: number;
   error?: { type: string; message: string };
 }
 
@@ -58,6 +62,7 @@ export function nodeOutcome(row: RunNodeRow): NodeOutcome {
     ...(d.taintLifted ? { taintLifted: true } : {}),
     ...(d.annotations !== undefined ? { annotations: d.annotations } : {}),
     ...(d.taints !== undefined ? { taints: d.taints } : {}),
+    ...(d.pluginConflicts !== undefined ? { pluginConflicts: d.pluginConflicts, pluginConflictCount: d.pluginConflictCount ?? d.pluginConflicts.length } : {}),
     ...(d.error !== undefined ? { error: d.error } : {}),
   };
 }
