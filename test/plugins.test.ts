@@ -218,3 +218,56 @@ describe('label plugins', () => {
     }
   });
 });
+
+describe('label plugins with update_on_plugin_change', () => {
+  const prefix = `pc${uniqueSuffix()}`;
+  const own = mkdtempSync(join(tmpdir(), 'relabel-plugins-change-'));
+  const path = join(own, 'racks.json');
+  const site = prefixedSite(prefix, (doc) => {
+    if (doc.schema === 'relabel/LabelPolicy/v1') doc.data.update_on_plugin_change = true;
+  });
+  site.files.push({
+    source: 'plugins.yaml',
+    text: `---\n${JSON.stringify({ schema: 'relabel/LabelPlugin/v1', metadata: { schema: 'metadata/Document/v1', name: 'racks' }, data: { source: 'json', path, namespaces: ['rack.example.com/*'] } })}\n`,
+  });
+  const siteName = `${prefix}-site`;
+  const [n1, n2] = site.nodes.slice(0, 2) as [string, string];
+  let relabel: Awaited<ReturnType<typeof startRelabel>>;
+  let plugins: ReturnType<typeof createPlugins>;
+
+  before(async () => {
+    const { url } = await storeWithSite(site.files);
+    relabel = await startRelabel(url);
+    plugins = createPlugins({ store: relabel.store, client: relabel.client, taskQueue: relabel.taskQueue });
+    for (const name of [n1, n2]) await createNode(adminCore(), name);
+  });
+  after(async () => {
+    await relabel.stop();
+    rmSync(own, { recursive: true, force: true });
+  });
+
+  it('a new set starts an update run for exactly the nodes whose plugin labels changed; an unchanged one starts none', async () => {
+    writeFileSync(path, JSON.stringify({ [n1]: { 'rack.example.com/row': 'a' }, [n2]: { 'rack.example.com/row': 'b' } }));
+    const first = await plugins.poll(siteName);
+    assert.ok(first.updateRun && 'workflowId' in first.updateRun, JSON.stringify(first.updateRun));
+    assert.equal(first.updateRun.targets, 2);
+    const done = await relabel.runs.wait({ workflowId: first.updateRun.workflowId });
+    assert.equal(done.result?.status, 'success', JSON.stringify(done.result ?? done.failure));
+    assert.equal(await relabel.store.runPluginSet(first.updateRun.run), first.set?.id);
+    const core = adminCore();
+    assert.equal((await core.readNode({ name: n1 })).metadata?.labels?.['rack.example.com/row'], 'a');
+    assert.equal((await core.readNode({ name: n2 })).metadata?.labels?.['rack.example.com/row'], 'b');
+
+    const same = await plugins.poll(siteName);
+    assert.equal(same.set?.created, false);
+    assert.equal(same.updateRun, undefined, 'nothing changed: no run');
+
+    writeFileSync(path, JSON.stringify({ [n1]: { 'rack.example.com/row': 'a' }, [n2]: { 'rack.example.com/row': 'c' } }));
+    const changed = await plugins.poll(siteName);
+    assert.ok(changed.updateRun && 'workflowId' in changed.updateRun, JSON.stringify(changed.updateRun));
+    assert.equal(changed.updateRun.targets, 1, 'only the node whose plugin labels changed');
+    const again = await relabel.runs.wait({ workflowId: changed.updateRun.workflowId });
+    assert.equal(again.result?.counts.written, 1);
+    assert.equal((await core.readNode({ name: n2 })).metadata?.labels?.['rack.example.com/row'], 'c');
+  });
+});
