@@ -203,6 +203,7 @@ export function reportText(r: RunStatusReport, page?: NodePage, summary?: RunSum
       ['closed', r.closeTime],
       ['revision', r.result?.revision ?? r.progress?.revision],
       ['site', r.result?.site ?? r.progress?.site],
+      ['plugin set', r.pluginSet === undefined ? undefined : r.pluginSet === 0 ? 'none (document labels only)' : r.pluginSet],
       ['retry of', r.result?.retryOf ? `${r.result.retryOf.workflowId} (run ${r.result.retryOf.runId})` : undefined],
       ['Temporal UI', r.uiLink],
     ]),

@@ -128,6 +128,8 @@ export interface RunStatusReport extends RunRef {
   failure?: { type: string; message: string };
   /** What may keep a running run from progressing, such as no worker polling its task queue. */
   warnings?: string[];
+  /** The label plugin set the run applies (0: none, document labels only), once it is known. */
+  pluginSet?: number;
 }
 
 /** How often waiting for a run asks whether a worker polls its task queue. */
@@ -295,6 +297,8 @@ export function createRuns(deps: RunsDeps) {
     };
     if (d.status.name === 'COMPLETED') {
       report.result = (await handle.result()) as UpdateLabelsResult;
+      const pinned = await store.runPluginSet(report.result.run);
+      if (pinned !== null) report.pluginSet = pinned;
     } else if (d.status.name === 'FAILED') {
       try {
         await handle.result();
