@@ -174,6 +174,12 @@ describe('label plugins', () => {
     }
     const text = await relabelCli(['plugins', 'status', '--site', siteName], { RELABEL_STORE_URL: url });
     assert.match(text.stdout, /nics\s+\S+\s+NO\s+\S+\s+\d+/);
+    // The CLI polls through Temporal too: the last failure (outside its namespace) again, exit 4.
+    const cli = exits(await relabelCli(['plugins', 'poll', '--site', siteName, '-o', 'json'], { RELABEL_STORE_URL: url, RELABEL_TASK_QUEUE: relabel.taskQueue }), 4);
+    const polled = JSON.parse(cli.stdout) as { status: string; workflowId: string; plugins: { plugin: string; ok: boolean; error?: string }[] };
+    assert.equal(polled.status, 'partial');
+    assert.match(polled.workflowId, new RegExp(`^relabel-plugins/${siteName}/now-`));
+    assert.match(polled.plugins.find((p) => p.plugin === 'nics')?.error ?? '', /outside the plugin's namespaces/);
     const { done } = await runOnce();
     assert.equal(done.result?.counts.written, 0, 'the last good labels are what the nodes carry: nothing to write');
     assert.equal((await labelsOf(n1))['nic.example.com/speed'], '100g');
@@ -213,6 +219,14 @@ describe('label plugins', () => {
       assert.equal(again.created, false);
       assert.equal((await handle.describe()).spec.intervals?.[0]?.every, 900_000);
       await assert.rejects(ensurePluginSchedule(relabel.client, { site: siteName, taskQueue: relabel.taskQueue, every: '5s' }), /--every "5s"/);
+      // A poll the schedule starts is a real poll: the plugins' status moves on.
+      const before = Math.max(...(await relabel.store.pluginStatus(siteName)).map((r) => r.polledAt.getTime()));
+      await handle.trigger();
+      const deadline = Date.now() + 60_000;
+      while (Math.max(...(await relabel.store.pluginStatus(siteName)).map((r) => r.polledAt.getTime())) <= before) {
+        assert.ok(Date.now() < deadline, 'the triggered poll ran within 60 s');
+        await new Promise((r) => setTimeout(r, 500));
+      }
     } finally {
       await handle.delete();
     }
