@@ -205,6 +205,24 @@ describe('label plugins', () => {
     assert.equal((await labelsOf(n3))['feature.example.com/gpu'], 'h100');
   });
 
+  it('a retry run applies the plugin set of the run it retries, not a newer one', async () => {
+    const used = (await relabel.store.latestPluginSet(siteName))?.id;
+    const started = await relabel.runs.start({ targets: [n1, `${prefix}-ghost`] });
+    const done = await relabel.runs.wait(started);
+    assert.equal(done.result?.status, 'partial_success');
+    assert.equal(await relabel.store.runPluginSet(started.run), used);
+    writeJson({ [n3]: { 'feature.example.com/gpu': 'b200' } });
+    const newer = await plugins.poll(siteName);
+    assert.ok(newer.set?.created && newer.set.id !== used);
+    const retried = await relabel.runs.retry(started.workflowId);
+    await relabel.runs.wait(retried);
+    assert.equal(await relabel.store.runPluginSet(retried.run), used, 'the retry pinned its run\'s set');
+    const fresh = await relabel.runs.start({ targets: [n3] });
+    await relabel.runs.wait(fresh);
+    assert.equal(await relabel.store.runPluginSet(fresh.run), newer.set.id, 'a new run takes the newest set');
+    assert.equal((await labelsOf(n3))['feature.example.com/gpu'], 'b200');
+  });
+
   it('the site gets a Temporal Schedule relabel-plugins/<site>, every 10 minutes by default, overlap SKIP', async () => {
     const made = await ensurePluginSchedule(relabel.client, { site: siteName, taskQueue: relabel.taskQueue });
     assert.deepEqual(made, { scheduleId: pluginScheduleId(siteName), every: '10m', created: true });
