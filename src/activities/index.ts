@@ -81,9 +81,19 @@ export function createActivities(deps: ActivityDeps) {
     return store.pinRunPluginSet(run, latest?.id ?? 0);
   }
 
+  // A run's pinned set never changes once pinned: each worker asks the store once per run.
+  const pinnedSets = new Map<number, number>();
+
   /** One node's labels from the run's plugin set (none before the set is pinned, or with set 0). */
   async function nodePluginLabels(run: number, node: string): Promise<PluginEntry[]> {
-    const set = await store.runPluginSet(run);
+    let set = pinnedSets.get(run) ?? null;
+    if (set === null) {
+      set = await store.runPluginSet(run);
+      if (set !== null) {
+        if (pinnedSets.size >= 100) pinnedSets.delete(pinnedSets.keys().next().value as number);
+        pinnedSets.set(run, set);
+      }
+    }
     if (set === null || set === 0) return [];
     return (await store.pluginSetLabels(set, [node])).get(node) ?? [];
   }
