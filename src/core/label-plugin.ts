@@ -22,16 +22,19 @@ export type PluginSource = (typeof PluginSource)[keyof typeof PluginSource];
  */
 export const EXEC_EXTENSIONS = ['', '.sh', '.bash', '.py', '.js', '.mjs'] as const;
 
-/** Default and largest time an `exec` plugin may run, in seconds. */
+/** Time an `exec` plugin may run when its document does not say, in seconds. */
 export const DEFAULT_PLUGIN_TIMEOUT_SECONDS = 30;
+/** Longest time an `exec` plugin's document may allow, in seconds. */
 export const MAX_PLUGIN_TIMEOUT_SECONDS = 300;
 
-/** Default and largest output of a plugin (the JSON file's size, or what the executable prints), in bytes. */
+/** Largest output of a plugin (the JSON file's size, or what the executable prints) when its document does not say, in bytes. */
 export const DEFAULT_PLUGIN_OUTPUT_BYTES = 16 * 1024 * 1024;
+/** Largest output a plugin's document may allow, in bytes. */
 export const MAX_PLUGIN_OUTPUT_BYTES = 64 * 1024 * 1024;
 
-/** Most arguments of an `exec` plugin, and the longest one. */
+/** Most arguments of an `exec` plugin. */
 export const MAX_PLUGIN_ARGS = 32;
+/** Longest argument of an `exec` plugin. */
 export const MAX_PLUGIN_ARG_LENGTH = 1024;
 
 /** Most namespaces one plugin declares. */
