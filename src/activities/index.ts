@@ -19,6 +19,7 @@ import type { NodeResultDetail } from '../store/run-store.ts';
 import type { NodeFailure, RelabelNodeResult } from '../workflows/messages.ts';
 import { createDesignCache, type DesignCache } from '../store/design-cache.ts';
 import { withPluginLabels, type PluginEntry } from '../core/plugin-output.ts';
+import { createRunPluginLabels } from './run-plugin-labels.ts';
 import { conflictDetail, planDetail, planOf, planRun, type PluginLabelSource, type RunPlan } from './plan-run.ts';
 import { pollSite, preparePluginChangeRun, type PluginChangeRun } from './plugins.ts';
 import type { PollResult } from '../workflows/plugin-messages.ts';
@@ -46,6 +47,7 @@ export function createActivities(deps: ActivityDeps) {
   const { nodes, store } = deps;
   const designs = deps.designs ?? createDesignCache(store);
   const results = deps.results ?? createResultWriter(store);
+  const { pinnedPluginSet, nodePluginLabels } = createRunPluginLabels(store);
 
   async function validDesign(revision: number) {
     const result = await designs.get(revision);
@@ -67,35 +69,6 @@ export function createActivities(deps: ActivityDeps) {
     } catch (err) {
       throw mapNodeError(err, node, 'read');
     }
-  }
-
-  /**
-   * The label plugin set run `run` uses: the one it pinned, else (its first
-   * plan) the site's newest, pinned now so every attempt and retry uses the
-   * same; 0 when the site has none (document labels only).
-   */
-  async function pinnedPluginSet(run: number, site: string): Promise<number> {
-    const pinned = await store.runPluginSet(run);
-    if (pinned !== null) return pinned;
-    const latest = await store.latestPluginSet(site);
-    return store.pinRunPluginSet(run, latest?.id ?? 0);
-  }
-
-  // A run's pinned set never changes once pinned: each worker asks the store once per run.
-  const pinnedSets = new Map<number, number>();
-
-  /** One node's labels from the run's plugin set (none before the set is pinned, or with set 0). */
-  async function nodePluginLabels(run: number, node: string): Promise<PluginEntry[]> {
-    let set = pinnedSets.get(run) ?? null;
-    if (set === null) {
-      set = await store.runPluginSet(run);
-      if (set !== null) {
-        if (pinnedSets.size >= 100) pinnedSets.delete(pinnedSets.keys().next().value as number);
-        pinnedSets.set(run, set);
-      }
-    }
-    if (set === null || set === 0) return [];
-    return (await store.pluginSetLabels(set, [node])).get(node) ?? [];
   }
 
   /** What a plan changes, counted. */
