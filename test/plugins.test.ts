@@ -142,6 +142,7 @@ describe('label plugins', () => {
       outcome?.pluginConflicts?.map((c) => `${c.key}:${c.plugin}=${c.value} kept ${c.kept} (${c.keptFrom})`).sort(),
       ['feature.example.com/doc:features=from-plugin kept from-doc (document)', 'feature.example.com/shared:nics=from-nics kept from-features (plugin features)'],
     );
+    assert.deepEqual((await relabel.runs.summary(started.run)).pluginConflicts, { nodes: 1, labels: 2 });
     const owned = (await adminCore().readNode({ name: n1 })).metadata?.annotations?.['relabel.airshipit.org/owned-labels'] ?? '';
     assert.ok(owned.split(',').includes('feature.example.com/gpu'), `plugin labels are owned: ${owned}`);
   });

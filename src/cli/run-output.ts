@@ -150,6 +150,8 @@ export function summaryText(s: RunSummary): string {
   const parts = [`nodes: ${statuses.join(', ') || 'none'} (${s.written} written)`];
   const types = Object.entries(s.failureTypes).sort(([a, x], [b, y]) => y - x || byText(a, b));
   if (types.length > 0) parts.push(`failures by type: ${types.map(([t, n]) => `${t} ${n}`).join(', ')}`);
+  const c = s.pluginConflicts;
+  if (c) parts.push(`plugin labels not applied (the documents, or a plugin sorting first, give another value): ${c.labels} on ${c.nodes} node(s)`);
   const labels = labelTable(s.labels, s.moreLabelKeys);
   parts.push(labels ? `nodes per label key (all nodes of the run):\n${labels}` : 'no label changes');
   return parts.join('\n');

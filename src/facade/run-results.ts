@@ -83,6 +83,8 @@ export interface RunSummary {
   labels: Record<string, LabelKeyCounts>;
   /** Label keys changed beyond those listed in `labels`. */
   moreLabelKeys: number;
+  /** Plugin labels not applied because another source gave the key another value: nodes and labels; absent when none. */
+  pluginConflicts?: { nodes: number; labels: number };
 }
 
 /** Label keys a run summary lists at most. */
@@ -94,6 +96,7 @@ export function createSummary(run: number) {
   const failureTypes: Record<string, number> = {};
   const labels = new Map<string, LabelKeyCounts>();
   let written = 0;
+  const conflicts = { nodes: 0, labels: 0 };
   const entry = (key: string) => {
     let e = labels.get(key);
     if (!e) labels.set(key, (e = { gain: 0, change: 0, lose: 0, adopt: 0 }));
@@ -107,6 +110,10 @@ export function createSummary(run: number) {
       for (const key of Object.keys(n.set ?? {})) entry(key)[n.was && Object.hasOwn(n.was, key) ? 'change' : 'gain']++;
       for (const key of n.removed ?? []) entry(key).lose++;
       for (const key of n.adopted ?? []) entry(key).adopt++;
+      if (n.pluginConflictCount) {
+        conflicts.nodes++;
+        conflicts.labels += n.pluginConflictCount;
+      }
     },
     result(): RunSummary {
       const keys = [...labels.keys()].sort(byText);
@@ -118,6 +125,7 @@ export function createSummary(run: number) {
         written,
         labels: Object.fromEntries(listed.map((k) => [k, labels.get(k) as LabelKeyCounts])),
         moreLabelKeys: keys.length - listed.length,
+        ...(conflicts.nodes > 0 ? { pluginConflicts: conflicts } : {}),
       };
     },
   };
