@@ -4,11 +4,13 @@
  * code, from real runs on a local stack of its own: a run that relabels
  * every node (parent and one child), a partial success, its retry, a dry
  * run, a run that continued as new (its first and last executions) and a
- * rejected run. Writes test/histories/*.binpb (protobuf, as Temporal stores them). Run it again (and commit the
- * files) only when a workflow change is meant to be incompatible — see
- * docs/workflow-changes.md.
+ * rejected run, and a label plugin poll that starts an update run for the
+ * nodes whose plugin labels changed. Writes test/histories/*.binpb (protobuf,
+ * as Temporal stores them). Run it again (and commit the files) only when a
+ * workflow change is meant to be incompatible — see
+ * docs/workflow-changes.md. `--only poll-plugins` records only the poll.
  */
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CoreV1Api } from '@kubernetes/client-node';
@@ -17,6 +19,7 @@ import proto from '@temporalio/proto';
 
 const { temporal } = proto;
 import { DefaultLogger, Runtime } from '@temporalio/worker';
+import { createPlugins } from '../src/facade/plugins.ts';
 import { createRuns } from '../src/facade/runs.ts';
 import { loadKubeConfig } from '../src/kube/nodes.ts';
 import { freePorts, startStack, stopStack } from '../src/stack/stack.ts';
@@ -26,7 +29,7 @@ import { prefixedSite } from '../test/site.ts';
 
 const OUT = new URL('../test/histories/', import.meta.url).pathname;
 
-async function main(): Promise<void> {
+async function main(only?: string): Promise<void> {
   Runtime.install({ logger: new DefaultLogger('ERROR') });
   const dir = mkdtempSync(join(tmpdir(), 'relabel-record-'));
   const stack = await startStack({ dir: join(dir, 'stack'), ports: await freePorts() });
@@ -47,7 +50,8 @@ async function main(): Promise<void> {
     const client = new Client({ connection });
     const runs = createRuns({ client, store, taskQueue, namespace: 'default' });
     mkdirSync(OUT, { recursive: true });
-    const index: Record<string, string> = {};
+    const indexPath = join(OUT, 'workflow-ids.json');
+    const index: Record<string, string> = only && existsSync(indexPath) ? (JSON.parse(readFileSync(indexPath, 'utf8')) as Record<string, string>) : {};
     const save = async (name: string, workflowId: string, runId?: string) => {
       const history = await client.workflow.getHandle(workflowId, runId).fetchHistory();
       writeFileSync(join(OUT, `${name}.binpb`), temporal.api.history.v1.History.encode(history).finish());
@@ -57,6 +61,7 @@ async function main(): Promise<void> {
       console.log(`recorded ${name} (${history.events?.length ?? 0} events)`);
     };
 
+    if (only === undefined) {
     const partial = await runs.start({ targets: site.nodes.slice(0, 6).concat('rec-not-designed'), concurrency: 3 });
     const partialDone = await runs.wait(partial);
     await save('update-labels-partial', partial.workflowId, partial.runId);
@@ -78,6 +83,21 @@ async function main(): Promise<void> {
     const rejected = await client.workflow.start('updateLabels', { taskQueue, workflowId: 'update-labels/rec-rejected', args: [{ targets: ['a'], revision: 99 }] });
     await rejected.result().catch(() => undefined);
     await save('update-labels-rejected', rejected.workflowId, rejected.firstExecutionRunId);
+    }
+
+    // A poll of one JSON plugin whose new set starts an update run (the policy asks for one).
+    const labelsFile = join(dir, 'rec-labels.json');
+    writeFileSync(labelsFile, JSON.stringify(Object.fromEntries(present.slice(0, 2).map((n) => [n, { 'rec.example.com/plugin': 'yes' }]))));
+    const withPlugins = prefixedSite('rec', (doc) => {
+      if (doc.schema === 'relabel/LabelPolicy/v1') doc.data.update_on_plugin_change = true;
+    });
+    await store.stage('site', withPlugins.files);
+    const plugin = { schema: 'relabel/LabelPlugin/v1', metadata: { schema: 'metadata/Document/v1', name: 'rec-labels' }, data: { source: 'json', path: labelsFile, namespaces: ['rec.example.com/*'] } };
+    await store.stage('plugins', [{ source: 'plugins.yaml', text: `---\n${JSON.stringify(plugin)}\n` }]);
+    await store.tag((await store.commit()).id, 'site-action-success');
+    const polled = await createPlugins({ store, client, taskQueue }).poll('rec-site');
+    await save('poll-plugins', polled.workflowId);
+    if (polled.updateRun && 'workflowId' in polled.updateRun) await runs.wait({ workflowId: polled.updateRun.workflowId });
 
     worker.shutdown();
     await running;
@@ -89,7 +109,8 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((err: unknown) => {
+const onlyAt = process.argv.indexOf('--only');
+main(onlyAt >= 0 ? process.argv[onlyAt + 1] : undefined).catch((err: unknown) => {
   console.error(`record-histories: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
   process.exit(1);
 });

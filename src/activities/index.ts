@@ -18,7 +18,11 @@ import type { RevisionStore } from '../store/revision-store.ts';
 import type { NodeResultDetail } from '../store/run-store.ts';
 import type { NodeFailure, RelabelNodeResult } from '../workflows/messages.ts';
 import { createDesignCache, type DesignCache } from '../store/design-cache.ts';
-import { planDetail, planOf, planRun, type RunPlan } from './plan-run.ts';
+import { withPluginLabels, type PluginEntry } from '../core/plugin-output.ts';
+import { createRunPluginLabels } from './run-plugin-labels.ts';
+import { conflictDetail, planDetail, planOf, planRun, type PluginLabelSource, type RunPlan } from './plan-run.ts';
+import { pollSite, preparePluginChangeRun, type PluginChangeRun } from './plugins.ts';
+import type { PollResult } from '../workflows/plugin-messages.ts';
 import { createResultWriter, type ResultWriter } from './result-writer.ts';
 import { createDriftActivities, type RunStarter } from './drift-activities.ts';
 
@@ -48,6 +52,7 @@ export function createActivities(deps: ActivityDeps) {
   const { nodes, store } = deps;
   const designs = deps.designs ?? createDesignCache(store);
   const results = deps.results ?? createResultWriter(store);
+  const { pinnedPluginSet, nodePluginLabels } = createRunPluginLabels(store);
 
   async function validDesign(revision: number) {
     const result = await designs.get(revision);
@@ -94,6 +99,7 @@ export function createActivities(deps: ActivityDeps) {
     bulkObserved: Omit<NodeState, 'name'> | null,
     now: LabelPlan,
     attempts: number,
+    plugins: readonly PluginEntry[],
   ): Promise<RelabelNodeResult> {
     const { run } = applied;
     const observed = bulkObserved ?? ((await store.observedState(run, node)) as Omit<NodeState, 'name'> | null);
@@ -114,7 +120,7 @@ export function createActivities(deps: ActivityDeps) {
         return { node, written: true, counts, taintLifted: d.taintLifted === true, attempts: d.attempts ?? attempts };
       }
     }
-    const plan = observed ? planOf(design, observed, node) : now;
+    const plan = observed ? planOf(design, observed, node, plugins) : now;
     const taintLifted = observed !== null && nodePatch(plan, observed, design.policy.liftUninitializedTaint) !== null && liftsTaint(observed, design.policy.liftUninitializedTaint);
     const detail: NodeResultDetail = { ...planDetail(plan, observed ?? { labels: {} }, taintLifted), attempts, recovered: true };
     await results.record(run, { node, status: 'success', written: true, detail, observed: null });
@@ -152,7 +158,33 @@ export function createActivities(deps: ActivityDeps) {
       const context = Context.current();
       context.heartbeat({ planned: 0 });
       const design = await validDesign(input.revision);
-      return planRun({ nodes, store, progress: (planned) => context.heartbeat({ planned }) }, { ...input, design });
+      const set = await pinnedPluginSet(input.run, design.site ?? 'default');
+      const plugins: PluginLabelSource | undefined = set === 0 ? undefined : { set, lookup: (names) => store.pluginSetLabels(set, names) };
+      return planRun({ nodes, store, progress: (planned) => context.heartbeat({ planned }), ...(plugins ? { plugins } : {}) }, { ...input, design });
+    },
+
+    /**
+     * Polls the site's label plugins (see `pollSite`): every plugin of the
+     * latest revision read and checked whole, good output stored as a new
+     * plugin set, each plugin's status recorded. Returns the set's id and
+     * counts and one line per plugin; the labels stay in the store.
+     */
+    async pollSitePlugins(input: { site: string }): Promise<PollResult> {
+      return pollSite({ store, designs, warn: (message, fields) => log.warn(message, fields) }, input);
+    },
+
+    /**
+     * Records an update run for the nodes whose plugin labels differ between
+     * plugin sets `previous` and `set` (see `preparePluginChangeRun`);
+     * idempotent per set.
+     */
+    async pluginChangeRun(input: { site: string; set: number; previous: number }): Promise<PluginChangeRun> {
+      return preparePluginChangeRun({ store, designs }, input);
+    },
+
+    /** Discards a run recorded for a plugin change whose workflow could not start. */
+    async discardPluginRun(input: { run: number }): Promise<void> {
+      await store.discardRun(input.run);
     },
 
     /** The next page of a run's pending nodes after sequence number `afterSeq`, in target order. */
@@ -187,6 +219,8 @@ export function createActivities(deps: ActivityDeps) {
       const design = await validDesign(revision);
       const target = Object.hasOwn(design.nodes, node) ? design.nodes[node] : undefined;
       if (!target) throw ApplicationFailure.nonRetryable(`node ${node} is not in the design of revision ${revision}`, FailureType.NodeNotInDesign);
+      const plugins = await nodePluginLabels(run, node);
+      const joined = withPluginLabels(target.labels, plugins);
       const bulkObserved = Context.current().info.attempt === 1 ? ((await store.observedState(run, node)) as Omit<NodeState, 'name'> | null) : null;
       let observed = bulkObserved;
       // The state the final plan was made from: its values of the keys set are what they were.
@@ -194,7 +228,7 @@ export function createActivities(deps: ActivityDeps) {
       const applied: AppliedRun = { revision, run };
       const outcome = await reconcileNodeLabels(
         {
-          desired: target.labels,
+          desired: joined.labels,
           desiredAnnotations: target.annotations,
           desiredTaints: target.taints,
           policy: design.policy,
@@ -235,8 +269,8 @@ export function createActivities(deps: ActivityDeps) {
         );
       }
       const { plan, written, attempts, taintLifted } = outcome;
-      if (!written && lastRead && isAppliedBy(lastRead.annotations, applied)) return recoverWritten(applied, node, design, bulkObserved, plan, attempts);
-      const detail = { ...planDetail(plan, lastRead ?? { labels: {} }, taintLifted), attempts };
+      if (!written && lastRead && isAppliedBy(lastRead.annotations, applied)) return recoverWritten(applied, node, design, bulkObserved, plan, attempts, plugins);
+      const detail = { ...planDetail(plan, lastRead ?? { labels: {} }, taintLifted), attempts, ...conflictDetail(joined.conflicts) };
       await results.record(run, { node, status: 'success', written, detail, observed: null });
       logApplied(input, written, planCounts(plan));
       return { node, written, counts: planCounts(plan), taintLifted, attempts };

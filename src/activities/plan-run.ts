@@ -8,6 +8,7 @@
 import { FailureType } from '../core/failure-types.ts';
 import { planLabels, replacedValues, type LabelPlan } from '../core/label-plan.ts';
 import { liftsTaint, nodePatch } from '../core/node-reconcile.ts';
+import { withPluginLabels, type PluginConflict, type PluginEntry } from '../core/plugin-output.ts';
 import { formatTaint } from '../core/taints.ts';
 import type { Design } from '../core/validate-site.ts';
 import { httpStatus, mapNodeError } from '../kube/errors.ts';
@@ -37,6 +38,25 @@ export interface RunPlan {
   failures: NodeFailure[];
   /** How many nodes failed with each failure type (a closed set, so bounded). */
   failureTypes: Record<string, number>;
+  /** The label plugin set the run uses (0: none, document labels only); absent from plans of earlier versions. */
+  pluginSet?: number;
+  /** Nodes with a plugin label not applied because another source gives the key another value. */
+  pluginConflictNodes?: number;
+}
+
+/** Most plugin conflicts one node's result lists; `pluginConflictCount` counts all. */
+export const MAX_LISTED_PLUGIN_CONFLICTS = 20;
+
+/** A run's label plugin set: its id and a per-node lookup of its labels. */
+export interface PluginLabelSource {
+  set: number;
+  lookup(nodes: readonly string[]): Promise<Map<string, PluginEntry[]>>;
+}
+
+/** The plugin conflicts a node's result records (none when there are none). */
+export function conflictDetail(conflicts: readonly PluginConflict[]): Pick<NodeResultDetail, 'pluginConflicts' | 'pluginConflictCount'> {
+  if (conflicts.length === 0) return {};
+  return { pluginConflicts: conflicts.slice(0, MAX_LISTED_PLUGIN_CONFLICTS), pluginConflictCount: conflicts.length };
 }
 
 /** What the planner does with the world. */
@@ -45,14 +65,19 @@ export interface PlanDeps {
   store: RunStore;
   /** Called after each batch, so a long plan heartbeats. */
   progress?(planned: number): void;
+  /** The run's label plugin set; without one, document labels only. */
+  plugins?: PluginLabelSource;
 }
 
-/** The plan of one observed node against the design: its labels, annotations and taints. */
-export function planOf(design: Design, state: Omit<NodeState, 'name'>, node: string): LabelPlan {
+/**
+ * The plan of one observed node against the design: its labels (with its
+ * plugin labels joined in: see `withPluginLabels`), annotations and taints.
+ */
+export function planOf(design: Design, state: Omit<NodeState, 'name'>, node: string, plugins: readonly PluginEntry[] = []): LabelPlan {
   const target = design.nodes[node];
   return planLabels({
     ...state,
-    desired: target?.labels ?? {},
+    desired: withPluginLabels(target?.labels ?? {}, plugins).labels,
     desiredAnnotations: target?.annotations ?? {},
     desiredTaints: target?.taints ?? [],
     policy: design.policy,
@@ -82,13 +107,14 @@ export function planDetail(plan: LabelPlan, before: Pick<NodeState, 'labels'>, t
   };
 }
 
-/** The outcome of planning one observed node (pure). */
-export function planNode(design: Design, state: NodeState, dryRun: boolean): NodeResultUpdate {
-  const plan = planOf(design, state, state.name);
+/** The outcome of planning one observed node (pure); `plugins` are its plugin labels. */
+export function planNode(design: Design, state: NodeState, dryRun: boolean, plugins: readonly PluginEntry[] = []): NodeResultUpdate {
+  const plan = planOf(design, state, state.name, plugins);
+  const conflicts = conflictDetail(withPluginLabels(design.nodes[state.name]?.labels ?? {}, plugins).conflicts);
   const patch = nodePatch(plan, state, design.policy.liftUninitializedTaint);
-  if (patch === null) return { node: state.name, status: 'success', detail: { set: {}, removed: [], adopted: [], unchanged: plan.unchanged.length }, observed: null };
+  if (patch === null) return { node: state.name, status: 'success', detail: { set: {}, removed: [], adopted: [], unchanged: plan.unchanged.length, ...conflicts }, observed: null };
   if (dryRun) {
-    return { node: state.name, status: 'success', detail: planDetail(plan, state, liftsTaint(state, design.policy.liftUninitializedTaint)), observed: null };
+    return { node: state.name, status: 'success', detail: { ...planDetail(plan, state, liftsTaint(state, design.policy.liftUninitializedTaint)), ...conflicts }, observed: null };
   }
   const { name: _name, ...observed } = state;
   return { node: state.name, status: 'pending', detail: null, observed };
@@ -148,6 +174,7 @@ export async function planRun(deps: PlanDeps, input: { run: number; revision: nu
   const failures: NodeFailure[] = [];
   const failureTypes: Record<string, number> = {};
   let toChange = 0;
+  let pluginConflictNodes = 0;
   let batch: NodeResultUpdate[] = [];
   const write = async (force: boolean) => {
     if (batch.length === 0 || (!force && batch.length < PAGE_SIZE)) return;
@@ -179,16 +206,30 @@ export async function planRun(deps: PlanDeps, input: { run: number; revision: nu
 
   const pages = wanted.size <= GET_THRESHOLD ? getNodes(deps.nodes, [...wanted]) : listNodes(deps.nodes);
   for await (const page of pages) {
+    const names = page.flatMap((item) => ('error' in item || !wanted.has(item.name) ? [] : [item.name]));
+    const plugins = deps.plugins && names.length > 0 ? await deps.plugins.lookup(names) : new Map<string, PluginEntry[]>();
     for (const item of page) {
       if ('error' in item) {
         wanted.delete(item.node);
         await fail(item.node, item.error.type as FailureType, item.error.message);
       } else if (wanted.delete(item.name)) {
-        await settle(planNode(design, item, dryRun));
+        const own = plugins.get(item.name);
+        if (own && withPluginLabels(design.nodes[item.name]?.labels ?? {}, own).conflicts.length > 0) pluginConflictNodes++;
+        // A pending node's conflicts are recorded by its child, which plans it again.
+        await settle(planNode(design, item, dryRun, own));
       }
     }
   }
   for (const node of wanted) await fail(node, FailureType.NodeNotFound, `node ${node} not found in the cluster`);
   await write(true);
-  return { site: design.site ?? 'default', defaultConcurrency: design.policy.defaultConcurrency, counts, toChange, failures, failureTypes };
+  return {
+    site: design.site ?? 'default',
+    defaultConcurrency: design.policy.defaultConcurrency,
+    counts,
+    toChange,
+    failures,
+    failureTypes,
+    pluginSet: deps.plugins?.set ?? 0,
+    pluginConflictNodes,
+  };
 }

@@ -5,7 +5,7 @@
  */
 import type { Command } from 'commander';
 import { openRelabel, relabelConfigFromEnv, type RelabelConfig } from '../facade/index.ts';
-import type { Documents, Drift, Runs, Schedules } from '../facade/index.ts';
+import type { Documents, Drift, Plugins, Runs, Schedules } from '../facade/index.ts';
 import type { OutputFormat } from './output.ts';
 
 /** Sets the process's exit code once a command is done. */
@@ -40,6 +40,8 @@ export interface CliContext {
   schedules(): Promise<Schedules>;
   /** The drift facade; Unavailable when Temporal cannot be reached. */
   drift(): Promise<Drift>;
+  /** The label plugins facade; with `temporal`, connected to Temporal (Unavailable when it cannot be reached). */
+  plugins(temporal?: boolean): Promise<Plugins>;
 }
 
 /**
@@ -58,6 +60,7 @@ export async function withContext(command: Command, body: (ctx: CliContext) => P
       runs: () => relabel.runs(),
       schedules: () => relabel.schedules(),
       drift: () => relabel.drift(),
+      plugins: (temporal) => relabel.plugins(temporal),
     });
     return code ?? 0;
   } finally {

@@ -7,6 +7,7 @@ import { Command, CommanderError, Option } from 'commander';
 import { addDocsCommands } from './docs-commands.ts';
 import { exitCodeForType, exitCodeHelp, ExitCode } from './exit-codes.ts';
 import { describeError, OutputFormat, reportError } from './output.ts';
+import { addPluginCommands } from './plugin-commands.ts';
 import { addRunCommands } from './run-commands.ts';
 import { addDriftCommands } from './drift-commands.ts';
 import { addScheduleCommands } from './schedule-commands.ts';
@@ -51,6 +52,7 @@ export function buildProgram(setExit: SetExit): Command {
   addRunCommands(program, setExit);
   addDriftCommands(program, setExit);
   addScheduleCommands(program, setExit);
+  addPluginCommands(program, setExit);
   // Served by src/api/main.ts (dispatched in src/client.ts); listed here for help.
   program.command('api').description('serve the Airship-compatible HTTP API: relabel api --listen HOST:PORT (see relabel api --help)').allowUnknownOption().helpOption(false);
   program.addHelpText('after', `\n${exitCodeHelp()}\n\n${ENVIRONMENT_HELP}\n\n${EXAMPLES_HELP}`);

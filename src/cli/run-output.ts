@@ -150,6 +150,8 @@ export function summaryText(s: RunSummary): string {
   const parts = [`nodes: ${statuses.join(', ') || 'none'} (${s.written} written)`];
   const types = Object.entries(s.failureTypes).sort(([a, x], [b, y]) => y - x || byText(a, b));
   if (types.length > 0) parts.push(`failures by type: ${types.map(([t, n]) => `${t} ${n}`).join(', ')}`);
+  const c = s.pluginConflicts;
+  if (c) parts.push(`plugin labels not applied (the documents, or a plugin sorting first, give another value): ${c.labels} on ${c.nodes} node(s)`);
   const labels = labelTable(s.labels, s.moreLabelKeys);
   parts.push(labels ? `nodes per label key (all nodes of the run):\n${labels}` : 'no label changes');
   return parts.join('\n');
@@ -203,6 +205,7 @@ export function reportText(r: RunStatusReport, page?: NodePage, summary?: RunSum
       ['closed', r.closeTime],
       ['revision', r.result?.revision ?? r.progress?.revision],
       ['site', r.result?.site ?? r.progress?.site],
+      ['plugin set', r.pluginSet === undefined ? undefined : r.pluginSet === 0 ? 'none (document labels only)' : r.pluginSet],
       ['retry of', r.result?.retryOf ? `${r.result.retryOf.workflowId} (run ${r.result.retryOf.runId})` : undefined],
       ['Temporal UI', r.uiLink],
     ]),

@@ -8,6 +8,7 @@
 import { quote } from './site-error.ts';
 import type { z } from 'zod';
 import { LabelPolicy, policyProblems } from './label-policy.ts';
+import { LabelPlugin, pluginProblems } from './label-plugin.ts';
 import { RECORD_ANNOTATIONS } from './constants.ts';
 import { isKubeletLabelKey } from './label-keys.ts';
 import { dns1123SubdomainErrors, invalidValue, labelKeyErrors, labelValueErrors } from './label-syntax.ts';
@@ -34,6 +35,7 @@ export type CheckedDocument =
   | { kind: 'rack'; doc: LoadedDocument; value: Rack }
   | { kind: 'region'; doc: LoadedDocument; value: Region }
   | { kind: 'policy'; doc: LoadedDocument; value: LabelPolicy }
+  | { kind: 'plugin'; doc: LoadedDocument; value: LabelPlugin }
   | { kind: 'passThrough'; doc: LoadedDocument }
   | { kind: 'invalid'; doc: LoadedDocument };
 
@@ -43,6 +45,7 @@ const interpreted: Record<string, z.ZodType> = {
   [SchemaName.Rack]: Rack,
   [SchemaName.Region]: Region,
   [SchemaName.LabelPolicy]: LabelPolicy,
+  [SchemaName.LabelPlugin]: LabelPlugin,
 };
 
 function valueAt(value: unknown, path: readonly PropertyKey[]): unknown {
@@ -192,6 +195,13 @@ function semanticErrors(checked: CheckedDocument): SiteError[] {
         : labelMapErrors(doc, ['data', 'labels'], checked.value.data.labels, false);
     case 'policy':
       return policyProblems(checked.value.data).map((p) => documentError(doc, p.path, p.message, p.target));
+    case 'plugin': {
+      const name = checked.value.metadata.name;
+      const nameErrors = dns1123SubdomainErrors(name).map((message) =>
+        documentError(doc, ['metadata', 'name'], `a plugin name must be a DNS subdomain: ${invalidValue(name, message)}`),
+      );
+      return [...nameErrors, ...pluginProblems(checked.value.data).map((p) => documentError(doc, p.path, p.message))];
+    }
     default:
       return [];
   }
@@ -241,5 +251,7 @@ function classify(doc: LoadedDocument, schema: SchemaName, value: unknown): Chec
       return { kind: 'region', doc, value: value as Region };
     case SchemaName.LabelPolicy:
       return { kind: 'policy', doc, value: value as LabelPolicy };
+    case SchemaName.LabelPlugin:
+      return { kind: 'plugin', doc, value: value as LabelPlugin };
   }
 }

@@ -17,7 +17,8 @@ export const MAX_CONCURRENCY = 1000;
 
 /**
  * `data` of a `relabel/LabelPolicy/v1`. Every field but `label_domain`
- * (default {@link DEFAULT_LABEL_DOMAIN}) and `drift` (default `report`) is required: the policy decides what
+ * (default {@link DEFAULT_LABEL_DOMAIN}), `drift` (default `report`) and
+ * `update_on_plugin_change` (default off) is required: the policy decides what
  * gets written to every node, so nothing is defaulted silently.
  */
 export const LabelPolicyData = z
@@ -45,6 +46,7 @@ export const LabelPolicyData = z
       .object({ action: z.enum([DriftAction.report, DriftAction.heal]) })
       .strict()
       .optional(),
+    update_on_plugin_change: z.boolean().optional(),
   })
   .strict();
 /** `data` of a label policy document. */
@@ -71,6 +73,12 @@ export type SitePolicy = {
   defaultConcurrency: number;
   /** Drift detection's policy (`drift` in the document; `report` by default). */
   drift: { action: DriftAction };
+  /**
+   * When a poll of the site's label plugins stores a set that changes some
+   * nodes' plugin labels, start an update run for those nodes. Present only
+   * when on (default off).
+   */
+  updateOnPluginChange?: true;
 };
 
 /** The policy of a site without a `relabel/LabelPolicy/v1` document: every generator on. */
@@ -100,6 +108,7 @@ export function sitePolicyFrom(data: LabelPolicyData): SitePolicy {
     liftUninitializedTaint: data.lift_uninitialized_taint,
     defaultConcurrency: data.default_concurrency,
     drift: { action: data.drift?.action ?? DriftAction.report },
+    ...(data.update_on_plugin_change === true ? { updateOnPluginChange: true as const } : {}),
   };
 }
 

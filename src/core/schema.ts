@@ -15,6 +15,7 @@ export const SchemaName = {
   Rack: 'drydock/Rack/v1',
   Region: 'drydock/Region/v1',
   LabelPolicy: 'relabel/LabelPolicy/v1',
+  LabelPlugin: 'relabel/LabelPlugin/v1',
 } as const;
 
 /** One of the {@link SchemaName} strings. */

@@ -50,6 +50,7 @@ const SCHEMA_OF_KIND: Partial<Record<CheckedDocument['kind'], SchemaName>> = {
   rack: SchemaName.Rack,
   region: SchemaName.Region,
   policy: SchemaName.LabelPolicy,
+  plugin: SchemaName.LabelPlugin,
 };
 
 /**

@@ -2,7 +2,9 @@
  * The core's entry point: validate a whole site and resolve its design, or
  * report every error found, all-or-nothing.
  */
-import { indexSite, profileGraphErrors, resolveHosts } from './design-resolve.ts';
+import { duplicateNameErrors, indexSite, profileGraphErrors, resolveHosts } from './design-resolve.ts';
+import { pluginSpecFrom, type PluginSpec } from './label-plugin.ts';
+import { SchemaName } from './schema.ts';
 import { conflictErrors, desiredLabels } from './desired-labels.ts';
 import type { LabelConflict } from './desired-labels.ts';
 import type { SitePolicy } from './label-policy.ts';
@@ -52,6 +54,8 @@ export type Design = {
   racks: Record<string, DesignRack>;
   /** Names of all host profiles, sorted. */
   hostProfiles: string[];
+  /** The site's label plugins (`relabel/LabelPlugin/v1`), sorted by name; absent when it has none. */
+  plugins?: PluginSpec[];
 };
 
 /** One document of a valid site, as read (documents of every schema, in input order). */
@@ -123,6 +127,9 @@ export function validateSite(sources: readonly SiteSource[]): SiteValidation {
     }
   }
   errors.push(...conflictErrors(conflicts));
+  const pluginDocs = checked.flatMap((c) => (c.kind === 'plugin' ? [{ name: c.value.metadata.name, doc: c.doc, value: c.value }] : []));
+  errors.push(...duplicateNameErrors(pluginDocs, SchemaName.LabelPlugin).errors);
+  const plugins = pluginDocs.map((p) => pluginSpecFrom(p.value)).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   if (errors.length > 0 || policy === undefined || site === undefined) {
     return { ok: false, errors: sortErrors(errors) };
   }
@@ -136,6 +143,7 @@ export function validateSite(sources: readonly SiteSource[]): SiteValidation {
     nodes: sortedRecord(nodes),
     racks: sortedRecord(racks),
     hostProfiles: [...index.profiles.keys()].sort(),
+    ...(plugins.length > 0 ? { plugins } : {}),
   };
   return { ok: true, design, documents: checked.map((c) => siteDocument(c.doc)) };
 }

@@ -10,6 +10,7 @@ import { connectOptions, temporalSettingsFromEnv, type TemporalConnectOptions } 
 import { openStore } from '../store/open-store.ts';
 import { createDocuments, type Documents } from './documents.ts';
 import { RelabelError } from './relabel-error.ts';
+import { createPlugins, type Plugins } from './plugins.ts';
 import { createRuns, type Runs } from './runs.ts';
 import { createSchedules, type Schedules } from './schedules.ts';
 import { createDrift, type Drift } from './drift.ts';
@@ -18,6 +19,7 @@ export { RelabelError } from './relabel-error.ts';
 export type { Documents } from './documents.ts';
 export type { Schedules, ScheduleView } from './schedules.ts';
 export type { Drift, DriftPage } from './drift.ts';
+export type { Plugins } from './plugins.ts';
 export type { NodeOutcome, NodePage, Runs, RunListing, RunRef, RunStatusReport, StartedRun, StartOptions, TargetSelection, RunListFilter } from './runs.ts';
 
 /** Where the facade finds Temporal and the store. */
@@ -90,6 +92,11 @@ export interface Relabel {
   /** The drift facade, connecting as `runs` does. */
   drift(): Promise<Drift>;
   /**
+   * The label plugins facade; with `temporal`, connected to Temporal first
+   * (polls and schedules need it; status reads only the store).
+   */
+  plugins(temporal?: boolean): Promise<Plugins>;
+  /**
    * Whether Temporal and the revision store answer now, each checked on its
    * own (a Temporal system-info call and a read of the latest revision),
    * each bounded to `timeoutMs`.
@@ -148,6 +155,10 @@ export async function openRelabel(config: RelabelConfig): Promise<Relabel> {
     runs: connectRuns,
     schedules: async () => createSchedules({ client: await connected(), store, taskQueue: config.taskQueue }),
     drift: async () => createDrift({ client: await connected(), store, taskQueue: config.taskQueue, namespace: config.namespace }),
+    async plugins(temporal = false) {
+      if (temporal) await connectRuns();
+      return createPlugins({ store, taskQueue: config.taskQueue, searchAttributes: config.searchAttributes, ...(client ? { client } : {}) });
+    },
     async health(timeoutMs = HEALTH_CHECK_TIMEOUT_MS) {
       const { temporalAddress: address, namespace } = config;
       const temporal = (async (): Promise<HealthCheck> => {

@@ -28,6 +28,10 @@ export interface NodeOutcome {
   annotations?: { set: string[]; removed: string[] };
   /** Taints added (or changed) and removed, as `key=value:effect`, when any. */
   taints?: { added: string[]; removed: string[] };
+  /** Plugin labels not applied: the documents (or a plugin whose name sorts first) give the key another value; the first 20. */
+  pluginConflicts?: { key: string; plugin: string; value: string; kept: string; keptFrom: string }[];
+  /** How many plugin labels were not applied for that reason. */
+  pluginConflictCount?: number;
   error?: { type: string; message: string };
 }
 
@@ -58,6 +62,7 @@ export function nodeOutcome(row: RunNodeRow): NodeOutcome {
     ...(d.taintLifted ? { taintLifted: true } : {}),
     ...(d.annotations !== undefined ? { annotations: d.annotations } : {}),
     ...(d.taints !== undefined ? { taints: d.taints } : {}),
+    ...(d.pluginConflicts !== undefined ? { pluginConflicts: d.pluginConflicts, pluginConflictCount: d.pluginConflictCount ?? d.pluginConflicts.length } : {}),
     ...(d.error !== undefined ? { error: d.error } : {}),
   };
 }
@@ -78,6 +83,8 @@ export interface RunSummary {
   labels: Record<string, LabelKeyCounts>;
   /** Label keys changed beyond those listed in `labels`. */
   moreLabelKeys: number;
+  /** Plugin labels not applied because another source gave the key another value: nodes and labels; absent when none. */
+  pluginConflicts?: { nodes: number; labels: number };
 }
 
 /** Label keys a run summary lists at most. */
@@ -89,6 +96,7 @@ export function createSummary(run: number) {
   const failureTypes: Record<string, number> = {};
   const labels = new Map<string, LabelKeyCounts>();
   let written = 0;
+  const conflicts = { nodes: 0, labels: 0 };
   const entry = (key: string) => {
     let e = labels.get(key);
     if (!e) labels.set(key, (e = { gain: 0, change: 0, lose: 0, adopt: 0 }));
@@ -102,6 +110,10 @@ export function createSummary(run: number) {
       for (const key of Object.keys(n.set ?? {})) entry(key)[n.was && Object.hasOwn(n.was, key) ? 'change' : 'gain']++;
       for (const key of n.removed ?? []) entry(key).lose++;
       for (const key of n.adopted ?? []) entry(key).adopt++;
+      if (n.pluginConflictCount) {
+        conflicts.nodes++;
+        conflicts.labels += n.pluginConflictCount;
+      }
     },
     result(): RunSummary {
       const keys = [...labels.keys()].sort(byText);
@@ -113,6 +125,7 @@ export function createSummary(run: number) {
         written,
         labels: Object.fromEntries(listed.map((k) => [k, labels.get(k) as LabelKeyCounts])),
         moreLabelKeys: keys.length - listed.length,
+        ...(conflicts.nodes > 0 ? { pluginConflicts: conflicts } : {}),
       };
     },
   };

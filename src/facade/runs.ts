@@ -128,6 +128,8 @@ export interface RunStatusReport extends RunRef {
   failure?: { type: string; message: string };
   /** What may keep a running run from progressing, such as no worker polling its task queue. */
   warnings?: string[];
+  /** The label plugin set the run applies (0: none, document labels only), once it is known. */
+  pluginSet?: number;
 }
 
 /** How often waiting for a run asks whether a worker polls its task queue. */
@@ -220,6 +222,9 @@ export function createRuns(deps: RunsDeps) {
     const dryRun = options.dryRun ?? false;
     const workflowId = dryRun ? `${RUN_ID_PREFIX}/${site}/dry-run/${randomUUID().slice(0, 8)}` : `${RUN_ID_PREFIX}/${site}`;
     const record = await store.createRun({ workflowId, revision, dryRun, targets, ...(options.retryOfRun !== undefined ? { retryOf: options.retryOfRun } : {}) });
+    // The label plugin set the run applies: a retry keeps its run's, a new run takes the site's newest (0: none).
+    const retried = options.retryOfRun !== undefined ? await store.runPluginSet(options.retryOfRun) : null;
+    await store.pinRunPluginSet(record.id, retried ?? (await store.latestPluginSet(site))?.id ?? 0);
     const input: UpdateLabelsInput = {
       run: record.id,
       revision,
@@ -292,6 +297,8 @@ export function createRuns(deps: RunsDeps) {
     };
     if (d.status.name === 'COMPLETED') {
       report.result = (await handle.result()) as UpdateLabelsResult;
+      const pinned = await store.runPluginSet(report.result.run);
+      if (pinned !== null) report.pluginSet = pinned;
     } else if (d.status.name === 'FAILED') {
       try {
         await handle.result();

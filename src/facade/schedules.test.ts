@@ -24,13 +24,18 @@ describe('schedule intervals and kinds', () => {
     refused(`${'9'.repeat(200)}m`, /bad interval "9{40}"/);
   });
 
-  it('knows the drift kind; an unknown kind is refused listing the kinds', () => {
-    assert.deepEqual(Object.keys(SCHEDULE_KINDS), ['drift']);
+  it('knows the drift and plugins kinds; an unknown kind is refused listing the kinds', () => {
+    assert.deepEqual(Object.keys(SCHEDULE_KINDS), ['drift', 'plugins']);
+    const plugins = scheduleKind('plugins');
+    assert.equal(plugins.idPrefix, 'relabel-plugins');
+    assert.equal(plugins.workflowType, 'pollPlugins');
+    assert.deepEqual(plugins.args('atl'), [{ site: 'atl' }]);
+    assert.equal(parseInterval(plugins.defaultEvery), 600_000);
     const drift = scheduleKind('drift');
     assert.equal(drift.idPrefix, 'relabel-drift');
     assert.equal(drift.workflowType, 'detectDrift');
     assert.deepEqual(drift.args('atl'), [{ site: 'atl' }]);
     assert.equal(parseInterval(drift.defaultEvery), 600_000);
-    assert.throws(() => scheduleKind('toString'), /unknown schedule kind "toString": one of drift/);
+    assert.throws(() => scheduleKind('toString'), /unknown schedule kind "toString": one of drift, plugins/);
   });
 });

@@ -9,6 +9,8 @@ import { FailureType } from '../core/failure-types.ts';
 import { createDesignCache } from '../store/design-cache.ts';
 import type { RevisionStore } from '../store/revision-store.ts';
 import { DRIFT_ID_PREFIX, type DetectDriftResult } from '../workflows/drift-messages.ts';
+import { DEFAULT_PLUGIN_POLL_EVERY, PLUGIN_SCHEDULE_PREFIX } from '../workflows/plugin-messages.ts';
+import type { PollPluginsResult } from '../workflows/poll-plugins.ts';
 import { RelabelError } from './relabel-error.ts';
 import { storeSite } from './store-site.ts';
 
@@ -44,6 +46,18 @@ export const SCHEDULE_KINDS = {
       const c = r.counts;
       const heal = r.heal ? `; healed in ${r.heal.runs.length} run(s)${r.heal.skipped ? ` (${r.heal.skipped})` : ''}` : '';
       return `report ${r.report}: ${c.drifted} drifted, ${c.pending} pending, ${c.unmanaged} unmanaged, ${c.missing} missing, ${c.in_sync} in sync${heal}`;
+    },
+  },
+  plugins: {
+    idPrefix: PLUGIN_SCHEDULE_PREFIX,
+    workflowType: 'pollPlugins',
+    args: (site) => [{ site }],
+    defaultEvery: DEFAULT_PLUGIN_POLL_EVERY,
+    description: 'label plugin polling: run every plugin of the site, keep the last good labels of any that fails',
+    resultText(result) {
+      const r = result as PollPluginsResult;
+      const failed = r.plugins.filter((p) => !p.ok).length;
+      return `${r.status}: ${r.set ? `plugin set ${r.set.id}${r.set.created ? ' (new)' : ''}` : 'no plugin set'}, ${failed} of ${r.plugins.length} plugin(s) failed`;
     },
   },
 } as const satisfies Record<string, ScheduleKind>;

@@ -80,7 +80,7 @@ describe('PostgreSQL backend specifics', () => {
     await client.connect();
     try {
       // What a version-1 relabel left behind: the revision tables only.
-      await client.query(`DROP TABLE "${schema}".drift_nodes; DROP TABLE "${schema}".drift_reports; DROP TABLE "${schema}".run_nodes; DROP TABLE "${schema}".runs; UPDATE "${schema}".meta SET value = '1' WHERE key = 'schema_version'`);
+      await client.query(`DROP TABLE "${schema}".drift_nodes, "${schema}".drift_reports, "${schema}".plugin_set_labels, "${schema}".plugin_set_plugins, "${schema}".plugin_sets, "${schema}".plugin_status, "${schema}".run_plugin_sets; DROP TABLE "${schema}".run_nodes; DROP TABLE "${schema}".runs; UPDATE "${schema}".meta SET value = '1' WHERE key = 'schema_version'`);
       const migrated = await openPostgresStore(baseUrl, { schema });
       try {
         assert.equal((await migrated.latestRevision())?.message, 'before runs');
@@ -100,24 +100,26 @@ describe('PostgreSQL backend specifics', () => {
     }
   });
 
-  test('a version-2 schema (before drift reports) is migrated to version 3 in place, runs kept', async () => {
+  test('a version-2 schema (before drift reports and label plugins) gains both in place, runs kept', async () => {
     const schema = freshSchema();
     const store = await openPostgresStore(baseUrl, { schema });
-    await store.createRun({ targets: ['n1'] });
+    const run = await store.createRun({ targets: ['n1'] });
     await store.close();
     const client = new pg.Client({ connectionString: baseUrl });
     await client.connect();
     try {
-      await client.query(`DROP TABLE "${schema}".drift_nodes; DROP TABLE "${schema}".drift_reports; UPDATE "${schema}".meta SET value = '2' WHERE key = 'schema_version'`);
+      await client.query(`DROP TABLE "${schema}".drift_nodes, "${schema}".drift_reports, "${schema}".plugin_set_labels, "${schema}".plugin_set_plugins, "${schema}".plugin_sets, "${schema}".plugin_status, "${schema}".run_plugin_sets; UPDATE "${schema}".meta SET value = '2' WHERE key = 'schema_version'`);
       const migrated = await openPostgresStore(baseUrl, { schema });
       try {
-        assert.equal((await migrated.getRun(1)).targetCount, 1);
+        assert.equal((await migrated.getRun(run.id)).targetCount, 1);
         await assertDriftWorks(migrated);
+        const set = await migrated.savePluginSet({ site: 's', digest: 'd', parts: [{ plugin: 'p', digest: 'x', polledAt: new Date(), labels: { n1: { 'a.example.com/k': 'v' } } }] });
+        assert.equal(await migrated.pinRunPluginSet(run.id, set.id), set.id);
       } finally {
         await migrated.close();
       }
       const { rows } = await client.query(`SELECT value FROM "${schema}".meta WHERE key = 'schema_version'`);
-      assert.deepEqual(rows, [{ value: '3' }]);
+      assert.deepEqual(rows, [{ value: String(POSTGRES_SCHEMA_VERSION) }]);
     } finally {
       await client.end();
     }

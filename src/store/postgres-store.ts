@@ -13,7 +13,7 @@ import { SqlRevisionStore } from './sql-revision-store.ts';
 import type { SqlDriver, SqlRow, SqlSession, SqlValue, TableNames } from './sql-driver.ts';
 
 /** Schema version this code writes and reads. Stored in the schema's `meta` table. */
-export const POSTGRES_SCHEMA_VERSION = 3;
+export const POSTGRES_SCHEMA_VERSION = 4;
 
 /** Schema used when none is given. */
 export const DEFAULT_POSTGRES_SCHEMA = 'relabel';
@@ -42,6 +42,11 @@ function tableNames(schema: string): TableNames {
     runNodes: q('run_nodes'),
     driftReports: q('drift_reports'),
     driftNodes: q('drift_nodes'),
+    pluginSets: q('plugin_sets'),
+    pluginSetPlugins: q('plugin_set_plugins'),
+    pluginSetLabels: q('plugin_set_labels'),
+    pluginStatus: q('plugin_status'),
+    runPluginSets: q('run_plugin_sets'),
   };
 }
 
@@ -75,7 +80,7 @@ CREATE TABLE ${s}.buffer_files (
 );
 CREATE INDEX buffer_files_digest ON ${s}.buffer_files (digest);
 ${runsSchemaSql(schema)}
-${driftSchemaSql(schema)}`;
+${UPGRADES.map((step) => step(schema)).join('\n')}`;
 }
 
 /** Version 2: update runs and their per-node results. */
@@ -107,7 +112,6 @@ CREATE INDEX run_nodes_status ON ${s}.run_nodes (run_id, status, seq);
 `;
 }
 
-// ---- Schema v3: drift reports (migration step v2 → v3) ----
 /** Version 3: drift reports and their per-node rows. */
 function driftSchemaSql(schema: string): string {
   const s = `"${schema}"`;
@@ -138,11 +142,60 @@ CREATE INDEX drift_nodes_state ON ${s}.drift_nodes (report_id, state, seq);
 `;
 }
 
-/** Migration step v2 → v3: adds the drift report tables. */
-async function migrateV2toV3(client: PoolClient, schema: string): Promise<void> {
-  await client.query(driftSchemaSql(schema));
+
+/**
+ * Version 4: label plugin sets, plugin status, and the set each run pinned
+ * (set_id 0: the run uses no plugin set).
+ */
+function pluginsSchemaSql(schema: string): string {
+  const s = `"${schema}"`;
+  return `
+CREATE TABLE ${s}.plugin_sets (id integer PRIMARY KEY, site text NOT NULL, created_at timestamptz NOT NULL, digest text NOT NULL);
+CREATE INDEX plugin_sets_site ON ${s}.plugin_sets (site, id);
+CREATE TABLE ${s}.plugin_set_plugins (
+  set_id integer NOT NULL REFERENCES ${s}.plugin_sets (id),
+  plugin text NOT NULL,
+  digest text NOT NULL,
+  polled_at timestamptz NOT NULL,
+  node_count integer NOT NULL,
+  label_count integer NOT NULL,
+  PRIMARY KEY (set_id, plugin)
+);
+CREATE TABLE ${s}.plugin_set_labels (
+  set_id integer NOT NULL REFERENCES ${s}.plugin_sets (id),
+  node text NOT NULL,
+  plugin text NOT NULL,
+  labels text NOT NULL,
+  PRIMARY KEY (set_id, node, plugin)
+);
+CREATE INDEX plugin_set_labels_plugin ON ${s}.plugin_set_labels (set_id, plugin);
+CREATE TABLE ${s}.plugin_status (
+  site text NOT NULL,
+  plugin text NOT NULL,
+  polled_at timestamptz NOT NULL,
+  ok integer NOT NULL,
+  error text,
+  last_good_at timestamptz,
+  last_good_set integer,
+  node_count integer,
+  label_count integer,
+  PRIMARY KEY (site, plugin)
+);
+CREATE TABLE ${s}.run_plugin_sets (run_id integer PRIMARY KEY, set_id integer NOT NULL);
+`;
 }
-// ---- end of schema v3 ----
+
+/**
+ * What each version after 2 adds, in order: `UPGRADES[i]` takes a schema
+ * from version `i + 2` to `i + 3`. Each only adds; none rewrites data.
+ */
+const UPGRADES: readonly ((schema: string) => string)[] = [driftSchemaSql, pluginsSchemaSql];
+
+/** Whether a stored schema version is one this code upgrades in place (1 up to the current one, exclusive). */
+function isOlderVersion(value: unknown): boolean {
+  const n = Number(value);
+  return Number.isInteger(n) && n >= 1 && n < POSTGRES_SCHEMA_VERSION;
+}
 
 /** Rewrite portable `?` placeholders as PostgreSQL's `$1, $2, …`. Our SQL has no `?` in literals. */
 function numbered(sql: string): string {
@@ -228,10 +281,11 @@ async function migrate(pool: Pool, schema: string): Promise<void> {
       await client.query(`INSERT INTO "${schema}".meta (key, value) VALUES ('schema_version', $1)`, [
         String(POSTGRES_SCHEMA_VERSION),
       ]);
-    } else if (Number(row.value) === 1 || Number(row.value) === 2) {
-      // Written by an older relabel: add the tables of each later version in turn.
-      if (Number(row.value) === 1) await client.query(runsSchemaSql(schema));
-      await migrateV2toV3(client, schema);
+    } else if (isOlderVersion(row.value)) {
+      // Written by an older relabel: v1 → v2 adds the runs' tables, then each later version's in turn.
+      const from = Number(row.value);
+      if (from === 1) await client.query(runsSchemaSql(schema));
+      for (const step of UPGRADES.slice(Math.max(from, 2) - 2)) await client.query(step(schema));
       await client.query(`UPDATE "${schema}".meta SET value = $1 WHERE key = 'schema_version'`, [String(POSTGRES_SCHEMA_VERSION)]);
     } else if (Number(row.value) !== POSTGRES_SCHEMA_VERSION) {
       throw new StoreError(StoreErrorCode.SchemaVersion,

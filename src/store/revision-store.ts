@@ -8,6 +8,7 @@
  * immutable, monotonically numbered revision.
  */
 import type { DriftStore } from './drift-store.ts';
+import type { PluginStore } from './plugin-store.ts';
 import type { RunStore } from './run-store.ts';
 
 /** One source file: its name (e.g. `site/nodes.yaml`) and its raw multi-document YAML text. */
@@ -114,7 +115,7 @@ export const MAX_NAME_LENGTH = 63;
  * with the driver's own error for I/O failures. Safe to use from several
  * processes on the same database at once.
  */
-export interface RevisionStore extends RunStore, DriftStore {
+export interface RevisionStore extends RunStore, DriftStore, PluginStore {
   /**
    * Replace the buffered content of `bucket` with `files` (an empty list stages
    * the bucket's deletion). Files are validated first: names (InvalidName),

@@ -40,6 +40,13 @@ export interface NodeResultDetail {
    * re-planned from the state the bulk plan observed.
    */
   recovered?: boolean;
+  /**
+   * Plugin labels not applied because the documents (or a plugin whose name
+   * sorts first) give the key another value: the first 20, and how many in
+   * all. Absent when none.
+   */
+  pluginConflicts?: { key: string; plugin: string; value: string; kept: string; keptFrom: string }[];
+  pluginConflictCount?: number;
   error?: { type: string; message: string };
 }
 

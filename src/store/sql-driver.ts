@@ -33,6 +33,12 @@ export interface TableNames {
   // Schema v3: drift reports.
   readonly driftReports: string;
   readonly driftNodes: string;
+  // Schema v4: label plugins.
+  readonly pluginSets: string;
+  readonly pluginSetPlugins: string;
+  readonly pluginSetLabels: string;
+  readonly pluginStatus: string;
+  readonly runPluginSets: string;
 }
 
 /** A backend: transactions over one database. */

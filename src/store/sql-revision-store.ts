@@ -33,6 +33,8 @@ import {
 import { closableDriver, columnNumber, columnString, type SqlDriver, type SqlSession, type TableNames } from './sql-driver.ts';
 import { buildBuffer, buildRevisions, buildTag } from './revision-rows.ts';
 import type { RunStore } from './run-store.ts';
+import type { PluginStore } from './plugin-store.ts';
+import { sqlPluginStore } from './sql-plugin-store.ts';
 import { sqlRunStore } from './sql-run-store.ts';
 import type { DriftStore } from './drift-store.ts';
 import { sqlDriftStore } from './sql-drift-store.ts';
@@ -43,6 +45,7 @@ export class SqlRevisionStore implements RevisionStore {
   readonly #t: TableNames;
   readonly #runs: RunStore;
   readonly #drift: DriftStore;
+  readonly #plugins: PluginStore;
 
   /** @param driver - the backend; owned by the store from now on (closed by {@link close}) */
   constructor(driver: SqlDriver) {
@@ -50,6 +53,7 @@ export class SqlRevisionStore implements RevisionStore {
     this.#t = driver.tables;
     this.#runs = sqlRunStore(this.#driver);
     this.#drift = sqlDriftStore(this.#driver);
+    this.#plugins = sqlPluginStore(this.#driver);
   }
 
   createRun: RunStore['createRun'] = (input) => this.#runs.createRun(input);
@@ -61,6 +65,15 @@ export class SqlRevisionStore implements RevisionStore {
   observedState: RunStore['observedState'] = (id, node) => this.#runs.observedState(id, node);
   runNode: RunStore['runNode'] = (id, node) => this.#runs.runNode(id, node);
   runCounts: RunStore['runCounts'] = (id) => this.#runs.runCounts(id);
+  savePluginSet: PluginStore['savePluginSet'] = (input) => this.#plugins.savePluginSet(input);
+  latestPluginSet: PluginStore['latestPluginSet'] = (site) => this.#plugins.latestPluginSet(site);
+  pluginSet: PluginStore['pluginSet'] = (id) => this.#plugins.pluginSet(id);
+  pluginSetLabels: PluginStore['pluginSetLabels'] = (id, nodes) => this.#plugins.pluginSetLabels(id, nodes);
+  pluginSetRows: PluginStore['pluginSetRows'] = (id, query) => this.#plugins.pluginSetRows(id, query);
+  setPluginStatus: PluginStore['setPluginStatus'] = (site, polledAt, updates) => this.#plugins.setPluginStatus(site, polledAt, updates);
+  pluginStatus: PluginStore['pluginStatus'] = (site) => this.#plugins.pluginStatus(site);
+  pinRunPluginSet: PluginStore['pinRunPluginSet'] = (run, set) => this.#plugins.pinRunPluginSet(run, set);
+  runPluginSet: PluginStore['runPluginSet'] = (run) => this.#plugins.runPluginSet(run);
 
   createDriftReport: DriftStore['createDriftReport'] = (input) => this.#drift.createDriftReport(input);
   addDriftNodes: DriftStore['addDriftNodes'] = (id, rows) => this.#drift.addDriftNodes(id, rows);

@@ -152,6 +152,7 @@ export function sqlRunStore(driver: SqlDriver): RunStore {
       assertRunId(id);
       await driver.write(async (s) => {
         await s.run(`DELETE FROM ${t.runNodes} WHERE run_id = ?`, [id]);
+        await s.run(`DELETE FROM ${t.runPluginSets} WHERE run_id = ?`, [id]);
         await s.run(`DELETE FROM ${t.runs} WHERE id = ?`, [id]);
       });
     },

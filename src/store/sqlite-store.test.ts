@@ -38,7 +38,7 @@ describe('SQLite backend specifics', () => {
     await store.commit();
     await store.close();
     const db = new DatabaseSync(path);
-    db.exec(`DROP TABLE drift_nodes; DROP TABLE drift_reports; DROP TABLE run_nodes; DROP TABLE runs; UPDATE meta SET value = '1' WHERE key = 'schema_version'`);
+    db.exec(`DROP TABLE drift_nodes; DROP TABLE drift_reports; DROP TABLE plugin_set_labels; DROP TABLE plugin_set_plugins; DROP TABLE plugin_sets; DROP TABLE plugin_status; DROP TABLE run_plugin_sets; DROP TABLE run_nodes; DROP TABLE runs; UPDATE meta SET value = '1' WHERE key = 'schema_version'`);
     db.close();
     const migrated = await openSqliteStore(path);
     try {
@@ -59,24 +59,28 @@ describe('SQLite backend specifics', () => {
     await (await openSqliteStore(path)).close();
   });
 
-  test('a version-2 database (before drift reports) is migrated to version 3 in place, runs kept', async () => {
+  test('a version-2 database (before drift reports and label plugins) gains both in place, runs and revisions kept', async () => {
     const path = freshPath();
     const store = await openSqliteStore(path);
-    await store.createRun({ targets: ['n1'] });
+    await store.stage('site', [{ source: 'a.yaml', text: 'a: 1\n' }]);
+    await store.commit();
+    const run = await store.createRun({ targets: ['n1'] });
     await store.close();
     const db = new DatabaseSync(path);
-    db.exec(`DROP TABLE drift_nodes; DROP TABLE drift_reports; UPDATE meta SET value = '2' WHERE key = 'schema_version'`);
+    db.exec(`DROP TABLE drift_nodes; DROP TABLE drift_reports; DROP TABLE plugin_set_labels; DROP TABLE plugin_set_plugins; DROP TABLE plugin_sets; DROP TABLE plugin_status; DROP TABLE run_plugin_sets; UPDATE meta SET value = '2' WHERE key = 'schema_version'`);
     db.close();
     const migrated = await openSqliteStore(path);
     try {
-      assert.equal((await migrated.getRun(1)).targetCount, 1);
+      assert.equal((await migrated.getRun(run.id)).targetCount, 1);
       await assertDriftWorks(migrated);
+      const set = await migrated.savePluginSet({ site: 's', digest: 'd', parts: [{ plugin: 'p', digest: 'x', polledAt: new Date(), labels: { n1: { 'a.example.com/k': 'v' } } }] });
+      assert.equal(await migrated.pinRunPluginSet(run.id, set.id), set.id);
     } finally {
       await migrated.close();
     }
     const check = new DatabaseSync(path);
     try {
-      assert.equal(check.prepare(`SELECT value FROM meta WHERE key = 'schema_version'`).get()?.value, '3');
+      assert.equal(check.prepare(`SELECT value FROM meta WHERE key = 'schema_version'`).get()?.value, String(SQLITE_SCHEMA_VERSION));
     } finally {
       check.close();
     }

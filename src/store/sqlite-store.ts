@@ -16,7 +16,7 @@ import { SqlRevisionStore } from './sql-revision-store.ts';
 import type { SqlDriver, SqlSession, SqlValue, TableNames } from './sql-driver.ts';
 
 /** Schema version this code writes and reads. Stored in the `meta` table. */
-export const SQLITE_SCHEMA_VERSION = 3;
+export const SQLITE_SCHEMA_VERSION = 4;
 
 /** Path that opens a private in-memory database (tests, dry runs). */
 export const SQLITE_MEMORY = ':memory:';
@@ -38,6 +38,11 @@ const TABLES: TableNames = {
   runNodes: 'run_nodes',
   driftReports: 'drift_reports',
   driftNodes: 'drift_nodes',
+  pluginSets: 'plugin_sets',
+  pluginSetPlugins: 'plugin_set_plugins',
+  pluginSetLabels: 'plugin_set_labels',
+  pluginStatus: 'plugin_status',
+  runPluginSets: 'run_plugin_sets',
 };
 
 // Timestamps are ISO-8601 text written by the application.
@@ -96,7 +101,7 @@ CREATE TABLE run_nodes (
 CREATE INDEX run_nodes_status ON run_nodes (run_id, status, seq);
 `;
 
-// ---- Schema v3: drift reports (migration step v2 → v3) ----
+// Version 3: drift reports and their per-node rows.
 const DRIFT_SCHEMA = `
 CREATE TABLE drift_reports (
   id INTEGER PRIMARY KEY,
@@ -123,11 +128,49 @@ CREATE TABLE drift_nodes (
 CREATE INDEX drift_nodes_state ON drift_nodes (report_id, state, seq);
 `;
 
-/** Migration step v2 → v3: adds the drift report tables. */
-function migrateV2toV3(db: DatabaseSync): void {
-  db.exec(DRIFT_SCHEMA);
-}
-// ---- end of schema v3 ----
+
+// Version 4: label plugin sets, plugin status, and the set each run pinned.
+// (set_id 0 in run_plugin_sets: the run uses no plugin set.)
+const PLUGINS_SCHEMA = `
+CREATE TABLE plugin_sets (id INTEGER PRIMARY KEY, site TEXT NOT NULL, created_at TEXT NOT NULL, digest TEXT NOT NULL) STRICT;
+CREATE INDEX plugin_sets_site ON plugin_sets (site, id);
+CREATE TABLE plugin_set_plugins (
+  set_id INTEGER NOT NULL REFERENCES plugin_sets (id),
+  plugin TEXT NOT NULL,
+  digest TEXT NOT NULL,
+  polled_at TEXT NOT NULL,
+  node_count INTEGER NOT NULL,
+  label_count INTEGER NOT NULL,
+  PRIMARY KEY (set_id, plugin)
+) STRICT;
+CREATE TABLE plugin_set_labels (
+  set_id INTEGER NOT NULL REFERENCES plugin_sets (id),
+  node TEXT NOT NULL,
+  plugin TEXT NOT NULL,
+  labels TEXT NOT NULL,
+  PRIMARY KEY (set_id, node, plugin)
+) STRICT;
+CREATE INDEX plugin_set_labels_plugin ON plugin_set_labels (set_id, plugin);
+CREATE TABLE plugin_status (
+  site TEXT NOT NULL,
+  plugin TEXT NOT NULL,
+  polled_at TEXT NOT NULL,
+  ok INTEGER NOT NULL,
+  error TEXT,
+  last_good_at TEXT,
+  last_good_set INTEGER,
+  node_count INTEGER,
+  label_count INTEGER,
+  PRIMARY KEY (site, plugin)
+) STRICT;
+CREATE TABLE run_plugin_sets (run_id INTEGER PRIMARY KEY, set_id INTEGER NOT NULL) STRICT;
+`;
+
+/**
+ * What each version after 2 adds, in order: `UPGRADES[i]` takes a database
+ * from version `i + 2` to `i + 3`. Each only adds; none rewrites data.
+ */
+const UPGRADES: readonly string[] = [DRIFT_SCHEMA, PLUGINS_SCHEMA];
 
 /**
  * Most prepared statements a connection keeps. Multi-row statements (run
@@ -231,6 +274,12 @@ function bind(params: readonly SqlValue[]): SQLInputValue[] {
   return params as SQLInputValue[];
 }
 
+/** Whether a stored schema version is one this code upgrades in place (1 up to the current one, exclusive). */
+function isOlderVersion(value: unknown): boolean {
+  const n = Number(value);
+  return Number.isInteger(n) && n >= 1 && n < SQLITE_SCHEMA_VERSION;
+}
+
 /** Create the schema on a fresh database, or check the version of an existing one. */
 function migrate(db: DatabaseSync, path: string): void {
   db.exec('BEGIN IMMEDIATE');
@@ -240,14 +289,15 @@ function migrate(db: DatabaseSync, path: string): void {
     if (row === undefined) {
       db.exec(SCHEMA);
       db.exec(RUNS_SCHEMA);
-      migrateV2toV3(db);
+      for (const step of UPGRADES) db.exec(step);
       db.prepare(`INSERT INTO meta (key, value) VALUES ('schema_version', ?)`).run(
         String(SQLITE_SCHEMA_VERSION),
       );
-    } else if (Number(row.value) === 1 || Number(row.value) === 2) {
-      // Written by an older relabel: add the tables of each later version in turn.
-      if (Number(row.value) === 1) db.exec(RUNS_SCHEMA);
-      migrateV2toV3(db);
+    } else if (isOlderVersion(row.value)) {
+      // Written by an older relabel: v1 → v2 adds the runs' tables, then each later version's in turn.
+      const from = Number(row.value);
+      if (from === 1) db.exec(RUNS_SCHEMA);
+      for (const step of UPGRADES.slice(Math.max(from, 2) - 2)) db.exec(step);
       db.prepare(`UPDATE meta SET value = ? WHERE key = 'schema_version'`).run(String(SQLITE_SCHEMA_VERSION));
     } else if (Number(row.value) !== SQLITE_SCHEMA_VERSION) {
       throw new StoreError(StoreErrorCode.SchemaVersion,

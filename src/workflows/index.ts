@@ -2,3 +2,4 @@
 export { updateLabels } from './update-labels.ts';
 export { relabelNode } from './relabel-node.ts';
 export { detectDrift } from './detect-drift.ts';
+export { pollPlugins } from './poll-plugins.ts';

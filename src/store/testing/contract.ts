@@ -12,6 +12,7 @@ import { concurrencyContract } from './contract-concurrency.ts';
 import { validationContract } from './contract-validation.ts';
 import { runsContract } from './contract-runs.ts';
 import { driftContract } from './contract-drift.ts';
+import { pluginsContract } from './contract-plugins.ts';
 
 const f = (source: string, text: string): SourceFile => ({ source, text });
 
@@ -232,5 +233,6 @@ export function revisionStoreContract(backend: string, fixture: StoreFixture): v
     concurrencyContract(fixture);
     runsContract(fixture);
     driftContract(fixture);
+    pluginsContract(fixture);
   });
 }
