@@ -152,7 +152,15 @@ export type ActionName = z.infer<typeof ActionName>;
 export const ActionRequest = z
   .object({
     name: ActionName,
-    parameters: z.object({ target_nodes: z.union([z.array(z.string()), z.string()]) }).strict(),
+    parameters: z
+      .object({
+        target_nodes: z.union([z.array(z.string()), z.string()]),
+        allow_mass_removal: z.boolean().optional().meta({
+          description:
+            "go ahead even when the run removes more of the labels relabel owns on its targets than the policy's max_removal_fraction (default 0.5); without it such a run fails MassRemovalRefused, nothing written",
+        }),
+      })
+      .strict(),
   })
   .strict();
 /** Body of `POST actions`. */

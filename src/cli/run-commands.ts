@@ -15,6 +15,8 @@ import { note, outputOption, printJson, say, table } from './output.ts';
 import { labelPair, nameList, nodeList, nonNegativeInteger, positiveInteger } from './parsers.ts';
 import { outcomeText, progressReporter, reportText, startedText } from './run-output.ts';
 
+const allowMassRemovalOption = () =>
+  new Option('--allow-mass-removal', "go ahead even when the run removes more of the labels relabel owns on its targets than the policy's max_removal_fraction (default 0.5); without it such a run is refused, nothing written");
 const runIdOption = () => new Option('--run-id <id>', 'a particular run of the workflow (default: its latest run)');
 const concurrencyOption = () =>
   new Option('--concurrency <k>', "nodes relabelled at once (default: the site policy's)").argParser(positiveInteger);
@@ -168,6 +170,7 @@ export function addRunCommands(program: Command, setExit: SetExit): void {
     .addOption(new Option('--revision <n>', 'revision to apply (default: the latest committed)').argParser(positiveInteger))
     .addOption(concurrencyOption())
     .option('--dry-run', 'plan every node and report the plans; write nothing')
+    .addOption(allowMassRemovalOption())
     .addOption(waitOption())
     .addOption(outputOption())
     .addHelpText(
@@ -176,9 +179,12 @@ export function addRunCommands(program: Command, setExit: SetExit): void {
         'given, as a Drydock node_filter of type intersection); exactly one of these four. A filter that matches no\n' +
         'node of the design is refused (NoNodesMatched).\n' +
         'Prints the workflow ID, run ID and Temporal UI link. One run per site at a time.\n' +
+        "Mass-removal brake: a run removing more than the policy's max_removal_fraction of the labels relabel owns on\n" +
+        'its targets fails as MassRemovalRefused (exit 3) naming the counts and keys, nothing written; a dry run says\n' +
+        'whether it would be refused. --allow-mass-removal lets it through.\n' +
         'JSON: {workflowId, runId, uiLink, revision, site, targets, dryRun}; with --wait the final report (as `relabel status -o json`).',
     )
-    .action(async (opts: TargetOptions & { revision?: number; concurrency?: number; dryRun?: boolean; wait?: boolean }, cmd: Command) => {
+    .action(async (opts: TargetOptions & { revision?: number; concurrency?: number; dryRun?: boolean; allowMassRemoval?: boolean; wait?: boolean }, cmd: Command) => {
       const chosen = targetsOf(opts, cmd);
       setExit(
         await withContext(cmd, async (ctx) => {
@@ -188,6 +194,7 @@ export function addRunCommands(program: Command, setExit: SetExit): void {
             ...(opts.revision !== undefined ? { revision: opts.revision } : {}),
             ...(opts.concurrency !== undefined ? { concurrency: opts.concurrency } : {}),
             dryRun: opts.dryRun ?? false,
+            ...(opts.allowMassRemoval ? { allowMassRemoval: true } : {}),
           });
           return started(ctx, runs, run, opts);
         }),
@@ -259,14 +266,18 @@ export function addRunCommands(program: Command, setExit: SetExit): void {
     .argument('<id>', 'workflow ID of the finished run')
     .addOption(runIdOption())
     .addOption(concurrencyOption())
+    .addOption(allowMassRemovalOption())
     .addOption(waitOption())
     .addOption(outputOption())
     .addHelpText('after', '\nJSON: as update-labels, with retryOf: {workflowId, runId?}.')
-    .action(async (id: string, opts: { runId?: string; concurrency?: number; wait?: boolean }, cmd: Command) => {
+    .action(async (id: string, opts: { runId?: string; concurrency?: number; allowMassRemoval?: boolean; wait?: boolean }, cmd: Command) => {
       setExit(
         await withContext(cmd, async (ctx) => {
           const runs = await ctx.runs();
-          const run = await runs.retry(id, opts.runId, opts.concurrency !== undefined ? { concurrency: opts.concurrency } : {});
+          const run = await runs.retry(id, opts.runId, {
+            ...(opts.concurrency !== undefined ? { concurrency: opts.concurrency } : {}),
+            ...(opts.allowMassRemoval ? { allowMassRemoval: true } : {}),
+          });
           return started(ctx, runs, run, opts, { workflowId: id, ...(opts.runId ? { runId: opts.runId } : {}) });
         }),
       );

@@ -11,6 +11,13 @@ import { DNS1123_SUBDOMAIN_MAX_BYTES, dns1123SubdomainErrors, labelKeyErrors, ut
 import type { PathSegment } from './site-error.ts';
 import { documentEnvelope, SchemaName } from './schema.ts';
 
+/**
+ * `max_removal_fraction` when a policy does not give one: a run may remove
+ * at most half of the labels relabel owns on its targets unless it is
+ * explicitly allowed to remove more.
+ */
+export const DEFAULT_MAX_REMOVAL_FRACTION = 0.5;
+
 /** Largest `default_concurrency` accepted (nodes relabelled at once). */
 export const MAX_CONCURRENCY = 1000;
 
@@ -35,6 +42,8 @@ export const LabelPolicyData = z
     reconcile_os_arch_aliases: z.boolean(),
     lift_uninitialized_taint: z.boolean(),
     default_concurrency: z.int().min(1).max(MAX_CONCURRENCY),
+    /** Optional: the mass-removal brake's limit (0–1, default {@link DEFAULT_MAX_REMOVAL_FRACTION}). */
+    max_removal_fraction: z.number().min(0).max(1).optional(),
   })
   .strict();
 /** `data` of a label policy document. */
@@ -59,6 +68,8 @@ export type SitePolicy = {
   reconcileOsArchAliases: boolean;
   liftUninitializedTaint: boolean;
   defaultConcurrency: number;
+  /** Largest fraction of the owned labels on its targets a run may remove without being allowed to (0–1). */
+  maxRemovalFraction: number;
 };
 
 /** The policy of a site without a `relabel/LabelPolicy/v1` document: every generator on. */
@@ -69,6 +80,7 @@ export const DEFAULT_SITE_POLICY: SitePolicy = {
   reconcileOsArchAliases: true,
   liftUninitializedTaint: false,
   defaultConcurrency: 10,
+  maxRemovalFraction: DEFAULT_MAX_REMOVAL_FRACTION,
 };
 
 /** Converts a validated policy document's `data` to a {@link SitePolicy}. */
@@ -86,6 +98,7 @@ export function sitePolicyFrom(data: LabelPolicyData): SitePolicy {
     reconcileOsArchAliases: data.reconcile_os_arch_aliases,
     liftUninitializedTaint: data.lift_uninitialized_taint,
     defaultConcurrency: data.default_concurrency,
+    maxRemovalFraction: data.max_removal_fraction ?? DEFAULT_MAX_REMOVAL_FRACTION,
   };
 }
 

@@ -74,6 +74,8 @@ export interface StartOptions {
   revision?: number;
   concurrency?: number;
   dryRun?: boolean;
+  /** Go ahead even when the run removes more owned labels than the policy allows (the mass-removal brake). */
+  allowMassRemoval?: boolean;
   continueAsNewAfter?: number;
   retryOf?: { workflowId: string; runId: string };
   /** Run number of the run retried, kept on the new run's record. */
@@ -226,6 +228,7 @@ export function createRuns(deps: RunsDeps) {
       dryRun,
       searchAttributes: deps.searchAttributes !== false,
       ...(options.concurrency !== undefined ? { concurrency: options.concurrency } : {}),
+      ...(options.allowMassRemoval ? { allowMassRemoval: true } : {}),
       ...(options.continueAsNewAfter !== undefined ? { continueAsNewAfter: options.continueAsNewAfter } : {}),
       ...(options.retryOf ? { retryOf: options.retryOf } : {}),
     };
@@ -358,7 +361,7 @@ export function createRuns(deps: RunsDeps) {
    * Starts a run over exactly the failed nodes of a finished run, against the
    * same revision, linked to it. Throws NothingToRetry when none failed.
    */
-  async function retry(workflowId: string, runId?: string, options: { concurrency?: number } = {}) {
+  async function retry(workflowId: string, runId?: string, options: { concurrency?: number; allowMassRemoval?: boolean } = {}) {
     const previous = await status(workflowId, runId);
     if (!previous.result) {
       throw new RelabelError(FailureType.NotRetryable, `run ${workflowId} (${previous.runId}) has no per-node result to retry (it is ${previous.execution})`);
