@@ -49,8 +49,8 @@ async function nodePage(runs: Runs, report: RunStatusReport, view: NodeView): Pr
   return runs.nodes(report.result.run, { offset: view.offset ?? 0, limit: view.limit ?? 1000, ...(view.failures ? { status: 'failure' as const } : {}) });
 }
 
-/** The flags of update-labels that choose its targets. */
-type TargetOptions = { nodes?: string[]; nodesFrom?: string; all?: boolean; rack?: string[]; tag?: string[]; label?: Record<string, string> };
+/** The flags of update-labels (and plan) that choose the targets. */
+export type TargetOptions = { nodes?: string[]; nodesFrom?: string; all?: boolean; rack?: string[]; tag?: string[]; label?: Record<string, string> };
 
 /** Node names read from `file` (`-`: standard input), separated by commas or white space. */
 function namesFrom(file: string, cmd: Command): string[] {
@@ -71,7 +71,7 @@ function namesFrom(file: string, cmd: Command): string[] {
  * design. Exactly one of --nodes, --nodes-from, --all and a filter; a usage
  * error (exit 2) otherwise, before anything is opened.
  */
-function targetsOf(opts: TargetOptions, cmd: Command): { targets: string[] } | { targets: undefined; select: TargetSelection } {
+export function targetsOf(opts: TargetOptions, cmd: Command): { targets: string[] } | { targets: undefined; select: TargetSelection } {
   const filter = {
     ...(opts.rack ? { rack_names: opts.rack } : {}),
     ...(opts.tag ? { node_tags: opts.tag } : {}),
@@ -88,6 +88,17 @@ function targetsOf(opts: TargetOptions, cmd: Command): { targets: string[] } | {
   if (opts.nodesFrom !== undefined) return { targets: namesFrom(opts.nodesFrom, cmd) };
   if (opts.all) return { targets: undefined, select: { all: true } };
   return { targets: undefined, select: { filter: { filter_set_type: 'intersection', filter_set: [{ filter_type: 'intersection', ...filter }] } } };
+}
+
+/** Adds the flags choosing the targets: --nodes, --nodes-from, --all, and the filter flags --rack, --tag, --label. */
+export function withTargetOptions(cmd: Command): Command {
+  return cmd
+    .option('--nodes <names>', 'comma-separated node names, such as n1,n2', nodeList)
+    .option('--nodes-from <file>', 'node names from a file (- for standard input), separated by commas, spaces or lines')
+    .option('--all', "every node of the revision's design")
+    .option('--rack <names>', 'nodes in one of these racks (comma-separated; repeatable)', nameList)
+    .option('--tag <tags>', 'nodes with every one of these tags (comma-separated; repeatable)', nameList)
+    .option('--label <key=value>', "nodes whose design labels include this pair (repeatable; all must match)", labelPair);
 }
 
 /** Statuses `relabel runs --status` filters on (the RelabelStatus search attribute). */
@@ -158,15 +169,8 @@ async function started(
 
 /** Adds the run commands to `program`. */
 export function addRunCommands(program: Command, setExit: SetExit): void {
-  program
-    .command('update-labels')
+  withTargetOptions(program.command('update-labels'))
     .description('relabel nodes to a committed revision of the site documents (the Airship update_labels action)')
-    .option('--nodes <names>', 'comma-separated node names, such as n1,n2', nodeList)
-    .option('--nodes-from <file>', 'node names from a file (- for standard input), separated by commas, spaces or lines')
-    .option('--all', "every node of the revision's design")
-    .option('--rack <names>', 'nodes in one of these racks (comma-separated; repeatable)', nameList)
-    .option('--tag <tags>', 'nodes with every one of these tags (comma-separated; repeatable)', nameList)
-    .option('--label <key=value>', "nodes whose design labels include this pair (repeatable; all must match)", labelPair)
     .addOption(new Option('--revision <n>', 'revision to apply (default: the latest committed)').argParser(positiveInteger))
     .addOption(concurrencyOption())
     .option('--dry-run', 'plan every node and report the plans; write nothing')

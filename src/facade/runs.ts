@@ -466,7 +466,14 @@ export function createRuns(deps: RunsDeps) {
     return found;
   }
 
-  return { preflight, start, status, wait, retry, cancel, nodes, summary, list, link };
+  /** The valid design of `revision` (validated once; DocumentValidationFailed otherwise). */
+  async function design(revision: number) {
+    const validation = await designs.get(revision);
+    if (!validation.ok) throw documentValidationError(`revision ${revision}`, validation.errors);
+    return validation.design;
+  }
+
+  return { preflight, start, status, wait, retry, cancel, nodes, summary, list, link, design, rows: rowsOf };
 }
 
 /** The facade's type. */
