@@ -1,6 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
+import { formatError } from './site-error.ts';
+import { policyDoc, source } from './testing.ts';
+import { validateSite } from './validate-site.ts';
+import { DEFAULT_MAX_REMOVAL_FRACTION } from './label-policy.ts';
 import { createRemovalTally, describeRemoval, MAX_LISTED_KEYS, removalRefusal } from './removal-brake.ts';
 
 describe('the mass-removal tally', () => {
@@ -45,5 +49,26 @@ describe('the mass-removal tally', () => {
     const message = removalRefusal(r, 4);
     assert.ok(message.length < 1000, `${message.length} characters`);
     assert.match(message, /^mass-removal brake: run 4 would remove 10000 of 10000 owned labels \(100%\) on 5000 nodes, more than the policy's max_removal_fraction 0\.5; keys: common \(5000 nodes\), .* and 4991 more keys\. Nothing was written\./);
+  });
+});
+
+describe('max_removal_fraction in the label policy', () => {
+  const fractionOf = (line: string) => {
+    const result = validateSite([source('p.yaml', policyDoc('p', line === '' ? {} : { max_removal_fraction: line }))]);
+    return result.ok ? result.design.policy.maxRemovalFraction : result.errors.map(formatError);
+  };
+
+  it('is optional (default 0.5) and taken from 0 to 1', () => {
+    assert.equal(fractionOf(''), DEFAULT_MAX_REMOVAL_FRACTION);
+    assert.equal(DEFAULT_MAX_REMOVAL_FRACTION, 0.5);
+    assert.equal(fractionOf('max_removal_fraction: 0'), 0);
+    assert.equal(fractionOf('max_removal_fraction: 0.25'), 0.25);
+    assert.equal(fractionOf('max_removal_fraction: 1'), 1);
+  });
+
+  it('refuses a value outside 0 to 1, or not a number, naming where', () => {
+    assert.deepEqual(fractionOf('max_removal_fraction: 1.5'), ['p.yaml:13:25 relabel/LabelPolicy/v1 "p" data.max_removal_fraction: Too big: expected number to be <=1']);
+    assert.deepEqual(fractionOf('max_removal_fraction: -0.1'), ['p.yaml:13:25 relabel/LabelPolicy/v1 "p" data.max_removal_fraction: Too small: expected number to be >=0']);
+    assert.match(String(fractionOf("max_removal_fraction: 'half'")), /data\.max_removal_fraction: Invalid input: expected number, received string/);
   });
 });
