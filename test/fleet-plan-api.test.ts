@@ -7,7 +7,7 @@
  */
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { ActionView, PlanView } from '../src/api/response-schemas.ts';
+import { ActionView, PlanView, TaskView } from '../src/api/response-schemas.ts';
 import { adminCore, createNode, nodePatchCount, startRelabel, uniqueSuffix } from './helpers.ts';
 import { prefixedSite, storeWithSite } from './site.ts';
 import { assertFailure, eventually, startTestApi, type TestApi } from './api-support.ts';
@@ -43,6 +43,30 @@ describe('plans and the mass-removal brake over HTTP', () => {
     );
   }
 
+  /** Starts a Drydock relabel_nodes task for the targets and waits for its end. */
+  async function task(extra: Record<string, unknown> = {}): Promise<TaskView> {
+    const node_filter = { filter_set_type: 'union', filter_set: [{ filter_type: 'union', node_names: targets }] };
+    const created = await api.call('POST', '/api/v1.0/tasks', { body: { action: 'relabel_nodes', design_ref: 'committed', node_filter, ...extra } });
+    assert.equal(created.status, 201, created.text);
+    const id = TaskView.parse(created.json).task_id;
+    return eventually(
+      async () => TaskView.parse((await api.call('GET', `/api/v1.0/tasks/${id}`)).json),
+      (t) => t.status === 'Complete' || t.status === 'Terminated',
+    );
+  }
+
+  /** Stages the site (`stripped`: the host profiles' owner_data and tags gone, rack labels not generated) and commits it. */
+  async function commitSite(stripped: boolean): Promise<void> {
+    const files = prefixedSite(prefix, (doc) => {
+      if (!stripped) return;
+      if (doc.schema === 'drydock/HostProfile/v1' && doc.data.metadata) doc.data.metadata = { ...doc.data.metadata, owner_data: {}, tags: [] };
+      if (doc.schema === 'relabel/LabelPolicy/v1') doc.data.generated_labels.rack_labels = false;
+    }).files;
+    assert.equal((await api.call('POST', '/api/v1.0/configdocs/site', { body: files.map((f) => f.text).join('') })).status, 201);
+    const commit = await api.call('POST', '/api/v1.0/commitconfigdocs', { headers: { 'content-type': 'application/x-yaml' } });
+    assert.equal(commit.status, 200, commit.text);
+  }
+
   it('answers a plan with counts, sources and the brake, pages its nodes, and refuses bad requests', async () => {
     const before = await nodePatchCount();
     const created = await api.call('POST', '/api/v1.0/plans', { body: { target_nodes: targets, nodes_detail: true, limit: 2 } });
@@ -76,14 +100,9 @@ describe('plans and the mass-removal brake over HTTP', () => {
     assertFailure(await api.call('POST', '/api/v1.0/plans', { token: 'viewer-token-for-tests', body: { all: true } }), 403);
   });
 
-  it('an action removing most owned labels ends Failed (MassRemovalRefused) with no PATCH; allow_mass_removal lets it through', async () => {
+  it('an action or task removing most owned labels is refused (MassRemovalRefused) with no PATCH; allow_mass_removal lets it through', async () => {
     assert.equal((await action({ target_nodes: targets })).action_lifecycle, 'Complete');
-    const stripped = prefixedSite(prefix, (doc) => {
-      if (doc.schema === 'drydock/HostProfile/v1' && doc.data.metadata) doc.data.metadata = { ...doc.data.metadata, owner_data: {}, tags: [] };
-      if (doc.schema === 'relabel/LabelPolicy/v1') doc.data.generated_labels.rack_labels = false;
-    });
-    assert.equal((await api.call('POST', '/api/v1.0/configdocs/site', { body: stripped.files.map((f) => f.text).join('') })).status, 201);
-    assert.equal((await api.call('POST', '/api/v1.0/commitconfigdocs', { headers: { 'content-type': 'application/x-yaml' } })).status, 200);
+    await commitSite(true);
 
     const plan = PlanView.parse((await api.call('POST', '/api/v1.0/plans', { body: { target_nodes: targets.join(',') } })).json);
     assert.equal(plan.mass_removal?.exceeded, true);
@@ -95,11 +114,21 @@ describe('plans and the mass-removal brake over HTTP', () => {
     assert.equal(refused.failure?.type, 'MassRemovalRefused');
     assert.match(refused.failure?.message ?? '', new RegExp(`would remove ${plan.mass_removal?.removed} of ${plan.mass_removal?.owned} owned labels .* on 4 nodes.*node-exporter \\(4 nodes\\).*Nothing was written`));
     assert.deepEqual(refused.node_results.map((n) => [n.status, n.error?.type]), targets.map(() => ['failure', 'MassRemovalRefused']));
+    const refusedTask = await task();
+    assert.match(JSON.stringify(refusedTask.result.details), /MassRemovalRefused/);
     assert.equal(await nodePatchCount(), before, 'a refused run sends no PATCH');
 
+    const allowedTask = await task({ allow_mass_removal: true });
+    assert.equal(allowedTask.result.status, 'success', JSON.stringify(allowedTask.result));
+    assert.equal((await nodePatchCount()) - before, 4);
+    assert.equal((await core.readNode({ name: targets[0] as string })).metadata?.labels?.['node-exporter'], undefined);
+
+    // Back to the full site, then stripped again: the action's own allow_mass_removal.
+    await commitSite(false);
+    assert.equal((await action({ target_nodes: targets })).action_lifecycle, 'Complete');
+    await commitSite(true);
     const allowed = await action({ target_nodes: targets, allow_mass_removal: true });
     assert.equal(allowed.action_lifecycle, 'Complete', JSON.stringify(allowed.failure));
-    assert.equal((await nodePatchCount()) - before, 4);
     assert.equal((await core.readNode({ name: targets[0] as string })).metadata?.labels?.['node-exporter'], undefined);
   });
 });

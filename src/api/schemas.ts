@@ -206,6 +206,9 @@ export const TaskRequest = z
     action: z.enum(['relabel_nodes'], { error: (i) => (i.input === undefined ? 'action is required' : `unknown task action ${quote(i.input)} (only "relabel_nodes")`) }),
     design_ref: z.string({ error: (i) => (i.input === undefined ? 'design_ref is required' : 'design_ref must be a string') }).min(1).max(2048),
     node_filter: NodeFilterSet,
+    allow_mass_removal: z.boolean().optional().meta({
+      description: "relabel's own: go ahead even when the run removes more of the labels relabel owns on its targets than the policy's max_removal_fraction (default 0.5)",
+    }),
   })
   .strict();
 /** Body of `POST tasks`. */
