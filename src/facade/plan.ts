@@ -153,7 +153,11 @@ export function createPlans(runs: Runs) {
       const offset = Math.max(0, Math.trunc(view.nodes.offset ?? 0));
       const limit = Math.min(MAX_PLAN_NODE_PAGE, Math.max(1, Math.trunc(view.nodes.limit ?? DEFAULT_PLAN_NODE_PAGE)));
       const page = await runs.nodes(result.run, { offset, limit });
-      plan.nodes = { total: page.total, offset, items: page.items.map((n) => ({ ...n, ...(labelsOf(design, n.node) ? { labels: labelsOf(design, n.node) } : {}) })) };
+      const items = page.items.map((n): PlannedNode => {
+        const labels = labelsOf(design, n.node);
+        return labels ? { ...n, labels } : n;
+      });
+      plan.nodes = { total: page.total, offset, items };
     }
     return plan;
   }
