@@ -15,8 +15,11 @@ import { runKeyOf } from './run-state.ts';
 import { nodeResult } from './run-views.ts';
 import { PlanPath, PlanQuery, PlanRequest } from './schemas.ts';
 import { PlanView, StatusBody, type MassRemovalView } from './response-schemas.ts';
-import { ApiError } from './status.ts';
+import { ApiError, statusBody } from './status.ts';
 import type { z } from 'zod';
+
+/** How long `POST plans` waits for its dry run before answering 202 with where to read it later. */
+export const PLAN_WAIT_MS = 30_000;
 
 /** Path of a plan. */
 export const planUrl = (id: string) => `/api/v1.0/plans/${id}`;
@@ -82,20 +85,30 @@ export function planRoutes({ relabel }: ApiDeps): RouteDef[] {
       description:
         'Runs a dry run of the revision (default the latest committed) over the targets (exactly one of target_nodes, all, node_filter), waits for it ' +
         '(one bulk read of the nodes, nothing written), and answers the plan summed from the store. The same checks as POST actions, each a 400 ' +
-        '(InvalidTargets, NoNodesMatched, NoCommittedRevision, NoSiteActionRevision, DocumentValidationFailed); an unknown revision is a 404.',
+        '(InvalidTargets, NoNodesMatched, NoCommittedRevision, NoSiteActionRevision, DocumentValidationFailed); an unknown revision is a 404. ' +
+        'A plan not done within 30 s (no worker polling, a very large site) is answered 202 with its Location.',
       tag: 'plans',
       access: 'write',
       body: { media: 'json', schema: PlanRequest, required: true },
-      responses: { 201: { description: 'the plan', schema: PlanView }, 400: error, 404: error },
+      responses: {
+        201: { description: 'the plan', schema: PlanView },
+        202: { description: `the plan is still being computed after ${PLAN_WAIT_MS / 1000} s: GET the Location later`, schema: StatusBody },
+        400: error,
+        404: error,
+      },
       async handle({ body }) {
-        const plans = createPlans(await relabel.runs());
-        const plan = await plans.plan({
-          ...targetsOf(body),
-          ...(body.revision !== undefined ? { revision: body.revision } : {}),
-          ...(body.nodes_detail ? { nodes: { ...(body.offset !== undefined ? { offset: body.offset } : {}), ...(body.limit !== undefined ? { limit: body.limit } : {}) } } : {}),
-        });
-        const view = planView(plan);
-        return { code: 201, body: view, headers: { location: planUrl(view.id) } };
+        const runs = await relabel.runs();
+        const plans = createPlans(runs);
+        const started = await plans.start({ ...targetsOf(body), ...(body.revision !== undefined ? { revision: body.revision } : {}) });
+        const id = encodeRunId(started);
+        const ended = await runs.wait(started, undefined, 100, undefined, Date.now() + PLAN_WAIT_MS);
+        if (ended.execution === 'RUNNING') {
+          const why = ended.warnings?.[0] ?? 'the worker is still planning';
+          const message = `plan ${id} is not done after ${PLAN_WAIT_MS / 1000} s (${why}); GET ${planUrl(id)} reads it once it is`;
+          return { code: 202, body: statusBody({ status: 'Success', code: 202, reason: 'Accepted', message }), headers: { location: planUrl(id) } };
+        }
+        const nodes = body.nodes_detail ? { nodes: { ...(body.offset !== undefined ? { offset: body.offset } : {}), ...(body.limit !== undefined ? { limit: body.limit } : {}) } } : {};
+        return { code: 201, body: planView(await plans.report(started, nodes)), headers: { location: planUrl(id) } };
       },
     }),
     defineRoute({

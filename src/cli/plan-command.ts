@@ -9,7 +9,7 @@ import { formatLabelSource } from '../core/label-provenance.ts';
 import { createPlans, DEFAULT_PLAN_NODE_PAGE, MAX_PLAN_NODE_PAGE, type FleetPlan, type LabelKeyPlan } from '../facade/plan.ts';
 import { withContext, type SetExit } from './context.ts';
 import { ExitCode } from './exit-codes.ts';
-import { outputOption, printJson, say, table } from './output.ts';
+import { note, outputOption, printJson, say, table } from './output.ts';
 import { nonNegativeInteger, positiveInteger } from './parsers.ts';
 import { brakeText, MAX_SUMMARY_KEYS, nodeTable, progressReporter } from './run-output.ts';
 import { targetsOf, withTargetOptions, type TargetOptions } from './run-commands.ts';
@@ -92,6 +92,7 @@ export function addPlanCommand(program: Command, setExit: SetExit): void {
               ...(opts.revision !== undefined ? { revision: opts.revision } : {}),
               ...(opts.nodesDetail ? { nodes: { offset: opts.offset, limit: opts.limit } } : {}),
               onProgress: (p) => progress.update(p),
+              onWarning: (warning) => note(warning ? `warning: ${warning}` : 'a worker polls the task queue again; the plan goes on'),
             });
           } finally {
             progress.done();

@@ -18,7 +18,7 @@ import type { Design } from '../core/validate-site.ts';
 import type { Progress } from '../workflows/messages.ts';
 import { RelabelError } from './relabel-error.ts';
 import { createSummary, MAX_SUMMARY_LABEL_KEYS, nodeOutcome, type LabelKeyCounts, type NodeOutcome } from './run-results.ts';
-import type { RunRef, Runs, TargetSelection } from './runs.ts';
+import type { RunRef, Runs, StartedRun, TargetSelection } from './runs.ts';
 
 /** Sources a key of the summary lists at most (the most common first). */
 export const MAX_KEY_SOURCES = 20;
@@ -77,6 +77,8 @@ export interface PlanOptions {
   nodes?: { offset?: number; limit?: number };
   /** Called about every half second while the plan is computed. */
   onProgress?: (p: Progress) => void;
+  /** Told when no worker polls the task queue (and undefined once one does again). */
+  onWarning?: (warning: string | undefined) => void;
 }
 
 /** Sums a plan's rows per key: counts from the stored plans, sources from the design. */
@@ -169,17 +171,22 @@ export function createPlans(runs: Runs) {
    * node.
    */
   async function plan(options: PlanOptions): Promise<FleetPlan> {
-    const started = await runs.start({
+    const started = await start(options);
+    await runs.wait(started, options.onProgress, undefined, options.onWarning);
+    return report(started, options.nodes ? { nodes: options.nodes } : {});
+  }
+
+  /** Starts the dry run a plan is made of, with the checks and selection of `update-labels`; {@link report} reads it once it has ended. */
+  function start(options: Pick<PlanOptions, 'targets' | 'select' | 'revision'>): Promise<StartedRun> {
+    return runs.start({
       targets: options.targets,
       ...(options.select ? { select: options.select } : {}),
       ...(options.revision !== undefined ? { revision: options.revision } : {}),
       dryRun: true,
     });
-    await runs.wait(started, options.onProgress);
-    return report(started, options.nodes ? { nodes: options.nodes } : {});
   }
 
-  return { plan, report };
+  return { plan, start, report };
 }
 
 /** The plan facade's type. */

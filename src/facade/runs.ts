@@ -320,13 +320,15 @@ export function createRuns(deps: RunsDeps) {
    * {@link IDLE_CHECK_MS} (while none does, {@link IDLE_RECHECK_MS}) it asks whether a worker polls the run's task
    * queue and tells `onWarning` when that changes (a warning, or undefined
    * once a worker polls again); no progress is asked of a run no worker
-   * serves. Returns the final status.
+   * serves. Returns the final status; with `deadline` (epoch ms), the
+   * status then if the run is still going.
    */
   async function wait(
     ref: { workflowId: string; runId?: string },
     onProgress?: (p: Progress) => void,
     everyMs = 500,
     onWarning?: (warning: string | undefined) => void,
+    deadline?: number,
   ): Promise<RunStatusReport> {
     const handle = client.workflow.getHandle(ref.workflowId, ref.runId);
     const done = handle.result().then(
@@ -338,7 +340,7 @@ export function createRuns(deps: RunsDeps) {
     const taskQueue = onWarning ? await handle.describe().then((d) => d.taskQueue, () => undefined) : undefined;
     let idle: string | undefined;
     let checkedAt = 0;
-    while (!finished) {
+    while (!finished && (deadline === undefined || Date.now() < deadline)) {
       // While no worker polls, look again sooner, to say when one comes.
       if (taskQueue !== undefined && Date.now() - checkedAt >= (idle === undefined ? IDLE_CHECK_MS : IDLE_RECHECK_MS)) {
         checkedAt = Date.now();
