@@ -10,7 +10,12 @@ import assert from 'node:assert/strict';
 import { ActionView, PlanView, TaskView } from '../src/api/response-schemas.ts';
 import { adminCore, createNode, nodePatchCount, startRelabel, uniqueSuffix } from './helpers.ts';
 import { prefixedSite, storeWithSite } from './site.ts';
-import { assertFailure, eventually, startTestApi, type TestApi } from './api-support.ts';
+import { ADMIN, assertFailure, eventually, startTestApi, TOKENS, type TestApi } from './api-support.ts';
+import { createApiServer } from '../src/api/server.ts';
+import { openRelabel, relabelConfigFromEnv } from '../src/facade/index.ts';
+import { createNodeApi } from '../src/kube/nodes.ts';
+import { loadKubeConfig } from '../src/kube/kubeconfig.ts';
+import { kubeconfigPath } from './helpers.ts';
 
 describe('plans and the mass-removal brake over HTTP', () => {
   const prefix = `fpa${uniqueSuffix()}`;
@@ -18,11 +23,13 @@ describe('plans and the mass-removal brake over HTTP', () => {
   const targets = site.nodes.slice(0, 4);
   let worker: Awaited<ReturnType<typeof startRelabel>>;
   let api: TestApi;
+  let storeUrl: string;
   const core = adminCore();
 
   before(async () => {
     const { url, store } = await storeWithSite(site.files);
     await store.close();
+    storeUrl = url;
     worker = await startRelabel(url);
     api = await startTestApi({ storeUrl: url, taskQueue: worker.taskQueue });
     for (const name of targets) await createNode(core, name);
@@ -130,5 +137,26 @@ describe('plans and the mass-removal brake over HTTP', () => {
     const allowed = await action({ target_nodes: targets, allow_mass_removal: true });
     assert.equal(allowed.action_lifecycle, 'Complete', JSON.stringify(allowed.failure));
     assert.equal((await core.readNode({ name: targets[0] as string })).metadata?.labels?.['node-exporter'], undefined);
+  });
+
+  it('answers 202 with the Location of a plan no worker computes in time; GET says it is still being computed', async () => {
+    const idle = `relabel-idle-${uniqueSuffix()}`;
+    const relabel = await openRelabel({ ...relabelConfigFromEnv(), storeUrl, taskQueue: idle });
+    const app = createApiServer({ relabel, nodes: createNodeApi(loadKubeConfig(kubeconfigPath())), tokens: TOKENS, planWaitMs: 300 });
+    try {
+      const answer = await app.inject({ method: 'POST', url: '/api/v1.0/plans', headers: { 'x-auth-token': ADMIN }, payload: { all: true } });
+      assert.equal(answer.statusCode, 202, answer.body);
+      assert.match(answer.json().message, /^plan \S+ is not done after 0\.3 s \(.*\); GET \/api\/v1\.0\/plans\/\S+ reads it once it is$/);
+      const location = answer.headers.location as string;
+      assert.match(location, /^\/api\/v1\.0\/plans\/[A-Za-z0-9_-]+$/);
+      const later = await app.inject({ method: 'GET', url: location, headers: { 'x-auth-token': ADMIN } });
+      assert.equal(later.statusCode, 409, later.body);
+      assert.equal(later.json().reason, 'RunInProgress');
+      const key = Buffer.from(location.split('/').at(-1) as string, 'base64url').toString('utf8').split('|');
+      await worker.client.workflow.getHandle(key[0] as string, key[1]).terminate('test done');
+    } finally {
+      await app.close();
+      await relabel.close();
+    }
   });
 });

@@ -75,7 +75,7 @@ function targetsOf(body: PlanRequest): { targets: unknown } | { select: TargetSe
 const error = { description: 'Airship Status error', schema: StatusBody };
 
 /** The plan routes. */
-export function planRoutes({ relabel }: ApiDeps): RouteDef[] {
+export function planRoutes({ relabel, planWaitMs = PLAN_WAIT_MS }: ApiDeps): RouteDef[] {
   return [
     defineRoute({
       method: 'POST',
@@ -101,10 +101,10 @@ export function planRoutes({ relabel }: ApiDeps): RouteDef[] {
         const plans = createPlans(runs);
         const started = await plans.start({ ...targetsOf(body), ...(body.revision !== undefined ? { revision: body.revision } : {}) });
         const id = encodeRunId(started);
-        const ended = await runs.wait(started, undefined, 100, undefined, Date.now() + PLAN_WAIT_MS);
+        const ended = await runs.wait(started, undefined, 100, undefined, Date.now() + planWaitMs);
         if (ended.execution === 'RUNNING') {
           const why = ended.warnings?.[0] ?? 'the worker is still planning';
-          const message = `plan ${id} is not done after ${PLAN_WAIT_MS / 1000} s (${why}); GET ${planUrl(id)} reads it once it is`;
+          const message = `plan ${id} is not done after ${planWaitMs / 1000} s (${why}); GET ${planUrl(id)} reads it once it is`;
           return { code: 202, body: statusBody({ status: 'Success', code: 202, reason: 'Accepted', message }), headers: { location: planUrl(id) } };
         }
         const nodes = body.nodes_detail ? { nodes: { ...(body.offset !== undefined ? { offset: body.offset } : {}), ...(body.limit !== undefined ? { limit: body.limit } : {}) } } : {};

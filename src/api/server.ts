@@ -186,7 +186,7 @@ export function createApiServer(options: ApiServerOptions): FastifyInstance {
     throw new ApiError(FailureType.NotFound, `no route ${request.method} ${path.length > 200 ? `${path.slice(0, 200)}…` : path}`);
   });
 
-  const deps: ApiDeps = { relabel: options.relabel, nodes: options.nodes };
+  const deps: ApiDeps = { relabel: options.relabel, nodes: options.nodes, ...(options.planWaitMs !== undefined ? { planWaitMs: options.planWaitMs } : {}) };
   const routes = [
     ...healthRoutes(deps),
     apiMetrics(app),
