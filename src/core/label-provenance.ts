@@ -87,8 +87,3 @@ export function formatLabelSource(source: LabelSource): string {
       return `plugin ${source.plugin}`;
   }
 }
-
-/** Two sources are the same source. */
-export function sameLabelSource(a: LabelSource, b: LabelSource): boolean {
-  return formatLabelSource(a) === formatLabelSource(b);
-}
