@@ -163,8 +163,8 @@ describe('relabel docs', { concurrency: true }, () => {
       [['docs', 'tag', '1', 'x', '--data', 'nope'], /option '--data <json>' argument 'nope' is invalid\. must be JSON/],
       [['docs', 'validate', 'no/such/dir'], /cannot read no\/such\/dir: no such file or directory/],
       [['no-such-command'], /unknown command 'no-such-command'/],
-      [['plan', '--help'], /^error: unknown command 'plan'/],
-      [['--store', 'sqlite:/tmp/x.db', 'plan'], /^error: unknown command 'plan'/],
+      [['planet', '--help'], /^error: unknown command 'planet'/],
+      [['--store', 'sqlite:/tmp/x.db', 'planet'], /^error: unknown command 'planet'/],
     ];
     await Promise.all(
       cases.map(async ([args, message]) => {

@@ -152,9 +152,10 @@ export function createActivities(deps: ActivityDeps) {
      * Validates the revision's documents (all-or-nothing; DocumentValidationFailed
      * lists every error), then plans every target of the run in bulk and
      * records the outcomes (see `planRun`). Heartbeats after each batch.
-     * Writes no node.
+     * Writes no node. Refuses a run the mass-removal brake stops
+     * (MassRemovalRefused) unless `allowMassRemoval`.
      */
-    async planRun(input: { run: number; revision: number; dryRun: boolean }): Promise<RunPlan> {
+    async planRun(input: { run: number; revision: number; dryRun: boolean; allowMassRemoval?: boolean }): Promise<RunPlan> {
       const context = Context.current();
       context.heartbeat({ planned: 0 });
       const design = await validDesign(input.revision);

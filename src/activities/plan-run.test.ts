@@ -132,3 +132,68 @@ describe('planRun', () => {
     assert.equal(rows.size, names.length, 'nodes of the cluster that are not targets are not recorded');
   });
 });
+
+describe('planRun and the mass-removal brake', () => {
+  // Three nodes owning a, b, c; the design keeps only `a` on each: 6 of 9 owned labels go (67% > 50%).
+  const d = design({ n1: { a: '1' }, n2: { a: '1' }, n3: { a: '1' } });
+  const cluster = ['n1', 'n2', 'n3'].map((n) => state(n, { a: '1', b: '2', c: '3', other: 'x' }, 'a,b,c'));
+  const nodes = {
+    async readNode(name: string) {
+      return cluster.find((n) => n.name === name) as NodeState;
+    },
+    listNodes: () => {
+      throw new Error('a small run does not LIST');
+    },
+    patchNode: () => {
+      throw new Error('planning never writes');
+    },
+  };
+  /** A store whose rows keep their status, so pending rows can be found again. */
+  function statusStore() {
+    const rows = new Map<string, NodeResultUpdate>(['n1', 'n2', 'n3'].map((node) => [node, { node, status: 'queued' }]));
+    const store = {
+      async runNodes(_id: number, q: { status?: string; afterSeq?: number; limit: number }): Promise<RunNodeRow[]> {
+        return [...rows.values()]
+          .map((r, seq) => ({ seq, node: r.node, status: r.status, written: false, detail: r.detail ?? null }))
+          .filter((r) => r.seq > (q.afterSeq ?? -1) && (q.status === undefined || r.status === q.status))
+          .slice(0, q.limit);
+      },
+      async setNodeResults(_id: number, updates: readonly NodeResultUpdate[]) {
+        for (const u of updates) rows.set(u.node, u);
+      },
+    } as unknown as RunStore;
+    return { store, rows };
+  }
+
+  it('refuses a run removing more than the fraction, naming counts and keys, its pending nodes failed and none written', async () => {
+    const { store, rows } = statusStore();
+    await assert.rejects(planRun({ nodes, store }, { run: 9, revision: 2, design: d, dryRun: false }), (err: Error & { type?: string; nonRetryable?: boolean }) => {
+      assert.equal(err.type, 'MassRemovalRefused');
+      assert.equal(err.nonRetryable, true);
+      assert.match(err.message, /^mass-removal brake: run 9 would remove 6 of 9 owned labels \(67%\) on 3 nodes, more than the policy's max_removal_fraction 0\.5; keys: b \(3 nodes\), c \(3 nodes\)\. Nothing was written\./);
+      assert.match(err.message, /--allow-mass-removal/);
+      return true;
+    });
+    assert.deepEqual([...rows.values()].map((r) => [r.node, r.status, r.detail?.error?.type]), [
+      ['n1', 'failure', 'MassRemovalRefused'],
+      ['n2', 'failure', 'MassRemovalRefused'],
+      ['n3', 'failure', 'MassRemovalRefused'],
+    ]);
+  });
+
+  it('lets the run through when allowed, and a dry run reports what the brake would say', async () => {
+    const allowed = await planRun({ nodes, store: statusStore().store }, { run: 9, revision: 2, design: d, dryRun: false, allowMassRemoval: true });
+    assert.equal(allowed.toChange, 3);
+    assert.deepEqual(allowed.removal, { owned: 9, removed: 6, nodes: 3, keys: [{ key: 'b', nodes: 3 }, { key: 'c', nodes: 3 }], moreKeys: 0, maxFraction: 0.5, exceeded: true });
+    const dry = await planRun({ nodes, store: statusStore().store }, { run: 9, revision: 2, design: d, dryRun: true });
+    assert.equal(dry.removal.exceeded, true);
+    assert.equal(dry.counts.success, 3);
+  });
+
+  it('lets a run through at or under the fraction of the policy', async () => {
+    const lenient = { ...d, policy: { ...d.policy, maxRemovalFraction: 0.7 } };
+    const plan = await planRun({ nodes, store: statusStore().store }, { run: 9, revision: 2, design: lenient, dryRun: false });
+    assert.equal(plan.removal.exceeded, false);
+    assert.equal(plan.toChange, 3);
+  });
+});

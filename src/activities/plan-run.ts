@@ -5,7 +5,10 @@
  * each outcome in the store in batches. Nodes already as desired are settled
  * here; only nodes with something to change are left `pending` for a child.
  */
+import { ApplicationFailure } from '@temporalio/common';
 import { FailureType } from '../core/failure-types.ts';
+import { readOwnedLabels } from '../core/owned-labels.ts';
+import { createRemovalTally, removalRefusal, type RemovalAssessment } from '../core/removal-brake.ts';
 import { planLabels, replacedValues, type LabelPlan } from '../core/label-plan.ts';
 import { liftsTaint, nodePatch } from '../core/node-reconcile.ts';
 import { withPluginLabels, type PluginConflict, type PluginEntry } from '../core/plugin-output.ts';
@@ -38,6 +41,8 @@ export interface RunPlan {
   failures: NodeFailure[];
   /** How many nodes failed with each failure type (a closed set, so bounded). */
   failureTypes: Record<string, number>;
+  /** What the run would remove of the labels relabel owns on its targets, against the mass-removal brake. */
+  removal: RemovalAssessment;
   /** The label plugin set the run uses (0: none, document labels only); absent from plans of earlier versions. */
   pluginSet?: number;
   /** Nodes with a plugin label not applied because another source gives the key another value. */
@@ -58,6 +63,9 @@ export function conflictDetail(conflicts: readonly PluginConflict[]): Pick<NodeR
   if (conflicts.length === 0) return {};
   return { pluginConflicts: conflicts.slice(0, MAX_LISTED_PLUGIN_CONFLICTS), pluginConflictCount: conflicts.length };
 }
+
+/** Tallies what planned nodes would remove (see `removal-brake.ts`). */
+export type RemovalTally = ReturnType<typeof createRemovalTally>;
 
 /** What the planner does with the world. */
 export interface PlanDeps {
@@ -107,9 +115,18 @@ export function planDetail(plan: LabelPlan, before: Pick<NodeState, 'labels'>, t
   };
 }
 
-/** The outcome of planning one observed node (pure); `plugins` are its plugin labels. */
-export function planNode(design: Design, state: NodeState, dryRun: boolean, plugins: readonly PluginEntry[] = []): NodeResultUpdate {
+/** Owned labels a node carries: the entries of its ownership record that name one of its labels. */
+function ownedPresent(state: Pick<NodeState, 'labels' | 'annotations'>): number {
+  return readOwnedLabels(state.annotations).owned.filter((key) => Object.hasOwn(state.labels, key)).length;
+}
+
+/**
+ * The outcome of planning one observed node (pure); `plugins` are its
+ * plugin labels, and `tally` adds up what it would remove.
+ */
+export function planNode(design: Design, state: NodeState, dryRun: boolean, plugins: readonly PluginEntry[] = [], tally?: RemovalTally): NodeResultUpdate {
   const plan = planOf(design, state, state.name, plugins);
+  tally?.add(ownedPresent(state), plan.remove);
   const conflicts = conflictDetail(withPluginLabels(design.nodes[state.name]?.labels ?? {}, plugins).conflicts);
   const patch = nodePatch(plan, state, design.policy.liftUninitializedTaint);
   if (patch === null) return { node: state.name, status: 'success', detail: { set: {}, removed: [], adopted: [], unchanged: plan.unchanged.length, ...conflicts }, observed: null };
@@ -162,14 +179,43 @@ async function* getNodes(nodes: NodeApi, names: readonly string[]): AsyncGenerat
 }
 
 /**
+ * Refuses a run the mass-removal brake stops: every node left pending is
+ * recorded as failed with MassRemovalRefused (a page at a time), then a
+ * non-retryable MassRemovalRefused failure names the counts and keys.
+ */
+async function refuse(store: RunStore, run: number, removal: RemovalAssessment): Promise<never> {
+  const message = removalRefusal(removal, run);
+  const error = { type: FailureType.MassRemovalRefused, message: `not written: run ${run} was refused by the mass-removal brake` };
+  for (let afterSeq = -1; ; ) {
+    const rows = await store.runNodes(run, { status: 'pending', afterSeq, limit: PAGE_SIZE });
+    if (rows.length > 0) await store.setNodeResults(run, rows.map((row) => ({ node: row.node, status: 'failure' as const, detail: { error }, observed: null })));
+    const last = rows.at(-1);
+    if (rows.length < PAGE_SIZE || last === undefined) break;
+    afterSeq = last.seq;
+  }
+  throw ApplicationFailure.create({ type: FailureType.MassRemovalRefused, message, nonRetryable: true, details: [removal] });
+}
+
+/**
  * Plans every target of `run` against `design` and records each outcome:
  * success (nothing to change; in a dry run, the plan itself), failure
  * (NodeNotInDesign, NodeNotFound) or pending with the observed node state.
  * Idempotent: planning again rewrites the same rows. Writes no node.
+ *
+ * The mass-removal brake: when a run that is not a dry run would remove
+ * more than the policy's `maxRemovalFraction` of the owned labels on its
+ * targets and `allowMassRemoval` is not set, it is refused
+ * (MassRemovalRefused, non-retryable; its pending nodes recorded as failed
+ * with that type) before any child starts. Every plan reports the
+ * assessment in `removal`.
  */
-export async function planRun(deps: PlanDeps, input: { run: number; revision: number; design: Design; dryRun: boolean }): Promise<RunPlan> {
+export async function planRun(
+  deps: PlanDeps,
+  input: { run: number; revision: number; design: Design; dryRun: boolean; allowMassRemoval?: boolean },
+): Promise<RunPlan> {
   const { store } = deps;
   const { run, revision, design, dryRun } = input;
+  const tally = createRemovalTally(design.policy.maxRemovalFraction);
   const counts: RunCounts = { total: 0, success: 0, failure: 0, written: 0 };
   const failures: NodeFailure[] = [];
   const failureTypes: Record<string, number> = {};
@@ -216,12 +262,14 @@ export async function planRun(deps: PlanDeps, input: { run: number; revision: nu
         const own = plugins.get(item.name);
         if (own && withPluginLabels(design.nodes[item.name]?.labels ?? {}, own).conflicts.length > 0) pluginConflictNodes++;
         // A pending node's conflicts are recorded by its child, which plans it again.
-        await settle(planNode(design, item, dryRun, own));
+        await settle(planNode(design, item, dryRun, own, tally));
       }
     }
   }
   for (const node of wanted) await fail(node, FailureType.NodeNotFound, `node ${node} not found in the cluster`);
   await write(true);
+  const removal = tally.result();
+  if (removal.exceeded && !dryRun && input.allowMassRemoval !== true) await refuse(store, run, removal);
   return {
     site: design.site ?? 'default',
     defaultConcurrency: design.policy.defaultConcurrency,
@@ -229,6 +277,7 @@ export async function planRun(deps: PlanDeps, input: { run: number; revision: nu
     toChange,
     failures,
     failureTypes,
+    removal,
     pluginSet: deps.plugins?.set ?? 0,
     pluginConflictNodes,
   };

@@ -9,4 +9,6 @@ import type { Relabel } from '../facade/index.ts';
 export interface ApiDeps {
   relabel: Relabel;
   nodes: NodeApi;
+  /** How long `POST plans` waits for its dry run before answering 202 (default 30 s). */
+  planWaitMs?: number;
 }

@@ -26,7 +26,7 @@ describe('OpenAPI document', () => {
           operations++;
         }
       }
-      assert.equal(operations, 22);
+      assert.equal(operations, 24);
       assert.deepEqual(Object.keys(doc.paths['/metrics'].get.responses['200'].content), ['text/plain; version=0.0.4; charset=utf-8']);
       assert.deepEqual(Object.keys(doc.paths['/health/ready'].get.responses).sort(), ['200', '503']);
       assert.deepEqual(Object.keys(doc.paths['/api/v1.0/actions']).sort(), ['get', 'post']);
@@ -39,6 +39,11 @@ describe('OpenAPI document', () => {
         doc.paths['/api/v1.0/node-labels/{node}'].put.parameters.map((p: { name: string; in: string }) => `${p.in}:${p.name}`),
         ['path:node'],
       );
+      assert.deepEqual(Object.keys(doc.paths['/api/v1.0/plans']), ['post']);
+      assert.equal(doc.paths['/api/v1.0/plans'].post.requestBody.content['application/json'].schema.$ref, '#/components/schemas/PlanRequest');
+      assert.equal(doc.components.schemas.PlanRequest.additionalProperties, false);
+      assert.equal(doc.paths['/api/v1.0/plans/{id}'].get.responses['200'].content['application/json'].schema.$ref, '#/components/schemas/Plan');
+      assert.ok(doc.components.schemas.ActionRequest.properties.parameters.properties.allow_mass_removal, 'actions take allow_mass_removal');
       const refs = JSON.stringify(doc).match(/"#\/components\/schemas\/\w+"/g) ?? [];
       for (const ref of new Set(refs)) assert.ok(doc.components.schemas[ref.slice(22, -1)], `${ref} resolves`);
     } finally {

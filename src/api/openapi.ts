@@ -5,8 +5,8 @@
  */
 import { z } from 'zod';
 import { MEDIA_TYPES, type RouteDef } from './route.ts';
-import { ActionRequest, NodeLabelsBody, TaskRequest } from './schemas.ts';
-import { ActionList, ActionView, CommitStatus, NodeLabelsStatus, RevisionList, RevisionView, StatusBody, TagView, TaskView } from './response-schemas.ts';
+import { ActionRequest, NodeLabelsBody, PlanRequest, TaskRequest } from './schemas.ts';
+import { ActionList, ActionView, CommitStatus, NodeLabelsStatus, PlanView, RevisionList, RevisionView, StatusBody, TagView, TaskView } from './response-schemas.ts';
 
 /** Schemas published under `components.schemas` and referenced by name. */
 const NAMED: ReadonlyMap<z.ZodType, string> = new Map<z.ZodType, string>([
@@ -18,6 +18,8 @@ const NAMED: ReadonlyMap<z.ZodType, string> = new Map<z.ZodType, string>([
   [ActionList, 'ActionList'],
   [TaskRequest, 'TaskRequest'],
   [TaskView, 'Task'],
+  [PlanRequest, 'PlanRequest'],
+  [PlanView, 'Plan'],
   [RevisionView, 'Revision'],
   [RevisionList, 'RevisionList'],
   [TagView, 'Tag'],

@@ -51,7 +51,9 @@ export function actionRoutes({ relabel }: ApiDeps): RouteDef[] {
       description:
         'Checked in this order, each a 400 with its own reason: invalid target_nodes (InvalidTargets), unknown action name (UnknownAction), ' +
         'no committed configdocs (NoCommittedRevision), no revision that took part in a site action (NoSiteActionRevision), ' +
-        'invalid documents (DocumentValidationFailed, every error listed). A run already in progress for the site is a 409 (RunInProgress).',
+        'invalid documents (DocumentValidationFailed, every error listed). A run already in progress for the site is a 409 (RunInProgress). ' +
+        "A run that would remove more of the labels relabel owns on its targets than the policy's max_removal_fraction fails " +
+        '(the action ends Failed with MassRemovalRefused, its message naming the counts and keys; nothing written) unless parameters.allow_mass_removal is true.',
       tag: 'actions',
       access: 'write',
       body: { media: 'json', schema: ActionRequest, required: true },
@@ -59,7 +61,8 @@ export function actionRoutes({ relabel }: ApiDeps): RouteDef[] {
       responses: { 201: { description: 'the action, Pending', schema: ActionView }, 400: error, 409: error },
       async handle({ body }) {
         const runs = await relabel.runs();
-        const started = await runs.start({ targets: body.parameters.target_nodes, action: body.name });
+        const allow = body.parameters.allow_mass_removal === true ? { allowMassRemoval: true } : {};
+        const started = await runs.start({ targets: body.parameters.target_nodes, action: body.name, ...allow });
         const report = { ...started, execution: 'RUNNING', startTime: new Date().toISOString() };
         // The answer names the first page of targets, as GET actions/{id} pages them; a large run's answer stays small.
         const shown = started.targets.slice(0, DEFAULT_NODE_PAGE);

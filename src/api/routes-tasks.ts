@@ -81,7 +81,8 @@ export function taskRoutes({ relabel }: ApiDeps): RouteDef[] {
       summary: 'Starts a relabel_nodes task: an update run for the nodes node_filter selects in the design design_ref names',
       description:
         'Names in node_filter.node_names that the design lacks become failed subtasks (NodeNotInDesign). ' +
-        'A filter matching no node of the design is a 400 (NoNodesMatched).',
+        'A filter matching no node of the design is a 400 (NoNodesMatched). A run removing more of the owned labels than the policy\'s ' +
+        'max_removal_fraction is rejected (the task completes failed, MassRemovalRefused, nothing written) unless allow_mass_removal is true.',
       tag: 'tasks',
       access: 'write',
       body: { media: 'json', schema: TaskRequest, required: true },
@@ -99,7 +100,7 @@ export function taskRoutes({ relabel }: ApiDeps): RouteDef[] {
           throw new ApiError(FailureType.NoNodesMatched, `node_filter matches no node of revision ${revision}${unknown}`);
         }
         const runs = await relabel.runs();
-        const started = await runs.start({ targets: [...nodes, ...unknownNodeNames], revision });
+        const started = await runs.start({ targets: [...nodes, ...unknownNodeNames], revision, ...(body.allow_mass_removal === true ? { allowMassRemoval: true } : {}) });
         const report = { ...started, execution: 'RUNNING', startTime: new Date().toISOString() };
         const view = taskView(
           { report, nodes: [], page: { run: started.run, total: started.targets.length, offset: 0, limit: started.targets.length } },

@@ -61,7 +61,8 @@ export function actionSummary(run: { workflowId: string; runId: string; action?:
   };
 }
 
-function nodeResult(outcome: NodeOutcome): NodeResultView {
+/** One node's outcome as the API shows it. */
+export function nodeResult(outcome: NodeOutcome): NodeResultView {
   const { node, status, set, removed, adopted, unchanged, written, taintLifted, annotations, taints, error } = outcome;
   return {
     node,

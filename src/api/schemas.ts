@@ -152,11 +152,50 @@ export type ActionName = z.infer<typeof ActionName>;
 export const ActionRequest = z
   .object({
     name: ActionName,
-    parameters: z.object({ target_nodes: z.union([z.array(z.string()), z.string()]) }).strict(),
+    parameters: z
+      .object({
+        target_nodes: z.union([z.array(z.string()), z.string()]),
+        allow_mass_removal: z.boolean().optional().meta({
+          description:
+            "go ahead even when the run removes more of the labels relabel owns on its targets than the policy's max_removal_fraction (default 0.5); without it such a run fails MassRemovalRefused, nothing written",
+        }),
+      })
+      .strict(),
   })
   .strict();
 /** Body of `POST actions`. */
 export type ActionRequest = z.infer<typeof ActionRequest>;
+
+/** Body of `POST plans`: the targets (exactly one of target_nodes, all, node_filter), the revision and the per-node detail wanted. */
+export const PlanRequest = z
+  .object({
+    target_nodes: z.union([z.array(z.string()), z.string()]).optional().meta({ description: 'node names: a list, or one comma-separated string' }),
+    all: z.literal(true).optional().meta({ description: "every node of the revision's design" }),
+    node_filter: NodeFilterSet.optional().meta({ description: 'the nodes a Drydock node filter selects in the design' }),
+    revision: z.int().min(1).optional().meta({ description: 'the revision to plan; the latest committed one when absent' }),
+    nodes_detail: z.boolean().optional().meta({ description: "add a page of per-node plans with each desired label's source" }),
+    offset: z.int().min(0).optional().meta({ description: 'first node of the per-node detail (target order); default 0' }),
+    limit: z.int().min(1).max(1000).optional().meta({ description: 'most nodes in the per-node detail; default 100' }),
+  })
+  .strict();
+/** Body of `POST plans`. */
+export type PlanRequest = z.infer<typeof PlanRequest>;
+
+/** Query of `GET plans/{id}`: the per-node detail wanted. */
+export const PlanQuery = z
+  .object({
+    nodes_detail: QueryFlag.optional().meta({ description: "add a page of per-node plans with each desired label's source; default false" }),
+    offset: z.string().regex(/^(0|[1-9][0-9]{0,8})$/, { error: 'offset is a whole number from 0' }).optional(),
+    limit: z.string().regex(/^([1-9][0-9]{0,2}|1000)$/, { error: 'limit is 1 to 1000' }).optional(),
+  })
+  .strict();
+/** Query of `GET plans/{id}`. */
+export type PlanQuery = z.infer<typeof PlanQuery>;
+
+/** `{id}` of a plan (the id of its dry run, as an action's). */
+export const PlanPath = z.object({ id: RunIdParam }).strict();
+/** `{id}` of a plan. */
+export type PlanPath = z.infer<typeof PlanPath>;
 
 /**
  * Body of `POST tasks` (Drydock). `design_ref`:
@@ -167,6 +206,9 @@ export const TaskRequest = z
     action: z.enum(['relabel_nodes'], { error: (i) => (i.input === undefined ? 'action is required' : `unknown task action ${quote(i.input)} (only "relabel_nodes")`) }),
     design_ref: z.string({ error: (i) => (i.input === undefined ? 'design_ref is required' : 'design_ref must be a string') }).min(1).max(2048),
     node_filter: NodeFilterSet,
+    allow_mass_removal: z.boolean().optional().meta({
+      description: "relabel's own: go ahead even when the run removes more of the labels relabel owns on its targets than the policy's max_removal_fraction (default 0.5)",
+    }),
   })
   .strict();
 /** Body of `POST tasks`. */

@@ -14,6 +14,7 @@ import { openApiDocument } from './openapi.ts';
 import { apiMetrics } from './metrics.ts';
 import { defineRoute, MEDIA_TYPES, type Access, type BodyMedia, type RouteDef, type RouteReply } from './route.ts';
 import { actionRoutes } from './routes-actions.ts';
+import { planRoutes } from './routes-plans.ts';
 import { configdocsRoutes } from './routes-configdocs.ts';
 import { nodeLabelsRoutes } from './routes-node-labels.ts';
 import { revisionRoutes } from './routes-revisions.ts';
@@ -150,6 +151,8 @@ export function createApiServer(options: ApiServerOptions): FastifyInstance {
     // While closing, requests already on open connections are still served (then the connection
     // closes) instead of Fastify's own 503 body, which is not a Status.
     return503OnClosing: false,
+    // Action, task and plan ids name a workflow and run; a dry run's (a plan's) is longer than Fastify's default 100.
+    maxParamLength: 1024,
     clientErrorHandler: clientError,
     frameworkErrors: (error, _request, reply) => {
       void sendError(reply, toApiError(error));
@@ -183,13 +186,14 @@ export function createApiServer(options: ApiServerOptions): FastifyInstance {
     throw new ApiError(FailureType.NotFound, `no route ${request.method} ${path.length > 200 ? `${path.slice(0, 200)}…` : path}`);
   });
 
-  const deps: ApiDeps = { relabel: options.relabel, nodes: options.nodes };
+  const deps: ApiDeps = { relabel: options.relabel, nodes: options.nodes, ...(options.planWaitMs !== undefined ? { planWaitMs: options.planWaitMs } : {}) };
   const routes = [
     ...healthRoutes(deps),
     apiMetrics(app),
     ...configdocsRoutes(deps),
     ...revisionRoutes(deps),
     ...actionRoutes(deps),
+    ...planRoutes(deps),
     ...taskRoutes(deps),
     ...nodeLabelsRoutes(deps),
   ];

@@ -60,6 +60,7 @@ export const HTTP_STATUS_OF_FAILURE = {
   [FailureType.Conflict]: conflict,
   [FailureType.TooManyConflicts]: conflict,
   [FailureType.NotRunning]: { code: 409, retry: false },
+  [FailureType.MassRemovalRefused]: { code: 409, retry: false },
   [FailureType.NothingToRetry]: { code: 409, retry: false },
   [FailureType.NotRetryable]: { code: 409, retry: false },
   [FailureType.EmptyBuffer]: { code: 409, retry: false },

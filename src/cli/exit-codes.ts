@@ -66,6 +66,7 @@ export const EXIT_CODE_OF_FAILURE = {
   [FailureType.NothingToRetry]: ExitCode.rejected,
   [FailureType.NotRetryable]: ExitCode.rejected,
   [FailureType.NotRunning]: ExitCode.rejected,
+  [FailureType.MassRemovalRefused]: ExitCode.rejected,
   [FailureType.SchemaVersion]: ExitCode.rejected,
   [FailureType.NotFound]: ExitCode.rejected,
   [FailureType.ActionNotFound]: ExitCode.rejected,

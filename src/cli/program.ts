@@ -8,6 +8,7 @@ import { addDocsCommands } from './docs-commands.ts';
 import { exitCodeForType, exitCodeHelp, ExitCode } from './exit-codes.ts';
 import { describeError, OutputFormat, reportError } from './output.ts';
 import { addPluginCommands } from './plugin-commands.ts';
+import { addPlanCommand } from './plan-command.ts';
 import { addRunCommands } from './run-commands.ts';
 import { addDriftCommands } from './drift-commands.ts';
 import { addScheduleCommands } from './schedule-commands.ts';
@@ -25,6 +26,7 @@ const EXAMPLES_HELP = `Examples:
   relabel docs validate examples/site
   relabel docs stage site examples/site && relabel docs commit -m "initial site"
   relabel docs tag 1 site-action-success
+  relabel plan --all                    # what a run would do, per label key, with sources
   relabel update-labels --nodes node-a,node-b --wait
   relabel status update-labels/atl-lab1 -o json
   relabel drift                                  # detect drift now
@@ -53,6 +55,7 @@ export function buildProgram(setExit: SetExit): Command {
   addDriftCommands(program, setExit);
   addScheduleCommands(program, setExit);
   addPluginCommands(program, setExit);
+  addPlanCommand(program, setExit);
   // Served by src/api/main.ts (dispatched in src/client.ts); listed here for help.
   program.command('api').description('serve the Airship-compatible HTTP API: relabel api --listen HOST:PORT (see relabel api --help)').allowUnknownOption().helpOption(false);
   program.addHelpText('after', `\n${exitCodeHelp()}\n\n${ENVIRONMENT_HELP}\n\n${EXAMPLES_HELP}`);
@@ -90,7 +93,7 @@ export async function runCli(argv: readonly string[]): Promise<number> {
   const program = buildProgram((code) => (exitCode = code));
   const unknown = unknownCommand(program, argv);
   if (unknown !== undefined) {
-    // Commander would print the main help for `relabel plan --help` and exit 0.
+    // Commander would print the main help for `relabel planet --help` and exit 0.
     process.stderr.write(`error: unknown command '${unknown}'\n(add --help for usage)\n`);
     return ExitCode.invalidInput;
   }

@@ -15,6 +15,8 @@ import { note, outputOption, printJson, say, table } from './output.ts';
 import { labelPair, nameList, nodeList, nonNegativeInteger, positiveInteger } from './parsers.ts';
 import { outcomeText, progressReporter, reportText, startedText } from './run-output.ts';
 
+const allowMassRemovalOption = () =>
+  new Option('--allow-mass-removal', "go ahead even when the run removes more of the labels relabel owns on its targets than the policy's max_removal_fraction (default 0.5); without it such a run is refused, nothing written");
 const runIdOption = () => new Option('--run-id <id>', 'a particular run of the workflow (default: its latest run)');
 const concurrencyOption = () =>
   new Option('--concurrency <k>', "nodes relabelled at once (default: the site policy's)").argParser(positiveInteger);
@@ -47,8 +49,8 @@ async function nodePage(runs: Runs, report: RunStatusReport, view: NodeView): Pr
   return runs.nodes(report.result.run, { offset: view.offset ?? 0, limit: view.limit ?? 1000, ...(view.failures ? { status: 'failure' as const } : {}) });
 }
 
-/** The flags of update-labels that choose its targets. */
-type TargetOptions = { nodes?: string[]; nodesFrom?: string; all?: boolean; rack?: string[]; tag?: string[]; label?: Record<string, string> };
+/** The flags of update-labels (and plan) that choose the targets. */
+export type TargetOptions = { nodes?: string[]; nodesFrom?: string; all?: boolean; rack?: string[]; tag?: string[]; label?: Record<string, string> };
 
 /** Node names read from `file` (`-`: standard input), separated by commas or white space. */
 function namesFrom(file: string, cmd: Command): string[] {
@@ -69,7 +71,7 @@ function namesFrom(file: string, cmd: Command): string[] {
  * design. Exactly one of --nodes, --nodes-from, --all and a filter; a usage
  * error (exit 2) otherwise, before anything is opened.
  */
-function targetsOf(opts: TargetOptions, cmd: Command): { targets: string[] } | { targets: undefined; select: TargetSelection } {
+export function targetsOf(opts: TargetOptions, cmd: Command): { targets: string[] } | { targets: undefined; select: TargetSelection } {
   const filter = {
     ...(opts.rack ? { rack_names: opts.rack } : {}),
     ...(opts.tag ? { node_tags: opts.tag } : {}),
@@ -86,6 +88,17 @@ function targetsOf(opts: TargetOptions, cmd: Command): { targets: string[] } | {
   if (opts.nodesFrom !== undefined) return { targets: namesFrom(opts.nodesFrom, cmd) };
   if (opts.all) return { targets: undefined, select: { all: true } };
   return { targets: undefined, select: { filter: { filter_set_type: 'intersection', filter_set: [{ filter_type: 'intersection', ...filter }] } } };
+}
+
+/** Adds the flags choosing the targets: --nodes, --nodes-from, --all, and the filter flags --rack, --tag, --label. */
+export function withTargetOptions(cmd: Command): Command {
+  return cmd
+    .option('--nodes <names>', 'comma-separated node names, such as n1,n2', nodeList)
+    .option('--nodes-from <file>', 'node names from a file (- for standard input), separated by commas, spaces or lines')
+    .option('--all', "every node of the revision's design")
+    .option('--rack <names>', 'nodes in one of these racks (comma-separated; repeatable)', nameList)
+    .option('--tag <tags>', 'nodes with every one of these tags (comma-separated; repeatable)', nameList)
+    .option('--label <key=value>', "nodes whose design labels include this pair (repeatable; all must match)", labelPair);
 }
 
 /** Statuses `relabel runs --status` filters on (the RelabelStatus search attribute). */
@@ -156,18 +169,12 @@ async function started(
 
 /** Adds the run commands to `program`. */
 export function addRunCommands(program: Command, setExit: SetExit): void {
-  program
-    .command('update-labels')
+  withTargetOptions(program.command('update-labels'))
     .description('relabel nodes to a committed revision of the site documents (the Airship update_labels action)')
-    .option('--nodes <names>', 'comma-separated node names, such as n1,n2', nodeList)
-    .option('--nodes-from <file>', 'node names from a file (- for standard input), separated by commas, spaces or lines')
-    .option('--all', "every node of the revision's design")
-    .option('--rack <names>', 'nodes in one of these racks (comma-separated; repeatable)', nameList)
-    .option('--tag <tags>', 'nodes with every one of these tags (comma-separated; repeatable)', nameList)
-    .option('--label <key=value>', "nodes whose design labels include this pair (repeatable; all must match)", labelPair)
     .addOption(new Option('--revision <n>', 'revision to apply (default: the latest committed)').argParser(positiveInteger))
     .addOption(concurrencyOption())
     .option('--dry-run', 'plan every node and report the plans; write nothing')
+    .addOption(allowMassRemovalOption())
     .addOption(waitOption())
     .addOption(outputOption())
     .addHelpText(
@@ -176,9 +183,12 @@ export function addRunCommands(program: Command, setExit: SetExit): void {
         'given, as a Drydock node_filter of type intersection); exactly one of these four. A filter that matches no\n' +
         'node of the design is refused (NoNodesMatched).\n' +
         'Prints the workflow ID, run ID and Temporal UI link. One run per site at a time.\n' +
+        "Mass-removal brake: a run removing more than the policy's max_removal_fraction of the labels relabel owns on\n" +
+        'its targets fails as MassRemovalRefused (exit 3) naming the counts and keys, nothing written; a dry run says\n' +
+        'whether it would be refused. --allow-mass-removal lets it through.\n' +
         'JSON: {workflowId, runId, uiLink, revision, site, targets, dryRun}; with --wait the final report (as `relabel status -o json`).',
     )
-    .action(async (opts: TargetOptions & { revision?: number; concurrency?: number; dryRun?: boolean; wait?: boolean }, cmd: Command) => {
+    .action(async (opts: TargetOptions & { revision?: number; concurrency?: number; dryRun?: boolean; allowMassRemoval?: boolean; wait?: boolean }, cmd: Command) => {
       const chosen = targetsOf(opts, cmd);
       setExit(
         await withContext(cmd, async (ctx) => {
@@ -188,6 +198,7 @@ export function addRunCommands(program: Command, setExit: SetExit): void {
             ...(opts.revision !== undefined ? { revision: opts.revision } : {}),
             ...(opts.concurrency !== undefined ? { concurrency: opts.concurrency } : {}),
             dryRun: opts.dryRun ?? false,
+            ...(opts.allowMassRemoval ? { allowMassRemoval: true } : {}),
           });
           return started(ctx, runs, run, opts);
         }),
@@ -259,14 +270,18 @@ export function addRunCommands(program: Command, setExit: SetExit): void {
     .argument('<id>', 'workflow ID of the finished run')
     .addOption(runIdOption())
     .addOption(concurrencyOption())
+    .addOption(allowMassRemovalOption())
     .addOption(waitOption())
     .addOption(outputOption())
     .addHelpText('after', '\nJSON: as update-labels, with retryOf: {workflowId, runId?}.')
-    .action(async (id: string, opts: { runId?: string; concurrency?: number; wait?: boolean }, cmd: Command) => {
+    .action(async (id: string, opts: { runId?: string; concurrency?: number; allowMassRemoval?: boolean; wait?: boolean }, cmd: Command) => {
       setExit(
         await withContext(cmd, async (ctx) => {
           const runs = await ctx.runs();
-          const run = await runs.retry(id, opts.runId, opts.concurrency !== undefined ? { concurrency: opts.concurrency } : {});
+          const run = await runs.retry(id, opts.runId, {
+            ...(opts.concurrency !== undefined ? { concurrency: opts.concurrency } : {}),
+            ...(opts.allowMassRemoval ? { allowMassRemoval: true } : {}),
+          });
           return started(ctx, runs, run, opts, { workflowId: id, ...(opts.runId ? { runId: opts.runId } : {}) });
         }),
       );

@@ -4,6 +4,7 @@
  * final status.
  */
 import { clip } from '../core/site-error.ts';
+import { describeRemoval, type RemovalAssessment } from '../core/removal-brake.ts';
 import { byText } from '../core/label-plan.ts';
 import type { NodeOutcome, NodePage, StartedRun, RunStatusReport } from '../facade/runs.ts';
 import { createSummary, type LabelKeyCounts, type RunSummary } from '../facade/run-results.ts';
@@ -157,6 +158,16 @@ export function summaryText(s: RunSummary): string {
   return parts.join('\n');
 }
 
+/**
+ * What the mass-removal brake says of a plan: in a dry run (or `relabel
+ * plan`) whether a real run would be refused; after a run, what it removed.
+ */
+export function brakeText(removal: RemovalAssessment, dryRun: boolean): string {
+  if (!dryRun) return `removals: ${describeRemoval(removal)} (allowed)`;
+  const verdict = removal.exceeded ? 'a run would be REFUSED (allow it with --allow-mass-removal)' : 'a run would go ahead';
+  return `mass-removal brake: ${verdict}: it ${describeRemoval(removal)}`;
+}
+
 /** A line saying which part of the nodes a page shows, when it is not all of them. */
 function pageNote(page: NodePage): string | undefined {
   if (page.offset === 0 && page.items.length >= page.total) return undefined;
@@ -184,6 +195,7 @@ export function outcomeText(r: RunStatusReport, page?: NodePage, summary?: RunSu
       `status: ${result.status}${result.dryRun ? ' (dry run: nothing written)' : ''}: ` +
         `${c.success} of ${c.total} node(s) succeeded, ${c.failure} failed, ${c.written} written`,
     );
+    if (result.removal && (result.dryRun || result.removal.removed > 0)) parts.push(brakeText(result.removal, result.dryRun));
     if (c.failure > 0 && !result.dryRun) parts.push(`retry the failed nodes with: relabel retry ${r.workflowId} --run-id ${r.runId}`);
   }
   return parts.join('\n');

@@ -45,9 +45,10 @@ export type ResolvedHost = {
   profileChain: string[];
   rack: { name: string; origin: Origin } | null;
   tags: string[];
-  ownerData: Map<string, { value: string; origin: Origin }>;
+  /** Effective owner_data, keys sorted; `depth` is the layer that gave it (0 the node, N its Nth host profile). */
+  ownerData: Map<string, { value: string; origin: Origin; depth: number }>;
   /** Effective annotations, keys sorted. */
-  annotations: Map<string, { value: string; origin: Origin }>;
+  annotations: Map<string, { value: string; origin: Origin; depth: number }>;
   /** Effective taints by `key:effect`, sorted. */
   taints: Map<string, { taint: Taint; origin: Origin }>;
 };
@@ -197,16 +198,16 @@ function chainOf(node: HostEntry, index: SiteIndex): HostEntry[] | undefined {
   return chain;
 }
 
-type Inherited = Map<string, { value: string; origin: Origin }>;
+type Inherited = Map<string, { value: string; origin: Origin; depth: number }>;
 
 // One layer's map over its parent's: deletions first, since they address the
 // parent's keys, never the layer's own (a layer giving both `k` and `!k` was
 // rejected when it was checked).
-function layerMap(into: Inherited, layer: HostEntry, field: 'owner_data' | 'annotations'): void {
+function layerMap(into: Inherited, layer: HostEntry, field: 'owner_data' | 'annotations', depth: number): void {
   const entries = Object.entries(layer.data.metadata?.[field] ?? {});
   for (const [key] of entries) if (key.startsWith('!')) into.delete(key.slice(1));
   for (const [key, value] of entries) {
-    if (!key.startsWith('!')) into.set(key, { value, origin: { doc: layer.doc, path: ['data', 'metadata', field, key] } });
+    if (!key.startsWith('!')) into.set(key, { value, origin: { doc: layer.doc, path: ['data', 'metadata', field, key] }, depth });
   }
 }
 
@@ -234,10 +235,11 @@ function inherit(chain: readonly HostEntry[], name: string): ResolvedHost {
   const taints = new Map<string, { taint: Taint; origin: Origin }>();
   const tags = new Set<string>();
   let rack: ResolvedHost['rack'] = null;
-  for (const layer of [...chain].reverse()) {
+  for (let depth = chain.length - 1; depth >= 0; depth--) {
+    const layer = chain[depth] as HostEntry;
     const metadata = layer.data.metadata;
-    layerMap(ownerData, layer, 'owner_data');
-    layerMap(annotations, layer, 'annotations');
+    layerMap(ownerData, layer, 'owner_data', depth);
+    layerMap(annotations, layer, 'annotations', depth);
     layerTaints(taints, layer);
     for (const tag of metadata?.tags ?? []) if (tag.startsWith('!')) tags.delete(tag.slice(1));
     for (const tag of metadata?.tags ?? []) if (!tag.startsWith('!')) tags.add(tag);

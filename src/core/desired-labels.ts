@@ -16,6 +16,7 @@
  * a different value is an error naming both, never a silent override.
  */
 import { generatedLabelKeys } from './label-policy.ts';
+import { generatedSource, layerSource, LabelGenerator, LabelSourceKind, type LabelSource } from './label-provenance.ts';
 import type { SitePolicy } from './label-policy.ts';
 import type { Origin, RackEntry, ResolvedHost } from './design-resolve.ts';
 import { SchemaName } from './schema.ts';
@@ -31,9 +32,23 @@ export type GenerationContext = {
   policy: SitePolicy;
   racks: ReadonlyMap<string, RackEntry>;
   site: { name: string; doc: LoadedDocument } | null;
+  /**
+   * Sources already made, shared between nodes (a host profile's labels on
+   * 5,000 nodes point at one source object); filled as nodes are resolved.
+   */
+  sources?: Map<string, LabelSource>;
 };
 
-type Generated = { value: string; from: string };
+type Generated = { value: string; from: string; source: LabelSource };
+
+/** The source `make` builds, once per `id` when the context shares sources. */
+function shared(context: GenerationContext, id: string, make: () => LabelSource): LabelSource {
+  const cache = context.sources;
+  if (cache === undefined) return make();
+  let source = cache.get(id);
+  if (source === undefined) cache.set(id, (source = make()));
+  return source;
+}
 
 /**
  * One disagreement between sources for one node. Conflicts are grouped
@@ -47,12 +62,14 @@ function generatedFor(host: ResolvedHost, context: GenerationContext): { labels:
   const on = policy.generatedLabels;
   const keys = generatedLabelKeys(policy.labelDomain);
   const labels = new Map<string, Generated>();
-  if (on.rack && host.rack !== null) labels.set(keys.rack, { value: host.rack.name, from: `rack ${quote(host.rack.name)}` });
+  if (on.rack && host.rack !== null) labels.set(keys.rack, { value: host.rack.name, from: `rack ${quote(host.rack.name)}`, source: generatedSource(LabelGenerator.rack) });
   if (on.hostProfile && host.hostProfile !== null) {
-    labels.set(keys.hostProfile, { value: host.hostProfile, from: `host profile ${quote(host.hostProfile)}` });
+    labels.set(keys.hostProfile, { value: host.hostProfile, from: `host profile ${quote(host.hostProfile)}`, source: generatedSource(LabelGenerator.hostProfile) });
   }
-  if (on.tags) for (const tag of host.tags) labels.set(`${keys.tagPrefix}${tag}`, { value: TAG_LABEL_VALUE, from: `tag ${quote(tag)}` });
-  if (on.site && site !== null) labels.set(keys.site, { value: site.name, from: `site ${quote(site.name)}` });
+  if (on.tags) {
+    for (const tag of host.tags) labels.set(`${keys.tagPrefix}${tag}`, { value: TAG_LABEL_VALUE, from: `tag ${quote(tag)}`, source: generatedSource(LabelGenerator.tag) });
+  }
+  if (on.site && site !== null) labels.set(keys.site, { value: site.name, from: `site ${quote(site.name)}`, source: generatedSource(LabelGenerator.site) });
   const conflicts: LabelConflict[] = [];
   const rack = host.rack === null ? undefined : racks.get(host.rack.name);
   if (on.rackLabels && rack !== undefined) {
@@ -67,23 +84,32 @@ function generatedFor(host: ResolvedHost, context: GenerationContext): { labels:
         });
         continue;
       }
-      labels.set(key, { value, from: `labels of ${SchemaName.Rack} ${quote(rack.name)}` });
+      const source = shared(context, `rack\u0000${rack.name}`, () => ({ kind: LabelSourceKind.rack, rack: rack.name }));
+      labels.set(key, { value, from: `labels of ${SchemaName.Rack} ${quote(rack.name)}`, source });
     }
   }
   return { labels, conflicts };
 }
 
 /**
- * Computes a resolved node's desired labels, keys sorted. Disagreements
- * between owner_data and generated labels (or between rack labels and the
- * domain generators) are returned as conflicts; the disagreeing key is left
- * out of `labels`.
+ * Computes a resolved node's desired labels, keys sorted, with the source
+ * of each (`sources` has exactly the keys of `labels`; see
+ * `label-provenance.ts`). Disagreements between owner_data and generated
+ * labels (or between rack labels and the domain generators) are returned as
+ * conflicts; the disagreeing key is left out of `labels`.
  */
-export function desiredLabels(host: ResolvedHost, context: GenerationContext): { labels: Record<string, string>; conflicts: LabelConflict[] } {
+export function desiredLabels(
+  host: ResolvedHost,
+  context: GenerationContext,
+): { labels: Record<string, string>; sources: Record<string, LabelSource>; conflicts: LabelConflict[] } {
   const { labels: generated, conflicts } = generatedFor(host, context);
   const desired = new Map<string, string>();
-  for (const [key, { value }] of generated) desired.set(key, value);
-  for (const [key, { value, origin }] of host.ownerData) {
+  const sources = new Map<string, LabelSource>();
+  for (const [key, { value, source }] of generated) {
+    desired.set(key, value);
+    sources.set(key, source);
+  }
+  for (const [key, { value, origin, depth }] of host.ownerData) {
     const other = generated.get(key);
     if (other !== undefined && other.value !== value) {
       conflicts.push({
@@ -95,9 +121,15 @@ export function desiredLabels(host: ResolvedHost, context: GenerationContext): {
       continue;
     }
     desired.set(key, value);
+    const profile = host.profileChain[depth - 1] ?? '';
+    sources.set(key, depth === 0 ? layerSource(0, '') : shared(context, `profile\u0000${profile}\u0000${depth}`, () => layerSource(depth, profile)));
   }
-  const sorted = [...desired].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  return { labels: Object.fromEntries(sorted), conflicts };
+  const keys = [...desired.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  return {
+    labels: Object.fromEntries(keys.map((key) => [key, desired.get(key) ?? ''])),
+    sources: Object.fromEntries(keys.map((key) => [key, sources.get(key) as LabelSource])),
+    conflicts,
+  };
 }
 
 /** How many node names a grouped conflict lists before "and N more". */

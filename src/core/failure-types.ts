@@ -38,6 +38,8 @@ export const FailureType = {
   NothingToRetry: 'NothingToRetry',
   NotRetryable: 'NotRetryable',
   NotRunning: 'NotRunning',
+  /** A run would remove more of the owned labels than the policy's max_removal_fraction and was not allowed to. */
+  MassRemovalRefused: 'MassRemovalRefused',
   /** Something the store was asked for does not exist. */
   NotFound: 'NotFound',
   ActionNotFound: 'ActionNotFound',

@@ -12,6 +12,13 @@ import type { PathSegment } from './site-error.ts';
 import { documentEnvelope, SchemaName } from './schema.ts';
 import { DriftAction } from './drift.ts';
 
+/**
+ * `max_removal_fraction` when a policy does not give one: a run may remove
+ * at most half of the labels relabel owns on its targets unless it is
+ * explicitly allowed to remove more.
+ */
+export const DEFAULT_MAX_REMOVAL_FRACTION = 0.5;
+
 /** Largest `default_concurrency` accepted (nodes relabelled at once). */
 export const MAX_CONCURRENCY = 1000;
 
@@ -47,6 +54,8 @@ export const LabelPolicyData = z
       .strict()
       .optional(),
     update_on_plugin_change: z.boolean().optional(),
+    /** Optional: the mass-removal brake's limit (0–1, default {@link DEFAULT_MAX_REMOVAL_FRACTION}). */
+    max_removal_fraction: z.number().min(0).max(1).optional(),
   })
   .strict();
 /** `data` of a label policy document. */
@@ -79,6 +88,8 @@ export type SitePolicy = {
    * when on (default off).
    */
   updateOnPluginChange?: true;
+  /** Largest fraction of the owned labels on its targets a run may remove without being allowed to (0–1). */
+  maxRemovalFraction: number;
 };
 
 /** The policy of a site without a `relabel/LabelPolicy/v1` document: every generator on. */
@@ -90,6 +101,7 @@ export const DEFAULT_SITE_POLICY: SitePolicy = {
   liftUninitializedTaint: false,
   defaultConcurrency: 10,
   drift: { action: DriftAction.report },
+  maxRemovalFraction: DEFAULT_MAX_REMOVAL_FRACTION,
 };
 
 /** Converts a validated policy document's `data` to a {@link SitePolicy}. */
@@ -109,6 +121,7 @@ export function sitePolicyFrom(data: LabelPolicyData): SitePolicy {
     defaultConcurrency: data.default_concurrency,
     drift: { action: data.drift?.action ?? DriftAction.report },
     ...(data.update_on_plugin_change === true ? { updateOnPluginChange: true as const } : {}),
+    maxRemovalFraction: data.max_removal_fraction ?? DEFAULT_MAX_REMOVAL_FRACTION,
   };
 }
 

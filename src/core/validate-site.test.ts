@@ -282,12 +282,23 @@ describe('validateSite on valid input', () => {
         x: '1',
         z: '30',
       },
+      labelSources: {
+        'relabel.airshipit.org/host-profile': { kind: 'generated', generator: 'host_profile' },
+        'tag.relabel.airshipit.org/b': { kind: 'generated', generator: 'tag' },
+        'tag.relabel.airshipit.org/c': { kind: 'generated', generator: 'tag' },
+        'tag.relabel.airshipit.org/d': { kind: 'generated', generator: 'tag' },
+        w: { kind: 'node' },
+        x: { kind: 'host_profile', profile: 'base', depth: 2 },
+        z: { kind: 'host_profile', profile: 'child', depth: 1 },
+      },
       annotations: { 'example.com/b': 'child', 'example.com/c': 'node' },
       taints: [{ key: 'example.com/gpu', value: 'no', effect: 'NoSchedule' }],
     });
     assert.equal(result.design.nodes['n2']?.rack, 'r2');
     assert.equal(result.design.nodes['n2']?.labels['power-domain'], 'pd-b');
     assert.equal(result.design.nodes['n2']?.labels['relabel.airshipit.org/rack'], 'r2');
+    assert.deepEqual(result.design.nodes['n2']?.labelSources['power-domain'], { kind: 'rack', rack: 'r2' });
+    assert.deepEqual(result.design.nodes['n2']?.labelSources['relabel.airshipit.org/rack'], { kind: 'generated', generator: 'rack' });
     assert.deepEqual(result.design.hostProfiles, ['base', 'child']);
     assert.equal(result.design.site, null);
   });

@@ -8,6 +8,7 @@ import { SchemaName } from './schema.ts';
 import { conflictErrors, desiredLabels } from './desired-labels.ts';
 import type { LabelConflict } from './desired-labels.ts';
 import type { SitePolicy } from './label-policy.ts';
+import type { LabelSource } from './label-provenance.ts';
 import { nodeMetadataConflicts } from './node-metadata-checks.ts';
 import { policyDependentErrors, siteRegionOf, sitePolicyOf } from './site-checks.ts';
 import type { SiteError } from './site-error.ts';
@@ -33,6 +34,8 @@ export type DesignNode = {
   ownerData: Record<string, string>;
   /** Desired labels: owner_data and generated labels, keys sorted. */
   labels: Record<string, string>;
+  /** Where each desired label came from: exactly the keys of `labels` (see `label-provenance.ts`). */
+  labelSources: Record<string, LabelSource>;
   /** Desired annotations after inheritance, keys sorted. */
   annotations: Record<string, string>;
   /** Desired taints after inheritance, sorted by key and effect. */
@@ -108,8 +111,9 @@ export function validateSite(sources: readonly SiteSource[]): SiteValidation {
   const nodes = new Map<string, DesignNode>();
   const conflicts: LabelConflict[] = [];
   if (policy !== undefined && site !== undefined) {
+    const sources = new Map<string, LabelSource>();
     for (const host of hosts.values()) {
-      const desired = desiredLabels(host, { policy, racks: index.racks, site });
+      const desired = desiredLabels(host, { policy, racks: index.racks, site, sources });
       conflicts.push(...desired.conflicts);
       const node = index.nodes.get(host.name);
       if (node !== undefined) conflicts.push(...nodeMetadataConflicts(host, desired.labels, { doc: node.doc, path: ['metadata', 'name'] }));
@@ -121,6 +125,7 @@ export function validateSite(sources: readonly SiteSource[]): SiteValidation {
         tags: host.tags,
         ownerData: Object.fromEntries([...host.ownerData].map(([key, { value }]) => [key, value])),
         labels: desired.labels,
+        labelSources: desired.sources,
         annotations: Object.fromEntries([...host.annotations].map(([key, { value }]) => [key, value])),
         taints: [...host.taints.values()].map(({ taint }) => taint),
       });

@@ -74,6 +74,8 @@ export interface StartOptions {
   revision?: number;
   concurrency?: number;
   dryRun?: boolean;
+  /** Go ahead even when the run removes more owned labels than the policy allows (the mass-removal brake). */
+  allowMassRemoval?: boolean;
   continueAsNewAfter?: number;
   retryOf?: { workflowId: string; runId: string };
   /** Run number of the run retried, kept on the new run's record. */
@@ -231,6 +233,7 @@ export function createRuns(deps: RunsDeps) {
       dryRun,
       searchAttributes: deps.searchAttributes !== false,
       ...(options.concurrency !== undefined ? { concurrency: options.concurrency } : {}),
+      ...(options.allowMassRemoval ? { allowMassRemoval: true } : {}),
       ...(options.continueAsNewAfter !== undefined ? { continueAsNewAfter: options.continueAsNewAfter } : {}),
       ...(options.retryOf ? { retryOf: options.retryOf } : {}),
     };
@@ -324,13 +327,15 @@ export function createRuns(deps: RunsDeps) {
    * {@link IDLE_CHECK_MS} (while none does, {@link IDLE_RECHECK_MS}) it asks whether a worker polls the run's task
    * queue and tells `onWarning` when that changes (a warning, or undefined
    * once a worker polls again); no progress is asked of a run no worker
-   * serves. Returns the final status.
+   * serves. Returns the final status; with `deadline` (epoch ms), the
+   * status then if the run is still going.
    */
   async function wait(
     ref: { workflowId: string; runId?: string },
     onProgress?: (p: Progress) => void,
     everyMs = 500,
     onWarning?: (warning: string | undefined) => void,
+    deadline?: number,
   ): Promise<RunStatusReport> {
     const handle = client.workflow.getHandle(ref.workflowId, ref.runId);
     const done = handle.result().then(
@@ -342,7 +347,7 @@ export function createRuns(deps: RunsDeps) {
     const taskQueue = onWarning ? await handle.describe().then((d) => d.taskQueue, () => undefined) : undefined;
     let idle: string | undefined;
     let checkedAt = 0;
-    while (!finished) {
+    while (!finished && (deadline === undefined || Date.now() < deadline)) {
       // While no worker polls, look again sooner, to say when one comes.
       if (taskQueue !== undefined && Date.now() - checkedAt >= (idle === undefined ? IDLE_CHECK_MS : IDLE_RECHECK_MS)) {
         checkedAt = Date.now();
@@ -365,7 +370,7 @@ export function createRuns(deps: RunsDeps) {
    * Starts a run over exactly the failed nodes of a finished run, against the
    * same revision, linked to it. Throws NothingToRetry when none failed.
    */
-  async function retry(workflowId: string, runId?: string, options: { concurrency?: number } = {}) {
+  async function retry(workflowId: string, runId?: string, options: { concurrency?: number; allowMassRemoval?: boolean } = {}) {
     const previous = await status(workflowId, runId);
     if (!previous.result) {
       throw new RelabelError(FailureType.NotRetryable, `run ${workflowId} (${previous.runId}) has no per-node result to retry (it is ${previous.execution})`);
@@ -470,7 +475,14 @@ export function createRuns(deps: RunsDeps) {
     return found;
   }
 
-  return { preflight, start, status, wait, retry, cancel, nodes, summary, list, link };
+  /** The valid design of `revision` (validated once; DocumentValidationFailed otherwise). */
+  async function design(revision: number) {
+    const validation = await designs.get(revision);
+    if (!validation.ok) throw documentValidationError(`revision ${revision}`, validation.errors);
+    return validation.design;
+  }
+
+  return { preflight, start, status, wait, retry, cancel, nodes, summary, list, link, design, rows: rowsOf };
 }
 
 /** The facade's type. */

@@ -9,6 +9,7 @@
  * workflows carry counts and capped samples.
  */
 import { defineQuery } from '@temporalio/workflow';
+import type { RemovalAssessment } from '../core/removal-brake.ts';
 
 /** How an update run ended. */
 export const RunStatus = {
@@ -100,6 +101,8 @@ export interface CarriedProgress {
   /** Sequence number (target order) of the last node handed to a child; later pending nodes are still to do. */
   cursor: number;
   startedAt: string;
+  /** What the plan found the run removes, against the mass-removal brake (absent in runs of earlier versions). */
+  removal?: RemovalAssessment;
 }
 
 /** Input of the `updateLabels` workflow. */
@@ -114,6 +117,8 @@ export interface UpdateLabelsInput {
   concurrency?: number;
   /** Plan every node; write nothing and start no child. */
   dryRun?: boolean;
+  /** Go ahead even when the run removes more owned labels than the policy's max_removal_fraction (the mass-removal brake). */
+  allowMassRemoval?: boolean;
   /** The run this one retries (its failed nodes, against its revision). */
   retryOf?: RetryOf;
   /** Continue-as-new after this many children in one execution (keeps history bounded). */
@@ -136,6 +141,8 @@ export interface UpdateLabelsResult {
   /** Up to {@link FAILURE_SAMPLE_LIMIT} failures, in the order they happened. */
   failures: NodeFailure[];
   retryOf?: RetryOf;
+  /** What the run removes (in a dry run: would) of the owned labels on its targets, and what the brake says of it. */
+  removal?: RemovalAssessment;
 }
 
 /** What the `progress` query answers: bounded in size whatever the run's size. */

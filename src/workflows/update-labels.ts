@@ -134,7 +134,10 @@ async function runOf(input: UpdateLabelsInput, revision: number): Promise<number
  * (InvalidTargets), no committed revision (NoCommittedRevision), an
  * unknown revision (RevisionNotFound), no revision that took part in a site
  * action (NoSiteActionRevision) and invalid documents
- * (DocumentValidationFailed, every error listed). Otherwise completes with
+ * (DocumentValidationFailed, every error listed) and a run the mass-removal
+ * brake stops (MassRemovalRefused: it removes more of the owned labels than
+ * the policy allows, and `allowMassRemoval` is not set; see `planRun`).
+ * Otherwise completes with
  * `success`, `partial_success` or `failure`; every node's outcome is in the
  * store under the run number.
  */
@@ -186,9 +189,19 @@ export async function updateLabels(input: UpdateLabelsInput): Promise<UpdateLabe
     const run = await runOf(input, revision);
     phase = RunPhase.planning;
     setCurrentDetails(`Planning run ${run}: validating revision ${revision} and reading the target nodes`);
-    plan = await rejecting(planRun({ run, revision, dryRun }));
+    plan = await rejecting(planRun({ run, revision, dryRun, ...(input.allowMassRemoval ? { allowMassRemoval: true } : {}) }));
     const concurrency = Math.min(MAX_CONCURRENCY, Math.max(1, input.concurrency ?? plan.defaultConcurrency));
-    carried = { run, revision, site: plan.site, concurrency, counts: plan.counts, failures: plan.failures, cursor: -1, startedAt: workflowInfo().startTime.toISOString() };
+    carried = {
+      run,
+      revision,
+      site: plan.site,
+      concurrency,
+      counts: plan.counts,
+      failures: plan.failures,
+      cursor: -1,
+      startedAt: workflowInfo().startTime.toISOString(),
+      ...(plan.removal ? { removal: plan.removal } : {}),
+    };
     if (useSearchAttributes) {
       upsertSearchAttributes([
         { key: RelabelRevision, value: revision },
@@ -282,6 +295,7 @@ export async function updateLabels(input: UpdateLabelsInput): Promise<UpdateLabe
     counts: c,
     failures: state.failures,
     ...(input.retryOf ? { retryOf: input.retryOf } : {}),
+    ...(state.removal ? { removal: state.removal } : {}),
   };
   outcome.result = result;
   telemetry.finished(result);

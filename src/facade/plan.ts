@@ -1,0 +1,193 @@
+/**
+ * The fleet-wide plan (`relabel plan`, `POST /api/v1.0/plans`): what an
+ * update run of a revision over a set of targets would do to the fleet as
+ * a whole, and where every desired label comes from.
+ *
+ * Built on the bulk planner: a dry run (one paginated read of the nodes,
+ * every plan computed in the worker, nothing written to any node, each
+ * node's plan in the store), then the store's rows read a page at a time
+ * and summed per label key, with each key's sources counted from the
+ * design's provenance. Memory grows with the number of label keys and
+ * sources, not of nodes; the per-node detail is one bounded page.
+ */
+import { FailureType, isFailureType } from '../core/failure-types.ts';
+import { byText } from '../core/label-plan.ts';
+import { formatLabelSource, type LabelSource } from '../core/label-provenance.ts';
+import type { RemovalAssessment } from '../core/removal-brake.ts';
+import type { Design } from '../core/validate-site.ts';
+import type { Progress } from '../workflows/messages.ts';
+import { RelabelError } from './relabel-error.ts';
+import { createSummary, MAX_SUMMARY_LABEL_KEYS, nodeOutcome, type LabelKeyCounts, type NodeOutcome } from './run-results.ts';
+import type { RunRef, Runs, StartedRun, TargetSelection } from './runs.ts';
+
+/** Sources a key of the summary lists at most (the most common first). */
+export const MAX_KEY_SOURCES = 20;
+
+/** Most nodes one page of a plan's per-node detail holds. */
+export const MAX_PLAN_NODE_PAGE = 1000;
+
+/** Nodes in a page of per-node detail when not told. */
+export const DEFAULT_PLAN_NODE_PAGE = 100;
+
+/** One label key across the planned nodes. */
+export interface LabelKeyPlan extends LabelKeyCounts {
+  /** Planned nodes whose desired labels hold the key. */
+  desired: number;
+  /** Where the key comes from, with how many nodes take it from each source, most first: at most {@link MAX_KEY_SOURCES}. */
+  sources: { source: LabelSource; nodes: number }[];
+  /** Distinct sources beyond those listed. */
+  moreSources: number;
+}
+
+/** One node's plan, with each of its desired labels' value and source. */
+export interface PlannedNode extends NodeOutcome {
+  /** Desired labels, keys sorted (absent for a node that is not in the design). */
+  labels?: Record<string, { value: string; source: LabelSource }>;
+}
+
+/** What a run of a revision over its targets would do, fleet-wide. Bounded whatever the number of nodes. */
+export interface FleetPlan extends RunRef {
+  run: number;
+  revision: number;
+  site: string;
+  /** Nodes targeted. */
+  targets: number;
+  /** Targets by outcome: `success` planned, `failure` not in the design or not in the cluster. */
+  statuses: Record<string, number>;
+  /** Targets that could not be planned, by failure type. */
+  failureTypes: Record<string, number>;
+  /** Per label key (changed or desired), sorted: at most {@link MAX_SUMMARY_LABEL_KEYS}. */
+  labels: Record<string, LabelKeyPlan>;
+  /** Keys beyond those listed. */
+  moreLabelKeys: number;
+  /** What the run would remove of the labels relabel owns on its targets, and whether the mass-removal brake would refuse it. */
+  removal: RemovalAssessment | null;
+  /** A page of per-node plans, when asked for. */
+  nodes?: { total: number; offset: number; items: PlannedNode[] };
+}
+
+/** Which targets to plan, against which revision, and which per-node detail to include. */
+export interface PlanOptions {
+  /** Node names; leave undefined when `select` chooses them. */
+  targets?: unknown;
+  select?: TargetSelection;
+  /** The revision; the latest committed one when absent. */
+  revision?: number;
+  /** Include a page of per-node plans. */
+  nodes?: { offset?: number; limit?: number };
+  /** Called about every half second while the plan is computed. */
+  onProgress?: (p: Progress) => void;
+  /** Told when no worker polls the task queue (and undefined once one does again). */
+  onWarning?: (warning: string | undefined) => void;
+}
+
+/** Sums a plan's rows per key: counts from the stored plans, sources from the design. */
+function createKeyTally(design: Design) {
+  const counts = createSummary(0);
+  const keys = new Map<string, { desired: number; sources: Map<string, { source: LabelSource; nodes: number }> }>();
+  return {
+    add(outcome: NodeOutcome): void {
+      counts.add(outcome);
+      const node = outcome.status === 'success' && Object.hasOwn(design.nodes, outcome.node) ? design.nodes[outcome.node] : undefined;
+      for (const [key, source] of Object.entries(node?.labelSources ?? {})) {
+        let entry = keys.get(key);
+        if (!entry) keys.set(key, (entry = { desired: 0, sources: new Map() }));
+        entry.desired++;
+        const id = formatLabelSource(source);
+        const seen = entry.sources.get(id);
+        if (seen) seen.nodes++;
+        else entry.sources.set(id, { source, nodes: 1 });
+      }
+    },
+    result() {
+      const summary = counts.result();
+      const all = [...new Set([...Object.keys(summary.labels), ...keys.keys()])].sort(byText);
+      const listed = all.slice(0, MAX_SUMMARY_LABEL_KEYS);
+      const none: LabelKeyCounts = { gain: 0, change: 0, lose: 0, adopt: 0 };
+      const labels = Object.fromEntries(
+        listed.map((key): [string, LabelKeyPlan] => {
+          const entry = keys.get(key);
+          const sources = [...(entry?.sources.values() ?? [])].sort((a, b) => b.nodes - a.nodes || byText(formatLabelSource(a.source), formatLabelSource(b.source)));
+          return [key, { ...(summary.labels[key] ?? none), desired: entry?.desired ?? 0, sources: sources.slice(0, MAX_KEY_SOURCES), moreSources: Math.max(0, sources.length - MAX_KEY_SOURCES) }];
+        }),
+      );
+      return { statuses: summary.statuses, failureTypes: summary.failureTypes, labels, moreLabelKeys: all.length - listed.length + summary.moreLabelKeys };
+    },
+  };
+}
+
+/** A node's desired labels with their sources, from the design. */
+function labelsOf(design: Design, node: string): PlannedNode['labels'] {
+  const target = Object.hasOwn(design.nodes, node) ? design.nodes[node] : undefined;
+  if (!target) return undefined;
+  return Object.fromEntries(Object.entries(target.labels).map(([key, value]) => [key, { value, source: target.labelSources[key] as LabelSource }]));
+}
+
+/** Builds the plan facade over the runs facade. */
+export function createPlans(runs: Runs) {
+  /**
+   * The plan of a finished dry run: RunNotFound for a run that is not a dry
+   * run; RunInProgress while it is still computed; the run's own failure
+   * (such as DocumentValidationFailed) when it was rejected.
+   */
+  async function report(ref: { workflowId: string; runId?: string }, view: Pick<PlanOptions, 'nodes'> = {}): Promise<FleetPlan> {
+    const status = await runs.status(ref.workflowId, ref.runId);
+    if (status.failure) throw new RelabelError(isFailureType(status.failure.type) ? status.failure.type : FailureType.InternalError, status.failure.message);
+    if (status.execution === 'RUNNING') throw new RelabelError(FailureType.RunInProgress, `the plan ${ref.workflowId} is still being computed; ask again`);
+    const result = status.result;
+    if (!result) throw new RelabelError(FailureType.RunNotFound, `run ${ref.workflowId} (${status.runId}) ended ${status.execution} without a plan`);
+    if (!result.dryRun) throw new RelabelError(FailureType.RunNotFound, `run ${ref.workflowId} (${status.runId}) is not a plan (a dry run)`);
+    const design = await runs.design(result.revision);
+    const tally = createKeyTally(design);
+    for await (const row of runs.rows(result.run)) tally.add(nodeOutcome(row));
+    const plan: FleetPlan = {
+      workflowId: ref.workflowId,
+      runId: status.runId,
+      ...(status.uiLink ? { uiLink: status.uiLink } : {}),
+      run: result.run,
+      revision: result.revision,
+      site: result.site,
+      targets: result.counts.total,
+      ...tally.result(),
+      removal: result.removal ?? null,
+    };
+    if (view.nodes) {
+      const offset = Math.max(0, Math.trunc(view.nodes.offset ?? 0));
+      const limit = Math.min(MAX_PLAN_NODE_PAGE, Math.max(1, Math.trunc(view.nodes.limit ?? DEFAULT_PLAN_NODE_PAGE)));
+      const page = await runs.nodes(result.run, { offset, limit });
+      const items = page.items.map((n): PlannedNode => {
+        const labels = labelsOf(design, n.node);
+        return labels ? { ...n, labels } : n;
+      });
+      plan.nodes = { total: page.total, offset, items };
+    }
+    return plan;
+  }
+
+  /**
+   * Plans a run of `options.revision` (default the latest committed) over
+   * the targets, as `update-labels --dry-run` would run it (the same
+   * checks, the same selection), waits for it, and sums it up. Writes no
+   * node.
+   */
+  async function plan(options: PlanOptions): Promise<FleetPlan> {
+    const started = await start(options);
+    await runs.wait(started, options.onProgress, undefined, options.onWarning);
+    return report(started, options.nodes ? { nodes: options.nodes } : {});
+  }
+
+  /** Starts the dry run a plan is made of, with the checks and selection of `update-labels`; {@link report} reads it once it has ended. */
+  function start(options: Pick<PlanOptions, 'targets' | 'select' | 'revision'>): Promise<StartedRun> {
+    return runs.start({
+      targets: options.targets,
+      ...(options.select ? { select: options.select } : {}),
+      ...(options.revision !== undefined ? { revision: options.revision } : {}),
+      dryRun: true,
+    });
+  }
+
+  return { plan, start, report };
+}
+
+/** The plan facade's type. */
+export type Plans = ReturnType<typeof createPlans>;
