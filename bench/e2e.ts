@@ -23,12 +23,14 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { CoreV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { CoreV1Api, PatchStrategy, setHeaderOptions, type V1Node } from '@kubernetes/client-node';
 import { Client, Connection } from '@temporalio/client';
 import { OWNED_LABELS_ANNOTATION } from '../src/core/constants.ts';
 import { formatOwnedLabels } from '../src/core/owned-labels.ts';
 import { isKubeletLabelKey } from '../src/core/label-keys.ts';
 import { validateSite, type Design } from '../src/core/validate-site.ts';
+import { nodePatch } from '../src/core/node-reconcile.ts';
+import { planOf } from '../src/activities/plan-run.ts';
 import { loadKubeConfig } from '../src/kube/nodes.ts';
 import { createRuns, type Runs } from '../src/facade/runs.ts';
 import { nodeRequestCount } from '../src/stack/kube-metrics.ts';
@@ -148,6 +150,20 @@ async function wrongNodes(core: CoreV1Api, prefix: string, design: Design, skip:
   return wrong;
 }
 
+/**
+ * A node as relabel leaves it: what its planner would patch onto a freshly
+ * registered node (labels, annotations, taints and every ownership record).
+ */
+function asDesired(design: Design, name: string): V1Node {
+  const registered = { labels: { 'kubernetes.io/hostname': name }, annotations: {}, taints: [], resourceVersion: '' };
+  const patch = nodePatch(planOf(design, registered, name), registered, design.policy.liftUninitializedTaint);
+  const labels = { ...registered.labels, ...patch?.metadata.labels };
+  const annotations = patch?.metadata.annotations ?? {};
+  const taints = patch?.spec?.taints ?? [];
+  const present = <T,>(o: Record<string, T | null>) => Object.fromEntries(Object.entries(o).filter((e): e is [string, T] => e[1] !== null));
+  return { metadata: { name, labels: present(labels), annotations: present(annotations) }, ...(taints.length > 0 ? { spec: { taints } } : {}) };
+}
+
 type Expect = { status: string; written: number; failure?: number; children?: number };
 
 /** One relabel pass: a fresh worker, one run (or retry), figures, checks. */
@@ -207,10 +223,7 @@ async function benchSize(size: number): Promise<void> {
     const core = loadKubeConfig(stack.adminKubeconfig).makeApiClient(CoreV1Api);
     const seed = passes.includes('seed');
     const t0 = performance.now();
-    const labelsOf = (name: string) => ({ 'kubernetes.io/hostname': name, ...(seed ? design.nodes[name]?.labels : {}) });
-    const annotationsOf = (name: string): Record<string, string> =>
-      seed ? { [OWNED_LABELS_ANNOTATION]: formatOwnedLabels(Object.keys(design.nodes[name]?.labels ?? {}).filter((k) => !isKubeletLabelKey(k)).sort()) ?? '' } : {};
-    await pool(site.nodes, 32, (name) => core.createNode({ body: { metadata: { name, labels: labelsOf(name), annotations: annotationsOf(name) } } }));
+    await pool(site.nodes, 32, (name) => core.createNode({ body: seed ? asDesired(design, name) : { metadata: { name, labels: { 'kubernetes.io/hostname': name } } } }));
     console.log(`# ${size} nodes registered in ${Math.round(performance.now() - t0)} ms${seed ? ' (already as desired)' : ''}`);
 
     let floorMs = Number.NaN;
