@@ -6,7 +6,7 @@ import { DatabaseSync } from 'node:sqlite';
 import { after, describe, test } from 'node:test';
 import { openSqliteStore, SQLITE_MEMORY, SQLITE_SCHEMA_VERSION } from './sqlite-store.ts';
 import { revisionStoreContract } from './testing/contract.ts';
-import { assertRunsWork, rejectsWith } from './testing/fixture.ts';
+import { assertAuditWorks, assertRunsWork, rejectsWith } from './testing/fixture.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'relabel-sqlite-store-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -59,13 +59,46 @@ describe('SQLite backend specifics', () => {
     await (await openSqliteStore(path)).close();
   });
 
+  test('a version-2 database (runs without the audit trail) is migrated in place, its runs kept', async () => {
+    const path = freshPath();
+    await (await openSqliteStore(path)).close();
+    // What a version-2 relabel left behind: the runs table without the audit columns, and a run in it.
+    const db = new DatabaseSync(path);
+    db.exec(`ALTER TABLE runs DROP COLUMN started_by; ALTER TABLE runs DROP COLUMN started_via; ALTER TABLE runs DROP COLUMN outcome`);
+    db.exec(`UPDATE meta SET value = '2' WHERE key = 'schema_version'`);
+    db.exec(`INSERT INTO runs (id, key, created_at, workflow_id, revision, dry_run, retry_of, target_count) VALUES (1, NULL, '2026-01-02T03:04:05.000Z', 'update-labels/s', 4, 0, NULL, 1)`);
+    db.exec(`INSERT INTO run_nodes (run_id, seq, node, status, written) VALUES (1, 0, 'n1', 'success', 1)`);
+    db.close();
+    const migrated = await openSqliteStore(path);
+    try {
+      const old = await migrated.getRun(1);
+      assert.deepEqual({ ...old }, {
+        id: 1, key: null, createdAt: new Date('2026-01-02T03:04:05.000Z'), workflowId: 'update-labels/s', revision: 4, dryRun: false,
+        retryOf: null, targetCount: 1, startedBy: null, startedVia: null, outcome: null,
+      });
+      assert.deepEqual(await migrated.runCounts(1), { total: 1, queued: 0, pending: 0, success: 1, failure: 0, written: 1 });
+      await assertAuditWorks(migrated, 1);
+    } finally {
+      await migrated.close();
+    }
+    const check = new DatabaseSync(path);
+    try {
+      assert.equal(check.prepare(`SELECT value FROM meta WHERE key = 'schema_version'`).get()?.value, '3');
+      const columns = check.prepare(`SELECT name FROM pragma_table_info('runs') WHERE name IN ('started_by', 'started_via', 'outcome') ORDER BY name`).all();
+      assert.deepEqual(columns.map((c) => c.name), ['outcome', 'started_by', 'started_via']);
+    } finally {
+      check.close();
+    }
+    await (await openSqliteStore(path)).close();
+  });
+
   test('a database with an unknown schema version is refused, untouched', async () => {
     const path = freshPath();
     await (await openSqliteStore(path)).close();
     const db = new DatabaseSync(path);
     db.exec(`UPDATE meta SET value = '99' WHERE key = 'schema_version'`);
     db.close();
-    await rejectsWith(openSqliteStore(path), 'SchemaVersion', /schema version 99 is not supported .*knows version 2/);
+    await rejectsWith(openSqliteStore(path), 'SchemaVersion', /schema version 99 is not supported .*knows version 3/);
     const check = new DatabaseSync(path);
     assert.equal(check.prepare(`SELECT value FROM meta WHERE key = 'schema_version'`).get()?.value, '99');
     check.close();

@@ -16,7 +16,7 @@ import { SqlRevisionStore } from './sql-revision-store.ts';
 import type { SqlDriver, SqlSession, SqlValue, TableNames } from './sql-driver.ts';
 
 /** Schema version this code writes and reads. Stored in the `meta` table. */
-export const SQLITE_SCHEMA_VERSION = 2;
+export const SQLITE_SCHEMA_VERSION = 3;
 
 /** Path that opens a private in-memory database (tests, dry runs). */
 export const SQLITE_MEMORY = ':memory:';
@@ -93,6 +93,24 @@ CREATE TABLE run_nodes (
 ) STRICT;
 CREATE INDEX run_nodes_status ON run_nodes (run_id, status, seq);
 `;
+
+// Version 3: who started each run, how, and how it ended (the audit trail).
+// Nullable columns added in place, so runs recorded before keep working.
+const RUN_AUDIT_SCHEMA = `
+ALTER TABLE runs ADD COLUMN started_by TEXT;
+ALTER TABLE runs ADD COLUMN started_via TEXT;
+ALTER TABLE runs ADD COLUMN outcome TEXT;
+`;
+
+/**
+ * The steps from each schema version to the next: the SQL that turns
+ * version `from` into `from + 1`. A fresh database runs them all.
+ */
+const MIGRATIONS: readonly { from: number; sql: string }[] = [
+  { from: 0, sql: SCHEMA },
+  { from: 1, sql: RUNS_SCHEMA },
+  { from: 2, sql: RUN_AUDIT_SCHEMA },
+];
 
 /**
  * Most prepared statements a connection keeps. Multi-row statements (run
@@ -196,27 +214,24 @@ function bind(params: readonly SqlValue[]): SQLInputValue[] {
   return params as SQLInputValue[];
 }
 
-/** Create the schema on a fresh database, or check the version of an existing one. */
+/** Create the schema on a fresh database, or bring an older one up to {@link SQLITE_SCHEMA_VERSION} step by step. */
 function migrate(db: DatabaseSync, path: string): void {
   db.exec('BEGIN IMMEDIATE');
   try {
     db.exec('CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT');
     const row = db.prepare(`SELECT value FROM meta WHERE key = 'schema_version'`).get();
-    if (row === undefined) {
-      db.exec(SCHEMA);
-      db.exec(RUNS_SCHEMA);
-      db.prepare(`INSERT INTO meta (key, value) VALUES ('schema_version', ?)`).run(
-        String(SQLITE_SCHEMA_VERSION),
-      );
-    } else if (Number(row.value) === 1) {
-      // Written by a relabel before runs were stored: add their tables.
-      db.exec(RUNS_SCHEMA);
-      db.prepare(`UPDATE meta SET value = ? WHERE key = 'schema_version'`).run(String(SQLITE_SCHEMA_VERSION));
-    } else if (Number(row.value) !== SQLITE_SCHEMA_VERSION) {
+    const found = row === undefined ? 0 : Number(row.value);
+    if (!(Number.isInteger(found) && found >= 0 && found <= SQLITE_SCHEMA_VERSION)) {
       throw new StoreError(StoreErrorCode.SchemaVersion,
-        `${path}: schema version ${String(row.value)} is not supported by this relabel ` +
+        `${path}: schema version ${String(row?.value)} is not supported by this relabel ` +
           `(it knows version ${SQLITE_SCHEMA_VERSION})`,
       );
+    }
+    for (const step of MIGRATIONS) if (step.from >= found) db.exec(step.sql);
+    if (row === undefined) {
+      db.prepare(`INSERT INTO meta (key, value) VALUES ('schema_version', ?)`).run(String(SQLITE_SCHEMA_VERSION));
+    } else if (found !== SQLITE_SCHEMA_VERSION) {
+      db.prepare(`UPDATE meta SET value = ? WHERE key = 'schema_version'`).run(String(SQLITE_SCHEMA_VERSION));
     }
     db.exec('COMMIT');
   } catch (error) {
