@@ -15,7 +15,7 @@ import { httpStatus, mapNodeError } from '../kube/errors.ts';
 import type { NodeApi, NodeState } from '../kube/nodes.ts';
 import { runnableRevision } from '../store/revision-checks.ts';
 import type { RevisionStore } from '../store/revision-store.ts';
-import type { NodeResultDetail } from '../store/run-store.ts';
+import type { NodeResultDetail, RunOutcome } from '../store/run-store.ts';
 import type { NodeFailure, RelabelNodeResult } from '../workflows/messages.ts';
 import { createDesignCache, type DesignCache } from '../store/design-cache.ts';
 import { planDetail, planOf, planRun, type RunPlan } from './plan-run.ts';
@@ -129,8 +129,16 @@ export function createActivities(deps: ActivityDeps) {
       return { revision: checked.revision };
     },
 
-    /** Records the targets of a run started without the facade; idempotent on `key`. */
-    async registerRun(input: { key: string; workflowId: string; revision: number; dryRun: boolean; targets: string[] }): Promise<{ run: number }> {
+    /** Records the targets of a run started without the facade (with who started it and how, when known); idempotent on `key`. */
+    async registerRun(input: {
+      key: string;
+      workflowId: string;
+      revision: number;
+      dryRun: boolean;
+      targets: string[];
+      startedBy?: string;
+      startedVia?: string;
+    }): Promise<{ run: number }> {
       const run = await store.createRun(input);
       return { run: run.id };
     },
@@ -152,6 +160,11 @@ export function createActivities(deps: ActivityDeps) {
     async pendingNodes(input: { run: number; afterSeq: number; limit: number }): Promise<{ seq: number; node: string }[]> {
       const rows = await store.runNodes(input.run, { status: 'pending', afterSeq: input.afterSeq, limit: input.limit });
       return rows.map(({ seq, node }) => ({ seq, node }));
+    },
+
+    /** Records how a run ended (its status, or `rejected`) with the run in the store. Idempotent. */
+    async setRunOutcome(input: { run: number; outcome: RunOutcome }): Promise<void> {
+      await store.setRunOutcome(input.run, input.outcome);
     },
 
     /** Records failed nodes of a run with their reasons. Idempotent. */

@@ -144,6 +144,8 @@ export const ActionSummary = z
     completed_at: z.string().nullable(),
     workflow_id: z.string(),
     run_id: z.string(),
+    user: z.string().nullable().meta({ description: "who started the run, as Shipyard's action names its user: the API token's name, or the OS user of the CLI (null for runs started without it)" }),
+    started_via: z.enum(['cli', 'api', 'schedule', 'retry']).nullable().meta({ description: 'how the run was started' }),
   })
   .strict();
 /** An action in a list. */

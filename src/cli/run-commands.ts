@@ -5,6 +5,8 @@
  */
 import { type Command, Option } from 'commander';
 import { readFileSync } from 'node:fs';
+import { userInfo } from 'node:os';
+import { runAudit, StartedVia } from '../core/run-audit.ts';
 import { normalizeTargets } from '../core/targets.ts';
 import type { NodePage, Runs, RunStatusReport, StartedRun, TargetSelection } from '../facade/index.ts';
 import type { RunSummary } from '../facade/run-results.ts';
@@ -86,6 +88,20 @@ function targetsOf(opts: TargetOptions, cmd: Command): { targets: string[] } | {
   if (opts.nodesFrom !== undefined) return { targets: namesFrom(opts.nodesFrom, cmd) };
   if (opts.all) return { targets: undefined, select: { all: true } };
   return { targets: undefined, select: { filter: { filter_set_type: 'intersection', filter_set: [{ filter_type: 'intersection', ...filter }] } } };
+}
+
+/**
+ * Who runs this command, for the audit trail: the OS user's name, else
+ * `$USER`, else `uid <n>` (a container may run as a user with no name).
+ */
+export function cliUser(): string {
+  try {
+    const name = userInfo().username;
+    if (name) return name;
+  } catch {
+    // No passwd entry for the uid: fall back below.
+  }
+  return process.env.USER || process.env.LOGNAME || `uid ${process.getuid?.() ?? '?'}`;
 }
 
 /** Statuses `relabel runs --status` filters on (the RelabelStatus search attribute). */
@@ -188,6 +204,7 @@ export function addRunCommands(program: Command, setExit: SetExit): void {
             ...(opts.revision !== undefined ? { revision: opts.revision } : {}),
             ...(opts.concurrency !== undefined ? { concurrency: opts.concurrency } : {}),
             dryRun: opts.dryRun ?? false,
+            audit: runAudit(cliUser(), StartedVia.cli),
           });
           return started(ctx, runs, run, opts);
         }),
@@ -202,7 +219,11 @@ export function addRunCommands(program: Command, setExit: SetExit): void {
     .option('--dry-run', 'only dry runs (the same as --status dry_run)')
     .addOption(new Option('--limit <n>', `most runs to list (at most ${MAX_RUN_LIST})`).argParser(positiveInteger).default(20))
     .addOption(outputOption())
-    .addHelpText('after', '\nJSON: [{workflowId, runId, run?, action?, execution, outcome?, startTime, closeTime?}], newest first.')
+    .addHelpText(
+      'after',
+      '\nBY is who started the run (the API token\'s name, or the OS user of the CLI), VIA how (cli, api, schedule, retry).\n' +
+        'JSON: [{workflowId, runId, run?, action?, startedBy?, startedVia?, execution, outcome?, startTime, closeTime?}], newest first.',
+    )
     .action(async (opts: { site?: string; status?: string; dryRun?: boolean; limit: number }, cmd: Command) => {
       if (opts.dryRun && opts.status !== undefined && opts.status !== RelabelStatusValue.dryRun) {
         cmd.error(`error: --dry-run lists dry runs, whose status is dry_run, not ${opts.status}`, { exitCode: ExitCode.invalidInput });
@@ -217,8 +238,17 @@ export function addRunCommands(program: Command, setExit: SetExit): void {
           else {
             say(
               table(
-                ['RUN', 'WORKFLOW ID', 'EXECUTION', 'STATUS', 'STARTED', 'CLOSED'],
-                listed.map((r) => [r.run === undefined ? '-' : String(r.run), r.workflowId, r.execution, r.outcome ?? '-', r.startTime, r.closeTime ?? '-']),
+                ['RUN', 'WORKFLOW ID', 'BY', 'VIA', 'EXECUTION', 'STATUS', 'STARTED', 'CLOSED'],
+                listed.map((r) => [
+                  r.run === undefined ? '-' : String(r.run),
+                  r.workflowId,
+                  r.startedBy ?? '-',
+                  r.startedVia ?? '-',
+                  r.execution,
+                  r.outcome ?? '-',
+                  r.startTime,
+                  r.closeTime ?? '-',
+                ]),
               ),
             );
           }
@@ -236,7 +266,7 @@ export function addRunCommands(program: Command, setExit: SetExit): void {
     .addHelpText(
       'after',
       '\nExit code: the run\'s outcome (0 while it runs or after success, 4 partial_success, 5 failure).\n' +
-        'JSON: {workflowId, runId, run, uiLink, execution, startTime, closeTime?, progress?, result?, failure?, warnings?, nodes?: {run, total, offset, items}};\n' +
+        'JSON: {workflowId, runId, run, uiLink, action?, startedBy?, startedVia?, execution, startTime, closeTime?, progress?, result?, failure?, warnings?, nodes?: {run, total, offset, items}};\n' +
         'with --summary, summary: {run, statuses, failureTypes, written, labels: {KEY: {gain, change, lose, adopt}}, moreLabelKeys} instead of nodes.',
     )
     .action(async (id: string, opts: { runId?: string; wait?: boolean } & NodeView, cmd: Command) => {
@@ -266,7 +296,7 @@ export function addRunCommands(program: Command, setExit: SetExit): void {
       setExit(
         await withContext(cmd, async (ctx) => {
           const runs = await ctx.runs();
-          const run = await runs.retry(id, opts.runId, opts.concurrency !== undefined ? { concurrency: opts.concurrency } : {});
+          const run = await runs.retry(id, opts.runId, { ...(opts.concurrency !== undefined ? { concurrency: opts.concurrency } : {}), by: cliUser() });
           return started(ctx, runs, run, opts, { workflowId: id, ...(opts.runId ? { runId: opts.runId } : {}) });
         }),
       );

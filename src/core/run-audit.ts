@@ -42,7 +42,6 @@ export function isStartedVia(value: unknown): value is StartedVia {
  * {@link MAX_STARTED_BY}; `unknown` when that leaves nothing.
  */
 export function runAudit(by: string, via: StartedVia): RunAudit {
-  // eslint-disable-next-line no-control-regex
   const clean = by.replace(/[\u0000-\u001f\u007f]/g, ' ').trim();
   return { by: clean === '' ? 'unknown' : clip(clean, MAX_STARTED_BY), via };
 }

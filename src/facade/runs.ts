@@ -13,6 +13,7 @@ import {
 import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy, ApplicationFailure } from '@temporalio/common';
 import { optionalTsToMs } from '@temporalio/common/lib/time.js';
 import { FailureType } from '../core/failure-types.ts';
+import { auditFrom, runAudit, StartedVia, type RunAudit } from '../core/run-audit.ts';
 import { normalizeTargets } from '../core/targets.ts';
 import { selectNodes, type NodeFilterSet } from '../core/node-filter.ts';
 import { runnableRevision } from '../store/revision-checks.ts';
@@ -80,6 +81,8 @@ export interface StartOptions {
   retryOfRun?: number;
   /** The action name the run was asked for (Shipyard's `update_labels` or `relabel_nodes`), kept in its memo. */
   action?: string;
+  /** Who starts the run and how: kept with the run in the store, in the workflow's input and in its memo. */
+  audit?: RunAudit;
 }
 
 /** A run as Temporal's visibility store lists it. */
@@ -90,6 +93,10 @@ export interface RunListing {
   run?: number;
   /** The action name kept in the run's memo, when it was started with one. */
   action?: string;
+  /** Who started the run (an API token's name, an OS user), from its memo; absent for runs started without it. */
+  startedBy?: string;
+  /** How the run was started (`cli`, `api`, `schedule`, `retry`), from its memo. */
+  startedVia?: StartedVia;
   execution: string;
   /**
    * The run's status as its search attribute records it once it has ended
@@ -118,6 +125,10 @@ export interface RunListFilter {
 export interface RunStatusReport extends RunRef {
   /** The action name kept in the run's memo, when it was started with one. */
   action?: string;
+  /** Who started the run, from its memo; absent for runs started without it. */
+  startedBy?: string;
+  /** How the run was started (`cli`, `api`, `schedule`, `retry`), from its memo. */
+  startedVia?: StartedVia;
   /** Temporal's execution status: RUNNING, COMPLETED, FAILED, CANCELLED, TERMINATED, CONTINUED_AS_NEW, TIMED_OUT */
   execution: string;
   startTime: string;
@@ -157,11 +168,13 @@ async function idleTaskQueueWarning(client: Client, namespace: string, taskQueue
   return `no worker is polling task queue ${taskQueue}${last > 0 ? ` (the last poll was at ${new Date(last).toISOString()})` : ''}; the run waits until one starts`;
 }
 
-/** `{action, run}` from a run's memo, or nothing. Continue-as-new carries the memo along. */
-function memoFields(memo: Record<string, unknown> | undefined): { action?: string; run?: number } {
+/** `{action, run, startedBy, startedVia}` from a run's memo, or nothing. Continue-as-new carries the memo along. */
+function memoFields(memo: Record<string, unknown> | undefined): { action?: string; run?: number; startedBy?: string; startedVia?: StartedVia } {
+  const audit = auditFrom(memo?.audit);
   return {
     ...(typeof memo?.action === 'string' ? { action: memo.action } : {}),
     ...(typeof memo?.run === 'number' ? { run: memo.run } : {}),
+    ...(audit ? { startedBy: audit.by, startedVia: audit.via } : {}),
   };
 }
 
@@ -219,7 +232,15 @@ export function createRuns(deps: RunsDeps) {
     const { targets, revision, site } = await preflight(options);
     const dryRun = options.dryRun ?? false;
     const workflowId = dryRun ? `${RUN_ID_PREFIX}/${site}/dry-run/${randomUUID().slice(0, 8)}` : `${RUN_ID_PREFIX}/${site}`;
-    const record = await store.createRun({ workflowId, revision, dryRun, targets, ...(options.retryOfRun !== undefined ? { retryOf: options.retryOfRun } : {}) });
+    const audit = options.audit && runAudit(options.audit.by, options.audit.via);
+    const record = await store.createRun({
+      workflowId,
+      revision,
+      dryRun,
+      targets,
+      ...(options.retryOfRun !== undefined ? { retryOf: options.retryOfRun } : {}),
+      ...(audit ? { startedBy: audit.by, startedVia: audit.via } : {}),
+    });
     const input: UpdateLabelsInput = {
       run: record.id,
       revision,
@@ -228,6 +249,7 @@ export function createRuns(deps: RunsDeps) {
       ...(options.concurrency !== undefined ? { concurrency: options.concurrency } : {}),
       ...(options.continueAsNewAfter !== undefined ? { continueAsNewAfter: options.continueAsNewAfter } : {}),
       ...(options.retryOf ? { retryOf: options.retryOf } : {}),
+      ...(audit ? { audit } : {}),
     };
     const shown = targets.length <= 5 ? targets.join(', ') : `${targets.slice(0, 5).join(', ')} and ${targets.length - 5} more`;
     try {
@@ -237,11 +259,12 @@ export function createRuns(deps: RunsDeps) {
         args: [input],
         workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
         workflowIdConflictPolicy: WorkflowIdConflictPolicy.FAIL,
-        memo: { run: record.id, ...(options.action ? { action: options.action } : {}) },
+        memo: { run: record.id, ...(options.action ? { action: options.action } : {}), ...(audit ? { audit } : {}) },
         staticSummary: `${dryRun ? 'Dry run: plan' : 'Update'} labels of ${targets.length} node(s) to revision ${revision}`,
         staticDetails:
           `update_labels on site **${site}**, revision ${revision}, run ${record.id}${dryRun ? ' (dry run: nothing written)' : ''}.\n\n` +
           `Targets: ${shown}.` +
+          (audit ? `\n\nStarted by **${audit.by}** via ${audit.via}.` : '') +
           (options.retryOf ? `\n\nRetry of ${options.retryOf.workflowId} run ${options.retryOf.runId}.` : ''),
       });
       const runId = handle.firstExecutionRunId;
@@ -356,9 +379,10 @@ export function createRuns(deps: RunsDeps) {
 
   /**
    * Starts a run over exactly the failed nodes of a finished run, against the
-   * same revision, linked to it. Throws NothingToRetry when none failed.
+   * same revision, linked to it; with `by`, the new run records that it was
+   * started by `by` via `retry`. Throws NothingToRetry when none failed.
    */
-  async function retry(workflowId: string, runId?: string, options: { concurrency?: number } = {}) {
+  async function retry(workflowId: string, runId?: string, options: { concurrency?: number; by?: string } = {}) {
     const previous = await status(workflowId, runId);
     if (!previous.result) {
       throw new RelabelError(FailureType.NotRetryable, `run ${workflowId} (${previous.runId}) has no per-node result to retry (it is ${previous.execution})`);
@@ -371,7 +395,8 @@ export function createRuns(deps: RunsDeps) {
       targets: failed,
       revision: previous.result.revision,
       ...(previous.action ? { action: previous.action } : {}),
-      ...options,
+      ...(options.concurrency !== undefined ? { concurrency: options.concurrency } : {}),
+      ...(options.by !== undefined ? { audit: runAudit(options.by, StartedVia.retry) } : {}),
       retryOf: { workflowId, runId: previous.runId },
       retryOfRun: run,
     });

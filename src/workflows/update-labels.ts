@@ -19,6 +19,7 @@ import {
   condition,
   continueAsNew,
   executeChild,
+  patched,
   proxyActivities,
   setCurrentDetails,
   setHandler,
@@ -69,7 +70,13 @@ const FLUSH_AT = 100;
 /** Longest failure message kept (the store and payloads stay bounded). */
 const MAX_MESSAGE = 1000;
 
-const { resolveRevision, registerRun, pendingNodes, recordFailures } = proxyActivities<Activities>({
+/**
+ * The patch under which a run records how it ended in the store (its
+ * status, or `rejected`): runs started before it replay without that step.
+ */
+export const RECORD_OUTCOME_PATCH = 'record-run-outcome';
+
+const { resolveRevision, registerRun, pendingNodes, recordFailures, setRunOutcome } = proxyActivities<Activities>({
   startToCloseTimeout: '60s',
   retry: { maximumInterval: '10s' },
 });
@@ -106,6 +113,22 @@ async function rejecting<T>(call: Promise<T>): Promise<T> {
   }
 }
 
+/**
+ * {@link rejecting}, and when the call rejects the run (a non-retryable
+ * failure) and the run's number is known, records the run's outcome as
+ * `rejected` first.
+ */
+async function rejectingRun<T>(run: number | undefined, call: Promise<T>): Promise<T> {
+  try {
+    return await rejecting(call);
+  } catch (err) {
+    if (run !== undefined && err instanceof ApplicationFailure && err.nonRetryable && patched(RECORD_OUTCOME_PATCH)) {
+      await setRunOutcome({ run, outcome: 'rejected' });
+    }
+    throw err;
+  }
+}
+
 /** The run's targets in the store: the facade's run, or one registered from inline targets. */
 async function runOf(input: UpdateLabelsInput, revision: number): Promise<number> {
   if (input.run !== undefined) return input.run;
@@ -124,6 +147,7 @@ async function runOf(input: UpdateLabelsInput, revision: number): Promise<number
     revision,
     dryRun: input.dryRun ?? false,
     targets: parsed.targets,
+    ...(input.audit ? { startedBy: input.audit.by, startedVia: input.audit.via } : {}),
   });
   return run;
 }
@@ -182,11 +206,11 @@ export async function updateLabels(input: UpdateLabelsInput): Promise<UpdateLabe
       const parsed = normalizeTargets(input.targets);
       if (!parsed.ok) throw ApplicationFailure.nonRetryable(parsed.message, FailureType.InvalidTargets);
     }
-    const { revision } = await rejecting(resolveRevision({ revision: input.revision }));
+    const { revision } = await rejectingRun(input.run, resolveRevision({ revision: input.revision }));
     const run = await runOf(input, revision);
     phase = RunPhase.planning;
     setCurrentDetails(`Planning run ${run}: validating revision ${revision} and reading the target nodes`);
-    plan = await rejecting(planRun({ run, revision, dryRun }));
+    plan = await rejectingRun(run, planRun({ run, revision, dryRun }));
     const concurrency = Math.min(MAX_CONCURRENCY, Math.max(1, input.concurrency ?? plan.defaultConcurrency));
     carried = { run, revision, site: plan.site, concurrency, counts: plan.counts, failures: plan.failures, cursor: -1, startedAt: workflowInfo().startTime.toISOString() };
     if (useSearchAttributes) {
@@ -286,6 +310,7 @@ export async function updateLabels(input: UpdateLabelsInput): Promise<UpdateLabe
   outcome.result = result;
   telemetry.finished(result);
   if (useSearchAttributes) upsertSearchAttributes([{ key: RelabelStatus, value: dryRun ? RelabelStatusValue.dryRun : result.status }]);
+  if (patched(RECORD_OUTCOME_PATCH)) await setRunOutcome({ run: state.run, outcome: result.status });
   setCurrentDetails(summaryMarkdown(result));
   return result;
 }
