@@ -20,6 +20,7 @@ import type { NodeFailure, RelabelNodeResult } from '../workflows/messages.ts';
 import { createDesignCache, type DesignCache } from '../store/design-cache.ts';
 import { planDetail, planOf, planRun, type RunPlan } from './plan-run.ts';
 import { createResultWriter, type ResultWriter } from './result-writer.ts';
+import type { NodeEvents } from './node-events.ts';
 
 /** How many times a node is re-read and re-planned after a resourceVersion conflict. */
 export const MAX_CONFLICT_ATTEMPTS = 5;
@@ -36,11 +37,13 @@ export interface ActivityDeps {
   store: RevisionStore;
   designs?: DesignCache;
   results?: ResultWriter;
+  /** Kubernetes Events about the nodes runs write or fail on; none recorded when absent. */
+  events?: NodeEvents;
 }
 
 /** Builds the activities over the given clients. */
 export function createActivities(deps: ActivityDeps) {
-  const { nodes, store } = deps;
+  const { nodes, store, events } = deps;
   const designs = deps.designs ?? createDesignCache(store);
   const results = deps.results ?? createResultWriter(store);
 
@@ -89,6 +92,7 @@ export function createActivities(deps: ActivityDeps) {
     bulkObserved: Omit<NodeState, 'name'> | null,
     now: LabelPlan,
     attempts: number,
+    uid: string | undefined,
   ): Promise<RelabelNodeResult> {
     const { run } = applied;
     const observed = bulkObserved ?? ((await store.observedState(run, node)) as Omit<NodeState, 'name'> | null);
@@ -106,6 +110,7 @@ export function createActivities(deps: ActivityDeps) {
           ...(annotations > 0 ? { annotations } : {}),
           ...(taints > 0 ? { taints } : {}),
         };
+        // The writing attempt recorded this result, and its Event with it.
         return { node, written: true, counts, taintLifted: d.taintLifted === true, attempts: d.attempts ?? attempts };
       }
     }
@@ -113,6 +118,7 @@ export function createActivities(deps: ActivityDeps) {
     const taintLifted = observed !== null && nodePatch(plan, observed, design.policy.liftUninitializedTaint) !== null && liftsTaint(observed, design.policy.liftUninitializedTaint);
     const detail: NodeResultDetail = { ...planDetail(plan, observed ?? { labels: {} }, taintLifted), attempts, recovered: true };
     await results.record(run, { node, status: 'success', written: true, detail, observed: null });
+    events?.applied({ run, revision: applied.revision, node, ...(uid ? { uid } : {}), plan });
     return { node, written: true, counts: planCounts(plan), taintLifted, attempts };
   }
 
@@ -153,7 +159,7 @@ export function createActivities(deps: ActivityDeps) {
       const context = Context.current();
       context.heartbeat({ planned: 0 });
       const design = await validDesign(input.revision);
-      return planRun({ nodes, store, progress: (planned) => context.heartbeat({ planned }) }, { ...input, design });
+      return planRun({ nodes, store, ...(events ? { events } : {}), progress: (planned) => context.heartbeat({ planned }) }, { ...input, design });
     },
 
     /** The next page of a run's pending nodes after sequence number `afterSeq`, in target order. */
@@ -186,68 +192,89 @@ export function createActivities(deps: ActivityDeps) {
      * written by an earlier attempt whose completion was lost, and counts as
      * written (see `recoverWritten`). Non-retryable NodeNotInDesign,
      * NodeNotFound, Forbidden, Invalid, TooManyConflicts, VerificationFailed;
-     * transient errors retry.
+     * transient errors retry. A written node gets a LabelsApplied Event, a
+     * node that exists and fails non-retryably a RelabelFailed Event (see
+     * `node-events.ts`: bounded per run, never waited for, never failing
+     * the node).
      */
     async applyNodePlan(input: { run: number; node: string; revision: number }): Promise<RelabelNodeResult> {
-      const { run, node, revision } = input;
-      const design = await validDesign(revision);
-      const target = Object.hasOwn(design.nodes, node) ? design.nodes[node] : undefined;
-      if (!target) throw ApplicationFailure.nonRetryable(`node ${node} is not in the design of revision ${revision}`, FailureType.NodeNotInDesign);
-      const bulkObserved = Context.current().info.attempt === 1 ? ((await store.observedState(run, node)) as Omit<NodeState, 'name'> | null) : null;
-      let observed = bulkObserved;
-      // The state the final plan was made from: its values of the keys set are what they were.
-      let lastRead: Pick<NodeState, 'labels' | 'annotations'> | undefined;
-      const applied: AppliedRun = { revision, run };
-      const outcome = await reconcileNodeLabels(
-        {
-          desired: target.labels,
-          desiredAnnotations: target.annotations,
-          desiredTaints: target.taints,
-          policy: design.policy,
-          maxAttempts: MAX_CONFLICT_ATTEMPTS,
-          liftTaint: design.policy.liftUninitializedTaint,
-          applied,
-        },
-        {
-          async read() {
-            const first = observed;
-            observed = null;
-            const state = first ?? (await readNode(node));
-            lastRead = state;
-            return state;
-          },
-          async write(patch) {
-            try {
-              return await nodes.patchNode(node, patch);
-            } catch (err) {
-              if (httpStatus(err) === 409) return STALE;
-              throw mapNodeError(err, node, 'patch');
-            }
-          },
-        },
-      );
-      if (outcome.status === 'conflicts') {
-        throw ApplicationFailure.nonRetryable(
-          `node ${node} kept changing under relabel: ${MAX_CONFLICT_ATTEMPTS} conflicting writes in a row`,
-          FailureType.TooManyConflicts,
-        );
+      const seen: { uid?: string } = {};
+      try {
+        return await applyPlan(input, seen);
+      } catch (err) {
+        // A node relabel saw (so it exists) and gave up on gets a RelabelFailed Event; a transient error retries, with none.
+        if (events && seen.uid !== undefined && err instanceof ApplicationFailure && err.nonRetryable && err.type !== FailureType.NodeNotFound) {
+          events.failed({ ...input, uid: seen.uid, error: { type: err.type ?? 'Error', message: err.message } });
+        }
+        throw err;
       }
-      if (outcome.status === 'unverified') {
-        const r = outcome.remaining;
-        throw ApplicationFailure.nonRetryable(
-          `node ${node} is not as desired after the patch: ${Object.keys(r.set).length} to set, ${r.remove.length} to remove` +
-            `${outcome.taintLeft ? ' (uninitialized taint still present)' : ''}`,
-          FailureType.VerificationFailed,
-        );
-      }
-      const { plan, written, attempts, taintLifted } = outcome;
-      if (!written && lastRead && isAppliedBy(lastRead.annotations, applied)) return recoverWritten(applied, node, design, bulkObserved, plan, attempts);
-      const detail = { ...planDetail(plan, lastRead ?? { labels: {} }, taintLifted), attempts };
-      await results.record(run, { node, status: 'success', written, detail, observed: null });
-      logApplied(input, written, planCounts(plan));
-      return { node, written, counts: planCounts(plan), taintLifted, attempts };
     },
   };
+
+  /** One attempt of `applyNodePlan`; records in `seen` the uid of the node once it has been read or written. */
+  async function applyPlan(input: { run: number; node: string; revision: number }, seen: { uid?: string }): Promise<RelabelNodeResult> {
+    const { run, node, revision } = input;
+    const design = await validDesign(revision);
+    const target = Object.hasOwn(design.nodes, node) ? design.nodes[node] : undefined;
+    if (!target) throw ApplicationFailure.nonRetryable(`node ${node} is not in the design of revision ${revision}`, FailureType.NodeNotInDesign);
+    const bulkObserved = Context.current().info.attempt === 1 ? ((await store.observedState(run, node)) as Omit<NodeState, 'name'> | null) : null;
+    let observed = bulkObserved;
+    // The state the final plan was made from: its values of the keys set are what they were.
+    let lastRead: Pick<NodeState, 'labels' | 'annotations'> | undefined;
+    const applied: AppliedRun = { revision, run };
+    const outcome = await reconcileNodeLabels(
+      {
+        desired: target.labels,
+        desiredAnnotations: target.annotations,
+        desiredTaints: target.taints,
+        policy: design.policy,
+        maxAttempts: MAX_CONFLICT_ATTEMPTS,
+        liftTaint: design.policy.liftUninitializedTaint,
+        applied,
+      },
+      {
+        async read() {
+          const first = observed;
+          observed = null;
+          const state = first ?? (await readNode(node));
+          lastRead = state;
+          seen.uid = state.uid ?? seen.uid;
+          return state;
+        },
+        async write(patch) {
+          try {
+            const after = await nodes.patchNode(node, patch);
+            seen.uid = after.uid ?? seen.uid;
+            return after;
+          } catch (err) {
+            if (httpStatus(err) === 409) return STALE;
+            throw mapNodeError(err, node, 'patch');
+          }
+        },
+      },
+    );
+    if (outcome.status === 'conflicts') {
+      throw ApplicationFailure.nonRetryable(
+        `node ${node} kept changing under relabel: ${MAX_CONFLICT_ATTEMPTS} conflicting writes in a row`,
+        FailureType.TooManyConflicts,
+      );
+    }
+    if (outcome.status === 'unverified') {
+      const r = outcome.remaining;
+      throw ApplicationFailure.nonRetryable(
+        `node ${node} is not as desired after the patch: ${Object.keys(r.set).length} to set, ${r.remove.length} to remove` +
+          `${outcome.taintLeft ? ' (uninitialized taint still present)' : ''}`,
+        FailureType.VerificationFailed,
+      );
+    }
+    const { plan, written, attempts, taintLifted } = outcome;
+    if (!written && lastRead && isAppliedBy(lastRead.annotations, applied)) return recoverWritten(applied, node, design, bulkObserved, plan, attempts, seen.uid);
+    const detail = { ...planDetail(plan, lastRead ?? { labels: {} }, taintLifted), attempts };
+    await results.record(run, { node, status: 'success', written, detail, observed: null });
+    logApplied(input, written, planCounts(plan));
+    if (written) events?.applied({ run, revision, node, ...(seen.uid ? { uid: seen.uid } : {}), plan });
+    return { node, written, counts: planCounts(plan), taintLifted, attempts };
+  }
 }
 
 /** The activities' type, for `proxyActivities<Activities>()` in workflows. */

@@ -15,6 +15,7 @@ import type { NodeApi, NodeState } from '../kube/nodes.ts';
 import type { NodeResultDetail, NodeResultUpdate, RunStore } from '../store/run-store.ts';
 import type { NodeFailure, RunCounts } from '../workflows/messages.ts';
 import { FAILURE_SAMPLE_LIMIT } from '../workflows/messages.ts';
+import { MAX_EVENTS_PER_RUN, type NodeEvents } from './node-events.ts';
 
 /** Runs with at most this many targets read their nodes one GET each; larger ones LIST. */
 export const GET_THRESHOLD = 100;
@@ -45,6 +46,8 @@ export interface PlanDeps {
   store: RunStore;
   /** Called after each batch, so a long plan heartbeats. */
   progress?(planned: number): void;
+  /** Events about target nodes the plan fails on that exist in the cluster (none in a dry run). */
+  events?: NodeEvents;
 }
 
 /** The plan of one observed node against the design: its labels, annotations and taints. */
@@ -139,7 +142,10 @@ async function* getNodes(nodes: NodeApi, names: readonly string[]): AsyncGenerat
  * Plans every target of `run` against `design` and records each outcome:
  * success (nothing to change; in a dry run, the plan itself), failure
  * (NodeNotInDesign, NodeNotFound) or pending with the observed node state.
- * Idempotent: planning again rewrites the same rows. Writes no node.
+ * Idempotent: planning again rewrites the same rows. Writes no node. Unless
+ * it is a dry run, a target not in the design that exists in the cluster
+ * gets a RelabelFailed Event (up to the per-run cap: a small run reads
+ * those nodes one GET each to know, a large one sees them in its LIST).
  */
 export async function planRun(deps: PlanDeps, input: { run: number; revision: number; design: Design; dryRun: boolean }): Promise<RunPlan> {
   const { store } = deps;
@@ -171,13 +177,23 @@ export async function planRun(deps: PlanDeps, input: { run: number; revision: nu
     settle({ node, status: 'failure', detail: { error: { type, message } }, observed: null });
 
   const wanted = new Set<string>();
+  // Targets not in the design that may get an Event, if they exist: no more than the cap lets through.
+  const undesigned = new Map<string, string>();
+  const events = dryRun ? undefined : deps.events;
+  const failedEvent = (node: string, uid: string | undefined, message: string) =>
+    events?.failed({ run, revision, node, ...(uid ? { uid } : {}), error: { type: FailureType.NodeNotInDesign, message } });
   for await (const node of targetsOf(store, run)) {
     counts.total++;
     if (Object.hasOwn(design.nodes, node)) wanted.add(node);
-    else await fail(node, FailureType.NodeNotInDesign, `node ${node} is not in the design of revision ${revision}`);
+    else {
+      const message = `node ${node} is not in the design of revision ${revision}`;
+      if (events && undesigned.size < MAX_EVENTS_PER_RUN) undesigned.set(node, message);
+      await fail(node, FailureType.NodeNotInDesign, message);
+    }
   }
 
-  const pages = wanted.size <= GET_THRESHOLD ? getNodes(deps.nodes, [...wanted]) : listNodes(deps.nodes);
+  const listed = wanted.size > GET_THRESHOLD;
+  const pages = listed ? listNodes(deps.nodes) : getNodes(deps.nodes, [...wanted]);
   for await (const page of pages) {
     for (const item of page) {
       if ('error' in item) {
@@ -185,7 +201,16 @@ export async function planRun(deps: PlanDeps, input: { run: number; revision: nu
         await fail(item.node, item.error.type as FailureType, item.error.message);
       } else if (wanted.delete(item.name)) {
         await settle(planNode(design, item, dryRun));
+      } else if (undesigned.has(item.name)) {
+        failedEvent(item.name, item.uid, undesigned.get(item.name) ?? '');
       }
+    }
+  }
+  if (!listed) {
+    for (const [node, message] of undesigned) {
+      // Only to know whether it exists: anything but an answer means no Event, and the plan goes on.
+      const state = await deps.nodes.readNode(node).catch(() => undefined);
+      if (state) failedEvent(node, state.uid, message);
     }
   }
   for (const node of wanted) await fail(node, FailureType.NodeNotFound, `node ${node} not found in the cluster`);
