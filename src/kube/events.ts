@@ -6,6 +6,7 @@
  * `kubectl describe node` show them. Every request takes a token from the
  * same client-side rate limiter as the Node requests.
  */
+import { randomBytes } from 'node:crypto';
 import { EventsV1Api, V1MicroTime, type KubeConfig } from '@kubernetes/client-node';
 import { limited } from './nodes.ts';
 import type { RateLimiter } from './rate-limit.ts';
@@ -67,8 +68,18 @@ export function clipBytes(text: string, max: number): string {
 }
 
 /**
+ * A new Event's name: the node's name (cut to leave room), a dot, the time
+ * in hexadecimal milliseconds and a random suffix, as the kubelet names its
+ * Events (`node.hex`): a valid, practically unique DNS subdomain.
+ */
+export function eventName(node: string, now: number = Date.now()): string {
+  const base = node.slice(0, 220).replace(/[.-]+$/, '') || 'node';
+  return `${base}.${now.toString(16)}${randomBytes(4).toString('hex')}`;
+}
+
+/**
  * An {@link EventApi} over `api`: Events in {@link NODE_EVENTS_NAMESPACE}
- * named after the node with a suffix the server generates, type Warning for
+ * named by {@link eventName}, type Warning for
  * RelabelFailed and Normal otherwise, reportingController
  * {@link REPORTING_CONTROLLER}, reportingInstance `instance` (cut to
  * {@link MAX_REPORTING_INSTANCE}), action {@link NODE_EVENT_ACTION}. Each
@@ -82,8 +93,7 @@ export function eventApiOver(api: Pick<EventsV1Api, 'createNamespacedEvent'>, li
       const body = {
         apiVersion: 'events.k8s.io/v1',
         kind: 'Event',
-        // The server cuts a long node name to leave room for its suffix.
-        metadata: { generateName: `${event.node}.`, namespace: NODE_EVENTS_NAMESPACE, labels: { 'app.kubernetes.io/managed-by': REPORTING_CONTROLLER } },
+        metadata: { name: eventName(event.node), namespace: NODE_EVENTS_NAMESPACE, labels: { 'app.kubernetes.io/managed-by': REPORTING_CONTROLLER } },
         eventTime: new V1MicroTime(),
         type: event.reason === NodeEventReason.relabelFailed ? 'Warning' : 'Normal',
         reason: event.reason,
