@@ -3,11 +3,13 @@
  * with the token named ops-alice shows ops-alice (via api) in `relabel
  * runs` (table and JSON), in the Shipyard action list and action view, and
  * in the store with its outcome; a run started by the CLI shows the OS
- * user (via cli); its retry shows retry and who asked.
+ * user (via cli); its retry shows retry and who asked; a run a Temporal
+ * Schedule starts records the schedule's ID (via schedule).
  */
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { userInfo } from 'node:os';
+import type { UpdateLabelsResult } from '../src/workflows/messages.ts';
 import { eventually, startTestApi, type TestApi } from './api-support.ts';
 import { adminCore, createNode, exits, relabelCli, startRelabel, temporalAddress, uniqueSuffix } from './helpers.ts';
 import { prefixedSite, storeWithSite } from './site.ts';
@@ -109,5 +111,38 @@ describe('the audit trail: who started each run, and how', () => {
     );
     const status = exits(await relabelCli(['status', report.workflowId, '--run-id', report.runId], env), 4).stdout;
     assert.match(status, new RegExp(`started by\\s+${osUser} \\(cli\\)`));
+  });
+
+  it("a run a Temporal Schedule starts records the schedule's ID, via schedule", async () => {
+    const scheduleId = `relabel-audit-${prefix}`;
+    const schedule = await relabel.client.schedule.create({
+      scheduleId,
+      spec: { intervals: [{ every: '365d' }] },
+      action: { type: 'startWorkflow', workflowType: 'updateLabels', args: [{ targets: [present[0] as string] }], taskQueue: relabel.taskQueue },
+      state: { paused: true },
+    });
+    try {
+      await schedule.trigger();
+      const action = await eventually(
+        async () => (await schedule.describe()).info.recentActions.at(-1),
+        (a) => a !== undefined,
+        30_000,
+      );
+      const workflowId = action?.action.workflow.workflowId ?? '';
+      const result = (await relabel.client.workflow.getHandle(workflowId).result()) as UpdateLabelsResult;
+      assert.equal(result.status, 'success');
+      const record = await relabel.store.getRun(result.run);
+      assert.deepEqual([record.startedBy, record.startedVia, record.outcome], [scheduleId, 'schedule', 'success']);
+      const runs = await eventually(
+        async () => JSON.parse(exits(await relabelCli(['runs', '-o', 'json'], env), 0).stdout) as Listed[],
+        (all) => all.some((r) => r.workflowId === workflowId && r.outcome !== undefined),
+        30_000,
+        500,
+      );
+      const listedRun = runs.find((r) => r.workflowId === workflowId);
+      assert.deepEqual([listedRun?.startedBy, listedRun?.startedVia], [scheduleId, 'schedule']);
+    } finally {
+      await schedule.delete();
+    }
   });
 });

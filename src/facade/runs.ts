@@ -27,7 +27,7 @@ import { createSummary, MAX_NODE_PAGE, nodeOutcome, type NodePage, type RunSumma
 
 export { MAX_NODE_PAGE, nodeOutcome, type NodeOutcome, type NodePage } from './run-results.ts';
 import { updateLabels } from '../workflows/update-labels.ts';
-import { RelabelStatus, RelabelStatusValue } from '../workflows/search-attributes.ts';
+import { RelabelStatus, RelabelStatusValue, TemporalScheduledById } from '../workflows/search-attributes.ts';
 import { documentValidationError, RelabelError } from './relabel-error.ts';
 
 /** What the facade needs. */
@@ -168,9 +168,14 @@ async function idleTaskQueueWarning(client: Client, namespace: string, taskQueue
   return `no worker is polling task queue ${taskQueue}${last > 0 ? ` (the last poll was at ${new Date(last).toISOString()})` : ''}; the run waits until one starts`;
 }
 
-/** `{action, run, startedBy, startedVia}` from a run's memo, or nothing. Continue-as-new carries the memo along. */
-function memoFields(memo: Record<string, unknown> | undefined): { action?: string; run?: number; startedBy?: string; startedVia?: StartedVia } {
-  const audit = auditFrom(memo?.audit);
+/**
+ * `{action, run, startedBy, startedVia}` from a run's memo, or nothing; a
+ * run a Temporal Schedule started (`scheduledBy`, its ID) and that has no
+ * audit in its memo was started by that schedule. Continue-as-new carries
+ * the memo and the search attributes along.
+ */
+function memoFields(memo: Record<string, unknown> | undefined, scheduledBy?: string): { action?: string; run?: number; startedBy?: string; startedVia?: StartedVia } {
+  const audit = auditFrom(memo?.audit) ?? (scheduledBy ? runAudit(scheduledBy, StartedVia.schedule) : undefined);
   return {
     ...(typeof memo?.action === 'string' ? { action: memo.action } : {}),
     ...(typeof memo?.run === 'number' ? { run: memo.run } : {}),
@@ -308,7 +313,7 @@ export function createRuns(deps: RunsDeps) {
       workflowId,
       runId: d.runId,
       uiLink: link(workflowId, d.runId),
-      ...memoFields(d.memo),
+      ...memoFields(d.memo, d.typedSearchAttributes.get(TemporalScheduledById)),
       execution: d.status.name,
       startTime: d.startTime.toISOString(),
       ...(d.closeTime ? { closeTime: d.closeTime.toISOString() } : {}),
@@ -477,7 +482,7 @@ export function createRuns(deps: RunsDeps) {
       found.push({
         workflowId: w.workflowId,
         runId: w.runId,
-        ...memoFields(w.memo),
+        ...memoFields(w.memo, w.typedSearchAttributes.get(TemporalScheduledById)),
         execution: w.status.name,
         ...outcomeOf(w.typedSearchAttributes.get(RelabelStatus)),
         startTime: w.startTime.toISOString(),

@@ -27,6 +27,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import { FailureType } from '../core/failure-types.ts';
+import { runAudit, StartedVia, type RunAudit } from '../core/run-audit.ts';
 import { normalizeTargets } from '../core/targets.ts';
 import type { Activities } from '../activities/index.ts';
 import type { RunPlan } from '../activities/plan-run.ts';
@@ -44,7 +45,7 @@ import {
 import { relabelNode } from './relabel-node.ts';
 import { runStatus, sampleFailure, summaryMarkdown } from './rollup.ts';
 import { runTelemetry } from './run-telemetry.ts';
-import { nodeSearchAttributes, RelabelRevision, RelabelSite, RelabelStatus, RelabelStatusValue } from './search-attributes.ts';
+import { nodeSearchAttributes, RelabelRevision, RelabelSite, RelabelStatus, RelabelStatusValue, TemporalScheduledById } from './search-attributes.ts';
 
 /** Children started in one workflow execution before it continues as new. */
 export const DEFAULT_CONTINUE_AS_NEW_AFTER = 2500;
@@ -129,7 +130,17 @@ async function rejectingRun<T>(run: number | undefined, call: Promise<T>): Promi
   }
 }
 
-/** The run's targets in the store: the facade's run, or one registered from inline targets. */
+/** Who started a run that a Temporal Schedule started: the schedule's ID, via `schedule`; undefined for any other run. */
+function scheduledAudit(): RunAudit | undefined {
+  const id = workflowInfo().typedSearchAttributes.get(TemporalScheduledById);
+  return typeof id === 'string' && id !== '' ? runAudit(id, StartedVia.schedule) : undefined;
+}
+
+/**
+ * The run's targets in the store: the facade's run, or one registered from
+ * inline targets, with who started it (the input's audit, else the
+ * Schedule that started it).
+ */
 async function runOf(input: UpdateLabelsInput, revision: number): Promise<number> {
   if (input.run !== undefined) return input.run;
   const parsed = normalizeTargets(input.targets);
@@ -141,13 +152,14 @@ async function runOf(input: UpdateLabelsInput, revision: number): Promise<number
     );
   }
   const info = workflowInfo();
+  const audit = input.audit ?? scheduledAudit();
   const { run } = await registerRun({
     key: `${info.workflowId}/${info.firstExecutionRunId}`,
     workflowId: info.workflowId,
     revision,
     dryRun: input.dryRun ?? false,
     targets: parsed.targets,
-    ...(input.audit ? { startedBy: input.audit.by, startedVia: input.audit.via } : {}),
+    ...(audit ? { startedBy: audit.by, startedVia: audit.via } : {}),
   });
   return run;
 }
