@@ -154,7 +154,8 @@ export async function createWorker(config: WorkerConfig): Promise<{ worker: Work
     worker,
     connection,
     async close() {
-      await events.idle();
+      // Events still in flight get a few seconds; an API server that does not answer does not hold the shutdown.
+      await Promise.race([events.idle(), new Promise((resolve) => setTimeout(resolve, 5000).unref())]);
       await connection.close();
       await store.close();
     },
