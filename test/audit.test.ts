@@ -4,7 +4,8 @@
  * runs` (table and JSON), in the Shipyard action list and action view, and
  * in the store with its outcome; a run started by the CLI shows the OS
  * user (via cli); its retry shows retry and who asked; a run a Temporal
- * Schedule starts records the schedule's ID (via schedule).
+ * Schedule starts records the schedule's ID (via schedule); a run refused
+ * after it was recorded ends with the outcome rejected.
  */
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -144,5 +145,16 @@ describe('the audit trail: who started each run, and how', () => {
     } finally {
       await schedule.delete();
     }
+  });
+
+  it('a run refused after it was recorded has the outcome rejected', async () => {
+    const record = await relabel.store.createRun({ workflowId: `relabel-audit-rejected-${prefix}`, revision: 1, targets: [present[0] as string], startedBy: 'ops-alice', startedVia: 'api' });
+    const handle = await relabel.client.workflow.start('updateLabels', {
+      workflowId: `relabel-audit-rejected-${prefix}`,
+      taskQueue: relabel.taskQueue,
+      args: [{ run: record.id, revision: 99, audit: { by: 'ops-alice', via: 'api' } }],
+    });
+    await assert.rejects(handle.result(), (err: Error & { cause?: { type?: string } }) => err.cause?.type === 'RevisionNotFound');
+    assert.equal((await relabel.store.getRun(record.id)).outcome, 'rejected');
   });
 });
