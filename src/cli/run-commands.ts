@@ -5,13 +5,12 @@
  */
 import { type Command, Option } from 'commander';
 import { readFileSync } from 'node:fs';
-import { userInfo } from 'node:os';
 import { runAudit, StartedVia } from '../core/run-audit.ts';
 import { normalizeTargets } from '../core/targets.ts';
 import type { NodePage, Runs, RunStatusReport, StartedRun, TargetSelection } from '../facade/index.ts';
 import type { RunSummary } from '../facade/run-results.ts';
 import { RelabelStatusValue } from '../workflows/search-attributes.ts';
-import { withContext, type CliContext, type SetExit } from './context.ts';
+import { cliUser, withContext, type CliContext, type SetExit } from './context.ts';
 import { ExitCode, exitCodeForRun } from './exit-codes.ts';
 import { note, outputOption, printJson, say, table } from './output.ts';
 import { labelPair, nameList, nodeList, nonNegativeInteger, positiveInteger } from './parsers.ts';
@@ -88,20 +87,6 @@ function targetsOf(opts: TargetOptions, cmd: Command): { targets: string[] } | {
   if (opts.nodesFrom !== undefined) return { targets: namesFrom(opts.nodesFrom, cmd) };
   if (opts.all) return { targets: undefined, select: { all: true } };
   return { targets: undefined, select: { filter: { filter_set_type: 'intersection', filter_set: [{ filter_type: 'intersection', ...filter }] } } };
-}
-
-/**
- * Who runs this command, for the audit trail: the OS user's name, else
- * `$USER`, else `uid <n>` (a container may run as a user with no name).
- */
-export function cliUser(): string {
-  try {
-    const name = userInfo().username;
-    if (name) return name;
-  } catch {
-    // No passwd entry for the uid: fall back below.
-  }
-  return process.env.USER || process.env.LOGNAME || `uid ${process.getuid?.() ?? '?'}`;
 }
 
 /** Statuses `relabel runs --status` filters on (the RelabelStatus search attribute). */

@@ -19,7 +19,6 @@ import {
   condition,
   continueAsNew,
   executeChild,
-  patched,
   proxyActivities,
   setCurrentDetails,
   setHandler,
@@ -27,7 +26,6 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import { FailureType } from '../core/failure-types.ts';
-import { runAudit, StartedVia, type RunAudit } from '../core/run-audit.ts';
 import { normalizeTargets } from '../core/targets.ts';
 import type { Activities } from '../activities/index.ts';
 import type { RunPlan } from '../activities/plan-run.ts';
@@ -45,7 +43,8 @@ import {
 import { relabelNode } from './relabel-node.ts';
 import { runStatus, sampleFailure, summaryMarkdown } from './rollup.ts';
 import { runTelemetry } from './run-telemetry.ts';
-import { nodeSearchAttributes, RelabelRevision, RelabelSite, RelabelStatus, RelabelStatusValue, TemporalScheduledById } from './search-attributes.ts';
+import { recordOutcome, rejectingRun, scheduledAudit } from './run-record.ts';
+import { nodeSearchAttributes, RelabelRevision, RelabelSite, RelabelStatus, RelabelStatusValue } from './search-attributes.ts';
 
 /** Children started in one workflow execution before it continues as new. */
 export const DEFAULT_CONTINUE_AS_NEW_AFTER = 2500;
@@ -71,13 +70,7 @@ const FLUSH_AT = 100;
 /** Longest failure message kept (the store and payloads stay bounded). */
 const MAX_MESSAGE = 1000;
 
-/**
- * The patch under which a run records how it ended in the store (its
- * status, or `rejected`): runs started before it replay without that step.
- */
-export const RECORD_OUTCOME_PATCH = 'record-run-outcome';
-
-const { resolveRevision, registerRun, pendingNodes, recordFailures, setRunOutcome } = proxyActivities<Activities>({
+const { resolveRevision, registerRun, pendingNodes, recordFailures } = proxyActivities<Activities>({
   startToCloseTimeout: '60s',
   retry: { maximumInterval: '10s' },
 });
@@ -96,44 +89,6 @@ function childFailure(err: unknown): NodeError {
   if (cause instanceof ApplicationFailure) return { type: cause.type ?? 'Error', message: cut(cause.message) };
   if (cause instanceof Error) return { type: cause.name, message: cut(cause.message) };
   return { type: 'Error', message: cut(String(cause)) };
-}
-
-/**
- * Runs a rejection-checking activity so that its non-retryable failure
- * becomes the run's own failure, with the public failure type on top
- * (not buried under an ActivityFailure).
- */
-async function rejecting<T>(call: Promise<T>): Promise<T> {
-  try {
-    return await call;
-  } catch (err) {
-    if (err instanceof ActivityFailure && err.cause instanceof ApplicationFailure && err.cause.nonRetryable) {
-      throw ApplicationFailure.create({ type: err.cause.type ?? undefined, message: err.cause.message, nonRetryable: true, details: err.cause.details as unknown[] });
-    }
-    throw err;
-  }
-}
-
-/**
- * {@link rejecting}, and when the call rejects the run (a non-retryable
- * failure) and the run's number is known, records the run's outcome as
- * `rejected` first.
- */
-async function rejectingRun<T>(run: number | undefined, call: Promise<T>): Promise<T> {
-  try {
-    return await rejecting(call);
-  } catch (err) {
-    if (run !== undefined && err instanceof ApplicationFailure && err.nonRetryable && patched(RECORD_OUTCOME_PATCH)) {
-      await setRunOutcome({ run, outcome: 'rejected' });
-    }
-    throw err;
-  }
-}
-
-/** Who started a run that a Temporal Schedule started: the schedule's ID, via `schedule`; undefined for any other run. */
-function scheduledAudit(): RunAudit | undefined {
-  const id = workflowInfo().typedSearchAttributes.get(TemporalScheduledById);
-  return typeof id === 'string' && id !== '' ? runAudit(id, StartedVia.schedule) : undefined;
 }
 
 /**
@@ -322,7 +277,7 @@ export async function updateLabels(input: UpdateLabelsInput): Promise<UpdateLabe
   outcome.result = result;
   telemetry.finished(result);
   if (useSearchAttributes) upsertSearchAttributes([{ key: RelabelStatus, value: dryRun ? RelabelStatusValue.dryRun : result.status }]);
-  if (patched(RECORD_OUTCOME_PATCH)) await setRunOutcome({ run: state.run, outcome: result.status });
+  await recordOutcome(state.run, result.status);
   setCurrentDetails(summaryMarkdown(result));
   return result;
 }
