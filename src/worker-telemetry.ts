@@ -9,6 +9,8 @@ import { pino, type Logger } from 'pino';
 import { DefaultLogger, Runtime, type LogEntry } from '@temporalio/worker';
 import type { MetricMeter } from '@temporalio/common';
 import type { NodeRequestObserver } from './kube/nodes.ts';
+import type { NodeEventReason } from './kube/events.ts';
+import type { EventResult } from './activities/node-events.ts';
 
 /** Levels an operator can filter logs at, most verbose first. */
 export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error'] as const;
@@ -27,6 +29,7 @@ export const KubeMetric = {
   requestSeconds: 'relabel_kube_request_duration_seconds',
   throttled: 'relabel_kube_throttled_requests_total',
   conflicts: 'relabel_node_conflicts_total',
+  events: 'relabel_kube_events_total',
 } as const;
 
 /** Buckets of the request latency histogram, in seconds. */
@@ -46,6 +49,16 @@ export function kubeRequestMetrics(meter: MetricMeter): NodeRequestObserver {
     if (code === 429) throttled.add(1, { verb });
     if (code === 409 && verb === 'patch') conflicts.add(1);
   };
+}
+
+/**
+ * Counts each Kubernetes Event relabel meant to record on `meter`, by
+ * reason (LabelsApplied, RelabelFailed) and result (created, failed,
+ * suppressed: over the run's cap).
+ */
+export function kubeEventMetrics(meter: MetricMeter): (reason: NodeEventReason, result: EventResult) => void {
+  const events = meter.createCounter(KubeMetric.events, undefined, 'Kubernetes Events about nodes, by reason and result (created, failed, suppressed over the per-run cap)');
+  return (reason, result) => events.add(1, { reason, result });
 }
 
 /** The worker's own JSON logger at `level`. */

@@ -5,13 +5,17 @@
  */
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { NativeConnection, Runtime, Worker, type WorkflowBundle } from '@temporalio/worker';
-import { createActivities, type RunStarter } from './activities/index.ts';
 import { createRuns } from './facade/runs.ts';
 import type { RevisionStore } from './store/revision-store.ts';
+import { hostname } from 'node:os';
+import { createActivities, type RunStarter } from './activities/index.ts';
+import { createNodeEvents } from './activities/node-events.ts';
+import { createEventApi } from './kube/events.ts';
 import { createNodeApi, DEFAULT_KUBE_BURST, DEFAULT_KUBE_QPS, loadKubeConfig } from './kube/nodes.ts';
+import { tokenBucket } from './kube/rate-limit.ts';
 import { freeLoopbackPort } from './stack/processes.ts';
 import { DEFAULT_METRICS_PORT, startWorkerProbes, workerReadiness, type ProbedWorker } from './worker-probes.ts';
-import { installWorkerRuntime, kubeRequestMetrics, logLevel, workerLogger } from './worker-telemetry.ts';
+import { installWorkerRuntime, kubeEventMetrics, kubeRequestMetrics, logLevel, workerLogger } from './worker-telemetry.ts';
 import { temporalUnreachable } from './temporal-reach.ts';
 import { connectOptions, temporalSettingsFromEnv, type TemporalConnectOptions } from './temporal-settings.ts';
 import { openStore } from './store/open-store.ts';
@@ -137,11 +141,18 @@ export function workerConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Worke
 export async function createWorker(config: WorkerConfig): Promise<{ worker: Worker; connection: NativeConnection; close(): Promise<void> }> {
   // The configuration first: a bad profile or kubeconfig is refused before anything is opened.
   const connect = connectOptions(config);
-  const nodes = createNodeApi(
-    loadKubeConfig(config.kubeconfig),
-    { qps: config.kubeQps ?? DEFAULT_KUBE_QPS, burst: config.kubeBurst ?? DEFAULT_KUBE_BURST },
-    kubeRequestMetrics(Runtime.instance().metricMeter),
-  );
+  const kc = loadKubeConfig(config.kubeconfig);
+  const rate = { qps: config.kubeQps ?? DEFAULT_KUBE_QPS, burst: config.kubeBurst ?? DEFAULT_KUBE_BURST };
+  // One client-side limiter for every request to the API server: Node reads and patches, and Events.
+  const limiter = tokenBucket(rate.qps, rate.burst);
+  const runtime = Runtime.instance();
+  const nodes = createNodeApi(kc, rate, kubeRequestMetrics(runtime.metricMeter), limiter);
+  // The worker's identity, as Temporal shows it: the Events' reportingInstance too.
+  const identity = `${process.pid}@${hostname()}`;
+  const events = createNodeEvents(createEventApi(kc, limiter, identity), {
+    count: kubeEventMetrics(runtime.metricMeter),
+    warn: (message, fields) => runtime.logger.warn(message, fields),
+  });
   const store = await openStore(config.storeUrl);
   let connection: NativeConnection;
   try {
@@ -155,7 +166,8 @@ export async function createWorker(config: WorkerConfig): Promise<{ worker: Work
     namespace: config.namespace,
     taskQueue: config.taskQueue,
     workflowBundle: config.workflowBundle ?? { codePath: await buildBundleFile() },
-    activities: createActivities({ nodes, store, startRun: runStarter(config, store) }),
+    identity,
+    activities: createActivities({ nodes, store, events, startRun: runStarter(config, store) }),
     maxCachedWorkflows: config.maxCachedWorkflows ?? WORKER_DEFAULTS.maxCachedWorkflows,
     maxConcurrentWorkflowTaskExecutions: WORKER_DEFAULTS.maxConcurrentWorkflowTasks,
     maxConcurrentActivityTaskExecutions: config.maxConcurrentActivities ?? WORKER_DEFAULTS.maxConcurrentActivities,
@@ -165,6 +177,8 @@ export async function createWorker(config: WorkerConfig): Promise<{ worker: Work
     worker,
     connection,
     async close() {
+      // Events still in flight get a few seconds; an API server that does not answer does not hold the shutdown.
+      await Promise.race([events.idle(), new Promise((resolve) => setTimeout(resolve, 5000).unref())]);
       await connection.close();
       await store.close();
     },

@@ -73,13 +73,13 @@ export type TestApi = {
   close(): Promise<void>;
 };
 
-/** Starts an API server over a facade on `storeUrl` and `taskQueue`, listening on a free loopback port. */
-export async function startTestApi(options: { storeUrl: string; taskQueue: string; nodes?: NodeApi }): Promise<TestApi> {
+/** Starts an API server over a facade on `storeUrl` and `taskQueue` (accepting `tokens`, else {@link TOKENS}), listening on a free loopback port. */
+export async function startTestApi(options: { storeUrl: string; taskQueue: string; nodes?: NodeApi; tokens?: ApiToken[] }): Promise<TestApi> {
   const relabel = await openRelabel({ ...relabelConfigFromEnv(), storeUrl: options.storeUrl, taskQueue: options.taskQueue });
   const app = createApiServer({
     relabel,
     nodes: options.nodes ?? createNodeApi(loadKubeConfig(kubeconfigPath())),
-    tokens: TOKENS,
+    tokens: options.tokens ?? TOKENS,
     bodyLimit: TEST_BODY_LIMIT,
   });
   await app.listen({ port: 0, host: '127.0.0.1' });

@@ -238,8 +238,8 @@ describe('relabel update-labels, status, retry, cancel', { concurrency: true }, 
     assert.ok(!(await list('--status', 'failure')).some((r) => r.runId === dry.runId), 'not listed under another status');
     assert.deepEqual(JSON.parse(exits(await relabel(['runs', '--site', 'no-such-site', '-o', 'json'], env), 0).stdout), []);
     const text = exits(await relabel(['runs', '--site', `${prefix}-site`, '--dry-run'], env), 0).stdout;
-    assert.match(text, /^RUN\s+WORKFLOW ID\s+EXECUTION\s+STATUS\s+STARTED\s+CLOSED$/m);
-    assert.match(text, new RegExp(`^${found?.run}\\s+${dry.workflowId}\\s+COMPLETED\\s+dry_run\\s`, 'm'));
+    assert.match(text, /^RUN\s+WORKFLOW ID\s+BY\s+VIA\s+EXECUTION\s+STATUS\s+STARTED\s+CLOSED$/m);
+    assert.match(text, new RegExp(`^${found?.run}\\s+${dry.workflowId}\\s+\\S+\\s+cli\\s+COMPLETED\\s+dry_run\\s`, 'm'));
     assert.match(exits(await relabel(['runs', '--dry-run', '--status', 'success'], env), 2).stderr, /--dry-run lists dry runs, whose status is dry_run, not success/);
     assert.match(exits(await relabel(['runs', '--status', 'done'], env), 2).stderr, /argument 'done' is invalid\. Allowed choices are success, partial_success, failure, running, dry_run/);
   });

@@ -122,6 +122,15 @@ describe('the worker process: readiness, metrics and logs', () => {
     );
     assert.equal(metricValue(text, 'relabel_kube_throttled_requests_total'), 0);
     assert.equal(metricValue(text, 'relabel_node_conflicts_total'), 0);
+    // Events are sent without waiting for them: one LabelsApplied per written node, one RelabelFailed for the denied one.
+    const events = await eventually(
+      async () => (await fetch(`${url}/metrics`)).text(),
+      (t) => metricValue(t, 'relabel_kube_events_total', { reason: 'LabelsApplied', result: 'created' }) >= 18 && metricValue(t, 'relabel_kube_events_total', { reason: 'RelabelFailed' }) >= 1,
+      10_000,
+    );
+    assert.equal(metricValue(events, 'relabel_kube_events_total', { reason: 'LabelsApplied', result: 'created' }), 18);
+    assert.equal(metricValue(events, 'relabel_kube_events_total', { reason: 'RelabelFailed', result: 'created' }), 1);
+    assert.equal(metricValue(events, 'relabel_kube_events_total', { result: 'failed' }), 0);
     // The SDK's own runtime metrics come out of the same port.
     assert.ok(metricValue(text, 'temporal_workflow_completed', { workflow_type: 'relabelNode' }) >= 18, 'SDK metrics relayed');
   });

@@ -15,7 +15,7 @@ import { httpStatus, mapNodeError } from '../kube/errors.ts';
 import type { NodeApi, NodeState } from '../kube/nodes.ts';
 import { runnableRevision } from '../store/revision-checks.ts';
 import type { RevisionStore } from '../store/revision-store.ts';
-import type { NodeResultDetail } from '../store/run-store.ts';
+import type { NodeResultDetail, RunOutcome } from '../store/run-store.ts';
 import type { NodeFailure, RelabelNodeResult } from '../workflows/messages.ts';
 import { createDesignCache, type DesignCache } from '../store/design-cache.ts';
 import { withPluginLabels, type PluginEntry } from '../core/plugin-output.ts';
@@ -25,6 +25,7 @@ import { pollSite, preparePluginChangeRun, type PluginChangeRun } from './plugin
 import type { PollResult } from '../workflows/plugin-messages.ts';
 import { createResultWriter, type ResultWriter } from './result-writer.ts';
 import { createDriftActivities, type RunStarter } from './drift-activities.ts';
+import type { NodeEvents } from './node-events.ts';
 
 export type { RunStarter } from './drift-activities.ts';
 
@@ -45,11 +46,13 @@ export interface ActivityDeps {
   results?: ResultWriter;
   /** Starts heal runs for drift detection (the facade's start); without it, healing fails. */
   startRun?: RunStarter;
+  /** Kubernetes Events about the nodes runs write or fail on; none recorded when absent. */
+  events?: NodeEvents;
 }
 
 /** Builds the activities over the given clients. */
 export function createActivities(deps: ActivityDeps) {
-  const { nodes, store } = deps;
+  const { nodes, store, events } = deps;
   const designs = deps.designs ?? createDesignCache(store);
   const results = deps.results ?? createResultWriter(store);
   const { pinnedPluginSet, nodePluginLabels } = createRunPluginLabels(store);
@@ -100,6 +103,7 @@ export function createActivities(deps: ActivityDeps) {
     now: LabelPlan,
     attempts: number,
     plugins: readonly PluginEntry[],
+    uid: string | undefined,
   ): Promise<RelabelNodeResult> {
     const { run } = applied;
     const observed = bulkObserved ?? ((await store.observedState(run, node)) as Omit<NodeState, 'name'> | null);
@@ -117,6 +121,7 @@ export function createActivities(deps: ActivityDeps) {
           ...(annotations > 0 ? { annotations } : {}),
           ...(taints > 0 ? { taints } : {}),
         };
+        // The writing attempt recorded this result, and its Event with it.
         return { node, written: true, counts, taintLifted: d.taintLifted === true, attempts: d.attempts ?? attempts };
       }
     }
@@ -124,6 +129,7 @@ export function createActivities(deps: ActivityDeps) {
     const taintLifted = observed !== null && nodePatch(plan, observed, design.policy.liftUninitializedTaint) !== null && liftsTaint(observed, design.policy.liftUninitializedTaint);
     const detail: NodeResultDetail = { ...planDetail(plan, observed ?? { labels: {} }, taintLifted), attempts, recovered: true };
     await results.record(run, { node, status: 'success', written: true, detail, observed: null });
+    events?.applied({ run, revision: applied.revision, node, ...(uid ? { uid } : {}), plan });
     return { node, written: true, counts: planCounts(plan), taintLifted, attempts };
   }
 
@@ -142,8 +148,16 @@ export function createActivities(deps: ActivityDeps) {
       return { revision: checked.revision };
     },
 
-    /** Records the targets of a run started without the facade; idempotent on `key`. */
-    async registerRun(input: { key: string; workflowId: string; revision: number; dryRun: boolean; targets: string[] }): Promise<{ run: number }> {
+    /** Records the targets of a run started without the facade (with who started it and how, when known); idempotent on `key`. */
+    async registerRun(input: {
+      key: string;
+      workflowId: string;
+      revision: number;
+      dryRun: boolean;
+      targets: string[];
+      startedBy?: string;
+      startedVia?: string;
+    }): Promise<{ run: number }> {
       const run = await store.createRun(input);
       return { run: run.id };
     },
@@ -161,7 +175,7 @@ export function createActivities(deps: ActivityDeps) {
       const design = await validDesign(input.revision);
       const set = await pinnedPluginSet(input.run, design.site ?? 'default');
       const plugins: PluginLabelSource | undefined = set === 0 ? undefined : { set, lookup: (names) => store.pluginSetLabels(set, names) };
-      return planRun({ nodes, store, progress: (planned) => context.heartbeat({ planned }), ...(plugins ? { plugins } : {}) }, { ...input, design });
+      return planRun({ nodes, store, ...(events ? { events } : {}), progress: (planned) => context.heartbeat({ planned }), ...(plugins ? { plugins } : {}) }, { ...input, design });
     },
 
     /**
@@ -194,6 +208,11 @@ export function createActivities(deps: ActivityDeps) {
       return rows.map(({ seq, node }) => ({ seq, node }));
     },
 
+    /** Records how a run ended (its status, or `rejected`) with the run in the store. Idempotent. */
+    async setRunOutcome(input: { run: number; outcome: RunOutcome }): Promise<void> {
+      await store.setRunOutcome(input.run, input.outcome);
+    },
+
     /** Records failed nodes of a run with their reasons. Idempotent. */
     async recordFailures(input: { run: number; failures: NodeFailure[] }): Promise<void> {
       await store.setNodeResults(
@@ -213,70 +232,91 @@ export function createActivities(deps: ActivityDeps) {
      * written by an earlier attempt whose completion was lost, and counts as
      * written (see `recoverWritten`). Non-retryable NodeNotInDesign,
      * NodeNotFound, Forbidden, Invalid, TooManyConflicts, VerificationFailed;
-     * transient errors retry.
+     * transient errors retry. A written node gets a LabelsApplied Event, a
+     * node that exists and fails non-retryably a RelabelFailed Event (see
+     * `node-events.ts`: bounded per run, never waited for, never failing
+     * the node).
      */
     async applyNodePlan(input: { run: number; node: string; revision: number }): Promise<RelabelNodeResult> {
-      const { run, node, revision } = input;
-      const design = await validDesign(revision);
-      const target = Object.hasOwn(design.nodes, node) ? design.nodes[node] : undefined;
-      if (!target) throw ApplicationFailure.nonRetryable(`node ${node} is not in the design of revision ${revision}`, FailureType.NodeNotInDesign);
-      const plugins = await nodePluginLabels(run, node);
-      const joined = withPluginLabels(target.labels, plugins);
-      const bulkObserved = Context.current().info.attempt === 1 ? ((await store.observedState(run, node)) as Omit<NodeState, 'name'> | null) : null;
-      let observed = bulkObserved;
-      // The state the final plan was made from: its values of the keys set are what they were.
-      let lastRead: Pick<NodeState, 'labels' | 'annotations'> | undefined;
-      const applied: AppliedRun = { revision, run };
-      const outcome = await reconcileNodeLabels(
-        {
-          desired: joined.labels,
-          desiredAnnotations: target.annotations,
-          desiredTaints: target.taints,
-          policy: design.policy,
-          maxAttempts: MAX_CONFLICT_ATTEMPTS,
-          liftTaint: design.policy.liftUninitializedTaint,
-          applied,
-        },
-        {
-          async read() {
-            const first = observed;
-            observed = null;
-            const state = first ?? (await readNode(node));
-            lastRead = state;
-            return state;
-          },
-          async write(patch) {
-            try {
-              return await nodes.patchNode(node, patch);
-            } catch (err) {
-              if (httpStatus(err) === 409) return STALE;
-              throw mapNodeError(err, node, 'patch');
-            }
-          },
-        },
-      );
-      if (outcome.status === 'conflicts') {
-        throw ApplicationFailure.nonRetryable(
-          `node ${node} kept changing under relabel: ${MAX_CONFLICT_ATTEMPTS} conflicting writes in a row`,
-          FailureType.TooManyConflicts,
-        );
+      const seen: { uid?: string } = {};
+      try {
+        return await applyPlan(input, seen);
+      } catch (err) {
+        // A node relabel saw (so it exists) and gave up on gets a RelabelFailed Event; a transient error retries, with none.
+        if (events && seen.uid !== undefined && err instanceof ApplicationFailure && err.nonRetryable && err.type !== FailureType.NodeNotFound) {
+          events.failed({ ...input, uid: seen.uid, error: { type: err.type ?? 'Error', message: err.message } });
+        }
+        throw err;
       }
-      if (outcome.status === 'unverified') {
-        const r = outcome.remaining;
-        throw ApplicationFailure.nonRetryable(
-          `node ${node} is not as desired after the patch: ${Object.keys(r.set).length} to set, ${r.remove.length} to remove` +
-            `${outcome.taintLeft ? ' (uninitialized taint still present)' : ''}`,
-          FailureType.VerificationFailed,
-        );
-      }
-      const { plan, written, attempts, taintLifted } = outcome;
-      if (!written && lastRead && isAppliedBy(lastRead.annotations, applied)) return recoverWritten(applied, node, design, bulkObserved, plan, attempts, plugins);
-      const detail = { ...planDetail(plan, lastRead ?? { labels: {} }, taintLifted), attempts, ...conflictDetail(joined.conflicts) };
-      await results.record(run, { node, status: 'success', written, detail, observed: null });
-      logApplied(input, written, planCounts(plan));
-      return { node, written, counts: planCounts(plan), taintLifted, attempts };
     },
   };
+
+  /** One attempt of `applyNodePlan`; records in `seen` the uid of the node once it has been read or written. */
+  async function applyPlan(input: { run: number; node: string; revision: number }, seen: { uid?: string }): Promise<RelabelNodeResult> {
+    const { run, node, revision } = input;
+    const design = await validDesign(revision);
+    const target = Object.hasOwn(design.nodes, node) ? design.nodes[node] : undefined;
+    if (!target) throw ApplicationFailure.nonRetryable(`node ${node} is not in the design of revision ${revision}`, FailureType.NodeNotInDesign);
+    const plugins = await nodePluginLabels(run, node);
+    const joined = withPluginLabels(target.labels, plugins);
+    const bulkObserved = Context.current().info.attempt === 1 ? ((await store.observedState(run, node)) as Omit<NodeState, 'name'> | null) : null;
+    let observed = bulkObserved;
+    // The state the final plan was made from: its values of the keys set are what they were.
+    let lastRead: Pick<NodeState, 'labels' | 'annotations'> | undefined;
+    const applied: AppliedRun = { revision, run };
+    const outcome = await reconcileNodeLabels(
+      {
+        desired: joined.labels,
+        desiredAnnotations: target.annotations,
+        desiredTaints: target.taints,
+        policy: design.policy,
+        maxAttempts: MAX_CONFLICT_ATTEMPTS,
+        liftTaint: design.policy.liftUninitializedTaint,
+        applied,
+      },
+      {
+        async read() {
+          const first = observed;
+          observed = null;
+          const state = first ?? (await readNode(node));
+          lastRead = state;
+          seen.uid = state.uid ?? seen.uid;
+          return state;
+        },
+        async write(patch) {
+          try {
+            const after = await nodes.patchNode(node, patch);
+            seen.uid = after.uid ?? seen.uid;
+            return after;
+          } catch (err) {
+            if (httpStatus(err) === 409) return STALE;
+            throw mapNodeError(err, node, 'patch');
+          }
+        },
+      },
+    );
+    if (outcome.status === 'conflicts') {
+      throw ApplicationFailure.nonRetryable(
+        `node ${node} kept changing under relabel: ${MAX_CONFLICT_ATTEMPTS} conflicting writes in a row`,
+        FailureType.TooManyConflicts,
+      );
+    }
+    if (outcome.status === 'unverified') {
+      const r = outcome.remaining;
+      throw ApplicationFailure.nonRetryable(
+        `node ${node} is not as desired after the patch: ${Object.keys(r.set).length} to set, ${r.remove.length} to remove` +
+          `${outcome.taintLeft ? ' (uninitialized taint still present)' : ''}`,
+        FailureType.VerificationFailed,
+      );
+    }
+    const { plan, written, attempts, taintLifted } = outcome;
+    if (!written && lastRead && isAppliedBy(lastRead.annotations, applied)) return recoverWritten(applied, node, design, bulkObserved, plan, attempts, plugins, seen.uid);
+    const detail = { ...planDetail(plan, lastRead ?? { labels: {} }, taintLifted), attempts, ...conflictDetail(joined.conflicts) };
+    await results.record(run, { node, status: 'success', written, detail, observed: null });
+    logApplied(input, written, planCounts(plan));
+    if (written) events?.applied({ run, revision, node, ...(seen.uid ? { uid: seen.uid } : {}), plan });
+    return { node, written, counts: planCounts(plan), taintLifted, attempts };
+  }
 }
 
 /** The activities' type, for `proxyActivities<Activities>()` in workflows. */

@@ -19,6 +19,7 @@ import type { NodeApi, NodeState } from '../kube/nodes.ts';
 import type { NodeResultDetail, NodeResultUpdate, RunStore } from '../store/run-store.ts';
 import type { NodeFailure, RunCounts } from '../workflows/messages.ts';
 import { FAILURE_SAMPLE_LIMIT } from '../workflows/messages.ts';
+import { MAX_EVENTS_PER_RUN, type NodeEvents } from './node-events.ts';
 
 /** Runs with at most this many targets read their nodes one GET each; larger ones LIST. */
 export const GET_THRESHOLD = 100;
@@ -75,6 +76,8 @@ export interface PlanDeps {
   progress?(planned: number): void;
   /** The run's label plugin set; without one, document labels only. */
   plugins?: PluginLabelSource;
+  /** Events about target nodes the plan fails on that exist in the cluster (none in a dry run). */
+  events?: NodeEvents;
 }
 
 /**
@@ -208,6 +211,10 @@ async function refuse(store: RunStore, run: number, removal: RemovalAssessment):
  * (MassRemovalRefused, non-retryable; its pending nodes recorded as failed
  * with that type) before any child starts. Every plan reports the
  * assessment in `removal`.
+ *
+ * Unless it is a dry run, a target not in the design that exists in the
+ * cluster gets a RelabelFailed Event (up to the per-run cap: a small run
+ * reads those nodes one GET each to know, a large one sees them in its LIST).
  */
 export async function planRun(
   deps: PlanDeps,
@@ -244,13 +251,23 @@ export async function planRun(
     settle({ node, status: 'failure', detail: { error: { type, message } }, observed: null });
 
   const wanted = new Set<string>();
+  // Targets not in the design that may get an Event, if they exist: no more than the cap lets through.
+  const undesigned = new Map<string, string>();
+  const events = dryRun ? undefined : deps.events;
+  const failedEvent = (node: string, uid: string | undefined, message: string) =>
+    events?.failed({ run, revision, node, ...(uid ? { uid } : {}), error: { type: FailureType.NodeNotInDesign, message } });
   for await (const node of targetsOf(store, run)) {
     counts.total++;
     if (Object.hasOwn(design.nodes, node)) wanted.add(node);
-    else await fail(node, FailureType.NodeNotInDesign, `node ${node} is not in the design of revision ${revision}`);
+    else {
+      const message = `node ${node} is not in the design of revision ${revision}`;
+      if (events && undesigned.size < MAX_EVENTS_PER_RUN) undesigned.set(node, message);
+      await fail(node, FailureType.NodeNotInDesign, message);
+    }
   }
 
-  const pages = wanted.size <= GET_THRESHOLD ? getNodes(deps.nodes, [...wanted]) : listNodes(deps.nodes);
+  const listed = wanted.size > GET_THRESHOLD;
+  const pages = listed ? listNodes(deps.nodes) : getNodes(deps.nodes, [...wanted]);
   for await (const page of pages) {
     const names = page.flatMap((item) => ('error' in item || !wanted.has(item.name) ? [] : [item.name]));
     const plugins = deps.plugins && names.length > 0 ? await deps.plugins.lookup(names) : new Map<string, PluginEntry[]>();
@@ -263,7 +280,16 @@ export async function planRun(
         if (own && withPluginLabels(design.nodes[item.name]?.labels ?? {}, own).conflicts.length > 0) pluginConflictNodes++;
         // A pending node's conflicts are recorded by its child, which plans it again.
         await settle(planNode(design, item, dryRun, own, tally));
+      } else if (undesigned.has(item.name)) {
+        failedEvent(item.name, item.uid, undesigned.get(item.name) ?? '');
       }
+    }
+  }
+  if (!listed) {
+    for (const [node, message] of undesigned) {
+      // Only to know whether it exists: anything but an answer means no Event, and the plan goes on.
+      const state = await deps.nodes.readNode(node).catch(() => undefined);
+      if (state) failedEvent(node, state.uid, message);
     }
   }
   for (const node of wanted) await fail(node, FailureType.NodeNotFound, `node ${node} not found in the cluster`);

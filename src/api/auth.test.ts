@@ -19,6 +19,21 @@ describe('API tokens', () => {
     ]);
   });
 
+  it('reads token names (file: name; environment: token:role:name), and names an unnamed token by its place', () => {
+    assert.deepEqual(parseTokensEnv('alice-token:admin:ops-alice,a:b:c-token:viewer,x:admin:y-token:viewer:bob@example.com'), [
+      { token: 'alice-token', role: 'admin', name: 'ops-alice' },
+      { token: 'a:b:c-token', role: 'viewer' },
+      { token: 'x:admin:y-token', role: 'viewer', name: 'bob@example.com' },
+    ]);
+    assert.deepEqual(parseTokensFile('- {token: admin-token-1, role: admin, name: ops-alice}\n'), [{ token: 'admin-token-1', role: 'admin', name: 'ops-alice' }]);
+    const callerOf = createAuthenticator([
+      { token: 'admin-token-1', role: 'admin', name: 'ops-alice' },
+      { token: 'viewer-token-1', role: 'viewer' },
+    ]);
+    assert.deepEqual(callerOf({ 'x-auth-token': 'admin-token-1' }), { role: 'admin', name: 'ops-alice' });
+    assert.deepEqual(callerOf({ 'x-auth-token': 'viewer-token-1' }), { role: 'viewer', name: 'token-2' });
+  });
+
   it('refuses bad configurations, naming the entry but never the token', () => {
     const cases: [() => unknown, RegExp][] = [
       [() => parseTokensFile('[]'), /no API tokens configured/],
@@ -28,6 +43,10 @@ describe('API tokens', () => {
       [() => parseTokensFile('- {token: secret-token, role: admin}\n- {token: secret-token, role: viewer}'), /more than once/],
       [() => parseTokensFile('{'), /not YAML or JSON/],
       [() => parseTokensEnv('secret-token'), /#0\.role/],
+      [() => parseTokensEnv('secret-token:admin:bad name'), /#0\.name: a token name is letters/],
+      [() => parseTokensFile('- {token: secret-token, role: admin, name: -x}'), /#0\.name/],
+      [() => parseTokensEnv('secret-token:admin:alice,secret-token-2:viewer:alice'), /a token name is given more than once/],
+      [() => parseTokensFile('- {token: secret-token, role: admin, name: token-2}\n- {token: secret-token-2, role: viewer}'), /name is given more than once/],
     ];
     for (const [call, message] of cases) {
       assert.throws(call, (err: Error) => message.test(err.message) && !err.message.includes('secret-token'));
@@ -35,10 +54,11 @@ describe('API tokens', () => {
   });
 
   it('accepts X-Auth-Token and Authorization: Bearer, nothing else', () => {
-    const roleOf = createAuthenticator([
+    const callerOf = createAuthenticator([
       { token: 'admin-token-1', role: 'admin' },
       { token: 'viewer-token-1', role: 'viewer' },
     ]);
+    const roleOf = (headers: Record<string, string | string[] | undefined>) => callerOf(headers)?.role ?? null;
     assert.equal(roleOf({ 'x-auth-token': 'admin-token-1' }), 'admin');
     assert.equal(roleOf({ authorization: 'Bearer viewer-token-1' }), 'viewer');
     assert.equal(roleOf({ authorization: 'bearer  viewer-token-1' }), 'viewer');

@@ -2,7 +2,7 @@
  * `relabel api --listen 127.0.0.1:PORT`: serves the HTTP API over the facade
  * configured from the environment (TEMPORAL_ADDRESS, RELABEL_STORE_URL, …;
  * see `relabelConfigFromEnv`) and flags. Tokens come from `--tokens-file`
- * (a YAML or JSON list of `{token, role}`) or `RELABEL_API_TOKENS`
+ * (a YAML or JSON list of `{token, role, name?}`) or `RELABEL_API_TOKENS`
  * (`token:role,token:role`); without any the server refuses to start.
  * SIGTERM/SIGINT stop it gracefully: no new connections, in-flight requests
  * finish, then the store and Temporal connections are closed.
@@ -31,7 +31,7 @@ export function parseListen(value: string): { host: string; port: number } {
 export function loadTokens(tokensFile: string | undefined, env: NodeJS.ProcessEnv = process.env): ApiToken[] {
   if (tokensFile) return parseTokensFile(readFileSync(tokensFile, 'utf8'), tokensFile);
   if (env.RELABEL_API_TOKENS) return parseTokensEnv(env.RELABEL_API_TOKENS);
-  throw new Error('no API tokens: give --tokens-file FILE or set RELABEL_API_TOKENS=token:role,…');
+  throw new Error('no API tokens: give --tokens-file FILE or set RELABEL_API_TOKENS=token:role[:name],…');
 }
 
 /** What {@link startApi} needs. */
@@ -82,7 +82,7 @@ export async function main(argv: string[]): Promise<void> {
   const program = new Command('relabel-api')
     .description('Serve the Airship-compatible HTTP API of relabel')
     .requiredOption('--listen <host:port>', 'address to listen on, e.g. 127.0.0.1:8000')
-    .option('--tokens-file <file>', 'YAML or JSON list of {token, role} (else RELABEL_API_TOKENS=token:role,…)')
+    .option('--tokens-file <file>', 'YAML or JSON list of {token, role, name?} (else RELABEL_API_TOKENS=token:role[:name],…); the name is recorded as who started a run')
     .option('--address <host:port>', 'Temporal frontend (TEMPORAL_ADDRESS)', env.temporalAddress)
     .option('--namespace <ns>', 'Temporal namespace (TEMPORAL_NAMESPACE)', env.namespace)
     .option('--task-queue <name>', 'task queue (RELABEL_TASK_QUEUE)', env.taskQueue)

@@ -3,6 +3,7 @@
  * the routes build their bodies as their types, and the tests parse answers
  * with them. Each type shares its schema's name.
  */
+import { StartedVia } from '../core/run-audit.ts';
 import { z } from 'zod';
 import { NodeFilterSet } from '../core/node-filter.ts';
 import { ActionName } from './schemas.ts';
@@ -144,6 +145,8 @@ export const ActionSummary = z
     completed_at: z.string().nullable(),
     workflow_id: z.string(),
     run_id: z.string(),
+    user: z.string().nullable().meta({ description: "who started the run, as Shipyard's action names its user: the API token's name, or the OS user of the CLI (null for runs started without it)" }),
+    started_via: z.enum(StartedVia).nullable().meta({ description: 'how the run was started' }),
   })
   .strict();
 /** An action in a list. */

@@ -8,6 +8,8 @@ import { quote } from '../core/site-error.ts';
 import type { ZodError } from 'zod';
 import { normalizeTargets } from '../core/targets.ts';
 import { FailureType } from '../core/failure-types.ts';
+import { runAudit, StartedVia } from '../core/run-audit.ts';
+import { callerName } from './auth.ts';
 import type { ApiDeps } from './deps.ts';
 import { defineRoute, requestError, type RouteDef } from './route.ts';
 import { encodeRunId } from './run-ids.ts';
@@ -59,11 +61,12 @@ export function actionRoutes({ relabel }: ApiDeps): RouteDef[] {
       body: { media: 'json', schema: ActionRequest, required: true },
       invalidBody: invalidAction,
       responses: { 201: { description: 'the action, Pending', schema: ActionView }, 400: error, 409: error },
-      async handle({ body }) {
+      async handle({ body, request }) {
         const runs = await relabel.runs();
         const allow = body.parameters.allow_mass_removal === true ? { allowMassRemoval: true } : {};
-        const started = await runs.start({ targets: body.parameters.target_nodes, action: body.name, ...allow });
-        const report = { ...started, execution: 'RUNNING', startTime: new Date().toISOString() };
+        const audit = runAudit(callerName(request), StartedVia.api);
+        const started = await runs.start({ targets: body.parameters.target_nodes, action: body.name, audit, ...allow });
+        const report = { ...started, startedBy: audit.by, startedVia: audit.via, execution: 'RUNNING', startTime: new Date().toISOString() };
         // The answer names the first page of targets, as GET actions/{id} pages them; a large run's answer stays small.
         const shown = started.targets.slice(0, DEFAULT_NODE_PAGE);
         const view = actionView({ report, nodes: [], page: { run: started.run, total: started.targets.length, offset: 0, limit: DEFAULT_NODE_PAGE } }, { name: body.name, targets: shown, revision: started.revision });

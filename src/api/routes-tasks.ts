@@ -10,6 +10,8 @@ import { FailureType } from '../core/failure-types.ts';
 import { selectNodes } from '../core/node-filter.ts';
 import type { Documents } from '../facade/documents.ts';
 import { documentValidationError, RelabelError } from '../facade/relabel-error.ts';
+import { runAudit, StartedVia } from '../core/run-audit.ts';
+import { callerName } from './auth.ts';
 import type { ApiDeps } from './deps.ts';
 import { defineRoute, requestError, type RouteDef } from './route.ts';
 import { runKeyOf, runState } from './run-state.ts';
@@ -88,7 +90,7 @@ export function taskRoutes({ relabel }: ApiDeps): RouteDef[] {
       body: { media: 'json', schema: TaskRequest, required: true },
       invalidBody: invalidTask,
       responses: { 201: { description: 'the task, Queued', schema: TaskView }, 400: error, 409: error },
-      async handle({ body }) {
+      async handle({ body, request }) {
         const revision = await resolveDesignRef(documents, body.design_ref);
         const { validation } = await documents.rendered(revision);
         if (!validation.ok) {
@@ -100,7 +102,12 @@ export function taskRoutes({ relabel }: ApiDeps): RouteDef[] {
           throw new ApiError(FailureType.NoNodesMatched, `node_filter matches no node of revision ${revision}${unknown}`);
         }
         const runs = await relabel.runs();
-        const started = await runs.start({ targets: [...nodes, ...unknownNodeNames], revision, ...(body.allow_mass_removal === true ? { allowMassRemoval: true } : {}) });
+        const started = await runs.start({
+          targets: [...nodes, ...unknownNodeNames],
+          revision,
+          audit: runAudit(callerName(request), StartedVia.api),
+          ...(body.allow_mass_removal === true ? { allowMassRemoval: true } : {}),
+        });
         const report = { ...started, execution: 'RUNNING', startTime: new Date().toISOString() };
         const view = taskView(
           { report, nodes: [], page: { run: started.run, total: started.targets.length, offset: 0, limit: started.targets.length } },

@@ -5,6 +5,7 @@
  */
 import type { NodeOutcome, RunStatusReport } from '../facade/runs.ts';
 import type { NodeFilterSet } from '../core/node-filter.ts';
+import type { StartedVia } from '../core/run-audit.ts';
 import { RunStatus } from '../workflows/messages.ts';
 import { encodeRunId } from './run-ids.ts';
 import { ActionName } from './schemas.ts';
@@ -47,7 +48,17 @@ function actionNameOf(action: string | undefined): ActionName {
 }
 
 /** A list entry from what Temporal's visibility knows of a run. */
-export function actionSummary(run: { workflowId: string; runId: string; action?: string; execution: string; outcome?: string; startTime: string; closeTime?: string }): ActionSummary {
+export function actionSummary(run: {
+  workflowId: string;
+  runId: string;
+  action?: string;
+  startedBy?: string;
+  startedVia?: StartedVia;
+  execution: string;
+  outcome?: string;
+  startTime: string;
+  closeTime?: string;
+}): ActionSummary {
   return {
     id: encodeRunId(run),
     name: actionNameOf(run.action),
@@ -58,6 +69,8 @@ export function actionSummary(run: { workflowId: string; runId: string; action?:
     completed_at: run.closeTime ?? null,
     workflow_id: run.workflowId,
     run_id: run.runId,
+    user: run.startedBy ?? null,
+    started_via: run.startedVia ?? null,
   };
 }
 
@@ -110,6 +123,8 @@ export function actionView(state: RunState, extra: { name?: ActionName; targets?
     completed_at: report.closeTime ?? null,
     workflow_id: report.workflowId,
     run_id: report.runId,
+    user: report.startedBy ?? null,
+    started_via: report.startedVia ?? null,
     revision,
     committed_rev_id: revision,
     ui_link: report.uiLink ?? null,

@@ -8,7 +8,7 @@ import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import { FailureType } from '../core/failure-types.ts';
-import { createAuthenticator, type ApiToken } from './auth.ts';
+import { createAuthenticator, rememberCaller, type ApiToken } from './auth.ts';
 import type { ApiDeps } from './deps.ts';
 import { openApiDocument } from './openapi.ts';
 import { apiMetrics } from './metrics.ts';
@@ -166,13 +166,14 @@ export function createApiServer(options: ApiServerOptions): FastifyInstance {
   app.addHook('onRequest', async (request) => {
     const access = (request.routeOptions.config as unknown as Partial<RouteConfig>).access ?? 'read';
     if (access === 'public') return;
-    const role = authenticate(request.headers);
-    if (role === null) {
+    const caller = authenticate(request.headers);
+    if (caller === null) {
       throw new ApiError(FailureType.Unauthorized, 'a valid token is required: X-Auth-Token or Authorization: Bearer', undefined, { 'www-authenticate': 'Bearer' });
     }
-    if (access === 'write' && role !== 'admin') {
-      throw new ApiError(FailureType.Forbidden, `a ${role} token may only read: ${request.method} ${request.routeOptions.url ?? request.url} needs an admin token`);
+    if (access === 'write' && caller.role !== 'admin') {
+      throw new ApiError(FailureType.Forbidden, `a ${caller.role} token may only read: ${request.method} ${request.routeOptions.url ?? request.url} needs an admin token`);
     }
+    rememberCaller(request, caller);
   });
 
   app.setErrorHandler((err, request, reply) => {

@@ -3,6 +3,7 @@
  * the global flags), the output format, and the facade opened for the
  * command and closed after it.
  */
+import { userInfo } from 'node:os';
 import type { Command } from 'commander';
 import { openRelabel, relabelConfigFromEnv, type RelabelConfig } from '../facade/index.ts';
 import type { Documents, Drift, Plugins, Runs, Schedules } from '../facade/index.ts';
@@ -66,4 +67,18 @@ export async function withContext(command: Command, body: (ctx: CliContext) => P
   } finally {
     await relabel.close();
   }
+}
+
+/**
+ * Who runs this command, for the audit trail: the OS user's name, else
+ * `$USER`, else `uid <n>` (a container may run as a user with no name).
+ */
+export function cliUser(): string {
+  try {
+    const name = userInfo().username;
+    if (name) return name;
+  } catch {
+    // No passwd entry for the uid: fall back below.
+  }
+  return process.env.USER || process.env.LOGNAME || `uid ${process.getuid?.() ?? '?'}`;
 }

@@ -5,11 +5,12 @@
  */
 import { type Command, Option } from 'commander';
 import { readFileSync } from 'node:fs';
+import { runAudit, StartedVia } from '../core/run-audit.ts';
 import { normalizeTargets } from '../core/targets.ts';
 import type { NodePage, Runs, RunStatusReport, StartedRun, TargetSelection } from '../facade/index.ts';
 import type { RunSummary } from '../facade/run-results.ts';
 import { RelabelStatusValue } from '../workflows/search-attributes.ts';
-import { withContext, type CliContext, type SetExit } from './context.ts';
+import { cliUser, withContext, type CliContext, type SetExit } from './context.ts';
 import { ExitCode, exitCodeForRun } from './exit-codes.ts';
 import { note, outputOption, printJson, say, table } from './output.ts';
 import { labelPair, nameList, nodeList, nonNegativeInteger, positiveInteger } from './parsers.ts';
@@ -199,6 +200,7 @@ export function addRunCommands(program: Command, setExit: SetExit): void {
             ...(opts.concurrency !== undefined ? { concurrency: opts.concurrency } : {}),
             dryRun: opts.dryRun ?? false,
             ...(opts.allowMassRemoval ? { allowMassRemoval: true } : {}),
+            audit: runAudit(cliUser(), StartedVia.cli),
           });
           return started(ctx, runs, run, opts);
         }),
@@ -213,7 +215,11 @@ export function addRunCommands(program: Command, setExit: SetExit): void {
     .option('--dry-run', 'only dry runs (the same as --status dry_run)')
     .addOption(new Option('--limit <n>', `most runs to list (at most ${MAX_RUN_LIST})`).argParser(positiveInteger).default(20))
     .addOption(outputOption())
-    .addHelpText('after', '\nJSON: [{workflowId, runId, run?, action?, execution, outcome?, startTime, closeTime?}], newest first.')
+    .addHelpText(
+      'after',
+      '\nBY is who started the run (the API token\'s name, or the OS user of the CLI), VIA how (cli, api, schedule, retry).\n' +
+        'JSON: [{workflowId, runId, run?, action?, startedBy?, startedVia?, execution, outcome?, startTime, closeTime?}], newest first.',
+    )
     .action(async (opts: { site?: string; status?: string; dryRun?: boolean; limit: number }, cmd: Command) => {
       if (opts.dryRun && opts.status !== undefined && opts.status !== RelabelStatusValue.dryRun) {
         cmd.error(`error: --dry-run lists dry runs, whose status is dry_run, not ${opts.status}`, { exitCode: ExitCode.invalidInput });
@@ -228,8 +234,17 @@ export function addRunCommands(program: Command, setExit: SetExit): void {
           else {
             say(
               table(
-                ['RUN', 'WORKFLOW ID', 'EXECUTION', 'STATUS', 'STARTED', 'CLOSED'],
-                listed.map((r) => [r.run === undefined ? '-' : String(r.run), r.workflowId, r.execution, r.outcome ?? '-', r.startTime, r.closeTime ?? '-']),
+                ['RUN', 'WORKFLOW ID', 'BY', 'VIA', 'EXECUTION', 'STATUS', 'STARTED', 'CLOSED'],
+                listed.map((r) => [
+                  r.run === undefined ? '-' : String(r.run),
+                  r.workflowId,
+                  r.startedBy ?? '-',
+                  r.startedVia ?? '-',
+                  r.execution,
+                  r.outcome ?? '-',
+                  r.startTime,
+                  r.closeTime ?? '-',
+                ]),
               ),
             );
           }
@@ -247,7 +262,7 @@ export function addRunCommands(program: Command, setExit: SetExit): void {
     .addHelpText(
       'after',
       '\nExit code: the run\'s outcome (0 while it runs or after success, 4 partial_success, 5 failure).\n' +
-        'JSON: {workflowId, runId, run, uiLink, execution, startTime, closeTime?, progress?, result?, failure?, warnings?, nodes?: {run, total, offset, items}};\n' +
+        'JSON: {workflowId, runId, run, uiLink, action?, startedBy?, startedVia?, execution, startTime, closeTime?, progress?, result?, failure?, warnings?, nodes?: {run, total, offset, items}};\n' +
         'with --summary, summary: {run, statuses, failureTypes, written, labels: {KEY: {gain, change, lose, adopt}}, moreLabelKeys} instead of nodes.',
     )
     .action(async (id: string, opts: { runId?: string; wait?: boolean } & NodeView, cmd: Command) => {
@@ -281,6 +296,7 @@ export function addRunCommands(program: Command, setExit: SetExit): void {
           const run = await runs.retry(id, opts.runId, {
             ...(opts.concurrency !== undefined ? { concurrency: opts.concurrency } : {}),
             ...(opts.allowMassRemoval ? { allowMassRemoval: true } : {}),
+            by: cliUser(),
           });
           return started(ctx, runs, run, opts, { workflowId: id, ...(opts.runId ? { runId: opts.runId } : {}) });
         }),

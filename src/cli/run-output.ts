@@ -214,6 +214,7 @@ export function reportText(r: RunStatusReport, page?: NodePage, summary?: RunSum
       ['run ID', r.runId],
       ['execution', r.execution],
       ['started', r.startTime],
+      ['started by', r.startedBy !== undefined ? `${r.startedBy} (${r.startedVia ?? '?'})` : undefined],
       ['closed', r.closeTime],
       ['revision', r.result?.revision ?? r.progress?.revision],
       ['site', r.result?.site ?? r.progress?.site],

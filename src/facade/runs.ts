@@ -13,6 +13,7 @@ import {
 import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy, ApplicationFailure } from '@temporalio/common';
 import { optionalTsToMs } from '@temporalio/common/lib/time.js';
 import { FailureType } from '../core/failure-types.ts';
+import { auditFrom, runAudit, StartedVia, type RunAudit } from '../core/run-audit.ts';
 import { normalizeTargets } from '../core/targets.ts';
 import { selectNodes, type NodeFilterSet } from '../core/node-filter.ts';
 import { runnableRevision } from '../store/revision-checks.ts';
@@ -26,7 +27,7 @@ import { createSummary, MAX_NODE_PAGE, nodeOutcome, type NodePage, type RunSumma
 
 export { MAX_NODE_PAGE, nodeOutcome, type NodeOutcome, type NodePage } from './run-results.ts';
 import { updateLabels } from '../workflows/update-labels.ts';
-import { RelabelStatus, RelabelStatusValue } from '../workflows/search-attributes.ts';
+import { RelabelStatus, RelabelStatusValue, TemporalScheduledById } from '../workflows/search-attributes.ts';
 import { documentValidationError, RelabelError } from './relabel-error.ts';
 
 /** What the facade needs. */
@@ -82,6 +83,8 @@ export interface StartOptions {
   retryOfRun?: number;
   /** The action name the run was asked for (Shipyard's `update_labels` or `relabel_nodes`), kept in its memo. */
   action?: string;
+  /** Who starts the run and how: kept with the run in the store, in the workflow's input and in its memo. */
+  audit?: RunAudit;
 }
 
 /** A run as Temporal's visibility store lists it. */
@@ -92,6 +95,10 @@ export interface RunListing {
   run?: number;
   /** The action name kept in the run's memo, when it was started with one. */
   action?: string;
+  /** Who started the run (an API token's name, an OS user), from its memo; absent for runs started without it. */
+  startedBy?: string;
+  /** How the run was started (`cli`, `api`, `schedule`, `retry`), from its memo. */
+  startedVia?: StartedVia;
   execution: string;
   /**
    * The run's status as its search attribute records it once it has ended
@@ -120,6 +127,10 @@ export interface RunListFilter {
 export interface RunStatusReport extends RunRef {
   /** The action name kept in the run's memo, when it was started with one. */
   action?: string;
+  /** Who started the run, from its memo; absent for runs started without it. */
+  startedBy?: string;
+  /** How the run was started (`cli`, `api`, `schedule`, `retry`), from its memo. */
+  startedVia?: StartedVia;
   /** Temporal's execution status: RUNNING, COMPLETED, FAILED, CANCELLED, TERMINATED, CONTINUED_AS_NEW, TIMED_OUT */
   execution: string;
   startTime: string;
@@ -161,11 +172,18 @@ export async function idleTaskQueueWarning(client: Client, namespace: string, ta
   return `no worker is polling task queue ${taskQueue}${last > 0 ? ` (the last poll was at ${new Date(last).toISOString()})` : ''}; the run waits until one starts`;
 }
 
-/** `{action, run}` from a run's memo, or nothing. Continue-as-new carries the memo along. */
-function memoFields(memo: Record<string, unknown> | undefined): { action?: string; run?: number } {
+/**
+ * `{action, run, startedBy, startedVia}` from a run's memo, or nothing; a
+ * run a Temporal Schedule started (`scheduledBy`, its ID) and that has no
+ * audit in its memo was started by that schedule. Continue-as-new carries
+ * the memo and the search attributes along.
+ */
+function memoFields(memo: Record<string, unknown> | undefined, scheduledBy?: string): { action?: string; run?: number; startedBy?: string; startedVia?: StartedVia } {
+  const audit = auditFrom(memo?.audit) ?? (scheduledBy ? runAudit(scheduledBy, StartedVia.schedule) : undefined);
   return {
     ...(typeof memo?.action === 'string' ? { action: memo.action } : {}),
     ...(typeof memo?.run === 'number' ? { run: memo.run } : {}),
+    ...(audit ? { startedBy: audit.by, startedVia: audit.via } : {}),
   };
 }
 
@@ -223,7 +241,15 @@ export function createRuns(deps: RunsDeps) {
     const { targets, revision, site } = await preflight(options);
     const dryRun = options.dryRun ?? false;
     const workflowId = dryRun ? `${RUN_ID_PREFIX}/${site}/dry-run/${randomUUID().slice(0, 8)}` : `${RUN_ID_PREFIX}/${site}`;
-    const record = await store.createRun({ workflowId, revision, dryRun, targets, ...(options.retryOfRun !== undefined ? { retryOf: options.retryOfRun } : {}) });
+    const audit = options.audit && runAudit(options.audit.by, options.audit.via);
+    const record = await store.createRun({
+      workflowId,
+      revision,
+      dryRun,
+      targets,
+      ...(options.retryOfRun !== undefined ? { retryOf: options.retryOfRun } : {}),
+      ...(audit ? { startedBy: audit.by, startedVia: audit.via } : {}),
+    });
     // The label plugin set the run applies: a retry keeps its run's, a new run takes the site's newest (0: none).
     const retried = options.retryOfRun !== undefined ? await store.runPluginSet(options.retryOfRun) : null;
     await store.pinRunPluginSet(record.id, retried ?? (await store.latestPluginSet(site))?.id ?? 0);
@@ -236,6 +262,7 @@ export function createRuns(deps: RunsDeps) {
       ...(options.allowMassRemoval ? { allowMassRemoval: true } : {}),
       ...(options.continueAsNewAfter !== undefined ? { continueAsNewAfter: options.continueAsNewAfter } : {}),
       ...(options.retryOf ? { retryOf: options.retryOf } : {}),
+      ...(audit ? { audit } : {}),
     };
     const shown = targets.length <= 5 ? targets.join(', ') : `${targets.slice(0, 5).join(', ')} and ${targets.length - 5} more`;
     try {
@@ -245,11 +272,12 @@ export function createRuns(deps: RunsDeps) {
         args: [input],
         workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
         workflowIdConflictPolicy: WorkflowIdConflictPolicy.FAIL,
-        memo: { run: record.id, ...(options.action ? { action: options.action } : {}) },
+        memo: { run: record.id, ...(options.action ? { action: options.action } : {}), ...(audit ? { audit } : {}) },
         staticSummary: `${dryRun ? 'Dry run: plan' : 'Update'} labels of ${targets.length} node(s) to revision ${revision}`,
         staticDetails:
           `update_labels on site **${site}**, revision ${revision}, run ${record.id}${dryRun ? ' (dry run: nothing written)' : ''}.\n\n` +
           `Targets: ${shown}.` +
+          (audit ? `\n\nStarted by **${audit.by}** via ${audit.via}.` : '') +
           (options.retryOf ? `\n\nRetry of ${options.retryOf.workflowId} run ${options.retryOf.runId}.` : ''),
       });
       const runId = handle.firstExecutionRunId;
@@ -293,7 +321,7 @@ export function createRuns(deps: RunsDeps) {
       workflowId,
       runId: d.runId,
       uiLink: link(workflowId, d.runId),
-      ...memoFields(d.memo),
+      ...memoFields(d.memo, d.typedSearchAttributes.get(TemporalScheduledById)),
       execution: d.status.name,
       startTime: d.startTime.toISOString(),
       ...(d.closeTime ? { closeTime: d.closeTime.toISOString() } : {}),
@@ -368,9 +396,10 @@ export function createRuns(deps: RunsDeps) {
 
   /**
    * Starts a run over exactly the failed nodes of a finished run, against the
-   * same revision, linked to it. Throws NothingToRetry when none failed.
+   * same revision, linked to it; with `by`, the new run records that it was
+   * started by `by` via `retry`. Throws NothingToRetry when none failed.
    */
-  async function retry(workflowId: string, runId?: string, options: { concurrency?: number; allowMassRemoval?: boolean } = {}) {
+  async function retry(workflowId: string, runId?: string, options: { concurrency?: number; allowMassRemoval?: boolean; by?: string } = {}) {
     const previous = await status(workflowId, runId);
     if (!previous.result) {
       throw new RelabelError(FailureType.NotRetryable, `run ${workflowId} (${previous.runId}) has no per-node result to retry (it is ${previous.execution})`);
@@ -383,7 +412,9 @@ export function createRuns(deps: RunsDeps) {
       targets: failed,
       revision: previous.result.revision,
       ...(previous.action ? { action: previous.action } : {}),
-      ...options,
+      ...(options.concurrency !== undefined ? { concurrency: options.concurrency } : {}),
+      ...(options.allowMassRemoval ? { allowMassRemoval: true } : {}),
+      ...(options.by !== undefined ? { audit: runAudit(options.by, StartedVia.retry) } : {}),
       retryOf: { workflowId, runId: previous.runId },
       retryOfRun: run,
     });
@@ -464,7 +495,7 @@ export function createRuns(deps: RunsDeps) {
       found.push({
         workflowId: w.workflowId,
         runId: w.runId,
-        ...memoFields(w.memo),
+        ...memoFields(w.memo, w.typedSearchAttributes.get(TemporalScheduledById)),
         execution: w.status.name,
         ...outcomeOf(w.typedSearchAttributes.get(RelabelStatus)),
         startTime: w.startTime.toISOString(),

@@ -24,6 +24,8 @@ const MAX_RETRY_AFTER_S = 60;
 /** What relabel needs to know of a Node. */
 export interface NodeState {
   name: string;
+  /** The Node's uid, when the server gave one (Events name the Node by it). */
+  uid?: string;
   resourceVersion: string;
   labels: Record<string, string>;
   annotations: Record<string, string>;
@@ -57,6 +59,7 @@ export { KubeconfigError, loadKubeConfig } from './kubeconfig.ts';
 export function toNodeState(node: V1Node): NodeState {
   return {
     name: node.metadata?.name ?? '',
+    ...(node.metadata?.uid ? { uid: node.metadata.uid } : {}),
     resourceVersion: node.metadata?.resourceVersion ?? '',
     labels: { ...(node.metadata?.labels ?? {}) },
     annotations: { ...(node.metadata?.annotations ?? {}) },
@@ -214,14 +217,17 @@ export function nodeApiOver(core: NodeRequests, limiter: RateLimiter, observe?: 
  * A {@link NodeApi} backed by @kubernetes/client-node, limited to `qps`
  * requests a second with bursts of `burst` (defaults
  * {@link DEFAULT_KUBE_QPS} / {@link DEFAULT_KUBE_BURST}); `qps` ≤ 0 or not
- * finite means no limit. Requests share one kept-alive connection pool and
- * are reported to `observe` when given.
+ * finite means no limit. Given a `limiter`, that one is used instead (one
+ * limiter shared with the Event requests). Requests share one kept-alive
+ * connection pool (every client made from `kc` afterwards too) and are
+ * reported to `observe` when given.
  */
 export function createNodeApi(
   kc: KubeConfig,
   rate: { qps: number; burst: number } = { qps: DEFAULT_KUBE_QPS, burst: DEFAULT_KUBE_BURST },
   observe?: NodeRequestObserver,
+  limiter: RateLimiter = tokenBucket(rate.qps, rate.burst),
 ): NodeApi {
   reuseConnections(kc);
-  return nodeApiOver(kc.makeApiClient(CoreV1Api), tokenBucket(rate.qps, rate.burst), observe);
+  return nodeApiOver(kc.makeApiClient(CoreV1Api), limiter, observe);
 }

@@ -18,16 +18,19 @@ export interface KubeStack {
   server: string;
   /** kubeconfig for a cluster administrator (system:masters). */
   adminKubeconfig: string;
-  /** kubeconfig for relabel's worker: may only read and patch Nodes. */
+  /** kubeconfig for relabel's worker: may only read and patch Nodes, and record Events. */
   kubeconfig: string;
 }
 
-/** The ClusterRole relabel's worker is bound to: exactly what relabelling needs. */
+/** The ClusterRole relabel's worker is bound to: exactly what relabelling needs (as deploy/rbac.yaml grants). */
 export const RELABEL_CLUSTER_ROLE: V1ClusterRole = {
   apiVersion: 'rbac.authorization.k8s.io/v1',
   kind: 'ClusterRole',
   metadata: { name: 'relabel-worker' },
-  rules: [{ apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list', 'watch', 'patch'] }],
+  rules: [
+    { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list', 'watch', 'patch'] },
+    { apiGroups: ['', 'events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'] },
+  ],
 };
 
 const RELABEL_USER = 'relabel-worker';
@@ -164,7 +167,11 @@ async function ensureRbac(admin: KubeConfig): Promise<void> {
   const exists = (err: unknown) => {
     if (!(err instanceof ApiException && err.code === 409)) throw err;
   };
-  await rbac.createClusterRole({ body: RELABEL_CLUSTER_ROLE }).catch(exists);
+  // A restarted stack may hold the role of an older relabel: it gets today's rules.
+  await rbac.createClusterRole({ body: RELABEL_CLUSTER_ROLE }).catch(async (err: unknown) => {
+    exists(err);
+    await rbac.replaceClusterRole({ name: 'relabel-worker', body: RELABEL_CLUSTER_ROLE });
+  });
   await rbac
     .createClusterRoleBinding({
       body: {

@@ -9,7 +9,7 @@ import { startPostgres, type PostgresServer } from '../stack/postgres.ts';
 import { openStore } from './open-store.ts';
 import { openPostgresStore, POSTGRES_SCHEMA_VERSION } from './postgres-store.ts';
 import { revisionStoreContract } from './testing/contract.ts';
-import { assertDriftWorks, assertRunsWork, rejectsWith } from './testing/fixture.ts';
+import { assertAuditWorks, assertDriftWorks, assertRunsWork, rejectsWith } from './testing/fixture.ts';
 
 // A real server: RELABEL_TEST_PG_URL when set, else one started here. A server
 // that cannot be reached or started fails the suite; it is never skipped.
@@ -100,26 +100,42 @@ describe('PostgreSQL backend specifics', () => {
     }
   });
 
-  test('a version-2 schema (before drift reports and label plugins) gains both in place, runs kept', async () => {
+  test('a version-2 schema (before drift reports, label plugins and the audit trail) gains them in place, its runs kept', async () => {
     const schema = freshSchema();
-    const store = await openPostgresStore(baseUrl, { schema });
-    const run = await store.createRun({ targets: ['n1'] });
-    await store.close();
+    await (await openPostgresStore(baseUrl, { schema })).close();
     const client = new pg.Client({ connectionString: baseUrl });
     await client.connect();
     try {
-      await client.query(`DROP TABLE "${schema}".drift_nodes, "${schema}".drift_reports, "${schema}".plugin_set_labels, "${schema}".plugin_set_plugins, "${schema}".plugin_sets, "${schema}".plugin_status, "${schema}".run_plugin_sets; UPDATE "${schema}".meta SET value = '2' WHERE key = 'schema_version'`);
+      // What a version-2 relabel left behind: the runs table without the audit columns, and a run in it.
+      await client.query(
+        `DROP TABLE "${schema}".drift_nodes, "${schema}".drift_reports, "${schema}".plugin_set_labels, "${schema}".plugin_set_plugins, "${schema}".plugin_sets, "${schema}".plugin_status, "${schema}".run_plugin_sets; ` +
+          `ALTER TABLE "${schema}".runs DROP COLUMN started_by, DROP COLUMN started_via, DROP COLUMN outcome; ` +
+          `UPDATE "${schema}".meta SET value = '2' WHERE key = 'schema_version'; ` +
+          `INSERT INTO "${schema}".runs (id, key, created_at, workflow_id, revision, dry_run, retry_of, target_count) VALUES (1, NULL, '2026-01-02T03:04:05Z', 'update-labels/s', 4, 0, NULL, 1); ` +
+          `INSERT INTO "${schema}".run_nodes (run_id, seq, node, status, written) VALUES (1, 0, 'n1', 'success', 1)`,
+      );
       const migrated = await openPostgresStore(baseUrl, { schema });
       try {
-        assert.equal((await migrated.getRun(run.id)).targetCount, 1);
+        assert.deepEqual({ ...(await migrated.getRun(1)) }, {
+          id: 1, key: null, createdAt: new Date('2026-01-02T03:04:05.000Z'), workflowId: 'update-labels/s', revision: 4, dryRun: false,
+          retryOf: null, targetCount: 1, startedBy: null, startedVia: null, outcome: null,
+        });
+        assert.deepEqual(await migrated.runCounts(1), { total: 1, queued: 0, pending: 0, success: 1, failure: 0, written: 1 });
+        await assertAuditWorks(migrated, 1);
         await assertDriftWorks(migrated);
         const set = await migrated.savePluginSet({ site: 's', digest: 'd', parts: [{ plugin: 'p', digest: 'x', polledAt: new Date(), labels: { n1: { 'a.example.com/k': 'v' } } }] });
-        assert.equal(await migrated.pinRunPluginSet(run.id, set.id), set.id);
+        assert.equal(await migrated.pinRunPluginSet(1, set.id), set.id);
       } finally {
         await migrated.close();
       }
       const { rows } = await client.query(`SELECT value FROM "${schema}".meta WHERE key = 'schema_version'`);
       assert.deepEqual(rows, [{ value: String(POSTGRES_SCHEMA_VERSION) }]);
+      const columns = await client.query(
+        `SELECT column_name FROM information_schema.columns WHERE table_schema = $1 AND table_name = 'runs' AND column_name IN ('started_by', 'started_via', 'outcome') ORDER BY column_name`,
+        [schema],
+      );
+      assert.deepEqual(columns.rows.map((r: { column_name: string }) => r.column_name), ['outcome', 'started_by', 'started_via']);
+      await (await openPostgresStore(baseUrl, { schema })).close();
     } finally {
       await client.end();
     }

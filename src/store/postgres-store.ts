@@ -13,7 +13,7 @@ import { SqlRevisionStore } from './sql-revision-store.ts';
 import type { SqlDriver, SqlRow, SqlSession, SqlValue, TableNames } from './sql-driver.ts';
 
 /** Schema version this code writes and reads. Stored in the schema's `meta` table. */
-export const POSTGRES_SCHEMA_VERSION = 4;
+export const POSTGRES_SCHEMA_VERSION = 5;
 
 /** Schema used when none is given. */
 export const DEFAULT_POSTGRES_SCHEMA = 'relabel';
@@ -79,8 +79,7 @@ CREATE TABLE ${s}.buffer_files (
   PRIMARY KEY (bucket, source)
 );
 CREATE INDEX buffer_files_digest ON ${s}.buffer_files (digest);
-${runsSchemaSql(schema)}
-${UPGRADES.map((step) => step(schema)).join('\n')}`;
+`;
 }
 
 /** Version 2: update runs and their per-node results. */
@@ -186,16 +185,29 @@ CREATE TABLE ${s}.run_plugin_sets (run_id integer PRIMARY KEY, set_id integer NO
 }
 
 /**
- * What each version after 2 adds, in order: `UPGRADES[i]` takes a schema
- * from version `i + 2` to `i + 3`. Each only adds; none rewrites data.
+ * Version 5: who started each run, how, and how it ended (the audit trail).
+ * Nullable columns added in place, so runs recorded before keep working.
  */
-const UPGRADES: readonly ((schema: string) => string)[] = [driftSchemaSql, pluginsSchemaSql];
-
-/** Whether a stored schema version is one this code upgrades in place (1 up to the current one, exclusive). */
-function isOlderVersion(value: unknown): boolean {
-  const n = Number(value);
-  return Number.isInteger(n) && n >= 1 && n < POSTGRES_SCHEMA_VERSION;
+function runAuditSchemaSql(schema: string): string {
+  const s = `"${schema}"`;
+  return `
+ALTER TABLE ${s}.runs ADD COLUMN started_by text;
+ALTER TABLE ${s}.runs ADD COLUMN started_via text;
+ALTER TABLE ${s}.runs ADD COLUMN outcome text;
+`;
 }
+
+/**
+ * The steps from each schema version to the next: the SQL that turns
+ * version `from` into `from + 1`. A fresh schema runs them all.
+ */
+const MIGRATIONS: readonly { from: number; sql: (schema: string) => string }[] = [
+  { from: 0, sql: schemaSql },
+  { from: 1, sql: runsSchemaSql },
+  { from: 2, sql: driftSchemaSql },
+  { from: 3, sql: pluginsSchemaSql },
+  { from: 4, sql: runAuditSchemaSql },
+];
 
 /** Rewrite portable `?` placeholders as PostgreSQL's `$1, $2, …`. Our SQL has no `?` in literals. */
 function numbered(sql: string): string {
@@ -276,22 +288,18 @@ async function migrate(pool: Pool, schema: string): Promise<void> {
       `SELECT value FROM "${schema}".meta WHERE key = 'schema_version'`,
     );
     const [row] = rows;
-    if (!row) {
-      await client.query(schemaSql(schema));
-      await client.query(`INSERT INTO "${schema}".meta (key, value) VALUES ('schema_version', $1)`, [
-        String(POSTGRES_SCHEMA_VERSION),
-      ]);
-    } else if (isOlderVersion(row.value)) {
-      // Written by an older relabel: v1 → v2 adds the runs' tables, then each later version's in turn.
-      const from = Number(row.value);
-      if (from === 1) await client.query(runsSchemaSql(schema));
-      for (const step of UPGRADES.slice(Math.max(from, 2) - 2)) await client.query(step(schema));
-      await client.query(`UPDATE "${schema}".meta SET value = $1 WHERE key = 'schema_version'`, [String(POSTGRES_SCHEMA_VERSION)]);
-    } else if (Number(row.value) !== POSTGRES_SCHEMA_VERSION) {
+    const found = row === undefined ? 0 : Number(row.value);
+    if (!(Number.isInteger(found) && found >= 0 && found <= POSTGRES_SCHEMA_VERSION)) {
       throw new StoreError(StoreErrorCode.SchemaVersion,
-        `schema "${schema}": version ${row.value} is not supported by this relabel ` +
+        `schema "${schema}": version ${String(row?.value)} is not supported by this relabel ` +
           `(it knows version ${POSTGRES_SCHEMA_VERSION})`,
       );
+    }
+    for (const step of MIGRATIONS) if (step.from >= found) await client.query(step.sql(schema));
+    if (!row) {
+      await client.query(`INSERT INTO "${schema}".meta (key, value) VALUES ('schema_version', $1)`, [String(POSTGRES_SCHEMA_VERSION)]);
+    } else if (found !== POSTGRES_SCHEMA_VERSION) {
+      await client.query(`UPDATE "${schema}".meta SET value = $1 WHERE key = 'schema_version'`, [String(POSTGRES_SCHEMA_VERSION)]);
     }
   });
 }

@@ -64,7 +64,23 @@ export interface RunRecord {
   retryOf: number | null;
   /** Number of targets (rows) the run was created with. */
   targetCount: number;
+  /** Who started the run (an API token's name, an OS user, a schedule); null for runs recorded before it was kept. */
+  startedBy: string | null;
+  /** How the run was started (`cli`, `api`, `schedule`, `retry`); null for runs recorded before it was kept. */
+  startedVia: string | null;
+  /** How the run ended (`success`, `partial_success`, `failure`, `rejected`), once it has; set by {@link RunStore.setRunOutcome}. */
+  outcome: string | null;
 }
+
+/** How a run ended, as the store records it: the run's status, or `rejected` (nothing planned or written). */
+export const RunOutcome = {
+  success: 'success',
+  partialSuccess: 'partial_success',
+  failure: 'failure',
+  rejected: 'rejected',
+} as const;
+/** One of the {@link RunOutcome} strings. */
+export type RunOutcome = (typeof RunOutcome)[keyof typeof RunOutcome];
 
 /** One target of a run. */
 export interface RunNodeRow {
@@ -108,6 +124,10 @@ export interface CreateRunInput {
   dryRun?: boolean;
   /** Run number this run retries. */
   retryOf?: number;
+  /** Who started the run (non-empty, at most 128 characters). */
+  startedBy?: string;
+  /** How the run was started: `cli`, `api`, `schedule` or `retry`. */
+  startedVia?: string;
   /** Node names, in the order the run treats them. */
   targets: readonly string[];
 }
@@ -144,12 +164,18 @@ export interface RunStore {
    * unchanged and `targets` are ignored (but still validated).
    * InvalidArgument for an empty list, a name that is not a non-empty string,
    * holds a NUL or is longer than {@link MAX_NODE_NAME_LENGTH} characters, a
-   * duplicate name (named), or a malformed key, workflow ID, revision or
-   * run number.
+   * duplicate name (named), or a malformed key, workflow ID, revision, run
+   * number, `startedBy` or `startedVia`.
    */
   createRun(input: CreateRunInput): Promise<RunRecord>;
   /** One run; NotFound when absent. */
   getRun(id: number): Promise<RunRecord>;
+  /**
+   * Records how a run ended (a {@link RunOutcome}); recording it again
+   * overwrites it (a replayed or retried activity). NotFound when the run is
+   * absent; InvalidArgument for an outcome not in the set.
+   */
+  setRunOutcome(id: number, outcome: RunOutcome): Promise<void>;
   /** Sets the workflow ID of a run (known only after the run is created). NotFound when absent. */
   setRunWorkflow(id: number, workflowId: string): Promise<void>;
   /** Deletes a run and its rows (a run whose workflow could not be started). Idempotent. */

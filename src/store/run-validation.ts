@@ -3,8 +3,9 @@
  * each throws a StoreError (InvalidArgument) naming the culprit before any
  * SQL runs, and turns what it accepts into the values the SQL binds.
  */
+import { isStartedVia, MAX_STARTED_BY, StartedVia } from '../core/run-audit.ts';
 import type { CreateRunInput, NodeResultUpdate, RunNodesQuery, RunNodeStatus } from './run-store.ts';
-import { MAX_NODE_NAME_LENGTH, MAX_RUN_PAGE, RunNodeStatus as Status } from './run-store.ts';
+import { MAX_NODE_NAME_LENGTH, MAX_RUN_PAGE, RunNodeStatus as Status, RunOutcome } from './run-store.ts';
 import { StoreError, StoreErrorCode } from './store-error.ts';
 
 const STATUSES: ReadonlySet<string> = new Set(Object.values(Status));
@@ -37,6 +38,24 @@ function assertText(value: unknown, what: string): void {
   }
 }
 
+const OUTCOMES: ReadonlySet<string> = new Set(Object.values(RunOutcome));
+
+/** Checks an outcome given to `setRunOutcome` (one of {@link RunOutcome}). */
+export function assertOutcome(outcome: unknown): void {
+  if (typeof outcome !== 'string' || !OUTCOMES.has(outcome)) {
+    throw invalid(`invalid run outcome ${JSON.stringify(outcome)}: must be one of ${[...OUTCOMES].join(', ')}`);
+  }
+}
+
+/** Checks the optional audit fields of a new run: who (non-empty, bounded, no NUL) and how (a known way). */
+function assertAudit(input: CreateRunInput): void {
+  assertText(input.startedBy, 'startedBy');
+  if (input.startedBy !== undefined && input.startedBy.length > MAX_STARTED_BY) throw invalid(`invalid startedBy: longer than ${MAX_STARTED_BY} characters`);
+  if (input.startedVia !== undefined && !isStartedVia(input.startedVia)) {
+    throw invalid(`invalid startedVia ${JSON.stringify(input.startedVia)}: must be one of ${Object.values(StartedVia).join(', ')}`);
+  }
+}
+
 /** Checks a workflow ID given to `setRunWorkflow` (a non-empty string). */
 export function assertWorkflowId(workflowId: unknown): void {
   if (workflowId === undefined) throw invalid('invalid workflow ID undefined: must be a non-empty string without NUL');
@@ -54,6 +73,7 @@ export function validateRunInput(input: CreateRunInput): void {
   if (input.revision !== undefined) assertRunId(input.revision, 'revision');
   if (input.retryOf !== undefined) assertRunId(input.retryOf, 'run number to retry');
   if (input.dryRun !== undefined && typeof input.dryRun !== 'boolean') throw invalid(`invalid dryRun ${JSON.stringify(input.dryRun)}: must be a boolean`);
+  assertAudit(input);
   const { targets } = input;
   if (!Array.isArray(targets) || targets.length === 0) throw invalid('a run needs at least one target node');
   const seen = new Set<string>();

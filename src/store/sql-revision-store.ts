@@ -58,6 +58,7 @@ export class SqlRevisionStore implements RevisionStore {
 
   createRun: RunStore['createRun'] = (input) => this.#runs.createRun(input);
   getRun: RunStore['getRun'] = (id) => this.#runs.getRun(id);
+  setRunOutcome: RunStore['setRunOutcome'] = (id, outcome) => this.#runs.setRunOutcome(id, outcome);
   setRunWorkflow: RunStore['setRunWorkflow'] = (id, workflowId) => this.#runs.setRunWorkflow(id, workflowId);
   discardRun: RunStore['discardRun'] = (id) => this.#runs.discardRun(id);
   setNodeResults: RunStore['setNodeResults'] = (id, updates) => this.#runs.setNodeResults(id, updates);

@@ -7,7 +7,7 @@
  */
 import type { NodeResultDetail, RunNodeCounts, RunNodeRow, RunNodeStatus, RunRecord, RunStore } from './run-store.ts';
 import { RunNodeStatus as Status } from './run-store.ts';
-import { assertRunId, assertWorkflowId, isNodeName, mergeResults, validatePageQuery, validateRunInput, type MergedResult } from './run-validation.ts';
+import { assertOutcome, assertRunId, assertWorkflowId, isNodeName, mergeResults, validatePageQuery, validateRunInput, type MergedResult } from './run-validation.ts';
 import { columnDate, columnNumber, columnString, columnStringOrNull, type SqlDriver, type SqlRow, type SqlSession, type SqlValue, type TableNames } from './sql-driver.ts';
 import { StoreError, StoreErrorCode } from './store-error.ts';
 
@@ -40,6 +40,9 @@ function runRecord(row: SqlRow): RunRecord {
     dryRun: columnNumber(row, 'dry_run') === 1,
     retryOf: nullableNumber(row, 'retry_of'),
     targetCount: columnNumber(row, 'target_count'),
+    startedBy: columnStringOrNull(row, 'started_by'),
+    startedVia: columnStringOrNull(row, 'started_via'),
+    outcome: columnStringOrNull(row, 'outcome'),
   };
 }
 
@@ -58,7 +61,7 @@ function runNotFound(id: number): StoreError {
   return new StoreError(StoreErrorCode.NotFound, `run ${id} not found`);
 }
 
-const RUN_COLUMNS = 'id, key, created_at, workflow_id, revision, dry_run, retry_of, target_count';
+const RUN_COLUMNS = 'id, key, created_at, workflow_id, revision, dry_run, retry_of, target_count, started_by, started_via, outcome';
 
 async function selectRun(s: SqlSession, t: TableNames, column: 'id' | 'key', value: SqlValue): Promise<RunRecord | undefined> {
   const [row] = await s.all(`SELECT ${RUN_COLUMNS} FROM ${t.runs} WHERE ${column} = ?`, [value]);
@@ -113,7 +116,7 @@ export function sqlRunStore(driver: SqlDriver): RunStore {
         }
         const [last] = await s.all(`SELECT COALESCE(MAX(id), 0) AS last FROM ${t.runs}`);
         const id = (last ? columnNumber(last, 'last') : 0) + 1;
-        await s.run(`INSERT INTO ${t.runs} (${RUN_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, [
+        await s.run(`INSERT INTO ${t.runs} (${RUN_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, [
           id,
           input.key ?? null,
           new Date().toISOString(),
@@ -122,6 +125,9 @@ export function sqlRunStore(driver: SqlDriver): RunStore {
           input.dryRun === true ? 1 : 0,
           input.retryOf ?? null,
           input.targets.length,
+          input.startedBy ?? null,
+          input.startedVia ?? null,
+          null,
         ]);
         for (const { start, chunk } of batches(input.targets)) {
           const params = chunk.flatMap((node, k): SqlValue[] => [id, start + k, node]);
@@ -145,6 +151,13 @@ export function sqlRunStore(driver: SqlDriver): RunStore {
       assertRunId(id);
       assertWorkflowId(workflowId);
       const changed = await driver.write((s) => s.run(`UPDATE ${t.runs} SET workflow_id = ? WHERE id = ?`, [workflowId, id]));
+      if (changed === 0) throw runNotFound(id);
+    },
+
+    async setRunOutcome(id, outcome) {
+      assertRunId(id);
+      assertOutcome(outcome);
+      const changed = await driver.write((s) => s.run(`UPDATE ${t.runs} SET outcome = ? WHERE id = ?`, [outcome, id]));
       if (changed === 0) throw runNotFound(id);
     },
 

@@ -6,7 +6,7 @@ import { DatabaseSync } from 'node:sqlite';
 import { after, describe, test } from 'node:test';
 import { openSqliteStore, SQLITE_MEMORY, SQLITE_SCHEMA_VERSION } from './sqlite-store.ts';
 import { revisionStoreContract } from './testing/contract.ts';
-import { assertDriftWorks, assertRunsWork, rejectsWith } from './testing/fixture.ts';
+import { assertAuditWorks, assertDriftWorks, assertRunsWork, rejectsWith } from './testing/fixture.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'relabel-sqlite-store-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -59,31 +59,41 @@ describe('SQLite backend specifics', () => {
     await (await openSqliteStore(path)).close();
   });
 
-  test('a version-2 database (before drift reports and label plugins) gains both in place, runs and revisions kept', async () => {
+  test('a version-2 database (before drift reports, label plugins and the audit trail) gains them in place, its runs kept', async () => {
     const path = freshPath();
-    const store = await openSqliteStore(path);
-    await store.stage('site', [{ source: 'a.yaml', text: 'a: 1\n' }]);
-    await store.commit();
-    const run = await store.createRun({ targets: ['n1'] });
-    await store.close();
+    await (await openSqliteStore(path)).close();
+    // What a version-2 relabel left behind: the runs table without the audit columns, and a run in it.
     const db = new DatabaseSync(path);
-    db.exec(`DROP TABLE drift_nodes; DROP TABLE drift_reports; DROP TABLE plugin_set_labels; DROP TABLE plugin_set_plugins; DROP TABLE plugin_sets; DROP TABLE plugin_status; DROP TABLE run_plugin_sets; UPDATE meta SET value = '2' WHERE key = 'schema_version'`);
+    db.exec(`DROP TABLE drift_nodes; DROP TABLE drift_reports; DROP TABLE plugin_set_labels; DROP TABLE plugin_set_plugins; DROP TABLE plugin_sets; DROP TABLE plugin_status; DROP TABLE run_plugin_sets`);
+    db.exec(`ALTER TABLE runs DROP COLUMN started_by; ALTER TABLE runs DROP COLUMN started_via; ALTER TABLE runs DROP COLUMN outcome`);
+    db.exec(`UPDATE meta SET value = '2' WHERE key = 'schema_version'`);
+    db.exec(`INSERT INTO runs (id, key, created_at, workflow_id, revision, dry_run, retry_of, target_count) VALUES (1, NULL, '2026-01-02T03:04:05.000Z', 'update-labels/s', 4, 0, NULL, 1)`);
+    db.exec(`INSERT INTO run_nodes (run_id, seq, node, status, written) VALUES (1, 0, 'n1', 'success', 1)`);
     db.close();
     const migrated = await openSqliteStore(path);
     try {
-      assert.equal((await migrated.getRun(run.id)).targetCount, 1);
+      const old = await migrated.getRun(1);
+      assert.deepEqual({ ...old }, {
+        id: 1, key: null, createdAt: new Date('2026-01-02T03:04:05.000Z'), workflowId: 'update-labels/s', revision: 4, dryRun: false,
+        retryOf: null, targetCount: 1, startedBy: null, startedVia: null, outcome: null,
+      });
+      assert.deepEqual(await migrated.runCounts(1), { total: 1, queued: 0, pending: 0, success: 1, failure: 0, written: 1 });
+      await assertAuditWorks(migrated, 1);
       await assertDriftWorks(migrated);
       const set = await migrated.savePluginSet({ site: 's', digest: 'd', parts: [{ plugin: 'p', digest: 'x', polledAt: new Date(), labels: { n1: { 'a.example.com/k': 'v' } } }] });
-      assert.equal(await migrated.pinRunPluginSet(run.id, set.id), set.id);
+      assert.equal(await migrated.pinRunPluginSet(1, set.id), set.id);
     } finally {
       await migrated.close();
     }
     const check = new DatabaseSync(path);
     try {
       assert.equal(check.prepare(`SELECT value FROM meta WHERE key = 'schema_version'`).get()?.value, String(SQLITE_SCHEMA_VERSION));
+      const columns = check.prepare(`SELECT name FROM pragma_table_info('runs') WHERE name IN ('started_by', 'started_via', 'outcome') ORDER BY name`).all();
+      assert.deepEqual(columns.map((c) => c.name), ['outcome', 'started_by', 'started_via']);
     } finally {
       check.close();
     }
+    await (await openSqliteStore(path)).close();
   });
 
   test('a database with an unknown schema version is refused, untouched', async () => {

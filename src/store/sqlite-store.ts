@@ -16,7 +16,7 @@ import { SqlRevisionStore } from './sql-revision-store.ts';
 import type { SqlDriver, SqlSession, SqlValue, TableNames } from './sql-driver.ts';
 
 /** Schema version this code writes and reads. Stored in the `meta` table. */
-export const SQLITE_SCHEMA_VERSION = 4;
+export const SQLITE_SCHEMA_VERSION = 5;
 
 /** Path that opens a private in-memory database (tests, dry runs). */
 export const SQLITE_MEMORY = ':memory:';
@@ -166,11 +166,25 @@ CREATE TABLE plugin_status (
 CREATE TABLE run_plugin_sets (run_id INTEGER PRIMARY KEY, set_id INTEGER NOT NULL) STRICT;
 `;
 
+// Version 5: who started each run, how, and how it ended (the audit trail).
+// Nullable columns added in place, so runs recorded before keep working.
+const RUN_AUDIT_SCHEMA = `
+ALTER TABLE runs ADD COLUMN started_by TEXT;
+ALTER TABLE runs ADD COLUMN started_via TEXT;
+ALTER TABLE runs ADD COLUMN outcome TEXT;
+`;
+
 /**
- * What each version after 2 adds, in order: `UPGRADES[i]` takes a database
- * from version `i + 2` to `i + 3`. Each only adds; none rewrites data.
+ * The steps from each schema version to the next: the SQL that turns
+ * version `from` into `from + 1`. A fresh database runs them all.
  */
-const UPGRADES: readonly string[] = [DRIFT_SCHEMA, PLUGINS_SCHEMA];
+const MIGRATIONS: readonly { from: number; sql: string }[] = [
+  { from: 0, sql: SCHEMA },
+  { from: 1, sql: RUNS_SCHEMA },
+  { from: 2, sql: DRIFT_SCHEMA },
+  { from: 3, sql: PLUGINS_SCHEMA },
+  { from: 4, sql: RUN_AUDIT_SCHEMA },
+];
 
 /**
  * Most prepared statements a connection keeps. Multi-row statements (run
@@ -274,36 +288,24 @@ function bind(params: readonly SqlValue[]): SQLInputValue[] {
   return params as SQLInputValue[];
 }
 
-/** Whether a stored schema version is one this code upgrades in place (1 up to the current one, exclusive). */
-function isOlderVersion(value: unknown): boolean {
-  const n = Number(value);
-  return Number.isInteger(n) && n >= 1 && n < SQLITE_SCHEMA_VERSION;
-}
-
-/** Create the schema on a fresh database, or check the version of an existing one. */
+/** Create the schema on a fresh database, or bring an older one up to {@link SQLITE_SCHEMA_VERSION} step by step. */
 function migrate(db: DatabaseSync, path: string): void {
   db.exec('BEGIN IMMEDIATE');
   try {
     db.exec('CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT');
     const row = db.prepare(`SELECT value FROM meta WHERE key = 'schema_version'`).get();
-    if (row === undefined) {
-      db.exec(SCHEMA);
-      db.exec(RUNS_SCHEMA);
-      for (const step of UPGRADES) db.exec(step);
-      db.prepare(`INSERT INTO meta (key, value) VALUES ('schema_version', ?)`).run(
-        String(SQLITE_SCHEMA_VERSION),
-      );
-    } else if (isOlderVersion(row.value)) {
-      // Written by an older relabel: v1 → v2 adds the runs' tables, then each later version's in turn.
-      const from = Number(row.value);
-      if (from === 1) db.exec(RUNS_SCHEMA);
-      for (const step of UPGRADES.slice(Math.max(from, 2) - 2)) db.exec(step);
-      db.prepare(`UPDATE meta SET value = ? WHERE key = 'schema_version'`).run(String(SQLITE_SCHEMA_VERSION));
-    } else if (Number(row.value) !== SQLITE_SCHEMA_VERSION) {
+    const found = row === undefined ? 0 : Number(row.value);
+    if (!(Number.isInteger(found) && found >= 0 && found <= SQLITE_SCHEMA_VERSION)) {
       throw new StoreError(StoreErrorCode.SchemaVersion,
-        `${path}: schema version ${String(row.value)} is not supported by this relabel ` +
+        `${path}: schema version ${String(row?.value)} is not supported by this relabel ` +
           `(it knows version ${SQLITE_SCHEMA_VERSION})`,
       );
+    }
+    for (const step of MIGRATIONS) if (step.from >= found) db.exec(step.sql);
+    if (row === undefined) {
+      db.prepare(`INSERT INTO meta (key, value) VALUES ('schema_version', ?)`).run(String(SQLITE_SCHEMA_VERSION));
+    } else if (found !== SQLITE_SCHEMA_VERSION) {
+      db.prepare(`UPDATE meta SET value = ? WHERE key = 'schema_version'`).run(String(SQLITE_SCHEMA_VERSION));
     }
     db.exec('COMMIT');
   } catch (error) {

@@ -10,6 +10,7 @@
  */
 import { defineQuery } from '@temporalio/workflow';
 import type { RemovalAssessment } from '../core/removal-brake.ts';
+import type { RunAudit } from '../core/run-audit.ts';
 
 /** How an update run ended. */
 export const RunStatus = {
@@ -125,6 +126,8 @@ export interface UpdateLabelsInput {
   continueAsNewAfter?: number;
   /** Set relabel's custom search attributes (they must be registered on the server). */
   searchAttributes?: boolean;
+  /** Who started the run and how (the facade records it with the run too); absent for runs started without it. */
+  audit?: RunAudit;
   /** Set only by continue-as-new. */
   carried?: CarriedProgress;
 }

@@ -11,6 +11,9 @@ export const RelabelStatus = defineSearchAttributeKey('RelabelStatus', SearchAtt
 export const RelabelSite = defineSearchAttributeKey('RelabelSite', SearchAttributeType.KEYWORD);
 export const RelabelNode = defineSearchAttributeKey('RelabelNode', SearchAttributeType.KEYWORD);
 
+/** Temporal's own: the ID of the Schedule that started a workflow (absent for any other start). */
+export const TemporalScheduledById = defineSearchAttributeKey('TemporalScheduledById', SearchAttributeType.KEYWORD);
+
 /**
  * Values of RelabelStatus: `running` until an update run ends, then its
  * {@link RunStatus}; `dry_run` for a dry run throughout.

@@ -43,6 +43,7 @@ import {
 import { relabelNode } from './relabel-node.ts';
 import { runStatus, sampleFailure, summaryMarkdown } from './rollup.ts';
 import { runTelemetry } from './run-telemetry.ts';
+import { recordOutcome, rejectingRun, scheduledAudit } from './run-record.ts';
 import { nodeSearchAttributes, RelabelRevision, RelabelSite, RelabelStatus, RelabelStatusValue } from './search-attributes.ts';
 
 /** Children started in one workflow execution before it continues as new. */
@@ -91,22 +92,10 @@ function childFailure(err: unknown): NodeError {
 }
 
 /**
- * Runs a rejection-checking activity so that its non-retryable failure
- * becomes the run's own failure, with the public failure type on top
- * (not buried under an ActivityFailure).
+ * The run's targets in the store: the facade's run, or one registered from
+ * inline targets, with who started it (the input's audit, else the
+ * Schedule that started it).
  */
-async function rejecting<T>(call: Promise<T>): Promise<T> {
-  try {
-    return await call;
-  } catch (err) {
-    if (err instanceof ActivityFailure && err.cause instanceof ApplicationFailure && err.cause.nonRetryable) {
-      throw ApplicationFailure.create({ type: err.cause.type ?? undefined, message: err.cause.message, nonRetryable: true, details: err.cause.details as unknown[] });
-    }
-    throw err;
-  }
-}
-
-/** The run's targets in the store: the facade's run, or one registered from inline targets. */
 async function runOf(input: UpdateLabelsInput, revision: number): Promise<number> {
   if (input.run !== undefined) return input.run;
   const parsed = normalizeTargets(input.targets);
@@ -118,12 +107,14 @@ async function runOf(input: UpdateLabelsInput, revision: number): Promise<number
     );
   }
   const info = workflowInfo();
+  const audit = input.audit ?? scheduledAudit();
   const { run } = await registerRun({
     key: `${info.workflowId}/${info.firstExecutionRunId}`,
     workflowId: info.workflowId,
     revision,
     dryRun: input.dryRun ?? false,
     targets: parsed.targets,
+    ...(audit ? { startedBy: audit.by, startedVia: audit.via } : {}),
   });
   return run;
 }
@@ -185,11 +176,11 @@ export async function updateLabels(input: UpdateLabelsInput): Promise<UpdateLabe
       const parsed = normalizeTargets(input.targets);
       if (!parsed.ok) throw ApplicationFailure.nonRetryable(parsed.message, FailureType.InvalidTargets);
     }
-    const { revision } = await rejecting(resolveRevision({ revision: input.revision }));
+    const { revision } = await rejectingRun(input.run, resolveRevision({ revision: input.revision }));
     const run = await runOf(input, revision);
     phase = RunPhase.planning;
     setCurrentDetails(`Planning run ${run}: validating revision ${revision} and reading the target nodes`);
-    plan = await rejecting(planRun({ run, revision, dryRun, ...(input.allowMassRemoval ? { allowMassRemoval: true } : {}) }));
+    plan = await rejectingRun(run, planRun({ run, revision, dryRun, ...(input.allowMassRemoval ? { allowMassRemoval: true } : {}) }));
     const concurrency = Math.min(MAX_CONCURRENCY, Math.max(1, input.concurrency ?? plan.defaultConcurrency));
     carried = {
       run,
@@ -300,6 +291,7 @@ export async function updateLabels(input: UpdateLabelsInput): Promise<UpdateLabe
   outcome.result = result;
   telemetry.finished(result);
   if (useSearchAttributes) upsertSearchAttributes([{ key: RelabelStatus, value: dryRun ? RelabelStatusValue.dryRun : result.status }]);
+  await recordOutcome(state.run, result.status);
   setCurrentDetails(summaryMarkdown(result));
   return result;
 }

@@ -29,11 +29,11 @@ export function runsContract(fixture: StoreFixture): void {
       const store = await freshStore(t, fixture);
       const before = Date.now();
       const first = await store.createRun({ workflowId: 'update-labels/s', revision: 3, targets: ['b', 'a', 'c'] });
-      assert.deepEqual({ ...first, createdAt: undefined }, { id: 1, key: null, createdAt: undefined, workflowId: 'update-labels/s', revision: 3, dryRun: false, retryOf: null, targetCount: 3 });
+      assert.deepEqual({ ...first, createdAt: undefined }, { id: 1, key: null, createdAt: undefined, workflowId: 'update-labels/s', revision: 3, dryRun: false, retryOf: null, targetCount: 3, startedBy: null, startedVia: null, outcome: null });
       assert.ok(Math.abs(first.createdAt.getTime() - before) < 60_000);
       assert.deepEqual(await store.getRun(1), first);
       const keyed = await store.createRun({ key: 'wf/run', dryRun: true, retryOf: 1, targets: ['x', 'y'] });
-      assert.deepEqual({ ...keyed, createdAt: undefined }, { id: 2, key: 'wf/run', createdAt: undefined, workflowId: null, revision: null, dryRun: true, retryOf: 1, targetCount: 2 });
+      assert.deepEqual({ ...keyed, createdAt: undefined }, { id: 2, key: 'wf/run', createdAt: undefined, workflowId: null, revision: null, dryRun: true, retryOf: 1, targetCount: 2, startedBy: null, startedVia: null, outcome: null });
       assert.deepEqual(await store.createRun({ key: 'wf/run', workflowId: 'other', targets: ['other'] }), keyed, 'same key, same run, unchanged');
       assert.deepEqual((await store.runNodes(2, { limit: 10 })).map((r) => r.node), ['x', 'y'], 'the second call added no target');
       assert.deepEqual(await store.runNodes(1, { limit: 10 }), [
@@ -45,6 +45,30 @@ export function runsContract(fixture: StoreFixture): void {
       await rejectsWith(store.getRun(9), 'NotFound', /^run 9 not found$/);
       await rejectsWith(store.runCounts(9), 'NotFound', /^run 9 not found$/);
       await rejectsWith(store.getRun(0), 'InvalidArgument', /invalid run number 0/);
+    });
+
+    test('keeps who started a run and how, and records how it ended', async (t) => {
+      const store = await freshStore(t, fixture);
+      const run = await store.createRun({ workflowId: 'update-labels/s', revision: 1, startedBy: 'ops-alice', startedVia: 'api', targets: ['a'] });
+      assert.deepEqual([run.startedBy, run.startedVia, run.outcome], ['ops-alice', 'api', null]);
+      const retried = await store.createRun({ retryOf: run.id, startedBy: 'root', startedVia: 'retry', targets: ['a'] });
+      await store.setRunOutcome(run.id, 'partial_success');
+      assert.deepEqual(await store.getRun(run.id), { ...run, outcome: 'partial_success' });
+      await store.setRunOutcome(run.id, 'success');
+      assert.equal((await store.getRun(run.id)).outcome, 'success', 'recorded again: overwritten');
+      assert.deepEqual(await store.getRun(retried.id), retried, 'another run untouched');
+      await store.setRunOutcome(retried.id, 'rejected');
+      assert.equal((await store.getRun(retried.id)).outcome, 'rejected');
+      await rejectsWith(store.setRunOutcome(9, 'success'), 'NotFound', /^run 9 not found$/);
+      await rejectsWith(store.setRunOutcome(run.id, 'done' as 'success'), 'InvalidArgument', /invalid run outcome "done": must be one of success, partial_success, failure, rejected/);
+      for (const [input, message] of [
+        [{ startedBy: '', targets: ['a'] }, /invalid startedBy ""/],
+        [{ startedBy: 'x'.repeat(129), targets: ['a'] }, /longer than 128 characters/],
+        [{ startedVia: 'cron', targets: ['a'] }, /invalid startedVia "cron": must be one of cli, api, schedule, retry/],
+      ] as const) {
+        await rejectsWith(store.createRun(input), 'InvalidArgument', message);
+      }
+      assert.equal((await store.createRun({ targets: ['b'] })).id, retried.id + 1, 'the refused runs took no number');
     });
 
     test('setRunWorkflow records the workflow ID of a run', async (t) => {

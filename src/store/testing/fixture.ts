@@ -38,6 +38,20 @@ export async function assertRunsWork(store: RevisionStore): Promise<void> {
   assert.equal(run.id, 1);
   await store.setNodeResults(run.id, [{ node: 'n2', status: 'success', written: true }]);
   assert.deepEqual(await store.runCounts(run.id), { total: 2, queued: 1, pending: 0, success: 1, failure: 0, written: 1 });
+  await assertAuditWorks(store, run.id);
+}
+
+/**
+ * Asserts that a run recorded before the audit trail was kept reads with
+ * none (null), takes an outcome, and that new runs keep who and how.
+ */
+export async function assertAuditWorks(store: RevisionStore, oldRun: number): Promise<void> {
+  const old = await store.getRun(oldRun);
+  assert.deepEqual([old.startedBy, old.startedVia, old.outcome], [null, null, null]);
+  await store.setRunOutcome(oldRun, 'success');
+  assert.equal((await store.getRun(oldRun)).outcome, 'success');
+  const run = await store.createRun({ startedBy: 'ops-alice', startedVia: 'api', targets: ['n1'] });
+  assert.deepEqual([run.startedBy, run.startedVia, run.outcome], ['ops-alice', 'api', null]);
 }
 
 /** Asserts that a store migrated from before drift reports takes them: the first is report 1 and keeps its rows. */

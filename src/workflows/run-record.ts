@@ -1,0 +1,66 @@
+/**
+ * What an update run records about itself in the store, beside its nodes:
+ * how it ended (its status, or `rejected`), and who started a run that a
+ * Temporal Schedule started. Workflow code: deterministic, its one
+ * activity behind {@link RECORD_OUTCOME_PATCH}.
+ */
+import { ActivityFailure, ApplicationFailure, patched, proxyActivities, workflowInfo } from '@temporalio/workflow';
+import { runAudit, StartedVia, type RunAudit } from '../core/run-audit.ts';
+import type { Activities } from '../activities/index.ts';
+import type { RunStatus } from './messages.ts';
+import { TemporalScheduledById } from './search-attributes.ts';
+
+/**
+ * The patch under which a run records how it ended in the store (its
+ * status, or `rejected`): runs started before it replay without that step.
+ */
+export const RECORD_OUTCOME_PATCH = 'record-run-outcome';
+
+const { setRunOutcome } = proxyActivities<Activities>({
+  startToCloseTimeout: '60s',
+  retry: { maximumInterval: '10s' },
+});
+
+/** Records that `run` ended with `status` (runs started before {@link RECORD_OUTCOME_PATCH} do not). */
+export async function recordOutcome(run: number, status: RunStatus): Promise<void> {
+  if (patched(RECORD_OUTCOME_PATCH)) await setRunOutcome({ run, outcome: status });
+}
+
+/**
+ * Runs a rejection-checking activity so that its non-retryable failure
+ * becomes the run's own failure, with the public failure type on top
+ * (not buried under an ActivityFailure).
+ */
+async function rejecting<T>(call: Promise<T>): Promise<T> {
+  try {
+    return await call;
+  } catch (err) {
+    if (err instanceof ActivityFailure && err.cause instanceof ApplicationFailure && err.cause.nonRetryable) {
+      throw ApplicationFailure.create({ type: err.cause.type ?? undefined, message: err.cause.message, nonRetryable: true, details: err.cause.details as unknown[] });
+    }
+    throw err;
+  }
+}
+
+/**
+ * {@link rejecting}, and when the call rejects the run (a non-retryable
+ * failure) and the run's number is known, records the run's outcome as
+ * `rejected` first.
+ */
+export async function rejectingRun<T>(run: number | undefined, call: Promise<T>): Promise<T> {
+  try {
+    return await rejecting(call);
+  } catch (err) {
+    if (run !== undefined && err instanceof ApplicationFailure && err.nonRetryable && patched(RECORD_OUTCOME_PATCH)) {
+      await setRunOutcome({ run, outcome: 'rejected' });
+    }
+    throw err;
+  }
+}
+
+/** Who started a run that a Temporal Schedule started: the schedule's ID, via `schedule`; undefined for any other run. */
+export function scheduledAudit(): RunAudit | undefined {
+  const id = workflowInfo().typedSearchAttributes.get(TemporalScheduledById);
+  return typeof id === 'string' && id !== '' ? runAudit(id, StartedVia.schedule) : undefined;
+}
+
