@@ -10,6 +10,9 @@
  * a fresh worker process (its peak RSS is read from /proc):
  * - `all`: every node changed; `noop`: nothing changed; `one-percent`: a new
  *   revision changing every 100th node;
+ * - `plan`: the fleet-wide plan of the 1 % revision (before it is applied);
+ * - `drift`: one owned label edited by hand on 1 % of the nodes, then one
+ *   drift detection, which must name exactly those;
  * - `seed`: instead of `all`, the nodes are created already as desired (for
  *   the 50,000-node one-off); `retry`: K nodes missing → partial_success
  *   with exactly K NodeNotFound; created again, `relabel retry` fixes them.
@@ -33,6 +36,8 @@ import { nodePatch } from '../src/core/node-reconcile.ts';
 import { planOf } from '../src/activities/plan-run.ts';
 import { loadKubeConfig } from '../src/kube/nodes.ts';
 import { createRuns, type Runs } from '../src/facade/runs.ts';
+import { createPlans } from '../src/facade/plan.ts';
+import { createDrift } from '../src/facade/drift.ts';
 import { nodeRequestCount } from '../src/stack/kube-metrics.ts';
 import { freePorts, startStack, stopStack, type StackInfo } from '../src/stack/stack.ts';
 import { openStore } from '../src/store/open-store.ts';
@@ -45,7 +50,7 @@ const { values: opts } = parseArgs({
   options: {
     nodes: { type: 'string', default: '500,5000' },
     concurrency: { type: 'string', default: '50' },
-    passes: { type: 'string', default: 'floor,all,noop,one-percent' },
+    passes: { type: 'string', default: 'floor,all,noop,plan,one-percent,drift' },
     retry: { type: 'string', default: '1000' },
     'kube-qps': { type: 'string', default: '0' },
     'continue-as-new-after': { type: 'string' },
@@ -164,6 +169,24 @@ function asDesired(design: Design, name: string): V1Node {
   return { metadata: { name, labels: present(labels), annotations: present(annotations) }, ...(taints.length > 0 ? { spec: { taints } } : {}) };
 }
 
+/** A timed step with its own fresh worker (plan, drift): time, the worker's peak RSS, and `check`'s verdict on the answer. */
+async function withWorker<T>(ctx: { stack: StackInfo; storeUrl: string; taskQueue: string; size: number }, name: string, step: () => Promise<T>, check: (answer: T) => { ok: boolean; why?: string; figures?: Record<string, unknown> }): Promise<void> {
+  const worker = await startWorker(ctx.stack, ctx.storeUrl, ctx.taskQueue);
+  try {
+    const writesBefore = await nodeRequestCount(ctx.stack.adminKubeconfig, 'PATCH', { code: 200 });
+    const t0 = performance.now();
+    const answer = await step();
+    const ms = performance.now() - t0;
+    const writes = (await nodeRequestCount(ctx.stack.adminKubeconfig, 'PATCH', { code: 200 })) - writesBefore;
+    const verdict = check(answer);
+    const ok = verdict.ok && writes === 0;
+    report({ nodes: ctx.size, pass: name, seconds: +(ms / 1000).toFixed(2), writesCounted: writes, workerPeakRssMiB: peakRssMiB(worker.pid as number), ...verdict.figures }, ok, [verdict.why, writes !== 0 && `${writes} writes, expected none`].filter(Boolean).join('; '));
+  } finally {
+    worker.kill('SIGTERM');
+    await new Promise((r) => worker.once('exit', r));
+  }
+}
+
 type Expect = { status: string; written: number; failure?: number; children?: number };
 
 /** One relabel pass: a fresh worker, one run (or retry), figures, checks. */
@@ -253,14 +276,25 @@ async function benchSize(size: number): Promise<void> {
       await checkNodes('all-changed: nodes as desired');
     }
     if (passes.includes('noop')) await pass(ctx, 'no-op', all, { status: 'success', written: 0 });
-    if (passes.includes('one-percent')) {
-      const changed = site.nodes.filter((_, i) => i % 100 === 0);
+    const changed = site.nodes.filter((_, i) => i % 100 === 0);
+    if (passes.includes('one-percent') || passes.includes('plan')) {
       const files = withChangedNodes(site.files, new Set(changed), 'r1');
       const next = validateSite(files);
       if (!next.ok) throw new Error('changed bench site does not validate');
       design = next.design;
       await store.stage('site', files);
       await store.commit({ message: 'bench: 1 % changed' });
+    }
+    if (passes.includes('plan')) {
+      // The fleet-wide plan of that revision over every node: per key counts and sources, nothing written.
+      const plans = createPlans(runs);
+      await withWorker(ctx, 'plan', () => plans.plan({ targets: site.nodes }), (p) => {
+        const round = p.labels['bench-round'];
+        const ok = p.targets === size && round?.gain === changed.length && round.sources.length > 0;
+        return { ok, ...(ok ? {} : { why: `plan says ${p.targets} targets, bench-round gained on ${round?.gain ?? 0}` }), figures: { labelKeys: Object.keys(p.labels).length } };
+      });
+    }
+    if (passes.includes('one-percent')) {
       await pass(ctx, 'one-percent', all, { status: 'success', written: changed.length });
       await checkNodes('one-percent: nodes as desired');
     }
@@ -273,6 +307,20 @@ async function benchSize(size: number): Promise<void> {
       await pool(missing, 32, (name) => core.createNode({ body: { metadata: { name, labels: { 'kubernetes.io/hostname': name } } } }));
       await pass(ctx, 'retry', () => runs.retry(first.workflowId, first.runId, { concurrency }), { status: 'success', written: missing.length });
       await checkNodes('retry: nodes as desired');
+    }
+    if (passes.includes('drift')) {
+      // Someone changes one owned label on 1 % of the nodes; detection must name exactly those.
+      const edited = site.nodes.filter((_, i) => i % 100 === 1);
+      const merge = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+      await pool(edited, 32, async (name) => {
+        const key = Object.keys(design.nodes[name]?.labels ?? {}).find((k) => !isKubeletLabelKey(k) && k !== 'bench-round') ?? '';
+        await core.patchNode({ name, body: { metadata: { labels: { [key]: 'edited-by-hand' } } } }, merge);
+      });
+      const drift = createDrift({ client, store, taskQueue, namespace: 'default' });
+      await withWorker(ctx, 'drift', () => drift.detect(), (r) => {
+        const ok = r.counts.drifted === edited.length && r.counts.missing === 0 && r.counts.unmanaged === 0;
+        return { ok, ...(ok ? {} : { why: `drift counts ${JSON.stringify(r.counts)}, expected ${edited.length} drifted` }), figures: { counts: r.counts } };
+      });
     }
   } finally {
     await connection?.close();
