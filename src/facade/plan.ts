@@ -155,12 +155,12 @@ export function createPlans(runs: Runs) {
     const design = await runs.design(result.revision);
     // The plugin set the dry run pinned (0, or none pinned: document labels only), looked up a page of planned nodes at a time.
     const set = status.pluginSet ?? 0;
-    const pluginsOf = (outcomes: readonly NodeOutcome[]) =>
-      runs.pluginLabels(set, outcomes.flatMap((o) => (o.status === 'success' && Object.hasOwn(design.nodes, o.node) ? [o.node] : [])));
+    const pluginsOf = (outcomes: readonly NodeOutcome[], planned: boolean) =>
+      runs.pluginLabels(set, outcomes.flatMap((o) => ((!planned || o.status === 'success') && Object.hasOwn(design.nodes, o.node) ? [o.node] : [])));
     const tally = createKeyTally(design);
     let page: NodeOutcome[] = [];
     const flush = async () => {
-      const plugins = await pluginsOf(page);
+      const plugins = await pluginsOf(page, true);
       for (const outcome of page) tally.add(outcome, plugins.get(outcome.node));
       page = [];
     };
@@ -184,7 +184,8 @@ export function createPlans(runs: Runs) {
       const offset = Math.max(0, Math.trunc(view.nodes.offset ?? 0));
       const limit = Math.min(MAX_PLAN_NODE_PAGE, Math.max(1, Math.trunc(view.nodes.limit ?? DEFAULT_PLAN_NODE_PAGE)));
       const detail = await runs.nodes(result.run, { offset, limit });
-      const plugins = await pluginsOf(detail.items);
+      // Every node of the design shows the labels a run would want of it, planned or not.
+      const plugins = await pluginsOf(detail.items, false);
       const items = detail.items.map((n): PlannedNode => {
         const labels = sourcedLabels(design, n.node, plugins.get(n.node));
         return labels ? { ...n, labels } : n;
