@@ -4,11 +4,13 @@
  * code, from real runs on a local stack of its own: a run that relabels
  * every node (parent and one child), a partial success, its retry, a dry
  * run, a run that continued as new (its first and last executions) and a
- * rejected run, and a label plugin poll that starts an update run for the
- * nodes whose plugin labels changed. Writes test/histories/*.binpb (protobuf,
- * as Temporal stores them). Run it again (and commit the files) only when a
- * workflow change is meant to be incompatible — see
- * docs/workflow-changes.md. `--only poll-plugins` records only the poll.
+ * rejected run, a label plugin poll that starts an update run for the
+ * nodes whose plugin labels changed, and a drift detection that finds a node
+ * changed behind relabel's back and heals it. Writes test/histories/*.binpb
+ * (protobuf, as Temporal stores them). Run it again (and commit the files)
+ * only when a workflow change is meant to be incompatible — see
+ * docs/workflow-changes.md. `--only poll-plugins` records only the poll,
+ * `--only detect-drift` only the detection.
  */
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -19,9 +21,10 @@ import proto from '@temporalio/proto';
 
 const { temporal } = proto;
 import { DefaultLogger, Runtime } from '@temporalio/worker';
+import { createDrift } from '../src/facade/drift.ts';
 import { createPlugins } from '../src/facade/plugins.ts';
 import { createRuns } from '../src/facade/runs.ts';
-import { loadKubeConfig } from '../src/kube/nodes.ts';
+import { createNodeApi, loadKubeConfig } from '../src/kube/nodes.ts';
 import { freePorts, startStack, stopStack } from '../src/stack/stack.ts';
 import { openStore } from '../src/store/open-store.ts';
 import { createWorker } from '../src/worker.ts';
@@ -85,6 +88,7 @@ async function main(only?: string): Promise<void> {
     await save('update-labels-rejected', rejected.workflowId, rejected.firstExecutionRunId);
     }
 
+    if (only === undefined || only === 'poll-plugins') {
     // A poll of one JSON plugin whose new set starts an update run (the policy asks for one).
     const labelsFile = join(dir, 'rec-labels.json');
     writeFileSync(labelsFile, JSON.stringify(Object.fromEntries(present.slice(0, 2).map((n) => [n, { 'rec.example.com/plugin': 'yes' }]))));
@@ -98,6 +102,23 @@ async function main(only?: string): Promise<void> {
     const polled = await createPlugins({ store, client, taskQueue }).poll('rec-site');
     await save('poll-plugins', polled.workflowId);
     if (polled.updateRun && 'workflowId' in polled.updateRun) await runs.wait({ workflowId: polled.updateRun.workflowId });
+    }
+
+    if (only === undefined || only === 'detect-drift') {
+      // A detection under a policy that heals: three nodes relabelled, one of them changed behind relabel's back, healed by one run.
+      const healing = prefixedSite('rec', (doc) => {
+        if (doc.schema === 'relabel/LabelPolicy/v1') doc.data.drift = { action: 'heal' };
+      });
+      await store.stage('site', healing.files);
+      await store.tag((await store.commit()).id, 'site-action-success');
+      const relabelled = present.slice(0, 3);
+      const done = await runs.wait(await runs.start({ targets: relabelled }));
+      if (done.result?.status !== 'success') throw new Error(`the run before the detection ended ${JSON.stringify(done.result ?? done.failure)}`);
+      await createNodeApi(loadKubeConfig(stack.adminKubeconfig)).patchNode(relabelled[0] as string, { metadata: { labels: { fluentd: 'disabled' } } });
+      const detected = await createDrift({ client, store, taskQueue, namespace: 'default' }).detect({ site: 'rec-site' });
+      if (detected.counts.drifted !== 1 || detected.heal?.runs.length !== 1) throw new Error(`the detection should find and heal one node: ${JSON.stringify(detected)}`);
+      await save('detect-drift', detected.workflowId, detected.runId);
+    }
 
     worker.shutdown();
     await running;

@@ -6,7 +6,9 @@
  * out, prints bad JSON, prints too much or writes outside its namespace
  * keeps its last good labels and the error shows in the poll's result and
  * `relabel plugins status`; a label a plugin stops reporting is removed;
- * the per-site Temporal Schedule is created with overlap SKIP.
+ * the per-site Temporal Schedule is created with overlap SKIP; `relabel
+ * plan` and `POST plans` name the plugin each plugin label comes from, and
+ * the document as the source of a key where the document wins.
  */
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -14,10 +16,13 @@ import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ScheduleOverlapPolicy } from '@temporalio/client';
+import { PlanView } from '../src/api/response-schemas.ts';
+import type { FleetPlan } from '../src/facade/plan.ts';
 import { createPlugins, ensurePluginSchedule, pluginScheduleId } from '../src/facade/plugins.ts';
 import type { NodeOutcome } from '../src/facade/runs.ts';
 import { adminCore, createNode, exits, relabelCli, startRelabel, uniqueSuffix } from './helpers.ts';
 import { prefixedSite, storeWithSite } from './site.ts';
+import { startTestApi } from './api-support.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'relabel-plugins-'));
 const JSON_PATH = join(dir, 'features.json');
@@ -145,6 +150,55 @@ describe('label plugins', () => {
     assert.deepEqual((await relabel.runs.summary(started.run)).pluginConflicts, { nodes: 1, labels: 2 });
     const owned = (await adminCore().readNode({ name: n1 })).metadata?.annotations?.['relabel.airshipit.org/owned-labels'] ?? '';
     assert.ok(owned.split(',').includes('feature.example.com/gpu'), `plugin labels are owned: ${owned}`);
+  });
+
+  it('relabel plan and POST plans name the plugin a label comes from; a key where the document wins keeps its document source', async () => {
+    const setId = (await relabel.store.latestPluginSet(siteName))?.id;
+    assert.ok(setId, 'the previous test stored a set');
+    const bySource = (labels: Record<string, { sources: { source: Record<string, unknown>; nodes: number }[] }>) =>
+      Object.fromEntries(
+        ['feature.example.com/gpu', 'nic.example.com/speed', 'feature.example.com/shared', 'feature.example.com/doc'].map((key) => [
+          key,
+          labels[key]?.sources.map((s) => `${JSON.stringify(s.source)} x${s.nodes}`),
+        ]),
+      );
+    const expected = {
+      'feature.example.com/gpu': ['{"kind":"plugin","plugin":"features"} x2'],
+      'nic.example.com/speed': ['{"kind":"plugin","plugin":"nics"} x2'],
+      'feature.example.com/shared': ['{"kind":"plugin","plugin":"features"} x1'],
+      'feature.example.com/doc': ['{"kind":"node"} x1'],
+    };
+    const env = { RELABEL_STORE_URL: url, RELABEL_TASK_QUEUE: relabel.taskQueue };
+    const plan = JSON.parse(exits(await relabelCli(['plan', '--nodes', targets.join(','), '--nodes-detail', '-o', 'json'], env), 0).stdout) as FleetPlan;
+    assert.equal(await relabel.store.runPluginSet(plan.run), setId, 'the plan pinned the latest set');
+    assert.deepEqual(bySource(plan.labels), expected);
+    assert.equal(plan.labels['feature.example.com/gpu']?.desired, 2);
+    const first = plan.nodes?.items.find((n) => n.node === n1)?.labels ?? {};
+    assert.deepEqual(first['feature.example.com/gpu'], { value: 'a100', source: { kind: 'plugin', plugin: 'features' } });
+    assert.deepEqual(first['nic.example.com/speed'], { value: '100g', source: { kind: 'plugin', plugin: 'nics' } });
+    assert.deepEqual(first['feature.example.com/shared'], { value: 'from-features', source: { kind: 'plugin', plugin: 'features' } }, 'the plugin that sorts first');
+    assert.deepEqual(first['feature.example.com/doc'], { value: 'from-doc', source: { kind: 'node' } }, 'the document wins, and stays the source');
+    const third = plan.nodes?.items.find((n) => n.node === n3)?.labels ?? {};
+    assert.equal(third['nic.example.com/speed'], undefined);
+    assert.deepEqual(third['feature.example.com/gpu'], { value: 'h100', source: { kind: 'plugin', plugin: 'features' } });
+
+    const text = exits(await relabelCli(['plan', '--nodes', targets.join(','), '--nodes-detail'], env), 0).stdout;
+    assert.match(text, /feature\.example\.com\/gpu .*plugin features ×2/);
+    assert.match(text, new RegExp(`${n1}\\s+feature\\.example\\.com/doc\\s+from-doc\\s+node *$`, 'm'));
+    assert.match(text, new RegExp(`${n2}\\s+nic\\.example\\.com/speed\\s+25g\\s+plugin nics *$`, 'm'));
+
+    const api = await startTestApi({ storeUrl: url, taskQueue: relabel.taskQueue });
+    try {
+      const created = await api.call('POST', '/api/v1.0/plans', { body: { target_nodes: targets, nodes_detail: true } });
+      assert.equal(created.status, 201, created.text);
+      const view = PlanView.parse(created.json);
+      assert.deepEqual(bySource(view.labels), expected);
+      const apiFirst = view.nodes?.items.find((n) => n.node === n1)?.labels ?? {};
+      assert.deepEqual(apiFirst['feature.example.com/gpu'], { value: 'a100', source: { kind: 'plugin', plugin: 'features' } });
+      assert.deepEqual(apiFirst['feature.example.com/doc'], { value: 'from-doc', source: { kind: 'node' } });
+    } finally {
+      await api.close();
+    }
   });
 
   it('an executable that times out, prints bad JSON, prints too much or writes outside its namespace keeps its last good labels; the error shows', async () => {

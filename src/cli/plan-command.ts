@@ -71,7 +71,8 @@ export function addPlanCommand(program: Command, setExit: SetExit): void {
       '\nTargets as for update-labels: --nodes, --nodes-from, --all, or a filter of --rack, --tag and --label; exactly one.\n' +
         'Runs a dry run (one bulk read of the nodes, every plan computed in the worker, nothing written), then sums its\n' +
         'per-node plans from the store. Sources: node (its own owner_data), host profile P (depth N: 1 is the node\'s\n' +
-        "own profile, 2 its parent…), rack R (the rack document's labels), generated (rack, site, host_profile, tag).\n" +
+        "own profile, 2 its parent…), rack R (the rack document's labels), generated (rack, site, host_profile, tag),\n" +
+        'plugin P (a label plugin of the plugin set the dry run pinned, for a key the documents do not give the node).\n' +
         'Exit 0 whatever the brake would say.\n' +
         'JSON: {workflowId, runId, run, revision, site, targets, statuses, failureTypes, labels: {KEY: {desired, gain, change,\n' +
         'lose, adopt, sources: [{source: {kind, …}, nodes}], moreSources}}, moreLabelKeys, removal: {owned, removed, nodes,\n' +

@@ -130,5 +130,7 @@ describe('plugin labels joined with document labels', () => {
       { key: 'a/k', plugin: 'zeta', value: 'z', kept: 'doc', keptFrom: 'document' },
       { key: 'b/x', plugin: 'zeta', value: 'z', kept: 'a', keptFrom: 'plugin alpha' },
     ]);
+    assert.deepEqual(joined.plugins, { 'b/x': 'alpha', 'c/new': 'zeta' }, 'a key the documents give with the same value stays theirs');
+    assert.deepEqual(withPluginLabels({ 'a/k': 'doc' }, []).plugins, {});
   });
 });

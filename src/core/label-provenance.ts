@@ -72,6 +72,11 @@ export function layerSource(depth: number, profile: string): LabelSource {
   return depth === 0 ? NODE_SOURCE : { kind: LabelSourceKind.hostProfile, profile, depth };
 }
 
+/** The source of a label the label plugin `plugin` gives. */
+export function pluginSource(plugin: string): LabelSource {
+  return { kind: LabelSourceKind.plugin, plugin };
+}
+
 /** A source in words: `node`, `host profile compute (depth 1)`, `rack cab23`, `generated (rack)`, `plugin nfd`. */
 export function formatLabelSource(source: LabelSource): string {
   switch (source.kind) {

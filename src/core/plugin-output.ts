@@ -112,10 +112,15 @@ export type PluginConflict = { key: string; plugin: string; value: string; kept:
  * A node's desired labels with its plugin labels joined in: the document's
  * labels win; among plugins, the one whose name sorts first wins. Every
  * label not applied because of that is returned as a conflict (none is
- * dropped silently). Keys sorted.
+ * dropped silently). Keys sorted. `plugins` names, for each key a plugin
+ * gave (one the documents do not give), the plugin it came from: a key the
+ * documents give with the same value stays the documents'.
  */
-export function withPluginLabels(documentLabels: Readonly<Record<string, string>>, entries: readonly PluginEntry[]): { labels: Record<string, string>; conflicts: PluginConflict[] } {
-  if (entries.length === 0) return { labels: { ...documentLabels }, conflicts: [] };
+export function withPluginLabels(
+  documentLabels: Readonly<Record<string, string>>,
+  entries: readonly PluginEntry[],
+): { labels: Record<string, string>; conflicts: PluginConflict[]; plugins: Record<string, string> } {
+  if (entries.length === 0) return { labels: { ...documentLabels }, conflicts: [], plugins: {} };
   const labels = new Map(Object.entries(documentLabels));
   const from = new Map<string, string>();
   const conflicts: PluginConflict[] = [];
@@ -124,11 +129,13 @@ export function withPluginLabels(documentLabels: Readonly<Record<string, string>
       const kept = labels.get(key);
       if (kept === undefined) {
         labels.set(key, value);
-        from.set(key, `plugin ${plugin}`);
+        from.set(key, plugin);
       } else if (kept !== value) {
-        conflicts.push({ key, plugin, value, kept, keptFrom: from.get(key) ?? 'document' });
+        const owner = from.get(key);
+        conflicts.push({ key, plugin, value, kept, keptFrom: owner === undefined ? 'document' : `plugin ${owner}` });
       }
     }
   }
-  return { labels: Object.fromEntries([...labels].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))), conflicts };
+  const sorted = <T>(pairs: Iterable<[string, T]>) => Object.fromEntries([...pairs].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+  return { labels: sorted(labels), conflicts, plugins: sorted(from) };
 }

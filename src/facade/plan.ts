@@ -7,14 +7,19 @@
  * every plan computed in the worker, nothing written to any node, each
  * node's plan in the store), then the store's rows read a page at a time
  * and summed per label key, with each key's sources counted from the
- * design's provenance. Memory grows with the number of label keys and
- * sources, not of nodes; the per-node detail is one bounded page.
+ * design's provenance and the plugin set the dry run pinned (a label a
+ * plugin gives, where the documents do not win, is the plugin's: joined by
+ * `withPluginLabels`, as runs join them), looked up a page of nodes at a
+ * time. Memory grows with the number of label keys and sources, not of
+ * nodes; the per-node detail is one bounded page.
  */
 import { FailureType, isFailureType } from '../core/failure-types.ts';
 import { byText } from '../core/label-plan.ts';
-import { formatLabelSource, type LabelSource } from '../core/label-provenance.ts';
+import { formatLabelSource, pluginSource, type LabelSource } from '../core/label-provenance.ts';
+import { withPluginLabels, type PluginEntry } from '../core/plugin-output.ts';
 import type { RemovalAssessment } from '../core/removal-brake.ts';
 import type { Design } from '../core/validate-site.ts';
+import { MAX_PLUGIN_LOOKUP } from '../store/plugin-store.ts';
 import type { Progress } from '../workflows/messages.ts';
 import { RelabelError } from './relabel-error.ts';
 import { createSummary, MAX_SUMMARY_LABEL_KEYS, nodeOutcome, type LabelKeyCounts, type NodeOutcome } from './run-results.ts';
@@ -81,15 +86,32 @@ export interface PlanOptions {
   onWarning?: (warning: string | undefined) => void;
 }
 
-/** Sums a plan's rows per key: counts from the stored plans, sources from the design. */
+/**
+ * A planned node's desired labels with their sources: the design's, with
+ * its plugin labels joined in as a run joins them (the documents win; a
+ * key a plugin gives is that plugin's). Undefined for a node not in the design.
+ */
+export function sourcedLabels(design: Design, node: string, plugins: readonly PluginEntry[] = []): Record<string, { value: string; source: LabelSource }> | undefined {
+  const target = Object.hasOwn(design.nodes, node) ? design.nodes[node] : undefined;
+  if (!target) return undefined;
+  const joined = withPluginLabels(target.labels, plugins);
+  return Object.fromEntries(
+    Object.entries(joined.labels).map(([key, value]) => {
+      const plugin = joined.plugins[key];
+      return [key, { value, source: plugin !== undefined ? pluginSource(plugin) : (target.labelSources[key] as LabelSource) }];
+    }),
+  );
+}
+
+/** Sums a plan's rows per key: counts from the stored plans, sources from the design and the plugin set. */
 function createKeyTally(design: Design) {
   const counts = createSummary(0);
   const keys = new Map<string, { desired: number; sources: Map<string, { source: LabelSource; nodes: number }> }>();
   return {
-    add(outcome: NodeOutcome): void {
+    add(outcome: NodeOutcome, plugins: readonly PluginEntry[] = []): void {
       counts.add(outcome);
-      const node = outcome.status === 'success' && Object.hasOwn(design.nodes, outcome.node) ? design.nodes[outcome.node] : undefined;
-      for (const [key, source] of Object.entries(node?.labelSources ?? {})) {
+      const labels = outcome.status === 'success' ? sourcedLabels(design, outcome.node, plugins) : undefined;
+      for (const [key, { source }] of Object.entries(labels ?? {})) {
         let entry = keys.get(key);
         if (!entry) keys.set(key, (entry = { desired: 0, sources: new Map() }));
         entry.desired++;
@@ -116,13 +138,6 @@ function createKeyTally(design: Design) {
   };
 }
 
-/** A node's desired labels with their sources, from the design. */
-function labelsOf(design: Design, node: string): PlannedNode['labels'] {
-  const target = Object.hasOwn(design.nodes, node) ? design.nodes[node] : undefined;
-  if (!target) return undefined;
-  return Object.fromEntries(Object.entries(target.labels).map(([key, value]) => [key, { value, source: target.labelSources[key] as LabelSource }]));
-}
-
 /** Builds the plan facade over the runs facade. */
 export function createPlans(runs: Runs) {
   /**
@@ -138,8 +153,22 @@ export function createPlans(runs: Runs) {
     if (!result) throw new RelabelError(FailureType.RunNotFound, `run ${ref.workflowId} (${status.runId}) ended ${status.execution} without a plan`);
     if (!result.dryRun) throw new RelabelError(FailureType.RunNotFound, `run ${ref.workflowId} (${status.runId}) is not a plan (a dry run)`);
     const design = await runs.design(result.revision);
+    // The plugin set the dry run pinned (0, or none pinned: document labels only), looked up a page of planned nodes at a time.
+    const set = status.pluginSet ?? 0;
+    const pluginsOf = (outcomes: readonly NodeOutcome[], planned: boolean) =>
+      runs.pluginLabels(set, outcomes.flatMap((o) => ((!planned || o.status === 'success') && Object.hasOwn(design.nodes, o.node) ? [o.node] : [])));
     const tally = createKeyTally(design);
-    for await (const row of runs.rows(result.run)) tally.add(nodeOutcome(row));
+    let page: NodeOutcome[] = [];
+    const flush = async () => {
+      const plugins = await pluginsOf(page, true);
+      for (const outcome of page) tally.add(outcome, plugins.get(outcome.node));
+      page = [];
+    };
+    for await (const row of runs.rows(result.run)) {
+      page.push(nodeOutcome(row));
+      if (page.length >= MAX_PLUGIN_LOOKUP) await flush();
+    }
+    await flush();
     const plan: FleetPlan = {
       workflowId: ref.workflowId,
       runId: status.runId,
@@ -154,12 +183,14 @@ export function createPlans(runs: Runs) {
     if (view.nodes) {
       const offset = Math.max(0, Math.trunc(view.nodes.offset ?? 0));
       const limit = Math.min(MAX_PLAN_NODE_PAGE, Math.max(1, Math.trunc(view.nodes.limit ?? DEFAULT_PLAN_NODE_PAGE)));
-      const page = await runs.nodes(result.run, { offset, limit });
-      const items = page.items.map((n): PlannedNode => {
-        const labels = labelsOf(design, n.node);
+      const detail = await runs.nodes(result.run, { offset, limit });
+      // Every node of the design shows the labels a run would want of it, planned or not.
+      const plugins = await pluginsOf(detail.items, false);
+      const items = detail.items.map((n): PlannedNode => {
+        const labels = sourcedLabels(design, n.node, plugins.get(n.node));
         return labels ? { ...n, labels } : n;
       });
-      plan.nodes = { total: page.total, offset, items };
+      plan.nodes = { total: detail.total, offset, items };
     }
     return plan;
   }

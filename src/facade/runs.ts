@@ -15,6 +15,7 @@ import { optionalTsToMs } from '@temporalio/common/lib/time.js';
 import { FailureType } from '../core/failure-types.ts';
 import { auditFrom, runAudit, StartedVia, type RunAudit } from '../core/run-audit.ts';
 import { normalizeTargets } from '../core/targets.ts';
+import type { PluginEntry } from '../core/plugin-output.ts';
 import { selectNodes, type NodeFilterSet } from '../core/node-filter.ts';
 import { runnableRevision } from '../store/revision-checks.ts';
 import { isStoreError, StoreErrorCode } from '../store/store-error.ts';
@@ -513,7 +514,17 @@ export function createRuns(deps: RunsDeps) {
     return validation.design;
   }
 
-  return { preflight, start, status, wait, retry, cancel, nodes, summary, list, link, design, rows: rowsOf };
+  /**
+   * The labels plugin set `set` gives `nodes` (at most MAX_PLUGIN_LOOKUP):
+   * for each node with any, its entries sorted by plugin. Set 0 (a run that
+   * pinned none) gives none.
+   */
+  async function pluginLabels(set: number, nodes: readonly string[]): Promise<Map<string, PluginEntry[]>> {
+    if (set === 0 || nodes.length === 0) return new Map();
+    return store.pluginSetLabels(set, nodes);
+  }
+
+  return { preflight, start, status, wait, retry, cancel, nodes, summary, list, link, design, rows: rowsOf, pluginLabels };
 }
 
 /** The facade's type. */
