@@ -6,6 +6,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { ESLint } from 'eslint';
+import { workflowBundle } from './helpers.ts';
 
 const eslint = new ESLint({ cwd: new URL('..', import.meta.url).pathname });
 
@@ -36,5 +37,19 @@ describe('architecture rules (lint)', () => {
   it('keeps src/core pure: nothing of ours outside it, no Temporal', async () => {
     const found = await violations(`import { openStore } from '../store/open-store.ts';\nimport { proxyActivities } from '@temporalio/workflow';\nexport const x = [openStore, proxyActivities];\n`, 'src/core/targets.ts');
     assert.equal(found.filter((r) => r === 'no-restricted-imports').length, 2, found.join());
+  });
+});
+
+describe('the workflow bundle', () => {
+  // Every workflow execution evaluates the bundle's modules afresh (the SDK's
+  // reusable V8 context keeps a module cache per workflow), so whatever
+  // workflow code imports is paid for once per child: a schema library pulled
+  // in through the core doubled the worker's CPU per relabelled node.
+  it('holds only the Temporal SDK and relabel code that workflows need, no schema library', async () => {
+    const { code } = await workflowBundle();
+    const packages = new Set([...code.matchAll(/node_modules\/((?:@[^/"']+\/)?[^/"']+)/g)].map((m) => m[1]));
+    assert.deepEqual([...packages].filter((p) => !/^(@temporalio\/(common|workflow)|nexus-rpc|long|ms)$/.test(p ?? '')), []);
+    const ours = new Set([...code.matchAll(/"\.\/src\/([a-z/.-]+\.ts)"/g)].map((m) => m[1]));
+    for (const heavy of ['core/schema.ts', 'core/validate-site.ts', 'core/design-resolve.ts']) assert.ok(!ours.has(heavy), `${heavy} is not in the workflow bundle`);
   });
 });

@@ -70,3 +70,8 @@ export const SEARCH_ATTRIBUTES = {
  * `lift_uninitialized_taint`, as Cluster API holds new nodes with its `uninitialized` taint.
  */
 export const UNINITIALIZED_TAINT_KEY = 'relabel.airshipit.org/uninitialized';
+
+/** The effects a Kubernetes taint can have. */
+export const TAINT_EFFECTS = ['NoSchedule', 'PreferNoSchedule', 'NoExecute'] as const;
+/** One of {@link TAINT_EFFECTS}. */
+export type TaintEffect = (typeof TAINT_EFFECTS)[number];

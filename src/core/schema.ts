@@ -7,6 +7,7 @@
  * `owner-data`) is an error instead of being silently ignored.
  */
 import { z } from 'zod';
+import { TAINT_EFFECTS } from './constants.ts';
 
 /** Schema names (the envelope's `schema` field) relabel interprets. */
 export const SchemaName = {
@@ -66,10 +67,7 @@ export const AnnotationMap = z.record(z.string(), AnnotationValue);
 /** A map of annotation keys to values. */
 export type AnnotationMap = z.infer<typeof AnnotationMap>;
 
-/** The effects a Kubernetes taint can have. */
-export const TAINT_EFFECTS = ['NoSchedule', 'PreferNoSchedule', 'NoExecute'] as const;
-/** One of {@link TAINT_EFFECTS}. */
-export type TaintEffect = (typeof TAINT_EFFECTS)[number];
+export { TAINT_EFFECTS, type TaintEffect } from './constants.ts';
 
 /**
  * A taint as written in a document. `effect` is required except on a

@@ -4,9 +4,8 @@
  * Kubernetes may touch, and the syntax of a taint written in a document,
  * checked as the API server checks `spec.taints`.
  */
-import { UNINITIALIZED_TAINT_KEY } from './constants.ts';
+import { TAINT_EFFECTS, UNINITIALIZED_TAINT_KEY } from './constants.ts';
 import { invalidValue, labelKeyErrors, labelValueErrors } from './label-syntax.ts';
-import { TAINT_EFFECTS } from './schema.ts';
 import { quote } from './site-error.ts';
 
 /** A Node taint. */
