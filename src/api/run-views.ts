@@ -3,9 +3,8 @@
  * lifecycle) or a Drydock task (status, result, one subtask per node). Pure
  * mappings from the runs facade's status report.
  */
-import type { NodeOutcome, RunStatusReport } from '../facade/runs.ts';
+import type { NodeOutcome, RunListing, RunStatusReport } from '../facade/runs.ts';
 import type { NodeFilterSet } from '../core/node-filter.ts';
-import type { StartedVia } from '../core/run-audit.ts';
 import { RunStatus } from '../workflows/messages.ts';
 import { encodeRunId } from './run-ids.ts';
 import { ActionName } from './schemas.ts';
@@ -48,17 +47,7 @@ function actionNameOf(action: string | undefined): ActionName {
 }
 
 /** A list entry from what Temporal's visibility knows of a run. */
-export function actionSummary(run: {
-  workflowId: string;
-  runId: string;
-  action?: string;
-  startedBy?: string;
-  startedVia?: StartedVia;
-  execution: string;
-  outcome?: string;
-  startTime: string;
-  closeTime?: string;
-}): ActionSummary {
+export function actionSummary(run: Omit<RunListing, 'run'>): ActionSummary {
   return {
     id: encodeRunId(run),
     name: actionNameOf(run.action),
