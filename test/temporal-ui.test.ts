@@ -1,12 +1,14 @@
 /**
  * A run is readable from the Temporal Web UI alone: headless Chromium opens
  * the parent run while it is in progress and finds its summary, its
- * children and its progress details; the screenshots are kept as artifacts.
+ * children and its progress details, and the site's drift and plugin poll
+ * schedules; the screenshots are kept as artifacts.
  */
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync } from 'node:fs';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import { createSchedules } from '../src/facade/schedules.ts';
 import { adminCore, createNode, startRelabel, uniqueSuffix } from './helpers.ts';
 import { prefixedSite, storeWithSite } from './site.ts';
 
@@ -78,6 +80,27 @@ describe('the Temporal UI shows a run', () => {
       await page.screenshot({ path: `${ARTIFACTS}temporal-ui-children.png` });
     } finally {
       await page.close();
+    }
+  });
+
+  it('lists the drift and plugin poll schedules of the site, with the workflow each starts', async () => {
+    const ui = process.env.TEMPORAL_UI_URL;
+    assert.ok(ui, 'TEMPORAL_UI_URL is set by the global setup');
+    const schedules = createSchedules({ client: relabel.client, store: relabel.store, taskQueue: relabel.taskQueue });
+    const drift = await schedules.create('drift', { paused: true });
+    const plugins = await schedules.create('plugins', { paused: true });
+    const page = await browser.newPage({ viewport: { width: 1600, height: 1200 } });
+    try {
+      await page.goto(`${ui}/namespaces/default/schedules`, { waitUntil: 'domcontentloaded' });
+      await page.getByText(drift.scheduleId).first().waitFor({ timeout: 30_000 });
+      await page.getByText(plugins.scheduleId).first().waitFor({ timeout: 30_000 });
+      await page.screenshot({ path: `${ARTIFACTS}temporal-ui-schedules.png` });
+      await page.getByText(drift.scheduleId).first().click();
+      await page.getByText('detectDrift').first().waitFor({ timeout: 30_000 });
+      await page.screenshot({ path: `${ARTIFACTS}temporal-ui-drift-schedule.png` });
+    } finally {
+      await page.close();
+      for (const id of [drift.scheduleId, plugins.scheduleId]) await schedules.delete(id);
     }
   });
 });
