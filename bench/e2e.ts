@@ -1,6 +1,7 @@
 /**
  * `npm run bench:e2e -- [--nodes 500,5000] [--concurrency 50] [--passes …] [--continue-as-new-after N]`:
- * update_labels end to end, on a local stack of its own per size (real
+ * update_labels end to end (`--search-attributes off`: runs and children
+ * without relabel's search attributes, to measure what they cost), on a local stack of its own per size (real
  * Temporal, real kube-apiserver), against the floor measured in the same run.
  *
  * Per size: register the nodes; `floor` (a plain client: one paginated
@@ -54,6 +55,7 @@ const { values: opts } = parseArgs({
     retry: { type: 'string', default: '1000' },
     'kube-qps': { type: 'string', default: '0' },
     'continue-as-new-after': { type: 'string' },
+    'search-attributes': { type: 'string', default: 'on' },
   },
 });
 const sizes = opts.nodes.split(',').map(Number);
@@ -263,7 +265,7 @@ async function benchSize(size: number): Promise<void> {
     connection = await Connection.connect({ address: stack.temporalAddress });
     const client = new Client({ connection });
     const taskQueue = 'relabel-bench';
-    const runs = createRuns({ client, store, taskQueue, namespace: 'default' });
+    const runs = createRuns({ client, store, taskQueue, namespace: 'default', searchAttributes: opts['search-attributes'] !== 'off' });
     const ctx = { stack, storeUrl, runs, client, taskQueue, floorMs, size };
     const all = () => runs.start({ targets: site.nodes, concurrency, ...(continueAsNewAfter !== undefined ? { continueAsNewAfter } : {}) });
     const checkNodes = async (label: string, skip?: ReadonlySet<string>) => {
