@@ -78,4 +78,34 @@ describe('detectDrift (bulk)', () => {
     assert.equal((await store.driftNodes(found.report, { limit: 5000 })).length, 600);
     await store.close();
   });
+
+  it('wants plugin labels as the run applied them: from the set its run pinned, and the newest set for the latest revision', async () => {
+    const store = await openSqliteStore(SQLITE_MEMORY);
+    const d = design(3, 'new');
+    const cache: DesignCache = { get: async (r) => (r === 2 ? { ok: true, design: d } : { ok: false, errors: [] }) };
+    const run = await store.createRun({ targets: [name(0), name(1), name(2)] });
+    const gpu = (value: string) => ({ site: 's', digest: value, parts: [{ plugin: 'gpus', digest: value, polledAt: new Date(), labels: { [name(0)]: { 'feature.example.com/gpu': value }, [name(1)]: { 'feature.example.com/gpu': value }, [name(2)]: { 'feature.example.com/gpu': value } } }] });
+    const first = await store.savePluginSet(gpu('a100'));
+    await store.pinRunPluginSet(run.id, first.id);
+    await store.savePluginSet(gpu('h100')); // newer output, not yet applied by any run
+    const applied = (i: number, value: string | undefined): NodeState => ({
+      name: name(i),
+      resourceVersion: '1',
+      labels: { 'kubernetes.io/hostname': name(i), role: 'new', rack: 'r1', ...(value ? { 'feature.example.com/gpu': value } : {}) },
+      annotations: { [OWNED_LABELS_ANNOTATION]: 'feature.example.com/gpu,rack,role', [APPLIED_ANNOTATION]: formatAppliedRun({ revision: 2, run: run.id }) },
+      taints: [],
+    });
+    // As the run left it; a plugin label edited by hand; a plugin label removed by hand.
+    const cluster = [applied(0, 'a100'), applied(1, 'edited'), applied(2, undefined)];
+    const nodes = { async *listNodes() { yield cluster; } } as unknown as NodeApi;
+    const found = await detectDrift({ nodes, store, designs: cache }, { key: 'p', workflowId: 'relabel-drift/s', revision: 2, design: d });
+    assert.deepEqual(found.counts, { total: 3, drifted: 2, pending: 1, unmanaged: 0, missing: 0, in_sync: 0 });
+    const rows = await store.driftNodes(found.report, { limit: 10 });
+    assert.deepEqual(rows.map((r) => [r.node, r.state, (r.detail.keys?.labels ?? []).map((k) => k.key)]), [
+      [name(0), 'pending', []],
+      [name(1), 'drifted', ['feature.example.com/gpu']],
+      [name(2), 'drifted', ['feature.example.com/gpu']],
+    ]);
+    await store.close();
+  });
 });

@@ -4,6 +4,8 @@
  * revision it carries and the latest one, the nodes not in sync written to
  * the store as a numbered report in batches. Writes no node.
  */
+import { readAppliedRun } from '../core/applied-run.ts';
+import { withPluginLabels, type PluginEntry } from '../core/plugin-output.ts';
 import { carriedRevision, classifyDrift, driftText, emptyDriftCounts, DriftState, type DriftAction, type NodeWants } from '../core/drift.ts';
 import type { Design } from '../core/validate-site.ts';
 import { mapNodeError } from '../kube/errors.ts';
@@ -28,9 +30,10 @@ export interface DriftDeps {
   progress?(classified: number): void;
 }
 
-function wantsOf(design: Design, node: string): NodeWants | undefined {
+/** What `design` wants of `node`, its plugin labels joined in as runs join them. */
+function wantsOf(design: Design, node: string, plugins: readonly PluginEntry[]): NodeWants | undefined {
   const target = Object.hasOwn(design.nodes, node) ? design.nodes[node] : undefined;
-  return target && { labels: target.labels, annotations: target.annotations, taints: target.taints, policy: design.policy };
+  return target && { labels: withPluginLabels(target.labels, plugins).labels, annotations: target.annotations, taints: target.taints, policy: design.policy };
 }
 
 /**
@@ -66,12 +69,30 @@ export async function detectDrift(deps: DriftDeps, input: { key: string; workflo
     await store.addDriftNodes(report.id, rows);
     rows = [];
   };
-  const record = async (node: string, observed: NodeState | null) => {
-    const latest = wantsOf(design, node);
+  // Plugin labels are wanted as runs applied them: the set the node's run pinned for the revision it
+  // carries, and the site's newest set for the latest revision (the set a run started now would pin).
+  const latestSet = (await store.latestPluginSet(site))?.id ?? 0;
+  const pinned = new Map<number, number>();
+  const setOf = async (observed: NodeState | null): Promise<number> => {
+    const run = observed ? readAppliedRun(observed.annotations)?.run : undefined;
+    if (run === undefined) return 0;
+    if (!pinned.has(run)) pinned.set(run, (await store.runPluginSet(run)) ?? 0);
+    return pinned.get(run) ?? 0;
+  };
+  /** Each set's plugin labels of `nodes`, one store lookup per set. */
+  const pluginLabels = async (sets: Iterable<number>, nodes: readonly string[]) => {
+    const found = new Map<number, Map<string, PluginEntry[]>>();
+    for (const set of sets) if (set !== 0 && !found.has(set) && nodes.length > 0) found.set(set, await store.pluginSetLabels(set, nodes));
+    return (set: number, node: string) => found.get(set)?.get(node) ?? [];
+  };
+
+  const record = async (node: string, observed: NodeState | null, plugins: (set: number, node: string) => PluginEntry[] = () => []) => {
+    const latest = wantsOf(design, node, plugins(latestSet, node));
     if (!latest) return;
     const r = carriedRevision(observed);
     const carriedDesign = r === null ? null : await designOf(r);
-    const verdict = classifyDrift({ node, observed, latest, carried: carriedDesign ? wantsOf(carriedDesign, node) : undefined });
+    const carried = carriedDesign ? wantsOf(carriedDesign, node, plugins(await setOf(observed), node)) : undefined;
+    const verdict = classifyDrift({ node, observed, latest, carried });
     counts.total++;
     counts[verdict.state]++;
     if (verdict.state === DriftState.inSync) return;
@@ -94,7 +115,11 @@ export async function detectDrift(deps: DriftDeps, input: { key: string; workflo
   const unseen = new Set(Object.keys(design.nodes));
   try {
     for await (const page of deps.nodes.listNodes({ pageSize: DRIFT_PAGE_SIZE })) {
-      for (const node of page) if (unseen.delete(node.name)) await record(node.name, node);
+      const mine = page.filter((node) => unseen.delete(node.name));
+      const sets = [latestSet];
+      for (const node of mine) sets.push(await setOf(node)); // one by one: each run's set is read once
+      const plugins = await pluginLabels(sets, mine.map((node) => node.name));
+      for (const node of mine) await record(node.name, node, plugins);
       deps.progress?.(counts.total);
     }
   } catch (err) {
