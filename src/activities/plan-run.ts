@@ -85,10 +85,15 @@ export interface PlanDeps {
  * plugin labels joined in: see `withPluginLabels`), annotations and taints.
  */
 export function planOf(design: Design, state: Omit<NodeState, 'name'>, node: string, plugins: readonly PluginEntry[] = []): LabelPlan {
+  return planJoined(design, state, node, withPluginLabels(design.nodes[node]?.labels ?? {}, plugins).labels);
+}
+
+/** The plan of one observed node whose desired labels (plugin labels joined in) are `desired`. */
+function planJoined(design: Design, state: Omit<NodeState, 'name'>, node: string, desired: Record<string, string>): LabelPlan {
   const target = design.nodes[node];
   return planLabels({
     ...state,
-    desired: withPluginLabels(target?.labels ?? {}, plugins).labels,
+    desired,
     desiredAnnotations: target?.annotations ?? {},
     desiredTaints: target?.taints ?? [],
     policy: design.policy,
@@ -124,13 +129,20 @@ function ownedPresent(state: Pick<NodeState, 'labels' | 'annotations'>): number 
 }
 
 /**
- * The outcome of planning one observed node (pure); `plugins` are its
- * plugin labels, and `tally` adds up what it would remove.
+ * The outcome of planning one observed node (pure); `joined` is its
+ * document labels with its plugin labels joined in (see `withPluginLabels`),
+ * and `tally` adds up what it would remove.
  */
-export function planNode(design: Design, state: NodeState, dryRun: boolean, plugins: readonly PluginEntry[] = [], tally?: RemovalTally): NodeResultUpdate {
-  const plan = planOf(design, state, state.name, plugins);
+export function planNode(
+  design: Design,
+  state: NodeState,
+  dryRun: boolean,
+  joined: ReturnType<typeof withPluginLabels> = withPluginLabels(design.nodes[state.name]?.labels ?? {}, []),
+  tally?: RemovalTally,
+): NodeResultUpdate {
+  const plan = planJoined(design, state, state.name, joined.labels);
   tally?.add(ownedPresent(state), plan.remove);
-  const conflicts = conflictDetail(withPluginLabels(design.nodes[state.name]?.labels ?? {}, plugins).conflicts);
+  const conflicts = conflictDetail(joined.conflicts);
   const patch = nodePatch(plan, state, design.policy.liftUninitializedTaint);
   if (patch === null) return { node: state.name, status: 'success', detail: { set: {}, removed: [], adopted: [], unchanged: plan.unchanged.length, ...conflicts }, observed: null };
   if (dryRun) {
@@ -276,10 +288,10 @@ export async function planRun(
         wanted.delete(item.node);
         await fail(item.node, item.error.type as FailureType, item.error.message);
       } else if (wanted.delete(item.name)) {
-        const own = plugins.get(item.name);
-        if (own && withPluginLabels(design.nodes[item.name]?.labels ?? {}, own).conflicts.length > 0) pluginConflictNodes++;
+        const joined = withPluginLabels(design.nodes[item.name]?.labels ?? {}, plugins.get(item.name) ?? []);
+        if (joined.conflicts.length > 0) pluginConflictNodes++;
         // A pending node's conflicts are recorded by its child, which plans it again.
-        await settle(planNode(design, item, dryRun, own, tally));
+        await settle(planNode(design, item, dryRun, joined, tally));
       } else if (undesigned.has(item.name)) {
         failedEvent(item.name, item.uid, undesigned.get(item.name) ?? '');
       }
