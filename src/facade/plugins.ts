@@ -14,6 +14,7 @@ import { pollPlugins, type PollPluginsResult } from '../workflows/poll-plugins.t
 import { DEFAULT_PLUGIN_POLL_EVERY, PLUGIN_SCHEDULE_PREFIX } from '../workflows/plugin-messages.ts';
 import { parseInterval } from './schedules.ts';
 import { RelabelError } from './relabel-error.ts';
+import { storeSite } from './store-site.ts';
 
 export { DEFAULT_PLUGIN_POLL_EVERY, PLUGIN_SCHEDULE_PREFIX };
 
@@ -90,14 +91,9 @@ export function createPlugins(deps: PluginsDeps) {
     return deps.client;
   };
 
-  /** `site`, or the site of the latest committed revision; NoCommittedRevision without one. */
+  /** `site`, or the store's site (see `storeSite`: NoCommittedRevision without a revision, DocumentValidationFailed for invalid documents). */
   async function siteOf(site?: string): Promise<string> {
-    if (site !== undefined) return site;
-    const latest = await store.latestRevision();
-    if (!latest) throw new RelabelError(FailureType.NoCommittedRevision, 'no revision has been committed yet; give --site');
-    const design = await designs.get(latest.id);
-    if (!design.ok) throw new RelabelError(FailureType.DocumentValidationFailed, `revision ${latest.id} has document errors; give --site`);
-    return design.design.site ?? 'default';
+    return site ?? (await storeSite(store, designs)).site;
   }
 
   /** Each plugin's last poll and last good one, of `site` (default: every site). */
