@@ -18,9 +18,12 @@
  *   the 50,000-node one-off); `retry`: K nodes missing → partial_success
  *   with exactly K NodeNotFound; created again, `relabel retry` fixes them.
  * Prints each time, its ratio to the floor, nodes per second, writes counted
- * by the API server, history events per changed node, the largest payload
- * and the worker's peak RSS. Exits non-zero when a run does not end as
- * expected (status, writes, children, node labels).
+ * by the API server, history events per changed node, the largest payload,
+ * the worker's peak RSS, and where the time went: CPU of each process (per
+ * changed node too), the Temporal server's database operations per changed
+ * node and the share of workflow tasks it matched to a waiting poll. Exits
+ * non-zero when a run does not end as expected (status, writes, children,
+ * node labels).
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
@@ -40,6 +43,7 @@ import { createRuns, type Runs } from '../src/facade/runs.ts';
 import { createPlans } from '../src/facade/plan.ts';
 import { createDrift } from '../src/facade/drift.ts';
 import { nodeRequestCount } from '../src/stack/kube-metrics.ts';
+import { temporalCounts, temporalFigures } from '../src/stack/temporal-metrics.ts';
 import { freePorts, startStack, stopStack, type StackInfo } from '../src/stack/stack.ts';
 import { openStore } from '../src/store/open-store.ts';
 import type { RevisionStore } from '../src/store/revision-store.ts';
@@ -196,6 +200,8 @@ async function pass(ctx: { stack: StackInfo; storeUrl: string; runs: Runs; clien
   const worker = await startWorker(ctx.stack, ctx.storeUrl, ctx.taskQueue);
   try {
     const writesBefore = await nodeRequestCount(ctx.stack.adminKubeconfig, 'PATCH', { code: 200 });
+    const temporalMetrics = `http://127.0.0.1:${ctx.stack.ports.temporalMetrics}/metrics`;
+    const temporal0 = await temporalCounts(temporalMetrics, ctx.taskQueue);
     const cpu0 = cpuOf(ctx.stack, worker);
     const t0 = performance.now();
     const ref = await start();
@@ -206,6 +212,9 @@ async function pass(ctx: { stack: StackInfo; storeUrl: string; runs: Runs; clien
     const writes = (await nodeRequestCount(ctx.stack.adminKubeconfig, 'PATCH', { code: 200 })) - writesBefore;
     const rss = peakRssMiB(worker.pid as number);
     const history = await historyFigures(ctx.client, ref.workflowId, ref.runId);
+    // The server publishes its counters about once a second.
+    await new Promise((r) => setTimeout(r, 2000));
+    const temporal = temporalFigures(temporal0, await temporalCounts(temporalMetrics, ctx.taskQueue), history.children);
     const r = done.result;
     const row = {
       nodes: ctx.size, pass: name, status: r?.status ?? done.execution, seconds: +(ms / 1000).toFixed(2), ratioToFloor: +(ms / ctx.floorMs).toFixed(2),
@@ -213,6 +222,8 @@ async function pass(ctx: { stack: StackInfo; storeUrl: string; runs: Runs; clien
       children: history.children, executions: history.executions, parentEvents: history.events,
       eventsPerChangedNode: history.children > 0 ? +(history.allEvents / history.children).toFixed(1) : null,
       largestPayloadKB: +(history.largestPayload / 1024).toFixed(1), workerPeakRssMiB: rss, cpuSeconds: cpuSecondsUsed,
+      cpuMsPerChangedNode: history.children > 0 ? Object.fromEntries(Object.entries(cpuSecondsUsed).map(([k, v]) => [k, +((v * 1000) / history.children).toFixed(1)])) : null,
+      temporal,
     };
     const problems = [
       r?.status !== expect.status && `status ${r?.status ?? done.execution}, expected ${expect.status}`,

@@ -114,12 +114,21 @@ function runStarter(config: WorkerConfig, store: RevisionStore): RunStarter {
  */
 export const WORKER_NODE_FLAGS = ['--max-semi-space-size=4', '--heap-growing-percent=25'] as const;
 
-/** Defaults fit for a 2-core machine shared with Temporal and the API server; see the README for larger ones. */
+/**
+ * Defaults fit for a 2-core machine shared with Temporal and the API server;
+ * see the README for larger ones. A `relabelNode` child holds a workflow
+ * task slot while its local activity patches the node, so there are slots
+ * for a whole window of children (a run's default is 50) besides the run
+ * itself; fewer, and the server queues children's first tasks in its
+ * database. Those first tasks come from the task queue itself, never a
+ * worker's sticky queue, so most workflow task pollers poll the task queue.
+ */
 export const WORKER_DEFAULTS = {
   maxCachedWorkflows: 150,
   maxConcurrentActivities: 20,
   maxConcurrentLocalActivities: 200,
-  maxConcurrentWorkflowTasks: 40,
+  maxConcurrentWorkflowTasks: 100,
+  nonStickyToStickyPollRatio: 0.8,
 } as const;
 
 /** Worker configuration from the environment. */
@@ -172,6 +181,7 @@ export async function createWorker(config: WorkerConfig): Promise<{ worker: Work
     maxConcurrentWorkflowTaskExecutions: WORKER_DEFAULTS.maxConcurrentWorkflowTasks,
     maxConcurrentActivityTaskExecutions: config.maxConcurrentActivities ?? WORKER_DEFAULTS.maxConcurrentActivities,
     maxConcurrentLocalActivityExecutions: config.maxConcurrentLocalActivities ?? WORKER_DEFAULTS.maxConcurrentLocalActivities,
+    nonStickyToStickyPollRatio: WORKER_DEFAULTS.nonStickyToStickyPollRatio,
   });
   return {
     worker,

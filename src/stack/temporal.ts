@@ -7,6 +7,26 @@ import { SEARCH_ATTRIBUTES } from '../core/constants.ts';
 import { startProcess, waitUntil, portOpen, type ManagedProcess } from './processes.ts';
 import { toolPath } from './tools.ts';
 
+/**
+ * Dynamic configuration of the local dev server, which runs every Temporal
+ * service in one process on one SQLite connection:
+ * - by default it re-reads the search attribute definitions and the
+ *   namespace from its database, under one lock, every time it needs them
+ *   (so that attributes added at run time show at once): several reads for
+ *   every workflow started and closed. relabel's attributes are written
+ *   into the namespace before the server starts, so its caches are right
+ *   from the start;
+ * - a task queue spread over four partitions (the server's default) only
+ *   adds forwarding between partitions inside the one process, and leaves
+ *   workflow tasks on partitions where no poller waits, to be written to
+ *   the database and read back.
+ */
+export const DEV_SERVER_DYNAMIC_CONFIG: Readonly<Record<string, string>> = {
+  'system.forceSearchAttributesCacheRefreshOnRead': 'false',
+  'matching.numTaskqueueReadPartitions': '1',
+  'matching.numTaskqueueWritePartitions': '1',
+};
+
 /** The Temporal part of a running stack. */
 export interface TemporalStack {
   process: ManagedProcess;
@@ -63,6 +83,7 @@ export async function startTemporal(
       '--log-level',
       'warn',
       ...searchAttributes,
+      ...Object.entries(DEV_SERVER_DYNAMIC_CONFIG).flatMap(([key, value]) => ['--dynamic-config-value', `${key}=${value}`]),
     ],
     join(dir, 'temporal.log'),
     env,
