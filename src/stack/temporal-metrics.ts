@@ -52,9 +52,14 @@ export async function temporalCounts(metricsUrl: string, taskQueue: string): Pro
   return counts;
 }
 
-/** What happened between two readings, per changed node: database operations (the largest few by name) and the share of workflow tasks matched without being stored. */
+/**
+ * What happened between two readings, per changed node: database operations
+ * (the largest few by name) and the share of workflow tasks matched without
+ * being stored. Nothing when no node changed.
+ */
 export function temporalFigures(before: TemporalCounts, after: TemporalCounts, changedNodes: number, top = 6): Record<string, unknown> {
-  const per = (n: number) => (changedNodes > 0 ? +(n / changedNodes).toFixed(2) : null);
+  if (changedNodes === 0) return {};
+  const per = (n: number) => +(n / changedNodes).toFixed(2);
   const ops = Object.entries(after.persistence)
     .map(([op, n]) => [op, n - (before.persistence[op] ?? 0)] as const)
     .filter(([, n]) => n > 0)
