@@ -28,6 +28,13 @@ function rate(value: string): number {
   return n;
 }
 
+/** Workflow task slots from a flag: a whole number ≥ 2 (the SDK needs two with sticky execution). */
+function slots(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 2) throw new InvalidArgumentError('must be a whole number ≥ 2');
+  return n;
+}
+
 /** A TCP port from a flag: 0 (any free port) to 65535. */
 function port(value: string): number {
   const n = Number(value);
@@ -78,6 +85,8 @@ export interface WorkerConfig {
   kubeBurst?: number;
   /** Workflow executions kept in the worker's cache (the parent and the children in flight). */
   maxCachedWorkflows?: number;
+  /** Workflow tasks run at once; each child in flight holds one while its local activity patches its node. */
+  maxConcurrentWorkflowTasks?: number;
   /** Activities (planning, store reads) run at once. */
   maxConcurrentActivities?: number;
   /** Local activities (one per child: patch a node) run at once. */
@@ -178,7 +187,7 @@ export async function createWorker(config: WorkerConfig): Promise<{ worker: Work
     identity,
     activities: createActivities({ nodes, store, events, startRun: runStarter(config, store) }),
     maxCachedWorkflows: config.maxCachedWorkflows ?? WORKER_DEFAULTS.maxCachedWorkflows,
-    maxConcurrentWorkflowTaskExecutions: WORKER_DEFAULTS.maxConcurrentWorkflowTasks,
+    maxConcurrentWorkflowTaskExecutions: config.maxConcurrentWorkflowTasks ?? WORKER_DEFAULTS.maxConcurrentWorkflowTasks,
     maxConcurrentActivityTaskExecutions: config.maxConcurrentActivities ?? WORKER_DEFAULTS.maxConcurrentActivities,
     maxConcurrentLocalActivityExecutions: config.maxConcurrentLocalActivities ?? WORKER_DEFAULTS.maxConcurrentLocalActivities,
     nonStickyToStickyPollRatio: WORKER_DEFAULTS.nonStickyToStickyPollRatio,
@@ -207,6 +216,11 @@ async function main(argv: string[]): Promise<void> {
     .addOption(new Option('--kube-qps <n>', 'Kubernetes API requests per second, 0 for no limit (RELABEL_KUBE_QPS)').argParser(rate).default(env.kubeQps))
     .addOption(new Option('--kube-burst <n>', 'requests allowed at once above the rate (RELABEL_KUBE_BURST)').argParser(rate).default(env.kubeBurst))
     .addOption(new Option('--max-cached-workflows <n>', 'workflow executions kept in memory').argParser(rate).default(WORKER_DEFAULTS.maxCachedWorkflows))
+    .addOption(
+      new Option('--max-workflow-tasks <n>', 'workflow tasks run at once: at least the largest window of nodes in flight (a run\'s concurrency) that this worker serves')
+        .argParser(slots)
+        .default(WORKER_DEFAULTS.maxConcurrentWorkflowTasks),
+    )
     .addOption(new Option('--log-level <level>', 'trace, debug, info, warn or error (RELABEL_LOG_LEVEL)').argParser(level).default(fromEnv('RELABEL_LOG_LEVEL', level, 'info')))
     .addOption(
       new Option('--metrics-port <port>', 'port of /metrics, /health/live and /health/ready on every interface, 0 for any free port (RELABEL_METRICS_PORT)')
@@ -225,6 +239,7 @@ async function main(argv: string[]): Promise<void> {
     kubeQps: number;
     kubeBurst: number;
     maxCachedWorkflows: number;
+    maxWorkflowTasks: number;
   }>();
   const log = workerLogger(opts.logLevel);
   // The SDK's exporter listens on loopback only; the probes port relays it with the health endpoints.
@@ -243,6 +258,7 @@ async function main(argv: string[]): Promise<void> {
     kubeQps: opts.kubeQps,
     kubeBurst: opts.kubeBurst,
     maxCachedWorkflows: opts.maxCachedWorkflows,
+    maxConcurrentWorkflowTasks: opts.maxWorkflowTasks,
   });
   running.worker = { worker, connection, temporalAddress: opts.address, namespace: opts.namespace };
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {

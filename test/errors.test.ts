@@ -60,6 +60,13 @@ async function labelsOf(names: readonly string[]): Promise<Record<string, string
   return Promise.all(names.map(async (name) => (await core.readNode({ name })).metadata?.labels ?? {}));
 }
 
+describe('a bad worker flag', () => {
+  it('is refused, naming the flag and the rule, before the worker connects to anything', async () => {
+    const r = exits(await workerProcess(['--max-workflow-tasks', '1'], { TEMPORAL_ADDRESS: temporalAddress(), RELABEL_STORE_URL: `sqlite:${join(dir, 'w4.db')}` }), 1);
+    assert.equal(r.stderr, "error: option '--max-workflow-tasks <n>' argument '1' is invalid. must be a whole number ≥ 2\n");
+  });
+});
+
 describe('a bad kubeconfig', { concurrency: true }, () => {
   const badYaml = () => file('bad-indent.yaml', 'apiVersion: v1\nkind: Config\ncurrent-context: x\n  clusters: []\n');
 

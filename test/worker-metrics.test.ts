@@ -1,7 +1,8 @@
 /**
  * The worker process (`src/worker.ts`, as deployed) against the real stack:
  * its one port answers liveness at once, readiness only once the worker
- * polls Temporal, and `/metrics` with the Temporal SDK's metrics and
+ * polls Temporal (with the workflow task slots its flag asked for), and
+ * `/metrics` with the Temporal SDK's metrics and
  * relabel's counters, exact after a run over 20 nodes of which 2 fail (one
  * absent from the cluster, one whose patch RBAC denies). Its log lines are
  * JSON, from workflows and activities alike, carrying the run and the node.
@@ -58,7 +59,7 @@ describe('the worker process: readiness, metrics and logs', () => {
       RELABEL_METRICS_PORT: String(port),
       RELABEL_LOG_LEVEL: 'info',
     };
-    const started = startWorkerProcess(env, [], { stdout: 'pipe' });
+    const started = startWorkerProcess(env, ['--max-workflow-tasks', '64'], { stdout: 'pipe' });
     // Readiness from the first moment the port answers: the worker connects and bundles its workflows first.
     const first = await eventually(
       () => fetch(`${url}/health/ready`).then(async (r) => ({ code: r.status, body: (await r.json()) as { ready: boolean; message: string } }), () => undefined),
@@ -94,6 +95,10 @@ describe('the worker process: readiness, metrics and logs', () => {
       30_000,
     );
     assert.deepEqual(ready.body, { ready: true, message: `worker polling; Temporal reachable at ${temporalAddress()} (namespace default)` });
+    // The workflow task slots `--max-workflow-tasks` asked for, as the SDK counts them.
+    const text = await (await fetch(`${url}/metrics`)).text();
+    const [available, used] = ['available', 'used'].map((k) => metricValue(text, `temporal_worker_task_slots_${k}`, { worker_type: 'WorkflowWorker' }));
+    assert.equal((available ?? 0) + (used ?? 0), 64);
   });
 
   it('counts exactly what a run over 20 nodes with 2 failures did, on /metrics beside the SDK metrics', async () => {
