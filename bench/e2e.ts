@@ -346,7 +346,16 @@ async function benchSize(size: number): Promise<void> {
 async function main(): Promise<void> {
   for (const size of sizes) await benchSize(size);
   console.log('\n# summary');
-  console.table(rows.filter((r) => r.seconds !== undefined).map(({ nodes, pass, seconds, ratioToFloor, nodesPerSecond, writesCounted, children, eventsPerChangedNode, largestPayloadKB, workerPeakRssMiB, ok }) => ({ nodes, pass, seconds, ratioToFloor, nodesPerSecond, writesCounted, children, eventsPerChangedNode, largestPayloadKB, workerPeakRssMiB, ok })));
+  // Where the time went, per changed node: Temporal server and worker CPU ms, the server's database operations.
+  const perNode = (r: Record<string, unknown>) => {
+    const cpu = r.cpuMsPerChangedNode as Record<string, number> | null | undefined;
+    const temporal = r.temporal as { dbOpsPerChangedNode?: number } | undefined;
+    return { temporalMs: cpu?.temporal, workerMs: cpu?.worker, dbOps: temporal?.dbOpsPerChangedNode };
+  };
+  console.table(rows.filter((r) => r.seconds !== undefined).map((r) => {
+    const { nodes, pass, seconds, ratioToFloor, nodesPerSecond, writesCounted, children, eventsPerChangedNode, largestPayloadKB, workerPeakRssMiB, ok } = r;
+    return { nodes, pass, seconds, ratioToFloor, nodesPerSecond, writesCounted, children, eventsPerChangedNode, largestPayloadKB, workerPeakRssMiB, ...perNode(r), ok };
+  }));
   if (failed) {
     console.error('bench: a measured run did not end as expected (see the rows with ok: false)');
     process.exit(1);
