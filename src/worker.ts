@@ -21,26 +21,23 @@ import { connectOptions, temporalSettingsFromEnv, type TemporalConnectOptions } 
 import { openStore } from './store/open-store.ts';
 import { buildBundleFile } from './worker-bundle.ts';
 
-/** A whole number ≥ 0 from a flag. */
-function rate(value: string): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError('must be a whole number ≥ 0');
-  return n;
+/** A flag's parser of whole numbers from `min` to `max`, refusing anything else with `rule`. */
+function wholeNumber(min: number, max: number, rule: string): (value: string) => number {
+  return (value) => {
+    const n = Number(value);
+    if (!Number.isInteger(n) || n < min || n > max) throw new InvalidArgumentError(rule);
+    return n;
+  };
 }
+
+/** A whole number ≥ 0 from a flag. */
+const rate = wholeNumber(0, Infinity, 'must be a whole number ≥ 0');
 
 /** Workflow task slots from a flag: a whole number ≥ 2 (the SDK needs two with sticky execution). */
-function slots(value: string): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 2) throw new InvalidArgumentError('must be a whole number ≥ 2');
-  return n;
-}
+const slots = wholeNumber(2, Infinity, 'must be a whole number ≥ 2');
 
 /** A TCP port from a flag: 0 (any free port) to 65535. */
-function port(value: string): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new InvalidArgumentError('must be a port number, 0 to 65535');
-  return n;
-}
+const port = wholeNumber(0, 65535, 'must be a port number, 0 to 65535');
 
 /** A log level from a flag. */
 function level(value: string) {
