@@ -265,17 +265,4 @@ export function exits(run: CliRun, code: number): CliRun {
   return run;
 }
 
-/**
- * The value of metric `name` in Prometheus text: the sum over its series whose
- * labels include `labels`; 0 when there is none.
- */
-export function metricValue(text: string, name: string, labels: Record<string, string> = {}): number {
-  let sum = 0;
-  for (const line of text.split('\n')) {
-    const match = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? ([0-9.eE+-]+|NaN|\+Inf)$/.exec(line);
-    if (!match || match[1] !== name) continue;
-    const have = Object.fromEntries([...(match[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)].map((m) => [m[1], m[2]]));
-    if (Object.entries(labels).every(([k, v]) => have[k] === v)) sum += Number(match[3]);
-  }
-  return sum;
-}
+export { metricValue } from '../src/stack/prometheus.ts';

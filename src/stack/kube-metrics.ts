@@ -5,6 +5,7 @@
  */
 import { request as httpsRequest } from 'node:https';
 import { KubeConfig } from '@kubernetes/client-node';
+import { metricValue } from './prometheus.ts';
 
 /**
  * Number of requests on Nodes (no subresource) with `verb` the API server
@@ -31,12 +32,5 @@ export async function nodeRequestCount(adminKubeconfig: string, verb: string, op
     req.on('error', reject);
     req.end();
   });
-  let total = 0;
-  for (const line of text.split('\n')) {
-    if (!line.startsWith('apiserver_request_total{')) continue;
-    if (!line.includes('resource="nodes"') || !line.includes(`verb="${verb}"`) || !line.includes('subresource=""')) continue;
-    if (options.code !== undefined && !line.includes(`code="${options.code}"`)) continue;
-    total += Number(line.slice(line.lastIndexOf(' ') + 1));
-  }
-  return total;
+  return metricValue(text, 'apiserver_request_total', { resource: 'nodes', verb, subresource: '', ...(options.code !== undefined ? { code: String(options.code) } : {}) });
 }

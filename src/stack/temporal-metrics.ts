@@ -3,6 +3,7 @@
  * the benchmark's account of where the server's time goes: its database
  * operations and how its workflow tasks reached a worker.
  */
+import { samples } from './prometheus.ts';
 
 /** The counters the benchmark reads, summed over their label sets. */
 export interface TemporalCounts {
@@ -14,20 +15,6 @@ export interface TemporalCounts {
   workflowTasks: { polled: number; syncMatched: number };
 }
 
-/** The value of a Prometheus text line, and one label of it. */
-function sample(line: string): { value: number; label(name: string): string | undefined } {
-  const value = Number(line.slice(line.lastIndexOf(' ') + 1));
-  return {
-    value: Number.isFinite(value) ? value : 0,
-    label(name) {
-      const at = line.indexOf(`${name}="`);
-      if (at < 0) return undefined;
-      const start = at + name.length + 2;
-      return line.slice(start, line.indexOf('"', start));
-    },
-  };
-}
-
 /** Reads the counters from the server's metrics at `metricsUrl` (http://host:port/metrics). */
 export async function temporalCounts(metricsUrl: string, taskQueue: string): Promise<TemporalCounts> {
   const res = await fetch(metricsUrl, { signal: AbortSignal.timeout(10_000) });
@@ -35,18 +22,15 @@ export async function temporalCounts(metricsUrl: string, taskQueue: string): Pro
   const counts: TemporalCounts = { persistence: {}, visibility: 0, workflowTasks: { polled: 0, syncMatched: 0 } };
   // Metric names carry the queue's name with '-' as '_'.
   const queue = taskQueue.replace(/-/g, '_');
-  for (const line of (await res.text()).split('\n')) {
-    if (line.startsWith('persistence_requests{')) {
-      const s = sample(line);
-      const op = s.label('operation') ?? '?';
-      counts.persistence[op] = (counts.persistence[op] ?? 0) + s.value;
-    } else if (line.startsWith('visibility_persistence_requests{')) {
-      counts.visibility += sample(line).value;
-    } else if (line.startsWith('poll_success{') || line.startsWith('poll_success_sync{')) {
-      const s = sample(line);
-      if (s.label('task_type') !== 'Workflow' || s.label('taskqueue') !== queue) continue;
-      if (line.startsWith('poll_success{')) counts.workflowTasks.polled += s.value;
-      else counts.workflowTasks.syncMatched += s.value;
+  for (const { name, labels, value } of samples(await res.text())) {
+    if (name === 'persistence_requests') {
+      const op = labels.operation ?? '?';
+      counts.persistence[op] = (counts.persistence[op] ?? 0) + value;
+    } else if (name === 'visibility_persistence_requests') {
+      counts.visibility += value;
+    } else if ((name === 'poll_success' || name === 'poll_success_sync') && labels.task_type === 'Workflow' && labels.taskqueue === queue) {
+      if (name === 'poll_success') counts.workflowTasks.polled += value;
+      else counts.workflowTasks.syncMatched += value;
     }
   }
   return counts;
