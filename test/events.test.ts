@@ -3,7 +3,10 @@
  * fail (one absent from the cluster, one whose patch RBAC denies) leaves a
  * LabelsApplied Event naming the run on each written Node, a RelabelFailed
  * Warning on the denied one and none for the absent one; a 500-node run
- * records no more LabelsApplied Events than the per-run cap.
+ * records no more LabelsApplied Events than the per-run cap; a run whose
+ * targets are 100 names the cluster lacks followed by 105 nodes it has but
+ * the design lacks gives the cap's RelabelFailed Events to nodes that exist
+ * and counts the other 5 as suppressed on the worker's /metrics.
  */
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -15,8 +18,22 @@ import { MAX_EVENTS_PER_RUN } from '../src/activities/node-events.ts';
 import { NODE_EVENTS_NAMESPACE } from '../src/kube/events.ts';
 import { loadKubeConfig } from '../src/kube/nodes.ts';
 import { createWorker } from '../src/worker.ts';
+import type { ChildProcess } from 'node:child_process';
+import { freeLoopbackPort } from '../src/stack/processes.ts';
 import { eventually } from './api-support.ts';
-import { adminCore, adminKubeconfigPath, createNode, serviceAccountKubeconfig, startRelabel, temporalAddress, uniqueSuffix, workflowBundle } from './helpers.ts';
+import {
+  adminCore,
+  adminKubeconfigPath,
+  createNode,
+  kubeconfigPath,
+  metricValue,
+  serviceAccountKubeconfig,
+  startRelabel,
+  startWorkerProcess,
+  temporalAddress,
+  uniqueSuffix,
+  workflowBundle,
+} from './helpers.ts';
 import { scaledSite, storeWithSite } from './site.ts';
 
 /** relabel's Events about the Nodes whose names start with `prefix`. */
@@ -139,5 +156,65 @@ describe('the per-run cap on Events', () => {
     assert.equal(counted.length, MAX_EVENTS_PER_RUN);
     assert.equal(events.length, MAX_EVENTS_PER_RUN, `no more than ${MAX_EVENTS_PER_RUN} Events for a run of 500 written nodes`);
     assert.ok(events.every((e) => e.reason === 'LabelsApplied' && (e.note ?? '').startsWith(`run ${done.result?.run} applied revision 1`)));
+  });
+});
+
+describe('RelabelFailed Events for targets not in the design, past the cap', () => {
+  const prefix = `evnd${uniqueSuffix()}`;
+  const site = scaledSite(prefix, 2);
+  // 100 names the cluster does not have come first: they must not spend the cap the real nodes need.
+  const ghosts = Array.from({ length: MAX_EVENTS_PER_RUN }, (_, i) => `${prefix}-ghost${String(i).padStart(3, '0')}`);
+  const extras = Array.from({ length: MAX_EVENTS_PER_RUN + 5 }, (_, i) => `${prefix}-extra${String(i).padStart(3, '0')}`);
+  let relabel: Awaited<ReturnType<typeof startRelabel>>;
+  let worker: ChildProcess | undefined;
+  let metrics: string;
+
+  before(async () => {
+    const { url, store } = await storeWithSite(site.files);
+    await store.close();
+    const core = adminCore();
+    const present = [...extras, ...site.nodes];
+    for (let i = 0; i < present.length; i += 20) await Promise.all(present.slice(i, i + 20).map((name) => createNode(core, name)));
+    relabel = await startRelabel(url, { worker: false });
+    const port = await freeLoopbackPort();
+    metrics = `http://127.0.0.1:${port}/metrics`;
+    worker = await startWorkerProcess({
+      TEMPORAL_ADDRESS: temporalAddress(),
+      KUBECONFIG: kubeconfigPath(),
+      RELABEL_STORE_URL: url,
+      RELABEL_TASK_QUEUE: relabel.taskQueue,
+      RELABEL_METRICS_PORT: String(port),
+    });
+  });
+
+  after(async () => {
+    if (worker && worker.exitCode === null) {
+      const exited = new Promise((resolve) => worker?.once('exit', resolve));
+      worker.kill('SIGTERM');
+      await exited;
+    }
+    await relabel?.stop();
+  });
+
+  it(`gives the ${MAX_EVENTS_PER_RUN} Events to nodes that exist, none to unknown names, and counts the rest as suppressed`, async () => {
+    const done = await relabel.runs.wait(await relabel.runs.start({ targets: [...ghosts, ...extras, ...site.nodes] }));
+    const failed = ghosts.length + extras.length;
+    assert.deepEqual(done.result?.counts, { total: failed + 2, success: 2, failure: failed, written: 2 });
+    const counted = await eventually(
+      async () => (await fetch(metrics)).text(),
+      (t) => metricValue(t, 'relabel_kube_events_total', { reason: 'RelabelFailed' }) >= extras.length && metricValue(t, 'relabel_kube_events_total', { reason: 'LabelsApplied' }) >= 2,
+      20_000,
+    );
+    assert.equal(metricValue(counted, 'relabel_kube_events_total', { reason: 'RelabelFailed', result: 'created' }), MAX_EVENTS_PER_RUN);
+    assert.equal(metricValue(counted, 'relabel_kube_events_total', { reason: 'RelabelFailed', result: 'suppressed' }), 5, 'every Event over the cap is counted');
+    assert.equal(metricValue(counted, 'relabel_kube_events_total', { reason: 'RelabelFailed' }), extras.length, 'one per node that exists, none for names that do not');
+    assert.equal(metricValue(counted, 'relabel_kube_events_total', { reason: 'LabelsApplied', result: 'created' }), 2);
+
+    const events = await eventually(() => eventsOf(prefix), (all) => all.length >= MAX_EVENTS_PER_RUN + 2, 20_000);
+    const warnings = events.filter((e) => e.reason === 'RelabelFailed');
+    assert.equal(warnings.length, MAX_EVENTS_PER_RUN);
+    assert.ok(warnings.every((e) => extras.includes(e.regarding?.name ?? '')), 'only nodes the cluster has');
+    assert.match(warnings[0]?.note ?? '', new RegExp(`^run ${done.result?.run} could not apply revision 1: NodeNotInDesign: node ${prefix}-extra\\d{3} is not in the design of revision 1$`));
+    assert.ok(!events.some((e) => ghosts.includes(e.regarding?.name ?? '')));
   });
 });

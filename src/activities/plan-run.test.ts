@@ -133,6 +133,53 @@ describe('planRun', () => {
   });
 });
 
+describe('planRun and the RelabelFailed Events of targets not in the design', () => {
+  /** Targets: `ghosts` names the cluster lacks, then `extras` nodes it has, none in the design, then `designed`. */
+  function scenario(ghosts: number, extras: number, designed: number) {
+    const ghostNames = Array.from({ length: ghosts }, (_, i) => `ghost${i}`);
+    const extraNames = Array.from({ length: extras }, (_, i) => `extra${i}`);
+    const designedNames = Array.from({ length: designed }, (_, i) => `d${i}`);
+    const cluster = [...extraNames, ...designedNames].map((n) => ({ ...state(n, {}), uid: `uid-${n}` }));
+    const reads: string[] = [];
+    const nodes = {
+      async readNode(name: string) {
+        reads.push(name);
+        const found = cluster.find((n) => n.name === name);
+        if (!found) throw new ApiException(404, 'not found', '', {});
+        return found;
+      },
+      async *listNodes({ pageSize }: { pageSize: number }) {
+        for (let i = 0; i < cluster.length; i += pageSize) yield cluster.slice(i, i + pageSize);
+      },
+      patchNode: () => {
+        throw new Error('planning never writes');
+      },
+    };
+    const told: string[] = [];
+    const events = { failed: (e: { node: string; uid?: string; error: { type: string } }) => told.push(`${e.node}/${e.uid}/${e.error.type}`), applied: () => undefined, idle: async () => undefined };
+    const { store } = memoryRuns([...ghostNames, ...extraNames, ...designedNames]);
+    return { d: design(Object.fromEntries(designedNames.map((n) => [n, { k: 'v' }]))), nodes, store, events, told, reads, extraNames };
+  }
+
+  it('tells every undesigned target the cluster has, however many unknown names come first, and none of those names', async () => {
+    const s = scenario(GET_THRESHOLD, 5, 2);
+    const plan = await planRun({ nodes: s.nodes, store: s.store, events: s.events }, { run: 4, revision: 1, design: s.d, dryRun: false });
+    assert.equal(plan.failureTypes.NodeNotInDesign, GET_THRESHOLD + 5);
+    assert.deepEqual(s.told, s.extraNames.map((n) => `${n}/uid-${n}/NodeNotInDesign`));
+    assert.deepEqual(s.reads, [], 'more than the GET threshold of targets to look for: one LIST');
+  });
+
+  it('a small run GETs its undesigned targets to know which exist; a dry run tells nothing', async () => {
+    const s = scenario(3, 2, 2);
+    await planRun({ nodes: s.nodes, store: s.store, events: s.events }, { run: 4, revision: 1, design: s.d, dryRun: false });
+    assert.deepEqual(s.told, ['extra0/uid-extra0/NodeNotInDesign', 'extra1/uid-extra1/NodeNotInDesign']);
+    assert.deepEqual(s.reads.sort(), ['d0', 'd1', 'extra0', 'extra1', 'ghost0', 'ghost1', 'ghost2']);
+    const dry = scenario(3, 2, 2);
+    await planRun({ nodes: dry.nodes, store: dry.store, events: dry.events }, { run: 4, revision: 1, design: dry.d, dryRun: true });
+    assert.deepEqual(dry.told, []);
+  });
+});
+
 describe('planRun and the mass-removal brake', () => {
   // Three nodes owning a, b, c; the design keeps only `a` on each: 6 of 9 owned labels go (67% > 50%).
   const d = design({ n1: { a: '1' }, n2: { a: '1' }, n3: { a: '1' } });

@@ -19,7 +19,7 @@ import type { NodeApi, NodeState } from '../kube/nodes.ts';
 import type { NodeResultDetail, NodeResultUpdate, RunStore } from '../store/run-store.ts';
 import type { NodeFailure, RunCounts } from '../workflows/messages.ts';
 import { FAILURE_SAMPLE_LIMIT } from '../workflows/messages.ts';
-import { MAX_EVENTS_PER_RUN, type NodeEvents } from './node-events.ts';
+import type { NodeEvents } from './node-events.ts';
 
 /** Runs with at most this many targets read their nodes one GET each; larger ones LIST. */
 export const GET_THRESHOLD = 100;
@@ -224,9 +224,13 @@ async function refuse(store: RunStore, run: number, removal: RemovalAssessment):
  * with that type) before any child starts. Every plan reports the
  * assessment in `removal`.
  *
- * Unless it is a dry run, a target not in the design that exists in the
- * cluster gets a RelabelFailed Event (up to the per-run cap: a small run
- * reads those nodes one GET each to know, a large one sees them in its LIST).
+ * Unless it is a dry run, every target not in the design that exists in
+ * the cluster is told to `events` as failed (a RelabelFailed Event, up to
+ * the per-run cap; those over it are counted as suppressed). Names the
+ * cluster does not have never reach `events`, so they cannot spend the cap
+ * that nodes which exist need. Whether they exist is known from the bulk
+ * read: one GET each when the run's designed and undesigned targets are at
+ * most {@link GET_THRESHOLD}, else the LIST.
  */
 export async function planRun(
   deps: PlanDeps,
@@ -263,22 +267,23 @@ export async function planRun(
     settle({ node, status: 'failure', detail: { error: { type, message } }, observed: null });
 
   const wanted = new Set<string>();
-  // Targets not in the design that may get an Event, if they exist: no more than the cap lets through.
-  const undesigned = new Map<string, string>();
+  // Targets not in the design, by name only (as `wanted`): each gets an Event if the bulk read finds it.
+  const undesigned = new Set<string>();
   const events = dryRun ? undefined : deps.events;
-  const failedEvent = (node: string, uid: string | undefined, message: string) =>
-    events?.failed({ run, revision, node, ...(uid ? { uid } : {}), error: { type: FailureType.NodeNotInDesign, message } });
+  const notInDesign = (node: string) => `node ${node} is not in the design of revision ${revision}`;
+  const failedEvent = (node: string, uid: string | undefined) =>
+    events?.failed({ run, revision, node, ...(uid ? { uid } : {}), error: { type: FailureType.NodeNotInDesign, message: notInDesign(node) } });
   for await (const node of targetsOf(store, run)) {
     counts.total++;
     if (Object.hasOwn(design.nodes, node)) wanted.add(node);
     else {
-      const message = `node ${node} is not in the design of revision ${revision}`;
-      if (events && undesigned.size < MAX_EVENTS_PER_RUN) undesigned.set(node, message);
-      await fail(node, FailureType.NodeNotInDesign, message);
+      if (events) undesigned.add(node);
+      await fail(node, FailureType.NodeNotInDesign, notInDesign(node));
     }
   }
 
-  const listed = wanted.size > GET_THRESHOLD;
+  // Undesigned targets count towards the GETs: a run of a few designed nodes and many unknown names LISTs.
+  const listed = wanted.size + undesigned.size > GET_THRESHOLD;
   const pages = listed ? listNodes(deps.nodes) : getNodes(deps.nodes, [...wanted]);
   for await (const page of pages) {
     const names = page.flatMap((item) => ('error' in item || !wanted.has(item.name) ? [] : [item.name]));
@@ -292,16 +297,16 @@ export async function planRun(
         if (joined.conflicts.length > 0) pluginConflictNodes++;
         // A pending node's conflicts are recorded by its child, which plans it again.
         await settle(planNode(design, item, dryRun, joined, tally));
-      } else if (undesigned.has(item.name)) {
-        failedEvent(item.name, item.uid, undesigned.get(item.name) ?? '');
+      } else if (undesigned.delete(item.name)) {
+        failedEvent(item.name, item.uid);
       }
     }
   }
   if (!listed) {
-    for (const [node, message] of undesigned) {
+    for (const node of undesigned) {
       // Only to know whether it exists: anything but an answer means no Event, and the plan goes on.
       const state = await deps.nodes.readNode(node).catch(() => undefined);
-      if (state) failedEvent(node, state.uid, message);
+      if (state) failedEvent(node, state.uid);
     }
   }
   for (const node of wanted) await fail(node, FailureType.NodeNotFound, `node ${node} not found in the cluster`);

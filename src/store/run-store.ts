@@ -15,6 +15,8 @@ export const RunNodeStatus = {
   success: 'success',
   /** Final: the node could not be brought to its desired labels. */
   failure: 'failure',
+  /** Final: the run was cancelled before the node was started; this run wrote nothing to it. */
+  cancelled: 'cancelled',
 } as const;
 /** One of the {@link RunNodeStatus} strings. */
 export type RunNodeStatus = (typeof RunNodeStatus)[keyof typeof RunNodeStatus];
@@ -68,7 +70,7 @@ export interface RunRecord {
   startedBy: string | null;
   /** How the run was started (`cli`, `api`, `schedule`, `retry`); null for runs recorded before it was kept. */
   startedVia: string | null;
-  /** How the run ended (`success`, `partial_success`, `failure`, `rejected`), once it has; set by {@link RunStore.setRunOutcome}. */
+  /** How the run ended (`success`, `partial_success`, `failure`, `rejected`, `cancelled`), once it has; set by {@link RunStore.setRunOutcome}. */
   outcome: string | null;
 }
 
@@ -98,6 +100,8 @@ export interface NodeResultUpdate {
   node: string;
   status: RunNodeStatus;
   /** Whether a write landed; once true it stays true (false or absent keeps a true). */
+  /** Cancelled (stopped): nodes written before stay written, the others are `cancelled`. */
+  cancelled: 'cancelled',
   written?: boolean;
   /** Undefined leaves it as is; null clears it. */
   detail?: NodeResultDetail | null;
@@ -132,6 +136,7 @@ export interface CreateRunInput {
   targets: readonly string[];
 }
 
+  cancelled: number;
 /** Which rows {@link RunStore.runNodes} returns. */
 export interface RunNodesQuery {
   /** Only rows with this status or one of these (an empty list matches nothing). */
@@ -199,3 +204,11 @@ export interface RunStore {
   /** Rows by status, and how many were written. NotFound when the run is absent. */
   runCounts(id: number): Promise<RunNodeCounts>;
 }
+  /**
+   * Settles a cancelled run: every row still `queued` or `pending` becomes
+   * `cancelled` with `detail` (its observed state dropped); final rows
+   * (success, failure, cancelled) are left as they are. Returns how many
+   * rows it settled; idempotent. NotFound when the run is absent;
+   * InvalidArgument for a detail that is not JSON.
+   */
+  cancelRunNodes(id: number, detail: NodeResultDetail): Promise<number>;

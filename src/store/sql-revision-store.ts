@@ -70,6 +70,7 @@ export class SqlRevisionStore implements RevisionStore {
   latestPluginSet: PluginStore['latestPluginSet'] = (site) => this.#plugins.latestPluginSet(site);
   pluginSet: PluginStore['pluginSet'] = (id) => this.#plugins.pluginSet(id);
   pluginSetLabels: PluginStore['pluginSetLabels'] = (id, nodes) => this.#plugins.pluginSetLabels(id, nodes);
+  cancelRunNodes: RunStore['cancelRunNodes'] = (id, detail) => this.#runs.cancelRunNodes(id, detail);
   pluginSetRows: PluginStore['pluginSetRows'] = (id, query) => this.#plugins.pluginSetRows(id, query);
   setPluginStatus: PluginStore['setPluginStatus'] = (site, polledAt, updates) => this.#plugins.setPluginStatus(site, polledAt, updates);
   pluginStatus: PluginStore['pluginStatus'] = (site) => this.#plugins.pluginStatus(site);

@@ -223,7 +223,7 @@ export function sqlRunStore(driver: SqlDriver): RunStore {
       return driver.read(async (s) => {
         if ((await s.all(`SELECT 1 AS found FROM ${t.runs} WHERE id = ?`, [id])).length === 0) throw runNotFound(id);
         const rows = await s.all(`SELECT status, COUNT(*) AS n, SUM(written) AS w FROM ${t.runNodes} WHERE run_id = ? GROUP BY status`, [id]);
-        const counts: RunNodeCounts = { total: 0, queued: 0, pending: 0, success: 0, failure: 0, written: 0 };
+        const counts: RunNodeCounts = { total: 0, queued: 0, pending: 0, success: 0, failure: 0, cancelled: 0, written: 0 };
         for (const r of rows) {
           const n = columnNumber(r, 'n');
           counts[columnString(r, 'status') as RunNodeStatus] += n;
@@ -235,3 +235,24 @@ export function sqlRunStore(driver: SqlDriver): RunStore {
     },
   };
 }
+
+    async cancelRunNodes(id, detail) {
+      assertRunId(id);
+      let text: string;
+      try {
+        text = JSON.stringify(detail);
+      } catch (err) {
+        throw new StoreError(StoreErrorCode.InvalidArgument, `run ${id}: the detail of cancelled nodes is not JSON: ${(err as Error).message}`);
+      }
+      return driver.write(async (s) => {
+        if ((await s.all(`SELECT 1 AS found FROM ${t.runs} WHERE id = ?`, [id])).length === 0) throw runNotFound(id);
+        // One statement whatever the run's size; the status index finds the rows.
+        return s.run(`UPDATE ${t.runNodes} SET status = ?, detail = ?, observed = NULL WHERE run_id = ? AND status IN (?, ?)`, [
+          Status.cancelled,
+          text,
+          id,
+          Status.queued,
+          Status.pending,
+        ]);
+      });
+    },

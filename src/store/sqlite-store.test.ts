@@ -77,7 +77,7 @@ describe('SQLite backend specifics', () => {
         id: 1, key: null, createdAt: new Date('2026-01-02T03:04:05.000Z'), workflowId: 'update-labels/s', revision: 4, dryRun: false,
         retryOf: null, targetCount: 1, startedBy: null, startedVia: null, outcome: null,
       });
-      assert.deepEqual(await migrated.runCounts(1), { total: 1, queued: 0, pending: 0, success: 1, failure: 0, written: 1 });
+      assert.deepEqual(await migrated.runCounts(1), { total: 1, queued: 0, pending: 0, success: 1, failure: 0, cancelled: 0, written: 1 });
       await assertAuditWorks(migrated, 1);
       await assertDriftWorks(migrated);
       const set = await migrated.savePluginSet({ site: 's', digest: 'd', parts: [{ plugin: 'p', digest: 'x', polledAt: new Date(), labels: { n1: { 'a.example.com/k': 'v' } } }] });

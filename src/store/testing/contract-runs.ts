@@ -126,7 +126,7 @@ export function runsContract(fixture: StoreFixture): void {
         { seq: 0, node: 'a', status: 'success', written: true, detail: { set: { k: 'w' } } },
         { seq: 1, node: 'b', status: 'success', written: false, detail: { unchanged: 3 } },
       ]);
-      assert.deepEqual(await store.runCounts(run), { total: 4, queued: 1, pending: 0, success: 2, failure: 1, written: 1 });
+      assert.deepEqual(await store.runCounts(run), { total: 4, queued: 1, pending: 0, success: 2, failure: 1, cancelled: 0, written: 1 });
       assert.deepEqual(await store.runNode(run, 'a'), { seq: 0, node: 'a', status: 'success', written: true, detail: { set: { k: 'w' } } });
       assert.deepEqual(await store.runNode(run, 'd'), { seq: 3, node: 'd', status: 'queued', written: false, detail: null });
       assert.equal(await store.runNode(run, 'nobody'), null);
@@ -167,9 +167,9 @@ export function runsContract(fixture: StoreFixture): void {
       cyclic.self = cyclic;
       await rejectsWith(store.setNodeResults(run, [{ node: nodeName(0), status: 'success', observed: cyclic }]), 'InvalidArgument', /observed state of node node-00000 is not JSON-serialisable/);
       await rejectsWith(store.setNodeResults(9, [{ node: nodeName(0), status: 'success' }]), 'NotFound', /^run 9 not found$/);
-      assert.deepEqual(await store.runCounts(run), { total: 1200, queued: 1200, pending: 0, success: 0, failure: 0, written: 0 });
+      assert.deepEqual(await store.runCounts(run), { total: 1200, queued: 1200, pending: 0, success: 0, failure: 0, cancelled: 0, written: 0 });
       await store.setNodeResults(run, updates.filter((u) => u.node.startsWith('node-')));
-      assert.deepEqual(await store.runCounts(run), { total: 1200, queued: 0, pending: 0, success: 1200, failure: 0, written: 1200 });
+      assert.deepEqual(await store.runCounts(run), { total: 1200, queued: 0, pending: 0, success: 1200, failure: 0, cancelled: 0, written: 1200 });
     });
 
     test('creates and pages 50,000 targets in order by keyset and offset, filtered by status', { timeout: 120_000 }, async (t) => {
@@ -198,7 +198,7 @@ export function runsContract(fixture: StoreFixture): void {
       assert.deepEqual(names(await store.runNodes(run, { offset: 49_998, limit: 5000 })), targets.slice(49_998));
       assert.deepEqual(await store.runNodes(run, { status: 'success', limit: 10 }), []);
       assert.deepEqual(await store.runNodes(run, { status: [], limit: 10 }), [], 'no status matches nothing');
-      assert.deepEqual(await store.runCounts(run), { total: 50_000, queued: 49_900, pending: 50, success: 0, failure: 50, written: 0 });
+      assert.deepEqual(await store.runCounts(run), { total: 50_000, queued: 49_900, pending: 50, success: 0, failure: 50, cancelled: 0, written: 0 });
     });
 
     test('refuses bad page queries', async (t) => {
@@ -228,6 +228,37 @@ export function runsContract(fixture: StoreFixture): void {
       assert.deepEqual((await store.runCounts(keep)).total, 2);
       const again = await store.createRun({ key: 'gone', targets: ['d'] });
       assert.deepEqual([again.id, again.targetCount], [drop, 1], 'the key is free again; numbering has no gap');
+    });
+
+    test('a cancelled run settles its unfinished rows as cancelled, keeps the final ones, and can say it was cancelled', async (t) => {
+      const store = await freshStore(t, fixture);
+      const { id: run } = await store.createRun({ targets: ['a', 'b', 'c', 'd', 'e'] });
+      const other = (await store.createRun({ targets: ['a'] })).id;
+      await store.setNodeResults(run, [
+        { node: 'a', status: 'success', written: true, detail: { set: { k: 'v' } }, observed: null },
+        { node: 'b', status: 'failure', detail: { error: { type: 'Forbidden', message: 'no' } } },
+        { node: 'c', status: 'pending', observed: { labels: {} } },
+      ]);
+      const detail = { error: { type: 'NotStarted', message: 'the run was cancelled before this node was started' } };
+      assert.equal(await store.cancelRunNodes(run, detail), 3, 'the pending and the two queued rows');
+      assert.deepEqual(
+        (await store.runNodes(run, { limit: 10 })).map((r) => [r.node, r.status, r.written, r.detail]),
+        [
+          ['a', 'success', true, { set: { k: 'v' } }],
+          ['b', 'failure', false, { error: { type: 'Forbidden', message: 'no' } }],
+          ['c', 'cancelled', false, detail],
+          ['d', 'cancelled', false, detail],
+          ['e', 'cancelled', false, detail],
+        ],
+      );
+      assert.equal(await store.observedState(run, 'c'), null, 'the observed state of a cancelled node is dropped');
+      assert.deepEqual(await store.runCounts(run), { total: 5, queued: 0, pending: 0, success: 1, failure: 1, cancelled: 3, written: 1 });
+      assert.deepEqual((await store.runNodes(run, { status: 'cancelled', limit: 10 })).map((r) => r.node), ['c', 'd', 'e']);
+      assert.equal(await store.cancelRunNodes(run, detail), 0, 'idempotent');
+      assert.equal((await store.runNode(other, 'a'))?.status, 'queued', 'another run untouched');
+      await store.setRunOutcome(run, 'cancelled');
+      assert.equal((await store.getRun(run)).outcome, 'cancelled');
+      await rejectsWith(store.cancelRunNodes(99, detail), 'NotFound', /^run 99 not found$/);
     });
 
     test('runs created concurrently through two connections get distinct, consecutive numbers', { timeout: 60_000 }, async (t) => {

@@ -37,7 +37,7 @@ export async function assertRunsWork(store: RevisionStore): Promise<void> {
   const run = await store.createRun({ targets: ['n1', 'n2'] });
   assert.equal(run.id, 1);
   await store.setNodeResults(run.id, [{ node: 'n2', status: 'success', written: true }]);
-  assert.deepEqual(await store.runCounts(run.id), { total: 2, queued: 1, pending: 0, success: 1, failure: 0, written: 1 });
+  assert.deepEqual(await store.runCounts(run.id), { total: 2, queued: 1, pending: 0, success: 1, failure: 0, cancelled: 0, written: 1 });
   await assertAuditWorks(store, run.id);
 }
 
