@@ -101,7 +101,7 @@ function runStarter(config: WorkerConfig, store: RevisionStore): RunStarter {
   const searchAttributes = config.searchAttributes ?? process.env.RELABEL_SEARCH_ATTRIBUTES !== 'off';
   return async (client, options) => {
     const runs = createRuns({ client, store, taskQueue: config.taskQueue, namespace: config.namespace, searchAttributes });
-    const { workflowId, runId, run } = await runs.start({ targets: options.targets, revision: options.revision, action: options.action });
+    const { workflowId, runId, run } = await runs.start({ targets: options.targets, revision: options.revision, action: options.action, ...(options.audit ? { audit: options.audit } : {}) });
     return { workflowId, runId, run };
   };
 }

@@ -7,12 +7,16 @@
  * unmanaged and one absent from the cluster missing. With the policy's
  * `heal`, exactly the drifted nodes are healed by one normal run at the
  * revision they carry (PATCHes counted by the API server); a run of the site
- * already going makes healing skip, and say so. The drift Schedule is
- * created, listed, paused, unpaused, triggered and deleted through the real
- * CLI, and seen on the server with `client.schedule.getHandle().describe()`.
+ * already going makes healing skip, and say so. Every heal run records who
+ * started it, via `heal`: the user of `relabel drift`, the Schedule
+ * (`schedule:relabel-drift/<site>`), or the detection's workflow. The drift
+ * Schedule is created, listed, paused, unpaused, triggered (healing a node)
+ * and deleted through the real CLI, and seen on the server with
+ * `client.schedule.getHandle().describe()`.
  */
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { userInfo } from 'node:os';
 import { ScheduleNotFoundError, ScheduleOverlapPolicy } from '@temporalio/client';
 import { readAppliedRun } from '../src/core/applied-run.ts';
 import { validateSite } from '../src/core/validate-site.ts';
@@ -20,6 +24,7 @@ import { createDrift } from '../src/facade/drift.ts';
 import { createRuns } from '../src/facade/runs.ts';
 import { createNodeApi, loadKubeConfig } from '../src/kube/nodes.ts';
 import type { DetectDriftResult } from '../src/workflows/drift-messages.ts';
+import { eventually } from './api-support.ts';
 import { adminCore, adminKubeconfigPath, createNode, exits, nodePatchCount, relabelCli, startRelabel, uniqueSuffix } from './helpers.ts';
 import { prefixedSite, storeWithSite } from './site.ts';
 
@@ -58,6 +63,19 @@ describe('drift detection and healing', () => {
     return (await relabel.store.commit({ message })).id;
   };
   const labels = async (node: string) => (await adminCore().readNode({ name: node })).metadata?.labels ?? {};
+  /** Who started run `run` and how, as the store and `relabel runs -o json` record it. */
+  const startedOf = async (run: number) => {
+    const stored = await relabel.store.getRun(run);
+    // Temporal's visibility store lists a run shortly after it ends.
+    const listed = await eventually(
+      async () => JSON.parse(exits(await relabelCli(['runs', '--site', siteName, '-o', 'json'], env()), 0).stdout) as { run?: number; startedBy?: string; startedVia?: string }[],
+      (rows) => rows.some((r) => r.run === run),
+      30_000,
+      500,
+    );
+    const row = listed.find((r) => r.run === run);
+    return { store: [stored.startedBy, stored.startedVia], runs: [row?.startedBy, row?.startedVia] };
+  };
 
   before(async () => {
     ({ url: storeUrl } = await storeWithSite(base.files));
@@ -144,6 +162,10 @@ describe('drift detection and healing', () => {
     assert.equal(status.workflowId, `update-labels/${siteName}`);
     assert.equal(status.action, 'heal_drift');
     assert.equal(status.result?.run, healRun?.run);
+    // Started through the facade with no one named: the detection's workflow is who, heal is how.
+    assert.deepEqual([status.startedBy, status.startedVia], [`workflow:relabel-drift/${siteName}`, 'heal']);
+    const by = [`workflow:relabel-drift/${siteName}`, 'heal'];
+    assert.deepEqual(await startedOf(healRun?.run ?? 0), { store: by, runs: by });
     assert.deepEqual((await relabel.runs.nodes(healRun?.run ?? 0, { limit: 100 })).items.map((o) => o.node).sort(), [...changedNodes, removed].sort());
     // Recorded on the report; the next detection finds nothing drifted and starts nothing.
     assert.deepEqual((await relabel.store.getDriftReport(result.report)).heal, result.heal);
@@ -170,9 +192,15 @@ describe('drift detection and healing', () => {
     } finally {
       await relabel.client.workflow.getHandle(blocking.workflowId, blocking.runId).terminate('test over');
     }
-    const healed = await drift.detect();
-    assert.equal(healed.heal?.runs[0]?.status, 'success');
+    // The next detection, from the CLI, heals it; the heal run records the user who ran `relabel drift`.
+    const healed = JSON.parse(exits(await relabelCli(['drift', '--site', siteName, '-o', 'json'], env(), { timeoutMs: 120_000 }), 0).stdout);
+    const [healRun] = healed.report.heal.runs;
+    assert.equal(healRun?.status, 'success', JSON.stringify(healed.report.heal));
     assert.equal((await labels(changed2)).fluentd, 'enabled');
+    const by = [userInfo().username, 'heal'];
+    assert.deepEqual(await startedOf(healRun.run), { store: by, runs: by });
+    const table = exits(await relabelCli(['runs', '--site', siteName], env()), 0).stdout;
+    assert.match(table, new RegExp(`^${healRun.run}\\s+update-labels/${siteName}\\s+${userInfo().username}\\s+heal\\s`, 'm'));
   });
 
   it('the drift schedule through the CLI: create, list, pause, unpause, trigger (a report), delete', async () => {
@@ -218,17 +246,24 @@ describe('drift detection and healing', () => {
     assert.equal(JSON.parse(exits(await relabelCli(['schedule', 'unpause', id, '-o', 'json'], env()), 0).stdout).paused, false);
     assert.equal((await relabel.client.schedule.getHandle(id).describe()).state.paused, false);
 
+    // A node drifts: the detection the Schedule starts heals it, and its heal run names the Schedule.
+    await createNodeApi(loadKubeConfig(adminKubeconfigPath())).patchNode(changed3, { metadata: { labels: { fluentd: 'scheduled-off' } } });
     const latestBefore = (await relabel.store.latestDriftReport(siteName))?.id ?? 0;
     const triggered = JSON.parse(exits(await relabelCli(['schedule', 'trigger', 'drift', '--site', siteName, '-o', 'json'], env()), 0).stdout);
     assert.ok(triggered.workflow.workflowId.startsWith(`${id}-`), triggered.workflow.workflowId);
     const result = (await relabel.client.workflow.getHandle(triggered.workflow.workflowId, triggered.workflow.runId).result()) as DetectDriftResult;
     assert.ok(result.report > latestBefore, 'the triggered detection made a new report');
+    const [scheduledHeal] = result.heal?.runs ?? [];
+    assert.equal(scheduledHeal?.status, 'success', JSON.stringify(result.heal));
+    assert.equal((await labels(changed3)).fluentd, 'enabled');
+    const scheduled = [`schedule:${id}`, 'heal'];
+    assert.deepEqual(await startedOf(scheduledHeal?.run ?? 0), { store: scheduled, runs: scheduled });
     const latest = JSON.parse(exits(await relabelCli(['drift', '--latest', '-o', 'json'], env()), 0).stdout);
     assert.equal(latest.report.id, result.report);
     assert.equal(latest.report.workflowId, triggered.workflow.workflowId);
     const afterTrigger = JSON.parse(exits(await relabelCli(['schedule', 'list', '-o', 'json'], env()), 0).stdout).find((s: { scheduleId: string }) => s.scheduleId === id);
     assert.equal(afterTrigger.lastRun.status, 'COMPLETED');
-    assert.match(afterTrigger.lastRun.result, new RegExp(`^report ${result.report}: 0 drifted, 2 pending`));
+    assert.match(afterTrigger.lastRun.result, new RegExp(`^report ${result.report}: 1 drifted, 2 pending`));
 
     assert.equal(JSON.parse(exits(await relabelCli(['schedule', 'delete', 'drift', '-o', 'json'], env()), 0).stdout).deleted, true);
     await assert.rejects(relabel.client.schedule.getHandle(id).describe(), ScheduleNotFoundError);

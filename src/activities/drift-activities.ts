@@ -8,6 +8,7 @@ import { Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { FailureType, isFailureType } from '../core/failure-types.ts';
+import type { RunAudit } from '../core/run-audit.ts';
 import type { Design } from '../core/validate-site.ts';
 import type { NodeApi } from '../kube/nodes.ts';
 import type { DesignCache } from '../store/design-cache.ts';
@@ -27,7 +28,7 @@ export const HEAL_ACTION = 'heal_drift';
  */
 export type RunStarter = (
   client: Client,
-  options: { targets: string[]; revision: number; action: string },
+  options: { targets: string[]; revision: number; action: string; audit?: RunAudit },
 ) => Promise<{ workflowId: string; runId: string; run: number }>;
 
 /** A heal run just started: the run and how many nodes it heals. */
@@ -77,9 +78,10 @@ export function createDriftActivities(deps: DriftActivityDeps) {
      * run cannot start for a reason of relabel's own (RunInProgress: a run
      * of the site is going), never retried. The started run is noted on the
      * report at once, so a retried attempt returns it rather than meeting
-     * its own run as RunInProgress.
+     * its own run as RunInProgress. The run records `audit` (absent only in
+     * histories from before heal runs recorded one).
      */
-    async startHealRun(input: { report: number; revision: number }): Promise<StartedHeal | { skipped: string }> {
+    async startHealRun(input: { report: number; revision: number; audit?: RunAudit }): Promise<StartedHeal | { skipped: string }> {
       if (!deps.startRun) throw ApplicationFailure.nonRetryable('this worker cannot start heal runs (no run starter)', FailureType.InternalError);
       // An earlier attempt that started the run but whose completion was lost left it on the report.
       const earlier = (await store.getDriftReport(input.report)).heal as { starting?: StartedHeal & { revision: number } } | null;
@@ -87,7 +89,7 @@ export function createDriftActivities(deps: DriftActivityDeps) {
       const targets = await driftedNodes(store, input.report, input.revision);
       if (targets.length === 0) return { skipped: `no drifted node of revision ${input.revision} in drift report ${input.report}` };
       try {
-        const started = { ...(await deps.startRun(Context.current().client, { targets, revision: input.revision, action: HEAL_ACTION })), nodes: targets.length };
+        const started = { ...(await deps.startRun(Context.current().client, { targets, revision: input.revision, action: HEAL_ACTION, ...(input.audit ? { audit: input.audit } : {}) })), nodes: targets.length };
         await store.setDriftHeal(input.report, { runs: [], starting: { ...started, revision: input.revision } });
         return started;
       } catch (err) {

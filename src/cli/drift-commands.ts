@@ -5,11 +5,12 @@
  */
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { DriftState, driftText } from '../core/drift.ts';
+import { runAudit, StartedVia } from '../core/run-audit.ts';
 import type { DriftPage } from '../facade/index.ts';
 import type { DriftReportRecord } from '../store/drift-store.ts';
 import { MAX_DRIFT_PAGE } from '../store/drift-store.ts';
 import type { HealOutcome } from '../workflows/drift-messages.ts';
-import { withContext, type SetExit } from './context.ts';
+import { cliUser, withContext, type SetExit } from './context.ts';
 import { ExitCode } from './exit-codes.ts';
 import { note, outputOption, printJson, say, table } from './output.ts';
 import { nonNegativeInteger, positiveInteger } from './parsers.ts';
@@ -82,7 +83,11 @@ export function addDriftCommands(program: Command, setExit: SetExit): void {
           let report: DriftReportRecord;
           if (opts.report !== undefined) report = await drift.report(opts.report);
           else if (opts.latest) report = await drift.latest(opts.site);
-          else report = await drift.report((await drift.detect(opts.site !== undefined ? { site: opts.site } : {}, (w) => note(`warning: ${w}`))).report);
+          else {
+            // Heal runs this detection starts record who asked for it.
+            const audit = runAudit(cliUser(), StartedVia.cli);
+            report = await drift.report((await drift.detect({ ...(opts.site !== undefined ? { site: opts.site } : {}), audit }, (w) => note(`warning: ${w}`))).report);
+          }
           const page = await drift.nodes(report, { states: opts.state, offset: opts.offset, limit: opts.limit });
           if (ctx.format === 'json') return printJson({ report, nodes: page });
           const heal = healText(report.heal as HealOutcome | null);

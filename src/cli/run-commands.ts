@@ -217,7 +217,7 @@ export function addRunCommands(program: Command, setExit: SetExit): void {
     .addOption(outputOption())
     .addHelpText(
       'after',
-      '\nBY is who started the run (the API token\'s name, or the OS user of the CLI), VIA how (cli, api, schedule, retry).\n' +
+      '\nBY is who started the run (the API token\'s name, or the OS user of the CLI), VIA how (cli, api, schedule, retry, heal).\n' +
         'JSON: [{workflowId, runId, run?, action?, startedBy?, startedVia?, execution, outcome?, startTime, closeTime?}], newest first.',
     )
     .action(async (opts: { site?: string; status?: string; dryRun?: boolean; limit: number }, cmd: Command) => {

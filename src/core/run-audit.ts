@@ -15,6 +15,8 @@ export const StartedVia = {
   schedule: 'schedule',
   /** `relabel retry`: a run over the failed nodes of an earlier one. */
   retry: 'retry',
+  /** A drift detection healing drifted nodes: `by` says what started the detection (see {@link healAudit}). */
+  heal: 'heal',
 } as const;
 /** One of the {@link StartedVia} strings. */
 export type StartedVia = (typeof StartedVia)[keyof typeof StartedVia];
@@ -24,7 +26,7 @@ export const MAX_STARTED_BY = 128;
 
 /** Who started a run and how: one small object, bounded whatever it holds. */
 export interface RunAudit {
-  /** The API token's name, the OS user of the CLI, or the schedule's ID; at most {@link MAX_STARTED_BY} characters. */
+  /** The API token's name, the OS user of the CLI, the schedule's ID, or what started a healing detection; at most {@link MAX_STARTED_BY} characters. */
   by: string;
   via: StartedVia;
 }
@@ -51,4 +53,16 @@ export function auditFrom(value: unknown): RunAudit | undefined {
   if (typeof value !== 'object' || value === null) return undefined;
   const { by, via } = value as { by?: unknown; via?: unknown };
   return typeof by === 'string' && isStartedVia(via) ? runAudit(by, via) : undefined;
+}
+
+/**
+ * The audit record of a heal run started by the drift detection
+ * `workflowId`, which `detection` started (its input's audit, else the
+ * Schedule that started it): via `heal`, by `schedule:<schedule ID>` for a
+ * Schedule, the person (OS user, token name) for anyone else, and
+ * `workflow:<workflowId>` when the detection says nothing of who started it.
+ */
+export function healAudit(detection: RunAudit | undefined, workflowId: string): RunAudit {
+  if (detection === undefined) return runAudit(`workflow:${workflowId}`, StartedVia.heal);
+  return runAudit(detection.via === StartedVia.schedule ? `schedule:${detection.by}` : detection.by, StartedVia.heal);
 }

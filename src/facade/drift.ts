@@ -7,6 +7,7 @@ import { WorkflowFailedError, type Client } from '@temporalio/client';
 import { ApplicationFailure, WorkflowIdConflictPolicy, WorkflowIdReusePolicy } from '@temporalio/common';
 import type { DriftState } from '../core/drift.ts';
 import { FailureType, isFailureType } from '../core/failure-types.ts';
+import { runAudit, type RunAudit } from '../core/run-audit.ts';
 import { createDesignCache } from '../store/design-cache.ts';
 import { MAX_DRIFT_PAGE, type DriftNodeRow, type DriftReportRecord } from '../store/drift-store.ts';
 import type { RevisionStore } from '../store/revision-store.ts';
@@ -46,18 +47,20 @@ export function createDrift(deps: DriftDeps) {
      * the same ID (`relabel-drift/<site>`). Its failure (no committed
      * revision, invalid documents) comes back as a RelabelError. When no
      * worker polls the task queue, `onWarning` is told so before waiting.
+     * Heal runs it starts record `audit.by` (via `heal`).
      */
-    async detect(options: { site?: string } = {}, onWarning?: (warning: string) => void): Promise<DetectDriftResult & { workflowId: string; runId: string }> {
+    async detect(options: { site?: string; audit?: RunAudit } = {}, onWarning?: (warning: string) => void): Promise<DetectDriftResult & { workflowId: string; runId: string }> {
       const { site } = await storeSite(store, designs, options.site);
       const workflowId = `${DRIFT_ID_PREFIX}/${site}`;
+      const audit = options.audit && runAudit(options.audit.by, options.audit.via);
       const handle = await client.workflow.start(detectDrift, {
         workflowId,
         taskQueue: deps.taskQueue,
-        args: [{ site }],
+        args: [{ site, ...(audit ? { audit } : {}) }],
         workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
         workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
         staticSummary: `Drift detection of site ${site}`,
-        staticDetails: `Started with \`relabel drift\`: classifies every node of site **${site}** (drifted, pending, unmanaged, missing, in sync) and heals drifted nodes when the label policy says \`drift: {action: heal}\`.`,
+        staticDetails: `Started with \`relabel drift\`${audit ? ` by **${audit.by}**` : ''}: classifies every node of site **${site}** (drifted, pending, unmanaged, missing, in sync) and heals drifted nodes when the label policy says \`drift: {action: heal}\`.`,
       });
       const idle = onWarning ? await idleTaskQueueWarning(client, deps.namespace, deps.taskQueue) : undefined;
       if (idle) onWarning?.(idle.replace('the run waits', 'the detection waits'));

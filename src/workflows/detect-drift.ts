@@ -11,8 +11,10 @@
  */
 import { ActivityFailure, ApplicationFailure, proxyActivities, setCurrentDetails, workflowInfo } from '@temporalio/workflow';
 import { DriftAction } from '../core/drift.ts';
+import { auditFrom, healAudit } from '../core/run-audit.ts';
 import type { Activities } from '../activities/index.ts';
 import type { DetectDriftInput, DetectDriftResult, DriftDetection, HealOutcome } from './drift-messages.ts';
+import { scheduledAudit } from './run-record.ts';
 
 const { detectDrift: detect } = proxyActivities<Activities>({
   startToCloseTimeout: '30m',
@@ -54,7 +56,9 @@ export function countsLine(d: Pick<DriftDetection, 'counts' | 'revision' | 'site
  * it. Rejects (non-retryable) with NoCommittedRevision,
  * DocumentValidationFailed, or InvalidArgument for a site that is not the
  * store's. A heal that meets a run of the site already going is skipped
- * and says so in `heal.skipped`; the next detection tries again.
+ * and says so in `heal.skipped`; the next detection tries again. Heal
+ * runs record who started them (via `heal`, by the Schedule or the person
+ * that started the detection: see `healAudit`).
  */
 export async function detectDrift(input: DetectDriftInput = {}): Promise<DetectDriftResult> {
   const info = workflowInfo();
@@ -66,9 +70,11 @@ export async function detectDrift(input: DetectDriftInput = {}): Promise<DetectD
   if (found.action !== DriftAction.heal || found.groups.length === 0) return found;
 
   const heal: HealOutcome = { runs: [] };
+  // Heal runs write nodes: each records what started this detection (only an activity input changed, no command).
+  const audit = healAudit(auditFrom(input.audit) ?? scheduledAudit(), info.workflowId);
   for (const group of found.groups) {
     setCurrentDetails(`**healing** ${group.nodes} node(s) of revision ${group.revision}; ${countsLine(found)}`);
-    const started = await startHealRun({ report: found.report, revision: group.revision });
+    const started = await startHealRun({ report: found.report, revision: group.revision, audit });
     if ('skipped' in started) {
       heal.skipped = `healing of revision ${group.revision} not started: ${started.skipped}`;
       break;

@@ -5,6 +5,7 @@
  * of nodes; every node's row is in the store under the report number.
  */
 import type { DriftAction, DriftCounts, DriftState } from '../core/drift.ts';
+import type { RunAudit } from '../core/run-audit.ts';
 
 /** Prefix of drift detections' workflow IDs (and their schedules' IDs): `relabel-drift/<site>`. */
 export const DRIFT_ID_PREFIX = 'relabel-drift';
@@ -19,6 +20,8 @@ export const MAX_HEAL_GROUPS = 10;
 export interface DetectDriftInput {
   /** The site expected; the detection is refused (InvalidArgument) when the store's latest revision is of another. */
   site?: string;
+  /** Who asked for the detection (`relabel drift`): its heal runs record them. A Schedule's detection has none; its heal runs record the Schedule. */
+  audit?: RunAudit;
 }
 
 /** One node of the sample: its state, the revision it carries and, drifted, what differs (bounded text). */
