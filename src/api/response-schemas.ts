@@ -102,7 +102,9 @@ export const FailureView = z.object({ type: z.string(), message: z.string() }).s
 export const NodeResultView = z
   .object({
     node: z.string(),
-    status: z.enum(['queued', 'pending', 'success', 'failure']).meta({ description: 'queued (not yet planned), pending (a change to apply), success or failure' }),
+    status: z
+      .enum(['queued', 'pending', 'success', 'failure', 'cancelled'])
+      .meta({ description: 'queued (not yet planned), pending (a change to apply), success, failure, or cancelled (the run was stopped before the node was started)' }),
     set: z.record(z.string(), z.string()).optional(),
     removed: z.array(z.string()).optional(),
     adopted: z.array(z.string()).optional(),
