@@ -9,7 +9,7 @@ import { startPostgres, type PostgresServer } from '../stack/postgres.ts';
 import { openStore } from './open-store.ts';
 import { openPostgresStore, POSTGRES_SCHEMA_VERSION } from './postgres-store.ts';
 import { revisionStoreContract } from './testing/contract.ts';
-import { assertAuditWorks, assertDriftWorks, assertRunsWork, rejectsWith } from './testing/fixture.ts';
+import { assertActionsWork, assertAuditWorks, assertDriftWorks, assertRunsWork, rejectsWith } from './testing/fixture.ts';
 
 // A real server: RELABEL_TEST_PG_URL when set, else one started here. A server
 // that cannot be reached or started fails the suite; it is never skipped.
@@ -80,7 +80,7 @@ describe('PostgreSQL backend specifics', () => {
     await client.connect();
     try {
       // What a version-1 relabel left behind: the revision tables only.
-      await client.query(`DROP TABLE "${schema}".drift_nodes, "${schema}".drift_reports, "${schema}".plugin_set_labels, "${schema}".plugin_set_plugins, "${schema}".plugin_sets, "${schema}".plugin_status, "${schema}".run_plugin_sets; DROP TABLE "${schema}".run_nodes; DROP TABLE "${schema}".runs; UPDATE "${schema}".meta SET value = '1' WHERE key = 'schema_version'`);
+      await client.query(`DROP TABLE "${schema}".drift_nodes, "${schema}".drift_reports, "${schema}".plugin_set_labels, "${schema}".plugin_set_plugins, "${schema}".plugin_sets, "${schema}".plugin_status, "${schema}".run_plugin_sets, "${schema}".run_commands; DROP TABLE "${schema}".run_nodes; DROP TABLE "${schema}".runs; UPDATE "${schema}".meta SET value = '1' WHERE key = 'schema_version'`);
       const migrated = await openPostgresStore(baseUrl, { schema });
       try {
         assert.equal((await migrated.latestRevision())?.message, 'before runs');
@@ -108,7 +108,8 @@ describe('PostgreSQL backend specifics', () => {
     try {
       // What a version-2 relabel left behind: the runs table without the audit columns, and a run in it.
       await client.query(
-        `DROP TABLE "${schema}".drift_nodes, "${schema}".drift_reports, "${schema}".plugin_set_labels, "${schema}".plugin_set_plugins, "${schema}".plugin_sets, "${schema}".plugin_status, "${schema}".run_plugin_sets; ` +
+        `DROP TABLE "${schema}".drift_nodes, "${schema}".drift_reports, "${schema}".plugin_set_labels, "${schema}".plugin_set_plugins, "${schema}".plugin_sets, "${schema}".plugin_status, "${schema}".run_plugin_sets, "${schema}".run_commands; ` +
+          `ALTER TABLE "${schema}".runs DROP COLUMN action_id, DROP COLUMN context_marker, DROP COLUMN execution_run_id; ` +
           `ALTER TABLE "${schema}".runs DROP COLUMN started_by, DROP COLUMN started_via, DROP COLUMN outcome; ` +
           `UPDATE "${schema}".meta SET value = '2' WHERE key = 'schema_version'; ` +
           `INSERT INTO "${schema}".runs (id, key, created_at, workflow_id, revision, dry_run, retry_of, target_count) VALUES (1, NULL, '2026-01-02T03:04:05Z', 'update-labels/s', 4, 0, NULL, 1); ` +
@@ -118,10 +119,11 @@ describe('PostgreSQL backend specifics', () => {
       try {
         assert.deepEqual({ ...(await migrated.getRun(1)) }, {
           id: 1, key: null, createdAt: new Date('2026-01-02T03:04:05.000Z'), workflowId: 'update-labels/s', revision: 4, dryRun: false,
-          retryOf: null, targetCount: 1, startedBy: null, startedVia: null, outcome: null,
+          retryOf: null, targetCount: 1, startedBy: null, startedVia: null, outcome: null, actionId: null, contextMarker: null, executionRunId: null,
         });
         assert.deepEqual(await migrated.runCounts(1), { total: 1, queued: 0, pending: 0, success: 1, failure: 0, cancelled: 0, written: 1 });
         await assertAuditWorks(migrated, 1);
+        await assertActionsWork(migrated, 1);
         await assertDriftWorks(migrated);
         const set = await migrated.savePluginSet({ site: 's', digest: 'd', parts: [{ plugin: 'p', digest: 'x', polledAt: new Date(), labels: { n1: { 'a.example.com/k': 'v' } } }] });
         assert.equal(await migrated.pinRunPluginSet(1, set.id), set.id);

@@ -13,7 +13,7 @@ import { SqlRevisionStore } from './sql-revision-store.ts';
 import type { SqlDriver, SqlRow, SqlSession, SqlValue, TableNames } from './sql-driver.ts';
 
 /** Schema version this code writes and reads. Stored in the schema's `meta` table. */
-export const POSTGRES_SCHEMA_VERSION = 5;
+export const POSTGRES_SCHEMA_VERSION = 6;
 
 /** Schema used when none is given. */
 export const DEFAULT_POSTGRES_SCHEMA = 'relabel';
@@ -47,6 +47,7 @@ function tableNames(schema: string): TableNames {
     pluginSetLabels: q('plugin_set_labels'),
     pluginStatus: q('plugin_status'),
     runPluginSets: q('run_plugin_sets'),
+    runCommands: q('run_commands'),
   };
 }
 
@@ -198,6 +199,29 @@ ALTER TABLE ${s}.runs ADD COLUMN outcome text;
 }
 
 /**
+ * Version 6: each run's Shipyard action id (a ULID), context marker and
+ * Temporal run id, and the commands issued against the action. Nullable
+ * columns added in place: runs recorded before keep their old ids only.
+ */
+function runActionSchemaSql(schema: string): string {
+  const s = `"${schema}"`;
+  return `
+ALTER TABLE ${s}.runs ADD COLUMN action_id text;
+ALTER TABLE ${s}.runs ADD COLUMN context_marker text;
+ALTER TABLE ${s}.runs ADD COLUMN execution_run_id text;
+CREATE UNIQUE INDEX runs_action_id ON ${s}.runs (action_id);
+CREATE TABLE ${s}.run_commands (
+  id text PRIMARY KEY,
+  run_id integer NOT NULL REFERENCES ${s}.runs (id),
+  command text NOT NULL,
+  issued_by text,
+  issued_at timestamptz NOT NULL
+);
+CREATE INDEX run_commands_run ON ${s}.run_commands (run_id, id);
+`;
+}
+
+/**
  * The steps from each schema version to the next: the SQL that turns
  * version `from` into `from + 1`. A fresh schema runs them all.
  */
@@ -207,6 +231,7 @@ const MIGRATIONS: readonly { from: number; sql: (schema: string) => string }[] =
   { from: 2, sql: driftSchemaSql },
   { from: 3, sql: pluginsSchemaSql },
   { from: 4, sql: runAuditSchemaSql },
+  { from: 5, sql: runActionSchemaSql },
 ];
 
 /** Rewrite portable `?` placeholders as PostgreSQL's `$1, $2, …`. Our SQL has no `?` in literals. */

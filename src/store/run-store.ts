@@ -72,7 +72,27 @@ export interface RunRecord {
   startedVia: string | null;
   /** How the run ended (`success`, `partial_success`, `failure`, `rejected`, `cancelled`), once it has; set by {@link RunStore.setRunOutcome}. */
   outcome: string | null;
+  /** The run's Shipyard action id: a ULID assigned at creation, increasing across the store; null for runs recorded before it was kept. */
+  actionId: string | null;
+  /** A UUID correlating the run's action (Shipyard's context marker), given or assigned at creation; null for runs recorded before it was kept. */
+  contextMarker: string | null;
+  /** Temporal's run id of the run's first execution, once recorded by {@link RunStore.setRunExecution}. */
+  executionRunId: string | null;
 }
+
+/** A command issued against a run's action, as Shipyard's command audit lists it. */
+export interface ActionCommand {
+  /** A ULID. */
+  id: string;
+  /** `invoke` (recorded by {@link RunStore.createRun}), `stop`, `pause`, `unpause`. */
+  command: string;
+  /** Who issued it; null when unknown. */
+  user: string | null;
+  at: Date;
+}
+
+/** Most commands {@link RunStore.actionCommands} returns. */
+export const MAX_ACTION_COMMANDS = 100;
 
 /** How a run ended, as the store records it: the run's status, or `rejected` (nothing planned or written). */
 export const RunOutcome = {
@@ -80,6 +100,8 @@ export const RunOutcome = {
   partialSuccess: 'partial_success',
   failure: 'failure',
   rejected: 'rejected',
+  /** Cancelled (stopped): nodes written before stay written, the others are `cancelled`. */
+  cancelled: 'cancelled',
 } as const;
 /** One of the {@link RunOutcome} strings. */
 export type RunOutcome = (typeof RunOutcome)[keyof typeof RunOutcome];
@@ -100,8 +122,6 @@ export interface NodeResultUpdate {
   node: string;
   status: RunNodeStatus;
   /** Whether a write landed; once true it stays true (false or absent keeps a true). */
-  /** Cancelled (stopped): nodes written before stay written, the others are `cancelled`. */
-  cancelled: 'cancelled',
   written?: boolean;
   /** Undefined leaves it as is; null clears it. */
   detail?: NodeResultDetail | null;
@@ -116,6 +136,7 @@ export interface RunNodeCounts {
   pending: number;
   success: number;
   failure: number;
+  cancelled: number;
   written: number;
 }
 
@@ -134,9 +155,10 @@ export interface CreateRunInput {
   startedVia?: string;
   /** Node names, in the order the run treats them. */
   targets: readonly string[];
+  /** The action's context marker (a UUID); a fresh one when absent. */
+  contextMarker?: string;
 }
 
-  cancelled: number;
 /** Which rows {@link RunStore.runNodes} returns. */
 export interface RunNodesQuery {
   /** Only rows with this status or one of these (an empty list matches nothing). */
@@ -183,6 +205,26 @@ export interface RunStore {
   setRunOutcome(id: number, outcome: RunOutcome): Promise<void>;
   /** Sets the workflow ID of a run (known only after the run is created). NotFound when absent. */
   setRunWorkflow(id: number, workflowId: string): Promise<void>;
+  /**
+   * Records Temporal's run id of the run's first execution, so that its
+   * action id finds it. NotFound when the run is absent; InvalidArgument for
+   * a run id that is empty or longer than 128 characters.
+   */
+  setRunExecution(id: number, runId: string): Promise<void>;
+  /** The run whose action id is `actionId`, or null (none, or not a ULID). */
+  runByActionId(actionId: string): Promise<RunRecord | null>;
+  /**
+   * Appends a command to a run's command audit and returns it (its id a
+   * fresh ULID). NotFound when the run is absent; InvalidArgument for a
+   * command that is not 1 to 32 lowercase letters or underscores, or a user
+   * that is empty or longer than 128 characters.
+   */
+  recordActionCommand(id: number, command: string, user: string | null): Promise<ActionCommand>;
+  /**
+   * The newest `limit` (1 to {@link MAX_ACTION_COMMANDS}) commands of a run,
+   * oldest first; none for an absent run. InvalidArgument for a bad limit.
+   */
+  actionCommands(id: number, limit?: number): Promise<ActionCommand[]>;
   /** Deletes a run and its rows (a run whose workflow could not be started). Idempotent. */
   discardRun(id: number): Promise<void>;
   /**
@@ -203,7 +245,6 @@ export interface RunStore {
   runNode(id: number, node: string): Promise<RunNodeRow | null>;
   /** Rows by status, and how many were written. NotFound when the run is absent. */
   runCounts(id: number): Promise<RunNodeCounts>;
-}
   /**
    * Settles a cancelled run: every row still `queued` or `pending` becomes
    * `cancelled` with `detail` (its observed state dropped); final rows
@@ -212,3 +253,4 @@ export interface RunStore {
    * InvalidArgument for a detail that is not JSON.
    */
   cancelRunNodes(id: number, detail: NodeResultDetail): Promise<number>;
+}

@@ -54,7 +54,12 @@ function assertAudit(input: CreateRunInput): void {
   if (input.startedVia !== undefined && !isStartedVia(input.startedVia)) {
     throw invalid(`invalid startedVia ${JSON.stringify(input.startedVia)}: must be one of ${Object.values(StartedVia).join(', ')}`);
   }
+  if (input.contextMarker !== undefined && (typeof input.contextMarker !== 'string' || !UUID.test(input.contextMarker))) {
+    throw invalid(`invalid contextMarker ${JSON.stringify(String(input.contextMarker).slice(0, 40))}: must be a UUID`);
+  }
 }
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** Checks a workflow ID given to `setRunWorkflow` (a non-empty string). */
 export function assertWorkflowId(workflowId: unknown): void {

@@ -39,6 +39,8 @@ export interface TableNames {
   readonly pluginSetLabels: string;
   readonly pluginStatus: string;
   readonly runPluginSets: string;
+  // Schema v6: commands issued against a run's action.
+  readonly runCommands: string;
 }
 
 /** A backend: transactions over one database. */

@@ -6,7 +6,7 @@ import { DatabaseSync } from 'node:sqlite';
 import { after, describe, test } from 'node:test';
 import { openSqliteStore, SQLITE_MEMORY, SQLITE_SCHEMA_VERSION } from './sqlite-store.ts';
 import { revisionStoreContract } from './testing/contract.ts';
-import { assertAuditWorks, assertDriftWorks, assertRunsWork, rejectsWith } from './testing/fixture.ts';
+import { assertActionsWork, assertAuditWorks, assertDriftWorks, assertRunsWork, rejectsWith } from './testing/fixture.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'relabel-sqlite-store-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -38,7 +38,7 @@ describe('SQLite backend specifics', () => {
     await store.commit();
     await store.close();
     const db = new DatabaseSync(path);
-    db.exec(`DROP TABLE drift_nodes; DROP TABLE drift_reports; DROP TABLE plugin_set_labels; DROP TABLE plugin_set_plugins; DROP TABLE plugin_sets; DROP TABLE plugin_status; DROP TABLE run_plugin_sets; DROP TABLE run_nodes; DROP TABLE runs; UPDATE meta SET value = '1' WHERE key = 'schema_version'`);
+    db.exec(`DROP TABLE drift_nodes; DROP TABLE drift_reports; DROP TABLE plugin_set_labels; DROP TABLE plugin_set_plugins; DROP TABLE plugin_sets; DROP TABLE plugin_status; DROP TABLE run_plugin_sets; DROP TABLE run_commands; DROP TABLE run_nodes; DROP TABLE runs; UPDATE meta SET value = '1' WHERE key = 'schema_version'`);
     db.close();
     const migrated = await openSqliteStore(path);
     try {
@@ -65,6 +65,7 @@ describe('SQLite backend specifics', () => {
     // What a version-2 relabel left behind: the runs table without the audit columns, and a run in it.
     const db = new DatabaseSync(path);
     db.exec(`DROP TABLE drift_nodes; DROP TABLE drift_reports; DROP TABLE plugin_set_labels; DROP TABLE plugin_set_plugins; DROP TABLE plugin_sets; DROP TABLE plugin_status; DROP TABLE run_plugin_sets`);
+    db.exec(`DROP TABLE run_commands; DROP INDEX runs_action_id; ALTER TABLE runs DROP COLUMN action_id; ALTER TABLE runs DROP COLUMN context_marker; ALTER TABLE runs DROP COLUMN execution_run_id`);
     db.exec(`ALTER TABLE runs DROP COLUMN started_by; ALTER TABLE runs DROP COLUMN started_via; ALTER TABLE runs DROP COLUMN outcome`);
     db.exec(`UPDATE meta SET value = '2' WHERE key = 'schema_version'`);
     db.exec(`INSERT INTO runs (id, key, created_at, workflow_id, revision, dry_run, retry_of, target_count) VALUES (1, NULL, '2026-01-02T03:04:05.000Z', 'update-labels/s', 4, 0, NULL, 1)`);
@@ -75,10 +76,11 @@ describe('SQLite backend specifics', () => {
       const old = await migrated.getRun(1);
       assert.deepEqual({ ...old }, {
         id: 1, key: null, createdAt: new Date('2026-01-02T03:04:05.000Z'), workflowId: 'update-labels/s', revision: 4, dryRun: false,
-        retryOf: null, targetCount: 1, startedBy: null, startedVia: null, outcome: null,
+        retryOf: null, targetCount: 1, startedBy: null, startedVia: null, outcome: null, actionId: null, contextMarker: null, executionRunId: null,
       });
       assert.deepEqual(await migrated.runCounts(1), { total: 1, queued: 0, pending: 0, success: 1, failure: 0, cancelled: 0, written: 1 });
       await assertAuditWorks(migrated, 1);
+      await assertActionsWork(migrated, 1);
       await assertDriftWorks(migrated);
       const set = await migrated.savePluginSet({ site: 's', digest: 'd', parts: [{ plugin: 'p', digest: 'x', polledAt: new Date(), labels: { n1: { 'a.example.com/k': 'v' } } }] });
       assert.equal(await migrated.pinRunPluginSet(1, set.id), set.id);

@@ -16,7 +16,7 @@ import { SqlRevisionStore } from './sql-revision-store.ts';
 import type { SqlDriver, SqlSession, SqlValue, TableNames } from './sql-driver.ts';
 
 /** Schema version this code writes and reads. Stored in the `meta` table. */
-export const SQLITE_SCHEMA_VERSION = 5;
+export const SQLITE_SCHEMA_VERSION = 6;
 
 /** Path that opens a private in-memory database (tests, dry runs). */
 export const SQLITE_MEMORY = ':memory:';
@@ -43,6 +43,7 @@ const TABLES: TableNames = {
   pluginSetLabels: 'plugin_set_labels',
   pluginStatus: 'plugin_status',
   runPluginSets: 'run_plugin_sets',
+  runCommands: 'run_commands',
 };
 
 // Timestamps are ISO-8601 text written by the application.
@@ -174,6 +175,24 @@ ALTER TABLE runs ADD COLUMN started_via TEXT;
 ALTER TABLE runs ADD COLUMN outcome TEXT;
 `;
 
+// Version 6: each run's Shipyard action id (a ULID), context marker and
+// Temporal run id, and the commands issued against the action. Nullable
+// columns added in place: runs recorded before keep their old ids only.
+const RUN_ACTION_SCHEMA = `
+ALTER TABLE runs ADD COLUMN action_id TEXT;
+ALTER TABLE runs ADD COLUMN context_marker TEXT;
+ALTER TABLE runs ADD COLUMN execution_run_id TEXT;
+CREATE UNIQUE INDEX runs_action_id ON runs (action_id);
+CREATE TABLE run_commands (
+  id TEXT PRIMARY KEY,
+  run_id INTEGER NOT NULL REFERENCES runs (id),
+  command TEXT NOT NULL,
+  issued_by TEXT,
+  issued_at TEXT NOT NULL
+) STRICT;
+CREATE INDEX run_commands_run ON run_commands (run_id, id);
+`;
+
 /**
  * The steps from each schema version to the next: the SQL that turns
  * version `from` into `from + 1`. A fresh database runs them all.
@@ -184,6 +203,7 @@ const MIGRATIONS: readonly { from: number; sql: string }[] = [
   { from: 2, sql: DRIFT_SCHEMA },
   { from: 3, sql: PLUGINS_SCHEMA },
   { from: 4, sql: RUN_AUDIT_SCHEMA },
+  { from: 5, sql: RUN_ACTION_SCHEMA },
 ];
 
 /**

@@ -29,11 +29,11 @@ export function runsContract(fixture: StoreFixture): void {
       const store = await freshStore(t, fixture);
       const before = Date.now();
       const first = await store.createRun({ workflowId: 'update-labels/s', revision: 3, targets: ['b', 'a', 'c'] });
-      assert.deepEqual({ ...first, createdAt: undefined }, { id: 1, key: null, createdAt: undefined, workflowId: 'update-labels/s', revision: 3, dryRun: false, retryOf: null, targetCount: 3, startedBy: null, startedVia: null, outcome: null });
+      assert.deepEqual({ ...first, createdAt: undefined, actionId: undefined, contextMarker: undefined }, { id: 1, key: null, createdAt: undefined, workflowId: 'update-labels/s', revision: 3, dryRun: false, retryOf: null, targetCount: 3, startedBy: null, startedVia: null, outcome: null, actionId: undefined, contextMarker: undefined, executionRunId: null });
       assert.ok(Math.abs(first.createdAt.getTime() - before) < 60_000);
       assert.deepEqual(await store.getRun(1), first);
       const keyed = await store.createRun({ key: 'wf/run', dryRun: true, retryOf: 1, targets: ['x', 'y'] });
-      assert.deepEqual({ ...keyed, createdAt: undefined }, { id: 2, key: 'wf/run', createdAt: undefined, workflowId: null, revision: null, dryRun: true, retryOf: 1, targetCount: 2, startedBy: null, startedVia: null, outcome: null });
+      assert.deepEqual({ ...keyed, createdAt: undefined, actionId: undefined, contextMarker: undefined }, { id: 2, key: 'wf/run', createdAt: undefined, workflowId: null, revision: null, dryRun: true, retryOf: 1, targetCount: 2, startedBy: null, startedVia: null, outcome: null, actionId: undefined, contextMarker: undefined, executionRunId: null });
       assert.deepEqual(await store.createRun({ key: 'wf/run', workflowId: 'other', targets: ['other'] }), keyed, 'same key, same run, unchanged');
       assert.deepEqual((await store.runNodes(2, { limit: 10 })).map((r) => r.node), ['x', 'y'], 'the second call added no target');
       assert.deepEqual(await store.runNodes(1, { limit: 10 }), [

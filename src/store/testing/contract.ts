@@ -13,6 +13,7 @@ import { validationContract } from './contract-validation.ts';
 import { runsContract } from './contract-runs.ts';
 import { driftContract } from './contract-drift.ts';
 import { pluginsContract } from './contract-plugins.ts';
+import { actionsContract } from './contract-actions.ts';
 
 const f = (source: string, text: string): SourceFile => ({ source, text });
 
@@ -234,5 +235,6 @@ export function revisionStoreContract(backend: string, fixture: StoreFixture): v
     runsContract(fixture);
     driftContract(fixture);
     pluginsContract(fixture);
+    actionsContract(fixture);
   });
 }

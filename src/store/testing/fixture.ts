@@ -54,6 +54,20 @@ export async function assertAuditWorks(store: RevisionStore, oldRun: number): Pr
   assert.deepEqual([run.startedBy, run.startedVia, run.outcome], ['ops-alice', 'api', null]);
 }
 
+/**
+ * Asserts that a run recorded before action ids were kept reads with none
+ * and an empty command audit, and that a new run gets a ULID and its invoke.
+ */
+export async function assertActionsWork(store: RevisionStore, oldRun: number): Promise<void> {
+  const old = await store.getRun(oldRun);
+  assert.deepEqual([old.actionId, old.contextMarker, old.executionRunId], [null, null, null]);
+  assert.deepEqual(await store.actionCommands(oldRun), []);
+  const run = await store.createRun({ targets: ['n1'] });
+  assert.match(run.actionId ?? '', /^[0-7][0-9A-HJKMNP-TV-Z]{25}$/);
+  assert.deepEqual((await store.actionCommands(run.id)).map((c) => c.command), ['invoke']);
+  assert.deepEqual(await store.runByActionId(run.actionId ?? ''), run);
+}
+
 /** Asserts that a store migrated from before drift reports takes them: the first is report 1 and keeps its rows. */
 export async function assertDriftWorks(store: RevisionStore): Promise<void> {
   const report = await store.createDriftReport({ site: 's', revision: 1, action: 'report' });
