@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { startWorkerProbes, workerReadiness } from './worker-probes.ts';
+import { listenForProbes, ProbeListenError, startWorkerProbes, workerReadiness } from './worker-probes.ts';
 
 describe('the worker probes server', () => {
   it('answers liveness, readiness as told, relays the exporter text, and refuses other paths and methods', async () => {
@@ -29,6 +29,42 @@ describe('the worker probes server', () => {
     } finally {
       await probes.close();
       exporter.close();
+    }
+  });
+
+  it('listens on loopback unless told otherwise, and says which address cannot be had', async () => {
+    const readiness = async () => ({ ready: true, message: 'ok' });
+    const first = await startWorkerProbes({ port: 0, readiness });
+    try {
+      assert.match(first.url, /^http:\/\/127\.0\.0\.1:\d+$/);
+      assert.equal(first.url, `http://127.0.0.1:${first.port}`);
+      await assert.rejects(startWorkerProbes({ port: first.port, readiness }), (err: unknown) => {
+        assert.ok(err instanceof ProbeListenError);
+        assert.deepEqual([err.code, err.message], ['EADDRINUSE', `127.0.0.1:${first.port} is already in use`]);
+        return true;
+      });
+    } finally {
+      await first.close();
+    }
+  });
+
+  it('as the worker flags ask: a port asked for that is taken, or an address not of this host, is an error naming the flag', async () => {
+    const readiness = async () => ({ ready: true, message: 'ok' });
+    const warnings: string[] = [];
+    const warn = (message: string) => warnings.push(message);
+    const taken = await listenForProbes({ address: '127.0.0.1', port: 0, readiness, warn });
+    try {
+      await assert.rejects(
+        listenForProbes({ address: '127.0.0.1', port: taken.port, readiness, warn }),
+        new RegExp(`^Error: --metrics-port ${taken.port} \\(RELABEL_METRICS_PORT\\): 127\\.0\\.0\\.1:${taken.port} is already in use \\(another worker on this host\\?\\): give each worker a port of its own, or 0 for any free one$`),
+      );
+      await assert.rejects(
+        listenForProbes({ address: '192.0.2.1', port: 0, readiness, warn }),
+        /^Error: --metrics-address 192\.0\.2\.1 \(RELABEL_METRICS_ADDRESS\): 192\.0\.2\.1 is not an address of this host$/,
+      );
+      assert.deepEqual(warnings, []);
+    } finally {
+      await taken.close();
     }
   });
 

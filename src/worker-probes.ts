@@ -4,13 +4,16 @@
  * loopback port), `/health/live` and `/health/ready` for Kubernetes probes.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { isIP, type AddressInfo } from 'node:net';
 import type { NativeConnection, Worker } from '@temporalio/worker';
 import { clip } from './core/site-error.ts';
 import { temporalUnreachable } from './temporal-reach.ts';
 
 /** Default port of the worker's metrics and health endpoints. */
 export const DEFAULT_METRICS_PORT = 9464;
+
+/** Default address of the worker's metrics and health endpoints: loopback only (a deployment sets 0.0.0.0). */
+export const DEFAULT_METRICS_ADDRESS = '127.0.0.1';
 
 /** How long readiness waits for Temporal to answer. */
 export const READY_TIMEOUT_MS = 3000;
@@ -71,16 +74,42 @@ async function relayMetrics(res: ServerResponse, sdkMetricsUrl: string | undefin
 
 /** What the probes server answers from. */
 export interface ProbeOptions {
-  /** Port on every interface (0: any free port). */
+  /** Port (0: any free port). */
   port: number;
+  /** IP address to listen on; {@link DEFAULT_METRICS_ADDRESS} when absent, `0.0.0.0` for every interface. */
   host?: string;
   /** The SDK exporter's `/metrics` URL on loopback; absent: `/metrics` is 404. */
   sdkMetricsUrl?: string;
   readiness(): Promise<Readiness>;
 }
 
-/** Starts the worker's HTTP endpoints; resolves with the URL it listens on. */
-export async function startWorkerProbes(options: ProbeOptions): Promise<{ url: string; close(): Promise<void> }> {
+/** Why the probes server could not listen, with the listen error's `code` (`EADDRINUSE`, `EADDRNOTAVAIL`, `EACCES`, …). */
+export class ProbeListenError extends Error {
+  readonly code: string;
+  readonly host: string;
+  readonly port: number;
+  constructor(code: string, host: string, port: number, message: string) {
+    super(message);
+    this.name = 'ProbeListenError';
+    this.code = code;
+    this.host = host;
+    this.port = port;
+  }
+}
+
+/** `host:port` as a URL writes it (an IPv6 address in brackets). */
+function hostPort(host: string, port: number): string {
+  return `${isIP(host) === 6 ? `[${host}]` : host}:${port}`;
+}
+
+/**
+ * Starts the worker's HTTP endpoints on `host` (loopback by default) and
+ * `port`; resolves with the URL it listens on (the port it got when `port`
+ * is 0; loopback when listening on every interface). Rejects with a
+ * {@link ProbeListenError} naming the address when it cannot listen.
+ */
+export async function startWorkerProbes(options: ProbeOptions): Promise<{ url: string; port: number; close(): Promise<void> }> {
+  const host = options.host ?? DEFAULT_METRICS_ADDRESS;
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     const path = (req.url ?? '/').split('?', 1)[0];
     if (req.method !== 'GET' && req.method !== 'HEAD') return sendJson(res, 405, { error: `${req.method} is not allowed: GET only` });
@@ -96,16 +125,62 @@ export async function startWorkerProbes(options: ProbeOptions): Promise<{ url: s
     handle(req, res).catch((err: unknown) => sendJson(res, 500, { error: clip(String(err), MAX_REASON) }));
   });
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port, options.host ?? '0.0.0.0', () => resolve());
+    server.once('error', (err: NodeJS.ErrnoException) => {
+      const at = hostPort(host, options.port);
+      const why: Record<string, string> = {
+        EADDRINUSE: `${at} is already in use`,
+        EADDRNOTAVAIL: `${host} is not an address of this host`,
+        EACCES: `listening on ${at} is not allowed for this user`,
+      };
+      reject(new ProbeListenError(err.code ?? 'ERROR', host, options.port, why[err.code ?? ''] ?? `cannot listen on ${at}: ${clip(err.message, MAX_REASON)}`));
+    });
+    server.listen(options.port, host, () => resolve());
   });
   const { port } = server.address() as AddressInfo;
+  const shown = host === '0.0.0.0' ? '127.0.0.1' : host === '::' ? '::1' : host;
   return {
-    url: `http://${options.host && options.host !== '0.0.0.0' ? options.host : '127.0.0.1'}:${port}`,
+    url: `http://${hostPort(shown, port)}`,
+    port,
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();
       }),
   };
+}
+
+/** The probes server as the worker's flags ask for it. */
+export interface ProbeFlags extends Omit<ProbeOptions, 'port' | 'host'> {
+  /** `--metrics-address` (RELABEL_METRICS_ADDRESS). */
+  address: string;
+  /** `--metrics-port` (RELABEL_METRICS_PORT); undefined when neither was given. */
+  port: number | undefined;
+  /** Told when the default port is taken and another is used. */
+  warn(message: string, fields: Record<string, unknown>): void;
+}
+
+/**
+ * Starts the probes server where the worker's flags say. A port asked for
+ * (0 included) that cannot be had, or an address that is not this host's,
+ * is an error whose message names the flag and its variable, with no stack.
+ * When no port was asked for and {@link DEFAULT_METRICS_PORT} is taken
+ * (another worker on this host), any free port is used and `warn` says which.
+ */
+export async function listenForProbes(flags: ProbeFlags): Promise<{ url: string; port: number; close(): Promise<void> }> {
+  const { address, port: asked, warn, ...rest } = flags;
+  try {
+    return await startWorkerProbes({ ...rest, host: address, port: asked ?? DEFAULT_METRICS_PORT });
+  } catch (err) {
+    if (!(err instanceof ProbeListenError)) throw err;
+    if (asked === undefined && err.code === 'EADDRINUSE') {
+      const probes = await listenForProbes({ ...flags, port: 0 });
+      warn(`port ${DEFAULT_METRICS_PORT} of ${address} is in use (another worker on this host?): serving on port ${probes.port} instead; --metrics-port chooses one`, { url: probes.url, port: probes.port });
+      return probes;
+    }
+    const portFlag = `--metrics-port ${err.port} (RELABEL_METRICS_PORT)`;
+    const addressFlag = `--metrics-address ${address} (RELABEL_METRICS_ADDRESS)`;
+    const flag = err.code === 'EADDRNOTAVAIL' ? addressFlag : err.code === 'EADDRINUSE' || err.code === 'EACCES' ? portFlag : `${addressFlag}, ${portFlag}`;
+    const hint = err.code === 'EADDRINUSE' ? ' (another worker on this host?): give each worker a port of its own, or 0 for any free one' : '';
+    throw new Error(`${flag}: ${err.message}${hint}`, { cause: err });
+  }
 }

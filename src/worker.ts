@@ -7,6 +7,7 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { NativeConnection, Runtime, Worker, type WorkflowBundle } from '@temporalio/worker';
 import { createRuns } from './facade/runs.ts';
 import type { RevisionStore } from './store/revision-store.ts';
+import { isIP } from 'node:net';
 import { hostname } from 'node:os';
 import { createActivities, type RunStarter } from './activities/index.ts';
 import { createNodeEvents } from './activities/node-events.ts';
@@ -14,7 +15,7 @@ import { createEventApi } from './kube/events.ts';
 import { createNodeApi, DEFAULT_KUBE_BURST, DEFAULT_KUBE_QPS, loadKubeConfig } from './kube/nodes.ts';
 import { tokenBucket } from './kube/rate-limit.ts';
 import { freeLoopbackPort } from './stack/processes.ts';
-import { DEFAULT_METRICS_PORT, startWorkerProbes, workerReadiness, type ProbedWorker } from './worker-probes.ts';
+import { DEFAULT_METRICS_ADDRESS, DEFAULT_METRICS_PORT, listenForProbes, workerReadiness, type ProbedWorker } from './worker-probes.ts';
 import { installWorkerRuntime, kubeEventMetrics, kubeRequestMetrics, logLevel, workerLogger } from './worker-telemetry.ts';
 import { temporalUnreachable } from './temporal-reach.ts';
 import { connectOptions, temporalSettingsFromEnv, type TemporalConnectOptions } from './temporal-settings.ts';
@@ -38,6 +39,12 @@ const slots = wholeNumber(2, Infinity, 'must be a whole number ≥ 2');
 
 /** A TCP port from a flag: 0 (any free port) to 65535. */
 const port = wholeNumber(0, 65535, 'must be a port number, 0 to 65535');
+
+/** An IP address to listen on, from a flag. */
+function listenAddress(value: string): string {
+  if (isIP(value) === 0) throw new InvalidArgumentError('must be an IP address of this host: 127.0.0.1 (loopback only) or 0.0.0.0 (every interface)');
+  return value;
+}
 
 /** A log level from a flag. */
 function level(value: string) {
@@ -220,9 +227,14 @@ async function main(argv: string[]): Promise<void> {
     )
     .addOption(new Option('--log-level <level>', 'trace, debug, info, warn or error (RELABEL_LOG_LEVEL)').argParser(level).default(fromEnv('RELABEL_LOG_LEVEL', level, 'info')))
     .addOption(
-      new Option('--metrics-port <port>', 'port of /metrics, /health/live and /health/ready on every interface, 0 for any free port (RELABEL_METRICS_PORT)')
+      new Option('--metrics-address <ip>', 'address of /metrics, /health/live and /health/ready: 127.0.0.1 loopback only, 0.0.0.0 every interface (RELABEL_METRICS_ADDRESS)')
+        .argParser(listenAddress)
+        .default(fromEnv('RELABEL_METRICS_ADDRESS', listenAddress, DEFAULT_METRICS_ADDRESS)),
+    )
+    .addOption(
+      new Option('--metrics-port <port>', `their port, 0 for any free one (RELABEL_METRICS_PORT; unset: ${DEFAULT_METRICS_PORT}, or a free one when that is taken)`)
         .argParser(port)
-        .default(fromEnv('RELABEL_METRICS_PORT', port, DEFAULT_METRICS_PORT)),
+        .default(fromEnv<number | undefined>('RELABEL_METRICS_PORT', port, undefined)),
     )
     .parse(argv);
   const opts = program.opts<{
@@ -232,7 +244,8 @@ async function main(argv: string[]): Promise<void> {
     kubeconfig?: string;
     store?: string;
     logLevel: ReturnType<typeof level>;
-    metricsPort: number;
+    metricsAddress: string;
+    metricsPort?: number;
     kubeQps: number;
     kubeBurst: number;
     maxCachedWorkflows: number;
@@ -243,8 +256,14 @@ async function main(argv: string[]): Promise<void> {
   const sdkMetrics = `127.0.0.1:${await freeLoopbackPort()}`;
   installWorkerRuntime({ log, level: opts.logLevel, metricsAddress: sdkMetrics });
   const running: { worker?: ProbedWorker } = {};
-  const probes = await startWorkerProbes({ port: opts.metricsPort, sdkMetricsUrl: `http://${sdkMetrics}/metrics`, readiness: () => workerReadiness(running.worker) });
-  log.info({ url: probes.url }, 'serving /metrics, /health/live and /health/ready');
+  const probes = await listenForProbes({
+    address: opts.metricsAddress,
+    port: opts.metricsPort,
+    sdkMetricsUrl: `http://${sdkMetrics}/metrics`,
+    readiness: () => workerReadiness(running.worker),
+    warn: (message, fields) => log.warn(fields, message),
+  });
+  log.info({ url: probes.url, address: opts.metricsAddress, port: probes.port }, 'serving /metrics, /health/live and /health/ready');
   const { worker, connection, close } = await createWorker({
     ...env,
     temporalAddress: opts.address,

@@ -144,10 +144,13 @@ describe('deploy/ manifests', () => {
     const api = byKind('Deployment').find((d) => d.metadata?.name === 'relabel-api')?.spec.template.spec.containers[0];
     assert.deepEqual(api.livenessProbe.httpGet, { path: '/health', port: 'http' });
     assert.deepEqual(api.readinessProbe.httpGet, { path: '/health/ready', port: 'http' });
-    // The worker's probes and metrics share the port its default RELABEL_METRICS_PORT names, as the scrape annotations say.
+    // The worker's probes and metrics share the port its RELABEL_METRICS_PORT names, as the scrape annotations say.
     const workerPod = byKind('Deployment').find((d) => d.metadata?.name === 'relabel-worker')?.spec.template;
     const worker = workerPod.spec.containers[0];
     assert.deepEqual(worker.ports, [{ name: 'metrics', containerPort: DEFAULT_METRICS_PORT }]);
+    // The worker listens on loopback unless told: the manifest sets every interface and the port explicitly.
+    const envOf = (name: string) => worker.env.find((e: any) => e.name === name)?.value;
+    assert.deepEqual([envOf('RELABEL_METRICS_ADDRESS'), envOf('RELABEL_METRICS_PORT')], ['0.0.0.0', String(DEFAULT_METRICS_PORT)]);
     assert.deepEqual(worker.livenessProbe.httpGet, { path: '/health/live', port: 'metrics' });
     assert.deepEqual(worker.readinessProbe.httpGet, { path: '/health/ready', port: 'metrics' });
     assert.deepEqual(workerPod.metadata.annotations, { 'prometheus.io/scrape': 'true', 'prometheus.io/port': String(DEFAULT_METRICS_PORT), 'prometheus.io/path': '/metrics' });

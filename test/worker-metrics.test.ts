@@ -6,16 +6,35 @@
  * relabel's counters, exact after a run over 20 nodes of which 2 fail (one
  * absent from the cluster, one whose patch RBAC denies). Its log lines are
  * JSON, from workflows and activities alike, carrying the run and the node.
+ * Its listener: two workers started side by side as the README starts them
+ * both come up, each on loopback only (not on the host's other addresses)
+ * and on a port of its own; `--metrics-port 0` logs the port it got; a port
+ * asked for that is taken stops the worker with an error naming the flag.
  */
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import type { ChildProcess } from 'node:child_process';
+import { fork, type ChildProcess } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { networkInterfaces, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freeLoopbackPort } from '../src/stack/processes.ts';
+import { WORKER_NODE_FLAGS } from '../src/worker.ts';
+import { DEFAULT_METRICS_PORT } from '../src/worker-probes.ts';
 import { eventually } from './api-support.ts';
-import { adminCore, createNode, metricValue, serviceAccountKubeconfig, startRelabel, startWorkerProcess, temporalAddress, uniqueSuffix } from './helpers.ts';
+import {
+  adminCore,
+  createNode,
+  exits,
+  kubeconfigPath,
+  metricValue,
+  runNode,
+  serviceAccountKubeconfig,
+  startRelabel,
+  startWorkerProcess,
+  temporalAddress,
+  uniqueSuffix,
+  WORKER_ENTRY,
+} from './helpers.ts';
 import { scaledSite, storeWithSite } from './site.ts';
 
 describe('the worker process: readiness, metrics and logs', () => {
@@ -159,5 +178,91 @@ describe('the worker process: readiness, metrics and logs', () => {
     assert.equal(fromActivity.revision, 1);
     assert.equal(fromActivity.level, 30, 'info');
     assert.ok(entries.some((e) => e.sdkComponent === 'workflow' && e.msg === 'node failed' && e.node === absent && e.failureType === 'NodeNotFound'));
+  });
+});
+
+describe('the worker process: where /metrics listens', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'relabel-worker-listen-'));
+  const started: ChildProcess[] = [];
+  /** The environment of `npm run worker` on a laptop: no metrics setting at all. */
+  const env = (): Record<string, string> => {
+    // Empty is unset: the test stack's RELABEL_METRICS_PORT=0 must not apply here.
+    return { ...(process.env as Record<string, string>), RELABEL_METRICS_PORT: '', RELABEL_METRICS_ADDRESS: '', TEMPORAL_ADDRESS: temporalAddress(), KUBECONFIG: kubeconfigPath(), RELABEL_STORE_URL: `sqlite:${join(dir, 'revisions.db')}`, RELABEL_TASK_QUEUE: `listen-${uniqueSuffix()}`, RELABEL_LOG_LEVEL: 'info' };
+  };
+
+  /** `npm run worker -- …args`: node with the worker's V8 flags; resolves once it is up, with its probes URL and log lines. */
+  function worker(args: string[] = []): Promise<{ url: string; lines: Record<string, unknown>[] }> {
+    const child = fork(WORKER_ENTRY, args, { execArgv: [...WORKER_NODE_FLAGS], env: env(), stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
+    started.push(child);
+    const lines: Record<string, unknown>[] = [];
+    let rest = '';
+    child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
+      const parts = (rest + chunk).split('\n');
+      rest = parts.pop() ?? '';
+      for (const line of parts) if (line.startsWith('{')) lines.push(JSON.parse(line) as Record<string, unknown>);
+    });
+    return new Promise((resolve, reject) => {
+      child.on('message', (m: { ready?: boolean; probes?: string }) => {
+        if (m.ready) resolve({ url: m.probes ?? '', lines });
+      });
+      child.once('exit', (code) => reject(new Error(`worker exited early with ${code}`)));
+    });
+  }
+
+  after(async () => {
+    for (const child of started) {
+      if (child.exitCode !== null || child.signalCode !== null) continue;
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      await exited;
+    }
+  });
+
+  it('two workers started side by side as the README says both come up, each on loopback only, on ports of their own', async () => {
+    const [a, b] = await Promise.all([worker(), worker()]);
+    const urls = [a.url, b.url];
+    for (const url of urls) {
+      assert.match(url, /^http:\/\/127\.0\.0\.1:\d+$/);
+      assert.equal((await fetch(`${url}/health/live`)).status, 200, url);
+      assert.equal((await fetch(`${url}/metrics`)).status, 200, url);
+    }
+    assert.notEqual(a.url, b.url);
+    // A worker that did not get the default port says which one it serves on.
+    for (const w of [a, b]) {
+      const serving = w.lines.find((l) => l.msg === 'serving /metrics, /health/live and /health/ready');
+      assert.equal(serving?.url, w.url);
+      assert.equal(serving?.address, '127.0.0.1');
+      if (!w.url.endsWith(`:${DEFAULT_METRICS_PORT}`)) {
+        const moved = w.lines.find((l) => typeof l.msg === 'string' && l.msg.startsWith(`port ${DEFAULT_METRICS_PORT} of 127.0.0.1 is in use`));
+        assert.equal(moved?.url, w.url, JSON.stringify(w.lines));
+      }
+    }
+    // Not on the host's other addresses: nothing answers there.
+    const others = Object.values(networkInterfaces()).flatMap((list) => (list ?? []).filter((i) => !i.internal && i.family === 'IPv4').map((i) => i.address));
+    for (const address of others) {
+      const port = new URL(a.url).port;
+      await assert.rejects(fetch(`http://${address}:${port}/metrics`, { signal: AbortSignal.timeout(3000) }), `nothing answers on ${address}:${port}`);
+    }
+    if (others.length === 0) assert.equal(new URL(a.url).hostname, '127.0.0.1');
+  });
+
+  it('--metrics-port 0 picks a free port and logs it', async () => {
+    const w = await worker(['--metrics-port', '0']);
+    const port = Number(new URL(w.url).port);
+    assert.ok(port > 0);
+    assert.equal(w.lines.find((l) => l.msg === 'serving /metrics, /health/live and /health/ready')?.port, port);
+    assert.equal((await fetch(`${w.url}/health/live`)).status, 200);
+  });
+
+  it('a port asked for that is taken stops the worker at once with an error naming the flag, no stack', async () => {
+    const holder = await worker(['--metrics-port', '0']);
+    const port = new URL(holder.url).port;
+    const message = `relabel-worker: --metrics-port ${port} (RELABEL_METRICS_PORT): 127.0.0.1:${port} is already in use (another worker on this host?): give each worker a port of its own, or 0 for any free one\n`;
+    const byFlag = exits(await runNode([...WORKER_NODE_FLAGS, WORKER_ENTRY, '--metrics-port', port], env(), { timeoutMs: 60_000 }), 1);
+    assert.equal(byFlag.stderr, message);
+    const byEnv = exits(await runNode([...WORKER_NODE_FLAGS, WORKER_ENTRY], { ...env(), RELABEL_METRICS_PORT: port }, { timeoutMs: 60_000 }), 1);
+    assert.equal(byEnv.stderr, message);
+    const badAddress = exits(await runNode([...WORKER_NODE_FLAGS, WORKER_ENTRY, '--metrics-address', 'everywhere'], env(), { timeoutMs: 60_000 }), 1);
+    assert.match(badAddress.stderr, /option '--metrics-address <ip>' argument 'everywhere' is invalid\. must be an IP address of this host/);
   });
 });
