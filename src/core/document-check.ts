@@ -1,6 +1,7 @@
 /**
- * Validation of one document on its own: its envelope and schema (zod), then
- * the label syntax of what it declares. Checks that need other documents
+ * Validation of one document on its own: its envelope and schema (zod), and
+ * the syntax of what it declares, each field checked whether or not another
+ * field failed the schema (see `document-view.ts`). Checks that need other documents
  * happen later: names given twice among a set of documents in
  * `validate-documents.ts`, references, the policy and site-wide uniqueness
  * in site validation.
@@ -10,8 +11,9 @@ import type { z } from 'zod';
 import { LabelPolicy, policyProblems } from './label-policy.ts';
 import { LabelPlugin, pluginProblems } from './label-plugin.ts';
 import { RECORD_ANNOTATIONS } from './constants.ts';
-import { isKubeletLabelKey } from './label-keys.ts';
-import { dns1123SubdomainErrors, invalidValue, labelKeyErrors, labelValueErrors } from './label-syntax.ts';
+import { isKubeletLabelKey, NODE_CONFIG_ANNOTATIONS } from './label-keys.ts';
+import { annotationKeyErrors, dns1123SubdomainErrors, invalidValue, labelKeyErrors, labelValueErrors } from './label-syntax.ts';
+import { hostView, mapAt, nameOf, valueAt, type HostView, type MapView, type TaintView } from './document-view.ts';
 import {
   BaremetalNode,
   HostProfile,
@@ -21,9 +23,8 @@ import {
   Region,
   SchemaName,
   TAINT_EFFECTS,
-  type TaintEntry,
 } from './schema.ts';
-import { taintId, taintSyntaxErrors } from './taints.ts';
+import { taintId, taintSyntaxErrors, taintValueErrors } from './taints.ts';
 import type { PathSegment, SiteError } from './site-error.ts';
 import { documentError, documentRef } from './yaml-source.ts';
 import type { LoadedDocument } from './yaml-source.ts';
@@ -37,7 +38,11 @@ export type CheckedDocument =
   | { kind: 'policy'; doc: LoadedDocument; value: LabelPolicy }
   | { kind: 'plugin'; doc: LoadedDocument; value: LabelPlugin }
   | { kind: 'passThrough'; doc: LoadedDocument }
-  | { kind: 'invalid'; doc: LoadedDocument };
+  /** `schemaKind`: what the document would be, when it was checked as one of the schemas relabel interprets. */
+  | { kind: 'invalid'; doc: LoadedDocument; schemaKind?: InterpretedKind };
+
+/** The kinds of the schemas relabel interprets. */
+export type InterpretedKind = 'node' | 'profile' | 'rack' | 'region' | 'policy' | 'plugin';
 
 const interpreted: Record<string, z.ZodType> = {
   [SchemaName.BaremetalNode]: BaremetalNode,
@@ -47,15 +52,6 @@ const interpreted: Record<string, z.ZodType> = {
   [SchemaName.LabelPolicy]: LabelPolicy,
   [SchemaName.LabelPlugin]: LabelPlugin,
 };
-
-function valueAt(value: unknown, path: readonly PropertyKey[]): unknown {
-  let current = value;
-  for (const segment of path) {
-    if (typeof current !== 'object' || current === null) return undefined;
-    current = (current as Record<PropertyKey, unknown>)[segment];
-  }
-  return current;
-}
 
 /** Turns zod issues into located errors; an unknown field is reported at its key. */
 export function zodErrors(doc: LoadedDocument, issues: readonly z.core.$ZodIssue[]): SiteError[] {
@@ -84,14 +80,16 @@ export const MAX_ERRORS_PER_LABEL_MAP = 100;
  * `!k` deletes the parent's `k` (Drydock inheritance): `k` must be a valid
  * key, and a map may not both set and delete the same key. Kubelet-owned
  * keys are rejected. With `kind` `annotation`, the keys are annotation keys
- * (label-key syntax, relabel's own records refused) and values are not
- * checked (only a node's total size is, once inherited). At most {@link MAX_ERRORS_PER_LABEL_MAP} errors are
+ * (the API server's annotation-key rule, which ignores case; relabel's own
+ * records refused) and values are not checked (only a node's total size is,
+ * once inherited). A value that is not a string is the schema's error: its
+ * key is still checked. At most {@link MAX_ERRORS_PER_LABEL_MAP} errors are
  * listed; one more error says how many were left out.
  */
 export function labelMapErrors(
   doc: LoadedDocument,
   path: readonly PathSegment[],
-  labels: Readonly<Record<string, string>>,
+  labels: MapView,
   deletions: boolean,
   kind: 'label' | 'annotation' = 'label',
 ): SiteError[] {
@@ -101,20 +99,26 @@ export function labelMapErrors(
     if (errors.length < MAX_ERRORS_PER_LABEL_MAP) errors.push(documentError(doc, [...path, key], message, target));
     else unlisted++;
   };
+  const keyErrors = kind === 'annotation' ? annotationKeyErrors : labelKeyErrors;
   for (const [key, value] of Object.entries(labels)) {
     if (deletions && key.startsWith('!')) {
       const deleted = key.slice(1);
-      for (const message of labelKeyErrors(deleted)) add(key, `deletion key ${quote(key)}: ${invalidValue(deleted, message)}`, 'key');
+      for (const message of keyErrors(deleted)) add(key, `deletion key ${quote(key)}: ${invalidValue(deleted, message)}`, 'key');
       if (Object.hasOwn(labels, deleted)) add(key, `both ${quote(deleted)} and ${quote(key)} are given; set the key or delete it, not both`, 'key');
       continue;
     }
-    for (const message of labelKeyErrors(key)) add(key, invalidValue(key, message), 'key');
+    for (const message of keyErrors(key)) add(key, invalidValue(key, message), 'key');
     if (kind === 'annotation') {
+      // Deliberate: relabel's own bookkeeping, and Node configuration whose JSON the API server checks.
       if (RECORD_ANNOTATIONS.includes(key)) add(key, `annotation ${quote(key)} is relabel's own record; documents may not set it`, 'key');
+      if (NODE_CONFIG_ANNOTATIONS.includes(key)) {
+        add(key, `annotation ${quote(key)} is Node configuration the API server decodes; documents may not set it (set taints as taints)`, 'key');
+      }
       continue;
     }
+    // Deliberate: the API server would take these, but the kubelet owns them.
     if (isKubeletLabelKey(key)) add(key, `label ${quote(key)} is owned by the kubelet; documents may not set it (relabel never writes or removes it)`, 'key');
-    for (const message of labelValueErrors(value)) add(key, invalidValue(value, message), 'value');
+    if (typeof value === 'string') for (const message of labelValueErrors(value)) add(key, invalidValue(value, message), 'value');
   }
   if (unlisted > 0) {
     errors.push(documentError(doc, path, `${unlisted} more error(s) in this map are not listed (at most ${MAX_ERRORS_PER_LABEL_MAP} are)`));
@@ -125,74 +129,91 @@ export function labelMapErrors(
 /**
  * Checks a taint list as written in a document: each taint's syntax (see
  * `taintSyntaxErrors`), an effect on every taint but a deletion, a key and
- * effect given at most once, and no taint both set and deleted.
+ * effect given at most once, and no taint both set and deleted. A key,
+ * value or effect of the wrong type or not allowed by the schema is the
+ * schema's error; the rest of that taint is still checked.
  */
-export function taintListErrors(doc: LoadedDocument, taints: readonly TaintEntry[]): SiteError[] {
+export function taintListErrors(doc: LoadedDocument, taints: readonly TaintView[]): SiteError[] {
   const errors: SiteError[] = [];
   const seen = new Map<string, number>();
-  const set = taints.filter((t) => !t.key.startsWith('!'));
-  taints.forEach((taint, i) => {
+  const set = taints.filter((t) => t.key !== undefined && !t.key.startsWith('!'));
+  for (const { index: i, key, value, effect } of taints) {
     const at = (field: string): PathSegment[] => ['data', 'metadata', 'taints', i, field];
-    if (taint.key.startsWith('!')) {
-      const deleted = taint.key.slice(1);
-      for (const message of labelKeyErrors(deleted)) errors.push(documentError(doc, at('key'), `deletion key ${quote(taint.key)}: ${invalidValue(deleted, message)}`));
-      if (set.some((t) => t.key === deleted && (taint.effect === undefined || t.effect === taint.effect))) {
-        const what = taint.effect === undefined ? quote(deleted) : quote(taintId({ key: deleted, effect: taint.effect }));
-        errors.push(documentError(doc, at('key'), `both ${what} and its deletion ${quote(taint.key)} are given; set the taint or delete it, not both`));
+    if (key === undefined) {
+      for (const message of taintValueErrors(value)) errors.push(documentError(doc, at('value'), message));
+      continue;
+    }
+    if (key.startsWith('!')) {
+      const deleted = key.slice(1);
+      for (const message of labelKeyErrors(deleted)) errors.push(documentError(doc, at('key'), `deletion key ${quote(key)}: ${invalidValue(deleted, message)}`));
+      if (effect !== 'invalid' && set.some((t) => t.key === deleted && (effect === undefined || t.effect === effect))) {
+        const what = effect === undefined ? quote(deleted) : quote(taintId({ key: deleted, effect }));
+        errors.push(documentError(doc, at('key'), `both ${what} and its deletion ${quote(key)} are given; set the taint or delete it, not both`));
       }
-      return;
+      continue;
     }
-    for (const { target, message } of taintSyntaxErrors(taint.key, taint.value)) errors.push(documentError(doc, at(target), message));
-    if (taint.effect === undefined) {
-      errors.push(documentError(doc, ['data', 'metadata', 'taints', i], `taint ${quote(taint.key)} needs an effect (one of ${TAINT_EFFECTS.join(', ')})`));
-      return;
+    for (const { target, message } of taintSyntaxErrors(key, value)) errors.push(documentError(doc, at(target), message));
+    if (effect === undefined) {
+      errors.push(documentError(doc, ['data', 'metadata', 'taints', i], `taint ${quote(key)} needs an effect (one of ${TAINT_EFFECTS.join(', ')})`));
+      continue;
     }
-    const id = taintId({ key: taint.key, effect: taint.effect });
+    if (effect === 'invalid') continue;
+    const id = taintId({ key, effect });
     const first = seen.get(id);
     if (first !== undefined) {
       errors.push(documentError(doc, at('key'), `taint ${quote(id)} is given twice (also at taints[${first}]); a node has one taint per key and effect`));
     } else seen.set(id, i);
-  });
+  }
   return errors;
 }
 
-function hostErrors(doc: LoadedDocument, value: BaremetalNode | HostProfile): SiteError[] {
+function hostErrors(doc: LoadedDocument, view: HostView): SiteError[] {
   const errors: SiteError[] = [];
-  const metadata = value.data.metadata;
-  if (metadata?.owner_data !== undefined) {
-    errors.push(...labelMapErrors(doc, ['data', 'metadata', 'owner_data'], metadata.owner_data, true));
+  if (view.ownerData !== undefined) errors.push(...labelMapErrors(doc, ['data', 'metadata', 'owner_data'], view.ownerData, true));
+  if (view.annotations !== undefined) {
+    errors.push(...labelMapErrors(doc, ['data', 'metadata', 'annotations'], view.annotations, true, 'annotation'));
   }
-  if (metadata?.annotations !== undefined) {
-    errors.push(...labelMapErrors(doc, ['data', 'metadata', 'annotations'], metadata.annotations, true, 'annotation'));
-  }
-  errors.push(...taintListErrors(doc, metadata?.taints ?? []));
-  const tags = new Set(metadata?.tags ?? []);
-  (metadata?.tags ?? []).forEach((tag, i) => {
+  errors.push(...taintListErrors(doc, view.taints));
+  const tags = new Set(view.tags.map(({ tag }) => tag));
+  for (const { index, tag } of view.tags) {
     if (tag.startsWith('!') && tags.has(tag.slice(1))) {
       errors.push(
-        documentError(doc, ['data', 'metadata', 'tags', i], `both ${quote(tag.slice(1))} and ${quote(tag)} are given; add the tag or remove it, not both`),
+        documentError(doc, ['data', 'metadata', 'tags', index], `both ${quote(tag.slice(1))} and ${quote(tag)} are given; add the tag or remove it, not both`),
       );
     }
-  });
+  }
   return errors;
 }
 
-function semanticErrors(checked: CheckedDocument): SiteError[] {
-  const { doc } = checked;
-  switch (checked.kind) {
+/**
+ * The checks of what a node, host profile or rack declares, made on the raw
+ * document (read leniently), so that they run whether or not its schema
+ * passed.
+ */
+function declarationErrors(doc: LoadedDocument, kind: InterpretedKind): SiteError[] {
+  switch (kind) {
     case 'node': {
-      const name = checked.value.metadata.name;
-      const nameErrors = dns1123SubdomainErrors(name).map((message) =>
-        documentError(doc, ['metadata', 'name'], `a Kubernetes Node name is required: ${invalidValue(name, message)}`),
+      const name = nameOf(doc.value);
+      const nameErrors = (name === undefined ? [] : dns1123SubdomainErrors(name)).map((message) =>
+        documentError(doc, ['metadata', 'name'], `a Kubernetes Node name is required: ${invalidValue(name ?? '', message)}`),
       );
-      return [...nameErrors, ...hostErrors(doc, checked.value)];
+      return [...nameErrors, ...hostErrors(doc, hostView(doc.value))];
     }
     case 'profile':
-      return hostErrors(doc, checked.value);
-    case 'rack':
-      return checked.value.data.labels === undefined
-        ? []
-        : labelMapErrors(doc, ['data', 'labels'], checked.value.data.labels, false);
+      return hostErrors(doc, hostView(doc.value));
+    case 'rack': {
+      const labels = mapAt(doc.value, ['data', 'labels']);
+      return labels === undefined ? [] : labelMapErrors(doc, ['data', 'labels'], labels, false);
+    }
+    default:
+      return [];
+  }
+}
+
+/** The checks of a policy or plugin document, which need the whole document valid (they relate its fields). */
+function typedErrors(checked: CheckedDocument): SiteError[] {
+  const { doc } = checked;
+  switch (checked.kind) {
     case 'policy':
       return policyProblems(checked.value.data).map((p) => documentError(doc, p.path, p.message, p.target));
     case 'plugin': {
@@ -232,12 +253,24 @@ export function checkDocument(doc: LoadedDocument): { checked: CheckedDocument; 
       ? { checked: { kind: 'passThrough', doc }, errors: [] }
       : { checked: { kind: 'invalid', doc }, errors: zodErrors(doc, result.error.issues) };
   }
+  const kind = KIND_OF_SCHEMA[schema as SchemaName];
   const result = strict.safeParse(doc.value);
-  if (!result.success) return { checked: { kind: 'invalid', doc }, errors: zodErrors(doc, result.error.issues) };
+  const errors = result.success ? [] : zodErrors(doc, result.error.issues);
+  errors.push(...declarationErrors(doc, kind));
+  if (!result.success) return { checked: { kind: 'invalid', doc, schemaKind: kind }, errors };
   const checked = classify(doc, schema as SchemaName, result.data);
-  const errors = semanticErrors(checked);
-  return { checked: errors.length === 0 ? checked : { kind: 'invalid', doc }, errors };
+  errors.push(...typedErrors(checked));
+  return { checked: errors.length === 0 ? checked : { kind: 'invalid', doc, schemaKind: kind }, errors };
 }
+
+const KIND_OF_SCHEMA: Record<SchemaName, InterpretedKind> = {
+  [SchemaName.BaremetalNode]: 'node',
+  [SchemaName.HostProfile]: 'profile',
+  [SchemaName.Rack]: 'rack',
+  [SchemaName.Region]: 'region',
+  [SchemaName.LabelPolicy]: 'policy',
+  [SchemaName.LabelPlugin]: 'plugin',
+};
 
 function classify(doc: LoadedDocument, schema: SchemaName, value: unknown): CheckedDocument {
   switch (schema) {

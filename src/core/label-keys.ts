@@ -42,6 +42,15 @@ export function isKubeletLabelKey(key: string): key is KubeletLabelKey {
 }
 
 /**
+ * Annotations the API server reads as Node configuration and checks by
+ * decoding their JSON (the legacy taints and preferAvoidPods annotations of
+ * the scheduler). Documents may not set them: relabel manages taints as
+ * `spec.taints`, and does not reproduce Go's JSON decoding to check them, so
+ * it refuses them rather than accept a value the API server would refuse.
+ */
+export const NODE_CONFIG_ANNOTATIONS: readonly string[] = ['scheduler.alpha.kubernetes.io/taints', 'scheduler.alpha.kubernetes.io/preferAvoidPods'];
+
+/**
  * KEP-793 alias pairs: the GA key is the truth, the beta key its deprecated
  * twin, reconciled to match the GA value.
  */

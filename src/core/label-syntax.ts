@@ -125,6 +125,36 @@ export function labelValueErrors(value: string): string[] {
   return errors;
 }
 
+// Go's strings.ToLower maps each code point by Unicode's simple case
+// mapping. JavaScript's toLowerCase uses the full mapping, which differs only
+// for U+0130 (LATIN CAPITAL LETTER I WITH DOT ABOVE: Go gives "i", JavaScript
+// "i\u0307"); taken one code point at a time it also ignores the final-sigma
+// context, as Go does.
+function goToLower(value: string): string {
+  if (/^[\x00-\x7f]*$/.test(value)) return value.toLowerCase();
+  let lower = '';
+  for (const char of value) lower += char === '\u0130' ? 'i' : char.toLowerCase();
+  return lower;
+}
+
+/**
+ * Checks an annotation key as the API server does (`ValidateAnnotations`):
+ * the label-key rule applied to the key lower-cased, so `Example.com/x` is a
+ * valid annotation key though not a valid label key. Lower-casing is Go's
+ * (see `goToLower`): the Kelvin sign U+212A lower-cases to `k`, so the API
+ * server accepts it, and so does this.
+ *
+ * @returns Kubernetes' messages, empty when the key is valid.
+ */
+export function annotationKeyErrors(key: string): string[] {
+  return labelKeyErrors(goToLower(key));
+}
+
+/** True when `key` is a syntactically valid Kubernetes annotation key (see {@link annotationKeyErrors}). */
+export function isValidAnnotationKey(key: string): boolean {
+  return annotationKeyErrors(key).length === 0;
+}
+
 /**
  * Wraps a syntax message the way the API server reports a field error:
  * `Invalid value: "<value>": <message>`.

@@ -7,7 +7,7 @@
  * Kubernetes' system taints are never planned, whatever a record says.
  */
 import { OWNED_ANNOTATIONS_ANNOTATION, OWNED_TAINTS_ANNOTATION, RECORD_ANNOTATIONS, UNINITIALIZED_TAINT_KEY } from './constants.ts';
-import { isValidLabelKey } from './label-syntax.ts';
+import { isValidAnnotationKey } from './label-syntax.ts';
 import { formatOwnedLabels, readOwnedRecord } from './owned-labels.ts';
 import { byTaintId, isSystemTaintKey, parseTaintId, taintId, type Taint } from './taints.ts';
 
@@ -49,9 +49,9 @@ export type TaintPlan = {
 
 const byText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
-/** True when relabel may own annotation `key`: a valid key that is not one of its own records. */
+/** True when relabel may own annotation `key`: a valid annotation key (upper case allowed) that is not one of its own records. */
 function ownableAnnotation(key: string): boolean {
-  return isValidLabelKey(key) && !RECORD_ANNOTATIONS.includes(key);
+  return isValidAnnotationKey(key) && !RECORD_ANNOTATIONS.includes(key);
 }
 
 /** True when relabel may own the taint `id` (`key:effect`): not a system taint, not the uninitialized one. */

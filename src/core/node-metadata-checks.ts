@@ -20,13 +20,17 @@ import { quote } from './site-error.ts';
 /** Kubernetes' limit on the total size of a node's annotations (keys and values, in bytes). */
 export const ANNOTATIONS_MAX_BYTES = 256 * 1024;
 
-// The longest applied-run record: two 64-bit numbers.
-const APPLIED_RECORD_MAX = 'revision=,run='.length + 2 * 20;
+/**
+ * The longest value of the applied-run record relabel writes: a revision and
+ * a run, each a safe integer of at most 16 digits (see `applied-run.ts`).
+ */
+export const APPLIED_RECORD_MAX_BYTES = 'revision=,run='.length + 2 * String(Number.MAX_SAFE_INTEGER).length;
 
 /**
  * The bytes a node's annotations take as relabel writes them: the desired
  * annotations and relabel's records (ownership of labels, annotations and
- * taints, and the applied-run record), keys and values.
+ * taints, and the applied-run record at its longest, since any run may
+ * write it), keys and values in UTF-8 bytes, as the API server counts them.
  */
 export function annotationBytes(labels: readonly string[], annotations: Readonly<Record<string, string>>, taintIds: readonly string[]): number {
   let bytes = 0;
@@ -35,7 +39,7 @@ export function annotationBytes(labels: readonly string[], annotations: Readonly
   bytes += record(OWNED_LABELS_ANNOTATION, labels);
   bytes += record(OWNED_ANNOTATIONS_ANNOTATION, Object.keys(annotations));
   bytes += record(OWNED_TAINTS_ANNOTATION, taintIds);
-  return bytes + APPLIED_ANNOTATION.length + APPLIED_RECORD_MAX;
+  return bytes + APPLIED_ANNOTATION.length + APPLIED_RECORD_MAX_BYTES;
 }
 
 /**

@@ -52,7 +52,7 @@ describe('annotations and taints in documents', () => {
       ),
     ]);
     assert.deepEqual(errors, [
-      's.yaml:14:3 drydock/BaremetalNode/v1 "n1" metadata.name: annotations take 262243 bytes with relabel\'s records; Kubernetes allows a node 262144 (keys and values) on node "n1"',
+      's.yaml:14:3 drydock/BaremetalNode/v1 "n1" metadata.name: annotations take 262235 bytes with relabel\'s records; Kubernetes allows a node 262144 (keys and values) on node "n1"',
     ]);
   });
 });

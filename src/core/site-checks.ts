@@ -5,6 +5,7 @@
  */
 import { quote } from './site-error.ts';
 import type { CheckedDocument } from './document-check.ts';
+import { hostView, mapAt, nameOf, type MapView } from './document-view.ts';
 import { isProtectedLabelKey } from './label-keys.ts';
 import { DEFAULT_SITE_POLICY, generatedLabelKeys, sitePolicyFrom } from './label-policy.ts';
 import type { SitePolicy } from './label-policy.ts';
@@ -74,13 +75,15 @@ function valueNameErrors(doc: LoadedDocument, name: string, key: string): SiteEr
 /**
  * Checks that depend on the policy: no document sets a protected key, and
  * every name or tag that becomes part of a generated label (when that
- * generator is on) is valid label syntax there.
+ * generator is on) is valid label syntax there. Made on what each node,
+ * host profile, rack and region declares, read leniently, so a document
+ * that failed its schema elsewhere is still checked here.
  */
 export function policyDependentErrors(checked: readonly CheckedDocument[], policy: SitePolicy): SiteError[] {
   const errors: SiteError[] = [];
   const keys = generatedLabelKeys(policy.labelDomain);
   const on = policy.generatedLabels;
-  const protectedKeyErrors = (doc: LoadedDocument, path: string[], labels: Readonly<Record<string, string>>) => {
+  const protectedKeyErrors = (doc: LoadedDocument, path: string[], labels: MapView) => {
     for (const key of Object.keys(labels)) {
       if (!key.startsWith('!') && isProtectedLabelKey(key, policy.protectedKeys)) {
         errors.push(
@@ -89,27 +92,33 @@ export function policyDependentErrors(checked: readonly CheckedDocument[], polic
       }
     }
   };
+  const nameErrors = (doc: LoadedDocument, key: string) => {
+    const name = nameOf(doc.value);
+    if (name !== undefined) errors.push(...valueNameErrors(doc, name, key));
+  };
   for (const c of checked) {
-    if (c.kind === 'node' || c.kind === 'profile') {
-      protectedKeyErrors(c.doc, ['data', 'metadata', 'owner_data'], c.value.data.metadata?.owner_data ?? {});
+    const kind = c.kind === 'invalid' ? c.schemaKind : c.kind;
+    if (kind === 'node' || kind === 'profile') {
+      const view = hostView(c.doc.value);
+      protectedKeyErrors(c.doc, ['data', 'metadata', 'owner_data'], view.ownerData ?? {});
       if (on.tags) {
-        (c.value.data.metadata?.tags ?? []).forEach((tag, i) => {
+        for (const { index, tag } of view.tags) {
           const name = tag.startsWith('!') ? tag.slice(1) : tag;
           const key = `${keys.tagPrefix}${name}`;
           for (const message of labelKeyErrors(key)) {
             errors.push(
-              documentError(c.doc, ['data', 'metadata', 'tags', i], `tag ${quote(name)} cannot name generated label ${quote(key)}: ${invalidValue(key, message)}`),
+              documentError(c.doc, ['data', 'metadata', 'tags', index], `tag ${quote(name)} cannot name generated label ${quote(key)}: ${invalidValue(key, message)}`),
             );
           }
-        });
+        }
       }
     }
-    if (c.kind === 'profile' && on.hostProfile) errors.push(...valueNameErrors(c.doc, c.value.metadata.name, keys.hostProfile));
-    if (c.kind === 'rack') {
-      protectedKeyErrors(c.doc, ['data', 'labels'], c.value.data.labels ?? {});
-      if (on.rack) errors.push(...valueNameErrors(c.doc, c.value.metadata.name, keys.rack));
+    if (kind === 'profile' && on.hostProfile) nameErrors(c.doc, keys.hostProfile);
+    if (kind === 'rack') {
+      protectedKeyErrors(c.doc, ['data', 'labels'], mapAt(c.doc.value, ['data', 'labels']) ?? {});
+      if (on.rack) nameErrors(c.doc, keys.rack);
     }
-    if (c.kind === 'region' && on.site) errors.push(...valueNameErrors(c.doc, c.value.metadata.name, keys.site));
+    if (kind === 'region' && on.site) nameErrors(c.doc, keys.site);
   }
   return errors;
 }

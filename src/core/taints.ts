@@ -50,20 +50,32 @@ export function byTaintId(a: Taint, b: Taint): number {
 }
 
 /**
- * What is wrong with a taint's key and value as a document sets them: the
- * API server's messages for the syntax (keys are qualified names, values
- * label values), and refusals of system taints and relabel's own
- * uninitialized taint. Empty when the taint may be set.
+ * What is wrong with a taint's key as a document sets it: the API server's
+ * messages for its syntax (a qualified name, as a label key, case
+ * included), and refusals of system taints and relabel's own uninitialized
+ * taint. Empty when a taint may have that key.
+ */
+export function taintKeyErrors(key: string): string[] {
+  const errors = labelKeyErrors(key).map((message) => `taint key ${invalidValue(key, message)}`);
+  // Deliberate: the API server would take these two, but they are not the documents' to set.
+  if (isSystemTaintKey(key)) errors.push(`taint ${quote(key)} is set and lifted by Kubernetes itself; documents may not set it`);
+  if (key === UNINITIALIZED_TAINT_KEY) errors.push(`taint ${quote(key)} is relabel's own, lifted by the label policy; documents may not set it`);
+  return errors;
+}
+
+/** The API server's messages about a taint's value (label-value syntax; absent is empty); empty when it is valid. */
+export function taintValueErrors(value: string | undefined): string[] {
+  return labelValueErrors(value ?? '').map((message) => `taint value ${invalidValue(value ?? '', message)}`);
+}
+
+/**
+ * What is wrong with a taint's key and value as a document sets them (see
+ * {@link taintKeyErrors} and {@link taintValueErrors}), each with the field
+ * it is about. Empty when the taint may be set.
  */
 export function taintSyntaxErrors(key: string, value: string | undefined): { target: 'key' | 'value'; message: string }[] {
-  const errors: { target: 'key' | 'value'; message: string }[] = [];
-  for (const message of labelKeyErrors(key)) errors.push({ target: 'key', message: `taint key ${invalidValue(key, message)}` });
-  if (isSystemTaintKey(key)) {
-    errors.push({ target: 'key', message: `taint ${quote(key)} is set and lifted by Kubernetes itself; documents may not set it` });
-  }
-  if (key === UNINITIALIZED_TAINT_KEY) {
-    errors.push({ target: 'key', message: `taint ${quote(key)} is relabel's own, lifted by the label policy; documents may not set it` });
-  }
-  for (const message of labelValueErrors(value ?? '')) errors.push({ target: 'value', message: `taint value ${invalidValue(value ?? '', message)}` });
-  return errors;
+  return [
+    ...taintKeyErrors(key).map((message) => ({ target: 'key' as const, message })),
+    ...taintValueErrors(value).map((message) => ({ target: 'value' as const, message })),
+  ];
 }

@@ -47,6 +47,8 @@ describe('validateDocumentsAlone: each document on its own, as a bucket is stage
     assert.deepEqual(errors, [
       'a.yaml:3:1 drydock/BaremetalNode/v1 "n1": Flow map in block collection must be sufficiently indented and end with a }',
       'b.yaml:9:11 drydock/BaremetalNode/v1 "n2" data.metadata.rack: rack must be a string',
+      // Reported though the document failed its schema (the rack above): every field is checked.
+      `b.yaml:11:11 drydock/BaremetalNode/v1 "n2" data.metadata.owner_data.ok: Invalid value: "-bad": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')`,
       'c.yaml:8:5 drydock/Rack/v1 "r1" data.labels["kubernetes.io/hostname"]: label "kubernetes.io/hostname" is owned by the kubelet; documents may not set it (relabel never writes or removes it)',
       'c.yaml:10:1 document 2: a document must be a mapping with schema, metadata and data',
     ]);
