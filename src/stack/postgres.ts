@@ -5,24 +5,15 @@
  *
  * PostgreSQL refuses to run as root. When we are root the server runs as the
  * `postgres` system user (created with `useradd` when absent), which owns the
- * data directory; otherwise it runs as ourselves.
+ * data directory; otherwise it runs as ourselves. Where the binaries come
+ * from: ./postgres-bin.ts.
  */
 import { execFileSync, spawn } from 'node:child_process';
-import {
-  chmodSync,
-  chownSync,
-  closeSync,
-  existsSync,
-  mkdirSync,
-  openSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  statSync,
-} from 'node:fs';
+import { chmodSync, chownSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
+import { blockedAbove, canEnter, defaultPostgresSources, findPostgresBin, runnablePostgresBin, type Identity } from './postgres-bin.ts';
 import { freeLoopbackPort, isAlive, logTail, waitUntil, type ManagedProcess } from './processes.ts';
 
 /** System user the server runs as when we are root. */
@@ -49,7 +40,7 @@ export interface StartPostgresOptions {
   readonly keepAfterExit?: boolean;
   /** How long to wait for the server to accept connections, in ms. Default 60 000. */
   readonly timeoutMs?: number;
-  /** Environment used to find the binaries (`RELABEL_PG_BIN`, `PATH`). */
+  /** Environment used to find the binaries (`RELABEL_PG_BIN`, `PATH`): see {@link findPostgresBin}. */
   readonly env?: NodeJS.ProcessEnv;
 }
 
@@ -65,42 +56,6 @@ export interface PostgresServer {
   readonly process: ManagedProcess;
   /** Fast shutdown; resolves once no server process is left. Idempotent. */
   stop(): Promise<void>;
-}
-
-/** Raised when the PostgreSQL server binaries cannot be found; the message says where we looked. */
-export class MissingPostgresError extends Error {
-  override name = 'MissingPostgresError';
-}
-
-const hasServerBinaries = (dir: string) => existsSync(join(dir, 'initdb')) && existsSync(join(dir, 'postgres'));
-
-/** Where Debian installs the server binaries, one `<version>/bin` per major version. */
-export const DEBIAN_POSTGRES_ROOT = '/usr/lib/postgresql';
-
-/**
- * The directory holding `initdb` and `postgres`: `$RELABEL_PG_BIN`, else the
- * newest `<debianRoot>/<version>/bin`, else a `PATH` entry.
- * Throws {@link MissingPostgresError} naming every place looked at.
- */
-export function findPostgresBin(env: NodeJS.ProcessEnv = process.env, debian = DEBIAN_POSTGRES_ROOT): string {
-  const candidates: string[] = [];
-  if (env.RELABEL_PG_BIN) candidates.push(env.RELABEL_PG_BIN);
-  if (existsSync(debian)) {
-    const versions = readdirSync(debian).filter((v) => /^\d+$/.test(v)).sort((a, b) => Number(b) - Number(a));
-    candidates.push(...versions.map((v) => join(debian, v, 'bin')));
-  }
-  candidates.push(...(env.PATH ?? '').split(':').filter(Boolean));
-  const found = candidates.find(hasServerBinaries);
-  if (found) return found;
-  throw new MissingPostgresError(
-    `PostgreSQL server binaries (initdb, postgres) not found in RELABEL_PG_BIN, ${debian}/*/bin ` +
-      'or PATH. Install them (Debian: apt-get install postgresql) or set RELABEL_PG_BIN to their directory.',
-  );
-}
-
-interface Identity {
-  readonly uid: number;
-  readonly gid: number;
 }
 
 function lookupUser(name: string): Identity | undefined {
@@ -132,22 +87,14 @@ function serverIdentity(): Identity | undefined {
   return created;
 }
 
-function canEnter(dir: string, who: Identity): boolean {
-  const st = statSync(dir);
-  const bit = st.uid === who.uid ? 0o100 : st.gid === who.gid ? 0o010 : 0o001;
-  return (st.mode & bit) !== 0;
-}
-
 /** Throw unless `who` can traverse every directory above `path`. */
 function assertReachable(path: string, who: Identity): void {
-  for (let dir = dirname(path); ; dir = dirname(dir)) {
-    if (!canEnter(dir, who)) {
-      throw new Error(
-        `the '${POSTGRES_USER}' user (uid ${who.uid}) cannot enter ${dir} on the way to ${path}; ` +
-          'choose a directory it can reach (e.g. under /tmp) or make the parents traversable',
-      );
-    }
-    if (dir === dirname(dir)) return;
+  const blocked = blockedAbove(dirname(path), who);
+  if (blocked !== undefined) {
+    throw new Error(
+      `the '${POSTGRES_USER}' user (uid ${who.uid}) cannot enter ${blocked} on the way to ${path}; ` +
+        'choose a directory it can reach (e.g. under /tmp) or make the parents traversable',
+    );
   }
 }
 
@@ -298,14 +245,15 @@ function spawnServer(
 /**
  * Start a PostgreSQL server under `dir` (initializing `dir/pgdata` on first
  * use) and wait until it answers queries. On failure nothing is left running
- * and the error carries the end of the log. Throws
- * {@link MissingPostgresError} when the binaries are not installed.
+ * and the error carries the end of the log. Throws a MissingPostgresError
+ * when the binaries are not found (see {@link findPostgresBin}).
  */
 export async function startPostgres(options: StartPostgresOptions): Promise<PostgresServer> {
   const dir = resolve(options.dir);
   const durable = options.durable ?? false;
-  const bin = findPostgresBin(options.env);
+  const sources = defaultPostgresSources();
   const who = serverIdentity();
+  const bin = runnablePostgresBin(findPostgresBin(options.env, sources), who, sources.packaged);
   prepareDir(dir, who);
   const dataDir = join(dir, 'pgdata');
   initDataDir(bin, dir, dataDir, who, durable);
