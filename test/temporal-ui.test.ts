@@ -6,13 +6,13 @@
  */
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { createSchedules } from '../src/facade/schedules.ts';
+import { headlessChromium } from './chromium.ts';
 import { adminCore, createNode, startRelabel, uniqueSuffix } from './helpers.ts';
 import { prefixedSite, storeWithSite } from './site.ts';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const ARTIFACTS = new URL('./artifacts/', import.meta.url).pathname;
 
 /**
@@ -38,11 +38,9 @@ describe('the Temporal UI shows a run', () => {
   let browser: Browser;
 
   before(async () => {
-    assert.ok(existsSync(CHROMIUM), `headless Chromium is needed at ${CHROMIUM} (apt-get install chromium)`);
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    // The bundled build unless RELABEL_CHROMIUM names another.
+    const { executablePath, args, env } = await headlessChromium();
+    browser = await chromium.launch({ executablePath, args: [...args], env });
     // Two API requests a second, so the run is still going while the page is read.
     relabel = await startRelabel((await storeWithSite(site.files)).url, { kubeQps: 2 });
     for (const name of site.nodes) await createNode(adminCore(), name);
