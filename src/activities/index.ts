@@ -213,6 +213,19 @@ export function createActivities(deps: ActivityDeps) {
       await store.setRunOutcome(input.run, input.outcome);
     },
 
+    /**
+     * Settles a cancelled run: every node still queued or pending becomes
+     * `cancelled` (NotStarted: this run wrote nothing to it), and the run's
+     * outcome `cancelled`. Idempotent.
+     */
+    async settleCancelledRun(input: { run: number }): Promise<{ settled: number }> {
+      const settled = await store.cancelRunNodes(input.run, {
+        error: { type: FailureType.NotStarted, message: 'not started: the run was cancelled before it reached this node; nothing was written to it' },
+      });
+      await store.setRunOutcome(input.run, 'cancelled');
+      return { settled };
+    },
+
     /** Records failed nodes of a run with their reasons. Idempotent. */
     async recordFailures(input: { run: number; failures: NodeFailure[] }): Promise<void> {
       await store.setNodeResults(

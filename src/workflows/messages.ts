@@ -8,7 +8,7 @@
  * and per-node results live in the revision store, keyed by the run number;
  * workflows carry counts and capped samples.
  */
-import { defineQuery } from '@temporalio/workflow';
+import { defineQuery, defineUpdate } from '@temporalio/workflow';
 import type { RemovalAssessment } from '../core/removal-brake.ts';
 import type { RunAudit } from '../core/run-audit.ts';
 
@@ -104,6 +104,8 @@ export interface CarriedProgress {
   startedAt: string;
   /** What the plan found the run removes, against the mass-removal brake (absent in runs of earlier versions). */
   removal?: RemovalAssessment;
+  /** The run is paused: it starts no node until unpaused (absent: not paused). */
+  paused?: boolean;
 }
 
 /** Input of the `updateLabels` workflow. */
@@ -161,7 +163,43 @@ export interface Progress {
   failures: NodeFailure[];
   status?: RunStatus;
   retryOf?: RetryOf;
+  /** True while the run is paused: it starts no node, those running finish (absent from answers of earlier versions). */
+  paused?: boolean;
 }
 
 /** Phase, counts and a sample of failures of an update run. */
 export const progressQuery = defineQuery<Progress>('progress');
+
+/** The verbs the `control` Update takes (Shipyard's; `stop` is a cancellation of the workflow). */
+export const ControlVerb = {
+  /** Start no more nodes; nodes already running finish. */
+  pause: 'pause',
+  /** Start nodes again. */
+  unpause: 'unpause',
+} as const;
+/** One of the {@link ControlVerb} strings. */
+export type ControlVerb = (typeof ControlVerb)[keyof typeof ControlVerb];
+
+/** What the `control` Update asks of a run. */
+export interface ControlRequest {
+  verb: ControlVerb;
+}
+
+/** The `control` Update's answer: the run's state once the verb took effect. */
+export interface ControlAnswer {
+  /** Whether the run is now paused. */
+  paused: boolean;
+  /** False when the run already was as asked (pausing a paused run). */
+  changed: boolean;
+  /** Nodes being relabelled now (a pause lets them finish). */
+  running: number;
+  /** Nodes not started yet. */
+  pending: number;
+}
+
+/**
+ * Pauses or unpauses an update run. Refused (the Update fails, the run is
+ * unchanged) for an unknown verb, a dry run (it starts no node) and a run
+ * that has started all its nodes.
+ */
+export const controlUpdate = defineUpdate<ControlAnswer, [ControlRequest]>('control');

@@ -14,11 +14,14 @@
 import {
   ActivityFailure,
   ApplicationFailure,
+  CancellationScope,
   ChildWorkflowFailure,
   ParentClosePolicy,
   condition,
   continueAsNew,
   executeChild,
+  isCancellation,
+  patched,
   proxyActivities,
   setCurrentDetails,
   setHandler,
@@ -44,6 +47,7 @@ import { relabelNode } from './relabel-node.ts';
 import { runStatus, sampleFailure, summaryMarkdown } from './rollup.ts';
 import { runTelemetry } from './run-telemetry.ts';
 import { recordOutcome, rejectingRun, scheduledAudit } from './run-record.ts';
+import { handleControl, settleCancelled, SETTLE_CANCELLED_PATCH } from './run-control.ts';
 import { nodeSearchAttributes, RelabelRevision, RelabelSite, RelabelStatus, RelabelStatusValue } from './search-attributes.ts';
 
 /** Children started in one workflow execution before it continues as new. */
@@ -91,6 +95,12 @@ function childFailure(err: unknown): NodeError {
   return { type: 'Error', message: cut(String(cause)) };
 }
 
+/** What continue-as-new carries: `state`, marked paused only while the run is paused. */
+function carriedOn(state: CarriedProgress, paused: boolean): CarriedProgress {
+  const { paused: _carried, ...rest } = state;
+  return paused ? { ...rest, paused: true } : rest;
+}
+
 /**
  * The run's targets in the store: the facade's run, or one registered from
  * inline targets, with who started it (the input's audit, else the
@@ -131,8 +141,15 @@ async function runOf(input: UpdateLabelsInput, revision: number): Promise<number
  * Otherwise completes with
  * `success`, `partial_success` or `failure`; every node's outcome is in the
  * store under the run number.
+ *
+ * The `control` Update pauses it (no new node starts; running ones finish)
+ * and unpauses it; a paused run stays paused across continue-as-new.
+ * Cancelled (stopped), it lets the running nodes finish and settles every
+ * other node as `cancelled` (NotStarted) before it ends cancelled: nodes
+ * already relabelled stay relabelled.
  */
 export async function updateLabels(input: UpdateLabelsInput): Promise<UpdateLabelsResult> {
+  const settles = patched(SETTLE_CANCELLED_PATCH);
   const dryRun = input.dryRun ?? false;
   const useSearchAttributes = input.searchAttributes !== false;
   let phase: RunPhase = input.carried ? RunPhase.applying : RunPhase.resolving;
@@ -141,6 +158,8 @@ export async function updateLabels(input: UpdateLabelsInput): Promise<UpdateLabe
   const unrecorded: NodeFailure[] = [];
   const outcome: { result?: UpdateLabelsResult } = {};
   let plan: RunPlan | undefined;
+  const control = { paused: input.carried?.paused === true };
+  let runNumber = input.carried?.run ?? input.run;
 
   const progress = (): Progress => {
     const c = carried?.counts;
@@ -158,57 +177,20 @@ export async function updateLabels(input: UpdateLabelsInput): Promise<UpdateLabe
       failures: carried?.failures ?? [],
       status: outcome.result?.status,
       retryOf: input.retryOf,
+      ...(control.paused ? { paused: true } : {}),
     };
   };
   setHandler(progressQuery, progress);
   const showProgress = () => {
     const p = progress();
     setCurrentDetails(
-      `**${p.phase}** run ${p.run ?? '?'}, revision ${p.revision ?? '?'}${dryRun ? ' (dry run)' : ''}: ` +
+      `**${p.phase}**${control.paused ? ' (**paused**: no new node starts)' : ''} run ${p.run ?? '?'}, revision ${p.revision ?? '?'}${dryRun ? ' (dry run)' : ''}: ` +
         `${p.counts.success} ok, ${p.counts.failure} failed, ${p.counts.running} running, ${p.counts.pending} pending of ${p.total} (${p.counts.written} written)`,
     );
   };
 
-  if (!carried) {
-    setCurrentDetails('Resolving the revision');
-    if (input.run === undefined) {
-      // Checked before anything else, as Shipyard checks target_nodes first.
-      const parsed = normalizeTargets(input.targets);
-      if (!parsed.ok) throw ApplicationFailure.nonRetryable(parsed.message, FailureType.InvalidTargets);
-    }
-    const { revision } = await rejectingRun(input.run, resolveRevision({ revision: input.revision }));
-    const run = await runOf(input, revision);
-    phase = RunPhase.planning;
-    setCurrentDetails(`Planning run ${run}: validating revision ${revision} and reading the target nodes`);
-    plan = await rejectingRun(run, planRun({ run, revision, dryRun, ...(input.allowMassRemoval ? { allowMassRemoval: true } : {}) }));
-    const concurrency = Math.min(MAX_CONCURRENCY, Math.max(1, input.concurrency ?? plan.defaultConcurrency));
-    carried = {
-      run,
-      revision,
-      site: plan.site,
-      concurrency,
-      counts: plan.counts,
-      failures: plan.failures,
-      cursor: -1,
-      startedAt: workflowInfo().startTime.toISOString(),
-      ...(plan.removal ? { removal: plan.removal } : {}),
-    };
-    if (useSearchAttributes) {
-      upsertSearchAttributes([
-        { key: RelabelRevision, value: revision },
-        { key: RelabelSite, value: plan.site },
-        { key: RelabelStatus, value: dryRun ? RelabelStatusValue.dryRun : RelabelStatusValue.running },
-      ]);
-    }
-  }
-  const state = carried;
-  const telemetry = runTelemetry({ run: state.run, revision: state.revision, site: state.site, dryRun });
-  if (plan) telemetry.planned(plan);
-  phase = RunPhase.applying;
-  showProgress();
-
   const flush = async () => {
-    while (unrecorded.length > 0) await recordFailures({ run: state.run, failures: unrecorded.splice(0, FLUSH_AT) });
+    while (unrecorded.length > 0 && runNumber !== undefined) await recordFailures({ run: runNumber, failures: unrecorded.splice(0, FLUSH_AT) });
   };
   /** Waits for `ready`, writing buffered failures to the store whenever enough pile up. */
   const waitFor = async (ready: () => boolean) => {
@@ -219,79 +201,144 @@ export async function updateLabels(input: UpdateLabelsInput): Promise<UpdateLabe
     }
   };
 
-  const limit = input.continueAsNewAfter ?? DEFAULT_CONTINUE_AS_NEW_AFTER;
-  // A fresh workflowInfo() each time: the copy taken at start never changes.
-  const historyFull = () => {
-    const info = workflowInfo();
-    return info.historyLength >= MAX_HISTORY_EVENTS || info.historySize >= MAX_HISTORY_BYTES;
-  };
-  const { workflowId } = workflowInfo();
-  let launched = 0;
-  let more = !dryRun;
-  while (more) {
-    const page = await pendingNodes({ run: state.run, afterSeq: state.cursor, limit: PAGE_SIZE });
-    more = page.length === PAGE_SIZE;
-    for (const { seq, node } of page) {
-      if (launched >= limit || historyFull()) {
-        more = true;
-        break;
-      }
-      await waitFor(() => running.size < state.concurrency);
-      launched++;
-      state.cursor = seq;
-      running.add(node);
-      showProgress();
-      void executeChild(relabelNode, {
-        workflowId: `${workflowId}/${state.run}/${node}`,
-        args: [{ run: state.run, node, revision: state.revision, searchAttributes: useSearchAttributes }],
-        staticSummary: `Relabel ${node} at revision ${state.revision}`,
-        staticDetails: `Run ${state.run} of ${workflowId}: brings node **${node}** to revision ${state.revision} of site ${state.site}.`,
-        parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
-        ...(useSearchAttributes ? { typedSearchAttributes: nodeSearchAttributes(node, state.revision) } : {}),
-      })
-        .then(
-          (r) => {
-            state.counts.success++;
-            if (r.written) state.counts.written++;
-            telemetry.settled(node, r.written);
-          },
-          (err: unknown) => {
-            const failure = { node, error: childFailure(err) };
-            state.counts.failure++;
-            sampleFailure(state.failures, failure);
-            unrecorded.push(failure);
-            telemetry.failed(failure);
-          },
-        )
-        .finally(() => {
-          running.delete(node);
-          showProgress();
-        });
-    }
-    if (launched >= limit || historyFull()) break;
-  }
-  await waitFor(() => running.size === 0);
-  await flush();
-
-  if (more) await continueAsNew<typeof updateLabels>({ ...input, carried: state });
-
-  phase = RunPhase.done;
-  const c = state.counts;
-  const result: UpdateLabelsResult = {
-    status: runStatus(c.success, c.failure),
-    run: state.run,
-    revision: state.revision,
-    site: state.site,
+  // Every node has been started: nothing is left to pause.
+  let started = false;
+  handleControl(control, {
     dryRun,
-    counts: c,
-    failures: state.failures,
-    ...(input.retryOf ? { retryOf: input.retryOf } : {}),
-    ...(state.removal ? { removal: state.removal } : {}),
-  };
-  outcome.result = result;
-  telemetry.finished(result);
-  if (useSearchAttributes) upsertSearchAttributes([{ key: RelabelStatus, value: dryRun ? RelabelStatusValue.dryRun : result.status }]);
-  await recordOutcome(state.run, result.status);
-  setCurrentDetails(summaryMarkdown(result));
-  return result;
+    started: () => started || phase === RunPhase.done,
+    running: () => running.size,
+    pending: () => progress().counts.pending,
+    changed: () => showProgress(),
+  });
+
+  try {
+    return await apply();
+  } catch (err) {
+    if (settles && isCancellation(err) && runNumber !== undefined) {
+      setCurrentDetails(`**cancelled**: run ${runNumber} lets its ${running.size} running node(s) finish and settles the nodes it did not start`);
+      await settleCancelled(runNumber, () => running.size === 0, flush);
+    }
+    throw err;
+  }
+
+  async function apply(): Promise<UpdateLabelsResult> {
+    if (!carried) {
+      setCurrentDetails('Resolving the revision');
+      if (input.run === undefined) {
+        // Checked before anything else, as Shipyard checks target_nodes first.
+        const parsed = normalizeTargets(input.targets);
+        if (!parsed.ok) throw ApplicationFailure.nonRetryable(parsed.message, FailureType.InvalidTargets);
+      }
+      const { revision } = await rejectingRun(input.run, resolveRevision({ revision: input.revision }));
+      const run = await runOf(input, revision);
+      runNumber = run;
+      phase = RunPhase.planning;
+      setCurrentDetails(`Planning run ${run}: validating revision ${revision} and reading the target nodes`);
+      plan = await rejectingRun(run, planRun({ run, revision, dryRun, ...(input.allowMassRemoval ? { allowMassRemoval: true } : {}) }));
+      const concurrency = Math.min(MAX_CONCURRENCY, Math.max(1, input.concurrency ?? plan.defaultConcurrency));
+      carried = {
+        run,
+        revision,
+        site: plan.site,
+        concurrency,
+        counts: plan.counts,
+        failures: plan.failures,
+        cursor: -1,
+        startedAt: workflowInfo().startTime.toISOString(),
+        ...(plan.removal ? { removal: plan.removal } : {}),
+      };
+      if (useSearchAttributes) {
+        upsertSearchAttributes([
+          { key: RelabelRevision, value: revision },
+          { key: RelabelSite, value: plan.site },
+          { key: RelabelStatus, value: dryRun ? RelabelStatusValue.dryRun : RelabelStatusValue.running },
+        ]);
+      }
+    }
+    const state = carried;
+    const telemetry = runTelemetry({ run: state.run, revision: state.revision, site: state.site, dryRun });
+    if (plan) telemetry.planned(plan);
+    phase = RunPhase.applying;
+    showProgress();
+
+    const limit = input.continueAsNewAfter ?? DEFAULT_CONTINUE_AS_NEW_AFTER;
+    // A fresh workflowInfo() each time: the copy taken at start never changes.
+    const historyFull = () => {
+      const info = workflowInfo();
+      return info.historyLength >= MAX_HISTORY_EVENTS || info.historySize >= MAX_HISTORY_BYTES;
+    };
+    const { workflowId } = workflowInfo();
+    let launched = 0;
+    let more = !dryRun;
+    while (more) {
+      const page = await pendingNodes({ run: state.run, afterSeq: state.cursor, limit: PAGE_SIZE });
+      more = page.length === PAGE_SIZE;
+      for (const { seq, node } of page) {
+        if (launched >= limit || historyFull()) {
+          more = true;
+          break;
+        }
+        await waitFor(() => !control.paused && running.size < state.concurrency);
+        launched++;
+        state.cursor = seq;
+        running.add(node);
+        showProgress();
+        const child = () =>
+          executeChild(relabelNode, {
+            workflowId: `${workflowId}/${state.run}/${node}`,
+            args: [{ run: state.run, node, revision: state.revision, searchAttributes: useSearchAttributes }],
+            staticSummary: `Relabel ${node} at revision ${state.revision}`,
+            staticDetails: `Run ${state.run} of ${workflowId}: brings node **${node}** to revision ${state.revision} of site ${state.site}.`,
+            parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
+            ...(useSearchAttributes ? { typedSearchAttributes: nodeSearchAttributes(node, state.revision) } : {}),
+          });
+        // Out of reach of a stop, a started node finishes: its row then says what was written.
+        void (settles ? CancellationScope.nonCancellable(child) : child())
+          .then(
+            (r) => {
+              state.counts.success++;
+              if (r.written) state.counts.written++;
+              telemetry.settled(node, r.written);
+            },
+            (err: unknown) => {
+              const failure = { node, error: childFailure(err) };
+              state.counts.failure++;
+              sampleFailure(state.failures, failure);
+              unrecorded.push(failure);
+              telemetry.failed(failure);
+            },
+          )
+          .finally(() => {
+            running.delete(node);
+            showProgress();
+          });
+      }
+      if (launched >= limit || historyFull()) break;
+    }
+    started = !more;
+    await waitFor(() => running.size === 0);
+    await flush();
+
+    if (more) await continueAsNew<typeof updateLabels>({ ...input, carried: carriedOn(state, control.paused) });
+
+    phase = RunPhase.done;
+    const c = state.counts;
+    const result: UpdateLabelsResult = {
+      status: runStatus(c.success, c.failure),
+      run: state.run,
+      revision: state.revision,
+      site: state.site,
+      dryRun,
+      counts: c,
+      failures: state.failures,
+      ...(input.retryOf ? { retryOf: input.retryOf } : {}),
+      ...(state.removal ? { removal: state.removal } : {}),
+    };
+    outcome.result = result;
+    telemetry.finished(result);
+    if (useSearchAttributes) upsertSearchAttributes([{ key: RelabelStatus, value: dryRun ? RelabelStatusValue.dryRun : result.status }]);
+    await recordOutcome(state.run, result.status);
+    setCurrentDetails(summaryMarkdown(result));
+    return result;
+  }
 }
