@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { isKubeletLabelKey, isProtectedLabelKey, KUBELET_LABEL_KEYS } from './label-keys.ts';
-import { dns1123SubdomainErrors, labelKeyErrors, labelValueErrors, utf8Length } from './label-syntax.ts';
+import { annotationKeyErrors, dns1123SubdomainErrors, labelKeyErrors, labelValueErrors, utf8Length } from './label-syntax.ts';
 
 // Messages as k8s.io/apimachinery v0.36.3 produces them (note its double
 // space before "or").
@@ -46,6 +46,31 @@ describe('labelKeyErrors', () => {
   ];
   for (const [key, expected] of cases) {
     it(`rejects ${JSON.stringify(key.slice(0, 40))} as Kubernetes does`, () => assert.deepEqual(labelKeyErrors(key), expected));
+  }
+});
+
+describe('annotationKeyErrors', () => {
+  // The API server lower-cases an annotation key (Go's strings.ToLower) before the label-key rule.
+  const valid = [
+    'Example.com/x',
+    'EXAMPLE.COM/Name',
+    `${'A'.repeat(253)}/${'b'.repeat(63)}`,
+    // Go lower-cases the Kelvin sign to "k" and U+0130 to "i"; the key keeps them, the check sees ASCII.
+    '\u212Aube.io/x',
+    '\u0130o.example/x',
+  ];
+  for (const key of valid) {
+    it(`accepts ${JSON.stringify(key.slice(0, 40))}`, () => assert.deepEqual(annotationKeyErrors(key), []));
+  }
+  const cases: [string, string[]][] = [
+    ['Example .com/x', [prefixRegex]],
+    [`${'A'.repeat(254)}/x`, ['prefix part must be no more than 253 bytes']],
+    ['/x', ['prefix part must be non-empty']],
+    ['x'.repeat(64), ['name part must be no more than 63 bytes']],
+    ['\u212B.example/x', [prefixRegex]],
+  ];
+  for (const [key, expected] of cases) {
+    it(`rejects ${JSON.stringify(key.slice(0, 40))} as Kubernetes does`, () => assert.deepEqual(annotationKeyErrors(key), expected));
   }
 });
 
