@@ -25,6 +25,11 @@ if ! command -v go >/dev/null 2>&1; then
   echo "build-tools: Go is not installed or not on PATH; the local stack's servers are built from Go modules (Go >= 1.26 needed)." >&2
   exit 1
 fi
+go_version=$(go env GOVERSION 2>/dev/null || true)
+if ! [[ "$go_version" =~ go([0-9]+)\.([0-9]+) ]] || ((BASH_REMATCH[1] == 1 && BASH_REMATCH[2] < 26)); then
+  echo "build-tools: Go >= 1.26 is needed (the servers' go.mod files require it); $(command -v go) is ${go_version:-of unknown version}." >&2
+  exit 1
+fi
 
 mkdir -p "$cache/bin"
 export CGO_ENABLED=0 GOFLAGS=-mod=mod
