@@ -30,6 +30,7 @@ import {
   serviceAccountKubeconfig,
   startRelabel,
   startWorkerProcess,
+  stopChild,
   temporalAddress,
   uniqueSuffix,
   workflowBundle,
@@ -188,11 +189,7 @@ describe('RelabelFailed Events for targets not in the design, past the cap', () 
   });
 
   after(async () => {
-    if (worker && worker.exitCode === null) {
-      const exited = new Promise((resolve) => worker?.once('exit', resolve));
-      worker.kill('SIGTERM');
-      await exited;
-    }
+    await stopChild(worker);
     await relabel?.stop();
   });
 

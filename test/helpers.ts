@@ -153,6 +153,14 @@ export async function startRelabel(storeUrl: string, options: { worker?: boolean
   };
 }
 
+/** Sends SIGTERM to `child` unless it has exited, and resolves once it has. */
+export async function stopChild(child: ChildProcess | undefined): Promise<void> {
+  if (!child || child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  await exited;
+}
+
 /** The worker's entry point. */
 export const WORKER_ENTRY = new URL('../src/worker.ts', import.meta.url).pathname;
 

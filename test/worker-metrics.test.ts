@@ -31,6 +31,7 @@ import {
   serviceAccountKubeconfig,
   startRelabel,
   startWorkerProcess,
+  stopChild,
   temporalAddress,
   uniqueSuffix,
   WORKER_ENTRY,
@@ -98,11 +99,7 @@ describe('the worker process: readiness, metrics and logs', () => {
   });
 
   after(async () => {
-    if (worker && worker.exitCode === null) {
-      const exited = new Promise((resolve) => worker?.once('exit', resolve));
-      worker.kill('SIGTERM');
-      await exited;
-    }
+    await stopChild(worker);
     await relabel?.stop();
     await account?.remove();
   });
@@ -210,12 +207,7 @@ describe('the worker process: where /metrics listens', () => {
   }
 
   after(async () => {
-    for (const child of started) {
-      if (child.exitCode !== null || child.signalCode !== null) continue;
-      const exited = new Promise((resolve) => child.once('exit', resolve));
-      child.kill('SIGTERM');
-      await exited;
-    }
+    for (const child of started) await stopChild(child);
   });
 
   it('two workers started side by side as the README says both come up, each on loopback only, on ports of their own', async () => {
