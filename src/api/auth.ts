@@ -5,7 +5,9 @@
  * `{token, role, name?}`) or from `RELABEL_API_TOKENS`
  * (`token:role[:name],…`), and are presented as `X-Auth-Token` (what
  * Airship clients send) or `Authorization: Bearer`. A token without a name
- * is called `token-N`, N its place in the list (from 1).
+ * is called `token-N`, N its place in the list (from 1). With Keystone on
+ * (src/api/keystone.ts), a token no static token matches is asked of
+ * Keystone, and the caller's name is the Keystone user name.
  */
 import { createHash } from 'node:crypto';
 import { parse as parseYaml } from 'yaml';
@@ -111,6 +113,28 @@ export function createAuthenticator(tokens: readonly ApiToken[]): (headers: Read
   return (headers) => {
     const presented = presentedToken(headers);
     return presented === null ? null : (callers.get(digest(presented)) ?? null);
+  };
+}
+
+/** Resolves a token no static token matched (Keystone's verifier): its caller, null when unknown; may reject with an ApiError. */
+export type TokenVerifier = (token: string) => Promise<Caller | null>;
+
+/**
+ * Finds who makes a request: the static tokens first, then, when given,
+ * `verify` (Keystone) for a token none of them matches. Resolves null for
+ * no token, a malformed header, or a token nobody knows; rejects as
+ * `verify` does (a token without a mapped role, Keystone unreachable).
+ */
+export function createRequestAuthenticator(
+  tokens: readonly ApiToken[],
+  verify?: TokenVerifier,
+): (headers: Readonly<Record<string, string | string[] | undefined>>) => Promise<Caller | null> {
+  const fromStatic = createAuthenticator(tokens);
+  return async (headers) => {
+    const caller = fromStatic(headers);
+    if (caller !== null || verify === undefined) return caller;
+    const presented = presentedToken(headers);
+    return presented === null ? null : verify(presented);
   };
 }
 

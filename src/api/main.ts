@@ -3,7 +3,10 @@
  * configured from the environment (TEMPORAL_ADDRESS, RELABEL_STORE_URL, …;
  * see `relabelConfigFromEnv`) and flags. Tokens come from `--tokens-file`
  * (a YAML or JSON list of `{token, role, name?}`) or `RELABEL_API_TOKENS`
- * (`token:role,token:role`); without any the server refuses to start.
+ * (`token:role,token:role`). With `--keystone-url` (RELABEL_KEYSTONE_URL)
+ * a token none of those matches is validated by Keystone
+ * (src/api/keystone.ts), and static tokens become optional; without either
+ * the server refuses to start.
  * SIGTERM/SIGINT stop it gracefully: no new connections, in-flight requests
  * finish, then the store and Temporal connections are closed.
  */
@@ -13,6 +16,7 @@ import type { FastifyInstance } from 'fastify';
 import { createNodeApi, loadKubeConfig } from '../kube/nodes.ts';
 import { openRelabel, relabelConfigFromEnv, type RelabelConfig } from '../facade/index.ts';
 import { parseTokensEnv, parseTokensFile, type ApiToken } from './auth.ts';
+import { createKeystoneVerifier, DEFAULT_KEYSTONE_ROLES, parseKeystoneRoles, type KeystoneOptions } from './keystone.ts';
 import { createApiServer, DEFAULT_BODY_LIMIT } from './server.ts';
 import { connectOptions } from '../temporal-settings.ts';
 
@@ -27,17 +31,59 @@ export function parseListen(value: string): { host: string; port: number } {
   return { host, port };
 }
 
-/** The tokens: from the file when given, else from `RELABEL_API_TOKENS`. Throws when there are none. */
-export function loadTokens(tokensFile: string | undefined, env: NodeJS.ProcessEnv = process.env): ApiToken[] {
+/** The tokens: from the file when given, else from `RELABEL_API_TOKENS`. Throws when there are none, unless `optional` (Keystone is on). */
+export function loadTokens(tokensFile: string | undefined, env: NodeJS.ProcessEnv = process.env, optional = false): ApiToken[] {
   if (tokensFile) return parseTokensFile(readFileSync(tokensFile, 'utf8'), tokensFile);
   if (env.RELABEL_API_TOKENS) return parseTokensEnv(env.RELABEL_API_TOKENS);
-  throw new Error('no API tokens: give --tokens-file FILE or set RELABEL_API_TOKENS=token:role[:name],…');
+  if (optional) return [];
+  throw new Error('no API tokens: give --tokens-file FILE or set RELABEL_API_TOKENS=token:role[:name],…, or --keystone-url');
+}
+
+/** The `--keystone-*` flags as given (each defaulted from its RELABEL_KEYSTONE_* variable). */
+export interface KeystoneFlags {
+  keystoneUrl?: string;
+  keystoneUsername: string;
+  keystonePasswordFile?: string;
+  keystoneProject: string;
+  keystoneUserDomain: string;
+  keystoneProjectDomain: string;
+  keystoneRoles: string;
+  keystoneCacheSeconds: string;
+}
+
+/**
+ * Keystone's options from the flags, or undefined without a URL. The
+ * password comes from `--keystone-password-file` (its first line), else
+ * RELABEL_KEYSTONE_PASSWORD, never from the command line. Throws naming
+ * the flag that is wrong.
+ */
+export function keystoneOptions(flags: KeystoneFlags, env: NodeJS.ProcessEnv = process.env): KeystoneOptions | undefined {
+  if (!flags.keystoneUrl) return undefined;
+  const password = flags.keystonePasswordFile ? (readFileSync(flags.keystonePasswordFile, 'utf8').split('\n', 1)[0] ?? '') : (env.RELABEL_KEYSTONE_PASSWORD ?? '');
+  if (password === '') throw new Error('--keystone-url needs relabel\'s service password: --keystone-password-file FILE or RELABEL_KEYSTONE_PASSWORD');
+  if (!flags.keystoneUsername) throw new Error('--keystone-url needs relabel\'s service user: --keystone-username or RELABEL_KEYSTONE_USERNAME');
+  const cacheSeconds = Number(flags.keystoneCacheSeconds);
+  if (!/^[0-9]+$/.test(flags.keystoneCacheSeconds) || cacheSeconds > 3600) {
+    throw new Error(`--keystone-cache-seconds ${flags.keystoneCacheSeconds}: expected a whole number of seconds from 0 to 3600`);
+  }
+  return {
+    url: flags.keystoneUrl,
+    username: flags.keystoneUsername,
+    password,
+    projectName: flags.keystoneProject,
+    userDomainName: flags.keystoneUserDomain,
+    projectDomainName: flags.keystoneProjectDomain,
+    roles: parseKeystoneRoles(flags.keystoneRoles),
+    cacheSeconds,
+  };
 }
 
 /** What {@link startApi} needs. */
 export interface ApiOptions {
   listen: string;
   tokens: readonly ApiToken[];
+  /** Keystone, asked for tokens none of `tokens` matches. */
+  keystone?: KeystoneOptions;
   facade: RelabelConfig;
   /** kubeconfig for node-labels; absent: KUBECONFIG, in-cluster, ~/.kube/config. */
   kubeconfig?: string;
@@ -51,11 +97,13 @@ export async function startApi(options: ApiOptions): Promise<{ app: FastifyInsta
   // The configuration first: a bad Temporal profile or kubeconfig is refused before anything is opened.
   connectOptions(options.facade);
   const nodes = createNodeApi(loadKubeConfig(options.kubeconfig));
+  const keystone = options.keystone ? createKeystoneVerifier(options.keystone) : undefined;
   const relabel = await openRelabel(options.facade);
   const app = createApiServer({
     relabel,
     nodes,
     tokens: options.tokens,
+    ...(keystone ? { keystone } : {}),
     bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT,
     logger: { level: options.logLevel ?? 'info', base: { component: 'relabel-api' } },
   });
@@ -83,6 +131,14 @@ export async function main(argv: string[]): Promise<void> {
     .description('Serve the Airship-compatible HTTP API of relabel')
     .requiredOption('--listen <host:port>', 'address to listen on, e.g. 127.0.0.1:8000')
     .option('--tokens-file <file>', 'YAML or JSON list of {token, role, name?} (else RELABEL_API_TOKENS=token:role[:name],…); the name is recorded as who started a run')
+    .option('--keystone-url <url>', 'validate other tokens with Keystone at this identity URL, e.g. http://keystone:5000/v3 (RELABEL_KEYSTONE_URL)', process.env.RELABEL_KEYSTONE_URL || undefined)
+    .option('--keystone-username <name>', "relabel's service user in Keystone (RELABEL_KEYSTONE_USERNAME)", process.env.RELABEL_KEYSTONE_USERNAME || 'relabel')
+    .option('--keystone-password-file <file>', "file holding the service user's password (else RELABEL_KEYSTONE_PASSWORD)", process.env.RELABEL_KEYSTONE_PASSWORD_FILE || undefined)
+    .option('--keystone-project <name>', "the service user's project (RELABEL_KEYSTONE_PROJECT)", process.env.RELABEL_KEYSTONE_PROJECT || 'service')
+    .option('--keystone-user-domain <name>', "the service user's domain (RELABEL_KEYSTONE_USER_DOMAIN)", process.env.RELABEL_KEYSTONE_USER_DOMAIN || 'Default')
+    .option('--keystone-project-domain <name>', "the service project's domain (RELABEL_KEYSTONE_PROJECT_DOMAIN)", process.env.RELABEL_KEYSTONE_PROJECT_DOMAIN || 'Default')
+    .option('--keystone-roles <map>', 'Keystone role → relabel role, keystoneRole=admin|viewer,… (RELABEL_KEYSTONE_ROLES)', process.env.RELABEL_KEYSTONE_ROLES || DEFAULT_KEYSTONE_ROLES)
+    .option('--keystone-cache-seconds <s>', 'longest time a validated Keystone token is trusted without asking again (RELABEL_KEYSTONE_CACHE_SECONDS)', process.env.RELABEL_KEYSTONE_CACHE_SECONDS || '60')
     .option('--address <host:port>', 'Temporal frontend (TEMPORAL_ADDRESS)', env.temporalAddress)
     .option('--namespace <ns>', 'Temporal namespace (TEMPORAL_NAMESPACE)', env.namespace)
     .option('--task-queue <name>', 'task queue (RELABEL_TASK_QUEUE)', env.taskQueue)
@@ -91,22 +147,26 @@ export async function main(argv: string[]): Promise<void> {
     .option('--body-limit <bytes>', 'largest request body', String(DEFAULT_BODY_LIMIT))
     .option('--log-level <level>', 'log level: trace, debug, info, warn or error (RELABEL_LOG_LEVEL)', process.env.RELABEL_LOG_LEVEL || 'info')
     .parse(argv);
-  const opts = program.opts<{
-    listen: string;
-    tokensFile?: string;
-    address: string;
-    namespace: string;
-    taskQueue: string;
-    store?: string;
-    kubeconfig?: string;
-    bodyLimit: string;
-    logLevel: string;
-  }>();
+  const opts = program.opts<
+    KeystoneFlags & {
+      listen: string;
+      tokensFile?: string;
+      address: string;
+      namespace: string;
+      taskQueue: string;
+      store?: string;
+      kubeconfig?: string;
+      bodyLimit: string;
+      logLevel: string;
+    }
+  >();
   const bodyLimit = Number(opts.bodyLimit);
   if (!Number.isInteger(bodyLimit) || bodyLimit < 1) throw new Error(`--body-limit ${opts.bodyLimit}: expected a positive number of bytes`);
+  const keystone = keystoneOptions(opts);
   const api = await startApi({
     listen: opts.listen,
-    tokens: loadTokens(opts.tokensFile),
+    tokens: loadTokens(opts.tokensFile, process.env, keystone !== undefined),
+    ...(keystone ? { keystone } : {}),
     facade: {
       ...env,
       temporalAddress: opts.address,

@@ -8,7 +8,7 @@ import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import { FailureType } from '../core/failure-types.ts';
-import { createAuthenticator, rememberCaller, type ApiToken } from './auth.ts';
+import { createRequestAuthenticator, rememberCaller, type ApiToken, type TokenVerifier } from './auth.ts';
 import type { ApiDeps } from './deps.ts';
 import { openApiDocument } from './openapi.ts';
 import { apiMetrics } from './metrics.ts';
@@ -32,6 +32,8 @@ export const API_VERSION = '1.0.0';
 export interface ApiServerOptions extends ApiDeps {
   /** The accepted tokens; none means every request but `/health` is refused. */
   tokens: readonly ApiToken[];
+  /** Keystone's verifier (src/api/keystone.ts), asked for a token none of `tokens` matches. */
+  keystone?: TokenVerifier;
   /** Largest request body in bytes ({@link DEFAULT_BODY_LIMIT}). */
   bodyLimit?: number;
   /** Fastify's logger option (pino); off by default. */
@@ -142,7 +144,7 @@ function healthRoutes(deps: ApiDeps): RouteDef[] {
  * `listen`). `close()` stops it; closing the facade is the caller's.
  */
 export function createApiServer(options: ApiServerOptions): FastifyInstance {
-  const authenticate = createAuthenticator(options.tokens);
+  const authenticate = createRequestAuthenticator(options.tokens, options.keystone);
   const app = Fastify({
     logger: options.logger ?? false,
     bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT,
@@ -166,7 +168,7 @@ export function createApiServer(options: ApiServerOptions): FastifyInstance {
   app.addHook('onRequest', async (request) => {
     const access = (request.routeOptions.config as unknown as Partial<RouteConfig>).access ?? 'read';
     if (access === 'public') return;
-    const caller = authenticate(request.headers);
+    const caller = await authenticate(request.headers);
     if (caller === null) {
       throw new ApiError(FailureType.Unauthorized, 'a valid token is required: X-Auth-Token or Authorization: Bearer', undefined, { 'www-authenticate': 'Bearer' });
     }
