@@ -1,85 +1,58 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { disksConfigErrors, longhornDefects, MAX_LONGHORN_DEFECTS, nodeTagsErrors } from './longhorn.ts';
+import fc from 'fast-check';
+import { LONGHORN_CREATE_DEFAULT_DISK, LONGHORN_DISKS_CONFIG, LONGHORN_NODE_TAGS, longhornDefects, MAX_LONGHORN_DEFECTS } from './longhorn.ts';
 import { formatError } from './site-error.ts';
 import { nodeDoc, profileDoc, source } from './testing.ts';
 import { validateSite } from './validate-site.ts';
 
 const validDisks = '[{"path":"/var/lib/longhorn/d1","allowScheduling":false},{"path":"/var/lib/longhorn/d2","allowScheduling":true,"storageReserved":1024,"tags":["ssd","fast"]}]';
+const noDisk = 'Longhorn would create no disk (Longhorn: syncDefaultDisks)';
 
-describe('Longhorn node tags', () => {
-  it('accepts a JSON array of valid, distinct tags', () => {
-    assert.deepEqual(nodeTagsErrors('["fast","storage"]'), []);
-    assert.deepEqual(nodeTagsErrors('[]'), []);
-  });
+// Each case: the create-default-disk rule as syncDefaultDisks applies it, the label and disks annotation, and the label's defect.
+const labelCases: [rule: string, label: string, disks: string | undefined, defect: string | undefined][] = [
+  ['L1 "true" needs no annotation', 'true', undefined, undefined],
+  ['L1 the value in any letter case', 'TRUE', undefined, undefined],
+  ['L1 only true or config', 'yes', validDisks, 'is "yes"; Longhorn knows only "true" and "config" (in any letter case) and ignores any other value (Longhorn: syncDefaultDisks)'],
+  ['L1 false is not a value Longhorn knows', 'false', undefined, 'is "false"; Longhorn knows only "true" and "config" (in any letter case) and ignores any other value (Longhorn: syncDefaultDisks)'],
+  ['L1 config with valid disks', 'config', validDisks, undefined],
+  ['L2 config needs the disks annotation', 'Config', undefined, `is "Config" but the node has no "node.longhorn.io/default-disks-config" annotation; ${noDisk}`],
+  ['L3 config needs a valid disks annotation', 'config', '[{"path":"/a","storageReserved":1e3}]', `is "config" but the node has an invalid "node.longhorn.io/default-disks-config" annotation; ${noDisk}`],
+  ['L4 config needs a disk listed', 'CONFIG', '[]', `is "CONFIG" but the node's "node.longhorn.io/default-disks-config" annotation lists no disk; ${noDisk}`],
+  ['L4 null lists no disk', 'config', 'null', `is "config" but the node's "node.longhorn.io/default-disks-config" annotation lists no disk; ${noDisk}`],
+];
 
-  it('refuses an invalid tag, a duplicate, a non-string, a non-array and bad JSON', () => {
-    const [invalid, ...rest] = nodeTagsErrors('["slow",".*invalid-tag","slow",7]');
-    assert.match(invalid ?? '', /^tags\[1\]: tag "\.\*invalid-tag" is not a valid Longhorn tag: name part must consist of alphanumeric/);
-    assert.deepEqual(rest, ['tags[2]: tag "slow" is listed twice', 'tags[3] must be a string, not 7']);
-    assert.deepEqual(nodeTagsErrors('{"a":1}'), ['tags must be a JSON array of tags, not an object']);
-    assert.match(nodeTagsErrors('["slow"')[0] ?? '', /^is not valid JSON \(/);
-  });
-});
+describe('Longhorn create-default-disk label: one case per rule', () => {
+  for (const [rule, label, disks, defect] of labelCases) {
+    it(rule, () => {
+      const annotations: Record<string, string> = disks === undefined ? {} : { [LONGHORN_DISKS_CONFIG]: disks };
+      const found = longhornDefects({ [LONGHORN_CREATE_DEFAULT_DISK]: label }, annotations).filter((d) => d.key === LONGHORN_CREATE_DEFAULT_DISK);
+      assert.deepEqual(found, defect === undefined ? [] : [{ key: LONGHORN_CREATE_DEFAULT_DISK, message: defect }]);
+    });
+  }
 
-describe('Longhorn default disks', () => {
-  it("accepts the documented example and every Longhorn field with Longhorn's types", () => {
-    assert.deepEqual(disksConfigErrors(validDisks), []);
-    const full = [{ name: 'd1', path: '/dev/sdb', diskType: 'block', diskDriver: 'auto', allowScheduling: true, evictionRequested: false, storageReserved: 0, tags: [] }];
-    assert.deepEqual(disksConfigErrors(JSON.stringify(full)), []);
-    assert.deepEqual(disksConfigErrors('[{"path":"0000:00:1e.0","diskType":"block","diskDriver":"nvme"}]'), []);
-  });
-
-  it('names every defect: types, absolute and unique paths, unique names, unknown fields, tags', () => {
-    const disks = [
-      { path: 'relative/dir', allowScheduling: 'yes' },
-      { path: '/mnt/a', storageReserved: -1, tags: ['ok', '.*bad'] },
-      { path: '/mnt/a', storageReserved: 1.5, name: 'x', size: 10 },
-      { name: 'x', path: '/mnt/b', diskType: 'tape', diskDriver: 'scsi' },
-      { allowScheduling: true },
-      'not a disk',
-    ];
-    const errors = disksConfigErrors(JSON.stringify(disks));
-    assert.deepEqual(errors.filter((e) => !e.includes('not a valid Longhorn tag')), [
-      'disks[0].path must be an absolute path, not "relative/dir"',
-      'disks[0].allowScheduling must be a boolean (true or false), not "yes"',
-      'disks[1].storageReserved must be a non-negative whole number of bytes, not -1',
-      'disks[2].storageReserved must be a non-negative whole number of bytes, not 1.5',
-      "disks[2]: unknown field \"size\" (Longhorn's are name, path, diskType, diskDriver, allowScheduling, evictionRequested, storageReserved, tags)",
-      'disks[2].path "/mnt/a" is also disks[1]\'s; each disk\'s path is unique on a node',
-      'disks[3].diskType must be one of "filesystem", "block", not "tape"',
-      'disks[3].diskDriver must be one of "", "auto", "aio", "nvme", not "scsi"',
-      'disks[3].name "x" is also disks[2]\'s; each disk\'s name is unique on a node',
-      'disks[4].path is required, an absolute path',
-      'disks[5] must be an object, not "not a disk"',
-    ]);
-    assert.equal(errors.filter((e) => e.startsWith('disks[1].tags[1]: tag ".*bad" is not a valid Longhorn tag')).length, 1);
-  });
-
-  it("refuses the seed's malformed list as JSON", () => {
-    assert.match(disksConfigErrors('[{"path":"/mnt/missing","allowScheduling":false},')[0] ?? '', /^is not valid JSON \(/);
+  it('any letter case of config is config (property)', () => {
+    const cased = fc.array(fc.boolean(), { minLength: 6, maxLength: 6 }).map((upper) => [...'config'].map((c, i) => (upper[i] ? c.toUpperCase() : c)).join(''));
+    fc.assert(fc.property(cased, (value) => assert.equal(longhornDefects({ [LONGHORN_CREATE_DEFAULT_DISK]: value }, { [LONGHORN_DISKS_CONFIG]: validDisks }).length, 0)));
   });
 });
 
 describe('longhornDefects on a node', () => {
-  it('requires a valid disks annotation when create-default-disk is config', () => {
-    const label = { 'node.longhorn.io/create-default-disk': 'config' };
-    assert.deepEqual(longhornDefects(label, {}), [
-      { key: 'node.longhorn.io/create-default-disk', message: 'is "config" but the node has no "node.longhorn.io/default-disks-config" annotation; Longhorn would create no disk' },
-    ]);
-    assert.deepEqual(longhornDefects(label, { 'node.longhorn.io/default-disks-config': validDisks }), []);
-    assert.deepEqual(longhornDefects({ 'node.longhorn.io/create-default-disk': 'true' }, {}), []);
-    const bad = longhornDefects(label, { 'node.longhorn.io/default-disks-config': '[1]' });
-    assert.deepEqual(bad.map((d) => d.key), ['node.longhorn.io/default-disks-config', 'node.longhorn.io/create-default-disk']);
+  it('checks the annotations without the label, and nothing without Longhorn configuration', () => {
+    assert.deepEqual(longhornDefects({}, {}), []);
+    assert.deepEqual(longhornDefects({}, { [LONGHORN_DISKS_CONFIG]: validDisks, [LONGHORN_NODE_TAGS]: '["fast"]' }), []);
+    assert.deepEqual(longhornDefects({}, { [LONGHORN_DISKS_CONFIG]: '[{"path":"/a"},{"path":"/a/"}]' }).map((d) => d.key), [LONGHORN_DISKS_CONFIG]);
   });
 
   it('lists at most MAX_LONGHORN_DEFECTS per annotation, then counts the rest', () => {
     const tags = JSON.stringify(Array.from({ length: 50 }, () => '-bad'));
-    const defects = longhornDefects({}, { 'node.longhorn.io/default-node-tags': tags });
+    const defects = longhornDefects({}, { [LONGHORN_NODE_TAGS]: tags });
     assert.equal(defects.length, MAX_LONGHORN_DEFECTS + 1);
     assert.equal(defects.at(-1)?.message, `30 more defect(s) not listed (at most ${MAX_LONGHORN_DEFECTS} are)`);
   });
+});
 
+describe('Longhorn checks in site validation', () => {
   it('fails site validation naming the node, the annotation and each defect, grouped across nodes of a profile', () => {
     const storage =
       "  metadata:\n    owner_data:\n      node.longhorn.io/create-default-disk: config\n    annotations:\n" +
@@ -91,9 +64,26 @@ describe('longhornDefects on a node', () => {
     assert.equal(errors.length, 3, errors.join('\n'));
     assert.equal(
       errors[0],
-      's.yaml:9:7 drydock/HostProfile/v1 "storage" data.metadata.owner_data["node.longhorn.io/create-default-disk"]: label "node.longhorn.io/create-default-disk": is "config" but the node has an invalid "node.longhorn.io/default-disks-config" annotation; Longhorn would create no disk on nodes "n1", "n2"',
+      's.yaml:9:7 drydock/HostProfile/v1 "storage" data.metadata.owner_data["node.longhorn.io/create-default-disk"]: label "node.longhorn.io/create-default-disk": is "config" but the node has an invalid "node.longhorn.io/default-disks-config" annotation; Longhorn would create no disk (Longhorn: syncDefaultDisks) on nodes "n1", "n2"',
     );
-    assert.match(errors[1] ?? '', /^s\.yaml:11:7 .*annotations\["node\.longhorn\.io\/default-disks-config"\]: annotation "node\.longhorn\.io\/default-disks-config": is not valid JSON \(.*\) on nodes "n1", "n2"$/);
-    assert.match(errors[2] ?? '', /^s\.yaml:12:7 .*annotation "node\.longhorn\.io\/default-node-tags": tags\[1\]: tag "\.\*invalid-tag" is not a valid Longhorn tag: .* on nodes "n1", "n2"$/);
+    assert.match(errors[1] ?? '', /^s\.yaml:11:7 .*annotations\["node\.longhorn\.io\/default-disks-config"\]: annotation "node\.longhorn\.io\/default-disks-config": is not valid JSON \(.*\); Longhorn discards it \(UnmarshalToDisks\) on nodes "n1", "n2"$/);
+    assert.match(errors[2] ?? '', /^s\.yaml:12:7 .*annotation "node\.longhorn\.io\/default-node-tags": tags\[1\]: tag "\.\*invalid-tag" is not a valid Longhorn tag: .* \(Longhorn: util\.ValidateTags, a Kubernetes qualified name\) on nodes "n1", "n2"$/);
+  });
+
+  it("refuses a node's disks that Longhorn would discard (a path given twice but for a trailing /, 1e3 bytes), naming the node and the rule", () => {
+    const profile = '  metadata:\n    owner_data: {}\n';
+    const node =
+      '  host_profile: base\n  metadata:\n    owner_data:\n      node.longhorn.io/create-default-disk: config\n    annotations:\n' +
+      `      node.longhorn.io/default-disks-config: '[{"path":"/var/lib/longhorn"},{"path":"/var/lib/longhorn/","storageReserved":1e3}]'\n`;
+    const result = validateSite([source('site.yaml', profileDoc('base', profile), nodeDoc('storage-7', node))]);
+    assert.equal(result.ok, false);
+    const errors = result.ok ? [] : result.errors.map(formatError);
+    const at = 'site.yaml:20:7 drydock/BaremetalNode/v1 "storage-7" data.metadata.annotations["node.longhorn.io/default-disks-config"]: annotation "node.longhorn.io/default-disks-config"';
+    // Errors at one place are listed in message order.
+    assert.deepEqual(errors, [
+      'site.yaml:18:7 drydock/BaremetalNode/v1 "storage-7" data.metadata.owner_data["node.longhorn.io/create-default-disk"]: label "node.longhorn.io/create-default-disk": is "config" but the node has an invalid "node.longhorn.io/default-disks-config" annotation; Longhorn would create no disk (Longhorn: syncDefaultDisks) on node "storage-7"',
+      `${at}: disks[1].path "/var/lib/longhorn/" is disks[0]'s path once cleaned (both are "/var/lib/longhorn"); a node has one disk per path (Longhorn: CreateDisksFromAnnotation, validateNodeDiskPaths) on node "storage-7"`,
+      `${at}: disks[1].storageReserved must be a whole number of bytes written without fraction or exponent, not 1e3 (Longhorn: UnmarshalToDisks reads it as a Go int64) on node "storage-7"`,
+    ]);
   });
 });
