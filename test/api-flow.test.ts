@@ -74,7 +74,7 @@ describe('Shipyard-style flow over HTTP', () => {
 
     // The same run read as a Drydock task: one completed subtask per node.
     const task = TaskView.parse((await api.call('GET', `/api/v1.0/tasks/${action.id}`)).json);
-    assert.equal(task.status, 'Complete');
+    assert.equal(task.status, 'complete');
     assert.deepEqual(task.result.successes, [n0, n1]);
   });
 });

@@ -109,7 +109,7 @@ describe('HTTP API', () => {
     assert.ok(refused.details.errorCount > 1, refused.details.messageList.map((m) => m.message).join('\n'));
     assertFailure(await api.call('GET', '/api/v1.0/configdocs/site?version=buffer'), 404, 'BucketNotFound');
     assertFailure(await api.call('POST', '/api/v1.0/configdocs/Site', { body: siteYaml }), 400, 'InvalidRequest');
-    assertFailure(await api.call('POST', '/api/v1.0/configdocs/site?buffermode=append', { body: siteYaml }), 400, 'InvalidRequest');
+    assertFailure(await api.call('POST', '/api/v1.0/configdocs/site?buffermode=prepend', { body: siteYaml }), 400, 'InvalidRequest');
 
     const staged = await api.call('POST', '/api/v1.0/configdocs/site?buffermode=replace', { body: siteYaml });
     assert.equal(staged.status, 201, staged.text);
@@ -135,7 +135,9 @@ describe('HTTP API', () => {
     const lastDeployed = await api.call('GET', '/api/v1.0/renderedconfigdocs?version=successful_site_action');
     assert.equal(lastDeployed.status, 200);
     assert.match(lastDeployed.text, /five defects/);
-    assertFailure(await api.call('GET', '/api/v1.0/renderedconfigdocs?version=buffer'), 400);
+    // Shipyard renders the buffer too: with nothing staged, it is the committed site.
+    assert.deepEqual(parseAllDocuments((await api.call('GET', '/api/v1.0/renderedconfigdocs?version=buffer')).text).map((d) => d.toJS()), docs);
+    assertFailure(await api.call('GET', '/api/v1.0/renderedconfigdocs?version=latest'), 400);
   });
 
   it('lists, shows and renders revisions, and tags and untags them', async () => {
@@ -212,7 +214,7 @@ describe('HTTP API', () => {
     const listed = ActionList.parse((await api.call('GET', '/api/v1.0/actions?limit=10', { token: VIEWER })).json);
     assert.ok(listed.some((a) => a.id === action.id && a.action_lifecycle === 'Failed'), JSON.stringify(listed));
     const task = TaskView.parse((await api.call('GET', `/api/v1.0/tasks/${action.id}`, { token: VIEWER })).json);
-    assert.equal(task.status, 'Complete');
+    assert.equal(task.status, 'complete');
     assert.equal(task.result.status, 'partial_success');
     assert.deepEqual(task.result.failures, [ghost]);
   });
@@ -235,19 +237,20 @@ describe('HTTP API', () => {
     const created = await task({ ...ok, design_ref: 'revision:2', node_filter: filter({ node_names: [n1, `${prefix}-ghost`] }) });
     assert.equal(created.status, 201, created.text);
     const started = TaskView.parse(created.json);
-    assert.equal(started.status, 'Queued');
-    assert.deepEqual(started.subtasks.map((s) => s.node_name), [n1, `${prefix}-ghost`]);
+    assert.equal(started.status, 'queued');
+    assert.deepEqual(started.subtask_id_list, [`${started.task_id}.0`, `${started.task_id}.1`]);
     assert.equal(created.headers.get('location'), `/api/v1.0/tasks/${started.task_id}`);
     const done = await eventually(
       async () => TaskView.parse((await api.call('GET', `/api/v1.0/tasks/${started.task_id}`)).json),
-      (t) => t.status === 'Complete' || t.status === 'Terminated',
+      (t) => t.status === 'complete' || t.status === 'terminated',
     );
-    assert.equal(done.status, 'Complete');
+    assert.equal(done.status, 'complete');
     assert.equal(done.result.status, 'partial_success');
     assert.deepEqual(done.result.successes, [n1]);
     assert.deepEqual(done.result.failures, [`${prefix}-ghost`]);
     assert.match(done.result.details.messageList[0]?.message ?? '', /NodeNotInDesign/);
-    assert.deepEqual(done.subtasks.map((s) => [s.node_name, s.status, s.result.status]), [[n1, 'Complete', 'success'], [`${prefix}-ghost`, 'Complete', 'failure']]);
+    const subtasks = await Promise.all(done.subtask_id_list.map(async (id) => TaskView.parse((await api.call('GET', `/api/v1.0/tasks/${id}`)).json)));
+    assert.deepEqual(subtasks.map((s) => [s.node_filter?.filter_set[0]?.node_names, s.status, s.result.status]), [[[n1], 'complete', 'success'], [[`${prefix}-ghost`], 'complete', 'failure']]);
     assertFailure(await api.call('GET', '/api/v1.0/tasks/xyz'), 404);
   });
 

@@ -58,7 +58,7 @@ describe('plans and the mass-removal brake over HTTP', () => {
     const id = TaskView.parse(created.json).task_id;
     return eventually(
       async () => TaskView.parse((await api.call('GET', `/api/v1.0/tasks/${id}`)).json),
-      (t) => t.status === 'Complete' || t.status === 'Terminated',
+      (t) => t.status === 'complete' || t.status === 'terminated',
     );
   }
 

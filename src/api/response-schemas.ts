@@ -90,6 +90,22 @@ export type CommitStatus = z.infer<typeof CommitStatus>;
  */
 export const CommitAnswer = z.union([CommitStatus, StatusBody]);
 
+/** One collection's status between two versions (Shipyard's `GET configdocs`). */
+export const CollectionStatusView = z
+  .object({
+    collection_name: z.string(),
+    base_version: z.string(),
+    base_revision: z.int().meta({ description: 'the base revision; 0 when nothing was committed' }),
+    new_version: z.string(),
+    new_revision: z.int().nullable().meta({ description: 'null for a buffer holding changes (it has no revision until committed)' }),
+    base_status: z.enum(['present', 'not present']),
+    new_status: z.enum(['created', 'modified', 'deleted', 'unmodified']),
+  })
+  .strict();
+
+/** Answer of `GET configdocs`: every bucket of either version, sorted. */
+export const CollectionStatusList = z.array(CollectionStatusView);
+
 /** Shipyard's action lifecycle. */
 export const ActionLifecycle = z.enum(['Pending', 'Processing', 'Complete', 'Failed']);
 /** Shipyard's action lifecycle. */
@@ -183,42 +199,76 @@ export const ActionView = ActionSummary.extend({
 /** An action. */
 export type ActionView = z.infer<typeof ActionView>;
 
-/** Drydock's result block. */
-export const TaskResultView = z
+/** One message of a Drydock task result: what happened to which node, when. */
+export const TaskMessageView = z
   .object({
-    status: z.enum(['success', 'partial_success', 'failure', 'incomplete']),
-    successes: z.array(z.string()),
-    failures: z.array(z.string()),
-    details: z.object({ errorCount: z.int(), messageList: z.array(StatusMessage) }).strict(),
+    message: z.string(),
+    error: z.boolean(),
+    context_type: z.string().meta({ description: 'what `context` names: `node`, or `task` for the task as a whole' }),
+    context: z.string(),
+    ts: z.string(),
+    extra: z.record(z.string(), z.unknown()),
   })
   .strict();
-/** Drydock's result block. */
+
+/** Drydock's task result (a Status): the roll-up and the nodes it names. */
+export const TaskResultView = z
+  .object({
+    kind: z.literal('Status'),
+    apiVersion: z.literal('v1.0'),
+    metadata: z.object({}).strict(),
+    message: z.string().nullable(),
+    reason: z.string().nullable(),
+    status: z.enum(['success', 'partial_success', 'failure', 'incomplete']).meta({ description: 'incomplete until the task ends' }),
+    successes: z.array(z.string()).meta({ description: "nodes that succeeded (of this page of subtasks)" }),
+    failures: z.array(z.string()).meta({ description: 'nodes that failed (of this page of subtasks)' }),
+    links: z.array(z.object({ rel: z.string(), href: z.string() }).strict()),
+    details: z.object({ errorCount: z.int(), messageList: z.array(TaskMessageView) }).strict(),
+  })
+  .strict();
+/** Drydock's task result. */
 export type TaskResultView = z.infer<typeof TaskResultView>;
 
-/** Drydock's task status. */
-export const TaskStatus = z.enum(['Queued', 'Running', 'Complete', 'Terminated']);
+/** Drydock's task status (lower case, as Drydock's fields). */
+export const TaskStatus = z.enum(['requested', 'queued', 'running', 'terminating', 'terminated', 'complete']);
 /** Drydock's task status. */
 export type TaskStatus = z.infer<typeof TaskStatus>;
 
-/** A Drydock task: one subtask per node. */
+/** A Drydock task, as Drydock's `Task.to_dict`: the run, or one node of it (a subtask, `parent_task_id` set). */
 export const TaskView = z
   .object({
-    task_id: z.string(),
+    kind: z.literal('Task'),
+    apiVersion: z.literal('v1'),
+    task_id: z.string().meta({ description: "the run's id; a subtask's is the run's id, a dot and the node's position in the run (stable)" }),
     action: z.literal('relabel_nodes'),
-    status: TaskStatus,
+    parent_task_id: z.string().nullable(),
     design_ref: z.string().nullable(),
-    node_filter: NodeFilterSet.nullable(),
-    revision: z.int().nullable(),
-    created: z.string(),
-    completed: z.string().nullable(),
-    ui_link: z.string().nullable(),
+    status: TaskStatus,
     result: TaskResultView,
-    subtasks_page: NodePageView,
-    subtasks: z.array(z.object({ node_name: z.string(), status: TaskStatus, result: TaskResultView.omit({ successes: true, failures: true }) }).strict()),
+    node_filter: NodeFilterSet.nullable(),
+    subtask_id_list: z.array(z.string()).meta({ description: "the per-node subtasks' ids (this page of them; subtasks_page says which)" }),
+    created: z.string(),
+    created_by: z.string().nullable(),
+    updated: z.string().nullable(),
+    terminated: z.string().nullable(),
+    terminated_by: z.string().nullable(),
+    terminate: z.boolean(),
+    retry: z.int(),
+    revision: z.int().nullable().meta({ description: "relabel's: the revision the run applies" }),
+    ui_link: z.string().nullable().meta({ description: "relabel's: the run in the Temporal UI" }),
+    subtasks_page: NodePageView.optional().meta({ description: "relabel's: which of the run's nodes subtask_id_list, successes and failures cover" }),
+    subtask_errors: z.record(z.string(), TaskResultView.extend({ task_id: z.string() }).strict()).optional().meta({ description: 'with subtaskerrors=true: the failed subtasks of the page, by id' }),
+    build_data: z.array(z.never()).optional().meta({ description: 'with builddata=true: always empty (relabel keeps no build data)' }),
   })
   .strict();
 /** A Drydock task. */
 export type TaskView = z.infer<typeof TaskView>;
+
+/** Answer of `GET tasks/{id}?layers=N`: Drydock's map of tasks by id, with `init_task_id` (and `subtask_errors` on request). */
+export const TaskLayersView = z.record(z.string(), z.unknown()).meta({ description: 'init_task_id: the task asked for; every other key a task id with its task; subtask_errors with subtaskerrors=true' });
+
+/** Answer of `GET tasks`: tasks newest first, each followed by its subtasks (bounded). */
+export const TaskList = z.array(TaskView);
 
 /** Where a desired label comes from (a closed union on `kind`). */
 export const LabelSourceView = z.discriminatedUnion('kind', [

@@ -7,56 +7,70 @@
  */
 import { FailureType } from '../core/failure-types.ts';
 import { formatError } from '../core/site-error.ts';
-import type { Documents } from '../facade/documents.ts';
-import { SiteActionTag, type Revision } from '../store/revision-store.ts';
 import type { ApiDeps } from './deps.ts';
 import { defineRoute, type RouteDef } from './route.ts';
-import { revisionView, revisionYaml } from './routes-revisions.ts';
-import { BucketPath, CommitQuery, ConfigdocsBody, ConfigdocsQuery, RenderedQuery, StageQuery, type ConfigdocsVersion } from './schemas.ts';
-import { CommitAnswer, type CommitStatus, StatusBody } from './response-schemas.ts';
+import { revisionView } from './routes-revisions.ts';
+import { BucketPath, CommitQuery, ConfigdocsBody, ConfigdocsQuery, ConfigdocsStatusQuery, RenderedQuery, StageQuery } from './schemas.ts';
+import { CollectionStatusList, CommitAnswer, type CommitStatus, StatusBody } from './response-schemas.ts';
 import { ApiError, statusBody } from './status.ts';
 import { documentsYaml } from './yaml-text.ts';
 
-/** The revision a committed `version` names, or a 404. */
-async function revisionOf(documents: Documents, version: Exclude<ConfigdocsVersion, 'buffer'>): Promise<Revision> {
-  if (version === 'committed') {
-    const latest = await documents.latest();
-    if (!latest) throw new ApiError(FailureType.NotFound, 'no revision has been committed');
-    return latest;
-  }
-  const wanted: string[] = version === 'successful_site_action' ? [SiteActionTag.success] : [SiteActionTag.success, SiteActionTag.failure];
-  const revision = (await documents.list()).reverse().find((r) => r.tags.some((t) => wanted.includes(t.tag)));
-  if (!revision) throw new ApiError(FailureType.NotFound, `no revision is tagged ${wanted.join(' or ')}`);
-  return revision;
-}
-
 const error = { description: 'Airship Status error', schema: StatusBody };
+
+/** Path of a bucket's configdocs. */
+const bucketUrl = (bucket: string) => `/api/v1.0/configdocs/${bucket}`;
 
 /** The configdocs routes. */
 export function configdocsRoutes({ relabel }: ApiDeps): RouteDef[] {
   const { documents } = relabel;
+  const { configdocs } = documents;
   return [
+    defineRoute({
+      method: 'GET',
+      path: '/api/v1.0/configdocs',
+      operationId: 'getConfigdocsStatus',
+      summary: "Each collection's status between two versions (default committed against buffer), as Shipyard's collection status",
+      description:
+        'The older of the two versions (successful_site_action, last_site_action, committed, buffer, oldest first) is the base. Every bucket of ' +
+        'either side is listed with new_status created, modified, deleted or unmodified. A missing committed version is the empty revision 0; ' +
+        'a missing site-action version is a 404. new_revision is null for a buffer holding changes (it has no revision until committed).',
+      tag: 'configdocs',
+      access: 'read',
+      query: ConfigdocsStatusQuery,
+      responses: { 200: { description: 'the collections', schema: CollectionStatusList }, 400: error, 404: error },
+      async handle({ query }) {
+        return { code: 200, body: await configdocs.status(query.versions) };
+      },
+    }),
     defineRoute({
       method: 'POST',
       path: '/api/v1.0/configdocs/:bucket',
       operationId: 'stageConfigdocs',
-      summary: "Stages a bucket's documents (multi-document YAML), replacing what the buffer held for it",
+      summary: "Stages a bucket's documents (multi-document YAML) under Shipyard's buffer modes, or its removal (empty-collection=true)",
       description:
         'Each document is checked on its own: YAML syntax, schema, label syntax, names given twice in the bucket; any error ' +
         'refuses the request, listing every error, and stages nothing. References to other documents (host profiles, racks, ' +
-        'the label policy), in this bucket or another, are checked by commitconfigdocs, so a site can be staged one bucket at a time.',
+        'the label policy), in this bucket or another, are checked by commitconfigdocs, so a site can be staged one bucket at a time. ' +
+        'With a buffermode (Shipyard): rejectoncontents refuses (409) when the buffer holds any change, append when this bucket is already ' +
+        'changed in it, replace empties the buffer first; documents identical to the committed bucket are refused (400, nothing staged). ' +
+        "Without one, relabel's own mode: this bucket's staged content is replaced, the others are kept. empty-collection=true stages the " +
+        "bucket's removal (no body needed).",
       tag: 'configdocs',
       access: 'write',
       params: BucketPath,
       query: StageQuery,
-      body: { media: 'yaml', schema: ConfigdocsBody, required: true, description: 'multi-document YAML' },
-      responses: { 201: { description: 'staged', schema: StatusBody }, 400: error },
-      async handle({ params, body }) {
-        await documents.stage(params.bucket, [{ source: `${params.bucket}.yaml`, text: body }]);
-        return {
-          code: 201,
-          body: statusBody({ status: 'Success', code: 201, reason: 'Created', message: `Configuration documents staged in bucket ${params.bucket}` }),
-        };
+      body: { media: 'yaml', schema: ConfigdocsBody.optional(), required: false, description: 'multi-document YAML (none with empty-collection=true)' },
+      responses: { 201: { description: 'staged', schema: StatusBody }, 400: error, 409: error },
+      async handle({ params, query, body }) {
+        const { bucket } = params;
+        const empty = query['empty-collection'] === true;
+        if (!empty && body === undefined) {
+          throw new ApiError(FailureType.InvalidRequest, 'this request needs a YAML body; to remove the collection, send empty-collection=true');
+        }
+        const files = empty || body === undefined ? null : [{ source: `${bucket}.yaml`, text: body }];
+        const status = await configdocs.stage(bucket, files, query.buffermode ?? 'bucket');
+        const message = files === null ? `Collection ${bucket} emptied in the buffer (${status})` : `Configuration documents staged in bucket ${bucket} (${status})`;
+        return { code: 201, body: statusBody({ status: 'Success', code: 201, reason: 'Created', message }), headers: { location: bucketUrl(bucket) } };
       },
     }),
     defineRoute({
@@ -68,7 +82,7 @@ export function configdocsRoutes({ relabel }: ApiDeps): RouteDef[] {
       access: 'read',
       params: BucketPath,
       query: ConfigdocsQuery,
-      responses: { 200: { description: 'the documents', yaml: true }, 404: error },
+      responses: { 200: { description: 'the documents', yaml: true }, 400: error, 404: error },
       async handle({ params, query }) {
         const version = query.version ?? 'buffer';
         if (version === 'buffer') {
@@ -76,8 +90,10 @@ export function configdocsRoutes({ relabel }: ApiDeps): RouteDef[] {
           if (!staged || staged.files.length === 0) throw new ApiError(FailureType.BucketNotFound, `bucket ${params.bucket} is not staged`);
           return { code: 200, yaml: documentsYaml(staged.files) };
         }
-        const revision = await revisionOf(documents, version);
-        return { code: 200, yaml: await revisionYaml(documents, revision.id, params.bucket) };
+        const { revision, files } = await configdocs.documentsOf(version);
+        const mine = files.filter((f) => f.bucket === params.bucket);
+        if (mine.length === 0) throw new ApiError(FailureType.BucketNotFound, `bucket ${params.bucket} has no documents in revision ${revision} (${version})`);
+        return { code: 200, yaml: documentsYaml(mine) };
       },
     }),
     defineRoute({
@@ -89,16 +105,19 @@ export function configdocsRoutes({ relabel }: ApiDeps): RouteDef[] {
         'The site validated is the committed one with the staged buckets laid over it: references across documents and buckets, ' +
         'inheritance, label conflicts, one policy and region per site. Invalid: 400 listing every error, nothing committed, the ' +
         'buffer kept. force=true commits anyway and lists the errors as Warning messages; an update run refuses that revision. ' +
-        'dryrun=true validates only: 200 with status Success, or Failure listing every error.',
+        'dryrun=true validates only: 200 with status Success, or Failure listing every error. A buffer that changes nothing is a 409 (EmptyBuffer).',
       tag: 'configdocs',
       access: 'write',
       query: CommitQuery,
       responses: {
         200: { description: 'committed (CommitStatus), or with dryrun=true the validation (Status)', schema: CommitAnswer },
         400: error,
-        409: { description: 'nothing is staged', schema: StatusBody },
+        409: { description: 'nothing is staged, or the staged buckets change nothing', schema: StatusBody },
       },
       async handle({ query }) {
+        if ((await documents.buffer()).length > 0 && !(await configdocs.hasChanges())) {
+          throw new ApiError(FailureType.EmptyBuffer, 'the staged buckets change nothing compared with the committed revision: nothing to commit');
+        }
         if (query.dryrun === true) {
           const { buckets, errors } = await documents.checkCommit();
           const valid = errors.length === 0;
@@ -134,14 +153,14 @@ export function configdocsRoutes({ relabel }: ApiDeps): RouteDef[] {
       method: 'GET',
       path: '/api/v1.0/renderedconfigdocs',
       operationId: 'getRenderedConfigdocs',
-      summary: "Every document of a committed revision (version=committed, the default) as YAML",
+      summary: 'Every document of a version as YAML: buffer (the default, as Shipyard: the committed site with the staged buckets laid over it), committed, or a site action\'s',
       tag: 'configdocs',
       access: 'read',
       query: RenderedQuery,
-      responses: { 200: { description: 'the documents', yaml: true }, 404: error },
+      responses: { 200: { description: 'the documents', yaml: true }, 400: error, 404: error },
       async handle({ query }) {
-        const revision = await revisionOf(documents, query.version ?? 'committed');
-        return { code: 200, yaml: await revisionYaml(documents, revision.id) };
+        const { files } = await configdocs.documentsOf(query.version ?? 'buffer');
+        return { code: 200, yaml: documentsYaml(files) };
       },
     }),
   ];

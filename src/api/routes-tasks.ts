@@ -1,23 +1,27 @@
 /**
- * Drydock's `relabel_nodes` tasks: a design reference and a node filter,
- * evaluated by the design core against the validated revision, start an
- * update run for the matching nodes. A filter that matches no node is a
- * 400, never a silent success.
+ * Drydock's `relabel_nodes` tasks: a design reference and a node filter
+ * (none: every node), evaluated by the design core against the validated
+ * revision, start an update run for the matching nodes. A filter that
+ * matches no node is a 400, never a silent success. Every update run is a
+ * task; each of its nodes a subtask (see `task-views.ts`).
  */
+import { z, type ZodError } from 'zod';
 import { quote } from '../core/site-error.ts';
-import type { ZodError } from 'zod';
 import { FailureType } from '../core/failure-types.ts';
-import { selectNodes } from '../core/node-filter.ts';
+import { NodeFilterSet, selectNodes } from '../core/node-filter.ts';
 import type { Documents } from '../facade/documents.ts';
+import type { TaskRequestMemo } from '../facade/runs.ts';
 import { documentValidationError, RelabelError } from '../facade/relabel-error.ts';
 import { runAudit, StartedVia } from '../core/run-audit.ts';
 import { callerName } from './auth.ts';
 import type { ApiDeps } from './deps.ts';
 import { defineRoute, requestError, type RouteDef } from './route.ts';
-import { runKeyOf, runState } from './run-state.ts';
-import { taskView } from './run-views.ts';
-import { TaskPath, NodePageQuery, TaskRequest } from './schemas.ts';
-import { StatusBody, TaskView } from './response-schemas.ts';
+import { encodeRunId } from './run-ids.ts';
+import { DEFAULT_NODE_PAGE, runKeyOf, runState } from './run-state.ts';
+import type { RunState } from './run-views.ts';
+import { nodeTaskView, parseSubtaskId, subtaskErrors, subtaskViews, taskLayers, taskView, type TaskSource } from './task-views.ts';
+import { TaskListQuery, TaskPath, TaskQuery, TaskRequest } from './schemas.ts';
+import { StatusBody, TaskLayersView, TaskList, TaskView } from './response-schemas.ts';
 import { ApiError } from './status.ts';
 
 /** Path of a task. */
@@ -72,6 +76,49 @@ function invalidTask(raw: unknown, error: ZodError): ApiError {
 
 const error = { description: 'Airship Status error', schema: StatusBody };
 
+/** Most tasks `GET tasks` lists by default, and subtasks it adds by default. */
+const DEFAULT_TASK_LIST = 20;
+const DEFAULT_LIST_SUBTASKS = 1000;
+
+/** A task source from the facade's report of a run and a page of its nodes. */
+function sourceOf(state: RunState, request: { designRef: string | null; nodeFilter: NodeFilterSet | null; notes: string[] }): TaskSource {
+  const { report, nodes, page } = state;
+  return {
+    id: encodeRunId(report),
+    execution: report.execution,
+    hasProgress: report.progress !== undefined,
+    ...(report.result?.status !== undefined ? { runStatus: report.result.status } : {}),
+    failure: failureOf(report),
+    startTime: report.startTime,
+    ...(report.closeTime !== undefined ? { closeTime: report.closeTime } : {}),
+    ...(report.startedBy !== undefined ? { startedBy: report.startedBy } : {}),
+    revision: report.result?.revision ?? report.progress?.revision ?? null,
+    uiLink: report.uiLink ?? null,
+    ...request,
+    page,
+    nodes,
+  };
+}
+
+/** Why a run was rejected or ended early, as its report says. */
+function failureOf(report: RunState['report']): { type: string; message: string } | null {
+  if (report.failure) return report.failure;
+  if (report.execution === 'CANCELLED') return { type: 'Cancelled', message: 'the run was stopped; nodes already relabelled stay relabelled (no rollback)' };
+  if (report.execution === 'TERMINATED') return { type: 'Terminated', message: 'the run was terminated' };
+  if (report.execution === 'TIMED_OUT') return { type: 'TimedOut', message: 'the run timed out' };
+  return null;
+}
+
+/** The design_ref and node_filter a run's memo kept (null for a run no task started), and a note when the filter was too large to keep. */
+function requestOf(task: TaskRequestMemo | undefined): { designRef: string | null; nodeFilter: NodeFilterSet | null; notes: string[] } {
+  const parsed = NodeFilterSet.safeParse(task?.node_filter);
+  return {
+    designRef: task?.design_ref ?? null,
+    nodeFilter: parsed.success ? parsed.data : null,
+    notes: task?.node_filter_omitted ? ['the node_filter this task was created with was too large to keep; its nodes are the subtasks'] : [],
+  };
+}
+
 /** The task routes. */
 export function taskRoutes({ relabel }: ApiDeps): RouteDef[] {
   const { documents } = relabel;
@@ -80,23 +127,24 @@ export function taskRoutes({ relabel }: ApiDeps): RouteDef[] {
       method: 'POST',
       path: '/api/v1.0/tasks',
       operationId: 'createTask',
-      summary: 'Starts a relabel_nodes task: an update run for the nodes node_filter selects in the design design_ref names',
+      summary: 'Starts a relabel_nodes task: an update run for the nodes node_filter selects (every node when null) in the design design_ref names',
       description:
-        'Names in node_filter.node_names that the design lacks become failed subtasks (NodeNotInDesign). ' +
-        'A filter matching no node of the design is a 400 (NoNodesMatched). A run removing more of the owned labels than the policy\'s ' +
-        'max_removal_fraction is rejected (the task completes failed, MassRemovalRefused, nothing written) unless allow_mass_removal is true.',
+        'Names in node_filter.node_names that the design lacks become failed subtasks (NodeNotInDesign). node_filter null or absent ' +
+        "selects every node of the design. A filter matching no node of the design is a 400 (NoNodesMatched). A run removing more of the owned labels than the policy's " +
+        'max_removal_fraction is rejected (the task completes with result failure, MassRemovalRefused, nothing written) unless allow_mass_removal is true.',
       tag: 'tasks',
       access: 'write',
       body: { media: 'json', schema: TaskRequest, required: true },
       invalidBody: invalidTask,
-      responses: { 201: { description: 'the task, Queued', schema: TaskView }, 400: error, 409: error },
+      responses: { 201: { description: 'the task, queued', schema: TaskView }, 400: error, 409: error },
       async handle({ body, request }) {
         const revision = await resolveDesignRef(documents, body.design_ref);
         const { validation } = await documents.rendered(revision);
         if (!validation.ok) {
           throw documentValidationError(`revision ${revision}`, validation.errors);
         }
-        const { nodes, unknownNodeNames } = selectNodes(validation.design, body.node_filter);
+        const filter = body.node_filter ?? null;
+        const { nodes, unknownNodeNames } = filter ? selectNodes(validation.design, filter) : { nodes: Object.keys(validation.design.nodes).sort(), unknownNodeNames: [] };
         if (nodes.length === 0) {
           const unknown = unknownNodeNames.length > 0 ? ` (not in the design: ${unknownNodeNames.join(', ')})` : '';
           throw new ApiError(FailureType.NoNodesMatched, `node_filter matches no node of revision ${revision}${unknown}`);
@@ -105,36 +153,99 @@ export function taskRoutes({ relabel }: ApiDeps): RouteDef[] {
         const started = await runs.start({
           targets: [...nodes, ...unknownNodeNames],
           revision,
+          action: 'relabel_nodes',
           audit: runAudit(callerName(request), StartedVia.api),
+          task: { design_ref: body.design_ref, node_filter: filter },
           ...(body.allow_mass_removal === true ? { allowMassRemoval: true } : {}),
         });
-        const report = { ...started, execution: 'RUNNING', startTime: new Date().toISOString() };
-        const view = taskView(
-          { report, nodes: [], page: { run: started.run, total: started.targets.length, offset: 0, limit: started.targets.length } },
-          {
-            designRef: body.design_ref,
-            nodeFilter: body.node_filter,
-            queued: started.targets,
-            revision: started.revision,
-            notes: unknownNodeNames.map((n) => `${n} is named by node_filter but not in the design of revision ${revision}: it will fail (NodeNotInDesign)`),
-          },
-        );
+        const shown = started.targets.slice(0, DEFAULT_NODE_PAGE);
+        const report = { ...started, startedBy: callerName(request), execution: 'RUNNING', startTime: new Date().toISOString() };
+        const state: RunState = {
+          report,
+          nodes: shown.map((node) => ({ node, status: 'queued', written: false })),
+          page: { run: started.run, total: started.targets.length, offset: 0, limit: DEFAULT_NODE_PAGE },
+        };
+        const notes = unknownNodeNames.map((n) => `${n} is named by node_filter but not in the design of revision ${revision}: it will fail (NodeNotInDesign)`);
+        const view = taskView({ ...sourceOf(state, { designRef: body.design_ref, nodeFilter: filter, notes }), revision: started.revision });
         return { code: 201, body: view, headers: { location: taskUrl(view.task_id) } };
+      },
+    }),
+    defineRoute({
+      method: 'GET',
+      path: '/api/v1.0/tasks',
+      operationId: 'listTasks',
+      summary: 'The most recent tasks (every update run), newest first, each followed by its per-node subtasks',
+      description:
+        "As Drydock's list, subtasks are listed too (Shipyard's Drydock operator looks failed subtasks up in it), at most max_subtasks in one answer " +
+        "(default 1000): a task's subtask_id_list names those listed. Page with offset and limit (default 20 tasks).",
+      tag: 'tasks',
+      access: 'read',
+      query: TaskListQuery,
+      responses: { 200: { description: 'the tasks', schema: TaskList } },
+      async handle({ query }) {
+        const runs = await relabel.runs();
+        const offset = Number(query.offset ?? 0);
+        const listed = (await runs.list(offset + Number(query.limit ?? DEFAULT_TASK_LIST))).slice(offset);
+        let budget = Number(query.max_subtasks ?? DEFAULT_LIST_SUBTASKS);
+        const answer: TaskView[] = [];
+        for (const run of listed) {
+          const page = run.run !== undefined && budget > 0 ? await runs.nodes(run.run, { offset: 0, limit: budget }) : null;
+          const nodes = page?.items ?? [];
+          budget -= nodes.length;
+          const source: TaskSource = {
+            id: encodeRunId(run),
+            execution: run.execution,
+            hasProgress: true,
+            ...(run.outcome !== undefined ? { runStatus: run.outcome } : {}),
+            failure: run.execution === 'FAILED' ? { type: 'Rejected', message: 'the run was rejected; GET tasks/{id} says why' } : null,
+            startTime: run.startTime,
+            ...(run.closeTime !== undefined ? { closeTime: run.closeTime } : {}),
+            ...(run.startedBy !== undefined ? { startedBy: run.startedBy } : {}),
+            revision: null,
+            uiLink: null,
+            ...requestOf(run.task),
+            page: { run: run.run ?? null, total: page?.total ?? 0, offset: 0, limit: Math.max(1, nodes.length) },
+            nodes,
+          };
+          answer.push(taskView(source), ...subtaskViews(source));
+        }
+        return { code: 200, body: answer };
       },
     }),
     defineRoute({
       method: 'GET',
       path: '/api/v1.0/tasks/:id',
       operationId: 'getTask',
-      summary: "A task's status, result (success, partial_success, failure; incomplete while running) and one subtask per node",
+      summary: "A task (status queued, running, complete, terminated; result success, partial_success, failure, incomplete) or one node's subtask",
+      description:
+        'A task lists a page of its per-node subtasks in subtask_id_list (offset, limit: default 1000, at most 5000), each readable with ' +
+        "GET tasks/{subtask id}. subtaskerrors=true adds subtask_errors (the page's failed subtasks' results by id); layers=N answers " +
+        "Drydock's map of tasks by id (init_task_id, the task, and with N of 2 and more or -1 the page's subtasks).",
       tag: 'tasks',
       access: 'read',
       params: TaskPath,
-      query: NodePageQuery,
-      responses: { 200: { description: 'the task', schema: TaskView }, 404: error },
+      query: TaskQuery,
+      responses: { 200: { description: 'the task, or with layers the map of tasks', schema: z.union([TaskView, TaskLayersView]) }, 404: error },
       async handle({ params, query }) {
-        const key = runKeyOf(params.id, 'task');
-        return { code: 200, body: taskView(await runState(await relabel.runs(), key, query)) };
+        const runs = await relabel.runs();
+        const sub = parseSubtaskId(params.id);
+        const key = runKeyOf(sub?.taskId ?? params.id, 'task');
+        const page = sub ? { offset: String(sub.position), limit: '1' } : { offset: query.offset, limit: query.limit };
+        const state = await runState(runs, key, page);
+        const source = sourceOf(state, requestOf(state.report.task));
+        const extra = query.builddata === true ? { build_data: [] } : {};
+        if (sub) {
+          const node = state.nodes[0];
+          if (!node) throw new ApiError(FailureType.ActionNotFound, `no task ${params.id}: the run has no node at position ${sub.position}`);
+          return { code: 200, body: { ...nodeTaskView(source, node, sub.position), ...extra } };
+        }
+        const task: TaskView = { ...taskView(source), ...extra };
+        const subtasks = query.subtaskerrors === true || (query.layers !== undefined && query.layers !== '0') ? subtaskViews(source) : [];
+        const errors = query.subtaskerrors === true ? { subtask_errors: subtaskErrors(subtasks) } : {};
+        if (query.layers !== undefined && query.layers !== '0') {
+          return { code: 200, body: { ...taskLayers(task, subtasks, Number(query.layers)), ...errors } };
+        }
+        return { code: 200, body: { ...task, ...errors } };
       },
     }),
   ];

@@ -1,28 +1,25 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { RunStatusReport } from '../facade/runs.ts';
-import { actionLifecycle, actionView, taskStatus, taskView } from './run-views.ts';
-import { ActionView, TaskView } from './response-schemas.ts';
+import { actionLifecycle, actionView } from './run-views.ts';
+import { ActionView } from './response-schemas.ts';
 
 const RUN = '0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b';
 const base: RunStatusReport = { workflowId: 'update-labels/s', runId: RUN, execution: 'COMPLETED', startTime: '2026-01-01T00:00:00.000Z', closeTime: '2026-01-01T00:00:05.000Z' };
 
 describe('runs through Airship eyes', () => {
-  it("maps Temporal's status onto Shipyard's lifecycle and Drydock's task status", () => {
-    const table: [string, boolean, string, string][] = [
-      ['RUNNING', false, 'Pending', 'Queued'],
-      ['RUNNING', true, 'Processing', 'Running'],
-      ['CONTINUED_AS_NEW', true, 'Processing', 'Running'],
-      ['COMPLETED', true, 'Complete', 'Complete'],
-      ['FAILED', false, 'Failed', 'Complete'],
-      ['CANCELLED', true, 'Failed', 'Terminated'],
-      ['TERMINATED', true, 'Failed', 'Terminated'],
-      ['TIMED_OUT', false, 'Failed', 'Terminated'],
+  it("maps Temporal's status onto Shipyard's lifecycle", () => {
+    const table: [string, boolean, string][] = [
+      ['RUNNING', false, 'Pending'],
+      ['RUNNING', true, 'Processing'],
+      ['CONTINUED_AS_NEW', true, 'Processing'],
+      ['COMPLETED', true, 'Complete'],
+      ['FAILED', false, 'Failed'],
+      ['CANCELLED', true, 'Failed'],
+      ['TERMINATED', true, 'Failed'],
+      ['TIMED_OUT', false, 'Failed'],
     ];
-    for (const [execution, progress, lifecycle, task] of table) {
-      assert.equal(actionLifecycle(execution, progress), lifecycle, execution);
-      assert.equal(taskStatus(execution, progress), task, execution);
-    }
+    for (const [execution, progress, lifecycle] of table) assert.equal(actionLifecycle(execution, progress), lifecycle, execution);
     // A completed run is Complete only when every node succeeded.
     const completed: [string | undefined, string][] = [['success', 'Complete'], ['dry_run', 'Complete'], [undefined, 'Complete'], ['partial_success', 'Failed'], ['failure', 'Failed']];
     for (const [status, lifecycle] of completed) assert.equal(actionLifecycle('COMPLETED', true, status), lifecycle, String(status));
@@ -45,19 +42,10 @@ describe('runs through Airship eyes', () => {
     assert.deepEqual(action.parameters, { target_nodes: ['a', 'b'] });
     assert.deepEqual(action.node_results[1], { node: 'b', status: 'failure', written: false, error: { type: 'NodeNotFound', message: 'node b not found' } });
     assert.deepEqual(action.node_results_page, page);
-    const task = TaskView.parse(taskView({ report, nodes, page }));
-    assert.equal(task.status, 'Complete');
-    assert.deepEqual(task.result.successes, ['a']);
-    assert.deepEqual(task.result.failures, ['b']);
-    assert.deepEqual(task.result.details.messageList, [{ message: 'b: NodeNotFound: node b not found', error: true }]);
-    assert.deepEqual(task.subtasks.map((s) => [s.node_name, s.result.status]), [['a', 'success'], ['b', 'failure']]);
   });
 
-  it('reports a rejection as a failed action and a failed task', () => {
+  it('reports a rejection as a failed action', () => {
     const report: RunStatusReport = { ...base, execution: 'FAILED', failure: { type: 'NoSiteActionRevision', message: 'deploy first' } };
     assert.deepEqual(actionView({ report, nodes: [], page: { run: null, total: 0, offset: 0, limit: 1000 } }).failure, { type: 'NoSiteActionRevision', message: 'deploy first' });
-    const task = taskView({ report, nodes: [], page: { run: null, total: 0, offset: 0, limit: 1000 } });
-    assert.equal(task.result.status, 'failure');
-    assert.equal(task.result.details.errorCount, 1);
   });
 });

@@ -4,11 +4,10 @@
  * mappings from the runs facade's status report.
  */
 import type { NodeOutcome, RunListing, RunStatusReport } from '../facade/runs.ts';
-import type { NodeFilterSet } from '../core/node-filter.ts';
 import { RunStatus } from '../workflows/messages.ts';
 import { encodeRunId } from './run-ids.ts';
 import { ActionName } from './schemas.ts';
-import type { ActionLifecycle, ActionSummary, ActionView, NodeResultView, StatusMessage, TaskResultView, TaskStatus, TaskView } from './response-schemas.ts';
+import type { ActionLifecycle, ActionSummary, ActionView, NodeResultView } from './response-schemas.ts';
 
 /** Which part of a run's nodes a view holds. */
 export type NodePageInfo = { run: number | null; total: number; offset: number; limit: number };
@@ -81,9 +80,6 @@ export function nodeResult(outcome: NodeOutcome): NodeResultView {
   };
 }
 
-/** The done nodes of a page: those with a final status. */
-const isDone = (n: NodeOutcome) => n.status === 'success' || n.status === 'failure';
-
 function failureOf(report: RunStatusReport): { type: string; message: string } | null {
   if (report.failure) return report.failure;
   if (report.execution === 'CANCELLED') return { type: 'Cancelled', message: 'the run was stopped; nodes already relabelled stay relabelled (no rollback)' };
@@ -121,76 +117,5 @@ export function actionView(state: RunState, extra: { name?: ActionName; targets?
     node_results: state.nodes.map(nodeResult),
     node_results_page: state.page,
     failure: failureOf(report),
-  };
-}
-
-const messages = (items: readonly string[], error: boolean): { errorCount: number; messageList: StatusMessage[] } => ({
-  errorCount: error ? items.length : 0,
-  messageList: items.map((message) => ({ message, error })),
-});
-
-/** Drydock's task status of a run. */
-export function taskStatus(execution: string, hasProgress: boolean): TaskStatus {
-  const lifecycle = actionLifecycle(execution, hasProgress);
-  if (lifecycle === 'Pending') return 'Queued';
-  if (lifecycle === 'Processing') return 'Running';
-  // A rejection completes the task with a failure; a stopped run is Terminated.
-  return execution === 'COMPLETED' || execution === 'FAILED' ? 'Complete' : 'Terminated';
-}
-
-/**
- * A Drydock task: `result` rolls up the nodes (`incomplete` until the run
- * has finished), `failures` name nodes and, for a rejection, the reason;
- * one subtask per node with an outcome (or, when `queued` lists nodes of a
- * run just started, one queued subtask each).
- */
-export function taskView(
-  state: RunState,
-  extra: { designRef?: string; nodeFilter?: NodeFilterSet; queued?: string[]; notes?: string[]; revision?: number } = {},
-): TaskView {
-  const { report, nodes } = state;
-  const status = taskStatus(report.execution, report.progress !== undefined);
-  const failure = failureOf(report);
-  const failed = nodes.filter((n) => n.status === 'failure');
-  const reasons = [
-    ...(extra.notes ?? []),
-    ...failed.map((n) => `${n.node}: ${n.error?.type ?? 'Error'}: ${n.error?.message ?? 'failed'}`),
-    ...(failure ? [`${failure.type}: ${failure.message}`] : []),
-  ];
-  const result: TaskResultView = {
-    status: report.result?.status ?? (failure ? 'failure' : 'incomplete'),
-    successes: nodes.filter((n) => n.status === 'success').map((n) => n.node),
-    failures: failed.map((n) => n.node),
-    details: messages(reasons, failed.length > 0 || failure !== null),
-  };
-  const queued = (node: string) => ({ node_name: node, status: 'Queued' as const, result: { status: 'incomplete' as const, details: messages([], false) } });
-  const subtasks = [
-    ...nodes.map((n) =>
-      isDone(n)
-        ? {
-            node_name: n.node,
-            status: 'Complete' as const,
-            result: {
-              status: n.status as 'success' | 'failure',
-              details: messages(n.error ? [`${n.error.type}: ${n.error.message}`] : [], n.status === 'failure'),
-            },
-          }
-        : queued(n.node),
-    ),
-    ...(extra.queued ?? []).map(queued),
-  ];
-  return {
-    task_id: encodeRunId(report),
-    action: 'relabel_nodes',
-    status,
-    design_ref: extra.designRef ?? null,
-    node_filter: extra.nodeFilter ?? null,
-    revision: report.result?.revision ?? report.progress?.revision ?? extra.revision ?? null,
-    created: report.startTime,
-    completed: report.closeTime ?? null,
-    ui_link: report.uiLink ?? null,
-    result,
-    subtasks_page: state.page,
-    subtasks,
   };
 }

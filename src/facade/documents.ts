@@ -13,6 +13,7 @@ import { validateSite, type SiteValidation } from '../core/validate-site.ts';
 import { validateDocuments } from '../store/revision-checks.ts';
 import { isStoreError, StoreErrorCode } from '../store/store-error.ts';
 import type { Revision, RevisionStore, SourceFile } from '../store/revision-store.ts';
+import { createConfigdocs } from './configdocs.ts';
 import { documentValidationError, RelabelError } from './relabel-error.ts';
 
 const invalid = (errors: SiteError[], what: string): RelabelError => documentValidationError(what, errors);
@@ -48,6 +49,13 @@ export function createDocuments(store: RevisionStore) {
     return validateDocuments(buckets.flatMap(({ bucket, files }) => files.map((f) => ({ bucket, source: f.source, text: f.text }))));
   }
 
+  /** Checks a bucket's documents each on its own (YAML, schema, label syntax, names given twice); throws every error. */
+  function checkAlone(bucket: string, files: readonly SourceFile[]): void {
+    if (files.length === 0) throw new RelabelError(FailureType.Invalid, `no documents given for bucket ${bucket}`);
+    const result = validateDocumentsAlone(files.map((f) => ({ source: `${bucket}/${f.source}`, text: f.text })));
+    if (!result.ok) throw invalid(result.errors, `bucket ${bucket} has invalid documents`);
+  }
+
   /** The staged buckets' names and every error of the site they would make; EmptyBuffer when nothing is staged. */
   async function checkBuffer(): Promise<{ buckets: string[]; errors: SiteError[] }> {
     const buffered = await store.buffer();
@@ -70,11 +78,12 @@ export function createDocuments(store: RevisionStore) {
      * DocumentValidationFailed with every error, nothing staged.
      */
     async stage(bucket: string, files: readonly SourceFile[]) {
-      if (files.length === 0) throw new RelabelError(FailureType.Invalid, `no documents given for bucket ${bucket}`);
-      const result = validateDocumentsAlone(files.map((f) => ({ source: `${bucket}/${f.source}`, text: f.text })));
-      if (!result.ok) throw invalid(result.errors, `bucket ${bucket} has invalid documents`);
+      checkAlone(bucket, files);
       return storeCall(() => store.stage(bucket, files));
     },
+
+    /** Shipyard's named versions, collection status and buffer modes over the same store and checks. */
+    configdocs: createConfigdocs(store, { check: checkAlone, call: storeCall }),
 
     /** The staged buckets. */
     buffer: () => store.buffer(),

@@ -86,6 +86,32 @@ export interface StartOptions {
   action?: string;
   /** Who starts the run and how: kept with the run in the store, in the workflow's input and in its memo. */
   audit?: RunAudit;
+  /** The Drydock task request that starts the run, kept in its memo (the node filter only up to {@link MAX_MEMO_FILTER} bytes of JSON). */
+  task?: TaskRequestMemo;
+}
+
+/** A Drydock task's `design_ref` and `node_filter` as a run's memo keeps them; `node_filter_omitted` when the filter was too large to keep. */
+export interface TaskRequestMemo {
+  design_ref: string;
+  node_filter: unknown;
+  node_filter_omitted?: true;
+}
+
+/** Largest node filter (JSON bytes) kept in a run's memo: memos are in Temporal's history, which stays small. */
+export const MAX_MEMO_FILTER = 32 * 1024;
+
+/** The memo form of a task request: the filter dropped (and said so) when larger than {@link MAX_MEMO_FILTER}. */
+function taskMemo(task: TaskRequestMemo): TaskRequestMemo {
+  if (Buffer.byteLength(JSON.stringify(task.node_filter ?? null)) <= MAX_MEMO_FILTER) return task;
+  return { design_ref: task.design_ref, node_filter: null, node_filter_omitted: true };
+}
+
+/** A task request read back from a memo, when it has one of the right shape. */
+function taskFrom(value: unknown): TaskRequestMemo | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const { design_ref: ref, node_filter: filter, node_filter_omitted: omitted } = value as Record<string, unknown>;
+  if (typeof ref !== 'string') return undefined;
+  return { design_ref: ref, node_filter: filter ?? null, ...(omitted === true ? { node_filter_omitted: true as const } : {}) };
 }
 
 /** A run as Temporal's visibility store lists it. */
@@ -100,6 +126,8 @@ export interface RunListing {
   startedBy?: string;
   /** How the run was started (`cli`, `api`, `schedule`, `retry`), from its memo. */
   startedVia?: StartedVia;
+  /** The Drydock task request that started the run, from its memo. */
+  task?: TaskRequestMemo;
   execution: string;
   /**
    * The run's status as its search attribute records it once it has ended
@@ -132,6 +160,8 @@ export interface RunStatusReport extends RunRef {
   startedBy?: string;
   /** How the run was started (`cli`, `api`, `schedule`, `retry`), from its memo. */
   startedVia?: StartedVia;
+  /** The Drydock task request that started the run, from its memo. */
+  task?: TaskRequestMemo;
   /** Temporal's execution status: RUNNING, COMPLETED, FAILED, CANCELLED, TERMINATED, CONTINUED_AS_NEW, TIMED_OUT */
   execution: string;
   startTime: string;
@@ -179,9 +209,11 @@ export async function idleTaskQueueWarning(client: Client, namespace: string, ta
  * audit in its memo was started by that schedule. Continue-as-new carries
  * the memo and the search attributes along.
  */
-function memoFields(memo: Record<string, unknown> | undefined, scheduledBy?: string): { action?: string; run?: number; startedBy?: string; startedVia?: StartedVia } {
+function memoFields(memo: Record<string, unknown> | undefined, scheduledBy?: string): { action?: string; run?: number; startedBy?: string; startedVia?: StartedVia; task?: TaskRequestMemo } {
   const audit = auditFrom(memo?.audit) ?? (scheduledBy ? runAudit(scheduledBy, StartedVia.schedule) : undefined);
+  const task = taskFrom(memo?.task);
   return {
+    ...(task ? { task } : {}),
     ...(typeof memo?.action === 'string' ? { action: memo.action } : {}),
     ...(typeof memo?.run === 'number' ? { run: memo.run } : {}),
     ...(audit ? { startedBy: audit.by, startedVia: audit.via } : {}),
@@ -273,7 +305,7 @@ export function createRuns(deps: RunsDeps) {
         args: [input],
         workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
         workflowIdConflictPolicy: WorkflowIdConflictPolicy.FAIL,
-        memo: { run: record.id, ...(options.action ? { action: options.action } : {}), ...(audit ? { audit } : {}) },
+        memo: { run: record.id, ...(options.action ? { action: options.action } : {}), ...(audit ? { audit } : {}), ...(options.task ? { task: taskMemo(options.task) } : {}) },
         staticSummary: `${dryRun ? 'Dry run: plan' : 'Update'} labels of ${targets.length} node(s) to revision ${revision}`,
         staticDetails:
           `update_labels on site **${site}**, revision ${revision}, run ${record.id}${dryRun ? ' (dry run: nothing written)' : ''}.\n\n` +
