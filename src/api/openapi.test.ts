@@ -26,7 +26,7 @@ describe('OpenAPI document', () => {
           operations++;
         }
       }
-      assert.equal(operations, 24);
+      assert.equal(operations, 26);
       assert.deepEqual(Object.keys(doc.paths['/metrics'].get.responses['200'].content), ['text/plain; version=0.0.4; charset=utf-8']);
       assert.deepEqual(Object.keys(doc.paths['/health/ready'].get.responses).sort(), ['200', '503']);
       assert.deepEqual(Object.keys(doc.paths['/api/v1.0/actions']).sort(), ['get', 'post']);
@@ -37,7 +37,8 @@ describe('OpenAPI document', () => {
       assert.ok(doc.paths['/api/v1.0/configdocs/{bucket}'].post.requestBody.content['application/x-yaml']);
       assert.deepEqual(
         doc.paths['/api/v1.0/node-labels/{node}'].put.parameters.map((p: { name: string; in: string }) => `${p.in}:${p.name}`),
-        ['path:node'],
+        ['path:node', 'query:verbosity'],
+        "Shipyard's verbosity is accepted everywhere",
       );
       assert.deepEqual(Object.keys(doc.paths['/api/v1.0/plans']), ['post']);
       assert.equal(doc.paths['/api/v1.0/plans'].post.requestBody.content['application/json'].schema.$ref, '#/components/schemas/PlanRequest');
