@@ -90,6 +90,15 @@ describe('Longhorn default disks: one case per rule', () => {
     assert.deepEqual(checkDisksConfig(JSON.stringify(full)), { errors: [], disks: 1 });
   });
 
+  it('never throws, and every message is bounded whatever the value (property)', () => {
+    const value = fc.oneof(fc.string({ maxLength: 2000 }), fc.json({ maxDepth: 6 }), fc.array(fc.json({ maxDepth: 2 }).map((v) => `{"path":${v},"tags":${v},"name":${v}}`)).map((d) => `[${d.join(',')}]`));
+    fc.assert(
+      fc.property(value, (text) => {
+        for (const message of checkDisksConfig(text).errors) assert.ok(message.length < 2000, message);
+      }),
+    );
+  });
+
   it('counts the disks listed, for the create-default-disk rule', () => {
     assert.equal(checkDisksConfig('[]').disks, 0);
     assert.equal(checkDisksConfig('null').disks, 0);

@@ -8,6 +8,7 @@
  * Rules that need the host (the path exists, one disk per filesystem, the
  * reserve fits the disk) or a Longhorn setting cannot be checked here.
  */
+import { utf8Length } from './label-syntax.ts';
 import { describeJson, goFoldKey, goInt64, type Json, JsonNumber, JsonObject, readJson } from './longhorn-json.ts';
 import { tagListErrors } from './longhorn-tags.ts';
 import { quote } from './site-error.ts';
@@ -55,10 +56,6 @@ export function goCleanPath(path: string): string {
 /** A disk as Go decodes it: absent or null fields are zero. */
 type Disk = { name: string; path: string; diskType: string; diskDriver: string; allowScheduling: boolean; evictionRequested: boolean; storageReserved: bigint };
 const zeroDisk: Readonly<Disk> = { name: '', path: '', diskType: '', diskDriver: '', allowScheduling: false, evictionRequested: false, storageReserved: 0n };
-
-function utf8Bytes(text: string): number {
-  return new TextEncoder().encode(text).length;
-}
 
 /** The type errors of one field (Go would fail to decode it), or its decoded value. */
 function decodeField(field: DiskField, value: Json, where: string): { errors: string[] } | { value: Json | bigint } {
@@ -119,7 +116,7 @@ function diskErrors(disk: Disk, failed: ReadonlySet<DiskField>, i: number): stri
   if (!failed.has('path')) {
     if (disk.path === '') errors.push(`disks[${i}] has no path (Longhorn: CreateDisksFromAnnotation, "invalid disk")`);
     else if (disk.path.includes('\u0000')) errors.push(`${at('path')} contains a NUL character, which no Linux path can (Longhorn: CreateDisksFromAnnotation cannot stat it)`);
-    else if (utf8Bytes(disk.path) > PATH_MAX_BYTES) errors.push(`${at('path')} is longer than Linux's ${PATH_MAX_BYTES} bytes (Longhorn: CreateDisksFromAnnotation cannot stat it)`);
+    else if (utf8Length(disk.path) > PATH_MAX_BYTES) errors.push(`${at('path')} is longer than Linux's ${PATH_MAX_BYTES} bytes (Longhorn: CreateDisksFromAnnotation cannot stat it)`);
     else if (!disk.path.startsWith('/')) {
       errors.push(`${at('path')} must be an absolute path, not ${quote(disk.path)} (relabel's rule, stricter than Longhorn, which looks the path up on the host as written)`);
     }
@@ -141,8 +138,8 @@ function diskErrors(disk: Disk, failed: ReadonlySet<DiskField>, i: number): stri
   if (disk.allowScheduling && disk.evictionRequested) {
     errors.push(`disks[${i}] has allowScheduling and evictionRequested both true; Longhorn schedules nothing on a disk it evicts (Longhorn: the node validator)`);
   }
-  const breaker = namePatchBreakers.exec(disk.name)?.[0];
-  if (!failed.has('name') && breaker !== undefined) {
+  const breaker = failed.has('name') ? undefined : namePatchBreakers.exec(disk.name)?.[0];
+  if (breaker !== undefined) {
     errors.push(`${at('name')} ${quote(disk.name)} contains ${JSON.stringify(breaker)}, which breaks the JSON patch path /spec/disks/<name>/tags it is written into unescaped (Longhorn: the node mutator)`);
   }
   return errors;
