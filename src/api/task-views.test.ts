@@ -84,7 +84,7 @@ describe("runs through Drydock's eyes", () => {
   });
 
   it('reports a rejection as a completed failed task, and a stopped one as terminated', () => {
-    const rejected = taskView({ ...source, execution: 'FAILED', runStatus: undefined, failure: { type: 'MassRemovalRefused', message: 'too many' }, nodes: [] } as TaskSource);
+    const rejected = taskView({ ...source, execution: 'FAILED', runStatus: undefined, failure: { type: 'MassRemovalRefused', message: 'too many' }, nodes: [] });
     assert.equal(rejected.status, 'complete');
     assert.equal(rejected.result.status, 'failure');
     assert.equal(rejected.result.reason, 'MassRemovalRefused');
