@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createAuthenticator, parseTokensEnv, parseTokensFile } from './auth.ts';
+import { createAuthenticator, createRequestAuthenticator, parseTokensEnv, parseTokensFile } from './auth.ts';
 
 describe('API tokens', () => {
   it('reads a YAML or JSON tokens file', () => {
@@ -51,6 +51,20 @@ describe('API tokens', () => {
     for (const [call, message] of cases) {
       assert.throws(call, (err: Error) => message.test(err.message) && !err.message.includes('secret-token'));
     }
+  });
+
+  it('asks the verifier (Keystone) only for a presented token no static token matches', async () => {
+    const asked: string[] = [];
+    const authenticate = createRequestAuthenticator([{ token: 'admin-token-1', role: 'admin', name: 'ops' }], async (token) => {
+      asked.push(token);
+      return token === 'keystone-token' ? { role: 'viewer', name: 'alice' } : null;
+    });
+    assert.deepEqual(await authenticate({ 'x-auth-token': 'admin-token-1' }), { role: 'admin', name: 'ops' });
+    assert.deepEqual(await authenticate({ authorization: 'Bearer keystone-token' }), { role: 'viewer', name: 'alice' });
+    assert.equal(await authenticate({ 'x-auth-token': 'other-token' }), null);
+    assert.equal(await authenticate({}), null);
+    assert.deepEqual(asked, ['keystone-token', 'other-token']);
+    assert.equal(await createRequestAuthenticator([{ token: 'admin-token-1', role: 'admin' }])({ 'x-auth-token': 'keystone-token' }), null);
   });
 
   it('accepts X-Auth-Token and Authorization: Bearer, nothing else', () => {

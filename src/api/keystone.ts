@@ -116,6 +116,8 @@ const digest = (token: string) => createHash('sha256').update(token, 'utf8').dig
 /** Creates the verifier; nothing is sent to Keystone until the first token. */
 export function createKeystoneVerifier(options: KeystoneOptions): KeystoneVerifier {
   const base = keystoneBase(options.url);
+  // Messages name Keystone by the URL the operator gave.
+  const shown = options.url.replace(/\/+$/, '');
   const now = options.now ?? Date.now;
   const timeoutMs = options.timeoutMs ?? 5000;
   const cacheMs = (options.cacheSeconds ?? 60) * 1000;
@@ -124,7 +126,7 @@ export function createKeystoneVerifier(options: KeystoneOptions): KeystoneVerifi
   let service: { token: string; renewAt: number } | undefined;
   let serviceAuth: Promise<string> | undefined;
 
-  const unavailable = (what: string) => new ApiError(FailureType.Unavailable, `Keystone at ${base} did not answer: ${what}`);
+  const unavailable = (what: string) => new ApiError(FailureType.Unavailable, `Keystone at ${shown} did not answer: ${what}`);
 
   async function send(path: string, init: RequestInit): Promise<Response> {
     let response: Response;
@@ -161,7 +163,7 @@ export function createKeystoneVerifier(options: KeystoneOptions): KeystoneVerifi
     if (response.status !== 201 || !token || !body.success) {
       throw new ApiError(
         FailureType.Unavailable,
-        `Keystone at ${base} refused relabel's service credentials (user ${options.username} in project ${options.projectName}): HTTP ${response.status}`,
+        `Keystone at ${shown} refused relabel's service credentials (user ${options.username} in project ${options.projectName}): HTTP ${response.status}`,
       );
     }
     const expires = Date.parse(body.data.token.expires_at);
@@ -195,7 +197,7 @@ export function createKeystoneVerifier(options: KeystoneOptions): KeystoneVerifi
         await response.body?.cancel();
         throw new ApiError(
           FailureType.Unavailable,
-          `Keystone at ${base} refused to validate a token for relabel's service user ${options.username} (HTTP ${response.status}): it needs the service or admin role in project ${options.projectName}`,
+          `Keystone at ${shown} refused to validate a token for relabel's service user ${options.username} (HTTP ${response.status}): it needs the service or admin role in project ${options.projectName}`,
         );
       }
       const body = KeystoneToken.safeParse(await response.json().catch(() => undefined));
