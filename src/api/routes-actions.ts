@@ -12,10 +12,9 @@ import { runAudit, StartedVia } from '../core/run-audit.ts';
 import { callerName } from './auth.ts';
 import type { ApiDeps } from './deps.ts';
 import { defineRoute, requestError, type RouteDef } from './route.ts';
-import { encodeRunId } from './run-ids.ts';
 import { runKeyOf, runState } from './run-state.ts';
 import { actionSummary, actionView } from './run-views.ts';
-import { ActionControlPath, ActionListQuery, ActionName, ActionPath, ActionRequest, NodePageQuery } from './schemas.ts';
+import { ActionControlPath, ActionCreateQuery, ActionListQuery, ActionName, ActionPath, ActionRequest, NodePageQuery } from './schemas.ts';
 import { ActionList, ActionView, StatusBody } from './response-schemas.ts';
 import { ApiError, statusBody } from './status.ts';
 
@@ -53,19 +52,24 @@ export function actionRoutes({ relabel }: ApiDeps): RouteDef[] {
       description:
         'Checked in this order, each a 400 with its own reason: invalid target_nodes (InvalidTargets), unknown action name (UnknownAction), ' +
         'no committed configdocs (NoCommittedRevision), no revision that took part in a site action (NoSiteActionRevision), ' +
-        'invalid documents (DocumentValidationFailed, every error listed). A run already in progress for the site is a 409 (RunInProgress). ' +
+        'invalid documents (DocumentValidationFailed, every error listed). A run already in progress for the site is a 409 (RunInProgress); ' +
+        'so is, as in Shipyard, a revision committed just before the one applied that took part in no site action (IntermediateCommits), ' +
+        'unless the query says allow-intermediate-commits=true. ' +
         "A run that would remove more of the labels relabel owns on its targets than the policy's max_removal_fraction fails " +
-        '(the action ends Failed with MassRemovalRefused, its message naming the counts and keys; nothing written) unless parameters.allow_mass_removal is true.',
+        '(the action ends Failed with MassRemovalRefused, its message naming the counts and keys; nothing written) unless parameters.allow_mass_removal is true ' +
+        '(a JSON boolean, or the text "true" as `shipyard create action --param allow_mass_removal=true` sends it).',
       tag: 'actions',
       access: 'write',
+      query: ActionCreateQuery,
       body: { media: 'json', schema: ActionRequest, required: true },
       invalidBody: invalidAction,
       responses: { 201: { description: 'the action, Pending', schema: ActionView }, 400: error, 409: error },
-      async handle({ body, request }) {
+      async handle({ body, query, request }) {
         const runs = await relabel.runs();
         const allow = body.parameters.allow_mass_removal === true ? { allowMassRemoval: true } : {};
         const audit = runAudit(callerName(request), StartedVia.api);
-        const started = await runs.start({ targets: body.parameters.target_nodes, action: body.name, audit, ...allow });
+        const refuseIntermediateCommits = query['allow-intermediate-commits'] !== true;
+        const started = await runs.start({ targets: body.parameters.target_nodes, action: body.name, audit, refuseIntermediateCommits, ...allow });
         const report = { ...started, startedBy: audit.by, startedVia: audit.via, execution: 'RUNNING', startTime: new Date().toISOString() };
         // The answer names the first page of targets, as GET actions/{id} pages them; a large run's answer stays small.
         const shown = started.targets.slice(0, DEFAULT_NODE_PAGE);
@@ -106,18 +110,23 @@ export function actionRoutes({ relabel }: ApiDeps): RouteDef[] {
       method: 'POST',
       path: '/api/v1.0/actions/:id/control/:verb',
       operationId: 'controlAction',
-      summary: 'Stops a running action (verb "stop"); nodes already relabelled stay relabelled',
+      summary: 'Pauses, unpauses or stops a running action; each accepted control is in the action\'s command_audit',
+      description:
+        'pause: no new node starts, the nodes being relabelled finish (the action shows Paused); unpause: nodes start again; ' +
+        'stop: the run is cancelled, the nodes being relabelled finish and stay relabelled, every node not started is settled as cancelled (NotStarted). ' +
+        'A run that has ended is a 409 (NotRunning); so is pausing a dry run or a run that has started all its nodes.',
       tag: 'actions',
       access: 'write',
       params: ActionControlPath,
-      responses: { 202: { description: 'stop requested', schema: StatusBody }, 404: error, 409: error },
-      async handle({ params }) {
+      responses: { 202: { description: 'the control was accepted', schema: StatusBody }, 400: error, 404: error, 409: error },
+      async handle({ params, request }) {
         const key = runKeyOf(params.id);
-        // The facade refuses a run that has ended (NotRunning, 409).
-        await (await relabel.runs()).cancel(key.workflowId, key.runId);
+        // The facade refuses a run that has ended (NotRunning, 409) and records the command with who gave it.
+        const done = await (await relabel.runs()).control(key.workflowId, key.runId, params.verb, callerName(request));
+        const state = done.answer ? ` (${done.answer.paused ? 'paused' : 'running'}: ${done.answer.running} node(s) running, ${done.answer.pending} not started)` : '';
         return {
           code: 202,
-          body: statusBody({ status: 'Success', code: 202, reason: 'Accepted', message: `stop requested for action ${encodeRunId(key)}` }),
+          body: statusBody({ status: 'Success', code: 202, reason: 'Accepted', message: `${params.verb} accepted for action ${params.id}${state}` }),
         };
       },
     }),

@@ -52,8 +52,8 @@ export const ActionPath = z.object({ id: RunIdParam }).strict();
 /** `{id}` of an action. */
 export type ActionPath = z.infer<typeof ActionPath>;
 
-/** `{id}` and `{verb}` of an action control; relabel supports `stop` only (no pause). */
-export const ActionControlPath = z.object({ id: RunIdParam, verb: z.enum(['stop'], { error: 'the only control verb is "stop"' }) }).strict();
+/** `{id}` and `{verb}` of an action control: Shipyard's `pause`, `unpause` and `stop`. */
+export const ActionControlPath = z.object({ id: RunIdParam, verb: z.enum(['pause', 'unpause', 'stop'], { error: 'the control verbs are "pause", "unpause" and "stop"' }) }).strict();
 /** `{id}` and `{verb}` of an action control. */
 export type ActionControlPath = z.infer<typeof ActionControlPath>;
 
@@ -186,7 +186,10 @@ export type CommitQuery = z.infer<typeof CommitQuery>;
 export const ActionCreateQuery = z
   .object({
     ...common,
-    'allow-intermediate-commits': QueryFlag.optional().meta({ description: "Shipyard's allow-intermediate-commits: accepted; relabel runs the revision the action names whatever was committed since" }),
+    'allow-intermediate-commits': QueryFlag.optional().meta({
+      description:
+        "Shipyard's allow-intermediate-commits (default false): without it, an action whose revision was committed right after one that took part in no site action is refused (409 IntermediateCommits), as Shipyard refuses it",
+    }),
   })
   .strict();
 /** Query of `POST actions`. */
@@ -261,6 +264,14 @@ export type TagDataBody = z.infer<typeof TagDataBody>;
 
 /** Shipyard action names relabel runs; both start an update run. */
 export const ActionName = z.enum(['update_labels', 'relabel_nodes']);
+/**
+ * A boolean parameter of an action: a JSON boolean, or the text Shipyard's
+ * `create action --param name=value` sends, `true` or `false` in any case.
+ */
+export const BooleanParam = z
+  .union([z.boolean(), z.string().regex(/^(true|false)$/i, { error: 'must be true or false' })])
+  .transform((v) => (typeof v === 'string' ? v.toLowerCase() === 'true' : v));
+
 /** A Shipyard action name. */
 export type ActionName = z.infer<typeof ActionName>;
 
@@ -271,7 +282,7 @@ export const ActionRequest = z
     parameters: z
       .object({
         target_nodes: z.union([z.array(z.string()), z.string()]),
-        allow_mass_removal: z.boolean().optional().meta({
+        allow_mass_removal: BooleanParam.optional().meta({
           description:
             "go ahead even when the run removes more of the labels relabel owns on its targets than the policy's max_removal_fraction (default 0.5); without it such a run fails MassRemovalRefused, nothing written",
         }),

@@ -1,5 +1,5 @@
 /**
- * `relabel update-labels | status | retry | cancel`: start and follow update
+ * `relabel update-labels | status | retry | cancel | pause | unpause`: start, follow and control update
  * runs. Thin over the runs facade: parse flags, call, print, exit with the
  * code the run's outcome maps to.
  */
@@ -33,9 +33,10 @@ function withNodeOptions(cmd: Command): Command {
 /** How much of the per-node table to show, or the whole run's summary instead. */
 type NodeView = { offset?: number; limit?: number; failures?: boolean; summary?: boolean };
 
-/** The summary of a finished run when asked for; none while it runs or when it was rejected. */
+/** The summary of a finished or cancelled run when asked for; none while it runs or when it was rejected. */
 async function runSummary(runs: Runs, report: RunStatusReport, view: NodeView): Promise<RunSummary | undefined> {
-  return view.summary && report.result ? runs.summary(report.result.run) : undefined;
+  const run = settledRun(report);
+  return view.summary && run !== undefined ? runs.summary(run) : undefined;
 }
 
 /** The report as JSON or text, with the node page or the summary. */
@@ -44,10 +45,16 @@ function printReport(ctx: CliContext, report: RunStatusReport, page: NodePage | 
   else say(text());
 }
 
-/** The page of node outcomes a finished run's report shows; none while it runs or when it was rejected. */
+/** The run whose nodes a report shows: a finished run's, or a cancelled one's (its rows settled when it stopped). */
+function settledRun(report: RunStatusReport): number | undefined {
+  return report.result?.run ?? (report.execution === 'CANCELLED' ? report.run : undefined);
+}
+
+/** The page of node outcomes a finished or cancelled run's report shows; none while it runs or when it was rejected. */
 async function nodePage(runs: Runs, report: RunStatusReport, view: NodeView): Promise<NodePage | undefined> {
-  if (!report.result || view.summary) return undefined;
-  return runs.nodes(report.result.run, { offset: view.offset ?? 0, limit: view.limit ?? 1000, ...(view.failures ? { status: 'failure' as const } : {}) });
+  const run = settledRun(report);
+  if (run === undefined || view.summary) return undefined;
+  return runs.nodes(run, { offset: view.offset ?? 0, limit: view.limit ?? 1000, ...(view.failures ? { status: 'failure' as const } : {}) });
 }
 
 /** The flags of update-labels (and plan) that choose the targets. */
@@ -305,20 +312,45 @@ export function addRunCommands(program: Command, setExit: SetExit): void {
 
   program
     .command('cancel')
-    .description('cancel a running run; nodes already relabelled stay relabelled (no rollback)')
+    .description('cancel (stop) a running run: nodes being relabelled finish, nodes already relabelled stay relabelled (no rollback), the others are marked cancelled')
     .argument('<id>', 'workflow ID of the run')
     .addOption(runIdOption())
     .addOption(outputOption())
-    .addHelpText('after', '\nJSON: {workflowId, runId, uiLink}.')
+    .addHelpText('after', '\nJSON: {workflowId, runId, run?, uiLink, verb}. The command is kept in the run\'s command audit with your user name.')
     .action(async (id: string, opts: { runId?: string }, cmd: Command) => {
       setExit(
         await withContext(cmd, async (ctx) => {
-          const ref = await (await ctx.runs()).cancel(id, opts.runId);
+          const ref = await (await ctx.runs()).control(id, opts.runId, 'stop', cliUser());
           if (ctx.format === 'json') return printJson(ref);
-          say(`cancellation requested for ${ref.workflowId} (run ${ref.runId}); nodes already relabelled stay relabelled`);
+          say(`cancellation requested for ${ref.workflowId} (run ${ref.runId}); nodes already relabelled stay relabelled, the others are marked cancelled`);
           say(`follow it with: relabel status ${ref.workflowId} --wait`);
           if (ref.uiLink) say(ref.uiLink);
         }),
       );
     });
+
+  for (const verb of ['pause', 'unpause'] as const) {
+    program
+      .command(verb)
+      .description(
+        verb === 'pause'
+          ? 'pause a running run: no new node starts, the nodes being relabelled finish (undo with relabel unpause)'
+          : 'let a paused run start nodes again',
+      )
+      .argument('<id>', 'workflow ID of the run')
+      .addOption(runIdOption())
+      .addOption(outputOption())
+      .addHelpText('after', `\nJSON: {workflowId, runId, run?, uiLink, verb, answer: {paused, changed, running, pending}}. The command is kept in the run's command audit with your user name.`)
+      .action(async (id: string, opts: { runId?: string }, cmd: Command) => {
+        setExit(
+          await withContext(cmd, async (ctx) => {
+            const done = await (await ctx.runs()).control(id, opts.runId, verb, cliUser());
+            if (ctx.format === 'json') return printJson(done);
+            const a = done.answer;
+            const state = a ? `${a.paused ? 'paused' : 'running'}${a.changed ? '' : ' (it already was)'}: ${a.running} node(s) running, ${a.pending} not started` : verb;
+            say(`${done.workflowId} (run ${done.runId}) ${state}`);
+          }),
+        );
+      });
+  }
 }

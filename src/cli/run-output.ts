@@ -29,9 +29,10 @@ export function startedText(run: StartedRun, dryRun: boolean, retryOf?: string):
 /** One line of progress: phase, done/total and counts by status. */
 export function progressLine(p: Progress): string {
   // Before the targets are known there is nothing to count yet.
-  if (p.total === 0) return `${p.phase}…`;
+  const phase = p.paused ? `${p.phase} (paused: no new node starts; relabel unpause resumes)` : p.phase;
+  if (p.total === 0) return `${phase}…`;
   const done = p.counts.success + p.counts.failure;
-  return `${p.phase}: ${done}/${p.total} done (${p.counts.success} ok, ${p.counts.failure} failed, ${p.counts.running} running, ${p.counts.pending} pending, ${p.counts.written} written)`;
+  return `${phase}: ${done}/${p.total} done (${p.counts.success} ok, ${p.counts.failure} failed, ${p.counts.running} running, ${p.counts.pending} pending, ${p.counts.written} written)`;
 }
 
 /** A bar `[#####-----]` of `width` cells for the share of nodes done. */
@@ -180,6 +181,14 @@ export function outcomeText(r: RunStatusReport, page?: NodePage, summary?: RunSu
   const parts: string[] = [];
   if (r.execution !== 'RUNNING' && r.execution !== 'COMPLETED' && r.execution !== 'FAILED') parts.push(`run ${r.execution.toLowerCase()}`);
   if (r.failure) parts.push(`run failed: ${r.failure.type}: ${r.failure.message}`);
+  if (!r.result && (page || summary)) {
+    // A cancelled run: its rows were settled when it stopped.
+    if (page && page.items.length > 0) parts.push(nodeTable(page.items));
+    const note = page && pageNote(page);
+    if (note) parts.push(note);
+    if (summary) parts.push(summaryText(summary));
+    parts.push('nodes written before the stop stay relabelled (no rollback); cancelled nodes were never started: nothing was written to them');
+  }
   if (r.result) {
     const { result } = r;
     if (page && page.items.length > 0) parts.push(nodeTable(page.items));

@@ -8,7 +8,7 @@
 import { FailureType } from '../core/failure-types.ts';
 import { validateSite, type SiteValidation } from '../core/validate-site.ts';
 import { isStoreError, StoreErrorCode } from './store-error.ts';
-import type { RevisionDocument, RevisionStore } from './revision-store.ts';
+import { SiteActionTag, type RevisionDocument, type RevisionStore } from './revision-store.ts';
 
 /** The revision a run may apply, or why it may not. */
 export type RunnableRevision =
@@ -41,6 +41,27 @@ export async function runnableRevision(store: RevisionStore, revision?: number):
     };
   }
   return { ok: true, revision: id };
+}
+
+/**
+ * Shipyard's intermediate commit check for applying `revision`: the
+ * revision committed just before it took part in no site action (it is
+ * tagged neither site-action-success nor site-action-failure), so commits
+ * that no site action used lie between the last site action and the
+ * revision applied. Returns the message saying so (naming that revision),
+ * or undefined when there is none (or `revision` is the first). Revision
+ * ids have no gaps, so this reads one revision whatever the history's length.
+ */
+export async function intermediateCommit(store: RevisionStore, revision: number): Promise<string | undefined> {
+  if (revision <= 1) return undefined;
+  const before = await store.getRevision(revision - 1);
+  const siteAction = new Set<string>(Object.values(SiteActionTag));
+  if (before.tags.some((t) => siteAction.has(t.tag))) return undefined;
+  return (
+    `revision ${before.id}, committed before revision ${revision}, took part in no site action (it is tagged neither ` +
+    `${SiteActionTag.success} nor ${SiteActionTag.failure}): commits lie between the last site action and the revision applied. ` +
+    'If they are intended, run the action again with allow-intermediate-commits=true'
+  );
 }
 
 /** Validates stored documents as one site; files are named `bucket/source`. */

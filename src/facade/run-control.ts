@@ -1,0 +1,77 @@
+/**
+ * Shipyard's action controls over update runs, shared by the CLI and the
+ * HTTP API: `pause` (no new node starts; running ones finish), `unpause`
+ * and `stop` (a cancellation: nodes already relabelled stay relabelled, the
+ * others are settled as cancelled). Each accepted control is recorded with
+ * the run in the store (who, when, which) for the action's command audit.
+ */
+import { WorkflowUpdateFailedError, type Client } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
+import { FailureType, isFailureType } from '../core/failure-types.ts';
+import type { RevisionStore } from '../store/revision-store.ts';
+import { controlUpdate, type ControlAnswer } from '../workflows/messages.ts';
+import { RelabelError } from './relabel-error.ts';
+import type { RunRef, RunStatusReport } from './runs.ts';
+
+/** The controls a run takes: Shipyard's verbs. */
+export const CONTROL_VERBS = ['pause', 'unpause', 'stop'] as const;
+/** One of {@link CONTROL_VERBS}. */
+export type ControlVerbName = (typeof CONTROL_VERBS)[number];
+
+/** What a control did. */
+export interface ControlOutcome extends RunRef {
+  verb: ControlVerbName;
+  /** For pause and unpause: the run's answer (paused now, whether that changed, nodes running and not started). */
+  answer?: ControlAnswer;
+}
+
+/** What the controls need of the runs facade. */
+export interface RunControlDeps {
+  client: Client;
+  store: Pick<RevisionStore, 'recordActionCommand'>;
+  status(workflowId: string, runId?: string): Promise<RunStatusReport>;
+  cancel(workflowId: string, runId?: string): Promise<RunRef>;
+}
+
+/** The workflow's refusal of an Update as a {@link RelabelError} of its own type. */
+function updateRefusal(err: unknown, verb: string, workflowId: string): unknown {
+  const cause = err instanceof WorkflowUpdateFailedError ? err.cause : undefined;
+  if (cause instanceof ApplicationFailure && isFailureType(cause.type)) return new RelabelError(cause.type, `cannot ${verb} run ${workflowId}: ${cause.message}`);
+  if (err instanceof Error && err.name === 'WorkflowNotFoundError') return new RelabelError(FailureType.NotRunning, `cannot ${verb} run ${workflowId}: it has ended`);
+  return err;
+}
+
+/** Builds the controls over the runs facade's `status` and `cancel`. */
+export function createRunControl(deps: RunControlDeps) {
+  /**
+   * Applies `verb` to the running run `workflowId` (followed down its
+   * continue-as-new chain) and records it, with `user`, in the run's command
+   * audit. NotRunning for a run that has ended (or, for pause and unpause, a
+   * dry run or a run that has started all its nodes); RunNotFound for an
+   * unknown run. Pausing a paused run is accepted and changes nothing.
+   */
+  async function control(workflowId: string, runId: string | undefined, verb: ControlVerbName, user: string | null): Promise<ControlOutcome> {
+    const report = await deps.status(workflowId, runId);
+    if (report.execution !== 'RUNNING') {
+      throw new RelabelError(FailureType.NotRunning, `cannot ${verb} run ${workflowId} (${report.runId}): it is not running (it is ${report.execution})`);
+    }
+    const run = report.run ?? report.progress?.run;
+    let outcome: ControlOutcome;
+    if (verb === 'stop') {
+      outcome = { ...(await deps.cancel(workflowId, report.runId)), verb };
+    } else {
+      const handle = deps.client.workflow.getHandle(workflowId, report.runId);
+      const answer = await handle.executeUpdate(controlUpdate, { args: [{ verb }] }).catch((err: unknown) => {
+        throw updateRefusal(err, verb, workflowId);
+      });
+      outcome = { workflowId, runId: report.runId, ...(report.uiLink ? { uiLink: report.uiLink } : {}), verb, answer };
+    }
+    if (run !== undefined) {
+      await deps.store.recordActionCommand(run, verb, user);
+      outcome.run = run;
+    }
+    return outcome;
+  }
+
+  return { control };
+}
