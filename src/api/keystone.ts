@@ -104,10 +104,10 @@ const clip = (names: readonly string[], max = 20) => {
 /** The 403 for a token without a mapped role, naming the roles that would do. */
 function noRoleError(validated: Validated, map: KeystoneRoleMap): ApiError {
   const wanted = (role: Role) => clip([...map].filter(([, r]) => r === role).map(([k]) => k));
-  const has = validated.roles.length === 0 ? 'no roles (an unscoped token?)' : `roles ${clip(validated.roles)}`;
+  const has = validated.roles.length === 0 ? 'no roles (an unscoped token?)' : `roles ${clip(validated.roles)}, none mapped to a relabel role`;
   return new ApiError(
     FailureType.Forbidden,
-    `Keystone user ${clip([validated.user])} has ${has}, none mapped to a relabel role: to read it needs one of ${wanted(Role.viewer) || '(none)'}; to change, one of ${wanted(Role.admin) || '(none)'}`,
+    `Keystone user ${clip([validated.user])} has ${has}: to read it needs one of ${wanted(Role.viewer) || '(none)'}; to change, one of ${wanted(Role.admin) || '(none)'}`,
   );
 }
 
