@@ -2,23 +2,13 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { FailureType } from '../core/failure-types.ts';
 import { nodeDoc, profileDoc, source } from '../core/testing.ts';
-import { openStore } from '../store/open-store.ts';
 import { SiteActionTag } from '../store/revision-store.ts';
-import { createDocuments } from './documents.ts';
 import { RelabelError } from './relabel-error.ts';
+import { withDocuments } from './testing.ts';
 
 const profiles = [source('profiles.yaml', profileDoc('base', ''))];
 const nodes = [source('nodes.yaml', nodeDoc('n1', '  host_profile: base'))];
 const nodes2 = [source('nodes.yaml', nodeDoc('n1', '  host_profile: base'), nodeDoc('n2', '  host_profile: base'))];
-
-async function withDocuments(body: (documents: ReturnType<typeof createDocuments>) => Promise<void>): Promise<void> {
-  const store = await openStore('sqlite::memory:');
-  try {
-    await body(createDocuments(store));
-  } finally {
-    await store.close();
-  }
-}
 
 /** The failure type a call was refused with. */
 async function refusedWith(call: Promise<unknown>): Promise<string> {

@@ -148,7 +148,7 @@ export function createConfigdocs(store: RevisionStore, { check, call }: Configdo
   /**
    * Stages a collection under a Shipyard buffer mode; `files` null stages
    * its removal (Shipyard's `empty-collection`). Files are checked on their
-   * own first. `rejectoncontents`: Conflict when the buffer holds any change;
+   * own after the buffer mode. `rejectoncontents`: Conflict when the buffer holds any change;
    * `append`: Conflict when this collection is already changed in the
    * buffer; `replace`: the buffer is emptied first; `bucket` checks nothing
    * more (relabel's own staging). Then, but for `bucket`, a collection
@@ -159,7 +159,6 @@ export function createConfigdocs(store: RevisionStore, { check, call }: Configdo
    * between them is kept.
    */
   async function stage(bucket: string, files: readonly SourceFile[] | null, mode: BufferMode): Promise<CollectionStatus> {
-    if (files !== null) check(bucket, files);
     const { committed, changed } = await bufferChanges();
     const busy = mode === 'rejectoncontents' ? changed.size > 0 : mode === 'append' ? changed.has(bucket) : false;
     if (busy) {
@@ -169,6 +168,8 @@ export function createConfigdocs(store: RevisionStore, { check, call }: Configdo
           'commit it, or use another buffermode',
       );
     }
+    // As Shipyard, the buffer is judged before the documents are.
+    if (files !== null) check(bucket, files);
     const before = committed === null ? [] : (await store.documents(committed)).filter((d) => d.bucket === bucket);
     const after = (files ?? []).map((f) => ({ bucket, source: f.source, text: f.text }));
     const status = diffEntries(0, 0, entries(before), entries(after)).buckets[0]?.status ?? 'unchanged';

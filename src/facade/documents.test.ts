@@ -3,9 +3,8 @@ import { describe, it } from 'node:test';
 import { FailureType } from '../core/failure-types.ts';
 import { formatError, type SiteError } from '../core/site-error.ts';
 import { nodeDoc, profileDoc, source } from '../core/testing.ts';
-import { openStore } from '../store/open-store.ts';
-import { createDocuments } from './documents.ts';
 import { RelabelError } from './relabel-error.ts';
+import { withDocuments } from './testing.ts';
 
 const profiles = [source('profiles.yaml', profileDoc('base', ''), profileDoc('compute', '  host_profile: base'))];
 const nodes = [source('nodes.yaml', nodeDoc('n1', '  host_profile: compute'))];
@@ -20,15 +19,6 @@ async function refusal(call: Promise<unknown>): Promise<string[]> {
   assert.ok(err instanceof RelabelError, String(err));
   assert.equal(err.type, FailureType.DocumentValidationFailed, err.message);
   return (err.details as SiteError[]).map(formatError);
-}
-
-async function withDocuments(body: (documents: ReturnType<typeof createDocuments>) => Promise<void>): Promise<void> {
-  const store = await openStore('sqlite::memory:');
-  try {
-    await body(createDocuments(store));
-  } finally {
-    await store.close();
-  }
 }
 
 describe('documents facade: stage checks each document, commit the whole site', () => {
