@@ -80,7 +80,8 @@ export function nodeResult(outcome: NodeOutcome): NodeResultView {
   };
 }
 
-function failureOf(report: RunStatusReport): { type: string; message: string } | null {
+/** Why a run was rejected or ended early (stopped, terminated, timed out), or null. */
+export function failureOf(report: RunStatusReport): { type: string; message: string } | null {
   if (report.failure) return report.failure;
   if (report.execution === 'CANCELLED') return { type: 'Cancelled', message: 'the run was stopped; nodes already relabelled stay relabelled (no rollback)' };
   if (report.execution === 'TERMINATED') return { type: 'Terminated', message: 'the run was terminated' };

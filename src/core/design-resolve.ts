@@ -137,7 +137,8 @@ export function indexSite(
   return { index, errors };
 }
 
-function danglingProfile(entry: HostEntry, parent: string): SiteError {
+/** The error of a node or host profile (`entry`) whose `host_profile` names a profile that does not exist. */
+export function danglingProfile(entry: Pick<HostEntry, 'doc'>, parent: string): SiteError {
   return documentError(
     entry.doc,
     ['data', 'host_profile'],
@@ -259,6 +260,11 @@ function inherit(chain: readonly HostEntry[], name: string): ResolvedHost {
   };
 }
 
+/** The error of a rack, set at `path` of `doc`, that no `drydock/Rack/v1` document defines. */
+export function missingRack(doc: LoadedDocument, path: readonly PathSegment[], rack: string): SiteError {
+  return documentError(doc, path, `rack ${quote(rack)} is not defined (no ${SchemaName.Rack} document named ${quote(rack)})`);
+}
+
 /**
  * Resolves every uniquely named, valid node through its host-profile chain.
  * Reports nodes naming an undefined host profile and effective racks with no
@@ -280,10 +286,7 @@ export function resolveHosts(index: SiteIndex): { hosts: Map<string, ResolvedHos
     const host = inherit(chain, name);
     if (host.rack !== null && !index.racks.has(host.rack.name)) {
       if (!index.unresolvable.racks.has(host.rack.name)) {
-        const rack = quote(host.rack.name);
-        errors.push(
-          documentError(host.rack.origin.doc, host.rack.origin.path, `rack ${rack} is not defined (no ${SchemaName.Rack} document named ${rack})`),
-        );
+        errors.push(missingRack(host.rack.origin.doc, host.rack.origin.path, host.rack.name));
       }
       continue;
     }

@@ -79,6 +79,23 @@ describe('validation reports every error of every field at once', () => {
     ]);
   });
 
+  it('a node or profile failing its schema still has its references checked', () => {
+    const errors = errorsOf([
+      source(
+        's.yaml',
+        profileDoc('p1', '  host_profile: nowhere\n  colour: red'),
+        nodeDoc('n1', '  host_profile: computee\n  metadata:\n    rack: r9\n    tags: 7'),
+      ),
+    ]);
+    assert.deepEqual(errors, [
+      's.yaml:7:17 drydock/HostProfile/v1 "p1" data.host_profile: host profile "nowhere" is not defined (no drydock/HostProfile/v1 document named "nowhere")',
+      's.yaml:8:3 drydock/HostProfile/v1 "p1" data.colour: unknown field "colour"',
+      's.yaml:15:17 drydock/BaremetalNode/v1 "n1" data.host_profile: host profile "computee" is not defined (no drydock/HostProfile/v1 document named "computee")',
+      's.yaml:17:11 drydock/BaremetalNode/v1 "n1" data.metadata.rack: rack "r9" is not defined (no drydock/Rack/v1 document named "r9")',
+      's.yaml:18:11 drydock/BaremetalNode/v1 "n1" data.metadata.tags: Invalid input: expected array, received number',
+    ]);
+  });
+
   it('a rack with an unknown field still has its labels checked', () => {
     const rack = rackDoc('r1', { 'kubernetes.io/os': 'linux', 'good-key': 'bad value' }).replace('\ndata:\n', '\ndata:\n  colour: red\n');
     const errors = errorsOf([source('r.yaml', rack)]).map((e) => e.replace(/ \(e\.g\..*$/, ''));

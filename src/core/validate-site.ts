@@ -2,7 +2,9 @@
  * The core's entry point: validate a whole site and resolve its design, or
  * report every error found, all-or-nothing.
  */
-import { duplicateNameErrors, indexSite, profileGraphErrors, resolveHosts } from './design-resolve.ts';
+import { danglingProfile, duplicateNameErrors, indexSite, missingRack, profileGraphErrors, resolveHosts, type SiteIndex } from './design-resolve.ts';
+import type { CheckedDocument } from './document-check.ts';
+import { valueAt } from './document-view.ts';
 import { pluginSpecFrom, type PluginSpec } from './label-plugin.ts';
 import { SchemaName } from './schema.ts';
 import { conflictErrors, desiredLabels } from './desired-labels.ts';
@@ -87,13 +89,39 @@ function siteDocument(doc: LoadedDocument): SiteDocument {
 }
 
 /**
+ * The references of the nodes and host profiles that failed their own
+ * checks: they take no part in inheritance, but a host profile they name,
+ * or a rack a node names itself, that no document defines is still
+ * reported, as for a valid one.
+ */
+function failedHostReferenceErrors(checked: readonly CheckedDocument[], index: SiteIndex): SiteError[] {
+  const errors: SiteError[] = [];
+  for (const c of checked) {
+    if (c.kind !== 'invalid' || (c.schemaKind !== 'node' && c.schemaKind !== 'profile')) continue;
+    const parent = valueAt(c.doc.value, ['data', 'host_profile']);
+    if (typeof parent === 'string' && parent !== '' && !index.profiles.has(parent) && !index.unresolvable.profiles.has(parent)) {
+      errors.push(danglingProfile(c, parent));
+    }
+    // A profile's rack is checked where a node inherits it, as for a valid profile.
+    const rack = c.schemaKind === 'node' ? valueAt(c.doc.value, ['data', 'metadata', 'rack']) : undefined;
+    if (typeof rack === 'string' && rack !== '' && rack !== '!' && !index.racks.has(rack) && !index.unresolvable.racks.has(rack)) {
+      errors.push(missingRack(c.doc, ['data', 'metadata', 'rack'], rack));
+    }
+  }
+  return errors;
+}
+
+/**
  * Validates a site given as YAML sources and resolves its design.
  *
  * Pure and deterministic: the design does not depend on the order of files
  * or documents, and errors are sorted by file, line and column. Every error
  * is collected, across all files (YAML syntax errors included) and all
- * checks; a check is skipped only where an earlier error already explains
- * it (a node inheriting from a broken profile is not reported again).
+ * checks, every field of every document checked even when another fails
+ * its schema; a check is skipped only where an earlier error already
+ * explains it (a node inheriting from a broken profile is not reported
+ * again; a document that failed its own checks takes no part in
+ * inheritance, so conflicts and node totals are not computed for it).
  */
 export function validateSite(sources: readonly SiteSource[]): SiteValidation {
   const { checked, broken, errors } = checkEachDocument(sources);
@@ -103,7 +131,7 @@ export function validateSite(sources: readonly SiteSource[]): SiteValidation {
   const { index, errors: indexErrors } = indexSite(checked, failed);
   const { policy, errors: policyErrors } = sitePolicyOf({ checked, broken });
   const { site, errors: siteErrors } = siteRegionOf({ checked, broken });
-  errors.push(...indexErrors, ...policyErrors, ...siteErrors, ...profileGraphErrors(index));
+  errors.push(...indexErrors, ...policyErrors, ...siteErrors, ...profileGraphErrors(index), ...failedHostReferenceErrors(checked, index));
   if (policy !== undefined) errors.push(...policyDependentErrors(checked, policy));
   const { hosts, errors: hostErrors } = resolveHosts(index);
   errors.push(...hostErrors);
