@@ -217,7 +217,7 @@ describe('HTTP API under hostile input', () => {
       '/api/v1.0/revisions': ['GET', 'HEAD'],
       '/api/v1.0/revisions/1': ['GET', 'HEAD'],
       '/api/v1.0/actions': ['GET', 'HEAD', 'POST'],
-      '/api/v1.0/tasks': ['POST'],
+      '/api/v1.0/tasks': ['GET', 'HEAD', 'POST'],
       '/api/v1.0/commitconfigdocs': ['POST'],
       '/api/v1.0/renderedconfigdocs': ['GET', 'HEAD'],
       '/api/v1.0/configdocs/site': ['GET', 'HEAD', 'POST'],

@@ -18,7 +18,7 @@ import type { ApiDeps } from './deps.ts';
 import { defineRoute, requestError, type RouteDef } from './route.ts';
 import { encodeRunId } from './run-ids.ts';
 import { DEFAULT_NODE_PAGE, runKeyOf, runState } from './run-state.ts';
-import type { RunState } from './run-views.ts';
+import { failureOf, type RunState } from './run-views.ts';
 import { nodeTaskView, parseSubtaskId, subtaskErrors, subtaskViews, taskLayers, taskView, type TaskSource } from './task-views.ts';
 import { TaskListQuery, TaskPath, TaskQuery, TaskRequest } from './schemas.ts';
 import { StatusBody, TaskLayersView, TaskList, TaskView } from './response-schemas.ts';
@@ -98,15 +98,6 @@ function sourceOf(state: RunState, request: { designRef: string | null; nodeFilt
     page,
     nodes,
   };
-}
-
-/** Why a run was rejected or ended early, as its report says. */
-function failureOf(report: RunState['report']): { type: string; message: string } | null {
-  if (report.failure) return report.failure;
-  if (report.execution === 'CANCELLED') return { type: 'Cancelled', message: 'the run was stopped; nodes already relabelled stay relabelled (no rollback)' };
-  if (report.execution === 'TERMINATED') return { type: 'Terminated', message: 'the run was terminated' };
-  if (report.execution === 'TIMED_OUT') return { type: 'TimedOut', message: 'the run timed out' };
-  return null;
 }
 
 /** The design_ref and node_filter a run's memo kept (null for a run no task started), and a note when the filter was too large to keep. */
