@@ -26,7 +26,13 @@ describe('OpenAPI document', () => {
           operations++;
         }
       }
-      assert.equal(operations, 26);
+      assert.equal(operations, 32);
+      // Shipyard's drill-down into actions and its Airflow monitoring.
+      for (const path of ['/api/v1.0/actions/{id}/steps/{step_id}', '/api/v1.0/actions/{id}/validations/{validation_id}', '/api/v1.0/workflows', '/api/v1.0/workflows/{workflow_id}']) {
+        assert.deepEqual(Object.keys(doc.paths[path]), ['get'], path);
+      }
+      assert.deepEqual(Object.keys(doc.paths['/api/v1.0/actions/{id}/steps/{step_id}/logs'].get.responses['200'].content), ['text/plain']);
+      assert.deepEqual(Object.keys(doc.paths['/api/v1.0/notedetails/{note_id}'].get.responses['200'].content), ['text/plain']);
       assert.deepEqual(Object.keys(doc.paths['/metrics'].get.responses['200'].content), ['text/plain; version=0.0.4; charset=utf-8']);
       assert.deepEqual(Object.keys(doc.paths['/health/ready'].get.responses).sort(), ['200', '503']);
       assert.deepEqual(Object.keys(doc.paths['/api/v1.0/actions']).sort(), ['get', 'post']);

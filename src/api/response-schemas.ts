@@ -7,6 +7,7 @@ import { StartedVia } from '../core/run-audit.ts';
 import { z } from 'zod';
 import { NodeFilterSet } from '../core/node-filter.ts';
 import { ActionName } from './schemas.ts';
+import { CommandView, NoteView, StepSummaryView, ValidationView } from './action-schemas.ts';
 
 /** Severity of a message (Airship's ValidationMessage `level`). */
 export const MessageLevel = z.enum(['Error', 'Warning', 'Info']);
@@ -107,7 +108,7 @@ export const CollectionStatusView = z
 export const CollectionStatusList = z.array(CollectionStatusView);
 
 /** Shipyard's action lifecycle. */
-export const ActionLifecycle = z.enum(['Pending', 'Processing', 'Complete', 'Failed']);
+export const ActionLifecycle = z.enum(['Pending', 'Processing', 'Paused', 'Complete', 'Failed']);
 /** Shipyard's action lifecycle. */
 export type ActionLifecycle = z.infer<typeof ActionLifecycle>;
 
@@ -165,6 +166,11 @@ export const ActionSummary = z
     run_id: z.string(),
     user: z.string().nullable().meta({ description: "who started the run, as Shipyard's action names its user: the API token's name, or the OS user of the CLI (null for runs started without it)" }),
     started_via: z.enum(StartedVia).nullable().meta({ description: 'how the run was started' }),
+    dag_id: ActionName.meta({ description: "the workflow (Shipyard's DAG) the action runs: its name" }),
+    dag_status: z.enum(['queued', 'running', 'paused', 'success', 'failed']).meta({ description: "the run's state as Airflow names a DAG run's" }),
+    dag_execution_date: z.string().meta({ description: 'when the run started, as the date part of its workflow id (YYYY-MM-DDTHH:mm:ss.SSSSSS)' }),
+    steps: z.array(StepSummaryView).meta({ description: 'validate_site_design, plan_labels, relabel_nodes' }),
+    notes: z.array(NoteView),
   })
   .strict();
 /** An action in a list. */
@@ -195,6 +201,10 @@ export const ActionView = ActionSummary.extend({
   node_results: z.array(NodeResultView),
   node_results_page: NodePageView,
   failure: FailureView.nullable().meta({ description: 'why the run was rejected or ended early' }),
+  context_marker: z.string().nullable().meta({ description: 'a UUID correlating the action (null for runs recorded before it was kept)' }),
+  timestamp: z.string().nullable().meta({ description: 'when the action was recorded' }),
+  validations: z.array(ValidationView),
+  command_audit: z.array(CommandView).meta({ description: 'invoke, then stop, pause and unpause as issued (the newest 100)' }),
 }).strict();
 /** An action. */
 export type ActionView = z.infer<typeof ActionView>;

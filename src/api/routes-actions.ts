@@ -12,7 +12,7 @@ import { runAudit, StartedVia } from '../core/run-audit.ts';
 import { callerName } from './auth.ts';
 import type { ApiDeps } from './deps.ts';
 import { defineRoute, requestError, type RouteDef } from './route.ts';
-import { runKeyOf, runState } from './run-state.ts';
+import { actionKeyOf, actionState } from './run-state.ts';
 import { actionSummary, actionView } from './run-views.ts';
 import { ActionControlPath, ActionCreateQuery, ActionListQuery, ActionName, ActionPath, ActionRequest, NodePageQuery } from './schemas.ts';
 import { ActionList, ActionView, StatusBody } from './response-schemas.ts';
@@ -95,15 +95,17 @@ export function actionRoutes({ relabel }: ApiDeps): RouteDef[] {
       method: 'GET',
       path: '/api/v1.0/actions/:id',
       operationId: 'getAction',
-      summary: "An action's lifecycle (Pending, Processing, Complete, Failed), revision, and per-node results with reasons",
+      summary: "An action's lifecycle (Pending, Processing, Paused, Complete, Failed), revision, per-node results with reasons, and Shipyard's steps, notes, validations and command audit",
+      description:
+        'The id is the 26-character ULID the action was created with (older runs: their base64url id). Notes name the first 50 failed nodes ' +
+        'and why (each detail at GET notedetails/{note_id}); node_results pages every node.',
       tag: 'actions',
       access: 'read',
       params: ActionPath,
       query: NodePageQuery,
       responses: { 200: { description: 'the action', schema: ActionView }, 404: error },
       async handle({ params, query }) {
-        const key = runKeyOf(params.id);
-        return { code: 200, body: actionView(await runState(await relabel.runs(), key, query)) };
+        return { code: 200, body: actionView(await actionState(await relabel.runs(), params.id, query)) };
       },
     }),
     defineRoute({
@@ -120,7 +122,7 @@ export function actionRoutes({ relabel }: ApiDeps): RouteDef[] {
       params: ActionControlPath,
       responses: { 202: { description: 'the control was accepted', schema: StatusBody }, 400: error, 404: error, 409: error },
       async handle({ params, request }) {
-        const key = runKeyOf(params.id);
+        const key = await actionKeyOf(await relabel.runs(), params.id);
         // The facade refuses a run that has ended (NotRunning, 409) and records the command with who gave it.
         const done = await (await relabel.runs()).control(key.workflowId, key.runId, params.verb, callerName(request));
         const state = done.answer ? ` (${done.answer.paused ? 'paused' : 'running'}: ${done.answer.running} node(s) running, ${done.answer.pending} not started)` : '';

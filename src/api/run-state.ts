@@ -5,6 +5,9 @@
  */
 import { FailureType } from '../core/failure-types.ts';
 import type { Runs } from '../facade/runs.ts';
+import type { RunRecord } from '../store/run-store.ts';
+import { isUlid } from '../store/ulid.ts';
+import { NOTE_LIMIT } from './action-views.ts';
 import { decodeRunId, type RunKey } from './run-ids.ts';
 import type { RunState } from './run-views.ts';
 import { ApiError } from './status.ts';
@@ -33,4 +36,43 @@ export async function runState(runs: Runs, key: RunKey, page: { offset?: string;
   if (run === undefined) return { report, nodes: [], page: { run: null, total: 0, offset, limit } };
   const found = await runs.nodes(run, { offset, limit });
   return { report, nodes: found.items, page: { run, total: found.total, offset, limit } };
+}
+
+/**
+ * The run an action id names and, for a ULID, the store's record of it: a
+ * ULID is looked up in the store, an old id (see `run-ids.ts`) decoded.
+ * ActionNotFound for an id that names no run (or a run whose workflow has
+ * not started).
+ */
+export async function actionRun(runs: Runs, id: string): Promise<{ key: RunKey; record: RunRecord | null }> {
+  if (!isUlid(id)) return { key: runKeyOf(id), record: null };
+  const record = await runs.byActionId(id);
+  if (!record?.workflowId || !record.executionRunId) throw new ApiError(FailureType.ActionNotFound, `no action ${id}`);
+  return { key: { workflowId: record.workflowId, runId: record.executionRunId }, record };
+}
+
+/** The run an action id (a ULID or an old id) names; ActionNotFound for none. */
+export async function actionKeyOf(runs: Runs, id: string): Promise<RunKey> {
+  return (await actionRun(runs, id)).key;
+}
+
+/**
+ * An action's state: its run's report and page of outcomes (as
+ * {@link runState}), and what the store holds of its action (record,
+ * command audit, counts, the first {@link NOTE_LIMIT} failed rows) with when
+ * its first steps ran.
+ */
+export async function actionState(runs: Runs, id: string, page: { offset?: string; limit?: string } = {}): Promise<RunState> {
+  const { key, record } = await actionRun(runs, id);
+  const state = await runState(runs, key, page);
+  const run = state.page.run ?? record?.id ?? null;
+  const found = record ?? (run !== null ? await runs.record(run) : null);
+  const [commands, counts, rows, times] = await Promise.all([
+    run !== null ? runs.commands(run) : [],
+    run !== null ? runs.counts(run) : null,
+    run !== null ? runs.nodeRows(run, { status: 'failure', limit: NOTE_LIMIT }) : [],
+    runs.stepTimes(key.workflowId, found?.executionRunId ?? key.runId),
+  ]);
+  state.action = { record: found, commands, times, failed: { rows, total: counts?.failure ?? rows.length }, counts };
+  return state;
 }

@@ -5,6 +5,10 @@
  */
 import type { NodeOutcome, RunListing, RunStatusReport } from '../facade/runs.ts';
 import { RunStatus } from '../workflows/messages.ts';
+import type { RunStepTimes } from '../facade/run-actions.ts';
+import type { ActionCommand, RunNodeCounts, RunNodeRow, RunRecord } from '../store/run-store.ts';
+import { dagStatus, executionDate } from './action-steps.ts';
+import { actionNotes, commandAudit, firstStart, stepFacts, stepSummaries, validations, type ActionFacts } from './action-views.ts';
 import { encodeRunId } from './run-ids.ts';
 import { ActionName } from './schemas.ts';
 import type { ActionLifecycle, ActionSummary, ActionView, NodeResultView } from './response-schemas.ts';
@@ -12,8 +16,17 @@ import type { ActionLifecycle, ActionSummary, ActionView, NodeResultView } from 
 /** Which part of a run's nodes a view holds. */
 export type NodePageInfo = { run: number | null; total: number; offset: number; limit: number };
 
-/** The state of a run the views need: the facade's report and a page of its per-node outcomes. */
-export type RunState = { report: RunStatusReport; nodes: NodeOutcome[]; page: NodePageInfo };
+/** What the store holds of a run's action: its record, command audit, first failed rows and counts, and when its first steps ran. */
+export type ActionExtras = {
+  record: RunRecord | null;
+  commands: ActionCommand[];
+  times: RunStepTimes;
+  failed: { rows: RunNodeRow[]; total: number };
+  counts: RunNodeCounts | null;
+};
+
+/** The state of a run the views need: the facade's report, a page of its per-node outcomes and (for actions) its action extras. */
+export type RunState = { report: RunStatusReport; nodes: NodeOutcome[]; page: NodePageInfo; action?: ActionExtras };
 
 /**
  * Shipyard's lifecycle of a run from Temporal's status and, once it has
@@ -24,12 +37,12 @@ export type RunState = { report: RunStatusReport; nodes: NodeOutcome[]; page: No
  * (`partial_success` or `failure`) is Failed, as Shipyard dispositions a step
  * with an unsuccessful node; an unknown run status (`runStatus` absent)
  * counts as Complete. FAILED (a rejection), CANCELLED, TERMINATED and
- * TIMED_OUT are Failed.
+ * TIMED_OUT are Failed. A running run its progress says is paused is Paused.
  */
-export function actionLifecycle(execution: string, hasProgress: boolean, runStatus?: string): ActionLifecycle {
+export function actionLifecycle(execution: string, hasProgress: boolean, runStatus?: string, paused = false): ActionLifecycle {
   switch (execution) {
     case 'RUNNING':
-      return hasProgress ? 'Processing' : 'Pending';
+      return paused ? 'Paused' : hasProgress ? 'Processing' : 'Pending';
     case 'CONTINUED_AS_NEW':
       return 'Processing';
     case 'COMPLETED':
@@ -47,11 +60,16 @@ function actionNameOf(action: string | undefined): ActionName {
 
 /** A list entry from what Temporal's visibility knows of a run. */
 export function actionSummary(run: Omit<RunListing, 'run'>): ActionSummary {
+  // Visibility cannot tell whether a worker has started the run: a running run is Processing here.
+  const lifecycle = actionLifecycle(run.execution, true, run.outcome);
+  const id = run.actionId ?? encodeRunId(run);
+  const name = actionNameOf(run.action);
+  const report: RunStatusReport = { workflowId: run.workflowId, runId: run.runId, execution: run.execution, startTime: run.startTime, ...(run.closeTime ? { closeTime: run.closeTime } : {}) };
+  const facts: ActionFacts = { id, name, report, lifecycle, failure: null, run: null, record: null, commands: [], times: {}, failed: { rows: [], total: 0 }, ...(run.outcome ? { status: run.outcome } : {}) };
   return {
-    id: encodeRunId(run),
-    name: actionNameOf(run.action),
-    // Visibility cannot tell whether a worker has started the run: a running run is Processing here.
-    action_lifecycle: actionLifecycle(run.execution, true, run.outcome),
+    id,
+    name,
+    action_lifecycle: lifecycle,
     execution: run.execution,
     datetime: run.startTime,
     completed_at: run.closeTime ?? null,
@@ -59,6 +77,11 @@ export function actionSummary(run: Omit<RunListing, 'run'>): ActionSummary {
     run_id: run.runId,
     user: run.startedBy ?? null,
     started_via: run.startedVia ?? null,
+    dag_id: name,
+    dag_status: dagStatus(lifecycle),
+    dag_execution_date: executionDate(run.startTime),
+    steps: stepSummaries(facts),
+    notes: [],
   };
 }
 
@@ -99,11 +122,13 @@ export function actionView(state: RunState, extra: { name?: ActionName; targets?
   const result = report.result;
   const revision = result?.revision ?? report.progress?.revision ?? extra.revision ?? null;
   const targets = extra.targets ?? (state.nodes.length > 0 ? state.nodes.map((n) => n.node) : undefined);
+  const facts = actionFacts(state, extra.name);
+  const steps = stepFacts(facts);
   return {
-    id: encodeRunId(report),
-    name: extra.name ?? actionNameOf(report.action),
+    id: facts.id,
+    name: facts.name as ActionName,
     parameters: targets ? { target_nodes: targets } : {},
-    action_lifecycle: actionLifecycle(report.execution, report.progress !== undefined, result?.status),
+    action_lifecycle: facts.lifecycle as ActionLifecycle,
     execution: report.execution,
     datetime: report.startTime,
     completed_at: report.closeTime ?? null,
@@ -117,6 +142,38 @@ export function actionView(state: RunState, extra: { name?: ActionName; targets?
     result: result ? { status: result.status, counts: result.counts, failures: result.failures } : null,
     node_results: state.nodes.map(nodeResult),
     node_results_page: state.page,
+    failure: facts.failure,
+    dag_id: facts.name as ActionName,
+    dag_status: dagStatus(facts.lifecycle),
+    dag_execution_date: executionDate(firstStart(facts)),
+    context_marker: state.action?.record?.contextMarker ?? null,
+    timestamp: state.action?.record?.createdAt.toISOString() ?? null,
+    steps: stepSummaries(facts, steps),
+    validations: validations(facts, steps),
+    command_audit: commandAudit(facts),
+    notes: actionNotes(facts).map((n) => n.view),
+  };
+}
+
+/**
+ * What the Shipyard parts of an action are built from: its id (the run's
+ * ULID, or the old id of a run recorded without one), lifecycle, failure
+ * and the store's action extras.
+ */
+export function actionFacts(state: RunState, name?: ActionName): ActionFacts {
+  const { report } = state;
+  const extras = state.action;
+  return {
+    id: report.actionId ?? extras?.record?.actionId ?? encodeRunId(report),
+    name: name ?? actionNameOf(report.action),
+    report,
+    lifecycle: actionLifecycle(report.execution, report.progress !== undefined, report.result?.status, report.progress?.paused === true),
     failure: failureOf(report),
+    run: report.result?.run ?? report.run ?? extras?.record?.id ?? null,
+    record: extras?.record ?? null,
+    commands: extras?.commands ?? [],
+    times: extras?.times ?? {},
+    failed: extras?.failed ?? { rows: [], total: 0 },
+    counts: extras?.counts ?? null,
   };
 }

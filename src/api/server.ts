@@ -14,6 +14,9 @@ import { openApiDocument } from './openapi.ts';
 import { apiMetrics } from './metrics.ts';
 import { defineRoute, MEDIA_TYPES, type Access, type BodyMedia, type RouteDef, type RouteReply } from './route.ts';
 import { actionRoutes } from './routes-actions.ts';
+import { actionStepRoutes } from './routes-action-steps.ts';
+import { noteRoutes } from './routes-notes.ts';
+import { workflowRoutes } from './routes-workflows.ts';
 import { planRoutes } from './routes-plans.ts';
 import { configdocsRoutes } from './routes-configdocs.ts';
 import { nodeLabelsRoutes } from './routes-node-labels.ts';
@@ -196,6 +199,9 @@ export function createApiServer(options: ApiServerOptions): FastifyInstance {
     ...configdocsRoutes(deps),
     ...revisionRoutes(deps),
     ...actionRoutes(deps),
+    ...actionStepRoutes(deps),
+    ...noteRoutes(deps),
+    ...workflowRoutes(deps),
     ...planRoutes(deps),
     ...taskRoutes(deps),
     ...nodeLabelsRoutes(deps),

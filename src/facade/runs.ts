@@ -31,6 +31,7 @@ import { updateLabels } from '../workflows/update-labels.ts';
 import { RelabelStatus, RelabelStatusValue, TemporalScheduledById } from '../workflows/search-attributes.ts';
 import { documentValidationError, RelabelError } from './relabel-error.ts';
 import { createRunControl } from './run-control.ts';
+import { createRunActions } from './run-actions.ts';
 
 /** What the facade needs. */
 export interface RunsDeps {
@@ -52,6 +53,8 @@ export interface RunRef {
   run?: number;
   /** Link to the run in the Temporal Web UI, when its URL is known. */
   uiLink?: string;
+  /** The run's Shipyard action id (a ULID), when it was started with one. */
+  actionId?: string;
 }
 
 /** A run just started. */
@@ -135,6 +138,8 @@ export interface RunListing {
   startedVia?: StartedVia;
   /** The Drydock task request that started the run, from its memo. */
   task?: TaskRequestMemo;
+  /** The run's Shipyard action id (a ULID), from its memo; absent for runs started before it was kept. */
+  actionId?: string;
   execution: string;
   /**
    * The run's status as its search attribute records it once it has ended
@@ -157,6 +162,10 @@ export interface RunListFilter {
   site?: string;
   /** Only runs with this status: success, partial_success, failure, running or dry_run. */
   status?: string;
+  /** Only runs started at or after this time. */
+  startedFrom?: Date;
+  /** Only runs started before this time. */
+  startedBefore?: Date;
 }
 
 /** A run's state as reported by `status`. */
@@ -216,13 +225,17 @@ export async function idleTaskQueueWarning(client: Client, namespace: string, ta
  * audit in its memo was started by that schedule. Continue-as-new carries
  * the memo and the search attributes along.
  */
-function memoFields(memo: Record<string, unknown> | undefined, scheduledBy?: string): { action?: string; run?: number; startedBy?: string; startedVia?: StartedVia; task?: TaskRequestMemo } {
+function memoFields(
+  memo: Record<string, unknown> | undefined,
+  scheduledBy?: string,
+): { action?: string; run?: number; startedBy?: string; startedVia?: StartedVia; task?: TaskRequestMemo; actionId?: string } {
   const audit = auditFrom(memo?.audit) ?? (scheduledBy ? runAudit(scheduledBy, StartedVia.schedule) : undefined);
   const task = taskFrom(memo?.task);
   return {
     ...(task ? { task } : {}),
     ...(typeof memo?.action === 'string' ? { action: memo.action } : {}),
     ...(typeof memo?.run === 'number' ? { run: memo.run } : {}),
+    ...(typeof memo?.actionId === 'string' ? { actionId: memo.actionId } : {}),
     ...(audit ? { startedBy: audit.by, startedVia: audit.via } : {}),
   };
 }
@@ -314,7 +327,7 @@ export function createRuns(deps: RunsDeps) {
         args: [input],
         workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
         workflowIdConflictPolicy: WorkflowIdConflictPolicy.FAIL,
-        memo: { run: record.id, ...(options.action ? { action: options.action } : {}), ...(audit ? { audit } : {}), ...(options.task ? { task: taskMemo(options.task) } : {}) },
+        memo: { run: record.id, ...(record.actionId ? { actionId: record.actionId } : {}), ...(options.action ? { action: options.action } : {}), ...(audit ? { audit } : {}), ...(options.task ? { task: taskMemo(options.task) } : {}) },
         staticSummary: `${dryRun ? 'Dry run: plan' : 'Update'} labels of ${targets.length} node(s) to revision ${revision}`,
         staticDetails:
           `update_labels on site **${site}**, revision ${revision}, run ${record.id}${dryRun ? ' (dry run: nothing written)' : ''}.\n\n` +
@@ -323,7 +336,9 @@ export function createRuns(deps: RunsDeps) {
           (options.retryOf ? `\n\nRetry of ${options.retryOf.workflowId} run ${options.retryOf.runId}.` : ''),
       });
       const runId = handle.firstExecutionRunId;
-      return { workflowId, runId, run: record.id, uiLink: link(workflowId, runId), revision, site, targets };
+      // The action id finds the run through the store: keep which execution it is.
+      await store.setRunExecution(record.id, runId);
+      return { workflowId, runId, run: record.id, uiLink: link(workflowId, runId), revision, site, targets, ...(record.actionId ? { actionId: record.actionId } : {}) };
     } catch (err) {
       await store.discardRun(record.id);
       if (err instanceof WorkflowExecutionAlreadyStartedError) {
@@ -533,6 +548,8 @@ export function createRuns(deps: RunsDeps) {
       `WorkflowType = 'updateLabels' AND TaskQueue = ${quote(deps.taskQueue)}`,
       ...(filter.site !== undefined ? [`RelabelSite = ${quote(filter.site)}`] : []),
       ...(filter.status !== undefined ? [`RelabelStatus = ${quote(filter.status)}`] : []),
+      ...(filter.startedFrom !== undefined ? [`StartTime >= ${quote(filter.startedFrom.toISOString())}`] : []),
+      ...(filter.startedBefore !== undefined ? [`StartTime < ${quote(filter.startedBefore.toISOString())}`] : []),
     ].join(' AND ');
     const found: RunListing[] = [];
     for await (const w of client.workflow.list({ query, pageSize: limit })) {
@@ -567,7 +584,23 @@ export function createRuns(deps: RunsDeps) {
     return store.pluginSetLabels(set, nodes);
   }
 
-  return { preflight, start, status, wait, retry, cancel, control, nodes, summary, list, link, design, rows: rowsOf, pluginLabels };
+  return {
+    preflight,
+    start,
+    status,
+    wait,
+    retry,
+    cancel,
+    control,
+    nodes,
+    summary,
+    list,
+    link,
+    design,
+    rows: rowsOf,
+    pluginLabels,
+    ...createRunActions({ client, store, namespace: deps.namespace }),
+  };
 }
 
 /** The facade's type. */

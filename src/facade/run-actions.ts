@@ -1,0 +1,125 @@
+/**
+ * What the Shipyard view of a run needs beyond its status: the store's
+ * action record (action id, context marker, command audit) and when the
+ * run's resolve and plan activities ran, read from the first page of its
+ * history (bounded whatever the number of nodes: both happen before any
+ * node is relabelled).
+ */
+import type { Client } from '@temporalio/client';
+import { optionalTsToMs } from '@temporalio/common/lib/time.js';
+import { isStoreError, StoreErrorCode } from '../store/store-error.ts';
+import type { RevisionStore } from '../store/revision-store.ts';
+import type { ActionCommand, RunNodeCounts, RunNodeRow, RunNodesQuery, RunRecord } from '../store/run-store.ts';
+
+/** When one activity of a run was scheduled, started and closed (ISO times), and its attempt. */
+export interface ActivityTimes {
+  scheduled: string;
+  started?: string;
+  closed?: string;
+  attempt: number;
+  failed: boolean;
+}
+
+/** The times of the activities that make a run's first two steps; absent when not (yet) in the history. */
+export interface RunStepTimes {
+  /** When the run's first execution started (a run that continued as new keeps it). */
+  started?: string;
+  resolve?: ActivityTimes;
+  plan?: ActivityTimes;
+}
+
+/** Events of one history page: the resolve and plan activities are among the first few dozen. */
+const HISTORY_PAGE = 64;
+
+const iso = (ms: number | undefined) => (ms === undefined ? undefined : new Date(ms).toISOString());
+
+/** Builds the action half of the runs facade over `client` and `store`. */
+export function createRunActions(deps: { client: Client; store: RevisionStore; namespace: string }) {
+  const { client, store } = deps;
+
+  /** The run whose action id is `actionId`, or null. */
+  async function byActionId(actionId: string): Promise<RunRecord | null> {
+    return store.runByActionId(actionId);
+  }
+
+  /** The store's record of run number `run`, or null when the store has none. */
+  async function record(run: number): Promise<RunRecord | null> {
+    try {
+      return await store.getRun(run);
+    } catch (err) {
+      if (isStoreError(err, StoreErrorCode.NotFound)) return null;
+      throw err;
+    }
+  }
+
+  /** The newest commands issued against run `run`'s action, oldest first. */
+  async function commands(run: number): Promise<ActionCommand[]> {
+    return store.actionCommands(run);
+  }
+
+  /** Appends a command (`stop`, `pause`, `unpause`) to run `run`'s command audit. */
+  async function recordCommand(run: number, command: string, user: string | null): Promise<ActionCommand> {
+    return store.recordActionCommand(run, command, user);
+  }
+
+  /**
+   * When the resolve and plan activities of the execution `runId` (a run's
+   * first) were scheduled, started and closed, from one page of its history.
+   * Empty when the history cannot be read.
+   */
+  async function stepTimes(workflowId: string, runId: string): Promise<RunStepTimes> {
+    const page = await client.workflowService
+      .getWorkflowExecutionHistory({ namespace: deps.namespace, execution: { workflowId, runId }, maximumPageSize: HISTORY_PAGE })
+      .catch(() => undefined);
+    const times: RunStepTimes = {};
+    const byScheduled = new Map<string, ActivityTimes>();
+    for (const event of page?.history?.events ?? []) {
+      const at = iso(optionalTsToMs(event.eventTime));
+      if (event.workflowExecutionStartedEventAttributes && at) times.started = at;
+      const scheduled = event.activityTaskScheduledEventAttributes;
+      if (scheduled && at) {
+        const kind = scheduled.activityType?.name === 'resolveRevision' ? 'resolve' : scheduled.activityType?.name === 'planRun' ? 'plan' : undefined;
+        if (kind && !times[kind]) {
+          const entry: ActivityTimes = { scheduled: at, attempt: 1, failed: false };
+          times[kind] = entry;
+          byScheduled.set(String(event.eventId), entry);
+        }
+        continue;
+      }
+      const started = event.activityTaskStartedEventAttributes;
+      const entry = (id: unknown) => byScheduled.get(String(id));
+      if (started) {
+        const e = entry(started.scheduledEventId);
+        if (e && at) Object.assign(e, { started: at, attempt: started.attempt ?? 1 });
+        continue;
+      }
+      const done = event.activityTaskCompletedEventAttributes ?? event.activityTaskFailedEventAttributes ?? event.activityTaskTimedOutEventAttributes;
+      const e = done ? entry(done.scheduledEventId) : undefined;
+      if (e && at) Object.assign(e, { closed: at, failed: !event.activityTaskCompletedEventAttributes });
+    }
+    return times;
+  }
+
+  /** A page of run `run`'s rows, with their positions (see the store's `runNodes`). */
+  async function nodeRows(run: number, query: RunNodesQuery): Promise<RunNodeRow[]> {
+    return store.runNodes(run, query);
+  }
+
+  /** The row at position `seq` of run `run`, or null. */
+  async function nodeAt(run: number, seq: number): Promise<RunNodeRow | null> {
+    const [row] = await store.runNodes(run, { afterSeq: seq - 1, limit: 1 });
+    return row?.seq === seq ? row : null;
+  }
+
+  /** Run `run`'s rows counted by status, or null when the store has no such run. */
+  async function counts(run: number): Promise<RunNodeCounts | null> {
+    try {
+      return await store.runCounts(run);
+    } catch (err) {
+      if (isStoreError(err, StoreErrorCode.NotFound)) return null;
+      throw err;
+    }
+  }
+
+  return { byActionId, record, commands, recordCommand, stepTimes, nodeRows, nodeAt, counts };
+}
