@@ -9,11 +9,12 @@
  *    launched with the flags that build needs, so nothing of the system's
  *    browser or fonts is used.
  */
-import { spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { chmodSync, createReadStream, createWriteStream, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { createBrotliDecompress } from 'node:zlib';
 import Chromium from '@sparticuz/chromium';
 import { toolsDir } from '../src/stack/tools.ts';
@@ -29,16 +30,26 @@ export interface HeadlessChromium {
 /** Flags for a Chromium we did not choose, running as root in a container as readily as on a desktop. */
 const GENERIC_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 
-/** Decompress the brotli tarball `archive` into `dir` with the system's `tar`. */
+/** Decompress the file `archive` to `target`. */
+async function unbrotli(archive: string, target: string, mode = 0o644): Promise<void> {
+  await pipeline(createReadStream(archive), createBrotliDecompress(), createWriteStream(target, { mode }));
+}
+
+/**
+ * Unpack the brotli tarball `archive` into `dir` with the system's `tar`,
+ * through a file: tar stops reading at the archive's end marker, which would
+ * cut a pipe short.
+ */
 async function untarBrotli(archive: string, dir: string): Promise<void> {
-  const tar = spawn('tar', ['-x', '-C', dir], { stdio: ['pipe', 'ignore', 'pipe'] });
-  let stderr = '';
-  tar.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const exited = new Promise<void>((resolve, reject) => {
-    tar.once('error', (error) => reject(new Error(`cannot run tar to unpack ${archive}: ${error.message}`)));
-    tar.once('close', (code) => (code === 0 ? resolve() : reject(new Error(`tar failed unpacking ${archive} (exit ${code}): ${stderr.slice(0, 500)}`))));
-  });
-  await Promise.all([pipeline(createReadStream(archive), createBrotliDecompress(), tar.stdin), exited]);
+  const tarFile = join(dir, `.${basename(archive, '.br')}`);
+  await unbrotli(archive, tarFile);
+  try {
+    await promisify(execFile)('tar', ['-x', '-f', tarFile, '-C', dir]);
+  } catch (error) {
+    throw new Error(`unpacking ${archive} with tar failed: ${String(error).slice(0, 500)}`);
+  } finally {
+    rmSync(tarFile, { force: true });
+  }
 }
 
 /**
@@ -55,7 +66,7 @@ async function unpackBundled(cache: string): Promise<string> {
   const staging = mkdtempSync(`${dir}.`);
   try {
     await Promise.all([
-      pipeline(createReadStream(join(bin, 'chromium.br')), createBrotliDecompress(), createWriteStream(join(staging, 'chromium'), { mode: 0o755 })),
+      unbrotli(join(bin, 'chromium.br'), join(staging, 'chromium'), 0o755),
       // SwiftShader's libraries beside the executable, where it loads them; Amazon Linux's NSS, NSPR and expat in lib/.
       ...['swiftshader.tar.br', 'al2023.tar.br', 'fonts.tar.br'].map((archive) => untarBrotli(join(bin, archive), staging)),
     ]);
