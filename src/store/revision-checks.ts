@@ -45,22 +45,25 @@ export async function runnableRevision(store: RevisionStore, revision?: number):
 
 /**
  * Shipyard's intermediate commit check for applying `revision`: the
- * revision committed just before it took part in no site action (it is
- * tagged neither site-action-success nor site-action-failure), so commits
- * that no site action used lie between the last site action and the
- * revision applied. Returns the message saying so (naming that revision),
- * or undefined when there is none (or `revision` is the first). Revision
- * ids have no gaps, so this reads one revision whatever the history's length.
+ * revision committed just before it was never rolled out, neither by a site
+ * action (tagged site-action-success or site-action-failure, as Shipyard
+ * asks) nor by a relabel run that applied it (relabel's runs never tag a
+ * revision), so commits nothing used lie between what was last rolled out
+ * and the revision applied. Returns the message saying so (naming that
+ * revision), or undefined when there is none (or `revision` is the first).
+ * Revision ids have no gaps, so this reads one revision and one run lookup
+ * whatever the history's length.
  */
 export async function intermediateCommit(store: RevisionStore, revision: number): Promise<string | undefined> {
   if (revision <= 1) return undefined;
   const before = await store.getRevision(revision - 1);
   const siteAction = new Set<string>(Object.values(SiteActionTag));
   if (before.tags.some((t) => siteAction.has(t.tag))) return undefined;
+  if (await store.revisionApplied(before.id)) return undefined;
   return (
-    `revision ${before.id}, committed before revision ${revision}, took part in no site action (it is tagged neither ` +
-    `${SiteActionTag.success} nor ${SiteActionTag.failure}): commits lie between the last site action and the revision applied. ` +
-    'If they are intended, run the action again with allow-intermediate-commits=true'
+    `revision ${before.id}, committed before revision ${revision}, was never rolled out: no site action used it (it is tagged neither ` +
+    `${SiteActionTag.success} nor ${SiteActionTag.failure}) and no update run applied it. ` +
+    'If the commits since the last roll-out are intended, run the action again with allow-intermediate-commits=true'
   );
 }
 

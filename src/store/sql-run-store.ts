@@ -8,7 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ActionCommand, NodeResultDetail, RunNodeCounts, RunNodeRow, RunNodeStatus, RunRecord, RunStore } from './run-store.ts';
 import { MAX_ACTION_COMMANDS } from './run-store.ts';
-import { RunNodeStatus as Status } from './run-store.ts';
+import { RunNodeStatus as Status, RunOutcome } from './run-store.ts';
 import { assertOutcome, assertRunId, assertWorkflowId, isNodeName, mergeResults, validatePageQuery, validateRunInput, type MergedResult } from './run-validation.ts';
 import { columnDate, columnNumber, columnString, columnStringOrNull, type SqlDriver, type SqlRow, type SqlSession, type SqlValue, type TableNames } from './sql-driver.ts';
 import { StoreError, StoreErrorCode } from './store-error.ts';
@@ -318,6 +318,15 @@ export function sqlRunStore(driver: SqlDriver): RunStore {
         }
         return counts;
       });
+    },
+
+    async revisionApplied(revision) {
+      assertRunId(revision, 'revision');
+      const ended = [RunOutcome.success, RunOutcome.partialSuccess, RunOutcome.failure, RunOutcome.cancelled];
+      const rows = await driver.read((s) =>
+        s.all(`SELECT 1 AS found FROM ${t.runs} WHERE revision = ? AND dry_run = 0 AND outcome IN (${ended.map(() => '?').join(', ')}) LIMIT 1`, [revision, ...ended]),
+      );
+      return rows.length > 0;
     },
 
     async cancelRunNodes(id, detail) {
