@@ -101,7 +101,9 @@ export async function headlessChromium(env: NodeJS.ProcessEnv = process.env): Pr
   const dir = await unpackBundled(toolsDir(env));
   return {
     executablePath: join(dir, 'chromium'),
-    args: Chromium.args,
+    // Its flags, less --single-process: Lambda needs it, but there the browser
+    // exits when its last page closes, and a test opens one page after another.
+    args: Chromium.args.filter((arg) => arg !== '--single-process'),
     env: { ...env, LD_LIBRARY_PATH: join(dir, 'lib'), FONTCONFIG_FILE: join(dir, 'fonts.conf') },
   };
 }
