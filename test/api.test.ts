@@ -174,7 +174,9 @@ describe('HTTP API', () => {
     assert.deepEqual(action.parameters, { target_nodes: [n0, n1] });
     assert.equal(action.revision, 2);
     assert.equal(created.headers.get('location'), `/api/v1.0/actions/${action.id}`);
-    assert.equal(action.id, encodeRunId({ workflowId: action.workflow_id, runId: action.run_id }));
+    assert.match(action.id, /^[0-7][0-9A-HJKMNP-TV-Z]{25}$/, 'a ULID, as Shipyard names actions');
+    const oldId = encodeRunId({ workflowId: action.workflow_id, runId: action.run_id });
+    assert.equal(ActionView.parse((await api.call('GET', `/api/v1.0/actions/${oldId}`)).json).id, action.id, 'the run id of before names the same action');
 
     const done = await eventually(
       async () => ActionView.parse((await api.call('GET', `/api/v1.0/actions/${action.id}`, { token: VIEWER })).json),

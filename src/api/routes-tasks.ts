@@ -17,7 +17,7 @@ import { callerName } from './auth.ts';
 import type { ApiDeps } from './deps.ts';
 import { defineRoute, requestError, type RouteDef } from './route.ts';
 import { encodeRunId } from './run-ids.ts';
-import { DEFAULT_NODE_PAGE, runKeyOf, runState } from './run-state.ts';
+import { actionKeyOf, DEFAULT_NODE_PAGE, runState } from './run-state.ts';
 import { failureOf, type RunState } from './run-views.ts';
 import { nodeTaskView, parseSubtaskId, subtaskErrors, subtaskViews, taskLayers, taskView, type TaskSource } from './task-views.ts';
 import { TaskListQuery, TaskPath, TaskQuery, TaskRequest } from './schemas.ts';
@@ -220,7 +220,7 @@ export function taskRoutes({ relabel }: ApiDeps): RouteDef[] {
       async handle({ params, query }) {
         const runs = await relabel.runs();
         const sub = parseSubtaskId(params.id);
-        const key = runKeyOf(sub?.taskId ?? params.id, 'task');
+        const key = await actionKeyOf(runs, sub?.taskId ?? params.id, 'task');
         const page = sub ? { offset: String(sub.position), limit: '1' } : { offset: query.offset, limit: query.limit };
         const state = await runState(runs, key, page);
         const source = sourceOf(state, requestOf(state.report.task));

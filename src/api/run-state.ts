@@ -44,16 +44,19 @@ export async function runState(runs: Runs, key: RunKey, page: { offset?: string;
  * ActionNotFound for an id that names no run (or a run whose workflow has
  * not started).
  */
-export async function actionRun(runs: Runs, id: string): Promise<{ key: RunKey; record: RunRecord | null }> {
-  if (!isUlid(id)) return { key: runKeyOf(id), record: null };
+export async function actionRun(runs: Runs, id: string, what = 'action'): Promise<{ key: RunKey; record: RunRecord | null }> {
+  if (!isUlid(id)) return { key: runKeyOf(id, what), record: null };
   const record = await runs.byActionId(id);
-  if (!record?.workflowId || !record.executionRunId) throw new ApiError(FailureType.ActionNotFound, `no action ${id}`);
+  if (!record?.workflowId || !record.executionRunId) throw new ApiError(FailureType.ActionNotFound, `no ${what} ${id}`);
   return { key: { workflowId: record.workflowId, runId: record.executionRunId }, record };
 }
 
-/** The run an action id (a ULID or an old id) names; ActionNotFound for none. */
-export async function actionKeyOf(runs: Runs, id: string): Promise<RunKey> {
-  return (await actionRun(runs, id)).key;
+/**
+ * The run an action id (a ULID or an old id) names; ActionNotFound (naming
+ * `what`: an action, a task) for none. A task may be named by its action's id.
+ */
+export async function actionKeyOf(runs: Runs, id: string, what = 'action'): Promise<RunKey> {
+  return (await actionRun(runs, id, what)).key;
 }
 
 /**
