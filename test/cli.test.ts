@@ -363,6 +363,8 @@ describe('relabel update-labels, status, retry, cancel', { concurrency: true }, 
       const ended = exits(await relabel(['status', first.workflowId, '--wait'], idle), 5);
       assert.match(ended.stdout, /^execution\s+CANCELLED$/m);
     } finally {
+    // No worker serves the run: a pause cannot be answered, and says so at once.
+    assert.match(exits(await relabel(['pause', first.workflowId], idle), 6).stderr, /Unavailable: cannot pause run .*: no worker is polling task queue/);
       worker.shutdown();
       await running;
       await close();
@@ -374,3 +376,5 @@ describe('relabel update-labels, status, retry, cancel', { concurrency: true }, 
     assert.match(exits(run, 6).stderr, /Unavailable: cannot reach Temporal at 127\.0\.0\.1:1/);
   });
 });
+      // Every target is listed, settled as never started.
+      for (const node of other.nodes.slice(0, 2)) assert.match(ended.stdout, new RegExp(`^${node}\\s+cancelled\\b.*NotStarted`, 'm'));

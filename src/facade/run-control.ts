@@ -5,13 +5,16 @@
  * others are settled as cancelled). Each accepted control is recorded with
  * the run in the store (who, when, which) for the action's command audit.
  */
-import { WorkflowUpdateFailedError, type Client } from '@temporalio/client';
+import { WorkflowUpdateFailedError, WorkflowUpdateRPCTimeoutOrCancelledError, type Client } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { FailureType, isFailureType } from '../core/failure-types.ts';
 import type { RevisionStore } from '../store/revision-store.ts';
 import { controlUpdate, type ControlAnswer } from '../workflows/messages.ts';
 import { RelabelError } from './relabel-error.ts';
 import type { RunRef, RunStatusReport } from './runs.ts';
+
+/** How long a pause or unpause waits for the run to answer before it is Unavailable. */
+export const CONTROL_TIMEOUT_MS = 15_000;
 
 /** The controls a run takes: Shipyard's verbs. */
 export const CONTROL_VERBS = ['pause', 'unpause', 'stop'] as const;
@@ -38,6 +41,9 @@ function updateRefusal(err: unknown, verb: string, workflowId: string): unknown 
   const cause = err instanceof WorkflowUpdateFailedError ? err.cause : undefined;
   if (cause instanceof ApplicationFailure && isFailureType(cause.type)) return new RelabelError(cause.type, `cannot ${verb} run ${workflowId}: ${cause.message}`);
   if (err instanceof Error && err.name === 'WorkflowNotFoundError') return new RelabelError(FailureType.NotRunning, `cannot ${verb} run ${workflowId}: it has ended`);
+  if (err instanceof WorkflowUpdateRPCTimeoutOrCancelledError) {
+    return new RelabelError(FailureType.Unavailable, `run ${workflowId} did not answer ${verb} within ${CONTROL_TIMEOUT_MS / 1000} s: is a worker serving it?`);
+  }
   return err;
 }
 
@@ -48,7 +54,9 @@ export function createRunControl(deps: RunControlDeps) {
    * continue-as-new chain) and records it, with `user`, in the run's command
    * audit. NotRunning for a run that has ended (or, for pause and unpause, a
    * dry run or a run that has started all its nodes); RunNotFound for an
-   * unknown run. Pausing a paused run is accepted and changes nothing.
+   * unknown run; Unavailable when no worker serves the run to answer a pause
+   * or unpause (within {@link CONTROL_TIMEOUT_MS}). Pausing a paused run is
+   * accepted and changes nothing.
    */
   async function control(workflowId: string, runId: string | undefined, verb: ControlVerbName, user: string | null): Promise<ControlOutcome> {
     const report = await deps.status(workflowId, runId);
@@ -60,10 +68,15 @@ export function createRunControl(deps: RunControlDeps) {
     if (verb === 'stop') {
       outcome = { ...(await deps.cancel(workflowId, report.runId)), verb };
     } else {
+      // A run no worker serves cannot answer: say so rather than wait for one.
+      const idle = report.warnings?.[0];
+      if (idle !== undefined) throw new RelabelError(FailureType.Unavailable, `cannot ${verb} run ${workflowId} now: ${idle}`);
       const handle = deps.client.workflow.getHandle(workflowId, report.runId);
-      const answer = await handle.executeUpdate(controlUpdate, { args: [{ verb }] }).catch((err: unknown) => {
-        throw updateRefusal(err, verb, workflowId);
-      });
+      const answer = await deps.client
+        .withDeadline(Date.now() + CONTROL_TIMEOUT_MS, () => handle.executeUpdate(controlUpdate, { args: [{ verb }] }))
+        .catch((err: unknown) => {
+          throw updateRefusal(err, verb, workflowId);
+        });
       outcome = { workflowId, runId: report.runId, ...(report.uiLink ? { uiLink: report.uiLink } : {}), verb, answer };
     }
     if (run !== undefined) {
