@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the local stack's servers from pinned Go modules into a cache outside
 # the repository, once: the Temporal CLI (dev server + Web UI), kube-apiserver
-# and etcd. Idempotent: a tool already in the cache is not rebuilt.
+# and etcd; and Keystone from PyPI into a Python venv. Idempotent: a tool
+# already in the cache is not rebuilt.
 #
 #   tools/build-tools.sh            build what is missing, print where it is
 #   tools/build-tools.sh --print    print the cache directory only
@@ -12,6 +13,7 @@ set -euo pipefail
 TEMPORAL_CLI_VERSION=v1.5.1
 KUBERNETES_VERSION=v1.36.3
 ETCD_VERSION=v3.6.16
+KEYSTONE_VERSION=30.0.0
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 cache=${RELABEL_TOOLS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/relabel/tools}
@@ -63,8 +65,36 @@ build_temporal() { GOBIN="$out" go install "github.com/temporalio/cli/cmd/tempor
 build_kube_apiserver() { (cd "$here/kube-apiserver" && go build -trimpath -o "$out/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver); }
 build_etcd() { (cd "$here/etcd" && go build -trimpath -o "$out/etcd" .); }
 
+# Keystone (OpenStack Identity) for the API's Keystone tests: a Python venv from PyPI, every
+# package pinned by tools/keystone/constraints.txt. A venv cannot be moved (its scripts name
+# its path), so it is made in place and marked complete last; an unmarked one is made again.
+install_keystone() {
+  local venv="$cache/keystone-venv-$KEYSTONE_VERSION"
+  if [[ -f "$venv/.complete" ]]; then
+    echo "build-tools: keystone $KEYSTONE_VERSION cached at $venv"
+  else
+    if ! command -v python3 >/dev/null 2>&1; then
+      echo "build-tools: python3 is not installed or not on PATH; the test Keystone is installed from PyPI into a venv (Python >= 3.10 needed)." >&2
+      exit 1
+    fi
+    echo "build-tools: installing keystone $KEYSTONE_VERSION into a venv (first time only; about a minute)..."
+    local start=$SECONDS
+    rm -rf "$venv"
+    if ! python3 -m venv "$venv" ||
+      ! "$venv/bin/pip" install --quiet --disable-pip-version-check -c "$here/keystone/constraints.txt" "keystone==$KEYSTONE_VERSION"; then
+      rm -rf "$venv"
+      echo "build-tools: installing keystone $KEYSTONE_VERSION failed" >&2
+      exit 1
+    fi
+    touch "$venv/.complete"
+    echo "build-tools: installed keystone $KEYSTONE_VERSION in $((SECONDS - start))s"
+  fi
+  ln -sfn "$venv" "$cache/keystone-venv"
+}
+
 build etcd "$ETCD_VERSION" build_etcd
 build temporal "$TEMPORAL_CLI_VERSION" build_temporal
 build kube-apiserver "$KUBERNETES_VERSION" build_kube_apiserver
+install_keystone
 
 echo "build-tools: tools ready in $cache/bin"
