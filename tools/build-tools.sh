@@ -74,7 +74,7 @@ install_keystone() {
     echo "build-tools: keystone $KEYSTONE_VERSION cached at $venv"
   else
     if ! command -v python3 >/dev/null 2>&1; then
-      echo "build-tools: python3 is not installed or not on PATH; the test Keystone is installed from PyPI into a venv (Python >= 3.10 needed)." >&2
+      echo "build-tools: python3 is not installed or not on PATH; the test Keystone is installed from PyPI into a venv (Python >= 3.11 needed)." >&2
       exit 1
     fi
     echo "build-tools: installing keystone $KEYSTONE_VERSION into a venv (first time only; about a minute)..."
