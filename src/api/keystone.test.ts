@@ -103,6 +103,29 @@ describe('Keystone verifier', () => {
     assert.equal(await verify('unknown-token'), null);
   });
 
+  it('gets a new service token once when Keystone answers 401 to the one it holds', async () => {
+    const calls: string[] = [];
+    let issued = 0;
+    const answer = keystoneAnswering({ 'alice-token': ['reader'] }, calls);
+    const verify = createKeystoneVerifier(
+      options(
+        await fakeKeystone((req, res) => {
+          if (req.method === 'POST') issued++;
+          // The first service token is refused as a revoked one would be.
+          if (req.method === 'GET' && issued === 1) {
+            calls.push('GET refused');
+            req.resume();
+            res.writeHead(401).end('{}');
+            return;
+          }
+          answer(req, res);
+        }),
+      ),
+    );
+    assert.deepEqual(await verify('alice-token'), { role: 'viewer', name: 'alice' });
+    assert.deepEqual(calls, ['POST ', 'GET refused', 'POST ', 'GET alice-token']);
+  });
+
   it('answers 403 naming the roles for a token without a mapped role', async () => {
     const verify = createKeystoneVerifier(options(await fakeKeystone(keystoneAnswering({ 'bob-token': ['member'] }))));
     await rejectsWith(verify('bob-token'), 'Forbidden', /^Keystone user alice has roles member, none mapped .* one of reader, admin_ucp_viewer; to change, one of admin, admin_ucp$/);
