@@ -2,6 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { networkInterfaces } from 'node:os';
 import { listenForProbes, ProbeListenError, startWorkerProbes, workerReadiness } from './worker-probes.ts';
 
 describe('the worker probes server', () => {
@@ -58,9 +59,12 @@ describe('the worker probes server', () => {
         listenForProbes({ address: '127.0.0.1', port: taken.port, readiness, warn }),
         new RegExp(`^Error: --metrics-port ${taken.port} \\(RELABEL_METRICS_PORT\\): 127\\.0\\.0\\.1:${taken.port} is already in use \\(another worker on this host\\?\\): give each worker a port of its own, or 0 for any free one$`),
       );
+      // A documentation address (RFC 5737) that no interface of this host has.
+      const mine = new Set(Object.values(networkInterfaces()).flatMap((list) => (list ?? []).map((i) => i.address)));
+      const foreign = ['203.0.113.77', '198.51.100.77', '192.0.2.177'].find((a) => !mine.has(a)) as string;
       await assert.rejects(
-        listenForProbes({ address: '192.0.2.1', port: 0, readiness, warn }),
-        /^Error: --metrics-address 192\.0\.2\.1 \(RELABEL_METRICS_ADDRESS\): 192\.0\.2\.1 is not an address of this host$/,
+        listenForProbes({ address: foreign, port: 0, readiness, warn }),
+        { message: `--metrics-address ${foreign} (RELABEL_METRICS_ADDRESS): ${foreign} is not an address of this host` },
       );
       assert.deepEqual(warnings, []);
     } finally {
