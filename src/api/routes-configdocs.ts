@@ -5,6 +5,7 @@
  * the whole rendered site. What is refused is refused whole, every error
  * listed, and nothing is stored.
  */
+import { z } from 'zod';
 import { FailureType } from '../core/failure-types.ts';
 import { formatError } from '../core/site-error.ts';
 import type { ApiDeps } from './deps.ts';
@@ -59,15 +60,17 @@ export function configdocsRoutes({ relabel }: ApiDeps): RouteDef[] {
       access: 'write',
       params: BucketPath,
       query: StageQuery,
-      body: { media: 'yaml', schema: ConfigdocsBody.optional(), required: false, description: 'multi-document YAML (none with empty-collection=true)' },
+      body: { media: 'yaml', schema: z.string().optional(), required: false, description: 'multi-document YAML (none with empty-collection=true)' },
       responses: { 201: { description: 'staged', schema: StatusBody }, 400: error, 409: error },
       async handle({ params, query, body }) {
         const { bucket } = params;
         const empty = query['empty-collection'] === true;
-        if (!empty && body === undefined) {
-          throw new ApiError(FailureType.InvalidRequest, 'this request needs a YAML body; to remove the collection, send empty-collection=true');
+        // Shipyard's client sends no body (an empty one) with empty-collection, and the body is then ignored.
+        const text = empty ? undefined : ConfigdocsBody.safeParse(body).data;
+        if (!empty && text === undefined) {
+          throw new ApiError(FailureType.InvalidRequest, 'the body must hold YAML documents; to remove the collection, send empty-collection=true');
         }
-        const files = empty || body === undefined ? null : [{ source: `${bucket}.yaml`, text: body }];
+        const files = text === undefined ? null : [{ source: `${bucket}.yaml`, text }];
         const status = await configdocs.stage(bucket, files, query.buffermode ?? 'bucket');
         const message = files === null ? `Collection ${bucket} emptied in the buffer (${status})` : `Configuration documents staged in bucket ${bucket} (${status})`;
         return { code: 201, body: statusBody({ status: 'Success', code: 201, reason: 'Created', message }), headers: { location: bucketUrl(bucket) } };
