@@ -6,11 +6,13 @@
  * run, a run that continued as new (its first and last executions) and a
  * rejected run, a label plugin poll that starts an update run for the
  * nodes whose plugin labels changed, and a drift detection that finds a node
- * changed behind relabel's back and heals it. Writes test/histories/*.binpb
- * (protobuf, as Temporal stores them). Run it again (and commit the files)
- * only when a workflow change is meant to be incompatible — see
- * docs/workflow-changes.md. `--only poll-plugins` records only the poll,
- * `--only detect-drift` only the detection.
+ * changed behind relabel's back and heals it, a run paused before its first
+ * node and unpaused, and a run paused mid-way and stopped (its nodes
+ * settled). Writes test/histories/*.binpb (protobuf, as Temporal stores
+ * them). Run it again (and commit the files) only when a workflow change is
+ * meant to be incompatible — see docs/workflow-changes.md. `--only
+ * poll-plugins` records only the poll, `--only detect-drift` only the
+ * detection, `--only run-control` only the paused and stopped runs.
  */
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -24,6 +26,7 @@ import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { createDrift } from '../src/facade/drift.ts';
 import { createPlugins } from '../src/facade/plugins.ts';
 import { createRuns } from '../src/facade/runs.ts';
+import { progressQuery, type Progress } from '../src/workflows/messages.ts';
 import { createNodeApi, loadKubeConfig } from '../src/kube/nodes.ts';
 import { freePorts, startStack, stopStack } from '../src/stack/stack.ts';
 import { openStore } from '../src/store/open-store.ts';
@@ -118,6 +121,47 @@ async function main(only?: string): Promise<void> {
       const detected = await createDrift({ client, store, taskQueue, namespace: 'default' }).detect({ site: 'rec-site' });
       if (detected.counts.drifted !== 1 || detected.heal?.runs.length !== 1) throw new Error(`the detection should find and heal one node: ${JSON.stringify(detected)}`);
       await save('detect-drift', detected.workflowId, detected.runId);
+    }
+
+    if (only === undefined || only === 'run-control') {
+      // Fresh nodes (earlier sections relabelled them all), so every target has something to change.
+      const targets = present.slice(0, 16);
+      for (const name of targets) {
+        await core.deleteNode({ name }).catch(() => undefined);
+        await core.createNode({ body: { metadata: { name, labels: { 'kubernetes.io/hostname': name } } } });
+      }
+      const until = async (what: string, done: (p: Progress) => boolean, workflowId: string) => {
+        for (let i = 0; i < 600; i++) {
+          const p = await client.workflow.getHandle(workflowId).query(progressQuery);
+          if (done(p)) return p;
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+        throw new Error(`${workflowId}: ${what} did not happen`);
+      };
+      // Paused before its first node, unpaused: it then relabels every target.
+      const paused = await runs.start({ targets: targets.slice(0, 4), concurrency: 1 });
+      await runs.control(paused.workflowId, paused.runId, 'pause', 'recorder');
+      await until('the pause', (p) => p.paused === true && p.phase === 'applying', paused.workflowId);
+      await runs.control(paused.workflowId, paused.runId, 'unpause', 'recorder');
+      const pausedDone = await runs.wait(paused);
+      if (pausedDone.result?.counts.written !== 4) throw new Error(`the paused run should write 4 nodes: ${JSON.stringify(pausedDone.result)}`);
+      await save('update-labels-paused', paused.workflowId, paused.runId);
+
+      // Paused once two nodes are done, then stopped: the others are settled as never started.
+      const stopped = await runs.start({ targets: targets.slice(4), concurrency: 1 });
+      await runs.control(stopped.workflowId, stopped.runId, 'pause', 'recorder');
+      await until('the pause', (p) => p.paused === true && p.phase === 'applying', stopped.workflowId);
+      await runs.control(stopped.workflowId, stopped.runId, 'unpause', 'recorder');
+      await until('two nodes', (p) => p.counts.success >= 2, stopped.workflowId);
+      await runs.control(stopped.workflowId, stopped.runId, 'pause', 'recorder');
+      await until('the running node', (p) => p.paused === true && p.counts.running === 0, stopped.workflowId);
+      await runs.control(stopped.workflowId, stopped.runId, 'stop', 'recorder');
+      const stoppedDone = await runs.wait(stopped);
+      const counts = await store.runCounts(stopped.run);
+      if (stoppedDone.execution !== 'CANCELLED' || counts.cancelled === 0 || counts.pending + counts.queued > 0) {
+        throw new Error(`the stopped run should end cancelled with its nodes settled: ${stoppedDone.execution} ${JSON.stringify(counts)}`);
+      }
+      await save('update-labels-cancelled', stopped.workflowId, stopped.runId);
     }
 
     worker.shutdown();
