@@ -6,13 +6,13 @@
  * so 50,000 targets are a hundred statements, not 50,000.
  */
 import { randomUUID } from 'node:crypto';
-import type { ActionCommand, NodeResultDetail, RunNodeCounts, RunNodeRow, RunNodeStatus, RunRecord, RunStore } from './run-store.ts';
-import { MAX_ACTION_COMMANDS } from './run-store.ts';
+import type { NodeResultDetail, RunNodeCounts, RunNodeRow, RunNodeStatus, RunRecord, RunStore } from './run-store.ts';
 import { RunNodeStatus as Status, RunOutcome } from './run-store.ts';
 import { assertOutcome, assertRunId, assertWorkflowId, isNodeName, mergeResults, validatePageQuery, validateRunInput, type MergedResult } from './run-validation.ts';
 import { columnDate, columnNumber, columnString, columnStringOrNull, type SqlDriver, type SqlRow, type SqlSession, type SqlValue, type TableNames } from './sql-driver.ts';
 import { StoreError, StoreErrorCode } from './store-error.ts';
-import { isUlid, newUlid, nextUlid } from './ulid.ts';
+import { isUlid } from './ulid.ts';
+import { freshUlid, runNotFound, sqlActionCommands } from './sql-action-store.ts';
 
 /** Rows per multi-row statement (at most 8 values a row: well under both backends' parameter limits). */
 const BATCH = 500;
@@ -52,29 +52,6 @@ function runRecord(row: SqlRow): RunRecord {
   };
 }
 
-function actionCommand(row: SqlRow): ActionCommand {
-  return { id: columnString(row, 'id'), command: columnString(row, 'command'), user: columnStringOrNull(row, 'issued_by'), at: columnDate(row, 'issued_at') };
-}
-
-/** A fresh ULID greater than every one the store holds in `table`, so ids increase across processes too (called under the write lock). */
-async function freshUlid(s: SqlSession, table: string, column: string): Promise<string> {
-  const [row] = await s.all(`SELECT MAX(${column}) AS last FROM ${table}`);
-  const last = row ? columnStringOrNull(row, 'last') : null;
-  const id = newUlid();
-  return last !== null && isUlid(last) && last >= id ? nextUlid(last) : id;
-}
-
-const COMMAND = /^[a-z_]{1,32}$/;
-
-/** Throws InvalidArgument for a command or user {@link RunStore.recordActionCommand} refuses. */
-function assertCommand(command: string, user: string | null): void {
-  if (typeof command !== 'string' || !COMMAND.test(command)) {
-    throw new StoreError(StoreErrorCode.InvalidArgument, `invalid action command ${JSON.stringify(String(command).slice(0, 40))}: expected 1 to 32 lowercase letters or underscores`);
-  }
-  if (user !== null && (typeof user !== 'string' || user.length === 0 || user.length > 128)) {
-    throw new StoreError(StoreErrorCode.InvalidArgument, 'invalid command user: expected a non-empty string of at most 128 characters, or null');
-  }
-}
 
 function runNodeRow(row: SqlRow): RunNodeRow {
   const detail = columnStringOrNull(row, 'detail');
@@ -87,9 +64,6 @@ function runNodeRow(row: SqlRow): RunNodeRow {
   };
 }
 
-function runNotFound(id: number): StoreError {
-  return new StoreError(StoreErrorCode.NotFound, `run ${id} not found`);
-}
 
 const RUN_COLUMNS = 'id, key, created_at, workflow_id, revision, dry_run, retry_of, target_count, started_by, started_via, outcome, action_id, context_marker, execution_run_id';
 
@@ -197,47 +171,12 @@ export function sqlRunStore(driver: SqlDriver): RunStore {
       if (changed === 0) throw runNotFound(id);
     },
 
-    async setRunExecution(id, runId) {
-      assertRunId(id);
-      if (typeof runId !== 'string' || runId.length === 0 || runId.length > 128) {
-        throw new StoreError(StoreErrorCode.InvalidArgument, 'invalid execution run id: expected a non-empty string of at most 128 characters');
-      }
-      const changed = await driver.write((s) => s.run(`UPDATE ${t.runs} SET execution_run_id = ? WHERE id = ?`, [runId, id]));
-      if (changed === 0) throw runNotFound(id);
-    },
-
     async runByActionId(actionId) {
       if (!isUlid(actionId)) return null;
       return (await driver.read((s) => selectRun(s, t, 'action_id', actionId))) ?? null;
     },
 
-    async recordActionCommand(id, command, user) {
-      assertRunId(id);
-      assertCommand(command, user);
-      return driver.write(async (s) => {
-        if ((await s.all(`SELECT 1 AS found FROM ${t.runs} WHERE id = ?`, [id])).length === 0) throw runNotFound(id);
-        const recorded: ActionCommand = { id: await freshUlid(s, t.runCommands, 'id'), command, user, at: new Date() };
-        await s.run(`INSERT INTO ${t.runCommands} (id, run_id, command, issued_by, issued_at) VALUES (?, ?, ?, ?, ?)`, [
-          recorded.id,
-          id,
-          command,
-          user,
-          recorded.at.toISOString(),
-        ]);
-        return recorded;
-      });
-    },
-
-    async actionCommands(id, limit = MAX_ACTION_COMMANDS) {
-      assertRunId(id);
-      if (!Number.isInteger(limit) || limit < 1 || limit > MAX_ACTION_COMMANDS) {
-        throw new StoreError(StoreErrorCode.InvalidArgument, `invalid limit ${String(limit)}: expected a whole number from 1 to ${MAX_ACTION_COMMANDS}`);
-      }
-      const rows = await driver.read((s) =>
-        s.all(`SELECT id, command, issued_by, issued_at FROM ${t.runCommands} WHERE run_id = ? ORDER BY id DESC LIMIT ?`, [id, limit]),
-      );
-      return rows.map(actionCommand).reverse();
-    },
+    ...sqlActionCommands(driver),
 
     async setRunOutcome(id, outcome) {
       assertRunId(id);
