@@ -195,9 +195,15 @@ export function createKeystoneVerifier(options: KeystoneOptions): KeystoneVerifi
       }
       if (response.status !== 200) {
         await response.body?.cancel();
+        const why =
+          response.status === 403
+            ? `: it needs the service or admin role in project ${options.projectName}`
+            : response.status === 401
+              ? ', even with a service token just issued'
+              : '';
         throw new ApiError(
           FailureType.Unavailable,
-          `Keystone at ${shown} refused to validate a token for relabel's service user ${options.username} (HTTP ${response.status}): it needs the service or admin role in project ${options.projectName}`,
+          `Keystone at ${shown} refused to validate a token for relabel's service user ${options.username} (HTTP ${response.status})${why}`,
         );
       }
       const body = KeystoneToken.safeParse(await response.json().catch(() => undefined));
