@@ -110,6 +110,10 @@ describe('run output', () => {
   it('draws progress', () => {
     assert.equal(progressLine(progress(3, 1, 2, 10)), 'applying: 4/10 done (3 ok, 1 failed, 2 running, 4 pending, 0 written)');
     assert.equal(progressLine({ ...progress(0, 0, 0, 0), phase: 'resolving' }), 'resolving…');
+    assert.equal(
+      progressLine({ ...progress(3, 1, 2, 10), paused: true }),
+      'applying (paused: no new node starts; relabel unpause resumes): 4/10 done (3 ok, 1 failed, 2 running, 4 pending, 0 written)',
+    );
     assert.equal(progressBar(progress(3, 1, 2, 10), 10), '[####------]');
     assert.equal(progressBar(progress(0, 0, 0, 0), 4), '[----]');
   });
