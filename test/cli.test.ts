@@ -15,6 +15,7 @@ import { validateSite } from '../src/core/validate-site.ts';
 import { createWorker } from '../src/worker.ts';
 import { adminCore, createNode, exits, relabelCli as relabel, REPO_ROOT, startRelabel, uniqueSuffix, workflowBundle } from './helpers.ts';
 import { prefixedSite, storeWithSite } from './site.ts';
+import { nodeDoc } from '../src/core/testing.ts';
 import { eventually } from './api-support.ts';
 
 
@@ -49,6 +50,22 @@ describe('relabel docs', { concurrency: true }, () => {
     const json = JSON.parse(exits(await relabel(['docs', 'validate', '-o', 'json', 'examples/broken-site']), 2).stdout);
     assert.equal(json.ok, false);
     assert.deepEqual(json.errors, expected.errors);
+  });
+
+  it('lists every defect of a node at once, a schema error among them', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'relabel-cli-defects-'));
+    const body = "  metadata:\n    owner_data: {bad key: x}\n    annotations: {Upper.Example/ok: y, ex ample/a: z}\n    taints:\n      - {key: 'a/b/c', effect: NoSchedule}\n      - {key: example.com/ok, effect: Sometimes}";
+    writeFileSync(join(dir, 'n.yaml'), nodeDoc('n1', body));
+    const lines = exits(await relabel(['docs', 'validate', dir]), 2).stdout.trimEnd().split('\n');
+    assert.equal(lines.at(-1), '4 error(s) in 1 file(s)');
+    // Each error's place: file:line:column and path.
+    const places = lines.slice(0, -1).map((line) => /^(\S+) drydock\/BaremetalNode\/v1 "n1" (.*?): /.exec(line)?.slice(1).join(' '));
+    assert.deepEqual(places, [
+      `${join(dir, 'n.yaml')}:8:18 data.metadata.owner_data["bad key"]`,
+      `${join(dir, 'n.yaml')}:9:40 data.metadata.annotations["ex ample/a"]`,
+      `${join(dir, 'n.yaml')}:11:15 data.metadata.taints[0].key`,
+      `${join(dir, 'n.yaml')}:12:39 data.metadata.taints[1].effect`,
+    ]);
   });
 
   it('refuses an invalid stage with every per-document error and stores nothing', async () => {
@@ -346,6 +363,8 @@ describe('relabel update-labels, status, retry, cancel', { concurrency: true }, 
     assert.equal(first.dryRun, false);
     const second = await relabel(['update-labels', '--nodes', other.nodes[2] as string], idle);
     assert.match(exits(second, 3).stderr, /RunInProgress: an update_labels run is already in progress/);
+    // No worker serves the run: a pause cannot be answered, and says so at once.
+    assert.match(exits(await relabel(['pause', first.workflowId], idle), 6).stderr, /Unavailable: cannot pause run .*: no worker is polling task queue/);
     const cancelled = exits(await relabel(['cancel', first.workflowId], idle), 0);
     assert.match(cancelled.stdout, new RegExp(`cancellation requested for ${first.workflowId} \\(run ${first.runId}\\)`));
 
@@ -362,9 +381,9 @@ describe('relabel update-labels, status, retry, cancel', { concurrency: true }, 
     try {
       const ended = exits(await relabel(['status', first.workflowId, '--wait'], idle), 5);
       assert.match(ended.stdout, /^execution\s+CANCELLED$/m);
+      // Every target is listed, settled as never started.
+      for (const node of other.nodes.slice(0, 2)) assert.match(ended.stdout, new RegExp(`^${node}\\s+cancelled\\b.*NotStarted`, 'm'));
     } finally {
-    // No worker serves the run: a pause cannot be answered, and says so at once.
-    assert.match(exits(await relabel(['pause', first.workflowId], idle), 6).stderr, /Unavailable: cannot pause run .*: no worker is polling task queue/);
       worker.shutdown();
       await running;
       await close();
@@ -376,5 +395,3 @@ describe('relabel update-labels, status, retry, cancel', { concurrency: true }, 
     assert.match(exits(run, 6).stderr, /Unavailable: cannot reach Temporal at 127\.0\.0\.1:1/);
   });
 });
-      // Every target is listed, settled as never started.
-      for (const node of other.nodes.slice(0, 2)) assert.match(ended.stdout, new RegExp(`^${node}\\s+cancelled\\b.*NotStarted`, 'm'));
