@@ -36,6 +36,7 @@ function shipyard(api: TestApi) {
   const get = (path: string, params: Record<string, string | number | boolean | null> = {}) =>
     api.call('GET', `/api/v1.0/${path}${query({ ...params, verbosity: 1 })}`, { token: null, headers: { 'X-Context-Marker': marker, 'X-Auth-Token': ADMIN } });
   return {
+    marker,
     /** `post_actions(name, parameters, allow_intermediate_commits)`: JSON body, the flag in the query. */
     postActions: (name: string, parameters: Record<string, string>) =>
       api.call('POST', `/api/v1.0/actions${query({ 'allow-intermediate-commits': false, verbosity: 1 })}`, {
@@ -102,6 +103,9 @@ describe('Shipyard CLI commands on actions and workflows', () => {
     const started = json(created, 201);
     assertCliId(started.id);
     assert.equal(created.headers.get('location'), `/api/v1.0/actions/${started.id}`);
+    // create action prints gen_action_table of the answer: name, id, action_lifecycle, dag_execution_date, steps, notes.
+    assertReads('created action', started, ['name', 'id', 'action_lifecycle', 'dag_execution_date', 'steps', 'notes']);
+    assert.deepEqual([started.name, started.action_lifecycle, started.steps.length], ['relabel_nodes', 'Pending', 3]);
 
     // shipyard describe action/<id>
     const action = await eventually(
@@ -115,7 +119,7 @@ describe('Shipyard CLI commands on actions and workflows', () => {
     assert.equal(action.name, 'relabel_nodes');
     assert.equal(action.action_lifecycle, 'Failed');
     assert.equal(action.dag_status, 'failed');
-    assert.match(action.context_marker, /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+    assert.equal(action.context_marker, sy.marker, "the client's X-Context-Marker, as Shipyard keeps it");
     assert.ok(typeof action.user === 'string' && action.user.length > 0);
     assert.ok(!Number.isNaN(Date.parse(action.datetime)));
     assert.deepEqual(action.parameters, { target_nodes: [n0, n1, absent] });

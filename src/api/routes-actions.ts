@@ -41,6 +41,8 @@ function invalidAction(raw: unknown, error: ZodError): ApiError {
 
 const error = { description: 'Airship Status error', schema: StatusBody };
 
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
 /** The action routes. */
 export function actionRoutes({ relabel }: ApiDeps): RouteDef[] {
   return [
@@ -69,7 +71,10 @@ export function actionRoutes({ relabel }: ApiDeps): RouteDef[] {
         const allow = body.parameters.allow_mass_removal === true ? { allowMassRemoval: true } : {};
         const audit = runAudit(callerName(request), StartedVia.api);
         const refuseIntermediateCommits = query['allow-intermediate-commits'] !== true;
-        const started = await runs.start({ targets: body.parameters.target_nodes, action: body.name, audit, refuseIntermediateCommits, ...allow });
+        // Shipyard keeps the client's X-Context-Marker as the action's context marker.
+        const marker = request.headers['x-context-marker'];
+        const contextMarker = typeof marker === 'string' && UUID.test(marker) ? { contextMarker: marker.toLowerCase() } : {};
+        const started = await runs.start({ targets: body.parameters.target_nodes, action: body.name, audit, refuseIntermediateCommits, ...allow, ...contextMarker });
         const report = { ...started, startedBy: audit.by, startedVia: audit.via, execution: 'RUNNING', startTime: new Date().toISOString() };
         // The answer names the first page of targets, as GET actions/{id} pages them; a large run's answer stays small.
         const shown = started.targets.slice(0, DEFAULT_NODE_PAGE);

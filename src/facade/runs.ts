@@ -94,6 +94,8 @@ export interface StartOptions {
   retryOfRun?: number;
   /** The action name the run was asked for (Shipyard's `update_labels` or `relabel_nodes`), kept in its memo. */
   action?: string;
+  /** The action's context marker (a UUID, as Shipyard's client sends in X-Context-Marker); a fresh one when absent. */
+  contextMarker?: string;
   /** Who starts the run and how: kept with the run in the store, in the workflow's input and in its memo. */
   audit?: RunAudit;
   /** The Drydock task request that starts the run, kept in its memo (the node filter only up to {@link MAX_MEMO_FILTER} bytes of JSON). */
@@ -304,6 +306,7 @@ export function createRuns(deps: RunsDeps) {
       targets,
       ...(options.retryOfRun !== undefined ? { retryOf: options.retryOfRun } : {}),
       ...(audit ? { startedBy: audit.by, startedVia: audit.via } : {}),
+      ...(options.contextMarker !== undefined ? { contextMarker: options.contextMarker } : {}),
     });
     // The label plugin set the run applies: a retry keeps its run's, a new run takes the site's newest (0: none).
     const retried = options.retryOfRun !== undefined ? await store.runPluginSet(options.retryOfRun) : null;
