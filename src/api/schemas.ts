@@ -262,8 +262,6 @@ export const TagDataBody = z.record(z.string(), z.unknown()).optional();
 /** Body of a tag request. */
 export type TagDataBody = z.infer<typeof TagDataBody>;
 
-/** Shipyard action names relabel runs; both start an update run. */
-export const ActionName = z.enum(['update_labels', 'relabel_nodes']);
 /**
  * A boolean parameter of an action: a JSON boolean, or the text Shipyard's
  * `create action --param name=value` sends, `true` or `false` in any case.
@@ -274,6 +272,8 @@ export const BooleanParam = z
 
 /** A Shipyard action name. */
 export type ActionName = z.infer<typeof ActionName>;
+/** Shipyard action names relabel runs; both start an update run. */
+export const ActionName = z.enum(['update_labels', 'relabel_nodes']);
 
 /** Body of `POST actions`. `target_nodes`: a list, or one comma-separated string. */
 export const ActionRequest = z
