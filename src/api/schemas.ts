@@ -270,10 +270,10 @@ export const BooleanParam = z
   .union([z.boolean(), z.string().regex(/^(true|false)$/i, { error: 'must be true or false' })])
   .transform((v) => (typeof v === 'string' ? v.toLowerCase() === 'true' : v));
 
-/** A Shipyard action name. */
-export type ActionName = z.infer<typeof ActionName>;
 /** Shipyard action names relabel runs; both start an update run. */
 export const ActionName = z.enum(['update_labels', 'relabel_nodes']);
+/** A Shipyard action name. */
+export type ActionName = z.infer<typeof ActionName>;
 
 /** Body of `POST actions`. `target_nodes`: a list, or one comma-separated string. */
 export const ActionRequest = z
