@@ -13,7 +13,7 @@ import { LabelPlugin, pluginProblems } from './label-plugin.ts';
 import { RECORD_ANNOTATIONS } from './constants.ts';
 import { isKubeletLabelKey, NODE_CONFIG_ANNOTATIONS } from './label-keys.ts';
 import { annotationKeyErrors, dns1123SubdomainErrors, invalidValue, labelKeyErrors, labelValueErrors } from './label-syntax.ts';
-import { hostView, mapAt, nameOf, valueAt, type HostView, type MapView, type TaintView } from './document-view.ts';
+import { hostView, mapAt, nameOf, pluginView, policyView, valueAt, type HostView, type MapView, type TaintView } from './document-view.ts';
 import {
   BaremetalNode,
   HostProfile,
@@ -210,18 +210,27 @@ function declarationErrors(doc: LoadedDocument, kind: InterpretedKind): SiteErro
   }
 }
 
-/** The checks of a policy or plugin document, which need the whole document valid (they relate its fields). */
-function typedErrors(checked: CheckedDocument): SiteError[] {
-  const { doc } = checked;
-  switch (checked.kind) {
-    case 'policy':
-      return policyProblems(checked.value.data).map((p) => documentError(doc, p.path, p.message, p.target));
+/**
+ * The checks of a policy or plugin document, which relate its fields: made
+ * on the parsed document, or, when it failed its schema, on a lenient view
+ * of it (see `policyView`, `pluginView`); a finding at a place the schema
+ * already refused (`refused`, paths as JSON) is the view's stand-in and is
+ * left out.
+ */
+function relatedFieldErrors(doc: LoadedDocument, kind: InterpretedKind, parsed: unknown, refused: ReadonlySet<string>): SiteError[] {
+  const kept = (path: readonly PathSegment[]) => !refused.has(JSON.stringify(path));
+  switch (kind) {
+    case 'policy': {
+      const data = parsed === undefined ? policyView(doc.value) : (parsed as LabelPolicy).data;
+      return policyProblems(data).filter((p) => kept(p.path)).map((p) => documentError(doc, p.path, p.message, p.target));
+    }
     case 'plugin': {
-      const name = checked.value.metadata.name;
-      const nameErrors = dns1123SubdomainErrors(name).map((message) =>
+      const plugin = parsed === undefined ? pluginView(doc.value) : (parsed as LabelPlugin);
+      const name = plugin.metadata.name;
+      const nameErrors = (kept(['metadata', 'name']) ? dns1123SubdomainErrors(name) : []).map((message) =>
         documentError(doc, ['metadata', 'name'], `a plugin name must be a DNS subdomain: ${invalidValue(name, message)}`),
       );
-      return [...nameErrors, ...pluginProblems(checked.value.data).map((p) => documentError(doc, p.path, p.message))];
+      return [...nameErrors, ...pluginProblems(plugin.data).filter((p) => kept(p.path)).map((p) => documentError(doc, p.path, p.message))];
     }
     default:
       return [];
@@ -255,12 +264,12 @@ export function checkDocument(doc: LoadedDocument): { checked: CheckedDocument; 
   }
   const kind = KIND_OF_SCHEMA[schema as SchemaName];
   const result = strict.safeParse(doc.value);
-  const errors = result.success ? [] : zodErrors(doc, result.error.issues);
-  errors.push(...declarationErrors(doc, kind));
-  if (!result.success) return { checked: { kind: 'invalid', doc, schemaKind: kind }, errors };
-  const checked = classify(doc, schema as SchemaName, result.data);
-  errors.push(...typedErrors(checked));
-  return { checked: errors.length === 0 ? checked : { kind: 'invalid', doc, schemaKind: kind }, errors };
+  const issues = result.success ? [] : result.error.issues;
+  const errors = [...zodErrors(doc, issues), ...declarationErrors(doc, kind)];
+  const refused = new Set(issues.map((issue) => JSON.stringify(issue.path)));
+  errors.push(...relatedFieldErrors(doc, kind, result.success ? result.data : undefined, refused));
+  if (!result.success || errors.length > 0) return { checked: { kind: 'invalid', doc, schemaKind: kind }, errors };
+  return { checked: classify(doc, schema as SchemaName, result.data), errors };
 }
 
 const KIND_OF_SCHEMA: Record<SchemaName, InterpretedKind> = {

@@ -7,6 +7,9 @@
  * reported by the schema; checks reading a view never report it again.
  */
 import { TAINT_EFFECTS, type TaintEffect } from './constants.ts';
+import type { LabelPlugin, PluginSource } from './label-plugin.ts';
+import type { LabelPolicyData } from './label-policy.ts';
+import { DOCUMENT_METADATA_SCHEMA, SchemaName } from './schema.ts';
 
 /** A map as written (label or annotation keys to values); values of any type are kept, for their key's checks. */
 export type MapView = Readonly<Record<string, unknown>>;
@@ -80,5 +83,55 @@ export function hostView(document: unknown): HostView {
     annotations: mapping(metadata?.['annotations']),
     taints: taints.flatMap((entry, i) => taintView(entry, i) ?? []),
     tags: tags.flatMap((tag, index) => (typeof tag === 'string' && tag !== '' ? [{ index, tag }] : [])),
+  };
+}
+
+const strings = (value: unknown): string[] | undefined =>
+  Array.isArray(value) ? value.map((entry) => (typeof entry === 'string' ? entry : '')) : undefined;
+
+/**
+ * A label policy's `data` read leniently, for its checks (`policyProblems`)
+ * when the document failed its schema: what has the right type as written,
+ * and a neutral stand-in for the rest (a generator flag off, the default
+ * domain, an empty string for a protected entry that is not one). A finding
+ * at a place the schema already refused is the stand-in's, and is dropped
+ * by the caller.
+ */
+export function policyView(document: unknown): LabelPolicyData {
+  const data = mapAt(document, ['data']);
+  const flags = mapping(data?.['generated_labels']);
+  const flag = (name: string) => flags?.[name] === true;
+  const domain = data?.['label_domain'];
+  return {
+    ...(typeof domain === 'string' ? { label_domain: domain } : {}),
+    generated_labels: { rack: flag('rack'), host_profile: flag('host_profile'), tags: flag('tags'), rack_labels: flag('rack_labels'), site: flag('site') },
+    protected_keys: strings(data?.['protected_keys']) ?? [],
+    reconcile_os_arch_aliases: false,
+    lift_uninitialized_taint: false,
+    default_concurrency: 1,
+  };
+}
+
+/**
+ * A label plugin document read leniently, for its checks (`pluginProblems`)
+ * when it failed its schema, as {@link policyView}: an unknown `source` is
+ * kept as written, so that no check of one source's rules applies to it.
+ */
+export function pluginView(document: unknown): LabelPlugin {
+  const data = mapAt(document, ['data']);
+  const path = data?.['path'];
+  const timeout = data?.['timeout_seconds'];
+  const args = strings(data?.['args']);
+  return {
+    schema: SchemaName.LabelPlugin,
+    metadata: { schema: DOCUMENT_METADATA_SCHEMA, name: nameOf(document) ?? '' },
+    data: {
+      // Neither json nor exec when not one of them: the checks that depend on the source then skip it.
+      source: data?.['source'] as PluginSource,
+      path: typeof path === 'string' ? path : '',
+      namespaces: strings(data?.['namespaces']) ?? [],
+      ...(args === undefined ? {} : { args }),
+      ...(typeof timeout === 'number' ? { timeout_seconds: timeout } : {}),
+    },
   };
 }

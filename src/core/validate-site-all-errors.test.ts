@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { formatError } from './site-error.ts';
-import { nodeDoc, profileDoc, rackDoc, source } from './testing.ts';
+import { nodeDoc, policyDoc, profileDoc, rackDoc, source, yamlDoc } from './testing.ts';
 import { validateDocumentsAlone } from './validate-documents.ts';
 import { validateSite } from './validate-site.ts';
 import type { SiteSource } from './yaml-source.ts';
@@ -93,6 +93,27 @@ describe('validation reports every error of every field at once', () => {
       's.yaml:15:17 drydock/BaremetalNode/v1 "n1" data.host_profile: host profile "computee" is not defined (no drydock/HostProfile/v1 document named "computee")',
       's.yaml:17:11 drydock/BaremetalNode/v1 "n1" data.metadata.rack: rack "r9" is not defined (no drydock/Rack/v1 document named "r9")',
       's.yaml:18:11 drydock/BaremetalNode/v1 "n1" data.metadata.tags: Invalid input: expected array, received number',
+    ]);
+  });
+
+  it('a policy or plugin failing its schema still has its other fields checked', () => {
+    const policy = policyDoc('p', {
+      label_domain: 'label_domain: Labels.Example',
+      protected_keys: "protected_keys: [7, 'bad key']",
+      default_concurrency: 'default_concurrency: 0',
+    });
+    const plugin = yamlDoc('relabel/LabelPlugin/v1', 'Gpu', '  source: pipe\n  path: relative/gpu.sh\n  namespaces: [7, "a**"]');
+    const errors = errorsOf([source('p.yaml', policy), source('q.yaml', plugin)]).map((e) => e.replace(/ \(e\.g\..*$/, ''));
+    assert.deepEqual(errors, [
+      "p.yaml:7:17 relabel/LabelPolicy/v1 \"p\" data.label_domain: Invalid value: \"Labels.Example\": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character",
+      'p.yaml:9:20 relabel/LabelPolicy/v1 "p" data.protected_keys[0]: Invalid input: expected string, received number',
+      `p.yaml:9:23 relabel/LabelPolicy/v1 "p" data.protected_keys[1]: Invalid value: "bad key": ${nameMessage.replace(/ \(e\.g\..*$/, '')}`,
+      'p.yaml:12:24 relabel/LabelPolicy/v1 "p" data.default_concurrency: Too small: expected number to be >=1',
+      `q.yaml:5:9 relabel/LabelPlugin/v1 "Gpu" metadata.name: a plugin name must be a DNS subdomain: Invalid value: "Gpu": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character`,
+      'q.yaml:7:11 relabel/LabelPlugin/v1 "Gpu" data.source: source must be "json" or "exec"',
+      'q.yaml:8:9 relabel/LabelPlugin/v1 "Gpu" data.path: "relative/gpu.sh": path must be absolute (start with "/")',
+      'q.yaml:9:16 relabel/LabelPlugin/v1 "Gpu" data.namespaces[0]: each namespace must be a string',
+      'q.yaml:9:19 relabel/LabelPlugin/v1 "Gpu" data.namespaces[1]: namespace "a**": "**" is not allowed; "*" already matches any run of characters other than "/"',
     ]);
   });
 
