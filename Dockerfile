@@ -13,6 +13,8 @@ RUN npm ci --omit=dev --ignore-scripts && npm cache clean --force
 FROM node:24-bookworm-slim
 WORKDIR /app
 ENV NODE_ENV=production
+# In a container the metrics port is reached from outside it (the worker's own default is loopback).
+ENV RELABEL_METRICS_ADDRESS=0.0.0.0
 COPY --from=deps /app/node_modules ./node_modules
 COPY package.json ./
 COPY bin ./bin

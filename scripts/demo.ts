@@ -23,7 +23,8 @@ const root = resolve(import.meta.dirname, '..');
 const say = (text: string) => console.log(`\n\x1b[1m==> ${text}\x1b[0m`);
 
 function ensureTools(): void {
-  const built = spawnSync(join(root, 'tools/build-tools.sh'), { stdio: 'inherit' });
+  // The demo needs the servers only; the test Keystone (Python) is the tests' own.
+  const built = spawnSync(join(root, 'tools/build-tools.sh'), ['--servers'], { stdio: 'inherit' });
   if (built.status !== 0) throw new Error('building the local stack servers failed (see above)');
 }
 

@@ -6,6 +6,7 @@
 #
 #   tools/build-tools.sh            build what is missing, print where it is
 #   tools/build-tools.sh --print    print the cache directory only
+#   tools/build-tools.sh --servers  the three servers only, not the test Keystone (the demo)
 #
 # RELABEL_TOOLS_DIR overrides the cache directory.
 set -euo pipefail
@@ -95,6 +96,6 @@ install_keystone() {
 build etcd "$ETCD_VERSION" build_etcd
 build temporal "$TEMPORAL_CLI_VERSION" build_temporal
 build kube-apiserver "$KUBERNETES_VERSION" build_kube_apiserver
-install_keystone
+if [[ "${1:-}" != "--servers" ]]; then install_keystone; fi
 
 echo "build-tools: tools ready in $cache/bin"
