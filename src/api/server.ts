@@ -157,7 +157,7 @@ export function createApiServer(options: ApiServerOptions): FastifyInstance {
     // closes) instead of Fastify's own 503 body, which is not a Status.
     return503OnClosing: false,
     // Action, task and plan ids name a workflow and run; a dry run's (a plan's) is longer than Fastify's default 100.
-    maxParamLength: 1024,
+    routerOptions: { maxParamLength: 1024 },
     clientErrorHandler: clientError,
     frameworkErrors: (error, _request, reply) => {
       void sendError(reply, toApiError(error));
