@@ -295,7 +295,7 @@ describe('HTTP API under hostile input', () => {
         asAdmin({ method: path.endsWith('commitconfigdocs') ? 'POST' : 'DELETE', path, body: text, headers: { 'content-type': 'application/x-yaml' }, expect: 400 }),
       ),
       // Junk queries: 400.
-      fc.tuple(fc.string({ minLength: 1, maxLength: 10 }).map(encodeURIComponent), fc.string({ maxLength: 10 }).map(encodeURIComponent), fc.integer({ min: 0, max: 4 })).map(([key, value, which]) =>
+      fc.tuple(fc.string({ minLength: 1, maxLength: 10 }).map(encodeURIComponent), fc.string({ maxLength: 10 }).map(encodeURIComponent), fc.integer({ min: 0, max: 7 })).map(([key, value, which]) =>
         asAdmin(
           [
             { method: 'GET', path: `/api/v1.0/revisions?${key}=${value}`, expect: 400 },
@@ -303,6 +303,9 @@ describe('HTTP API under hostile input', () => {
             { method: 'GET', path: `/api/v1.0/configdocs/site?version=${value}x`, expect: 400 },
             { method: 'GET', path: `/api/v1.0/configdocs/site?version=committed&version=buffer&${key}=${value}`, expect: 400 },
             { method: 'GET', path: `/api/v1.0/actions?limit=${value}x`, expect: 400 },
+            { method: 'GET', path: `/api/v1.0/configdocs?versions=buffer&versions=${value}x`, expect: 400 },
+            { method: 'GET', path: `/api/v1.0/tasks?max_subtasks=${value}x&verbosity=1`, expect: 400 },
+            { method: 'GET', path: `/api/v1.0/configdocs/site?verbosity=${value}x`, expect: 400 },
           ][which] as Probe,
         ),
       ),
