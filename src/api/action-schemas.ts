@@ -58,42 +58,26 @@ export const NoteView = z
 /** A note. */
 export type NoteView = z.infer<typeof NoteView>;
 
+/** What every view of a step has: its task, position, state, times, attempt, operator and notes. */
+const stepFields = {
+  task_id: z.string(),
+  index: z.int(),
+  state: StepState,
+  start_date: z.string().nullable(),
+  end_date: z.string().nullable(),
+  duration: z.number().nullable(),
+  try_number: z.int().nullable(),
+  operator: z.string(),
+  notes: z.array(NoteView),
+};
+
 /** A step in an action's list of steps. */
-export const StepSummaryView = z
-  .object({
-    id: z.enum(ACTION_STEPS.map((s) => s.id)),
-    task_id: z.string(),
-    url: z.string(),
-    index: z.int(),
-    state: StepState,
-    start_date: z.string().nullable(),
-    end_date: z.string().nullable(),
-    duration: z.number().nullable(),
-    try_number: z.int().nullable(),
-    operator: z.string(),
-    notes: z.array(NoteView),
-  })
-  .strict();
+export const StepSummaryView = z.object({ id: z.enum(ACTION_STEPS.map((s) => s.id)), url: z.string(), ...stepFields }).strict();
 /** A step in an action's list. */
 export type StepSummaryView = z.infer<typeof StepSummaryView>;
 
 /** A step as `GET actions/{id}/steps/{step_id}` answers it (an Airflow task instance). */
-export const StepDetailView = z
-  .object({
-    task_id: z.string(),
-    dag_id: z.string(),
-    execution_date: z.string(),
-    index: z.int(),
-    state: StepState,
-    queued_dttm: z.string().nullable(),
-    start_date: z.string().nullable(),
-    end_date: z.string().nullable(),
-    duration: z.number().nullable(),
-    try_number: z.int().nullable(),
-    operator: z.string(),
-    notes: z.array(NoteView),
-  })
-  .strict();
+export const StepDetailView = z.object({ dag_id: z.string(), execution_date: z.string(), queued_dttm: z.string().nullable(), ...stepFields }).strict();
 /** A step's detail. */
 export type StepDetailView = z.infer<typeof StepDetailView>;
 

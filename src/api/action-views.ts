@@ -137,30 +137,15 @@ export function stepNotes(f: ActionFacts, step: StepFacts): NoteWithDetail[] {
 
 /** The action's steps as its list of steps shows them. */
 export function stepSummaries(f: ActionFacts, steps: readonly StepFacts[] = stepFacts(f)): StepSummaryView[] {
-  return steps.map((s) => ({
-    id: s.id,
-    task_id: s.id,
-    url: `/actions/${f.id}/steps/${s.id}`,
-    index: s.index,
-    state: s.state,
-    start_date: s.start,
-    end_date: s.end,
-    duration: s.duration,
-    try_number: s.tryNumber,
-    operator: s.operator,
-    notes: stepNotes(f, s).map((x) => x.view),
-  }));
+  return steps.map((s) => ({ id: s.id, url: `/actions/${f.id}/steps/${s.id}`, ...stepFields(f, s) }));
 }
 
-/** One step as `GET actions/{id}/steps/{step_id}` answers it. */
-export function stepDetail(f: ActionFacts, s: StepFacts): StepDetailView {
+/** What every view of a step shows. */
+function stepFields(f: ActionFacts, s: StepFacts) {
   return {
     task_id: s.id,
-    dag_id: f.name,
-    execution_date: executionDate(firstStart(f)),
     index: s.index,
     state: s.state,
-    queued_dttm: s.queued,
     start_date: s.start,
     end_date: s.end,
     duration: s.duration,
@@ -168,6 +153,11 @@ export function stepDetail(f: ActionFacts, s: StepFacts): StepDetailView {
     operator: s.operator,
     notes: stepNotes(f, s).map((x) => x.view),
   };
+}
+
+/** One step as `GET actions/{id}/steps/{step_id}` answers it. */
+export function stepDetail(f: ActionFacts, s: StepFacts): StepDetailView {
+  return { dag_id: f.name, execution_date: executionDate(firstStart(f)), queued_dttm: s.queued, ...stepFields(f, s) };
 }
 
 /**

@@ -33,6 +33,16 @@ const HISTORY_PAGE = 64;
 
 const iso = (ms: number | undefined) => (ms === undefined ? undefined : new Date(ms).toISOString());
 
+/** What `read` gives, or null when the store has no such run (NotFound). */
+async function orNull<T>(read: Promise<T>): Promise<T | null> {
+  try {
+    return await read;
+  } catch (err) {
+    if (isStoreError(err, StoreErrorCode.NotFound)) return null;
+    throw err;
+  }
+}
+
 /** Builds the action half of the runs facade over `client` and `store`. */
 export function createRunActions(deps: { client: Client; store: RevisionStore; namespace: string }) {
   const { client, store } = deps;
@@ -44,12 +54,7 @@ export function createRunActions(deps: { client: Client; store: RevisionStore; n
 
   /** The store's record of run number `run`, or null when the store has none. */
   async function record(run: number): Promise<RunRecord | null> {
-    try {
-      return await store.getRun(run);
-    } catch (err) {
-      if (isStoreError(err, StoreErrorCode.NotFound)) return null;
-      throw err;
-    }
+    return orNull(store.getRun(run));
   }
 
   /** The newest commands issued against run `run`'s action, oldest first. */
@@ -113,12 +118,7 @@ export function createRunActions(deps: { client: Client; store: RevisionStore; n
 
   /** Run `run`'s rows counted by status, or null when the store has no such run. */
   async function counts(run: number): Promise<RunNodeCounts | null> {
-    try {
-      return await store.runCounts(run);
-    } catch (err) {
-      if (isStoreError(err, StoreErrorCode.NotFound)) return null;
-      throw err;
-    }
+    return orNull(store.runCounts(run));
   }
 
   return { byActionId, record, commands, recordCommand, stepTimes, nodeRows, nodeAt, counts };
