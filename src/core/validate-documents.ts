@@ -8,7 +8,8 @@
  * validated whole (`validate-site.ts`), as a commit does.
  */
 import { checkDocument } from './document-check.ts';
-import type { CheckedDocument } from './document-check.ts';
+import type { CheckedDocument, InterpretedKind } from './document-check.ts';
+import { nameOf } from './document-view.ts';
 import { duplicateNameErrors } from './design-resolve.ts';
 import { SchemaName } from './schema.ts';
 import type { SiteError } from './site-error.ts';
@@ -54,18 +55,30 @@ const SCHEMA_OF_KIND: Partial<Record<CheckedDocument['kind'], SchemaName>> = {
 };
 
 /**
- * Names given to more than one valid document of the same interpreted
- * schema among `checked`, every occurrence reported (as site validation
- * reports them).
+ * Names given to more than one document of the same interpreted schema
+ * among `checked`, whether or not they passed their own checks, every
+ * occurrence reported (as site validation reports them). With `kinds`, only
+ * those kinds; with `withFailed`, only the names one of whose documents
+ * failed its own checks (site validation reports the others as it indexes
+ * the valid ones).
  */
-function duplicateErrors(checked: readonly CheckedDocument[]): SiteError[] {
-  const bySchema = new Map<SchemaName, { name: string; doc: LoadedDocument }[]>();
+export function duplicateErrors(
+  checked: readonly CheckedDocument[],
+  options: { kinds?: readonly InterpretedKind[]; withFailed?: boolean } = {},
+): SiteError[] {
+  const bySchema = new Map<SchemaName, { name: string; doc: LoadedDocument; failed: boolean }[]>();
   for (const c of checked) {
-    const schema = SCHEMA_OF_KIND[c.kind];
-    if (schema === undefined || !('value' in c)) continue;
-    bySchema.set(schema, [...(bySchema.get(schema) ?? []), { name: c.value.metadata.name, doc: c.doc }]);
+    const kind = c.kind === 'invalid' ? c.schemaKind : c.kind === 'passThrough' ? undefined : c.kind;
+    const schema = kind === undefined ? undefined : SCHEMA_OF_KIND[kind];
+    const name = nameOf(c.doc.value);
+    if (schema === undefined || kind === undefined || name === undefined || (options.kinds !== undefined && !options.kinds.includes(kind))) continue;
+    bySchema.set(schema, [...(bySchema.get(schema) ?? []), { name, doc: c.doc, failed: c.kind === 'invalid' }]);
   }
-  return [...bySchema].flatMap(([schema, entries]) => duplicateNameErrors(entries, schema).errors);
+  return [...bySchema].flatMap(([schema, entries]) => {
+    const failedNames = new Set(entries.filter((e) => e.failed).map((e) => e.name));
+    const kept = options.withFailed === true ? entries.filter((e) => failedNames.has(e.name)) : entries;
+    return duplicateNameErrors(kept, schema).errors;
+  });
 }
 
 /** Either every document is valid on its own (with how many there are), or every error found; never both. */

@@ -117,6 +117,19 @@ describe('validation reports every error of every field at once', () => {
     ]);
   });
 
+  it('a name given twice is reported though one of the documents failed its schema, in the site and in a bucket', () => {
+    const sources = [source('a.yaml', nodeDoc('n1', '')), source('b.yaml', nodeDoc('n1', '  metadata:\n    taints: [{key: k, effect: Sometimes}]'))];
+    const expected = [
+      'a.yaml:5:9 drydock/BaremetalNode/v1 "n1" metadata.name: duplicate drydock/BaremetalNode/v1 "n1": also defined at b.yaml:5:9',
+      'b.yaml:5:9 drydock/BaremetalNode/v1 "n1" metadata.name: duplicate drydock/BaremetalNode/v1 "n1": also defined at a.yaml:5:9',
+      'b.yaml:8:31 drydock/BaremetalNode/v1 "n1" data.metadata.taints[0].effect: taint effect must be one of NoSchedule, PreferNoSchedule, NoExecute',
+    ];
+    assert.deepEqual(errorsOf(sources), expected);
+    const alone = validateDocumentsAlone(sources);
+    assert.ok(!alone.ok);
+    assert.deepEqual(alone.errors.map(formatError), expected);
+  });
+
   it('a rack with an unknown field still has its labels checked', () => {
     const rack = rackDoc('r1', { 'kubernetes.io/os': 'linux', 'good-key': 'bad value' }).replace('\ndata:\n', '\ndata:\n  colour: red\n');
     const errors = errorsOf([source('r.yaml', rack)]).map((e) => e.replace(/ \(e\.g\..*$/, ''));

@@ -16,7 +16,7 @@ import { policyDependentErrors, siteRegionOf, sitePolicyOf } from './site-checks
 import type { SiteError } from './site-error.ts';
 import { sortErrors } from './site-error.ts';
 import type { Taint } from './taints.ts';
-import { checkEachDocument } from './validate-documents.ts';
+import { checkEachDocument, duplicateErrors } from './validate-documents.ts';
 import { documentRef } from './yaml-source.ts';
 import type { LoadedDocument, SiteSource } from './yaml-source.ts';
 
@@ -132,6 +132,8 @@ export function validateSite(sources: readonly SiteSource[]): SiteValidation {
   const { policy, errors: policyErrors } = sitePolicyOf({ checked, broken });
   const { site, errors: siteErrors } = siteRegionOf({ checked, broken });
   errors.push(...indexErrors, ...policyErrors, ...siteErrors, ...profileGraphErrors(index), ...failedHostReferenceErrors(checked, index));
+  // Names shared with a document that failed its own checks; the policy and region are singletons, reported as such.
+  errors.push(...duplicateErrors(checked, { kinds: ['node', 'profile', 'rack', 'plugin'], withFailed: true }));
   if (policy !== undefined) errors.push(...policyDependentErrors(checked, policy));
   const { hosts, errors: hostErrors } = resolveHosts(index);
   errors.push(...hostErrors);
