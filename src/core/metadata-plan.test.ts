@@ -25,6 +25,12 @@ describe('planAnnotations', () => {
     });
   });
 
+  it('owns annotation keys with upper case, as the API server allows them, and removes them when no longer desired', () => {
+    const annotations = { 'Example.com/Build': '7', [OWNED_ANNOTATIONS_ANNOTATION]: 'Example.com/Build' };
+    const plan = planAnnotations(annotations, {});
+    assert.deepEqual([plan.remove, plan.owned], [['Example.com/Build'], []]);
+  });
+
   it("never removes relabel's own records, whatever the ownership record lists", () => {
     const annotations = { [APPLIED_ANNOTATION]: 'revision=1,run=1', [OWNED_ANNOTATIONS_ANNOTATION]: `${APPLIED_ANNOTATION},${OWNED_ANNOTATIONS_ANNOTATION}` };
     assert.deepEqual(planAnnotations(annotations, {}).remove, []);
