@@ -4,6 +4,13 @@ import tseslint from 'typescript-eslint';
 
 const nodeBuiltins = ['node:*', 'fs', 'fs/*', 'path', 'os', 'crypto', 'child_process', 'http', 'https', 'net', 'tls', 'url', 'util', 'timers', 'timers/*', 'stream', 'events', 'worker_threads', 'process'];
 
+/**
+ * Product code never imports the local stack (stack/: throwaway servers for the demo, tests and
+ * benchmark). Every src/ rule below carries this group, as a later block's options replace an
+ * earlier one's for the same rule.
+ */
+const noStack = [['../stack/*', '../../stack/*', '../../../stack/*', '../../../../stack/*'], 'src/ never imports the local stack (stack/): it is for the demo, tests and benchmark only'];
+
 /** `no-restricted-imports` patterns: what a folder must not import. */
 const forbid = (...groups) => ({
   'no-restricted-imports': ['error', { patterns: groups.map(([group, message]) => ({ group, message })) }],
@@ -42,6 +49,11 @@ export default tseslint.config(
     },
   },
   {
+    // The whole product: nothing from the local stack (the image does not even hold it).
+    files: ['src/**/*.ts'],
+    rules: forbid(noStack),
+  },
+  {
     // Pure core: no I/O, no Temporal, no Kubernetes client, nothing of ours outside core.
     files: ['src/core/**/*.ts'],
     ignores: ['src/core/**/*.test.ts'],
@@ -49,6 +61,7 @@ export default tseslint.config(
       [nodeBuiltins, 'src/core is pure: no Node built-ins'],
       [['@temporalio/*', '@kubernetes/*', 'pg'], 'src/core is pure: no Temporal, Kubernetes or database clients'],
       [['../*', '!../core/*'], 'src/core imports nothing of ours outside src/core'],
+      noStack,
     ),
   },
   {
@@ -58,7 +71,8 @@ export default tseslint.config(
       ...forbid(
         [nodeBuiltins, 'workflow code is deterministic: no Node built-ins'],
         [['@kubernetes/*', 'pg', '@temporalio/client', '@temporalio/worker', '@temporalio/activity'], 'workflow code runs in the Temporal sandbox: no clients, no worker or activity APIs'],
-        [['../kube/*', '../store/*', '../facade/*', '../api/*', '../cli/*', '../stack/*'], 'workflows import only src/core and `import type` of activities'],
+        [['../kube/*', '../store/*', '../facade/*', '../api/*', '../cli/*'], 'workflows import only src/core and `import type` of activities'],
+        noStack,
       ),
       '@typescript-eslint/no-restricted-imports': [
         'error',
@@ -82,12 +96,12 @@ export default tseslint.config(
     // Activities and the store never reach for the entry points.
     files: ['src/activities/**/*.ts', 'src/store/**/*.ts', 'src/kube/**/*.ts'],
     ignores: ['**/*.test.ts', 'src/store/testing/**'],
-    rules: forbid([['../facade/*', '../api/*', '../cli/*', '../stack/*', '../worker.ts', '../client.ts'], 'I/O layers do not import the entry points']),
+    rules: forbid([['../facade/*', '../api/*', '../cli/*', '../worker.ts', '../worker/*', '../client.ts'], 'I/O layers do not import the entry points'], noStack),
   },
   {
     // The facade is shared by CLI and API and depends on neither.
     files: ['src/facade/**/*.ts'],
-    rules: forbid([['../api/*', '../cli/*', '../activities/*'], 'the facade depends on neither its callers nor the activities']),
+    rules: forbid([['../api/*', '../cli/*', '../activities/*'], 'the facade depends on neither its callers nor the activities'], noStack),
   },
   {
     files: ['**/*.js'],

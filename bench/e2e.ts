@@ -42,12 +42,12 @@ import { loadKubeConfig } from '../src/kube/nodes.ts';
 import { createRuns, type Runs } from '../src/facade/runs.ts';
 import { createPlans } from '../src/facade/plan.ts';
 import { createDrift } from '../src/facade/drift.ts';
-import { nodeRequestCount } from '../src/stack/kube-metrics.ts';
-import { temporalCounts, temporalFigures } from '../src/stack/temporal-metrics.ts';
-import { freePorts, startStack, stopStack, type StackInfo } from '../src/stack/stack.ts';
+import { nodeRequestCount } from '../stack/kube-metrics.ts';
+import { temporalCounts, temporalFigures } from '../stack/temporal-metrics.ts';
+import { freePorts, startStack, stopStack, type StackInfo } from '../stack/stack.ts';
 import { openStore } from '../src/store/open-store.ts';
 import type { RevisionStore } from '../src/store/revision-store.ts';
-import { WORKER_NODE_FLAGS } from '../src/worker.ts';
+import { WORKER_NODE_FLAGS } from '../src/worker/config.ts';
 import { benchSite, withChangedNodes } from './bench-site.ts';
 import { historyFigures } from './history.ts';
 

@@ -14,10 +14,10 @@ import { CoreV1Api } from '@kubernetes/client-node';
 import { loadKubeConfig } from '../src/kube/nodes.ts';
 import { OWNED_ANNOTATIONS_ANNOTATION, OWNED_LABELS_ANNOTATION, OWNED_TAINTS_ANNOTATION, UNINITIALIZED_TAINT_KEY } from '../src/core/constants.ts';
 import { validateSite } from '../src/core/validate-site.ts';
-import { defaultStackDir, envLines } from '../src/stack/cli.ts';
-import { isAlive } from '../src/stack/processes.ts';
-import { readStack, startStack, type StackInfo } from '../src/stack/stack.ts';
-import { WORKER_NODE_FLAGS } from '../src/worker.ts';
+import { defaultStackDir, envLines } from '../stack/cli.ts';
+import { isAlive } from '../stack/processes.ts';
+import { readStack, startStack, type StackInfo } from '../stack/stack.ts';
+import { WORKER_NODE_FLAGS } from '../src/worker/config.ts';
 
 const root = resolve(import.meta.dirname, '..');
 const say = (text: string) => console.log(`\n\x1b[1m==> ${text}\x1b[0m`);

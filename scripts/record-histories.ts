@@ -28,9 +28,9 @@ import { createPlugins } from '../src/facade/plugins.ts';
 import { createRuns } from '../src/facade/runs.ts';
 import { progressQuery, type Progress } from '../src/workflows/messages.ts';
 import { createNodeApi, loadKubeConfig } from '../src/kube/nodes.ts';
-import { freePorts, startStack, stopStack } from '../src/stack/stack.ts';
+import { freePorts, startStack, stopStack } from '../stack/stack.ts';
 import { openStore } from '../src/store/open-store.ts';
-import { createWorker } from '../src/worker.ts';
+import { createWorker } from '../src/worker/wiring.ts';
 import { prefixedSite } from '../test/site.ts';
 
 const OUT = new URL('../test/histories/', import.meta.url).pathname;

@@ -1,4 +1,4 @@
-"""Sets up and serves a test Keystone in one Python process (src/stack/keystone.ts runs it).
+"""Sets up and serves a test Keystone in one Python process (stack/keystone.ts runs it).
 
     python keystone-serve.py KEYSTONE_CONF PORT_FILE
 

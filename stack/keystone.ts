@@ -4,7 +4,7 @@
  * (`npm run tools`), SQLite and fernet keys in a temporary directory,
  * serving on a loopback port the OS picks. No root, no containers.
  *
- *   node src/stack/keystone.ts up --relabel-url http://127.0.0.1:9000
+ *   node stack/keystone.ts up --relabel-url http://127.0.0.1:9000
  *
  * starts one, registers relabel as Shipyard and Drydock in its catalog,
  * prints the OS_* and RELABEL_KEYSTONE_* variables, and runs until
@@ -149,7 +149,7 @@ export function keystoneEnv(keystone: Pick<Keystone, 'url' | 'adminPassword'>, r
 async function cli(argv: string[]): Promise<void> {
   const [command, flag, relabelUrl] = argv;
   if (command !== 'up' || flag !== '--relabel-url' || !relabelUrl || !/^https?:\/\//.test(relabelUrl)) {
-    throw new Error('usage: node src/stack/keystone.ts up --relabel-url http://HOST:PORT');
+    throw new Error('usage: node stack/keystone.ts up --relabel-url http://HOST:PORT');
   }
   const keystone = await startKeystone();
   const registration = await registerAirship(keystone, relabelUrl);

@@ -5,7 +5,7 @@
  */
 import { spawn } from 'node:child_process';
 import { openSync, closeSync, readFileSync, existsSync } from 'node:fs';
-import { connect, createServer, type AddressInfo } from 'node:net';
+import { connect } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 /** A server process the stack started. */
@@ -123,14 +123,5 @@ export function portOpen(port: number, host = '127.0.0.1'): Promise<boolean> {
   });
 }
 
-/** A TCP port on 127.0.0.1 that was free a moment ago (the OS picked it). */
-export function freeLoopbackPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
+/** A free TCP port on 127.0.0.1 (the worker uses the same helper for its SDK metrics). */
+export { freeLoopbackPort } from '../src/worker/free-port.ts';

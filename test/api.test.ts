@@ -13,7 +13,7 @@ import { formatError } from '../src/core/site-error.ts';
 import { validateSite } from '../src/core/validate-site.ts';
 import { ActionList, ActionView, CommitStatus, NodeLabelsStatus, RevisionList, RevisionView, StatusBody, TaskView } from '../src/api/response-schemas.ts';
 import { encodeRunId } from '../src/api/run-ids.ts';
-import { createWorker } from '../src/worker.ts';
+import { createWorker } from '../src/worker/wiring.ts';
 import { adminCore, type startRelabel, temporalAddress, uniqueSuffix, workflowBundle } from './helpers.ts';
 import { prefixedSite, sampleSiteFiles, storeWithSite } from './site.ts';
 import { ADMIN, TEST_BODY_LIMIT, VIEWER, assertFailure, emptyStoreUrl, eventually, startApiAndWorker, startTestApi, unreachableKubeconfig, type TestApi } from './api-support.ts';

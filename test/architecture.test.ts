@@ -40,6 +40,28 @@ describe('architecture rules (lint)', () => {
   });
 });
 
+describe('the local stack stays out of the product (lint)', () => {
+  it('refuses an import of stack/ from any src/ folder, whatever other rules the folder has', async () => {
+    const places: [string, string][] = [
+      ['src/worker/run.ts', '../../stack/processes.ts'],
+      ['src/api/main.ts', '../../stack/prometheus.ts'],
+      ['src/store/open-store.ts', '../../stack/postgres.ts'],
+      ['src/facade/runs.ts', '../../stack/stack.ts'],
+      ['src/workflows/rollup.ts', '../../stack/stack.ts'],
+      ['src/worker.ts', '../stack/processes.ts'],
+    ];
+    for (const [file, from] of places) {
+      const found = await violations(`import { x } from '${from}';\nexport const y = x;\n`, file);
+      assert.ok(found.includes('no-restricted-imports'), `${file} importing ${from}: ${found.join()}`);
+    }
+  });
+
+  it('lets the stack itself use product code', async () => {
+    const found = await violations(`import { SEARCH_ATTRIBUTES } from '../src/core/constants.ts';\nexport const x = SEARCH_ATTRIBUTES;\n`, 'stack/temporal.ts');
+    assert.deepEqual(found.filter((r) => r === 'no-restricted-imports'), []);
+  });
+});
+
 describe('the workflow bundle', () => {
   // Every workflow execution evaluates the bundle's modules afresh (the SDK's
   // reusable V8 context keeps a module cache per workflow), so whatever

@@ -17,7 +17,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { createBrotliDecompress } from 'node:zlib';
 import Chromium from '@sparticuz/chromium';
-import { toolsDir } from '../src/stack/tools.ts';
+import { toolsDir } from '../stack/tools.ts';
 
 /** What `chromium.launch()` of playwright-core needs. */
 export interface HeadlessChromium {

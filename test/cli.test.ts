@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { formatError } from '../src/core/site-error.ts';
 import { validateDocumentsAlone } from '../src/core/validate-documents.ts';
 import { validateSite } from '../src/core/validate-site.ts';
-import { createWorker } from '../src/worker.ts';
+import { createWorker } from '../src/worker/wiring.ts';
 import { adminCore, createNode, exits, relabelCli as relabel, REPO_ROOT, startRelabel, uniqueSuffix, workflowBundle } from './helpers.ts';
 import { prefixedSite, storeWithSite } from './site.ts';
 import { nodeDoc } from '../src/core/testing.ts';

@@ -9,7 +9,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { parse } from 'yaml';
 import { SEARCH_ATTRIBUTES } from '../src/core/constants.ts';
 import { parseStoreUrl } from '../src/store/open-store.ts';
-import { workerConfigFromEnv } from '../src/worker.ts';
+import { workerConfigFromEnv } from '../src/worker/config.ts';
 
 const root = new URL('../', import.meta.url).pathname;
 type Service = { image?: string; build?: string; command?: string[]; environment?: Record<string, string>; depends_on?: unknown };

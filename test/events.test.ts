@@ -17,9 +17,9 @@ import { EventsV1Api, type EventsV1Event } from '@kubernetes/client-node';
 import { MAX_EVENTS_PER_RUN } from '../src/activities/node-events.ts';
 import { NODE_EVENTS_NAMESPACE } from '../src/kube/events.ts';
 import { loadKubeConfig } from '../src/kube/nodes.ts';
-import { createWorker } from '../src/worker.ts';
+import { createWorker } from '../src/worker/wiring.ts';
 import type { ChildProcess } from 'node:child_process';
-import { freeLoopbackPort } from '../src/stack/processes.ts';
+import { freeLoopbackPort } from '../stack/processes.ts';
 import { eventually } from './api-support.ts';
 import {
   adminCore,

@@ -7,7 +7,7 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePorts, startStack, stopStack } from '../src/stack/stack.ts';
+import { freePorts, startStack, stopStack } from '../stack/stack.ts';
 
 let stackDir: string | undefined;
 

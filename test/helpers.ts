@@ -13,9 +13,11 @@ import { DefaultLogger, NativeConnection, Runtime, bundleWorkflowCode, type Work
 import { createRuns, type Runs } from '../src/facade/runs.ts';
 import { openStore } from '../src/store/open-store.ts';
 import type { RevisionStore } from '../src/store/revision-store.ts';
-import { createWorker, WORKER_NODE_FLAGS, WORKFLOWS_PATH } from '../src/worker.ts';
+import { WORKFLOWS_PATH } from '../src/worker/bundle.ts';
+import { WORKER_NODE_FLAGS } from '../src/worker/config.ts';
+import { createWorker } from '../src/worker/wiring.ts';
 import { loadKubeConfig } from '../src/kube/nodes.ts';
-import { nodeRequestCount } from '../src/stack/kube-metrics.ts';
+import { nodeRequestCount } from '../stack/kube-metrics.ts';
 
 function required(name: string): string {
   const value = process.env[name];
@@ -273,4 +275,4 @@ export function exits(run: CliRun, code: number): CliRun {
   return run;
 }
 
-export { metricValue } from '../src/stack/prometheus.ts';
+export { metricValue } from '../stack/prometheus.ts';

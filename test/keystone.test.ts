@@ -14,9 +14,9 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { freeLoopbackPort } from '../src/stack/processes.ts';
-import { keystoneEnv, registerAirship, startKeystone, type AirshipRegistration, type Keystone } from '../src/stack/keystone.ts';
-import type { IssuedToken } from '../src/stack/keystone-admin.ts';
+import { freeLoopbackPort } from '../stack/processes.ts';
+import { keystoneEnv, registerAirship, startKeystone, type AirshipRegistration, type Keystone } from '../stack/keystone.ts';
+import type { IssuedToken } from '../stack/keystone-admin.ts';
 import { adminCore, createNode, startRelabel, uniqueSuffix } from './helpers.ts';
 import { prefixedSite, storeWithSite } from './site.ts';
 

@@ -7,7 +7,7 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createNodeApi, loadKubeConfig } from '../src/kube/nodes.ts';
-import { nodeRequestCount } from '../src/stack/kube-metrics.ts';
+import { nodeRequestCount } from '../stack/kube-metrics.ts';
 import { adminCore, adminKubeconfigPath, createNode, kubeconfigPath, uniqueSuffix } from './helpers.ts';
 
 const NODES = 1_200;

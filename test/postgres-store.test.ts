@@ -6,10 +6,10 @@ import { after, before, describe, test } from 'node:test';
 import pg from 'pg';
 import { freeLoopbackPort } from '../stack/processes.ts';
 import { startPostgres, type PostgresServer } from '../stack/postgres.ts';
-import { openStore } from './open-store.ts';
-import { openPostgresStore, POSTGRES_SCHEMA_VERSION } from './postgres-store.ts';
-import { revisionStoreContract } from './testing/contract.ts';
-import { assertActionsWork, assertAuditWorks, assertDriftWorks, assertRunsWork, rejectsWith } from './testing/fixture.ts';
+import { openStore } from '../src/store/open-store.ts';
+import { openPostgresStore, POSTGRES_SCHEMA_VERSION } from '../src/store/postgres-store.ts';
+import { revisionStoreContract } from '../src/store/testing/contract.ts';
+import { assertActionsWork, assertAuditWorks, assertDriftWorks, assertRunsWork, rejectsWith } from '../src/store/testing/fixture.ts';
 
 // A real server: RELABEL_TEST_PG_URL when set, else one started here. A server
 // that cannot be reached or started fails the suite; it is never skipped.

@@ -13,7 +13,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { OWNED_LABELS_ANNOTATION } from '../src/core/constants.ts';
 import { validateSite } from '../src/core/validate-site.ts';
-import { readStack, restartTemporal } from '../src/stack/stack.ts';
+import { readStack, restartTemporal } from '../stack/stack.ts';
 import type { Runs } from '../src/facade/runs.ts';
 import { adminCore, createNode, kubeconfigPath, nodePatchCount, startRelabel, startWorkerProcess, temporalAddress, uniqueSuffix } from './helpers.ts';
 import { scaledSite, storeWithSite } from './site.ts';

@@ -13,9 +13,9 @@ import { CoreV1Api } from '@kubernetes/client-node';
 import { Worker } from '@temporalio/worker';
 import { createNodeApi, loadKubeConfig } from '../src/kube/nodes.ts';
 import { execFileSync } from 'node:child_process';
-import { freePorts, startStack, type StackInfo } from '../src/stack/stack.ts';
-import { isAlive } from '../src/stack/processes.ts';
-import { MissingToolError, toolsDir } from '../src/stack/tools.ts';
+import { freePorts, startStack, type StackInfo } from '../stack/stack.ts';
+import { isAlive } from '../stack/processes.ts';
+import { MissingToolError, toolsDir } from '../stack/tools.ts';
 import { smokeLabelNode } from './fixtures/smoke-workflows.ts';
 import { createSmokeActivities } from './fixtures/smoke-activities.ts';
 import { adminCore, createNode, kubeconfigPath, temporalConnections, uniqueSuffix } from './helpers.ts';
@@ -75,7 +75,7 @@ describe('local stack', () => {
     const dir = mkdtempSync(join(tmpdir(), 'relabel-cli-stack-'));
     const ports = await freePorts();
     const cli = (...args: string[]) =>
-      execFileSync(process.execPath, [new URL('../src/stack/cli.ts', import.meta.url).pathname, ...args, '--dir', dir], { encoding: 'utf8' });
+      execFileSync(process.execPath, [new URL('../stack/cli.ts', import.meta.url).pathname, ...args, '--dir', dir], { encoding: 'utf8' });
     const up = JSON.parse(
       cli(
         'up', '-o', 'json',

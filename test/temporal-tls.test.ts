@@ -14,7 +14,7 @@ import { connect as tcpConnect, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createServer, type Server } from 'node:tls';
-import { hostPort } from '../src/temporal-reach.ts';
+import { hostPort } from '../src/temporal/reach.ts';
 import { adminCore, createNode, exits, kubeconfigPath, relabelCli as relabel, startWorkerProcess, temporalAddress, uniqueSuffix } from './helpers.ts';
 import { prefixedSite, storeWithSite } from './site.ts';
 

@@ -17,9 +17,9 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { networkInterfaces, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freeLoopbackPort } from '../src/stack/processes.ts';
-import { WORKER_NODE_FLAGS } from '../src/worker.ts';
-import { DEFAULT_METRICS_PORT } from '../src/worker-probes.ts';
+import { freeLoopbackPort } from '../stack/processes.ts';
+import { WORKER_NODE_FLAGS } from '../src/worker/config.ts';
+import { DEFAULT_METRICS_PORT } from '../src/worker/probes.ts';
 import { eventually } from './api-support.ts';
 import {
   adminCore,

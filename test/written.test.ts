@@ -21,7 +21,7 @@ import { applyNodeLabels, DEFAULT_NODE_LABELS_POLICY } from '../src/api/node-lab
 import { APPLIED_ANNOTATION, OWNED_LABELS_ANNOTATION } from '../src/core/constants.ts';
 import { validateSite, type Design } from '../src/core/validate-site.ts';
 import { createNodeApi, loadKubeConfig, type NodeApi } from '../src/kube/nodes.ts';
-import { startPostgres, type PostgresServer } from '../src/stack/postgres.ts';
+import { startPostgres, type PostgresServer } from '../stack/postgres.ts';
 import { openStore } from '../src/store/open-store.ts';
 import type { RevisionStore } from '../src/store/revision-store.ts';
 import type { NodeResultDetail } from '../src/store/run-store.ts';

@@ -18,7 +18,7 @@ import { openRelabel, relabelConfigFromEnv, type RelabelConfig } from '../facade
 import { parseTokensEnv, parseTokensFile, type ApiToken } from './auth.ts';
 import { createKeystoneVerifier, DEFAULT_KEYSTONE_ROLES, parseKeystoneRoles, type KeystoneOptions } from './keystone.ts';
 import { createApiServer, DEFAULT_BODY_LIMIT } from './server.ts';
-import { connectOptions } from '../temporal-settings.ts';
+import { connectOptions } from '../temporal/settings.ts';
 
 /** A `host:port` to listen on (`[::1]:8080` for IPv6). */
 export function parseListen(value: string): { host: string; port: number } {

@@ -5,8 +5,8 @@
 import { Client, Connection } from '@temporalio/client';
 import { clip } from '../core/site-error.ts';
 import { FailureType } from '../core/failure-types.ts';
-import { refusedAtOnce, temporalUnreachable } from '../temporal-reach.ts';
-import { connectOptions, temporalSettingsFromEnv, type TemporalConnectOptions } from '../temporal-settings.ts';
+import { refusedAtOnce, temporalUnreachable } from '../temporal/reach.ts';
+import { connectOptions, temporalSettingsFromEnv, type TemporalConnectOptions } from '../temporal/settings.ts';
 import { openStore } from '../store/open-store.ts';
 import { createDocuments, type Documents } from './documents.ts';
 import { RelabelError } from './relabel-error.ts';
@@ -39,7 +39,7 @@ export interface RelabelConfig {
   searchAttributes: boolean;
 }
 
-/** Configuration from the Temporal profile and TEMPORAL_* variables (see temporal-settings.ts), RELABEL_TASK_QUEUE, RELABEL_STORE_URL, TEMPORAL_UI_URL, RELABEL_SEARCH_ATTRIBUTES. */
+/** Configuration from the Temporal profile and TEMPORAL_* variables (see src/temporal/settings.ts), RELABEL_TASK_QUEUE, RELABEL_STORE_URL, TEMPORAL_UI_URL, RELABEL_SEARCH_ATTRIBUTES. */
 export function relabelConfigFromEnv(env: NodeJS.ProcessEnv = process.env): RelabelConfig {
   return {
     ...temporalSettingsFromEnv(env),

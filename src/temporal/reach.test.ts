@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type AddressInfo } from 'node:net';
-import { hostPort, refusedAtOnce, socketReason, temporalUnreachable, transportCause } from './temporal-reach.ts';
+import { hostPort, refusedAtOnce, socketReason, temporalUnreachable, transportCause } from './reach.ts';
 
 /** A loopback port nothing listens on (it was free a moment ago). */
 async function closedPort(): Promise<number> {
@@ -12,7 +12,7 @@ async function closedPort(): Promise<number> {
   return port;
 }
 
-describe('temporal-reach', () => {
+describe('temporal reach', () => {
   it('reads host:port addresses, IPv6 in brackets', () => {
     assert.deepEqual(hostPort('127.0.0.1:7233'), { host: '127.0.0.1', port: 7233 });
     assert.deepEqual(hostPort('[::1]:7233'), { host: '::1', port: 7233 });

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { connectOptions, temporalSettingsFromEnv } from './temporal-settings.ts';
+import { connectOptions, temporalSettingsFromEnv } from './settings.ts';
 
 /** A directory with a profiles file of `text`, and a HOME without one. */
 function profiles(text: string): { file: string; home: string } {

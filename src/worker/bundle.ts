@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
 
 /** Path of the workflow code the worker bundles. */
-export const WORKFLOWS_PATH = fileURLToPath(new URL('./workflows/index.ts', import.meta.url));
+export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
 
 /**
  * Bundles the workflow code in a child process and returns the bundle
@@ -28,7 +28,7 @@ export async function buildBundleFile(): Promise<string> {
 
 if (import.meta.main) {
   const out = process.argv[2];
-  if (!out) throw new Error('usage: worker-bundle.ts OUTPUT_FILE');
+  if (!out) throw new Error('usage: src/worker/bundle.ts OUTPUT_FILE');
   const { code } = await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: new DefaultLogger('WARN') });
   writeFileSync(out, code);
 }

@@ -5,9 +5,9 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { WORKER_NODE_FLAGS } from './worker.ts';
+import { WORKER_NODE_FLAGS } from './config.ts';
 
-const root = new URL('..', import.meta.url);
+const root = new URL('../..', import.meta.url);
 const read = (path: string) => readFileSync(new URL(path, root), 'utf8');
 
 describe('worker launchers', () => {

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { networkInterfaces } from 'node:os';
-import { listenForProbes, ProbeListenError, startWorkerProbes, workerReadiness } from './worker-probes.ts';
+import { listenForProbes, ProbeListenError, startWorkerProbes, workerReadiness } from './probes.ts';
 
 describe('the worker probes server', () => {
   it('answers liveness, readiness as told, relays the exporter text, and refuses other paths and methods', async () => {

@@ -6,8 +6,8 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { isIP, type AddressInfo } from 'node:net';
 import type { NativeConnection, Worker } from '@temporalio/worker';
-import { clip } from './core/site-error.ts';
-import { temporalUnreachable } from './temporal-reach.ts';
+import { clip } from '../core/site-error.ts';
+import { temporalUnreachable } from '../temporal/reach.ts';
 
 /** Default port of the worker's metrics and health endpoints. */
 export const DEFAULT_METRICS_PORT = 9464;

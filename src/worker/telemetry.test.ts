@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { noopMetricMeter, type MetricMeter, type MetricTags } from '@temporalio/common';
-import { KubeMetric, kubeRequestMetrics, logLevel } from './worker-telemetry.ts';
+import { KubeMetric, kubeRequestMetrics, logLevel } from './telemetry.ts';
 
 describe('logLevel', () => {
   it('takes the five levels in any case, and refuses anything else naming them', () => {

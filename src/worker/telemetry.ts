@@ -8,9 +8,9 @@
 import { pino, type Logger } from 'pino';
 import { DefaultLogger, Runtime, type LogEntry } from '@temporalio/worker';
 import type { MetricMeter } from '@temporalio/common';
-import type { NodeRequestObserver } from './kube/nodes.ts';
-import type { NodeEventReason } from './kube/events.ts';
-import type { EventResult } from './activities/node-events.ts';
+import type { NodeRequestObserver } from '../kube/nodes.ts';
+import type { NodeEventReason } from '../kube/events.ts';
+import type { EventResult } from '../activities/node-events.ts';
 
 /** Levels an operator can filter logs at, most verbose first. */
 export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error'] as const;

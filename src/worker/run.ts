@@ -1,0 +1,43 @@
+/**
+ * A worker process's life: logging and the Temporal runtime, the probes
+ * port, the worker itself, and a graceful stop on SIGTERM or SIGINT
+ * (in-flight tasks finish, nothing is lost: Temporal keeps the rest).
+ */
+import type { WorkerSettings } from './config.ts';
+import { freeLoopbackPort } from './free-port.ts';
+import { listenForProbes, workerReadiness, type ProbedWorker } from './probes.ts';
+import { installWorkerRuntime, workerLogger } from './telemetry.ts';
+import { createWorker } from './wiring.ts';
+
+/** Runs the worker with `settings` until a signal stops it, then closes everything it opened. */
+export async function runWorker(settings: WorkerSettings): Promise<void> {
+  const opts = settings;
+  const log = workerLogger(opts.logLevel);
+  // The SDK's exporter listens on loopback only; the probes port relays it with the health endpoints.
+  const sdkMetrics = `127.0.0.1:${await freeLoopbackPort()}`;
+  installWorkerRuntime({ log, level: opts.logLevel, metricsAddress: sdkMetrics });
+  const running: { worker?: ProbedWorker } = {};
+  const probes = await listenForProbes({
+    address: opts.metricsAddress,
+    port: opts.metricsPort,
+    sdkMetricsUrl: `http://${sdkMetrics}/metrics`,
+    readiness: () => workerReadiness(running.worker),
+    warn: (message, fields) => log.warn(fields, message),
+  });
+  log.info({ url: probes.url, address: opts.metricsAddress, port: probes.port }, 'serving /metrics, /health/live and /health/ready');
+  const { config } = settings;
+  const { worker, connection, close } = await createWorker(config);
+  running.worker = { worker, connection, temporalAddress: config.temporalAddress, namespace: config.namespace };
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    process.once(signal, () => {
+      log.info({ signal }, 'shutting down: finishing in-flight tasks');
+      worker.shutdown();
+    });
+  }
+  log.info({ address: config.temporalAddress, namespace: config.namespace, taskQueue: config.taskQueue, kubeQps: config.kubeQps, kubeBurst: config.kubeBurst }, 'worker started');
+  process.send?.({ ready: true, probes: probes.url });
+  await worker.run();
+  await close();
+  await probes.close();
+  log.info('worker stopped');
+}

@@ -1,0 +1,87 @@
+/**
+ * The worker's wiring: the Kubernetes clients behind one rate limiter, the
+ * revision store, the Temporal connection and the SDK worker that runs the
+ * workflows and activities on them.
+ */
+import { NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import { hostname } from 'node:os';
+import { createActivities, type RunStarter } from '../activities/index.ts';
+import { createNodeEvents } from '../activities/node-events.ts';
+import { createRuns } from '../facade/runs.ts';
+import { createEventApi } from '../kube/events.ts';
+import { createNodeApi, DEFAULT_KUBE_BURST, DEFAULT_KUBE_QPS, loadKubeConfig } from '../kube/nodes.ts';
+import { tokenBucket } from '../kube/rate-limit.ts';
+import { openStore } from '../store/open-store.ts';
+import type { RevisionStore } from '../store/revision-store.ts';
+import { connectOptions } from '../temporal/settings.ts';
+import { temporalUnreachable } from '../temporal/reach.ts';
+import { buildBundleFile } from './bundle.ts';
+import { WORKER_DEFAULTS, type WorkerConfig } from './config.ts';
+import { kubeEventMetrics, kubeRequestMetrics } from './telemetry.ts';
+
+/**
+ * Drift healing's run starter: the facade's own start (same checks, a
+ * numbered run, `update-labels/<site>`), on the activity's client and this
+ * worker's task queue.
+ */
+function runStarter(config: WorkerConfig, store: RevisionStore): RunStarter {
+  const searchAttributes = config.searchAttributes ?? process.env.RELABEL_SEARCH_ATTRIBUTES !== 'off';
+  return async (client, options) => {
+    const runs = createRuns({ client, store, taskQueue: config.taskQueue, namespace: config.namespace, searchAttributes });
+    const { workflowId, runId, run } = await runs.start({ targets: options.targets, revision: options.revision, action: options.action, ...(options.audit ? { audit: options.audit } : {}) });
+    return { workflowId, runId, run };
+  };
+}
+
+/**
+ * Connects and creates a worker (not yet running). The caller runs it and,
+ * after it stops, calls `close()` to release the store and connection.
+ * Kubernetes requests are counted on the process's Temporal Runtime meter.
+ */
+export async function createWorker(config: WorkerConfig): Promise<{ worker: Worker; connection: NativeConnection; close(): Promise<void> }> {
+  // The configuration first: a bad profile or kubeconfig is refused before anything is opened.
+  const connect = connectOptions(config);
+  const kc = loadKubeConfig(config.kubeconfig);
+  const rate = { qps: config.kubeQps ?? DEFAULT_KUBE_QPS, burst: config.kubeBurst ?? DEFAULT_KUBE_BURST };
+  // One client-side limiter for every request to the API server: Node reads and patches, and Events.
+  const limiter = tokenBucket(rate.qps, rate.burst);
+  const runtime = Runtime.instance();
+  const nodes = createNodeApi(kc, rate, kubeRequestMetrics(runtime.metricMeter), limiter);
+  // The worker's identity, as Temporal shows it: the Events' reportingInstance too.
+  const identity = `${process.pid}@${hostname()}`;
+  const events = createNodeEvents(createEventApi(kc, limiter, identity), {
+    count: kubeEventMetrics(runtime.metricMeter),
+    warn: (message, fields) => runtime.logger.warn(message, fields),
+  });
+  const store = await openStore(config.storeUrl);
+  let connection: NativeConnection;
+  try {
+    connection = await NativeConnection.connect({ ...connect, address: config.temporalAddress });
+  } catch (err) {
+    await store.close();
+    throw new Error(await temporalUnreachable(config.temporalAddress, config.namespace, err), { cause: err });
+  }
+  const worker = await Worker.create({
+    connection,
+    namespace: config.namespace,
+    taskQueue: config.taskQueue,
+    workflowBundle: config.workflowBundle ?? { codePath: await buildBundleFile() },
+    identity,
+    activities: createActivities({ nodes, store, events, startRun: runStarter(config, store) }),
+    maxCachedWorkflows: config.maxCachedWorkflows ?? WORKER_DEFAULTS.maxCachedWorkflows,
+    maxConcurrentWorkflowTaskExecutions: config.maxConcurrentWorkflowTasks ?? WORKER_DEFAULTS.maxConcurrentWorkflowTasks,
+    maxConcurrentActivityTaskExecutions: config.maxConcurrentActivities ?? WORKER_DEFAULTS.maxConcurrentActivities,
+    maxConcurrentLocalActivityExecutions: config.maxConcurrentLocalActivities ?? WORKER_DEFAULTS.maxConcurrentLocalActivities,
+    nonStickyToStickyPollRatio: WORKER_DEFAULTS.nonStickyToStickyPollRatio,
+  });
+  return {
+    worker,
+    connection,
+    async close() {
+      // Events still in flight get a few seconds; an API server that does not answer does not hold the shutdown.
+      await Promise.race([events.idle(), new Promise((resolve) => setTimeout(resolve, 5000).unref())]);
+      await connection.close();
+      await store.close();
+    },
+  };
+}
