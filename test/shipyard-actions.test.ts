@@ -76,7 +76,8 @@ function json(answer: Answer, code = 200): any {
 }
 
 describe('Shipyard CLI commands on actions and workflows', () => {
-  const site = prefixedSite(`sya${uniqueSuffix()}`);
+  const prefix = `sya${uniqueSuffix()}`;
+  const site = prefixedSite(prefix);
   const [n0, n1, absent] = site.nodes as [string, string, string];
   const storeUrl = emptyStoreUrl();
   let worker: Awaited<ReturnType<typeof startRelabel>>;
@@ -259,5 +260,38 @@ describe('Shipyard CLI commands on actions and workflows', () => {
     assert.equal(last.status, 200, last.text);
     assert.match(last.text, new RegExp(`^node: ${missing[52]}$`, 'm'));
     assert.deepEqual(action.steps.map((s: any) => s.state), ['success', 'success', 'failed']);
+  });
+
+  it('a run the mass-removal brake refuses fails its plan_labels step, and every command says why', async () => {
+    // n0 and n1 carry the labels of the first run; a revision without the profiles' labels would remove most of them.
+    const stripped = prefixedSite(prefix, (doc) => {
+      if (doc.schema === 'drydock/HostProfile/v1' && doc.data.metadata) doc.data.metadata = { ...doc.data.metadata, owner_data: {}, tags: [] };
+      if (doc.schema === 'relabel/LabelPolicy/v1') doc.data.generated_labels.rack_labels = false;
+    });
+    assert.equal((await api.call('POST', '/api/v1.0/configdocs/site', { body: stripped.files.map((f) => f.text).join('') })).status, 201);
+    assert.equal((await api.call('POST', '/api/v1.0/commitconfigdocs', { headers: { 'content-type': 'application/x-yaml' } })).status, 200);
+
+    const created = json(await sy.postActions('relabel_nodes', { target_nodes: `${n0},${n1}` }), 201);
+    const action = await eventually(async () => json(await sy.getActionDetail(created.id)), (a) => a.action_lifecycle === 'Failed', 60_000, 200);
+    assert.deepEqual(action.steps.map((s: any) => [s.id, s.state]), [['validate_site_design', 'success'], ['plan_labels', 'failed'], ['relabel_nodes', 'upstream_failed']]);
+    const reason = action.notes.find((n: any) => n.note_val.startsWith('MassRemovalRefused: '));
+    assert.ok(reason, JSON.stringify(action.notes));
+    assert.match(reason.note_val, /^MassRemovalRefused: mass-removal brake: run \d+ would remove \d+ of \d+ owned labels/);
+    const detail = await sy.getNoteDetails(reason.note_id);
+    assert.equal(detail.status, 200, detail.text);
+    assert.match(detail.text, /^MassRemovalRefused: mass-removal brake: .*Nothing was written/s);
+    assert.match(action.validations[0].details, /passed/, 'the documents were valid: the brake refused');
+
+    const step = json(await sy.getStepDetail(action.id, 'plan_labels'));
+    assert.deepEqual([step.state, step.notes[0]?.note_val.split(':')[0]], ['failed', 'MassRemovalRefused']);
+    const apply = json(await sy.getStepDetail(action.id, 'relabel_nodes'));
+    assert.deepEqual([apply.state, apply.start_date, apply.end_date, apply.try_number], ['upstream_failed', null, null, null]);
+    const log = await sy.getStepLog(action.id, 'plan_labels');
+    assert.match(log.text, /^MassRemovalRefused: mass-removal brake: /m);
+    assert.match(log.text, /plan_labels: failed$/m);
+
+    const dag = await eventually(async () => sy.getDagDetail(`relabel_nodes__${action.dag_execution_date}`), (a) => a.status === 200, 30_000);
+    assert.deepEqual(dag.json.steps.map((s: any) => s.state), ['success', 'failed', 'upstream_failed']);
+    assert.equal(dag.json.state, 'failed');
   });
 });

@@ -230,7 +230,7 @@ export function stepLog(f: ActionFacts, s: StepFacts, rows: readonly RunNodeRow[
     const c = f.counts;
     if (c) lines.push(`targets ${c.total}: ${c.total - c.queued} planned`);
     const removal = f.report.result?.removal;
-    if (removal) lines.push(`owned labels removed: ${JSON.stringify(removal)}`);
+    if (removal) lines.push(`owned labels removed: ${removal.removed} of ${removal.owned} on ${removal.nodes} nodes (max_removal_fraction ${removal.maxFraction})`);
   } else {
     for (const row of rows) {
       const d = row.detail;
