@@ -73,11 +73,11 @@ export function createConfigdocs(store: RevisionStore, { check, call }: Configdo
     return [...kept, ...laid].sort((a, b) => compareText(a.bucket, b.bucket) || compareText(a.source, b.source));
   }
 
-  /** How each collection of the buffer differs from the committed site (buckets on either side, sorted). */
-  async function bufferChanges(): Promise<{ committed: number | null; files: RevisionDocument[]; changed: Map<string, CollectionStatus> }> {
+  /** How each collection of the buffer (as read now, or `staged`) differs from the committed site (buckets on either side, sorted). */
+  async function bufferChanges(staged?: readonly StagedBucket[]): Promise<{ committed: number | null; files: RevisionDocument[]; changed: Map<string, CollectionStatus> }> {
     const committed = await revisionOf('committed');
     const before = committed === null ? [] : await store.documents(committed);
-    const files = await bufferFiles(committed, await store.buffer());
+    const files = await bufferFiles(committed, staged ?? (await store.buffer()));
     const changed = new Map<string, CollectionStatus>();
     for (const b of diffEntries(committed ?? 0, 0, entries(before), entries(files)).buckets) {
       if (b.status !== 'unchanged') changed.set(b.bucket, STATUS_OF[b.status]);
@@ -155,11 +155,14 @@ export function createConfigdocs(store: RevisionStore, { check, call }: Configdo
    * (not a removal) that changes nothing compared with the committed site is
    * refused (Invalid; as Shipyard, "added no new revision") and nothing is
    * staged. Returns how the collection now differs from the committed site.
-   * Replace empties the buffer and stages in two steps: a concurrent stage
-   * between them is kept.
+   * Every mode but `bucket` stages only into the buffer as it was read
+   * (Conflict when another stage or a commit came in between), and
+   * `replace` empties it in the same transaction.
    */
   async function stage(bucket: string, files: readonly SourceFile[] | null, mode: BufferMode): Promise<CollectionStatus> {
-    const { committed, changed } = await bufferChanges();
+    // Decided from this reading of the buffer, and staged only into it as read: a concurrent stage or commit is a Conflict.
+    const snapshot = await store.buffer();
+    const { committed, changed } = await bufferChanges(snapshot);
     const busy = mode === 'rejectoncontents' ? changed.size > 0 : mode === 'append' ? changed.has(bucket) : false;
     if (busy) {
       throw new RelabelError(
@@ -176,8 +179,7 @@ export function createConfigdocs(store: RevisionStore, { check, call }: Configdo
     if (files !== null && status === 'unchanged' && mode !== 'bucket') {
       throw new RelabelError(FailureType.Invalid, `collection ${bucket} added no change: it holds the same documents as the committed one; nothing staged`);
     }
-    if (mode === 'replace') await store.discardBuffer();
-    await store.stage(bucket, files ?? []);
+    await store.stage(bucket, files ?? [], mode === 'bucket' ? {} : { expectBuffer: snapshot, ...(mode === 'replace' ? { replaceBuffer: true } : {}) });
     return STATUS_OF[status];
   }
 

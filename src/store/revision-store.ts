@@ -65,6 +65,19 @@ export interface CommitOptions {
   readonly buckets?: readonly string[];
 }
 
+/** Options of {@link RevisionStore.stage}. */
+export interface StageOptions {
+  /** Empty the whole buffer first, in the same transaction (Shipyard's `replace` buffer mode). */
+  readonly replaceBuffer?: boolean;
+  /**
+   * Stage only if the buffer is still exactly this (what {@link RevisionStore.buffer}
+   * returned: the same buckets, staged at the same times, with the same files);
+   * Conflict otherwise, nothing written. A caller deciding from the buffer
+   * (Shipyard's `rejectoncontents` and `append`) stages with no other writer in between.
+   */
+  readonly expectBuffer?: readonly StagedBucket[];
+}
+
 /** How a bucket or a source differs between two revisions. */
 export type DiffStatus = 'added' | 'deleted' | 'modified' | 'unchanged';
 
@@ -119,9 +132,11 @@ export interface RevisionStore extends RunStore, DriftStore, PluginStore {
   /**
    * Replace the buffered content of `bucket` with `files` (an empty list stages
    * the bucket's deletion). Files are validated first: names (InvalidName),
-   * duplicates and NUL characters (InvalidArgument). Idempotent.
+   * duplicates and NUL characters (InvalidArgument). Idempotent. See
+   * {@link StageOptions} for emptying the buffer first and for staging only
+   * into the buffer as read (Conflict when it changed).
    */
-  stage(bucket: string, files: readonly SourceFile[]): Promise<StagedBucket>;
+  stage(bucket: string, files: readonly SourceFile[], options?: StageOptions): Promise<StagedBucket>;
 
   /** The staged buckets, sorted by name. */
   buffer(): Promise<StagedBucket[]>;

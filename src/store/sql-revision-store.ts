@@ -16,6 +16,7 @@ import type {
   RevisionTag,
   SourceFile,
   StagedBucket,
+  StageOptions,
   TagData,
 } from './revision-store.ts';
 import { SiteActionTag } from './revision-store.ts';
@@ -40,6 +41,14 @@ import type { DriftStore } from './drift-store.ts';
 import { sqlDriftStore } from './sql-drift-store.ts';
 
 /** A {@link RevisionStore} over any {@link SqlDriver}. Backends construct it; callers see only the interface. */
+/** A buffer as one comparable text: each bucket with its staging time and its files' digests. */
+function bufferKey(buffer: readonly StagedBucket[]): string {
+  return buffer
+    .map((b) => [b.bucket, b.stagedAt.getTime(), ...b.files.map((f) => `${f.source}=${contentDigest(f.text)}`).sort(compareText)].join('\t'))
+    .sort(compareText)
+    .join('\n');
+}
+
 export class SqlRevisionStore implements RevisionStore {
   readonly #driver: SqlDriver;
   readonly #t: TableNames;
@@ -90,14 +99,22 @@ export class SqlRevisionStore implements RevisionStore {
   latestDriftReport: DriftStore['latestDriftReport'] = (site) => this.#drift.latestDriftReport(site);
   driftNodes: DriftStore['driftNodes'] = (id, query) => this.#drift.driftNodes(id, query);
 
-  async stage(bucket: string, files: readonly SourceFile[]): Promise<StagedBucket> {
+  async stage(bucket: string, files: readonly SourceFile[], options: StageOptions = {}): Promise<StagedBucket> {
     assertBucketName(bucket);
     const valid = validateFiles(bucket, files);
     const t = this.#t;
     const stagedAt = new Date();
     await this.#driver.write(async (s) => {
-      const old = await s.all(`SELECT digest FROM ${t.bufferFiles} WHERE bucket = ?`, [bucket]);
-      await s.run(`DELETE FROM ${t.bufferFiles} WHERE bucket = ?`, [bucket]);
+      if (options.expectBuffer !== undefined) {
+        const now = bufferKey(buildBuffer(await s.all(`SELECT bucket, staged_at FROM ${t.buffer}`), await this.#bufferTexts(s)));
+        if (now !== bufferKey(options.expectBuffer)) {
+          throw new StoreError(StoreErrorCode.Conflict, `the buffer changed since it was read; nothing staged for bucket '${bucket}'`);
+        }
+      }
+      const whole = options.replaceBuffer === true;
+      const old = await s.all(`SELECT DISTINCT digest FROM ${t.bufferFiles}${whole ? '' : ' WHERE bucket = ?'}`, whole ? [] : [bucket]);
+      await s.run(`DELETE FROM ${t.bufferFiles}${whole ? '' : ' WHERE bucket = ?'}`, whole ? [] : [bucket]);
+      if (whole) await s.run(`DELETE FROM ${t.buffer}`);
       await s.run(
         `INSERT INTO ${t.buffer} (bucket, staged_at) VALUES (?, ?)
          ON CONFLICT (bucket) DO UPDATE SET staged_at = excluded.staged_at`,
@@ -122,14 +139,15 @@ export class SqlRevisionStore implements RevisionStore {
 
   buffer(): Promise<StagedBucket[]> {
     const t = this.#t;
-    return this.#driver.read(async (s) =>
-      buildBuffer(
-        await s.all(`SELECT bucket, staged_at FROM ${t.buffer}`),
-        await s.all(
-          `SELECT f.bucket, f.source, c.text FROM ${t.bufferFiles} f
-           JOIN ${t.contents} c ON c.digest = f.digest`,
-        ),
-      ),
+    return this.#driver.read(async (s) => buildBuffer(await s.all(`SELECT bucket, staged_at FROM ${t.buffer}`), await this.#bufferTexts(s)));
+  }
+
+  /** The buffer's files with their texts. */
+  #bufferTexts(s: SqlSession) {
+    const t = this.#t;
+    return s.all(
+      `SELECT f.bucket, f.source, c.text FROM ${t.bufferFiles} f
+       JOIN ${t.contents} c ON c.digest = f.digest`,
     );
   }
 

@@ -15,6 +15,8 @@ export const StoreErrorCode = {
   InvalidName: FailureType.InvalidName,
   /** Any other bad argument: a revision id, tag data, file text, a store URL. */
   InvalidArgument: FailureType.InvalidArgument,
+  /** The buffer changed since the caller read it (a conditional stage). */
+  Conflict: FailureType.Conflict,
   /** The store was used after `close()`. */
   Closed: FailureType.Closed,
   /** The database was written by a newer relabel with a schema this one does not know. */

@@ -132,6 +132,22 @@ export function revisionStoreContract(backend: string, fixture: StoreFixture): v
       await rejectsWith(store.commit({ buckets: [] }), 'EmptyBuffer');
     });
 
+    test('stage with expectBuffer stages only into the buffer as read; replaceBuffer empties it first', async (t) => {
+      const store = await freshStore(t, fixture);
+      await store.stage('a', [f('a.yaml', 'a')]);
+      const seen = await store.buffer();
+      await store.stage('b', [f('b.yaml', 'b')], { expectBuffer: seen });
+      await rejectsWith(store.stage('c', [f('c.yaml', 'c')], { expectBuffer: seen }), 'Conflict', /^the buffer changed since it was read; nothing staged for bucket 'c'$/);
+      assert.deepEqual((await store.buffer()).map((b) => b.bucket), ['a', 'b'], 'a conflict stages nothing');
+      await store.stage('c', [f('c.yaml', 'c')], { replaceBuffer: true, expectBuffer: await store.buffer() });
+      assert.deepEqual((await store.buffer()).map((b) => [b.bucket, b.files.map((x) => x.text)]), [['c', ['c']]]);
+      await rejectsWith(store.stage('d', [f('d.yaml', 'd')], { expectBuffer: [] }), 'Conflict');
+      await store.commit();
+      await rejectsWith(store.stage('d', [f('d.yaml', 'd')], { expectBuffer: seen }), 'Conflict', /buffer changed/);
+      await store.stage('d', [f('d.yaml', 'd')], { expectBuffer: [] });
+      assert.deepEqual(await store.documents(1), [{ bucket: 'c', source: 'c.yaml', text: 'c' }], 'a revision keeps what it committed');
+    });
+
     test('discardBuffer empties the buffer and reports what was there', async (t) => {
       const store = await freshStore(t, fixture);
       await store.stage('b', [f('x', 'x')]);
