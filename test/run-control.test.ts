@@ -7,13 +7,14 @@
  */
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { userInfo } from 'node:os';
 import { isAppliedBy } from '../src/core/applied-run.ts';
 import type { RelabelError } from '../src/facade/relabel-error.ts';
 import type { NodeOutcome } from '../src/facade/runs.ts';
 import { updateLabels } from '../src/workflows/update-labels.ts';
 import { progressQuery, type Progress } from '../src/workflows/messages.ts';
 import { eventually } from './api-support.ts';
-import { adminCore, createNode, startRelabel, uniqueSuffix } from './helpers.ts';
+import { adminCore, createNode, exits, relabelCli, startRelabel, uniqueSuffix } from './helpers.ts';
 import { prefixedSite, storeWithSite } from './site.ts';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -22,10 +23,12 @@ describe('run control: pause, unpause and stop', () => {
   const prefix = `rc${uniqueSuffix()}`;
   const site = prefixedSite(prefix);
   let relabel: Awaited<ReturnType<typeof startRelabel>>;
+  let env: Record<string, string>;
 
   before(async () => {
     const { url } = await storeWithSite(site.files);
     relabel = await startRelabel(url);
+    env = { RELABEL_STORE_URL: url, RELABEL_TASK_QUEUE: relabel.taskQueue };
     const core = adminCore();
     for (const name of site.nodes) await createNode(core, name, {});
   });
@@ -152,6 +155,31 @@ describe('run control: pause, unpause and stop', () => {
     await relabel.runs.control(workflowId, undefined, 'unpause', 'ops-bob');
     const result = await handle.result();
     assert.deepEqual([result.status, result.counts.success, result.counts.written], ['success', 2, 2]);
+  });
+
+  it('relabel pause, status and unpause from the command line', async () => {
+    const core = adminCore();
+    const targets = site.nodes.slice(0, 3);
+    // Fresh nodes: the runs above relabelled some of these.
+    for (const name of targets) {
+      await core.deleteNode({ name });
+      await createNode(core, name, {});
+    }
+    const run = await relabel.runs.start({ targets, concurrency: 1 });
+    await relabel.runs.control(run.workflowId, run.runId, 'pause', 'ops-alice');
+    await eventually(() => progressOf(run.workflowId), (p: Progress) => p.phase === 'applying' && p.paused === true);
+    const status = exits(await relabelCli(['status', run.workflowId], env), 0);
+    assert.match(status.stdout, /^progress: applying \(paused: no new node starts; relabel unpause resumes\): 0\/3 done/m);
+    const again = exits(await relabelCli(['pause', run.workflowId], env), 0);
+    assert.match(again.stdout, new RegExp(`^${run.workflowId} \\(run ${run.runId}\\) paused \\(it already was\\): 0 node\\(s\\) running, 3 not started$`, 'm'));
+    const json = JSON.parse(exits(await relabelCli(['unpause', run.workflowId, '-o', 'json'], env), 0).stdout);
+    assert.deepEqual([json.verb, json.run, json.answer.paused, json.answer.changed], ['unpause', run.run, false, true]);
+    const done = await relabel.runs.wait(run);
+    assert.deepEqual([done.result?.status, done.result?.counts.written], ['success', 3]);
+    const users = (await relabel.store.actionCommands(run.run)).filter((c) => c.command !== 'invoke').map((c) => [c.command, c.user]);
+    assert.equal(users.length, 3);
+    assert.deepEqual(users[0], ['pause', 'ops-alice']);
+    assert.deepEqual(users.slice(1), [['pause', userInfo().username], ['unpause', userInfo().username]], 'the CLI records its commands, with the OS user');
   });
 
   it('a dry run takes no pause, and an unknown run is RunNotFound', async () => {
