@@ -105,21 +105,39 @@ export const key: fc.Arbitrary<string> = fc
   // A key starting with "!" is a deletion in a document, not a key.
   .filter((k) => !k.startsWith('!'));
 
-/** An annotation key: as `key`, its prefix often upper-cased (the API server ignores an annotation key's case). */
-export const annotationKey: fc.Arbitrary<string> = fc
-  .tuple(key, fc.constantFrom('as is', 'upper prefix', 'upper all', 'mixed'))
-  .map(([k, how]) => {
-    const slash = k.indexOf('/');
-    if (how === 'upper all') return k.toUpperCase();
-    if (how === 'upper prefix' && slash > 0) return `${k.slice(0, slash).toUpperCase()}${k.slice(slash)}`;
-    if (how === 'mixed') return [...k].map((c, i) => (i % 2 === 0 ? c.toUpperCase() : c)).join('');
-    return k;
-  });
+/**
+ * An annotation key: as `key`, its prefix often upper-cased (the API server ignores an annotation
+ * key's case), and often one of relabel's records or the Node configuration annotations.
+ */
+export const annotationKey: fc.Arbitrary<string> = fc.oneof(
+  {
+    weight: 10,
+    arbitrary: fc.tuple(key, fc.constantFrom('as is', 'upper prefix', 'upper all', 'mixed')).map(([k, how]) => {
+      const slash = k.indexOf('/');
+      if (how === 'upper all') return k.toUpperCase();
+      if (how === 'upper prefix' && slash > 0) return `${k.slice(0, slash).toUpperCase()}${k.slice(slash)}`;
+      if (how === 'mixed') return [...k].map((c, i) => (i % 2 === 0 ? c.toUpperCase() : c)).join('');
+      return k;
+    }),
+  },
+  { weight: 1, arbitrary: fc.constantFrom(...RECORD_ANNOTATIONS, ...NODE_CONFIG_ANNOTATIONS) },
+);
+
+/** A taint key: as `key`, and often one of the taints Kubernetes or relabel keeps for itself. */
+const taintKey = fc.oneof(
+  { weight: 10, arbitrary: key },
+  { weight: 1, arbitrary: fc.constantFrom(UNINITIALIZED_TAINT_KEY, 'node.kubernetes.io/unreachable', 'node.cloudprovider.kubernetes.io/uninitialized') },
+);
 
 /** A label or taint value. */
 export const labelValue = fc.oneof(fc.constant(''), namePart);
 
-const annotationValue = fc.oneof(fc.string({ maxLength: 40 }), fc.string({ unit: 'grapheme', maxLength: 12 }), fc.constant(''));
+// JSON among them, for the annotations the API server decodes.
+const annotationValue = fc.oneof(
+  fc.string({ maxLength: 40 }),
+  fc.string({ unit: 'grapheme', maxLength: 12 }),
+  fc.constantFrom('', '[]', 'null', '{}', '[{"key":"a","effect":"NoSchedule"}]'),
+);
 
 function entries<T>(keys: fc.Arbitrary<string>, values: fc.Arbitrary<T>, max: number): fc.Arbitrary<Record<string, T>> {
   return fc
@@ -135,7 +153,7 @@ const effect = fc.oneof(
 );
 
 const taint: fc.Arbitrary<CaseTaint> = fc
-  .record({ key, value: fc.option(labelValue, { nil: undefined }), effect })
+  .record({ key: taintKey, value: fc.option(labelValue, { nil: undefined }), effect })
   .map(({ key: k, value, effect: e }) => ({ key: k, ...(value === undefined ? {} : { value }), ...(e === undefined ? {} : { effect: e }) }));
 
 const taints = fc.tuple(fc.array(taint, { minLength: 1, maxLength: 2 }), fc.boolean()).map(([list, duplicate]) => {
