@@ -22,7 +22,8 @@ import { deckhandDesignRef, drydockClient, nodeNameFilter } from './airship-clie
 const INTERVAL_S = 1;
 
 describe("Drydock's task client and Shipyard's Drydock operator against relabel", () => {
-  const site = prefixedSite(`dd${uniqueSuffix()}`);
+  const prefix = `dd${uniqueSuffix()}`;
+  const site = prefixedSite(prefix);
   const all = site.nodes;
   // Two nodes of the design the cluster does not have: they fail (NodeNotFound), the others succeed.
   const missing = [all[3], all[17]] as string[];
@@ -150,16 +151,50 @@ describe("Drydock's task client and Shipyard's Drydock operator against relabel"
       filter_set: [{ filter_type: 'union', node_names: [present[0], present[1]], rack_names: [] }],
     });
     assert.equal(named.answer.status, 201, named.answer.text);
-    assert.deepEqual(TaskView.parse(named.answer.json).subtask_id_list.length, 2);
+    let two = TaskView.parse(named.answer.json);
+    assert.equal(two.subtask_id_list.length, 2);
+    while (two.status !== 'complete' && two.status !== 'terminated') {
+      await sleep(INTERVAL_S * 1000);
+      two = TaskView.parse((await drydock.getTask(two.task_id)).answer.json);
+    }
+    assert.deepEqual([two.result.status, two.result.successes], ['success', [present[0], present[1]]]);
+  });
+
+  it('guards a task over every node with the mass-removal brake: refused whole, the task complete with result failure', async () => {
+    // A revision that takes most of the owned labels away: the host profiles' labels and tags, and the rack labels.
+    const stripped = prefixedSite(prefix, (doc) => {
+      if (doc.schema === 'drydock/HostProfile/v1' && doc.data.metadata) doc.data.metadata = { ...doc.data.metadata, owner_data: {}, tags: [] };
+      if (doc.schema === 'relabel/LabelPolicy/v1') doc.data.generated_labels.rack_labels = false;
+    });
+    assert.deepEqual(stripped.nodes, all);
+    assert.equal((await api.call('POST', '/api/v1.0/configdocs/site', { body: stripped.files.map((f) => f.text).join('') })).status, 201);
+    const commit = await api.call('POST', '/api/v1.0/commitconfigdocs');
+    assert.equal(commit.status, 200, commit.text);
+    const next = CommitStatus.parse(commit.json).revision.id;
+    const drydock = drydockClient(api, ADMIN);
+    const created = await drydock.createTask(deckhandDesignRef(next), 'relabel_nodes');
+    assert.equal(created.answer.status, 201, created.answer.text);
+    let task = TaskView.parse(created.answer.json);
+    while (task.status !== 'complete' && task.status !== 'terminated') {
+      await sleep(INTERVAL_S * 1000);
+      task = TaskView.parse((await drydock.getTask(task.task_id)).answer.json);
+    }
+    assert.equal(task.status, 'complete');
+    assert.equal(task.result.status, 'failure', "the operator raises DrydockTaskFailedException: not success or partial_success");
+    assert.equal(task.result.reason, 'MassRemovalRefused');
+    assert.deepEqual(task.result.successes, [], 'nothing written');
+    assert.ok(task.result.details.messageList.some((m) => m.error && m.context_type === 'task' && /MassRemovalRefused/.test(m.message)));
   });
 
   it('pages subtasks and bounds the task list', async () => {
     const viewer = drydockClient(api, VIEWER);
     const listed = TaskList.parse((await viewer.getTasks()).answer.json);
     const parents = listed.filter((t) => t.parent_task_id === null);
-    assert.ok(parents.length >= 3, 'every task so far');
-    const paged = TaskView.parse((await api.call('GET', `/api/v1.0/tasks/${parents[1]?.task_id}?offset=20&limit=3`, { token: VIEWER })).json);
-    assert.deepEqual(paged.subtask_id_list, [20, 21, 22].map((i) => `${parents[1]?.task_id}.${i}`));
+    assert.equal(parents.length, 4, 'every task so far');
+    const full = parents.find((p) => p.subtasks_page?.total === 24 && p.result.status === 'partial_success');
+    assert.ok(full);
+    const paged = TaskView.parse((await api.call('GET', `/api/v1.0/tasks/${full.task_id}?offset=20&limit=3`, { token: VIEWER })).json);
+    assert.deepEqual(paged.subtask_id_list, [20, 21, 22].map((i) => `${full.task_id}.${i}`));
     assert.deepEqual(paged.subtasks_page, { run: paged.subtasks_page?.run ?? null, total: 24, offset: 20, limit: 3 });
     const bounded = TaskList.parse((await api.call('GET', '/api/v1.0/tasks?limit=2&max_subtasks=5', { token: VIEWER })).json);
     assert.equal(bounded.filter((t) => t.parent_task_id === null).length, 2);
@@ -168,6 +203,6 @@ describe("Drydock's task client and Shipyard's Drydock operator against relabel"
       for (const id of t.subtask_id_list) assert.ok(bounded.some((s) => s.task_id === id), `${id} of a listed task is listed`);
     }
     assert.equal((await api.call('GET', '/api/v1.0/tasks?limit=101', { token: VIEWER })).status, 400);
-    assert.equal((await api.call('GET', `/api/v1.0/tasks/${parents[0]?.task_id}?layers=x`, { token: VIEWER })).status, 400);
+    assert.equal((await api.call('GET', `/api/v1.0/tasks/${full.task_id}?layers=x`, { token: VIEWER })).status, 400);
   });
 });
