@@ -11,7 +11,7 @@
  * finish, then the store and Temporal connections are closed.
  */
 import { readFileSync } from 'node:fs';
-import { Command } from 'commander';
+import { Command, type Option } from 'commander';
 import type { FastifyInstance } from 'fastify';
 import { createNodeApi, loadKubeConfig } from '../kube/nodes.ts';
 import { openRelabel, relabelConfigFromEnv, type RelabelConfig } from '../facade/index.ts';
@@ -19,6 +19,8 @@ import { parseTokensEnv, parseTokensFile, type ApiToken } from './auth.ts';
 import { createKeystoneVerifier, DEFAULT_KEYSTONE_ROLES, parseKeystoneRoles, type KeystoneOptions } from './keystone.ts';
 import { createApiServer, DEFAULT_BODY_LIMIT } from './server.ts';
 import { connectOptions } from '../temporal/settings.ts';
+import { SettingError, settingOption } from '../settings/setting.ts';
+import { API, CONNECTION } from '../settings/table.ts';
 
 /** A `host:port` to listen on (`[::1]:8080` for IPv6). */
 export function parseListen(value: string): { host: string; port: number } {
@@ -124,30 +126,37 @@ export async function startApi(options: ApiOptions): Promise<{ app: FastifyInsta
   };
 }
 
+/** The API server's options from the settings table, each defaulting to its variable's value; throws SettingError for a refused variable. */
+function apiOptions(env: NodeJS.ProcessEnv, facade: RelabelConfig): Option[] {
+  const from = { env };
+  return [
+    settingOption(API.listen).makeOptionMandatory(),
+    settingOption(API.tokensFile),
+    ...[API.keystoneUrl, API.keystoneUsername, API.keystonePasswordFile, API.keystoneProject, API.keystoneUserDomain, API.keystoneProjectDomain].map((s) => settingOption<string>(s, from)),
+    settingOption(API.keystoneRoles, { env, fallback: DEFAULT_KEYSTONE_ROLES }),
+    settingOption(API.keystoneCacheSeconds, from),
+    settingOption(CONNECTION.address, { env, fallback: facade.temporalAddress }),
+    settingOption(CONNECTION.namespace, { env, fallback: facade.namespace }),
+    settingOption(CONNECTION.taskQueue, { env, fallback: facade.taskQueue }),
+    settingOption(CONNECTION.store, from),
+    settingOption(CONNECTION.kubeconfig, from),
+    settingOption(API.bodyLimit, { env, fallback: DEFAULT_BODY_LIMIT }),
+    settingOption(CONNECTION.logLevel, from),
+  ];
+}
+
 /** The command line: `relabel-api --listen HOST:PORT [--tokens-file FILE] …`. */
-export async function main(argv: string[]): Promise<void> {
-  const env = relabelConfigFromEnv();
-  const program = new Command('relabel-api')
-    .description('Serve the Airship-compatible HTTP API of relabel')
-    .requiredOption('--listen <host:port>', 'address to listen on, e.g. 127.0.0.1:8000')
-    .option('--tokens-file <file>', 'YAML or JSON list of {token, role, name?} (else RELABEL_API_TOKENS=token:role[:name],…); the name is recorded as who started a run')
-    .option('--keystone-url <url>', 'validate other tokens with Keystone at this identity URL, e.g. http://keystone:5000/v3 (RELABEL_KEYSTONE_URL)', process.env.RELABEL_KEYSTONE_URL || undefined)
-    .option('--keystone-username <name>', "relabel's service user in Keystone (RELABEL_KEYSTONE_USERNAME)", process.env.RELABEL_KEYSTONE_USERNAME || 'relabel')
-    .option('--keystone-password-file <file>', "file holding the service user's password (else RELABEL_KEYSTONE_PASSWORD)", process.env.RELABEL_KEYSTONE_PASSWORD_FILE || undefined)
-    .option('--keystone-project <name>', "the service user's project (RELABEL_KEYSTONE_PROJECT)", process.env.RELABEL_KEYSTONE_PROJECT || 'service')
-    .option('--keystone-user-domain <name>', "the service user's domain (RELABEL_KEYSTONE_USER_DOMAIN)", process.env.RELABEL_KEYSTONE_USER_DOMAIN || 'Default')
-    .option('--keystone-project-domain <name>', "the service project's domain (RELABEL_KEYSTONE_PROJECT_DOMAIN)", process.env.RELABEL_KEYSTONE_PROJECT_DOMAIN || 'Default')
-    .option('--keystone-roles <map>', 'Keystone role → relabel role, keystoneRole=admin|viewer,… (RELABEL_KEYSTONE_ROLES)', process.env.RELABEL_KEYSTONE_ROLES || DEFAULT_KEYSTONE_ROLES)
-    .option('--keystone-cache-seconds <s>', 'longest time a validated Keystone token is trusted without asking again (RELABEL_KEYSTONE_CACHE_SECONDS)', process.env.RELABEL_KEYSTONE_CACHE_SECONDS || '60')
-    .option('--address <host:port>', 'Temporal frontend (TEMPORAL_ADDRESS)', env.temporalAddress)
-    .option('--namespace <ns>', 'Temporal namespace (TEMPORAL_NAMESPACE)', env.namespace)
-    .option('--task-queue <name>', 'task queue (RELABEL_TASK_QUEUE)', env.taskQueue)
-    .option('--store <url>', 'revision store URL (RELABEL_STORE_URL)', env.storeUrl)
-    .option('--kubeconfig <path>', 'kubeconfig for node-labels (KUBECONFIG; in-cluster when absent)', process.env.KUBECONFIG || undefined)
-    .option('--body-limit <bytes>', 'largest request body', String(DEFAULT_BODY_LIMIT))
-    .option('--log-level <level>', 'log level: trace, debug, info, warn or error (RELABEL_LOG_LEVEL)', process.env.RELABEL_LOG_LEVEL || 'info')
-    .parse(argv);
-  const opts = program.opts<
+export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<void> {
+  const program = new Command('relabel-api').description('Serve the Airship-compatible HTTP API of relabel');
+  let facade: RelabelConfig;
+  try {
+    facade = relabelConfigFromEnv(env);
+    for (const option of apiOptions(env, facade)) program.addOption(option);
+  } catch (err) {
+    if (err instanceof SettingError) program.error(`error: ${err.message}`);
+    throw err;
+  }
+  const opts = program.parse(argv).opts<
     KeystoneFlags & {
       listen: string;
       tokensFile?: string;
@@ -156,19 +165,18 @@ export async function main(argv: string[]): Promise<void> {
       taskQueue: string;
       store?: string;
       kubeconfig?: string;
-      bodyLimit: string;
+      bodyLimit: number;
       logLevel: string;
     }
   >();
-  const bodyLimit = Number(opts.bodyLimit);
-  if (!Number.isInteger(bodyLimit) || bodyLimit < 1) throw new Error(`--body-limit ${opts.bodyLimit}: expected a positive number of bytes`);
-  const keystone = keystoneOptions(opts);
+  const bodyLimit = opts.bodyLimit;
+  const keystone = keystoneOptions(opts, env);
   const api = await startApi({
     listen: opts.listen,
-    tokens: loadTokens(opts.tokensFile, process.env, keystone !== undefined),
+    tokens: loadTokens(opts.tokensFile, env, keystone !== undefined),
     ...(keystone ? { keystone } : {}),
     facade: {
-      ...env,
+      ...facade,
       temporalAddress: opts.address,
       namespace: opts.namespace,
       taskQueue: opts.taskQueue,

@@ -3,7 +3,9 @@
  * environment, and the one place where errors become messages and exit codes.
  */
 import { readFileSync } from 'node:fs';
-import { Command, CommanderError, Option } from 'commander';
+import { Command, CommanderError } from 'commander';
+import { environmentHelp, settingOption } from '../settings/setting.ts';
+import { CONNECTION } from '../settings/table.ts';
 import { addDocsCommands } from './docs-commands.ts';
 import { exitCodeForType, exitCodeHelp, ExitCode } from './exit-codes.ts';
 import { describeError, OutputFormat, reportError } from './output.ts';
@@ -14,13 +16,12 @@ import { addDriftCommands } from './drift-commands.ts';
 import { addScheduleCommands } from './schedule-commands.ts';
 import type { SetExit } from './context.ts';
 
+/** The settings the CLI's global flags override; their variables are read when a command runs (src/cli/context.ts). */
+const GLOBAL_SETTINGS = [CONNECTION.store, CONNECTION.address, CONNECTION.namespace, CONNECTION.taskQueue];
+
 const ENVIRONMENT_HELP = `Environment (flags take precedence):
-  TEMPORAL_ADDRESS     Temporal frontend, host:port (default localhost:7233)   --address
-  TEMPORAL_NAMESPACE   Temporal namespace (default default)                     --namespace
-  RELABEL_TASK_QUEUE   task queue of the relabel workers (default relabel)      --task-queue
-  RELABEL_STORE_URL    revision store: sqlite:PATH or postgres://…              --store
-                       (default: sqlite in $RELABEL_DATA_DIR or ~/.local/share/relabel)
-  TEMPORAL_UI_URL      Temporal Web UI, for links (default http://localhost:8233)`;
+${environmentHelp([CONNECTION.address, CONNECTION.namespace, CONNECTION.taskQueue, CONNECTION.store])}
+  TEMPORAL_UI_URL  Temporal Web UI, for links (default http://localhost:8233)`;
 
 const EXAMPLES_HELP = `Examples:
   relabel docs validate examples/site
@@ -45,11 +46,8 @@ export function buildProgram(setExit: SetExit): Command {
     // Settings first: subcommands copy them when they are added.
     .exitOverride()
     .showHelpAfterError('(add --help for usage)')
-    .configureHelp({ showGlobalOptions: true, sortSubcommands: false })
-    .addOption(new Option('--store <url>', 'revision store URL (sqlite:PATH or postgres://…)'))
-    .addOption(new Option('--address <host:port>', 'Temporal frontend address'))
-    .addOption(new Option('--namespace <name>', 'Temporal namespace'))
-    .addOption(new Option('--task-queue <name>', 'task queue of the relabel workers'));
+    .configureHelp({ showGlobalOptions: true, sortSubcommands: false });
+  for (const setting of GLOBAL_SETTINGS) program.addOption(settingOption(setting));
   addDocsCommands(program, setExit);
   addRunCommands(program, setExit);
   addDriftCommands(program, setExit);

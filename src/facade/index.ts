@@ -7,6 +7,8 @@ import { clip } from '../core/site-error.ts';
 import { FailureType } from '../core/failure-types.ts';
 import { refusedAtOnce, temporalUnreachable } from '../temporal/reach.ts';
 import { connectOptions, temporalSettingsFromEnv, type TemporalConnectOptions } from '../temporal/settings.ts';
+import { settingFromEnv } from '../settings/setting.ts';
+import { CONNECTION } from '../settings/table.ts';
 import { openStore } from '../store/open-store.ts';
 import { createDocuments, type Documents } from './documents.ts';
 import { RelabelError } from './relabel-error.ts';
@@ -43,7 +45,7 @@ export interface RelabelConfig {
 export function relabelConfigFromEnv(env: NodeJS.ProcessEnv = process.env): RelabelConfig {
   return {
     ...temporalSettingsFromEnv(env),
-    storeUrl: env.RELABEL_STORE_URL || undefined,
+    storeUrl: settingFromEnv(CONNECTION.store, env),
     uiUrl: env.TEMPORAL_UI_URL || 'http://localhost:8233',
     searchAttributes: env.RELABEL_SEARCH_ATTRIBUTES !== 'off',
   };

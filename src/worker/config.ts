@@ -1,58 +1,16 @@
 /**
- * The worker's configuration: its flags, the environment variables behind
- * them, and the defaults sized for a small shared machine.
+ * The worker's configuration: its settings (flags and the environment
+ * variables behind them, from src/settings/table.ts) and the defaults sized
+ * for a small shared machine.
  */
-import { Command, InvalidArgumentError, Option } from 'commander';
+import { Command, type Option } from 'commander';
 import type { WorkflowBundle } from '@temporalio/worker';
-import { isIP } from 'node:net';
 import { DEFAULT_KUBE_BURST, DEFAULT_KUBE_QPS } from '../kube/nodes.ts';
+import type { LogLevelName } from '../settings/parsers.ts';
+import { SettingError, settingFromEnv, settingOption } from '../settings/setting.ts';
+import { CONNECTION, WORKER } from '../settings/table.ts';
 import { temporalSettingsFromEnv, type TemporalConnectOptions } from '../temporal/settings.ts';
 import { DEFAULT_METRICS_ADDRESS, DEFAULT_METRICS_PORT } from './probes.ts';
-import { logLevel, type LogLevelName } from './telemetry.ts';
-
-/** A flag's parser of whole numbers from `min` to `max`, refusing anything else with `rule`. */
-function wholeNumber(min: number, max: number, rule: string): (value: string) => number {
-  return (value) => {
-    const n = Number(value);
-    if (!Number.isInteger(n) || n < min || n > max) throw new InvalidArgumentError(rule);
-    return n;
-  };
-}
-
-/** A whole number ≥ 0 from a flag. */
-const rate = wholeNumber(0, Infinity, 'must be a whole number ≥ 0');
-
-/** Workflow task slots from a flag: a whole number ≥ 2 (the SDK needs two with sticky execution). */
-const slots = wholeNumber(2, Infinity, 'must be a whole number ≥ 2');
-
-/** A TCP port from a flag: 0 (any free port) to 65535. */
-const port = wholeNumber(0, 65535, 'must be a port number, 0 to 65535');
-
-/** An IP address to listen on, from a flag. */
-function listenAddress(value: string): string {
-  if (isIP(value) === 0) throw new InvalidArgumentError('must be an IP address of this host: 127.0.0.1 (loopback only) or 0.0.0.0 (every interface)');
-  return value;
-}
-
-/** A log level from a flag. */
-function level(value: string) {
-  try {
-    return logLevel(value);
-  } catch (err) {
-    throw new InvalidArgumentError((err as Error).message);
-  }
-}
-
-/** `parse` of the variable `name`, or `fallback` when it is unset or empty; a bad value is refused naming the variable. */
-function fromEnv<T>(name: string, parse: (value: string) => T, fallback: T): T {
-  const value = process.env[name];
-  if (!value) return fallback;
-  try {
-    return parse(value);
-  } catch (err) {
-    throw new Error(`${name}=${JSON.stringify(value.slice(0, 40))}: ${(err as Error).message}`);
-  }
-}
 
 /** Everything a worker needs to know. */
 export interface WorkerConfig {
@@ -116,14 +74,18 @@ export const WORKER_DEFAULTS = {
   nonStickyToStickyPollRatio: 0.8,
 } as const;
 
-/** Worker configuration from the environment. */
+/**
+ * Worker configuration from the environment, each variable parsed as its
+ * flag would be; a refused value throws a SettingError naming the flag and
+ * the variable (`RELABEL_KUBE_QPS=fifty` is refused, not read as no limit).
+ */
 export function workerConfigFromEnv(env: NodeJS.ProcessEnv = process.env): WorkerConfig {
   return {
     ...temporalSettingsFromEnv(env),
-    kubeconfig: env.KUBECONFIG || undefined,
-    storeUrl: env.RELABEL_STORE_URL || undefined,
-    kubeQps: env.RELABEL_KUBE_QPS ? Number(env.RELABEL_KUBE_QPS) : DEFAULT_KUBE_QPS,
-    kubeBurst: env.RELABEL_KUBE_BURST ? Number(env.RELABEL_KUBE_BURST) : DEFAULT_KUBE_BURST,
+    kubeconfig: settingFromEnv(CONNECTION.kubeconfig, env),
+    storeUrl: settingFromEnv(CONNECTION.store, env),
+    kubeQps: settingFromEnv(WORKER.kubeQps, env) ?? DEFAULT_KUBE_QPS,
+    kubeBurst: settingFromEnv(WORKER.kubeBurst, env) ?? DEFAULT_KUBE_BURST,
   };
 }
 
@@ -137,43 +99,47 @@ export interface WorkerSettings {
   metricsPort?: number;
 }
 
-/** The worker's settings from its command line `argv` and the environment; a bad value is refused naming it. */
-export function parseWorkerSettings(argv: string[]): WorkerSettings {
-  const env = workerConfigFromEnv();
-  const program = new Command('relabel-worker')
-    .description('Run relabel workflows and activities')
-    .option('--address <host:port>', 'Temporal frontend (TEMPORAL_ADDRESS)', env.temporalAddress)
-    .option('--namespace <ns>', 'Temporal namespace (TEMPORAL_NAMESPACE)', env.namespace)
-    .option('--task-queue <name>', 'task queue (RELABEL_TASK_QUEUE)', env.taskQueue)
-    .option('--kubeconfig <path>', 'kubeconfig (KUBECONFIG; in-cluster when absent)', env.kubeconfig)
-    .option('--store <url>', 'revision store URL (RELABEL_STORE_URL)', env.storeUrl)
-    .addOption(new Option('--kube-qps <n>', 'Kubernetes API requests per second, 0 for no limit (RELABEL_KUBE_QPS)').argParser(rate).default(env.kubeQps))
-    .addOption(new Option('--kube-burst <n>', 'requests allowed at once above the rate (RELABEL_KUBE_BURST)').argParser(rate).default(env.kubeBurst))
-    .addOption(new Option('--max-cached-workflows <n>', 'workflow executions kept in memory').argParser(rate).default(WORKER_DEFAULTS.maxCachedWorkflows))
-    .addOption(
-      new Option('--max-workflow-tasks <n>', 'workflow tasks run at once: at least the largest window of nodes in flight (a run\'s concurrency) that this worker serves')
-        .argParser(slots)
-        .default(WORKER_DEFAULTS.maxConcurrentWorkflowTasks),
-    )
-    .addOption(new Option('--log-level <level>', 'trace, debug, info, warn or error (RELABEL_LOG_LEVEL)').argParser(level).default(fromEnv('RELABEL_LOG_LEVEL', level, 'info')))
-    .addOption(
-      new Option('--metrics-address <ip>', 'address of /metrics, /health/live and /health/ready: 127.0.0.1 loopback only, 0.0.0.0 every interface (RELABEL_METRICS_ADDRESS)')
-        .argParser(listenAddress)
-        .default(fromEnv('RELABEL_METRICS_ADDRESS', listenAddress, DEFAULT_METRICS_ADDRESS)),
-    )
-    .addOption(
-      new Option('--metrics-port <port>', `their port, 0 for any free one (RELABEL_METRICS_PORT; unset: ${DEFAULT_METRICS_PORT}, or a free one when that is taken)`)
-        .argParser(port)
-        .default(fromEnv<number | undefined>('RELABEL_METRICS_PORT', port, undefined)),
-    )
-    .parse(argv);
-  const opts = program.opts<{
+/** The worker's options, each defaulting to its variable's value; throws SettingError for a refused variable. */
+function workerOptions(env: NodeJS.ProcessEnv, config: WorkerConfig): Option[] {
+  const from = { env };
+  return [
+    settingOption(CONNECTION.address, { env, fallback: config.temporalAddress }),
+    settingOption(CONNECTION.namespace, { env, fallback: config.namespace }),
+    settingOption(CONNECTION.taskQueue, { env, fallback: config.taskQueue }),
+    settingOption(CONNECTION.kubeconfig, from),
+    settingOption(CONNECTION.store, from),
+    settingOption(WORKER.kubeQps, { env, fallback: DEFAULT_KUBE_QPS }),
+    settingOption(WORKER.kubeBurst, { env, fallback: DEFAULT_KUBE_BURST }),
+    settingOption(WORKER.maxCachedWorkflows, { env, fallback: WORKER_DEFAULTS.maxCachedWorkflows }),
+    settingOption(WORKER.maxWorkflowTasks, { env, fallback: WORKER_DEFAULTS.maxConcurrentWorkflowTasks }),
+    settingOption(CONNECTION.logLevel, from),
+    settingOption(WORKER.metricsAddress, { env, fallback: DEFAULT_METRICS_ADDRESS }),
+    settingOption({ ...WORKER.metricsPort, envNote: `unset: ${DEFAULT_METRICS_PORT}, or a free one when that is taken` }, from),
+  ];
+}
+
+/**
+ * The worker's settings from its command line `argv` and `env`. A refused
+ * flag or variable stops the process with commander's usage error (exit
+ * code 1), the same message shape for both, naming the flag and the variable.
+ */
+export function parseWorkerSettings(argv: string[], env: NodeJS.ProcessEnv = process.env): WorkerSettings {
+  const program = new Command('relabel-worker').description('Run relabel workflows and activities');
+  let config: WorkerConfig;
+  try {
+    config = workerConfigFromEnv(env);
+    for (const option of workerOptions(env, config)) program.addOption(option);
+  } catch (err) {
+    if (err instanceof SettingError) program.error(`error: ${err.message}`);
+    throw err;
+  }
+  const opts = program.parse(argv).opts<{
     address: string;
     namespace: string;
     taskQueue: string;
     kubeconfig?: string;
     store?: string;
-    logLevel: ReturnType<typeof level>;
+    logLevel: LogLevelName;
     metricsAddress: string;
     metricsPort?: number;
     kubeQps: number;
@@ -183,7 +149,7 @@ export function parseWorkerSettings(argv: string[]): WorkerSettings {
   }>();
   return {
     config: {
-      ...env,
+      ...config,
       temporalAddress: opts.address,
       namespace: opts.namespace,
       taskQueue: opts.taskQueue,

@@ -12,17 +12,8 @@ import type { NodeRequestObserver } from '../kube/nodes.ts';
 import type { NodeEventReason } from '../kube/events.ts';
 import type { EventResult } from '../activities/node-events.ts';
 
-/** Levels an operator can filter logs at, most verbose first. */
-export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error'] as const;
-export type LogLevelName = (typeof LOG_LEVELS)[number];
-
-/** A log level named by a flag or `RELABEL_LOG_LEVEL`, in any case; throws naming the accepted ones. */
-export function logLevel(value: string): LogLevelName {
-  const level = value.trim().toLowerCase();
-  const known = LOG_LEVELS.find((l) => l === level);
-  if (known === undefined) throw new Error(`log level ${JSON.stringify(value.slice(0, 40))}: expected one of ${LOG_LEVELS.join(', ')}`);
-  return known;
-}
+export { LOG_LEVELS, logLevel, type LogLevelName } from '../settings/parsers.ts';
+import type { LogLevelName } from '../settings/parsers.ts';
 
 /** Names of the Kubernetes request metrics, as Prometheus shows them. */
 export const KubeMetric = {

@@ -1,0 +1,121 @@
+/**
+ * Every setting of relabel's worker, API server and CLI: flag, environment
+ * variable, parser, default and help, in one table. Each entry point builds
+ * its commander options and reads its environment from these rows
+ * (src/settings/setting.ts), so a flag is declared once and a value is
+ * parsed the same way from the command line and from the environment.
+ * Defaults that belong to a module (the Kubernetes rate, the metrics port,
+ * the body limit) are given by the entry point that uses that module.
+ */
+import { DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE } from '../core/constants.ts';
+import { bytes, listenAddress, logLevel, port, rate, slots, text } from './parsers.ts';
+import type { Setting } from './setting.ts';
+
+/** Where relabel reaches Temporal and its store: the worker, the API server and the CLI share these. */
+export const CONNECTION = {
+  address: {
+    flags: '--address <host:port>',
+    help: 'Temporal frontend',
+    env: 'TEMPORAL_ADDRESS',
+    envNote: 'default localhost:7233, or the Temporal profile\'s',
+    envReadElsewhere: true,
+    parse: text,
+  },
+  namespace: {
+    flags: '--namespace <name>',
+    help: 'Temporal namespace',
+    env: 'TEMPORAL_NAMESPACE',
+    envNote: `default ${DEFAULT_NAMESPACE}, or the Temporal profile's`,
+    envReadElsewhere: true,
+    parse: text,
+  },
+  taskQueue: {
+    flags: '--task-queue <name>',
+    help: 'task queue of the relabel workers',
+    env: 'RELABEL_TASK_QUEUE',
+    envNote: `default ${DEFAULT_TASK_QUEUE}`,
+    envReadElsewhere: true,
+    parse: text,
+  },
+  store: {
+    flags: '--store <url>',
+    help: 'revision store URL, sqlite:PATH or postgres://…',
+    env: 'RELABEL_STORE_URL',
+    envNote: 'default: sqlite in $RELABEL_DATA_DIR or ~/.local/share/relabel',
+    parse: text,
+  },
+  kubeconfig: {
+    flags: '--kubeconfig <path>',
+    help: 'kubeconfig of the cluster whose nodes relabel labels',
+    env: 'KUBECONFIG',
+    envNote: 'in-cluster, else ~/.kube/config, when absent',
+    parse: text,
+  },
+  logLevel: {
+    flags: '--log-level <level>',
+    help: 'trace, debug, info, warn or error',
+    env: 'RELABEL_LOG_LEVEL',
+    parse: logLevel,
+    default: 'info',
+  },
+} satisfies Record<string, Setting<unknown>>;
+
+/** The worker's own settings (src/worker/config.ts gives the module defaults). */
+export const WORKER = {
+  kubeQps: { flags: '--kube-qps <n>', help: 'Kubernetes API requests per second, 0 for no limit', env: 'RELABEL_KUBE_QPS', parse: rate },
+  kubeBurst: { flags: '--kube-burst <n>', help: 'requests allowed at once above the rate', env: 'RELABEL_KUBE_BURST', parse: rate },
+  maxCachedWorkflows: { flags: '--max-cached-workflows <n>', help: 'workflow executions kept in memory', parse: rate },
+  maxWorkflowTasks: {
+    flags: '--max-workflow-tasks <n>',
+    help: "workflow tasks run at once: at least the largest window of nodes in flight (a run's concurrency) that this worker serves",
+    parse: slots,
+  },
+  metricsAddress: {
+    flags: '--metrics-address <ip>',
+    help: 'address of /metrics, /health/live and /health/ready: 127.0.0.1 loopback only, 0.0.0.0 every interface',
+    env: 'RELABEL_METRICS_ADDRESS',
+    parse: listenAddress,
+  },
+  metricsPort: {
+    flags: '--metrics-port <port>',
+    help: 'their port, 0 for any free one',
+    env: 'RELABEL_METRICS_PORT',
+    parse: port,
+  },
+} satisfies Record<string, Setting<unknown>>;
+
+/** The API server's own settings (src/api/main.ts gives the module defaults). */
+export const API = {
+  listen: { flags: '--listen <host:port>', help: 'address to listen on, e.g. 127.0.0.1:8000', parse: text },
+  tokensFile: {
+    flags: '--tokens-file <file>',
+    help: 'YAML or JSON list of {token, role, name?} (else RELABEL_API_TOKENS=token:role[:name],…); the name is recorded as who started a run',
+    parse: text,
+  },
+  keystoneUrl: {
+    flags: '--keystone-url <url>',
+    help: 'validate other tokens with Keystone at this identity URL, e.g. http://keystone:5000/v3',
+    env: 'RELABEL_KEYSTONE_URL',
+    parse: text,
+  },
+  keystoneUsername: { flags: '--keystone-username <name>', help: "relabel's service user in Keystone", env: 'RELABEL_KEYSTONE_USERNAME', parse: text, default: 'relabel' },
+  keystonePasswordFile: {
+    flags: '--keystone-password-file <file>',
+    help: "file holding the service user's password",
+    env: 'RELABEL_KEYSTONE_PASSWORD_FILE',
+    envNote: 'else RELABEL_KEYSTONE_PASSWORD',
+    parse: text,
+  },
+  keystoneProject: { flags: '--keystone-project <name>', help: "the service user's project", env: 'RELABEL_KEYSTONE_PROJECT', parse: text, default: 'service' },
+  keystoneUserDomain: { flags: '--keystone-user-domain <name>', help: "the service user's domain", env: 'RELABEL_KEYSTONE_USER_DOMAIN', parse: text, default: 'Default' },
+  keystoneProjectDomain: { flags: '--keystone-project-domain <name>', help: "the service project's domain", env: 'RELABEL_KEYSTONE_PROJECT_DOMAIN', parse: text, default: 'Default' },
+  keystoneRoles: { flags: '--keystone-roles <map>', help: 'Keystone role → relabel role, keystoneRole=admin|viewer,…', env: 'RELABEL_KEYSTONE_ROLES', parse: text },
+  keystoneCacheSeconds: {
+    flags: '--keystone-cache-seconds <s>',
+    help: 'longest time a validated Keystone token is trusted without asking again',
+    env: 'RELABEL_KEYSTONE_CACHE_SECONDS',
+    parse: text,
+    default: '60',
+  },
+  bodyLimit: { flags: '--body-limit <bytes>', help: 'largest request body', parse: bytes },
+} satisfies Record<string, Setting<unknown>>;
