@@ -14,7 +14,7 @@ import { randomUUID } from 'node:crypto';
 import { CommitStatus } from '../src/api/response-schemas.ts';
 import { noteId, parseNoteId } from '../src/api/note-ids.ts';
 import { encodeRunId } from '../src/api/run-ids.ts';
-import { type startRelabel, uniqueSuffix } from './helpers.ts';
+import { adminCore, createNode, type startRelabel, uniqueSuffix } from './helpers.ts';
 import { prefixedSite } from './site.ts';
 import { ADMIN, emptyStoreUrl, eventually, startApiAndWorker, type Answer, type TestApi } from './api-support.ts';
 
@@ -53,6 +53,12 @@ function shipyard(api: TestApi) {
     getNoteDetails: (note: string) => get(`notedetails/${note}`),
     getWorkflows: (since: string | null = null) => get('workflows', { since }),
     getDagDetail: (workflow: string) => get(`workflows/${workflow}`),
+    /** `post_control_action(action_id, control_verb)`: `post_resp` with no data (so no body) and its default content type. */
+    postControlAction: (id: string, verb: string) =>
+      api.call('POST', `/api/v1.0/actions/${id}/control/${verb}${query({ verbosity: 1 })}`, {
+        token: null,
+        headers: { 'X-Context-Marker': marker, 'content-type': 'application/x-yaml', 'X-Auth-Token': ADMIN },
+      }),
   };
 }
 
@@ -293,5 +299,27 @@ describe('Shipyard CLI commands on actions and workflows', () => {
     const dag = await eventually(async () => sy.getDagDetail(`relabel_nodes__${action.dag_execution_date}`), (a) => a.status === 200, 30_000);
     assert.deepEqual(dag.json.steps.map((s: any) => s.state), ['success', 'failed', 'upstream_failed']);
     assert.equal(dag.json.state, 'failed');
+  });
+
+  it('a paused, then stopped action: describe action shows Paused, then why it failed, and the command audit has each control', async () => {
+    const targets = site.nodes.slice(3, 9);
+    for (const name of targets) await createNode(adminCore(), name, {});
+    const created = json(await sy.postActions('relabel_nodes', { target_nodes: targets.join(',') }), 201);
+    assert.equal((await sy.postControlAction(created.id, 'pause')).status, 202);
+    const paused = await eventually(async () => json(await sy.getActionDetail(created.id)), (a) => a.action_lifecycle === 'Paused', 30_000, 100);
+    assert.equal(paused.dag_status, 'paused');
+    assert.deepEqual(paused.command_audit.map((c: any) => [c.command, c.user]), [['invoke', paused.user], ['pause', paused.user]]);
+    const apply = paused.steps.find((s: any) => s.id === 'relabel_nodes');
+    assert.equal(apply.notes[0]?.note_val, 'paused: no node starts until the action is unpaused');
+    const listed = json(await sy.getActions()).find((a: any) => a.id === created.id);
+    assert.equal(listed?.action_lifecycle, 'Processing', 'a listing has no progress to tell a pause by');
+
+    assert.equal((await sy.postControlAction(created.id, 'stop')).status, 202);
+    const stopped = await eventually(async () => json(await sy.getActionDetail(created.id)), (a) => a.action_lifecycle === 'Failed', 30_000, 100);
+    assert.equal(stopped.dag_status, 'failed');
+    assert.deepEqual(stopped.command_audit.map((c: any) => c.command), ['invoke', 'pause', 'stop']);
+    assert.ok(stopped.command_audit.every((c: any) => !Number.isNaN(Date.parse(c.datetime))));
+    assert.ok(stopped.notes.some((n: any) => n.note_val.startsWith('Cancelled: the run was stopped')), JSON.stringify(stopped.notes));
+    assert.equal(stopped.steps.find((s: any) => s.id === 'relabel_nodes').state, 'failed');
   });
 });
