@@ -65,6 +65,9 @@ describe("Shipyard's configdocs client against relabel", () => {
 
     // The CLI's default sends no buffermode.
     const staged = await shipyard.postConfigdocs('design', null, false, design);
+    assert.equal(staged.path, '/api/v1.0/configdocs/design?verbosity=1', 'buffermode None is left out');
+    assert.deepEqual(Object.keys(staged.headers), ['X-Context-Marker', 'content-type', 'X-Auth-Token']);
+    assert.equal(staged.headers['content-type'], 'application/x-yaml');
     assert.match(statusFields(staged, 201).message, /design/);
     assert.equal(staged.answer.headers.get('location'), '/api/v1.0/configdocs/design');
     // rejectoncontents (the server's default in Shipyard) refuses a buffer that holds changes; the client raises ShipyardBufferError on 409.
@@ -73,7 +76,9 @@ describe("Shipyard's configdocs client against relabel", () => {
     // append refuses a collection already in the buffer.
     assert.equal((await shipyard.postConfigdocs('racks', 'append', false, racks)).answer.status, 409);
 
-    assert.deepEqual(collectionTable(await viewer.getConfigdocsStatus()), [
+    const status = await viewer.getConfigdocsStatus();
+    assert.equal(status.path, '/api/v1.0/configdocs?versions=committed&versions=buffer&verbosity=1', 'a list is sent as repeated keys');
+    assert.deepEqual(collectionTable(status), [
       ['design', 'not present', 'created', 'committed:0', 'buffer:null'],
       ['racks', 'not present', 'created', 'committed:0', 'buffer:null'],
     ]);
@@ -89,7 +94,10 @@ describe("Shipyard's configdocs client against relabel", () => {
     assert.equal((await viewer.getConfigdocs('racks', 'committed')).answer.status, 404);
     assert.deepEqual(docsOf((await viewer.getRendereddocs()).answer.text), docsOf(design + racks), 'the buffer rendered: every staged document');
 
-    const dry = statusFields(await shipyard.commitConfigdocs(false, true), 200);
+    const dryRun = await shipyard.commitConfigdocs(false, true);
+    assert.equal(dryRun.path, '/api/v1.0/commitconfigdocs?force=False&dryrun=True&verbosity=1', "Python's booleans");
+    assert.equal(dryRun.body, undefined, 'no body, though a content-type is sent');
+    const dry = statusFields(dryRun, 200);
     assert.equal(dry.status, 'Success');
     assert.match(dry.message, /DRYRUN/);
     const commit = await shipyard.commitConfigdocs();
@@ -109,6 +117,7 @@ describe("Shipyard's configdocs client against relabel", () => {
     // empty-collection: no body, the collection's removal staged.
     const emptied = await shipyard.postConfigdocs('racks', null, true, '');
     assert.equal(emptied.body, undefined, 'the client sends no body');
+    assert.equal(emptied.path, '/api/v1.0/configdocs/racks?empty-collection=True&verbosity=1');
     statusFields(emptied, 201);
     assert.deepEqual(collectionTable(await viewer.getConfigdocsStatus()), [
       ['design', 'present', 'unmodified', 'committed:1', 'buffer:null'],

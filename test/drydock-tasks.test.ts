@@ -51,6 +51,8 @@ describe("Drydock's task client and Shipyard's Drydock operator against relabel"
     // create_task: the operator's node filter names the target nodes.
     const created = await drydock.createTask(deckhandDesignRef(revision), 'relabel_nodes', nodeNameFilter(all));
     assert.equal(created.answer.status, 201, created.answer.text);
+    assert.deepEqual(JSON.parse(created.body ?? ''), { action: 'relabel_nodes', design_ref: deckhandDesignRef(revision), node_filter: nodeNameFilter(all) });
+    assert.deepEqual(Object.keys(created.headers), ['X-Context-Marker', 'X-End-User', 'X-Auth-Token', 'content-type']);
     const taskId = TaskView.parse(created.answer.json).task_id;
     assert.ok(taskId, 'the operator needs task_id');
     assert.equal(created.answer.headers.get('location'), `/api/v1.0/tasks/${taskId}`);
@@ -116,7 +118,9 @@ describe("Drydock's task client and Shipyard's Drydock operator against relabel"
     // layers: Drydock's map of tasks by id.
     const one = (await drydock.getTask(taskId, { layers: 1 })).answer.json as Record<string, unknown>;
     assert.deepEqual(Object.keys(one), ['init_task_id', taskId]);
-    const two = (await drydock.getTask(taskId, { layers: 2, subtaskerrors: true })).answer.json as Record<string, unknown>;
+    const layered = await drydock.getTask(taskId, { layers: 2, subtaskerrors: true });
+    assert.equal(layered.path, `/api/v1.0/tasks/${taskId}?subtaskerrors=true&layers=2`, "the client's own query");
+    const two = layered.answer.json as Record<string, unknown>;
     assert.equal(two.init_task_id, taskId);
     assert.equal(Object.keys(two).length, 1 + 1 + 24 + 1, 'init_task_id, the task, its 24 subtasks, subtask_errors');
     assert.deepEqual(TaskView.parse(two[`${taskId}.3`]).result.failures, [all[3]]);
