@@ -134,6 +134,9 @@ describe('the audit trail: who started each run, and how', () => {
       assert.equal(result.status, 'success');
       const record = await relabel.store.getRun(result.run);
       assert.deepEqual([record.startedBy, record.startedVia, record.outcome], [scheduleId, 'schedule', 'success']);
+      // Recorded by the workflow, not the facade: its action id still finds this execution.
+      assert.equal(record.executionRunId, action?.action.workflow.firstExecutionRunId);
+      assert.equal((await relabel.store.runByActionId(record.actionId ?? ''))?.id, result.run);
       const runs = await eventually(
         async () => JSON.parse(exits(await relabelCli(['runs', '-o', 'json'], env), 0).stdout) as Listed[],
         (all) => all.some((r) => r.workflowId === workflowId && r.outcome !== undefined),

@@ -148,7 +148,11 @@ export function createActivities(deps: ActivityDeps) {
       return { revision: checked.revision };
     },
 
-    /** Records the targets of a run started without the facade (with who started it and how, when known); idempotent on `key`. */
+    /**
+     * Records the targets of a run started without the facade (with who
+     * started it and how, when known), and the execution that runs it, so
+     * that its action id finds it; idempotent on `key`.
+     */
     async registerRun(input: {
       key: string;
       workflowId: string;
@@ -159,6 +163,8 @@ export function createActivities(deps: ActivityDeps) {
       startedVia?: string;
     }): Promise<{ run: number }> {
       const run = await store.createRun(input);
+      const execution = Context.current().info.workflowExecution;
+      if (execution) await store.setRunExecution(run.id, execution.runId);
       return { run: run.id };
     },
 
