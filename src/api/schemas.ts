@@ -57,8 +57,10 @@ export const ActionControlPath = z.object({ id: RunIdParam, verb: z.enum(['pause
 /** `{id}` and `{verb}` of an action control. */
 export type ActionControlPath = z.infer<typeof ActionControlPath>;
 
-/** `{id}` of a task. */
-export const TaskPath = z.object({ id: RunIdParam }).strict();
+/** `{id}` of a task: a run's id, or a subtask's (the run's id, a dot and the node's position in the run). */
+export const TaskPath = z
+  .object({ id: z.string().max(1024).regex(/^[A-Za-z0-9_-]+(\.(0|[1-9][0-9]{0,8}))?$/, { error: 'task ids are base64url text, a subtask\'s followed by .N' }) })
+  .strict();
 /** `{id}` of a task. */
 export type TaskPath = z.infer<typeof TaskPath>;
 
