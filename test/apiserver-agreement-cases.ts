@@ -163,7 +163,7 @@ const taints = fc.tuple(fc.array(taint, { minLength: 1, maxLength: 2 }), fc.bool
   return list;
 });
 
-/** Bytes the records take that the test writes besides the case (see the test's nodePatch). */
+/** Bytes the records take that the test writes besides the case (see the test's casePatch). */
 function recordBytes(c: NodeCase): number {
   const record = (k: string, list: string[]) => (list.length === 0 ? 0 : bytes(k) + bytes([...list].sort().join(',')));
   return (

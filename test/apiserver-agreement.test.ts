@@ -9,6 +9,8 @@
  * Any difference fails, except relabel's documented deliberate refusals of
  * keys the API server would take (kubelet-owned labels, relabel's records,
  * the Node configuration annotations, system taints and relabel's own taint).
+ * For every case relabel accepts, the patch its own planner builds from the
+ * resolved design is sent too, and must be accepted.
  */
 import assert from 'node:assert/strict';
 import { Agent, request, type RequestOptions } from 'node:https';
@@ -28,7 +30,9 @@ import { formatOwnedLabels } from '../src/core/owned-labels.ts';
 import { formatError } from '../src/core/site-error.ts';
 import { isSystemTaintKey, taintId } from '../src/core/taints.ts';
 import { policyDoc, source } from '../src/core/testing.ts';
-import { validateSite } from '../src/core/validate-site.ts';
+import { planLabels } from '../src/core/label-plan.ts';
+import { nodePatch } from '../src/core/node-reconcile.ts';
+import { validateSite, type DesignNode } from '../src/core/validate-site.ts';
 import { loadKubeConfig } from '../src/kube/nodes.ts';
 import { adminCore, createNode, kubeconfigPath, uniqueSuffix } from './helpers.ts';
 // The applied-run record is written at its longest: relabel reserves room for it on every node.
@@ -40,7 +44,7 @@ const RUNS = { labels: 700, annotationKeys: 500, annotationSizes: 200, taints: 7
 
 
 /** What relabel would write to the Node for `c`: the case itself and its records. */
-function nodePatch(c: NodeCase): object {
+function casePatch(c: NodeCase): object {
   const annotations: Record<string, string> = { ...c.annotations };
   const record = (key: string, entries: string[]) => {
     const value = formatOwnedLabels(entries);
@@ -68,9 +72,24 @@ const policy = policyDoc('policy', {
   generated_labels: 'generated_labels: {rack: false, host_profile: false, tags: false, rack_labels: false, site: false}',
 });
 
-function relabelVerdict(c: NodeCase): { ok: boolean; errors: string[] } {
+function relabelVerdict(c: NodeCase): { ok: boolean; errors: string[]; node?: DesignNode } {
   const result = validateSite([source('policy.yaml', policy), { source: 'node.yaml', text: siteText(c) }]);
-  return result.ok ? { ok: true, errors: [] } : { ok: false, errors: result.errors.map(formatError) };
+  return result.ok ? { ok: true, errors: [], node: result.design.nodes['n1'] } : { ok: false, errors: result.errors.map(formatError) };
+}
+
+/** The patch relabel itself sends for `node` to the test's Node as read (the planner's and the update loop's own). */
+function relabelPatch(node: DesignNode): object | null {
+  const plan = planLabels({
+    labels: baseNode.labels,
+    annotations: {},
+    desired: node.labels,
+    policy: { reconcileOsArchAliases: false, protectedKeys: [] },
+    taints: [],
+    desiredAnnotations: node.annotations,
+    desiredTaints: node.taints,
+  });
+  const longest = { revision: Number.MAX_SAFE_INTEGER, run: Number.MAX_SAFE_INTEGER };
+  return nodePatch(plan, { resourceVersion: baseNode.resourceVersion, labels: baseNode.labels, annotations: {}, taints: [] }, false, longest);
 }
 
 /** True when relabel refuses `c` on purpose though the API server may take it. */
@@ -85,6 +104,7 @@ function deliberate(c: NodeCase): boolean {
 type ServerVerdict = { ok: boolean; status: number; causes: string[] };
 
 let nodeName = '';
+let baseNode: { resourceVersion: string; labels: Record<string, string> } = { resourceVersion: '', labels: {} };
 let base: RequestOptions = {};
 let agent: Agent | undefined;
 
@@ -118,12 +138,12 @@ function serverVerdict(patch: object): Promise<ServerVerdict> {
   });
 }
 
-const tally = new Map<string, { cases: number; serverAccepted: number; serverRefused: number; deliberate: number }>();
+const tally = new Map<string, { cases: number; serverAccepted: number; serverRefused: number; deliberate: number; ownPatches: number }>();
 
 async function agrees(property: string, c: NodeCase): Promise<void> {
-  const counts = tally.get(property) ?? { cases: 0, serverAccepted: 0, serverRefused: 0, deliberate: 0 };
+  const counts = tally.get(property) ?? { cases: 0, serverAccepted: 0, serverRefused: 0, deliberate: 0, ownPatches: 0 };
   tally.set(property, counts);
-  const server = await serverVerdict(nodePatch(c));
+  const server = await serverVerdict(casePatch(c));
   const core = relabelVerdict(c);
   const onPurpose = deliberate(c);
   counts.cases++;
@@ -137,6 +157,13 @@ async function agrees(property: string, c: NodeCase): Promise<void> {
         `${onPurpose ? ' (a deliberate refusal)' : ''}\n  API server: ${server.causes.join('\n    ') || 'ok'}\n  relabel: ${core.errors.map((e) => e.slice(0, 400)).join('\n    ') || 'ok'}`,
     );
   }
+  // What relabel accepts, the patch its own planner builds from the design lands too.
+  const own = core.node === undefined ? null : relabelPatch(core.node);
+  if (own !== null) {
+    const landed = await serverVerdict(own);
+    assert.ok(landed.ok, `the API server refuses relabel's own patch: ${landed.causes.join('; ')}`);
+    counts.ownPatches++;
+  }
 }
 
 describe('relabel refuses exactly what the API server refuses, plus its deliberate refusals', { concurrency: true }, () => {
@@ -144,7 +171,10 @@ describe('relabel refuses exactly what the API server refuses, plus its delibera
 
   before(async () => {
     nodeName = `agree-${uniqueSuffix()}`;
-    await createNode(adminCore(), nodeName);
+    const created = await createNode(adminCore(), nodeName);
+    // The annotation limit counts every annotation of the Node: the test's Node starts with none.
+    assert.deepEqual(created.metadata?.annotations ?? {}, {});
+    baseNode = { resourceVersion: created.metadata?.resourceVersion ?? '', labels: created.metadata?.labels ?? {} };
     const options: RequestOptions = {};
     const kc = loadKubeConfig(kubeconfigPath());
     await kc.applyToHTTPSOptions(options);
