@@ -190,11 +190,32 @@ describe("Drydock's task client and Shipyard's Drydock operator against relabel"
     assert.ok(task.result.details.messageList.some((m) => m.error && m.context_type === 'task' && /MassRemovalRefused/.test(m.message)));
   });
 
+  it("keeps a task's node_filter up to 32 KiB: a larger one is not kept in the run's memo, and the task says so", async () => {
+    const ghosts = Array.from({ length: 1500 }, (_, i) => `${prefix}-ghost-node-${String(i).padStart(5, '0')}`);
+    const filter = nodeNameFilter([...all, ...ghosts]);
+    assert.ok(JSON.stringify(filter).length > 32 * 1024);
+    const drydock = drydockClient(api, ADMIN);
+    const created = await drydock.createTask(`revision:${revision}`, 'relabel_nodes', filter);
+    assert.equal(created.answer.status, 201, created.answer.text);
+    const started = TaskView.parse(created.answer.json);
+    assert.deepEqual(started.node_filter, filter, 'the answer to the create echoes it whole');
+    let task = started;
+    while (task.status !== 'complete' && task.status !== 'terminated') {
+      await sleep(INTERVAL_S * 1000);
+      task = TaskView.parse((await drydock.getTask(task.task_id)).answer.json);
+    }
+    assert.equal(task.node_filter, null);
+    assert.equal(task.design_ref, `revision:${revision}`);
+    assert.ok(task.result.details.messageList.some((m) => m.context_type === 'task' && /too large to keep/.test(m.message)));
+    assert.equal(task.subtasks_page?.total, 1524);
+    assert.equal(task.subtask_id_list.length, 1000, 'one page of subtasks by default');
+  });
+
   it('pages subtasks and bounds the task list', async () => {
     const viewer = drydockClient(api, VIEWER);
     const listed = TaskList.parse((await viewer.getTasks()).answer.json);
     const parents = listed.filter((t) => t.parent_task_id === null);
-    assert.equal(parents.length, 4, 'every task so far');
+    assert.equal(parents.length, 5, 'every task so far');
     const full = parents.find((p) => p.subtasks_page?.total === 24 && p.result.status === 'partial_success');
     assert.ok(full);
     const paged = TaskView.parse((await api.call('GET', `/api/v1.0/tasks/${full.task_id}?offset=20&limit=3`, { token: VIEWER })).json);

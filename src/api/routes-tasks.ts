@@ -180,8 +180,9 @@ export function taskRoutes({ relabel }: ApiDeps): RouteDef[] {
         let budget = Number(query.max_subtasks ?? DEFAULT_LIST_SUBTASKS);
         const answer: TaskView[] = [];
         for (const run of listed) {
-          const page = run.run !== undefined && budget > 0 ? await runs.nodes(run.run, { offset: 0, limit: budget }) : null;
-          const nodes = page?.items ?? [];
+          // One row at least, for the total; only those within the budget are listed.
+          const page = run.run !== undefined ? await runs.nodes(run.run, { offset: 0, limit: Math.max(1, budget) }) : null;
+          const nodes = page?.items.slice(0, budget) ?? [];
           budget -= nodes.length;
           const source: TaskSource = {
             id: encodeRunId(run),
