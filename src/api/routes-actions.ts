@@ -54,9 +54,8 @@ export function actionRoutes({ relabel }: ApiDeps): RouteDef[] {
       description:
         'Checked in this order, each a 400 with its own reason: invalid target_nodes (InvalidTargets), unknown action name (UnknownAction), ' +
         'no committed configdocs (NoCommittedRevision), no revision that took part in a site action (NoSiteActionRevision), ' +
-        'invalid documents (DocumentValidationFailed, every error listed). A run already in progress for the site is a 409 (RunInProgress); ' +
-        'so is, as in Shipyard, a revision committed just before the one applied that took part in no site action (IntermediateCommits), ' +
-        'unless the query says allow-intermediate-commits=true. ' +
+        'invalid documents (DocumentValidationFailed, every error listed). A run already in progress for the site is a 409 (RunInProgress). ' +
+        'allow-intermediate-commits is accepted and, as Shipyard does for its targeted actions (relabel_nodes), not checked. ' +
         "A run that would remove more of the labels relabel owns on its targets than the policy's max_removal_fraction fails " +
         '(the action ends Failed with MassRemovalRefused, its message naming the counts and keys; nothing written) unless parameters.allow_mass_removal is true ' +
         '(a JSON boolean, or the text "true" as `shipyard create action --param allow_mass_removal=true` sends it).',
@@ -66,15 +65,14 @@ export function actionRoutes({ relabel }: ApiDeps): RouteDef[] {
       body: { media: 'json', schema: ActionRequest, required: true },
       invalidBody: invalidAction,
       responses: { 201: { description: 'the action, Pending', schema: ActionView }, 400: error, 409: error },
-      async handle({ body, query, request }) {
+      async handle({ body, request }) {
         const runs = await relabel.runs();
         const allow = body.parameters.allow_mass_removal === true ? { allowMassRemoval: true } : {};
         const audit = runAudit(callerName(request), StartedVia.api);
-        const refuseIntermediateCommits = query['allow-intermediate-commits'] !== true;
         // Shipyard keeps the client's X-Context-Marker as the action's context marker.
         const marker = request.headers['x-context-marker'];
         const contextMarker = typeof marker === 'string' && UUID.test(marker) ? { contextMarker: marker.toLowerCase() } : {};
-        const started = await runs.start({ targets: body.parameters.target_nodes, action: body.name, audit, refuseIntermediateCommits, ...allow, ...contextMarker });
+        const started = await runs.start({ targets: body.parameters.target_nodes, action: body.name, audit, ...allow, ...contextMarker });
         const report = { ...started, startedBy: audit.by, startedVia: audit.via, execution: 'RUNNING', startTime: new Date().toISOString() };
         // The answer names the first page of targets, as GET actions/{id} pages them; a large run's answer stays small.
         const shown = started.targets.slice(0, DEFAULT_NODE_PAGE);

@@ -190,7 +190,7 @@ export const ActionCreateQuery = z
     ...common,
     'allow-intermediate-commits': QueryFlag.optional().meta({
       description:
-        "Shipyard's allow-intermediate-commits (default false): without it, an action whose revision was committed right after one that took part in no site action is refused (409 IntermediateCommits), as Shipyard refuses it",
+        "Shipyard's allow-intermediate-commits: accepted and not checked, as Shipyard checks intermediate commits only for its site actions (deploy_site, update_site, update_software), never for the targeted relabel_nodes",
     }),
   })
   .strict();

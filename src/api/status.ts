@@ -61,7 +61,6 @@ export const HTTP_STATUS_OF_FAILURE = {
   [FailureType.TooManyConflicts]: conflict,
   [FailureType.NotRunning]: { code: 409, retry: false },
   [FailureType.MassRemovalRefused]: { code: 409, retry: false },
-  [FailureType.IntermediateCommits]: { code: 409, retry: false },
   [FailureType.NotStarted]: { code: 409, retry: false },
   [FailureType.NothingToRetry]: { code: 409, retry: false },
   [FailureType.NotRetryable]: { code: 409, retry: false },

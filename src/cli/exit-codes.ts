@@ -67,7 +67,6 @@ export const EXIT_CODE_OF_FAILURE = {
   [FailureType.NotRetryable]: ExitCode.rejected,
   [FailureType.NotRunning]: ExitCode.rejected,
   [FailureType.MassRemovalRefused]: ExitCode.rejected,
-  [FailureType.IntermediateCommits]: ExitCode.rejected,
   [FailureType.SchemaVersion]: ExitCode.rejected,
   [FailureType.NotFound]: ExitCode.rejected,
   [FailureType.ActionNotFound]: ExitCode.rejected,

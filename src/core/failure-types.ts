@@ -40,12 +40,6 @@ export const FailureType = {
   NotRunning: 'NotRunning',
   /** A run would remove more of the owned labels than the policy's max_removal_fraction and was not allowed to. */
   MassRemovalRefused: 'MassRemovalRefused',
-  /**
-   * Committed revisions that took part in no site action lie between the
-   * last site action and the revision to apply (Shipyard's intermediate
-   * commit check; allow-intermediate-commits lets the action go ahead).
-   */
-  IntermediateCommits: 'IntermediateCommits',
   /** Something the store was asked for does not exist. */
   NotFound: 'NotFound',
   ActionNotFound: 'ActionNotFound',

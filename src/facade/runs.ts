@@ -17,7 +17,7 @@ import { auditFrom, runAudit, StartedVia, type RunAudit } from '../core/run-audi
 import { normalizeTargets } from '../core/targets.ts';
 import type { PluginEntry } from '../core/plugin-output.ts';
 import { selectNodes, type NodeFilterSet } from '../core/node-filter.ts';
-import { intermediateCommit, runnableRevision } from '../store/revision-checks.ts';
+import { runnableRevision } from '../store/revision-checks.ts';
 import { isStoreError, StoreErrorCode } from '../store/store-error.ts';
 import { createDesignCache } from '../store/design-cache.ts';
 import type { RevisionStore } from '../store/revision-store.ts';
@@ -82,12 +82,6 @@ export interface StartOptions {
   dryRun?: boolean;
   /** Go ahead even when the run removes more owned labels than the policy allows (the mass-removal brake). */
   allowMassRemoval?: boolean;
-  /**
-   * Refuse (IntermediateCommits) when the revision committed just before the
-   * one applied took part in no site action: Shipyard's check, which its
-   * API makes unless `allow-intermediate-commits` is set.
-   */
-  refuseIntermediateCommits?: boolean;
   continueAsNewAfter?: number;
   retryOf?: { workflowId: string; runId: string };
   /** Run number of the run retried, kept on the new run's record. */
@@ -256,10 +250,10 @@ export function createRuns(deps: RunsDeps) {
   /**
    * The checks the workflow makes, in Shipyard's order, against the store:
    * invalid targets, no committed revision, unknown revision, no revision that
-   * took part in a site action, intermediate commits (when asked to refuse them), invalid documents. Returns the revision and
+   * took part in a site action, invalid documents. Returns the revision and
    * site. Throws a {@link RelabelError}; reads only.
    */
-  async function preflight(options: Pick<StartOptions, 'targets' | 'revision' | 'select' | 'refuseIntermediateCommits'>): Promise<{ targets: string[]; revision: number; site: string }> {
+  async function preflight(options: Pick<StartOptions, 'targets' | 'revision' | 'select'>): Promise<{ targets: string[]; revision: number; site: string }> {
     const { select } = options;
     if (select && options.targets !== undefined) throw new RelabelError(FailureType.InvalidTargets, 'name the targets or select them from the design, not both');
     const named = select ? undefined : normalizeTargets(options.targets);
@@ -267,8 +261,6 @@ export function createRuns(deps: RunsDeps) {
     const checked = await runnableRevision(store, options.revision);
     if (!checked.ok) throw new RelabelError(checked.type, checked.message);
     const revision = checked.revision;
-    const between = options.refuseIntermediateCommits ? await intermediateCommit(store, revision) : undefined;
-    if (between !== undefined) throw new RelabelError(FailureType.IntermediateCommits, between);
     const validation = await designs.get(revision);
     if (!validation.ok) {
       throw documentValidationError(`revision ${revision}`, validation.errors);

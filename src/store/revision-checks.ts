@@ -8,7 +8,7 @@
 import { FailureType } from '../core/failure-types.ts';
 import { validateSite, type SiteValidation } from '../core/validate-site.ts';
 import { isStoreError, StoreErrorCode } from './store-error.ts';
-import { SiteActionTag, type RevisionDocument, type RevisionStore } from './revision-store.ts';
+import type { RevisionDocument, RevisionStore } from './revision-store.ts';
 
 /** The revision a run may apply, or why it may not. */
 export type RunnableRevision =
@@ -41,30 +41,6 @@ export async function runnableRevision(store: RevisionStore, revision?: number):
     };
   }
   return { ok: true, revision: id };
-}
-
-/**
- * Shipyard's intermediate commit check for applying `revision`: the
- * revision committed just before it was never rolled out, neither by a site
- * action (tagged site-action-success or site-action-failure, as Shipyard
- * asks) nor by a relabel run that applied it (relabel's runs never tag a
- * revision), so commits nothing used lie between what was last rolled out
- * and the revision applied. Returns the message saying so (naming that
- * revision), or undefined when there is none (or `revision` is the first).
- * Revision ids have no gaps, so this reads one revision and one run lookup
- * whatever the history's length.
- */
-export async function intermediateCommit(store: RevisionStore, revision: number): Promise<string | undefined> {
-  if (revision <= 1) return undefined;
-  const before = await store.getRevision(revision - 1);
-  const siteAction = new Set<string>(Object.values(SiteActionTag));
-  if (before.tags.some((t) => siteAction.has(t.tag))) return undefined;
-  if (await store.revisionApplied(before.id)) return undefined;
-  return (
-    `revision ${before.id}, committed before revision ${revision}, was never rolled out: no site action used it (it is tagged neither ` +
-    `${SiteActionTag.success} nor ${SiteActionTag.failure}) and no update run applied it. ` +
-    'If the commits since the last roll-out are intended, run the action again with allow-intermediate-commits=true'
-  );
 }
 
 /** Validates stored documents as one site; files are named `bucket/source`. */

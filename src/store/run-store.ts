@@ -253,10 +253,4 @@ export interface RunStore {
    * InvalidArgument for a detail that is not JSON.
    */
   cancelRunNodes(id: number, detail: NodeResultDetail): Promise<number>;
-  /**
-   * Whether a run (not a dry run) applied `revision`: one that ended
-   * success, partial_success, failure or cancelled (rejected runs wrote
-   * nothing). InvalidArgument for a revision that is not a positive integer.
-   */
-  revisionApplied(revision: number): Promise<boolean>;
 }

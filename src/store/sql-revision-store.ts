@@ -80,7 +80,6 @@ export class SqlRevisionStore implements RevisionStore {
   runNode: RunStore['runNode'] = (id, node) => this.#runs.runNode(id, node);
   runCounts: RunStore['runCounts'] = (id) => this.#runs.runCounts(id);
   cancelRunNodes: RunStore['cancelRunNodes'] = (id, detail) => this.#runs.cancelRunNodes(id, detail);
-  revisionApplied: RunStore['revisionApplied'] = (revision) => this.#runs.revisionApplied(revision);
   savePluginSet: PluginStore['savePluginSet'] = (input) => this.#plugins.savePluginSet(input);
   latestPluginSet: PluginStore['latestPluginSet'] = (site) => this.#plugins.latestPluginSet(site);
   pluginSet: PluginStore['pluginSet'] = (id) => this.#plugins.pluginSet(id);

@@ -7,7 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { NodeResultDetail, RunNodeCounts, RunNodeRow, RunNodeStatus, RunRecord, RunStore } from './run-store.ts';
-import { RunNodeStatus as Status, RunOutcome } from './run-store.ts';
+import { RunNodeStatus as Status } from './run-store.ts';
 import { assertOutcome, assertRunId, assertWorkflowId, isNodeName, mergeResults, validatePageQuery, validateRunInput, type MergedResult } from './run-validation.ts';
 import { columnDate, columnNumber, columnString, columnStringOrNull, type SqlDriver, type SqlRow, type SqlSession, type SqlValue, type TableNames } from './sql-driver.ts';
 import { StoreError, StoreErrorCode } from './store-error.ts';
@@ -257,15 +257,6 @@ export function sqlRunStore(driver: SqlDriver): RunStore {
         }
         return counts;
       });
-    },
-
-    async revisionApplied(revision) {
-      assertRunId(revision, 'revision');
-      const ended = [RunOutcome.success, RunOutcome.partialSuccess, RunOutcome.failure, RunOutcome.cancelled];
-      const rows = await driver.read((s) =>
-        s.all(`SELECT 1 AS found FROM ${t.runs} WHERE revision = ? AND dry_run = 0 AND outcome IN (${ended.map(() => '?').join(', ')}) LIMIT 1`, [revision, ...ended]),
-      );
-      return rows.length > 0;
     },
 
     async cancelRunNodes(id, detail) {

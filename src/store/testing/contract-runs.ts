@@ -261,25 +261,6 @@ export function runsContract(fixture: StoreFixture): void {
       await rejectsWith(store.cancelRunNodes(99, detail), 'NotFound', /^run 99 not found$/);
     });
 
-    test('says whether a run (not a dry run, not rejected) applied a revision', async (t) => {
-      const store = await freshStore(t, fixture);
-      const outcomes = [
-        [1, false, 'rejected'],
-        [2, true, 'success'],
-        [3, false, null],
-        [4, false, 'partial_success'],
-        [5, false, 'cancelled'],
-      ] as const;
-      for (const [revision, dryRun, outcome] of outcomes) {
-        const { id } = await store.createRun({ revision, dryRun, targets: ['a'] });
-        if (outcome) await store.setRunOutcome(id, outcome);
-      }
-      const applied = [];
-      for (let revision = 1; revision <= 6; revision++) applied.push(await store.revisionApplied(revision));
-      assert.deepEqual(applied, [false, false, false, true, true, false], 'rejected, dry, still running and absent runs applied nothing');
-      await rejectsWith(store.revisionApplied(0), 'InvalidArgument', /invalid revision 0/);
-    });
-
     test('runs created concurrently through two connections get distinct, consecutive numbers', { timeout: 60_000 }, async (t) => {
       const url = await fixture.freshUrl();
       const stores = await Promise.all([openStore(url), openStore(url)]);
