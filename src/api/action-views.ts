@@ -234,11 +234,13 @@ export function stepLog(f: ActionFacts, s: StepFacts, rows: readonly RunNodeRow[
   } else {
     for (const row of rows) {
       const d = row.detail;
+      const setKeys = Object.keys(d?.set ?? {});
       const parts = [
         `${row.node}: ${row.status}`,
         row.written ? 'written' : 'not written',
-        ...(d?.set ? [`set ${Object.keys(d.set).join(',')}`] : []),
+        ...(setKeys.length > 0 ? [`set ${setKeys.join(',')}`] : []),
         ...(d?.removed?.length ? [`removed ${d.removed.join(',')}`] : []),
+        ...(row.status === 'success' && setKeys.length === 0 && !d?.removed?.length ? ['no change'] : []),
         ...(d?.error ? [`${d.error.type}: ${d.error.message}`] : []),
       ];
       lines.push(parts.join('; '));
