@@ -19,7 +19,7 @@ import { parseTokensEnv, parseTokensFile, type ApiToken } from './auth.ts';
 import { createKeystoneVerifier, DEFAULT_KEYSTONE_ROLES, parseKeystoneRoles, type KeystoneOptions } from './keystone.ts';
 import { createApiServer, DEFAULT_BODY_LIMIT } from './server.ts';
 import { connectOptions } from '../temporal/settings.ts';
-import { SettingError, settingOption } from '../settings/setting.ts';
+import { addSettingOptions, settingOption } from '../settings/setting.ts';
 import { API, CONNECTION } from '../settings/table.ts';
 
 /** A `host:port` to listen on (`[::1]:8080` for IPv6). */
@@ -148,14 +148,10 @@ function apiOptions(env: NodeJS.ProcessEnv, facade: RelabelConfig): Option[] {
 /** The command line: `relabel-api --listen HOST:PORT [--tokens-file FILE] …`. */
 export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<void> {
   const program = new Command('relabel-api').description('Serve the Airship-compatible HTTP API of relabel');
-  let facade: RelabelConfig;
-  try {
-    facade = relabelConfigFromEnv(env);
-    for (const option of apiOptions(env, facade)) program.addOption(option);
-  } catch (err) {
-    if (err instanceof SettingError) program.error(`error: ${err.message}`);
-    throw err;
-  }
+  const facade = addSettingOptions(program, () => {
+    const read = relabelConfigFromEnv(env);
+    return { options: apiOptions(env, read), read };
+  });
   const opts = program.parse(argv).opts<
     KeystoneFlags & {
       listen: string;

@@ -4,7 +4,7 @@
  * parser. Commander options and environment reading are both derived from
  * it, so a value is refused the same way whichever way it came.
  */
-import { Option } from 'commander';
+import { Option, type Command } from 'commander';
 
 /** Longest part of a refused value repeated in the message. */
 const MAX_VALUE = 40;
@@ -80,4 +80,21 @@ export function environmentHelp(settings: readonly Setting<unknown>[]): string {
   const rows = settings.filter((s) => s.env !== undefined).map((s) => [s.env ?? '', `${s.help}${s.envNote ? ` (${s.envNote})` : ''}`, s.flags.split(' ')[0] ?? '']);
   const width = (i: number) => Math.max(...rows.map((r) => (r[i] ?? '').length));
   return rows.map(([env, help, flag]) => `  ${(env ?? '').padEnd(width(0))}  ${(help ?? '').padEnd(width(1))}  ${flag}`).join('\n');
+}
+
+/**
+ * Runs `read` (which reads the environment and builds the options from it)
+ * and adds its options to `program`; returns what it read. A variable the
+ * table refuses stops the program with commander's usage error (exit code
+ * 1), as a refused flag does.
+ */
+export function addSettingOptions<T>(program: Command, read: () => { options: Option[]; read: T }): T {
+  try {
+    const { options, read: value } = read();
+    for (const option of options) program.addOption(option);
+    return value;
+  } catch (err) {
+    if (err instanceof SettingError) program.error(`error: ${err.message}`);
+    throw err;
+  }
 }

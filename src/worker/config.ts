@@ -7,7 +7,7 @@ import { Command, type Option } from 'commander';
 import type { WorkflowBundle } from '@temporalio/worker';
 import { DEFAULT_KUBE_BURST, DEFAULT_KUBE_QPS } from '../kube/nodes.ts';
 import type { LogLevelName } from '../settings/parsers.ts';
-import { SettingError, settingFromEnv, settingOption } from '../settings/setting.ts';
+import { addSettingOptions, settingFromEnv, settingOption } from '../settings/setting.ts';
 import { CONNECTION, WORKER } from '../settings/table.ts';
 import { temporalSettingsFromEnv, type TemporalConnectOptions } from '../temporal/settings.ts';
 import { DEFAULT_METRICS_ADDRESS, DEFAULT_METRICS_PORT } from './probes.ts';
@@ -125,14 +125,10 @@ function workerOptions(env: NodeJS.ProcessEnv, config: WorkerConfig): Option[] {
  */
 export function parseWorkerSettings(argv: string[], env: NodeJS.ProcessEnv = process.env): WorkerSettings {
   const program = new Command('relabel-worker').description('Run relabel workflows and activities');
-  let config: WorkerConfig;
-  try {
-    config = workerConfigFromEnv(env);
-    for (const option of workerOptions(env, config)) program.addOption(option);
-  } catch (err) {
-    if (err instanceof SettingError) program.error(`error: ${err.message}`);
-    throw err;
-  }
+  const config = addSettingOptions(program, () => {
+    const read = workerConfigFromEnv(env);
+    return { options: workerOptions(env, read), read };
+  });
   const opts = program.parse(argv).opts<{
     address: string;
     namespace: string;
