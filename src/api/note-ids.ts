@@ -6,7 +6,7 @@
  * notedetails/{id}` finds a failed node's note from its id alone, for any
  * number of failures, with nothing kept per note.
  */
-import { CROCKFORD } from '../store/ulid.ts';
+import { CROCKFORD, encodeCrockford } from '../store/ulid.ts';
 
 /** What a note or validation id names. */
 export const NoteKind = {
@@ -29,16 +29,6 @@ const KINDS = new Set<string>(Object.values(NoteKind));
 const RUN_DIGITS = 12;
 const SEQ_DIGITS = 13;
 
-function digits(value: number, length: number): string {
-  let n = BigInt(value);
-  let text = '';
-  for (let i = 0; i < length; i++) {
-    text = CROCKFORD[Number(n & 31n)] + text;
-    n >>= 5n;
-  }
-  return text;
-}
-
 function parse(text: string): number | null {
   let n = 0n;
   for (const c of text) {
@@ -54,7 +44,7 @@ export function noteId(ref: NoteRef): string {
   for (const [name, v] of [['run', ref.run], ['seq', ref.seq]] as const) {
     if (!Number.isSafeInteger(v) || v < 0) throw new Error(`note ${name} must be a non-negative whole number, got ${v}`);
   }
-  return ref.kind + digits(ref.run, RUN_DIGITS) + digits(ref.seq, SEQ_DIGITS);
+  return ref.kind + encodeCrockford(BigInt(ref.run), RUN_DIGITS) + encodeCrockford(BigInt(ref.seq), SEQ_DIGITS);
 }
 
 /** What a note id names, or null for a string {@link noteId} does not produce. */

@@ -15,8 +15,8 @@ export const ULID_PATTERN = /^[0-7][0-9A-HJKMNP-TV-Z]{25}$/;
 const TIME_MAX = 2 ** 48 - 1;
 const RANDOM_MAX = (1n << 80n) - 1n;
 
-/** `value` as `length` characters of Crockford base32, most significant first. */
-function encode(value: bigint, length: number): string {
+/** `value` as `length` characters of Crockford base32, most significant first (higher bits dropped). */
+export function encodeCrockford(value: bigint, length: number): string {
   let text = '';
   for (let i = 0; i < length; i++) {
     text = CROCKFORD[Number(value & 31n)] + text;
@@ -58,7 +58,7 @@ export function monotonicUlid(now: () => number = Date.now, random: () => bigint
       lastTime = time;
       lastRandom = random() & RANDOM_MAX;
     }
-    return encode(BigInt(lastTime), 10) + encode(lastRandom, 16);
+    return encodeCrockford(BigInt(lastTime), 10) + encodeCrockford(lastRandom, 16);
   };
 }
 
@@ -71,7 +71,7 @@ export function nextUlid(id: string): string {
   let random = 0n;
   for (const c of id.slice(10)) random = random * 32n + BigInt(CROCKFORD.indexOf(c));
   if (random === RANDOM_MAX) throw new Error('ULID random part exhausted within one millisecond');
-  return id.slice(0, 10) + encode(random + 1n, 16);
+  return id.slice(0, 10) + encodeCrockford(random + 1n, 16);
 }
 
 /** The process's ULID generator. */
