@@ -3,7 +3,7 @@
  * validation's detail, as `shipyard describe step`, `shipyard logs step`
  * and `shipyard describe validation` ask for them.
  */
-import { FailureType } from '../core/failure-types.ts';
+import { FailureType } from '../core/plan/failure-types.ts';
 import type { Runs } from '../facade/runs.ts';
 import { StepDetailView, StepLogsQuery, StepPath, ValidationPath, ValidationView } from './action-schemas.ts';
 import { ACTION_STEPS } from './action-steps.ts';
@@ -57,8 +57,8 @@ export function actionStepRoutes({ relabel }: ApiDeps): RouteDef[] {
       async handle({ params }) {
         const runs = await relabel.runs();
         const { facts, step } = await stepOf(runs, params.id, params.step_id);
-        const wantRows = step.id === 'relabel_nodes' && step.state !== null && facts.run !== null;
-        const rows = wantRows && facts.run !== null ? await runs.nodeRows(facts.run, { limit: LOG_NODE_LIMIT }) : [];
+        // Node lines only for the step that writes nodes, once it has started.
+        const rows = step.id === 'relabel_nodes' && step.state !== null && facts.run !== null ? await runs.nodeRows(facts.run, { limit: LOG_NODE_LIMIT }) : [];
         const text = stepLog(facts, step, rows, facts.counts?.total ?? rows.length);
         return { code: 200, text: { type: 'text/plain; charset=utf-8', body: text } };
       },
