@@ -12,7 +12,8 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { CommitStatus, TaskList, TaskView } from '../src/api/response-schemas.ts';
+import { CommitStatus } from '../src/api/response-schemas.ts';
+import { TaskList, TaskView } from '../src/api/task-schemas.ts';
 import { type startRelabel, uniqueSuffix } from './helpers.ts';
 import { prefixedSite } from './site.ts';
 import { ADMIN, VIEWER, emptyStoreUrl, startApiAndWorker, type TestApi } from './api-support.ts';

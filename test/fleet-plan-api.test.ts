@@ -7,7 +7,8 @@
  */
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { ActionView, PlanView, TaskView } from '../src/api/response-schemas.ts';
+import { ActionView, PlanView } from '../src/api/response-schemas.ts';
+import { TaskView } from '../src/api/task-schemas.ts';
 import { adminCore, createNode, nodePatchCount, startRelabel, uniqueSuffix } from './helpers.ts';
 import { prefixedSite, storeWithSite } from './site.ts';
 import { ADMIN, assertFailure, eventually, startTestApi, TOKENS, type TestApi } from './api-support.ts';

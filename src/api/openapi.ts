@@ -6,7 +6,8 @@
 import { z } from 'zod';
 import { MEDIA_TYPES, type RouteDef } from './route.ts';
 import { ActionRequest, NodeLabelsBody, PlanRequest, TaskRequest } from './schemas.ts';
-import { ActionList, ActionView, CommitStatus, NodeLabelsStatus, PlanView, RevisionList, RevisionView, StatusBody, TagView, TaskView } from './response-schemas.ts';
+import { ActionList, ActionView, CommitStatus, NodeLabelsStatus, PlanView, RevisionList, RevisionView, StatusBody, TagView } from './response-schemas.ts';
+import { TaskView } from './task-schemas.ts';
 
 /** Schemas published under `components.schemas` and referenced by name. */
 const NAMED: ReadonlyMap<z.ZodType, string> = new Map<z.ZodType, string>([

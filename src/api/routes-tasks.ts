@@ -21,7 +21,8 @@ import { actionKeyOf, DEFAULT_NODE_PAGE, runState } from './run-state.ts';
 import { failureOf, type RunState } from './run-views.ts';
 import { nodeTaskView, parseSubtaskId, subtaskErrors, subtaskViews, taskLayers, taskView, type TaskSource } from './task-views.ts';
 import { TaskListQuery, TaskPath, TaskQuery, TaskRequest } from './schemas.ts';
-import { StatusBody, TaskLayersView, TaskList, TaskView } from './response-schemas.ts';
+import { StatusBody } from './response-schemas.ts';
+import { TaskLayersView, TaskList, TaskView } from './task-schemas.ts';
 import { ApiError } from './status.ts';
 
 /** Path of a task. */

@@ -7,7 +7,7 @@
 import type { NodeFilterSet } from '../core/node-filter.ts';
 import type { NodeOutcome } from '../facade/runs.ts';
 import { RunStatus } from '../workflows/messages.ts';
-import type { TaskResultView, TaskStatus, TaskView } from './response-schemas.ts';
+import type { TaskResultView, TaskStatus, TaskView } from './task-schemas.ts';
 import type { NodePageInfo } from './run-views.ts';
 
 /** What a task view is made from: the run as the facade reports (or lists) it and a page of its nodes in target order. */
