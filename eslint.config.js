@@ -11,9 +11,17 @@ const nodeBuiltins = ['node:*', 'fs', 'fs/*', 'path', 'os', 'crypto', 'child_pro
  */
 const noStack = [['../stack/*', '../../stack/*', '../../../stack/*', '../../../../stack/*'], 'src/ never imports the local stack (stack/): it is for the demo, tests and benchmark only'];
 
-/** `no-restricted-imports` patterns: what a folder must not import. */
+/** What every file of src/core must not import (src/core/site and src/core/plan, one level down). */
+const coreRules = [
+  [nodeBuiltins, 'src/core is pure: no Node built-ins'],
+  [['@temporalio/*', '@kubernetes/*', 'pg'], 'src/core is pure: no Temporal, Kubernetes or database clients'],
+  [['../../*', '!../../core/*'], 'src/core imports nothing of ours outside src/core'],
+  noStack,
+];
+
+/** `no-restricted-imports` patterns: what a folder must not import (each a list of globs, or `{ regex }`). */
 const forbid = (...groups) => ({
-  'no-restricted-imports': ['error', { patterns: groups.map(([group, message]) => ({ group, message })) }],
+  'no-restricted-imports': ['error', { patterns: groups.map(([group, message]) => (Array.isArray(group) ? { group, message } : { ...group, message })) }],
 });
 
 export default tseslint.config(
@@ -57,12 +65,14 @@ export default tseslint.config(
     // Pure core: no I/O, no Temporal, no Kubernetes client, nothing of ours outside core.
     files: ['src/core/**/*.ts'],
     ignores: ['src/core/**/*.test.ts'],
-    rules: forbid(
-      [nodeBuiltins, 'src/core is pure: no Node built-ins'],
-      [['@temporalio/*', '@kubernetes/*', 'pg'], 'src/core is pure: no Temporal, Kubernetes or database clients'],
-      [['../*', '!../core/*'], 'src/core imports nothing of ours outside src/core'],
-      noStack,
-    ),
+    rules: forbid(...coreRules),
+  },
+  {
+    // The plan side (design → plan → patch) is schema-free: it never imports the site side
+    // (documents → design), which may import it.
+    files: ['src/core/plan/**/*.ts'],
+    ignores: ['src/core/**/*.test.ts'],
+    rules: forbid(...coreRules, [['../site/*'], 'src/core/plan never imports src/core/site (the site side imports the plan side, not the reverse)']),
   },
   {
     // Workflows: deterministic orchestration. Activities are imported as types only.
@@ -71,7 +81,8 @@ export default tseslint.config(
       ...forbid(
         [nodeBuiltins, 'workflow code is deterministic: no Node built-ins'],
         [['@kubernetes/*', 'pg', '@temporalio/client', '@temporalio/worker', '@temporalio/activity'], 'workflow code runs in the Temporal sandbox: no clients, no worker or activity APIs'],
-        [['../kube/*', '../store/*', '../facade/*', '../api/*', '../cli/*'], 'workflows import only src/core and `import type` of activities'],
+        [['../kube/*', '../store/*', '../facade/*', '../api/*', '../cli/*'], 'workflows import only src/core/plan and `import type` of activities'],
+        [{ regex: '^\\.\\./core/(?!plan/)' }, 'workflows import only src/core/plan from the core: the site side (documents, schemas) stays out of the workflow sandbox'],
         noStack,
       ),
       '@typescript-eslint/no-restricted-imports': [

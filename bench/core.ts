@@ -8,8 +8,8 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import { planLabels } from '../src/core/label-plan.ts';
-import { validateSite } from '../src/core/validate-site.ts';
+import { planLabels } from '../src/core/plan/label-plan.ts';
+import { validateSite } from '../src/core/site/validate-site.ts';
 
 const count = Number(process.argv[2] ?? 5000);
 const dir = new URL('../examples/site/', import.meta.url).pathname;

@@ -3,7 +3,7 @@
  * SQLite file, relabel's search attributes registered at start.
  */
 import { join } from 'node:path';
-import { SEARCH_ATTRIBUTES } from '../src/core/constants.ts';
+import { SEARCH_ATTRIBUTES } from '../src/core/plan/constants.ts';
 import { startProcess, waitUntil, portOpen, type ManagedProcess } from './processes.ts';
 import { toolPath } from './tools.ts';
 

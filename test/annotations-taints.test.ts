@@ -8,9 +8,9 @@
  */
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { OWNED_ANNOTATIONS_ANNOTATION, OWNED_TAINTS_ANNOTATION } from '../src/core/constants.ts';
-import { LONGHORN_CREATE_DEFAULT_DISK, LONGHORN_DISKS_CONFIG, LONGHORN_NODE_TAGS } from '../src/core/longhorn.ts';
-import { validateSite, type Design } from '../src/core/validate-site.ts';
+import { OWNED_ANNOTATIONS_ANNOTATION, OWNED_TAINTS_ANNOTATION } from '../src/core/plan/constants.ts';
+import { LONGHORN_CREATE_DEFAULT_DISK, LONGHORN_DISKS_CONFIG, LONGHORN_NODE_TAGS } from '../src/core/site/longhorn.ts';
+import { validateSite, type Design } from '../src/core/site/validate-site.ts';
 import { ActionView } from '../src/api/response-schemas.ts';
 import { encodeRunId } from '../src/api/run-ids.ts';
 import type { RelabelError } from '../src/facade/relabel-error.ts';

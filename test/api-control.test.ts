@@ -8,7 +8,7 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { isAppliedBy } from '../src/core/applied-run.ts';
+import { isAppliedBy } from '../src/core/plan/applied-run.ts';
 import { ActionView } from '../src/api/response-schemas.ts';
 import { ADMIN, assertFailure, eventually, startTestApi, VIEWER, type Answer, type TestApi } from './api-support.ts';
 import { adminCore, createNode, startRelabel, uniqueSuffix } from './helpers.ts';

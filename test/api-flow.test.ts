@@ -6,9 +6,9 @@
  */
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { OWNED_LABELS_ANNOTATION } from '../src/core/constants.ts';
-import { isKubeletLabelKey } from '../src/core/label-keys.ts';
-import { validateSite } from '../src/core/validate-site.ts';
+import { OWNED_LABELS_ANNOTATION } from '../src/core/plan/constants.ts';
+import { isKubeletLabelKey } from '../src/core/plan/label-keys.ts';
+import { validateSite } from '../src/core/site/validate-site.ts';
 import { ActionView, CommitStatus } from '../src/api/response-schemas.ts';
 import { TaskView } from '../src/api/task-schemas.ts';
 import { adminCore, type startRelabel, uniqueSuffix } from './helpers.ts';

@@ -3,7 +3,7 @@
  * store, real Temporal on the test worker's task queue, real kube-apiserver),
  * listening on a loopback socket, and a small client speaking to it.
  */
-import { MAX_LISTED_ERRORS } from '../src/core/site-error.ts';
+import { MAX_LISTED_ERRORS } from '../src/core/plan/site-error.ts';
 import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';

@@ -8,10 +8,10 @@
  * side of 256 KiB.
  */
 import fc from 'fast-check';
-import { APPLIED_ANNOTATION, OWNED_ANNOTATIONS_ANNOTATION, OWNED_LABELS_ANNOTATION, OWNED_TAINTS_ANNOTATION, RECORD_ANNOTATIONS } from '../src/core/constants.ts';
-import { KUBELET_LABEL_KEYS, NODE_CONFIG_ANNOTATIONS } from '../src/core/label-keys.ts';
-import { ANNOTATIONS_MAX_BYTES } from '../src/core/node-metadata-checks.ts';
-import { UNINITIALIZED_TAINT_KEY } from '../src/core/constants.ts';
+import { APPLIED_ANNOTATION, OWNED_ANNOTATIONS_ANNOTATION, OWNED_LABELS_ANNOTATION, OWNED_TAINTS_ANNOTATION, RECORD_ANNOTATIONS } from '../src/core/plan/constants.ts';
+import { KUBELET_LABEL_KEYS, NODE_CONFIG_ANNOTATIONS } from '../src/core/plan/label-keys.ts';
+import { ANNOTATIONS_MAX_BYTES } from '../src/core/site/node-metadata-checks.ts';
+import { UNINITIALIZED_TAINT_KEY } from '../src/core/plan/constants.ts';
 
 /** A taint as a document writes it and the API server receives it. */
 export type CaseTaint = { key: string; value?: string; effect?: string };

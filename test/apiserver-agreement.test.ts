@@ -24,15 +24,15 @@ import {
   OWNED_TAINTS_ANNOTATION,
   RECORD_ANNOTATIONS,
   UNINITIALIZED_TAINT_KEY,
-} from '../src/core/constants.ts';
-import { isKubeletLabelKey, NODE_CONFIG_ANNOTATIONS } from '../src/core/label-keys.ts';
-import { formatOwnedLabels } from '../src/core/owned-labels.ts';
-import { formatError } from '../src/core/site-error.ts';
-import { isSystemTaintKey, taintId } from '../src/core/taints.ts';
-import { policyDoc, source } from '../src/core/testing.ts';
-import { planLabels } from '../src/core/label-plan.ts';
-import { nodePatch } from '../src/core/node-reconcile.ts';
-import { validateSite, type DesignNode } from '../src/core/validate-site.ts';
+} from '../src/core/plan/constants.ts';
+import { isKubeletLabelKey, NODE_CONFIG_ANNOTATIONS } from '../src/core/plan/label-keys.ts';
+import { formatOwnedLabels } from '../src/core/plan/owned-labels.ts';
+import { formatError } from '../src/core/plan/site-error.ts';
+import { isSystemTaintKey, taintId } from '../src/core/plan/taints.ts';
+import { policyDoc, source } from '../src/core/site/testing.ts';
+import { planLabels } from '../src/core/plan/label-plan.ts';
+import { nodePatch } from '../src/core/plan/node-reconcile.ts';
+import { validateSite, type DesignNode } from '../src/core/site/validate-site.ts';
 import { loadKubeConfig } from '../src/kube/nodes.ts';
 import { adminCore, createNode, kubeconfigPath, uniqueSuffix } from './helpers.ts';
 // The applied-run record is written at its longest: relabel reserves room for it on every node.

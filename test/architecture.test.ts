@@ -35,8 +35,29 @@ describe('architecture rules (lint)', () => {
   });
 
   it('keeps src/core pure: nothing of ours outside it, no Temporal', async () => {
-    const found = await violations(`import { openStore } from '../store/open-store.ts';\nimport { proxyActivities } from '@temporalio/workflow';\nexport const x = [openStore, proxyActivities];\n`, 'src/core/targets.ts');
-    assert.equal(found.filter((r) => r === 'no-restricted-imports').length, 2, found.join());
+    for (const file of ['src/core/plan/targets.ts', 'src/core/site/schema.ts']) {
+      const found = await violations(`import { openStore } from '../../store/open-store.ts';\nimport { proxyActivities } from '@temporalio/workflow';\nexport const x = [openStore, proxyActivities];\n`, file);
+      assert.equal(found.filter((r) => r === 'no-restricted-imports').length, 2, `${file}: ${found.join()}`);
+    }
+  });
+
+  it('keeps the plan side free of the site side, which may import it', async () => {
+    const found = await violations(`import { SchemaName } from '../site/schema.ts';\nexport const x = SchemaName;\n`, 'src/core/plan/targets.ts');
+    assert.ok(found.includes('no-restricted-imports'), found.join());
+    const reverse = await violations(`import { planLabels } from '../plan/label-plan.ts';\nexport const x = planLabels;\n`, 'src/core/site/schema.ts');
+    assert.deepEqual(reverse.filter((r) => r === 'no-restricted-imports'), [], 'the site side may import the plan side');
+  });
+
+  it('lets workflow code import only src/core/plan from the core, even as a type', async () => {
+    for (const code of [
+      `import { validateSite } from '../core/site/validate-site.ts';\nexport const x = validateSite;\n`,
+      `import type { Design } from '../core/site/validate-site.ts';\nexport type X = Design;\n`,
+    ]) {
+      const found = await violations(code, 'src/workflows/rollup.ts');
+      assert.ok(found.includes('no-restricted-imports'), `${code}: ${found.join()}`);
+    }
+    const plan = await violations(`import { FailureType } from '../core/plan/failure-types.ts';\nexport const x = FailureType;\n`, 'src/workflows/rollup.ts');
+    assert.deepEqual(plan, [], 'src/core/plan is allowed in workflow code');
   });
 });
 
@@ -57,7 +78,7 @@ describe('the local stack stays out of the product (lint)', () => {
   });
 
   it('lets the stack itself use product code', async () => {
-    const found = await violations(`import { SEARCH_ATTRIBUTES } from '../src/core/constants.ts';\nexport const x = SEARCH_ATTRIBUTES;\n`, 'stack/temporal.ts');
+    const found = await violations(`import { SEARCH_ATTRIBUTES } from '../src/core/plan/constants.ts';\nexport const x = SEARCH_ATTRIBUTES;\n`, 'stack/temporal.ts');
     assert.deepEqual(found.filter((r) => r === 'no-restricted-imports'), []);
   });
 });
@@ -72,6 +93,8 @@ describe('the workflow bundle', () => {
     const packages = new Set([...code.matchAll(/node_modules\/((?:@[^/"']+\/)?[^/"']+)/g)].map((m) => m[1]));
     assert.deepEqual([...packages].filter((p) => !/^(@temporalio\/(common|workflow)|nexus-rpc|long|ms)$/.test(p ?? '')), []);
     const ours = new Set([...code.matchAll(/"\.\/src\/([a-z/.-]+\.ts)"/g)].map((m) => m[1]));
-    for (const heavy of ['core/schema.ts', 'core/validate-site.ts', 'core/design-resolve.ts']) assert.ok(!ours.has(heavy), `${heavy} is not in the workflow bundle`);
+    assert.ok(ours.has('core/plan/failure-types.ts'), 'the bundle names the modules it holds as read here');
+    assert.deepEqual([...ours].filter((m) => m.startsWith('core/') && !m.startsWith('core/plan/')), [], 'workflow code holds no core module outside src/core/plan');
+    for (const heavy of ['core/site/schema.ts', 'core/site/validate-site.ts', 'core/site/design-resolve.ts']) assert.ok(!ours.has(heavy), `${heavy} is not in the workflow bundle`);
   });
 });

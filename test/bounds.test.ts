@@ -12,8 +12,8 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { DEFAULT_BODY_LIMIT } from '../src/api/server.ts';
 import { StatusBody } from '../src/api/response-schemas.ts';
-import { MAX_LISTED_ERRORS } from '../src/core/site-error.ts';
-import { MAX_TARGETS } from '../src/core/targets.ts';
+import { MAX_LISTED_ERRORS } from '../src/core/plan/site-error.ts';
+import { MAX_TARGETS } from '../src/core/plan/targets.ts';
 import { temporalConnections, uniqueSuffix } from './helpers.ts';
 import { prefixedSite, storeWithSite } from './site.ts';
 

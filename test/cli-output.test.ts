@@ -6,7 +6,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { InvalidArgumentError } from 'commander';
-import { FailureType } from '../src/core/failure-types.ts';
+import { FailureType } from '../src/core/plan/failure-types.ts';
 import type { RunStatusReport } from '../src/facade/runs.ts';
 import type { NodeOutcome } from '../src/facade/run-results.ts';
 import type { Progress, UpdateLabelsResult } from '../src/workflows/messages.ts';

@@ -9,13 +9,13 @@ import assert from 'node:assert/strict';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { formatError } from '../src/core/site-error.ts';
-import { validateDocumentsAlone } from '../src/core/validate-documents.ts';
-import { validateSite } from '../src/core/validate-site.ts';
+import { formatError } from '../src/core/plan/site-error.ts';
+import { validateDocumentsAlone } from '../src/core/site/validate-documents.ts';
+import { validateSite } from '../src/core/site/validate-site.ts';
 import { createWorker } from '../src/worker/wiring.ts';
 import { adminCore, createNode, exits, relabelCli as relabel, REPO_ROOT, startRelabel, uniqueSuffix, workflowBundle } from './helpers.ts';
 import { prefixedSite, storeWithSite } from './site.ts';
-import { nodeDoc } from '../src/core/testing.ts';
+import { nodeDoc } from '../src/core/site/testing.ts';
 import { eventually } from './api-support.ts';
 
 

@@ -7,7 +7,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { parse } from 'yaml';
-import { SEARCH_ATTRIBUTES } from '../src/core/constants.ts';
+import { SEARCH_ATTRIBUTES } from '../src/core/plan/constants.ts';
 import { parseStoreUrl } from '../src/store/open-store.ts';
 import { workerConfigFromEnv } from '../src/worker/config.ts';
 

@@ -7,7 +7,7 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { historyFigures } from '../bench/history.ts';
-import { validateSite } from '../src/core/validate-site.ts';
+import { validateSite } from '../src/core/site/validate-site.ts';
 import { createPlans, type FleetPlan } from '../src/facade/plan.ts';
 import { adminCore, createNode, exits, nodePatchCount, relabelCli, startRelabel, uniqueSuffix } from './helpers.ts';
 import { scaledSite, storeWithSite } from './site.ts';

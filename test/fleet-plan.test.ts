@@ -9,7 +9,7 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseAllDocuments } from 'yaml';
-import { validateSite } from '../src/core/validate-site.ts';
+import { validateSite } from '../src/core/site/validate-site.ts';
 import type { FleetPlan } from '../src/facade/plan.ts';
 import type { RunSummary } from '../src/facade/run-results.ts';
 import { adminCore, createNode, exits, nodePatchCount, relabelCli as relabel, startRelabel, uniqueSuffix } from './helpers.ts';

@@ -8,7 +8,7 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { userInfo } from 'node:os';
-import { isAppliedBy } from '../src/core/applied-run.ts';
+import { isAppliedBy } from '../src/core/plan/applied-run.ts';
 import type { RelabelError } from '../src/facade/relabel-error.ts';
 import type { NodeOutcome } from '../src/facade/runs.ts';
 import { updateLabels } from '../src/workflows/update-labels.ts';

@@ -6,9 +6,9 @@
  */
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { OWNED_LABELS_ANNOTATION, UNINITIALIZED_TAINT_KEY } from '../src/core/constants.ts';
-import { validateSite, type Design } from '../src/core/validate-site.ts';
-import { isKubeletLabelKey } from '../src/core/label-keys.ts';
+import { OWNED_LABELS_ANNOTATION, UNINITIALIZED_TAINT_KEY } from '../src/core/plan/constants.ts';
+import { validateSite, type Design } from '../src/core/site/validate-site.ts';
+import { isKubeletLabelKey } from '../src/core/plan/label-keys.ts';
 import { loadKubeConfig, createNodeApi } from '../src/kube/nodes.ts';
 import { type RelabelError } from '../src/facade/relabel-error.ts';
 import type { NodeOutcome, RunStatusReport } from '../src/facade/runs.ts';

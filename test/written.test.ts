@@ -7,7 +7,7 @@
  * its own run's applied-run record: it counts the node written, with the
  * detail of the write, and the API server counted exactly that one write.
  */
-import { formatTaint } from '../src/core/taints.ts';
+import { formatTaint } from '../src/core/plan/taints.ts';
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -18,8 +18,8 @@ import { noopMetricMeter, type Logger } from '@temporalio/common';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { createActivities } from '../src/activities/index.ts';
 import { applyNodeLabels, DEFAULT_NODE_LABELS_POLICY } from '../src/api/node-labels.ts';
-import { APPLIED_ANNOTATION, OWNED_LABELS_ANNOTATION } from '../src/core/constants.ts';
-import { validateSite, type Design } from '../src/core/validate-site.ts';
+import { APPLIED_ANNOTATION, OWNED_LABELS_ANNOTATION } from '../src/core/plan/constants.ts';
+import { validateSite, type Design } from '../src/core/site/validate-site.ts';
 import { createNodeApi, loadKubeConfig, type NodeApi } from '../src/kube/nodes.ts';
 import { startPostgres, type PostgresServer } from '../stack/postgres.ts';
 import { openStore } from '../src/store/open-store.ts';

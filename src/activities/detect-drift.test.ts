@@ -1,9 +1,9 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { formatAppliedRun } from '../core/applied-run.ts';
-import { APPLIED_ANNOTATION, OWNED_LABELS_ANNOTATION } from '../core/constants.ts';
-import { DEFAULT_SITE_POLICY, type SitePolicy } from '../core/label-policy.ts';
-import type { Design } from '../core/validate-site.ts';
+import { formatAppliedRun } from '../core/plan/applied-run.ts';
+import { APPLIED_ANNOTATION, OWNED_LABELS_ANNOTATION } from '../core/plan/constants.ts';
+import { DEFAULT_SITE_POLICY, type SitePolicy } from '../core/site/label-policy.ts';
+import type { Design } from '../core/site/validate-site.ts';
 import type { NodeApi, NodeState } from '../kube/nodes.ts';
 import type { DesignCache } from '../store/design-cache.ts';
 import { openSqliteStore, SQLITE_MEMORY } from '../store/sqlite-store.ts';

@@ -4,10 +4,10 @@
  * revision it carries and the latest one, the nodes not in sync written to
  * the store as a numbered report in batches. Writes no node.
  */
-import { readAppliedRun } from '../core/applied-run.ts';
-import { withPluginLabels, type PluginEntry } from '../core/plugin-output.ts';
-import { carriedRevision, classifyDrift, driftText, emptyDriftCounts, DriftState, type DriftAction, type NodeWants } from '../core/drift.ts';
-import type { Design } from '../core/validate-site.ts';
+import { readAppliedRun } from '../core/plan/applied-run.ts';
+import { withPluginLabels, type PluginEntry } from '../core/site/plugin-output.ts';
+import { carriedRevision, classifyDrift, driftText, emptyDriftCounts, DriftState, type DriftAction, type NodeWants } from '../core/plan/drift.ts';
+import type { Design } from '../core/site/validate-site.ts';
 import { mapNodeError } from '../kube/errors.ts';
 import type { NodeApi, NodeState } from '../kube/nodes.ts';
 import type { DesignCache } from '../store/design-cache.ts';

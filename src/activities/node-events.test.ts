@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { LabelPlan } from '../core/label-plan.ts';
+import type { LabelPlan } from '../core/plan/label-plan.ts';
 import { clipBytes, MAX_NOTE_BYTES, type NodeEvent } from '../kube/events.ts';
 import { appliedNote, createNodeEvents, failedNote, MAX_EVENTS_PER_RUN } from './node-events.ts';
 

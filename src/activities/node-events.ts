@@ -6,8 +6,8 @@
  * for the API server and never fails: an Event that cannot be created is
  * logged and counted, and the node's outcome stays what it was.
  */
-import type { LabelPlan } from '../core/label-plan.ts';
-import { clip } from '../core/site-error.ts';
+import type { LabelPlan } from '../core/plan/label-plan.ts';
+import { clip } from '../core/plan/site-error.ts';
 import { NodeEventReason, type EventApi, type NodeEvent } from '../kube/events.ts';
 
 /**

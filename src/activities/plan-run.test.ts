@@ -1,9 +1,9 @@
 import { describe, it } from 'node:test';
 import { ApiException } from '@kubernetes/client-node';
 import assert from 'node:assert/strict';
-import { APPLIED_ANNOTATION, OWNED_LABELS_ANNOTATION, UNINITIALIZED_TAINT_KEY } from '../core/constants.ts';
-import { DEFAULT_SITE_POLICY } from '../core/label-policy.ts';
-import type { Design } from '../core/validate-site.ts';
+import { APPLIED_ANNOTATION, OWNED_LABELS_ANNOTATION, UNINITIALIZED_TAINT_KEY } from '../core/plan/constants.ts';
+import { DEFAULT_SITE_POLICY } from '../core/site/label-policy.ts';
+import type { Design } from '../core/site/validate-site.ts';
 import type { NodeState } from '../kube/nodes.ts';
 import type { NodeResultUpdate, RunNodeRow, RunStore } from '../store/run-store.ts';
 import { GET_THRESHOLD, planNode, planRun } from './plan-run.ts';

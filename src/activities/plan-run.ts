@@ -6,14 +6,14 @@
  * here; only nodes with something to change are left `pending` for a child.
  */
 import { ApplicationFailure } from '@temporalio/common';
-import { FailureType } from '../core/failure-types.ts';
-import { readOwnedLabels } from '../core/owned-labels.ts';
-import { createRemovalTally, removalRefusal, type RemovalAssessment } from '../core/removal-brake.ts';
-import { planLabels, replacedValues, type LabelPlan } from '../core/label-plan.ts';
-import { liftsTaint, nodePatch } from '../core/node-reconcile.ts';
-import { withPluginLabels, type PluginConflict, type PluginEntry } from '../core/plugin-output.ts';
-import { formatTaint } from '../core/taints.ts';
-import type { Design } from '../core/validate-site.ts';
+import { FailureType } from '../core/plan/failure-types.ts';
+import { readOwnedLabels } from '../core/plan/owned-labels.ts';
+import { createRemovalTally, removalRefusal, type RemovalAssessment } from '../core/plan/removal-brake.ts';
+import { planLabels, replacedValues, type LabelPlan } from '../core/plan/label-plan.ts';
+import { liftsTaint, nodePatch } from '../core/plan/node-reconcile.ts';
+import { withPluginLabels, type PluginConflict, type PluginEntry } from '../core/site/plugin-output.ts';
+import { formatTaint } from '../core/plan/taints.ts';
+import type { Design } from '../core/site/validate-site.ts';
 import { httpStatus, mapNodeError } from '../kube/errors.ts';
 import type { NodeApi, NodeState } from '../kube/nodes.ts';
 import type { NodeResultDetail, NodeResultUpdate, RunStore } from '../store/run-store.ts';

@@ -3,7 +3,7 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import type { PluginSpec } from '../core/label-plugin.ts';
+import type { PluginSpec } from '../core/site/label-plugin.ts';
 import { readPlugin } from './plugin-runner.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'relabel-plugin-runner-'));

@@ -8,8 +8,8 @@
  */
 import { spawn } from 'node:child_process';
 import { open } from 'node:fs/promises';
-import { PluginSource, type PluginSpec } from '../core/label-plugin.ts';
-import { clip } from '../core/site-error.ts';
+import { PluginSource, type PluginSpec } from '../core/site/label-plugin.ts';
+import { clip } from '../core/plan/site-error.ts';
 
 /** The output text, or why there is none. */
 export type PluginRead = { ok: true; text: string } | { ok: false; error: string };

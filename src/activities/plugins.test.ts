@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { PluginSpec } from '../core/label-plugin.ts';
-import { nodeDoc, source, yamlDoc } from '../core/testing.ts';
+import type { PluginSpec } from '../core/site/label-plugin.ts';
+import { nodeDoc, source, yamlDoc } from '../core/site/testing.ts';
 import { createDesignCache } from '../store/design-cache.ts';
 import { openStore } from '../store/open-store.ts';
 import type { RevisionStore } from '../store/revision-store.ts';

@@ -3,7 +3,7 @@
  * things a run does, in order, each with an Airflow task state. Pure: from
  * what the runs facade reports of the run and when its activities ran.
  */
-import { FailureType } from '../core/failure-types.ts';
+import { FailureType } from '../core/plan/failure-types.ts';
 import type { RunStepTimes } from '../facade/run-actions.ts';
 
 /** A run's steps, in order: Shipyard's step id, what relabel runs for it, and what it does. */

@@ -10,7 +10,7 @@
  */
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import { FailureType } from '../core/failure-types.ts';
+import { FailureType } from '../core/plan/failure-types.ts';
 import { Role, type Caller } from './auth.ts';
 import { ApiError } from './status.ts';
 import { TokenCache } from './token-cache.ts';

@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import { ApiException } from '@kubernetes/client-node';
 import assert from 'node:assert/strict';
-import { APPLIED_ANNOTATION, OWNED_LABELS_ANNOTATION } from '../core/constants.ts';
+import { APPLIED_ANNOTATION, OWNED_LABELS_ANNOTATION } from '../core/plan/constants.ts';
 import type { NodeApi, NodeState } from '../kube/nodes.ts';
 import { RelabelError } from '../facade/relabel-error.ts';
 import { applyNodeLabels, DEFAULT_NODE_LABELS_POLICY, MAX_APPLY_ATTEMPTS } from './node-labels.ts';

@@ -3,12 +3,12 @@
  * ownership-aware apply of one node's desired labels, with the same core
  * planner and the same guarded patch the relabelNode workflow uses.
  */
-import { quote } from '../core/site-error.ts';
+import { quote } from '../core/plan/site-error.ts';
 import { ApplicationFailure } from '@temporalio/common';
-import { FailureType, isFailureType } from '../core/failure-types.ts';
-import { isProtectedLabelKey } from '../core/label-keys.ts';
-import type { PlanPolicy } from '../core/label-plan.ts';
-import { reconcileNodeLabels, STALE } from '../core/node-reconcile.ts';
+import { FailureType, isFailureType } from '../core/plan/failure-types.ts';
+import { isProtectedLabelKey } from '../core/plan/label-keys.ts';
+import type { PlanPolicy } from '../core/plan/label-plan.ts';
+import { reconcileNodeLabels, STALE } from '../core/plan/node-reconcile.ts';
 import { mapNodeError, type NodeAction } from '../kube/errors.ts';
 import type { NodeApi } from '../kube/nodes.ts';
 import { RelabelError } from '../facade/relabel-error.ts';

@@ -3,7 +3,7 @@
  * the routes build their bodies as their types, and the tests parse answers
  * with them. Each type shares its schema's name.
  */
-import { StartedVia } from '../core/run-audit.ts';
+import { StartedVia } from '../core/plan/run-audit.ts';
 import { z } from 'zod';
 import { ActionName } from './schemas.ts';
 import { CommandView, NoteView, StepSummaryView, ValidationView } from './action-schemas.ts';

@@ -4,11 +4,11 @@
  * the id of `run-ids.ts`.
  */
 import { DEFAULT_NODE_PAGE } from './run-state.ts';
-import { quote } from '../core/site-error.ts';
+import { quote } from '../core/plan/site-error.ts';
 import type { ZodError } from 'zod';
-import { normalizeTargets } from '../core/targets.ts';
-import { FailureType } from '../core/failure-types.ts';
-import { runAudit, StartedVia } from '../core/run-audit.ts';
+import { normalizeTargets } from '../core/plan/targets.ts';
+import { FailureType } from '../core/plan/failure-types.ts';
+import { runAudit, StartedVia } from '../core/plan/run-audit.ts';
 import { callerName } from './auth.ts';
 import type { ApiDeps } from './deps.ts';
 import { defineRoute, requestError, type RouteDef } from './route.ts';

@@ -6,8 +6,8 @@
  * listed, and nothing is stored.
  */
 import { z } from 'zod';
-import { FailureType } from '../core/failure-types.ts';
-import { formatError } from '../core/site-error.ts';
+import { FailureType } from '../core/plan/failure-types.ts';
+import { formatError } from '../core/plan/site-error.ts';
 import type { ApiDeps } from './deps.ts';
 import { defineRoute, type RouteDef } from './route.ts';
 import { revisionView } from './routes-revisions.ts';

@@ -3,8 +3,8 @@
  * of one node's labels (see `node-labels.ts`), under the label policy of the
  * latest committed design.
  */
-import type { PlanPolicy } from '../core/label-plan.ts';
-import { FailureType } from '../core/failure-types.ts';
+import type { PlanPolicy } from '../core/plan/label-plan.ts';
+import { FailureType } from '../core/plan/failure-types.ts';
 import type { Documents } from '../facade/documents.ts';
 import { RelabelError } from '../facade/relabel-error.ts';
 import type { ApiDeps } from './deps.ts';

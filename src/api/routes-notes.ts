@@ -2,7 +2,7 @@
  * Shipyard's `GET notedetails/{note_id}`: the detail of a note an action or
  * step shows (a failed node's, or why the run failed), as plain text.
  */
-import { FailureType } from '../core/failure-types.ts';
+import { FailureType } from '../core/plan/failure-types.ts';
 import { NotePath } from './action-schemas.ts';
 import { actionNotes, nodeNoteDetail, stepFacts, stepNotes } from './action-views.ts';
 import type { ApiDeps } from './deps.ts';

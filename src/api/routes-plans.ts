@@ -4,8 +4,8 @@
  * each key's sources and the mass-removal brake's verdict) and answers it;
  * `GET plans/{id}` reads a plan again, with another page of per-node plans.
  */
-import { describeRemoval, type RemovalAssessment } from '../core/removal-brake.ts';
-import { FailureType } from '../core/failure-types.ts';
+import { describeRemoval, type RemovalAssessment } from '../core/plan/removal-brake.ts';
+import { FailureType } from '../core/plan/failure-types.ts';
 import { createPlans, type FleetPlan } from '../facade/plan.ts';
 import type { TargetSelection } from '../facade/runs.ts';
 import type { ApiDeps } from './deps.ts';

@@ -3,7 +3,7 @@
  * tags a site action records itself with (`site-action-success`,
  * `site-action-failure`).
  */
-import { FailureType } from '../core/failure-types.ts';
+import { FailureType } from '../core/plan/failure-types.ts';
 import type { Revision, RevisionTag } from '../store/revision-store.ts';
 import type { Documents } from '../facade/documents.ts';
 import type { ApiDeps } from './deps.ts';

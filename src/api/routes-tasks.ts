@@ -6,13 +6,13 @@
  * task; each of its nodes a subtask (see `task-views.ts`).
  */
 import { z, type ZodError } from 'zod';
-import { quote } from '../core/site-error.ts';
-import { FailureType } from '../core/failure-types.ts';
-import { NodeFilterSet, selectNodes } from '../core/node-filter.ts';
+import { quote } from '../core/plan/site-error.ts';
+import { FailureType } from '../core/plan/failure-types.ts';
+import { NodeFilterSet, selectNodes } from '../core/site/node-filter.ts';
 import type { Documents } from '../facade/documents.ts';
 import type { TaskRequestMemo } from '../facade/runs.ts';
 import { documentValidationError, RelabelError } from '../facade/relabel-error.ts';
-import { runAudit, StartedVia } from '../core/run-audit.ts';
+import { runAudit, StartedVia } from '../core/plan/run-audit.ts';
 import { callerName } from './auth.ts';
 import type { ApiDeps } from './deps.ts';
 import { defineRoute, requestError, type RouteDef } from './route.ts';

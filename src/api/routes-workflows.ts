@@ -3,7 +3,7 @@
  * the runs as DAG runs (`<dag id>__<execution date>`), `GET
  * workflows/{workflow_id}` shows one with its steps.
  */
-import { FailureType } from '../core/failure-types.ts';
+import { FailureType } from '../core/plan/failure-types.ts';
 import type { RunListing } from '../facade/runs.ts';
 import { WorkflowDetailView, WorkflowList, WorkflowPath, WorkflowsQuery } from './action-schemas.ts';
 import { workflowDetail, workflowView } from './action-views.ts';

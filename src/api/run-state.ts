@@ -3,7 +3,7 @@
  * facade: its status report and a page of its per-node outcomes from the
  * revision store.
  */
-import { FailureType } from '../core/failure-types.ts';
+import { FailureType } from '../core/plan/failure-types.ts';
 import type { Runs } from '../facade/runs.ts';
 import type { RunRecord } from '../store/run-store.ts';
 import { isUlid } from '../store/ulid.ts';

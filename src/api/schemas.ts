@@ -5,11 +5,11 @@
  * `query-schemas.ts`, re-exported here; answers: `response-schemas.ts`);
  * each type shares its schema's name.
  */
-import { quote } from '../core/site-error.ts';
+import { quote } from '../core/plan/site-error.ts';
 import { z } from 'zod';
-import { isKubeletLabelKey } from '../core/label-keys.ts';
-import { dns1123SubdomainErrors, labelKeyErrors, labelValueErrors } from '../core/label-syntax.ts';
-import { NodeFilterSet } from '../core/node-filter.ts';
+import { isKubeletLabelKey } from '../core/plan/label-keys.ts';
+import { dns1123SubdomainErrors, labelKeyErrors, labelValueErrors } from '../core/plan/label-syntax.ts';
+import { NodeFilterSet } from '../core/site/node-filter.ts';
 import { BUCKET_NAME_PATTERN, MAX_NAME_LENGTH, TAG_NAME_PATTERN } from '../store/revision-store.ts';
 
 // ---------------------------------------------------------------- path parameters

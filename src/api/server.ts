@@ -7,7 +7,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
-import { FailureType } from '../core/failure-types.ts';
+import { FailureType } from '../core/plan/failure-types.ts';
 import { createRequestAuthenticator, rememberCaller, type ApiToken, type TokenVerifier } from './auth.ts';
 import type { ApiDeps } from './deps.ts';
 import { openApiDocument } from './openapi.ts';

@@ -4,7 +4,7 @@
  * `created_by`, `terminated`, …), and one subtask per target node whose id,
  * `<task id>.<position>`, is stable for the life of the run. Pure mappings.
  */
-import type { NodeFilterSet } from '../core/node-filter.ts';
+import type { NodeFilterSet } from '../core/site/node-filter.ts';
 import type { NodeOutcome } from '../facade/runs.ts';
 import { RunStatus } from '../workflows/messages.ts';
 import type { TaskResultView, TaskStatus, TaskView } from './task-schemas.ts';

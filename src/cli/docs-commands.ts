@@ -3,9 +3,9 @@
  * revisions. Thin over the documents facade: read files, call, print.
  */
 import { Argument, type Command, Option } from 'commander';
-import { FailureType } from '../core/failure-types.ts';
-import { listedErrors } from '../core/site-error.ts';
-import { validateSite } from '../core/validate-site.ts';
+import { FailureType } from '../core/plan/failure-types.ts';
+import { listedErrors } from '../core/plan/site-error.ts';
+import { validateSite } from '../core/site/validate-site.ts';
 import type { Revision, StagedBucket } from '../store/revision-store.ts';
 import { withContext, type SetExit } from './context.ts';
 import { exitCodeForType, ExitCode } from './exit-codes.ts';

@@ -4,8 +4,8 @@
  * not in sync with what differs. Bounded output: one page at a time.
  */
 import { type Command, InvalidArgumentError, Option } from 'commander';
-import { DriftState, driftText } from '../core/drift.ts';
-import { runAudit, StartedVia } from '../core/run-audit.ts';
+import { DriftState, driftText } from '../core/plan/drift.ts';
+import { runAudit, StartedVia } from '../core/plan/run-audit.ts';
 import type { DriftPage } from '../facade/index.ts';
 import type { DriftReportRecord } from '../store/drift-store.ts';
 import { MAX_DRIFT_PAGE } from '../store/drift-store.ts';

@@ -3,7 +3,7 @@
  * ended), from which both the lookups and the help text are derived, so the
  * documentation cannot drift from the behaviour.
  */
-import { FailureType, isFailureType } from '../core/failure-types.ts';
+import { FailureType, isFailureType } from '../core/plan/failure-types.ts';
 import type { RunStatusReport } from '../facade/runs.ts';
 import { RunStatus } from '../workflows/messages.ts';
 

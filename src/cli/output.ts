@@ -4,7 +4,7 @@
  * every error on its own `file:line:col document path: message` line.
  */
 import { Option } from 'commander';
-import { formatError, unlistedLine, type SiteError } from '../core/site-error.ts';
+import { formatError, unlistedLine, type SiteError } from '../core/plan/site-error.ts';
 import { RelabelError } from '../facade/relabel-error.ts';
 import { isStoreError } from '../store/store-error.ts';
 import { USAGE_ERROR } from './exit-codes.ts';

@@ -4,7 +4,7 @@
  * command exits with the usage code before anything is opened.
  */
 import { InvalidArgumentError } from 'commander';
-import { normalizeTargets } from '../core/targets.ts';
+import { normalizeTargets } from '../core/plan/targets.ts';
 
 const DIGITS = /^[0-9]+$/;
 

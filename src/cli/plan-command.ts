@@ -4,8 +4,8 @@
  * brake would say. Thin over the plan facade.
  */
 import { type Command, Option } from 'commander';
-import { byText } from '../core/label-plan.ts';
-import { formatLabelSource } from '../core/label-provenance.ts';
+import { byText } from '../core/plan/label-plan.ts';
+import { formatLabelSource } from '../core/site/label-provenance.ts';
 import { createPlans, DEFAULT_PLAN_NODE_PAGE, MAX_PLAN_NODE_PAGE, type FleetPlan, type LabelKeyPlan } from '../facade/plan.ts';
 import { withContext, type SetExit } from './context.ts';
 import { ExitCode } from './exit-codes.ts';

@@ -5,8 +5,8 @@
  */
 import { type Command, Option } from 'commander';
 import { readFileSync } from 'node:fs';
-import { runAudit, StartedVia } from '../core/run-audit.ts';
-import { normalizeTargets } from '../core/targets.ts';
+import { runAudit, StartedVia } from '../core/plan/run-audit.ts';
+import { normalizeTargets } from '../core/plan/targets.ts';
 import type { NodePage, Runs, RunStatusReport, StartedRun, TargetSelection } from '../facade/index.ts';
 import type { RunSummary } from '../facade/run-results.ts';
 import { RelabelStatusValue } from '../workflows/search-attributes.ts';

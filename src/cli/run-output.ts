@@ -3,9 +3,9 @@
  * on a terminal, plain periodic lines otherwise), the per-node table and the
  * final status.
  */
-import { clip } from '../core/site-error.ts';
-import { describeRemoval, type RemovalAssessment } from '../core/removal-brake.ts';
-import { byText } from '../core/label-plan.ts';
+import { clip } from '../core/plan/site-error.ts';
+import { describeRemoval, type RemovalAssessment } from '../core/plan/removal-brake.ts';
+import { byText } from '../core/plan/label-plan.ts';
 import type { NodeOutcome, NodePage, StartedRun, RunStatusReport } from '../facade/runs.ts';
 import { createSummary, type LabelKeyCounts, type RunSummary } from '../facade/run-results.ts';
 import type { Progress } from '../workflows/messages.ts';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { FailureType } from '../core/failure-types.ts';
-import { nodeDoc, profileDoc, source } from '../core/testing.ts';
+import { FailureType } from '../core/plan/failure-types.ts';
+import { nodeDoc, profileDoc, source } from '../core/site/testing.ts';
 import { SiteActionTag } from '../store/revision-store.ts';
 import { RelabelError } from './relabel-error.ts';
 import { withDocuments } from './testing.ts';

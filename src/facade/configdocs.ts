@@ -6,7 +6,7 @@
  * uncommitted Deckhand revision; relabel's buffer is the staged buckets, and
  * the `buffer` version is the committed site with them laid over it.
  */
-import { FailureType } from '../core/failure-types.ts';
+import { FailureType } from '../core/plan/failure-types.ts';
 import { compareText, contentDigest, diffEntries, type DiffEntry } from '../store/revision-diff.ts';
 import { SiteActionTag, type DiffStatus, type RevisionDocument, type RevisionStore, type SourceFile, type StagedBucket } from '../store/revision-store.ts';
 import { RelabelError } from './relabel-error.ts';

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { FailureType } from '../core/failure-types.ts';
-import { formatError, type SiteError } from '../core/site-error.ts';
-import { nodeDoc, profileDoc, source } from '../core/testing.ts';
+import { FailureType } from '../core/plan/failure-types.ts';
+import { formatError, type SiteError } from '../core/plan/site-error.ts';
+import { nodeDoc, profileDoc, source } from '../core/site/testing.ts';
 import { RelabelError } from './relabel-error.ts';
 import { withDocuments } from './testing.ts';
 

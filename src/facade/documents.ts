@@ -6,10 +6,10 @@
  * validates the whole site the buffer makes, and refuses it on any error
  * unless forced. What is refused stores nothing and lists every error.
  */
-import { FailureType } from '../core/failure-types.ts';
-import type { SiteError } from '../core/site-error.ts';
-import { validateDocumentsAlone } from '../core/validate-documents.ts';
-import { validateSite, type SiteValidation } from '../core/validate-site.ts';
+import { FailureType } from '../core/plan/failure-types.ts';
+import type { SiteError } from '../core/plan/site-error.ts';
+import { validateDocumentsAlone } from '../core/site/validate-documents.ts';
+import { validateSite, type SiteValidation } from '../core/site/validate-site.ts';
 import { validateDocuments } from '../store/revision-checks.ts';
 import { isStoreError, StoreErrorCode } from '../store/store-error.ts';
 import type { Revision, RevisionStore, SourceFile } from '../store/revision-store.ts';

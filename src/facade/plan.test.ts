@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { nodeDoc, policyDoc, profileDoc, rackDoc, source } from '../core/testing.ts';
-import { validateSite } from '../core/validate-site.ts';
+import { nodeDoc, policyDoc, profileDoc, rackDoc, source } from '../core/site/testing.ts';
+import { validateSite } from '../core/site/validate-site.ts';
 import { sourcedLabels } from './plan.ts';
 
 describe('a planned node\'s desired labels with their sources', () => {

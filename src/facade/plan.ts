@@ -13,12 +13,12 @@
  * time. Memory grows with the number of label keys and sources, not of
  * nodes; the per-node detail is one bounded page.
  */
-import { FailureType, isFailureType } from '../core/failure-types.ts';
-import { byText } from '../core/label-plan.ts';
-import { formatLabelSource, pluginSource, type LabelSource } from '../core/label-provenance.ts';
-import { withPluginLabels, type PluginEntry } from '../core/plugin-output.ts';
-import type { RemovalAssessment } from '../core/removal-brake.ts';
-import type { Design } from '../core/validate-site.ts';
+import { FailureType, isFailureType } from '../core/plan/failure-types.ts';
+import { byText } from '../core/plan/label-plan.ts';
+import { formatLabelSource, pluginSource, type LabelSource } from '../core/site/label-provenance.ts';
+import { withPluginLabels, type PluginEntry } from '../core/site/plugin-output.ts';
+import type { RemovalAssessment } from '../core/plan/removal-brake.ts';
+import type { Design } from '../core/site/validate-site.ts';
 import { MAX_PLUGIN_LOOKUP } from '../store/plugin-store.ts';
 import type { Progress } from '../workflows/messages.ts';
 import { RelabelError } from './relabel-error.ts';

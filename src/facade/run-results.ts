@@ -2,7 +2,7 @@
  * A run's per-node outcomes as the facade reports them, read from the
  * store's rows (see `RunStore`), a page at a time.
  */
-import { byText } from '../core/label-plan.ts';
+import { byText } from '../core/plan/label-plan.ts';
 import type { RunNodeRow, RunNodeStatus } from '../store/run-store.ts';
 
 /** One node's outcome in a run, as the store records it. */

@@ -3,7 +3,7 @@
  * committed revision ('default' without one). Schedules and drift reports
  * are per site, and a store holds one site.
  */
-import { FailureType } from '../core/failure-types.ts';
+import { FailureType } from '../core/plan/failure-types.ts';
 import type { DesignCache } from '../store/design-cache.ts';
 import type { RevisionStore } from '../store/revision-store.ts';
 import { documentValidationError, RelabelError } from './relabel-error.ts';

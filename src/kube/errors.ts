@@ -6,8 +6,8 @@
  */
 import { ApiException } from '@kubernetes/client-node';
 import { ApplicationFailure } from '@temporalio/common';
-import { clip } from '../core/site-error.ts';
-import { FailureType } from '../core/failure-types.ts';
+import { clip } from '../core/plan/site-error.ts';
+import { FailureType } from '../core/plan/failure-types.ts';
 
 /** Longest text of the API server's own message kept in a failure message. */
 export const MAX_API_MESSAGE = 300;

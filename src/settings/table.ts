@@ -7,7 +7,7 @@
  * Defaults that belong to a module (the Kubernetes rate, the metrics port,
  * the body limit) are given by the entry point that uses that module.
  */
-import { DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE } from '../core/constants.ts';
+import { DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE } from '../core/plan/constants.ts';
 import { bytes, listenAddress, logLevel, port, rate, slots, text } from './parsers.ts';
 import type { Setting } from './setting.ts';
 

@@ -4,7 +4,7 @@
  * about one revision, read and validate its documents once. Revisions are
  * immutable, so a cached design never goes stale.
  */
-import type { Design, SiteValidation } from '../core/validate-site.ts';
+import type { Design, SiteValidation } from '../core/site/validate-site.ts';
 import { validateDocuments } from './revision-checks.ts';
 import type { RevisionStore } from './revision-store.ts';
 

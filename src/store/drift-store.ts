@@ -4,7 +4,7 @@
  * pending, unmanaged, missing), so a report over 50,000 nodes never travels
  * in a Temporal payload. Old reports of a site are pruned as new ones come.
  */
-import type { DriftCounts, DriftKeys, DriftState } from '../core/drift.ts';
+import type { DriftCounts, DriftKeys, DriftState } from '../core/plan/drift.ts';
 
 /** Reports kept per site: creating one deletes the site's reports older than the newest this many. */
 export const DRIFT_REPORTS_KEPT = 24;

@@ -5,8 +5,8 @@
  * one exists, and some revision took part in a site action. Plus validation
  * of a revision's documents, with files named `bucket/source`.
  */
-import { FailureType } from '../core/failure-types.ts';
-import { validateSite, type SiteValidation } from '../core/validate-site.ts';
+import { FailureType } from '../core/plan/failure-types.ts';
+import { validateSite, type SiteValidation } from '../core/site/validate-site.ts';
 import { isStoreError, StoreErrorCode } from './store-error.ts';
 import type { RevisionDocument, RevisionStore } from './revision-store.ts';
 

@@ -3,7 +3,7 @@
  * each throws a StoreError (InvalidArgument) naming the culprit before any
  * SQL runs, and turns what it accepts into the values the SQL binds.
  */
-import { isStartedVia, MAX_STARTED_BY, StartedVia } from '../core/run-audit.ts';
+import { isStartedVia, MAX_STARTED_BY, StartedVia } from '../core/plan/run-audit.ts';
 import type { CreateRunInput, NodeResultUpdate, RunNodesQuery, RunNodeStatus } from './run-store.ts';
 import { MAX_NODE_NAME_LENGTH, MAX_RUN_PAGE, RunNodeStatus as Status, RunOutcome } from './run-store.ts';
 import { StoreError, StoreErrorCode } from './store-error.ts';

@@ -2,8 +2,8 @@
  * The drift half of the store ({@link DriftStore}), in portable SQL over a
  * {@link SqlDriver}, as the run half is.
  */
-import type { DriftCounts, DriftState } from '../core/drift.ts';
-import { DriftState as State } from '../core/drift.ts';
+import type { DriftCounts, DriftState } from '../core/plan/drift.ts';
+import { DriftState as State } from '../core/plan/drift.ts';
 import {
   DRIFT_REPORTS_KEPT,
   MAX_DRIFT_PAGE,

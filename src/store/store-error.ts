@@ -3,7 +3,7 @@
  * vocabulary, so callers (activities, CLI, API) map failures by code, never
  * by message.
  */
-import { FailureType } from '../core/failure-types.ts';
+import { FailureType } from '../core/plan/failure-types.ts';
 
 /** The failure types a {@link StoreError} can carry. */
 export const StoreErrorCode = {

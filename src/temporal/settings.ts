@@ -12,8 +12,8 @@
  */
 import { loadClientConfigProfile, toClientOptions } from '@temporalio/envconfig';
 import type { TLSConfig } from '@temporalio/client';
-import { clip } from '../core/site-error.ts';
-import { DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE } from '../core/constants.ts';
+import { clip } from '../core/plan/site-error.ts';
+import { DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE } from '../core/plan/constants.ts';
 
 /** Default Temporal frontend. */
 export const DEFAULT_TEMPORAL_ADDRESS = 'localhost:7233';

@@ -4,8 +4,8 @@
  * sample and at most {@link MAX_HEAL_GROUPS} heal runs, whatever the number
  * of nodes; every node's row is in the store under the report number.
  */
-import type { DriftAction, DriftCounts, DriftState } from '../core/drift.ts';
-import type { RunAudit } from '../core/run-audit.ts';
+import type { DriftAction, DriftCounts, DriftState } from '../core/plan/drift.ts';
+import type { RunAudit } from '../core/plan/run-audit.ts';
 
 /** Prefix of drift detections' workflow IDs (and their schedules' IDs): `relabel-drift/<site>`. */
 export const DRIFT_ID_PREFIX = 'relabel-drift';

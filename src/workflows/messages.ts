@@ -9,8 +9,8 @@
  * workflows carry counts and capped samples.
  */
 import { defineQuery, defineUpdate } from '@temporalio/workflow';
-import type { RemovalAssessment } from '../core/removal-brake.ts';
-import type { RunAudit } from '../core/run-audit.ts';
+import type { RemovalAssessment } from '../core/plan/removal-brake.ts';
+import type { RunAudit } from '../core/plan/run-audit.ts';
 
 /** How an update run ended. */
 export const RunStatus = {

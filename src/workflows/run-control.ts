@@ -6,7 +6,7 @@
  * Workflow code: deterministic.
  */
 import { ApplicationFailure, CancellationScope, condition, proxyActivities, setHandler } from '@temporalio/workflow';
-import { FailureType } from '../core/failure-types.ts';
+import { FailureType } from '../core/plan/failure-types.ts';
 import type { Activities } from '../activities/index.ts';
 import { ControlVerb, controlUpdate, type ControlAnswer, type ControlRequest } from './messages.ts';
 

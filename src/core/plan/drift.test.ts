@@ -5,7 +5,7 @@ import { formatAppliedRun } from './applied-run.ts';
 import { APPLIED_ANNOTATION, OWNED_LABELS_ANNOTATION } from './constants.ts';
 import { carriedRevision, classifyDrift, DRIFT_PRECEDENCE, DriftState, driftText, type NodeWants, type ObservedNode } from './drift.ts';
 import { applyOwnership, applyPlan, planLabels, type PlanPolicy } from './label-plan.ts';
-import { DEFAULT_SITE_POLICY, LabelPolicyData, sitePolicyFrom } from './label-policy.ts';
+import { DEFAULT_SITE_POLICY, LabelPolicyData, sitePolicyFrom } from '../site/label-policy.ts';
 
 const policy: PlanPolicy = { reconcileOsArchAliases: true, protectedKeys: [] };
 const wants = (labels: Record<string, string>, extra: Partial<NodeWants> = {}): NodeWants => ({ labels, annotations: {}, taints: [], policy, ...extra });

@@ -2,9 +2,9 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { formatError } from './site-error.ts';
-import { policyDoc, source } from './testing.ts';
-import { validateSite } from './validate-site.ts';
-import { DEFAULT_MAX_REMOVAL_FRACTION } from './label-policy.ts';
+import { policyDoc, source } from '../site/testing.ts';
+import { validateSite } from '../site/validate-site.ts';
+import { DEFAULT_MAX_REMOVAL_FRACTION } from '../site/label-policy.ts';
 import { createRemovalTally, describeRemoval, MAX_LISTED_KEYS, removalRefusal } from './removal-brake.ts';
 
 describe('the mass-removal tally', () => {

@@ -8,12 +8,12 @@
  * duplicate names are errors. Everything is keyed by name, so the result does
  * not depend on the order of documents or files.
  */
-import { quote } from './site-error.ts';
+import { quote } from '../plan/site-error.ts';
 import type { CheckedDocument } from './document-check.ts';
 import type { BaremetalNodeData, HostProfileData } from './schema.ts';
 import { SchemaName } from './schema.ts';
-import type { PathSegment, SiteError } from './site-error.ts';
-import { taintId, type Taint } from './taints.ts';
+import type { PathSegment, SiteError } from '../plan/site-error.ts';
+import { taintId, type Taint } from '../plan/taints.ts';
 import { documentError } from './yaml-source.ts';
 import type { LoadedDocument } from './yaml-source.ts';
 

@@ -6,13 +6,13 @@
  * `validate-documents.ts`, references, the policy and site-wide uniqueness
  * in site validation.
  */
-import { quote } from './site-error.ts';
+import { quote } from '../plan/site-error.ts';
 import type { z } from 'zod';
 import { LabelPolicy, policyProblems } from './label-policy.ts';
 import { LabelPlugin, pluginProblems } from './label-plugin.ts';
-import { RECORD_ANNOTATIONS } from './constants.ts';
-import { isKubeletLabelKey, NODE_CONFIG_ANNOTATIONS } from './label-keys.ts';
-import { annotationKeyErrors, dns1123SubdomainErrors, invalidValue, labelKeyErrors, labelValueErrors } from './label-syntax.ts';
+import { RECORD_ANNOTATIONS } from '../plan/constants.ts';
+import { isKubeletLabelKey, NODE_CONFIG_ANNOTATIONS } from '../plan/label-keys.ts';
+import { annotationKeyErrors, dns1123SubdomainErrors, invalidValue, labelKeyErrors, labelValueErrors } from '../plan/label-syntax.ts';
 import { hostView, mapAt, nameOf, pluginView, policyView, valueAt, type HostView, type MapView, type TaintView } from './document-view.ts';
 import {
   BaremetalNode,
@@ -24,8 +24,8 @@ import {
   SchemaName,
   TAINT_EFFECTS,
 } from './schema.ts';
-import { taintId, taintSyntaxErrors, taintValueErrors } from './taints.ts';
-import type { PathSegment, SiteError } from './site-error.ts';
+import { taintId, taintSyntaxErrors, taintValueErrors } from '../plan/taints.ts';
+import type { PathSegment, SiteError } from '../plan/site-error.ts';
 import { documentError, documentRef } from './yaml-source.ts';
 import type { LoadedDocument } from './yaml-source.ts';
 

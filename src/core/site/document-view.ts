@@ -6,7 +6,7 @@
  * label key two lines up). Whatever is left out here is a schema error,
  * reported by the schema; checks reading a view never report it again.
  */
-import { TAINT_EFFECTS, type TaintEffect } from './constants.ts';
+import { TAINT_EFFECTS, type TaintEffect } from '../plan/constants.ts';
 import type { LabelPlugin, PluginSource } from './label-plugin.ts';
 import type { LabelPolicyData } from './label-policy.ts';
 import { DOCUMENT_METADATA_SCHEMA, SchemaName } from './schema.ts';

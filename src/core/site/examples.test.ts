@@ -4,12 +4,12 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { parseNodeFilter, selectNodes } from './node-filter.ts';
-import { formatError } from './site-error.ts';
+import { formatError } from '../plan/site-error.ts';
 import { validateSite } from './validate-site.ts';
 import type { SiteSource } from './yaml-source.ts';
 
 function readSite(name: string): SiteSource[] {
-  const dir = new URL(`../../examples/${name}/`, import.meta.url);
+  const dir = new URL(`../../../examples/${name}/`, import.meta.url);
   return readdirSync(dir)
     .filter((file) => file.endsWith('.yaml'))
     .sort()

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { matchesNamespace, namespaceGlobErrors, pluginPathErrors } from './label-plugin.ts';
 import { checkPluginOutput, MAX_OUTPUT_ERRORS, withPluginLabels } from './plugin-output.ts';
-import { formatError } from './site-error.ts';
+import { formatError } from '../plan/site-error.ts';
 import { nodeDoc, source, yamlDoc } from './testing.ts';
 import { validateSite } from './validate-site.ts';
 

@@ -6,9 +6,9 @@
  * schema, the checks made when documents are validated, and namespace globs.
  */
 import { z } from 'zod';
-import { labelKeyErrors } from './label-syntax.ts';
+import { labelKeyErrors } from '../plan/label-syntax.ts';
 import { documentEnvelope, SchemaName } from './schema.ts';
-import { quote, type PathSegment } from './site-error.ts';
+import { quote, type PathSegment } from '../plan/site-error.ts';
 
 /** Where a plugin's labels come from. */
 export const PluginSource = { json: 'json', exec: 'exec' } as const;

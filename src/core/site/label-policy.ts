@@ -4,13 +4,13 @@
  * protected, and run options. At most one per site; without one,
  * {@link DEFAULT_SITE_POLICY} applies.
  */
-import { quote } from './site-error.ts';
+import { quote } from '../plan/site-error.ts';
 import { z } from 'zod';
-import { DEFAULT_LABEL_DOMAIN } from './constants.ts';
-import { DNS1123_SUBDOMAIN_MAX_BYTES, dns1123SubdomainErrors, labelKeyErrors, utf8Length } from './label-syntax.ts';
-import type { PathSegment } from './site-error.ts';
+import { DEFAULT_LABEL_DOMAIN } from '../plan/constants.ts';
+import { DNS1123_SUBDOMAIN_MAX_BYTES, dns1123SubdomainErrors, labelKeyErrors, utf8Length } from '../plan/label-syntax.ts';
+import type { PathSegment } from '../plan/site-error.ts';
 import { documentEnvelope, SchemaName } from './schema.ts';
-import { DriftAction } from './drift.ts';
+import { DriftAction } from '../plan/drift.ts';
 
 /**
  * `max_removal_fraction` when a policy does not give one: a run may remove

@@ -8,10 +8,10 @@
  * Rules that need the host (the path exists, one disk per filesystem, the
  * reserve fits the disk) or a Longhorn setting cannot be checked here.
  */
-import { utf8Length } from './label-syntax.ts';
+import { utf8Length } from '../plan/label-syntax.ts';
 import { describeJson, goFoldKey, goInt64, type Json, JsonNumber, JsonObject, readJson } from './longhorn-json.ts';
 import { tagListErrors } from './longhorn-tags.ts';
-import { quote } from './site-error.ts';
+import { quote } from '../plan/site-error.ts';
 
 /** A disk's fields, each with the Go type Longhorn reads it as. */
 const diskFields = {

@@ -6,9 +6,9 @@
  * name. Longhorn drops a repeated tag and sorts the list; relabel refuses a
  * repeat instead (its own, stricter rule) and takes any order.
  */
-import { labelKeyErrors } from './label-syntax.ts';
+import { labelKeyErrors } from '../plan/label-syntax.ts';
 import { describeJson, type Json, readJson } from './longhorn-json.ts';
-import { quote } from './site-error.ts';
+import { quote } from '../plan/site-error.ts';
 
 /**
  * What is wrong with a list of tags (`where` names it in messages, e.g.

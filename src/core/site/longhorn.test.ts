@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { LONGHORN_CREATE_DEFAULT_DISK, LONGHORN_DISKS_CONFIG, LONGHORN_NODE_TAGS, longhornDefects, MAX_LONGHORN_DEFECTS } from './longhorn.ts';
-import { formatError } from './site-error.ts';
+import { formatError } from '../plan/site-error.ts';
 import { nodeDoc, profileDoc, source } from './testing.ts';
 import { validateSite } from './validate-site.ts';
 

@@ -20,8 +20,8 @@
  */
 import { z } from 'zod';
 import type { Design, DesignNode } from './validate-site.ts';
-import { formatPath, quote } from './site-error.ts';
-import type { PathSegment } from './site-error.ts';
+import { formatPath, quote } from '../plan/site-error.ts';
+import type { PathSegment } from '../plan/site-error.ts';
 
 /** How results are combined, at both levels. */
 export const FilterSetType = { Union: 'union', Intersection: 'intersection' } as const;

@@ -10,12 +10,12 @@ import {
   OWNED_ANNOTATIONS_ANNOTATION,
   OWNED_LABELS_ANNOTATION,
   OWNED_TAINTS_ANNOTATION,
-} from './constants.ts';
+} from '../plan/constants.ts';
 import type { Origin, ResolvedHost } from './design-resolve.ts';
 import type { LabelConflict } from './desired-labels.ts';
-import { utf8Length } from './label-syntax.ts';
+import { utf8Length } from '../plan/label-syntax.ts';
 import { longhornDefects } from './longhorn.ts';
-import { quote } from './site-error.ts';
+import { quote } from '../plan/site-error.ts';
 
 /** Kubernetes' limit on the total size of a node's annotations (keys and values, in bytes). */
 export const ANNOTATIONS_MAX_BYTES = 256 * 1024;

@@ -5,10 +5,10 @@
  * whole output (nothing of it is used); every defect is listed, up to
  * {@link MAX_OUTPUT_ERRORS}.
  */
-import { isKubeletLabelKey, isProtectedLabelKey } from './label-keys.ts';
+import { isKubeletLabelKey, isProtectedLabelKey } from '../plan/label-keys.ts';
 import { matchesNamespace, type PluginSpec } from './label-plugin.ts';
-import { dns1123SubdomainErrors, labelKeyErrors, labelValueErrors } from './label-syntax.ts';
-import { clip, quote } from './site-error.ts';
+import { dns1123SubdomainErrors, labelKeyErrors, labelValueErrors } from '../plan/label-syntax.ts';
+import { clip, quote } from '../plan/site-error.ts';
 
 /** Most nodes one plugin's output may name. */
 export const MAX_PLUGIN_NODES = 100_000;

@@ -7,7 +7,7 @@
  * `owner-data`) is an error instead of being silently ignored.
  */
 import { z } from 'zod';
-import { TAINT_EFFECTS } from './constants.ts';
+import { TAINT_EFFECTS } from '../plan/constants.ts';
 
 /** Schema names (the envelope's `schema` field) relabel interprets. */
 export const SchemaName = {
@@ -67,7 +67,7 @@ export const AnnotationMap = z.record(z.string(), AnnotationValue);
 /** A map of annotation keys to values. */
 export type AnnotationMap = z.infer<typeof AnnotationMap>;
 
-export { TAINT_EFFECTS, type TaintEffect } from './constants.ts';
+export { TAINT_EFFECTS, type TaintEffect } from '../plan/constants.ts';
 
 /**
  * A taint as written in a document. `effect` is required except on a

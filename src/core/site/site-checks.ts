@@ -3,15 +3,15 @@
  * singleton documents (the policy, the region) and the checks that depend on
  * the policy (protected keys, names that become generated label values).
  */
-import { quote } from './site-error.ts';
+import { quote } from '../plan/site-error.ts';
 import type { CheckedDocument } from './document-check.ts';
 import { hostView, mapAt, nameOf, type MapView } from './document-view.ts';
-import { isProtectedLabelKey } from './label-keys.ts';
+import { isProtectedLabelKey } from '../plan/label-keys.ts';
 import { DEFAULT_SITE_POLICY, generatedLabelKeys, sitePolicyFrom } from './label-policy.ts';
 import type { SitePolicy } from './label-policy.ts';
-import { invalidValue, labelKeyErrors, labelValueErrors } from './label-syntax.ts';
+import { invalidValue, labelKeyErrors, labelValueErrors } from '../plan/label-syntax.ts';
 import { SchemaName } from './schema.ts';
-import type { SiteError } from './site-error.ts';
+import type { SiteError } from '../plan/site-error.ts';
 import { documentError, documentRef } from './yaml-source.ts';
 import type { LoadedDocument } from './yaml-source.ts';
 

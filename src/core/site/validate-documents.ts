@@ -12,8 +12,8 @@ import type { CheckedDocument, InterpretedKind } from './document-check.ts';
 import { nameOf } from './document-view.ts';
 import { duplicateNameErrors } from './design-resolve.ts';
 import { SchemaName } from './schema.ts';
-import type { SiteError } from './site-error.ts';
-import { sortErrors } from './site-error.ts';
+import type { SiteError } from '../plan/site-error.ts';
+import { sortErrors } from '../plan/site-error.ts';
 import { loadSources } from './yaml-source.ts';
 import type { LoadedDocument, SiteSource } from './yaml-source.ts';
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { formatError } from './site-error.ts';
+import { formatError } from '../plan/site-error.ts';
 import { nodeDoc, policyDoc, profileDoc, rackDoc, source, yamlDoc } from './testing.ts';
 import { validateDocumentsAlone } from './validate-documents.ts';
 import { validateSite } from './validate-site.ts';

@@ -4,8 +4,8 @@
  */
 import { isAlias, isMap, isScalar, isSeq, LineCounter, parseAllDocuments, visit } from 'yaml';
 import type { Document, Node as YamlNode, ParsedNode } from 'yaml';
-import type { DocumentRef, PathSegment, SiteError } from './site-error.ts';
-import { formatPath } from './site-error.ts';
+import type { DocumentRef, PathSegment, SiteError } from '../plan/site-error.ts';
+import { formatPath } from '../plan/site-error.ts';
 
 /** One input file: its name (as shown in errors) and its text. */
 export type SiteSource = {

@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { emptyDriftCounts } from '../../core/drift.ts';
+import { emptyDriftCounts } from '../../core/plan/drift.ts';
 import { DRIFT_REPORTS_KEPT, type DriftNodeRow } from '../drift-store.ts';
 import { freshStore, rejectsWith, type StoreFixture } from './fixture.ts';
 
