@@ -7,12 +7,13 @@
 import { Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
-import { FailureType, isFailureType } from '../core/failure-types.ts';
-import type { RunAudit } from '../core/run-audit.ts';
-import type { Design } from '../core/validate-site.ts';
+import { FailureType, isFailureType } from '../core/plan/failure-types.ts';
+import type { RunAudit } from '../core/plan/run-audit.ts';
+import type { Design } from '../core/site/validate-site.ts';
 import type { NodeApi } from '../kube/nodes.ts';
 import type { DesignCache } from '../store/design-cache.ts';
 import type { RevisionStore } from '../store/revision-store.ts';
+import { failureSummary } from '../temporal/failure.ts';
 import type { DetectDriftInput, DriftDetection, HealOutcome } from '../workflows/drift-messages.ts';
 import type { UpdateLabelsResult } from '../workflows/messages.ts';
 import { detectDrift, driftedNodes } from './detect-drift.ts';
@@ -62,7 +63,7 @@ export function createDriftActivities(deps: DriftActivityDeps) {
       const latest = await store.latestRevision();
       if (!latest) throw ApplicationFailure.nonRetryable('no revision has been committed yet: nothing to compare the nodes with', FailureType.NoCommittedRevision);
       const design = await deps.validDesign(latest.id);
-      const site = design.site ?? 'default';
+      const site = design.site;
       if (input.site !== undefined && input.site !== site) {
         throw ApplicationFailure.nonRetryable(`unknown site ${input.site}: the store's latest revision (${latest.id}) is of site ${site}`, FailureType.InvalidArgument);
       }
@@ -107,8 +108,8 @@ export function createDriftActivities(deps: DriftActivityDeps) {
         const result = (await context.client.workflow.getHandle(input.workflowId, input.runId).result()) as UpdateLabelsResult;
         return { status: result.status, written: result.counts.written, failed: result.counts.failure };
       } catch (err) {
-        const cause = (err as { cause?: { message?: string; type?: string } }).cause;
-        return { status: 'rejected', message: `${cause?.type ?? 'Error'}: ${String(cause?.message ?? (err as Error).message).slice(0, 1000)}` };
+        const { type, message } = failureSummary(err);
+        return { status: 'rejected', message: `${type}: ${message.slice(0, 1000)}` };
       } finally {
         clearInterval(beat);
       }

@@ -5,12 +5,11 @@
  */
 import { Context, log } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import { FailureType } from '../core/failure-types.ts';
-import { documentErrorsMessage, MAX_LISTED_ERRORS } from '../core/site-error.ts';
-import { isAppliedBy, type AppliedRun } from '../core/applied-run.ts';
-import type { LabelPlan } from '../core/label-plan.ts';
-import { liftsTaint, nodePatch, reconcileNodeLabels, STALE } from '../core/node-reconcile.ts';
-import type { Design } from '../core/validate-site.ts';
+import { FailureType } from '../core/plan/failure-types.ts';
+import { isAppliedBy, type AppliedRun } from '../core/plan/applied-run.ts';
+import type { LabelPlan } from '../core/plan/label-plan.ts';
+import { liftsTaint, nodePatch, reconcileNodeLabels, STALE } from '../core/plan/node-reconcile.ts';
+import type { Design } from '../core/site/validate-site.ts';
 import { httpStatus, mapNodeError } from '../kube/errors.ts';
 import type { NodeApi, NodeState } from '../kube/nodes.ts';
 import { runnableRevision } from '../store/revision-checks.ts';
@@ -18,7 +17,8 @@ import type { RevisionStore } from '../store/revision-store.ts';
 import type { NodeResultDetail, RunOutcome } from '../store/run-store.ts';
 import type { NodeFailure, RelabelNodeResult } from '../workflows/messages.ts';
 import { createDesignCache, type DesignCache } from '../store/design-cache.ts';
-import { withPluginLabels, type PluginEntry } from '../core/plugin-output.ts';
+import { withPluginLabels, type PluginEntry } from '../core/site/plugin-output.ts';
+import { documentValidationFailure } from './document-failure.ts';
 import { createRunPluginLabels } from './run-plugin-labels.ts';
 import { conflictDetail, planDetail, planOf, planRun, type PluginLabelSource, type RunPlan } from './plan-run.ts';
 import { pollSite, preparePluginChangeRun, type PluginChangeRun } from './plugins.ts';
@@ -59,15 +59,7 @@ export function createActivities(deps: ActivityDeps) {
 
   async function validDesign(revision: number) {
     const result = await designs.get(revision);
-    if (!result.ok) {
-      const shown = result.errors.slice(0, MAX_LISTED_ERRORS);
-      throw ApplicationFailure.create({
-        type: FailureType.DocumentValidationFailed,
-        message: documentErrorsMessage(`revision ${revision}`, result.errors),
-        nonRetryable: true,
-        details: [{ revision, errorCount: result.errors.length, errors: shown }],
-      });
-    }
+    if (!result.ok) throw documentValidationFailure(revision, result.errors);
     return result.design;
   }
 
@@ -179,7 +171,7 @@ export function createActivities(deps: ActivityDeps) {
       const context = Context.current();
       context.heartbeat({ planned: 0 });
       const design = await validDesign(input.revision);
-      const set = await pinnedPluginSet(input.run, design.site ?? 'default');
+      const set = await pinnedPluginSet(input.run, design.site);
       const plugins: PluginLabelSource | undefined = set === 0 ? undefined : { set, lookup: (names) => store.pluginSetLabels(set, names) };
       return planRun({ nodes, store, ...(events ? { events } : {}), progress: (planned) => context.heartbeat({ planned }), ...(plugins ? { plugins } : {}) }, { ...input, design });
     },

@@ -7,16 +7,17 @@
  */
 import { createHash } from 'node:crypto';
 import { ApplicationFailure } from '@temporalio/common';
-import { FailureType } from '../core/failure-types.ts';
-import type { PluginSpec } from '../core/label-plugin.ts';
-import { checkPluginOutput, type PluginLabels } from '../core/plugin-output.ts';
-import { clip } from '../core/site-error.ts';
-import { MAX_TARGETS } from '../core/targets.ts';
+import { FailureType } from '../core/plan/failure-types.ts';
+import type { PluginSpec } from '../core/site/label-plugin.ts';
+import { checkPluginOutput, type PluginLabels } from '../core/site/plugin-output.ts';
+import { clip } from '../core/plan/site-error.ts';
+import { MAX_TARGETS } from '../core/plan/targets.ts';
 import { runnableRevision } from '../store/revision-checks.ts';
 import type { DesignCache } from '../store/design-cache.ts';
 import type { CarriedPluginPart, FreshPluginPart } from '../store/plugin-store.ts';
 import type { RevisionStore } from '../store/revision-store.ts';
 import { PollStatus, type PluginPollOutcome, type PollResult } from '../workflows/plugin-messages.ts';
+import { documentValidationFailure } from './document-failure.ts';
 import { readPlugin, type PluginRead } from './plugin-runner.ts';
 
 /** Longest error message kept per plugin (status, result, logs). */
@@ -67,10 +68,8 @@ export async function pollSite(deps: PollDeps, input: { site: string }): Promise
   const latest = await store.latestRevision();
   if (!latest) throw ApplicationFailure.nonRetryable('no revision has been committed yet; nothing declares plugins', FailureType.NoCommittedRevision);
   const design = await deps.designs.get(latest.id);
-  if (!design.ok) {
-    throw ApplicationFailure.nonRetryable(`revision ${latest.id} has ${design.errors.length} document error(s); plugins are not polled until a valid revision is committed`, FailureType.DocumentValidationFailed);
-  }
-  const site = design.design.site ?? 'default';
+  if (!design.ok) throw documentValidationFailure(latest.id, design.errors, 'plugins are not polled until a valid revision is committed');
+  const site = design.design.site;
   if (site !== input.site) throw ApplicationFailure.nonRetryable(`the latest revision (${latest.id}) is of site ${site}, not ${input.site}`, FailureType.InvalidArgument);
   const specs = design.design.plugins ?? [];
   const protectedKeys = design.design.policy.protectedKeys;

@@ -4,10 +4,10 @@
  * The server registers it and the OpenAPI document describes it from the
  * same declaration, so what is documented is what is validated.
  */
-import { FailureType } from '../core/failure-types.ts';
+import { FailureType } from '../core/plan/failure-types.ts';
 import type { FastifyRequest } from 'fastify';
 import type { z } from 'zod';
-import { formatPath, type PathSegment } from '../core/site-error.ts';
+import { formatPath, type PathSegment } from '../core/plan/site-error.ts';
 import { ApiError } from './status.ts';
 import { NoQuery } from './schemas.ts';
 
@@ -73,7 +73,7 @@ export function issueMessages(error: z.ZodError, where: string): string[] {
 }
 
 /** A refused request part as an {@link ApiError} of `type` listing every problem. */
-export function requestError(type: string, error: z.ZodError, where: string): ApiError {
+export function requestError(type: FailureType, error: z.ZodError, where: string): ApiError {
   const messages = issueMessages(error, where);
   return new ApiError(type, messages.length === 1 ? (messages[0] as string) : `${messages.length} problems in the request ${where}`, messages);
 }

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { FailureType } from '../core/failure-types.ts';
+import { FailureType } from '../core/plan/failure-types.ts';
 import { RelabelError } from '../facade/relabel-error.ts';
 import { StoreErrorCode } from '../store/store-error.ts';
 import { ApiError, failureBody, HTTP_STATUS_OF_FAILURE, httpStatusOf, toApiError } from './status.ts';
@@ -35,7 +35,7 @@ describe('failure types as HTTP statuses', () => {
     assert.equal(failureBody(toApiError(fastify('FST_ERR_CTP_BODY_TOO_LARGE', 413))).code, 413);
     assert.equal(failureBody(toApiError(fastify('FST_ERR_CTP_INVALID_MEDIA_TYPE', 415))).code, 415);
     assert.equal(failureBody(toApiError(Object.assign(new SyntaxError('Unexpected token'), { statusCode: 400 }))).code, 400);
-    const grpc = Object.assign(new Error('14 UNAVAILABLE: connection refused'), { code: 14, details: 'connection refused' });
+    const grpc = Object.assign(new Error('14 UNAVAILABLE: connection refused'), { code: 14, details: 'connection refused', metadata: {} });
     assert.equal(failureBody(toApiError(grpc)).code, 503);
     assert.equal(failureBody(new ApiError(FailureType.MethodNotAllowed, 'no')).code, 405);
   });

@@ -3,9 +3,10 @@
  * successes) of the HTTP API take, and the one table mapping failure types
  * to HTTP statuses.
  */
-import { FailureType, isFailureType } from '../core/failure-types.ts';
-import { formatError, MAX_LISTED_ERRORS, unlistedLine, type SiteError } from '../core/site-error.ts';
+import { FailureType, isFailureType } from '../core/plan/failure-types.ts';
+import { formatError, MAX_LISTED_ERRORS, unlistedLine, type SiteError } from '../core/plan/site-error.ts';
 import { RelabelError } from '../facade/relabel-error.ts';
+import { clientFailure } from '../temporal/failure.ts';
 import type { MessageLevel, StatusBody, StatusMessage } from './response-schemas.ts';
 
 /** HTTP status of a failure type, and whether the same request may succeed later. */
@@ -81,14 +82,14 @@ export function httpStatusOf(type: string): HttpMapping {
 /** An error the API answers as a `Status` body: a failure type, a message and every problem. */
 export class ApiError extends Error {
   override name = 'ApiError';
-  readonly type: string;
+  readonly type: FailureType;
   readonly messages: string[];
   /** Extra response headers (`Allow`, `WWW-Authenticate`). */
   readonly headers: Readonly<Record<string, string>>;
   /** How many problems there were in all, when `messages` lists only some. */
   readonly problemCount: number | undefined;
 
-  constructor(type: string, message: string, messages: readonly string[] = [message], headers: Record<string, string> = {}, problemCount?: number) {
+  constructor(type: FailureType, message: string, messages: readonly string[] = [message], headers: Record<string, string> = {}, problemCount?: number) {
     super(message);
     this.type = type;
     this.messages = [...messages];
@@ -99,18 +100,6 @@ export class ApiError extends Error {
 
 function isSiteErrors(details: unknown): details is SiteError[] {
   return Array.isArray(details) && details.every((d) => typeof d === 'object' && d !== null && 'source' in d && 'line' in d && 'message' in d);
-}
-
-/** gRPC's UNAVAILABLE status code. */
-const GRPC_UNAVAILABLE = 14;
-
-/** Errors of the Temporal client (a gRPC error, or a ServiceError around one) that mean the server cannot be reached. */
-function isUnreachable(err: unknown): boolean {
-  const grpcUnavailable = (e: unknown) => {
-    const g = e as { code?: unknown; details?: unknown } | null;
-    return g?.code === GRPC_UNAVAILABLE && typeof g.details === 'string';
-  };
-  return grpcUnavailable(err) || grpcUnavailable((err as { cause?: unknown } | null)?.cause);
 }
 
 /** Fastify's own request errors, by code. */
@@ -138,9 +127,8 @@ export function toApiError(err: unknown): ApiError {
     const messages = isSiteErrors(err.details) ? err.details.map(formatError) : [err.message];
     return new ApiError(err.type, summary, messages, {}, err.problemCount);
   }
-  if (isUnreachable(err)) {
-    return new ApiError(FailureType.Unavailable, `Temporal is unreachable: ${(err as Error).message}`);
-  }
+  const temporal = clientFailure(err);
+  if (temporal) return new ApiError(temporal.type, temporal.message);
   const e = err as { code?: unknown; statusCode?: unknown; message?: unknown } | null;
   if (typeof e?.code === 'string' && Object.hasOwn(FASTIFY_ERRORS, e.code)) {
     return new ApiError(FASTIFY_ERRORS[e.code] as FailureType, String(e.message));

@@ -3,18 +3,18 @@
  * detection now and wait for it, read the latest report or a given one, and
  * page through a report's nodes.
  */
-import { WorkflowFailedError, type Client } from '@temporalio/client';
-import { ApplicationFailure, WorkflowIdConflictPolicy, WorkflowIdReusePolicy } from '@temporalio/common';
-import type { DriftState } from '../core/drift.ts';
-import { FailureType, isFailureType } from '../core/failure-types.ts';
-import { runAudit, type RunAudit } from '../core/run-audit.ts';
+import type { Client } from '@temporalio/client';
+import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy } from '@temporalio/common';
+import type { DriftState } from '../core/plan/drift.ts';
+import { FailureType } from '../core/plan/failure-types.ts';
+import { runAudit, type RunAudit } from '../core/plan/run-audit.ts';
 import { createDesignCache } from '../store/design-cache.ts';
 import { MAX_DRIFT_PAGE, type DriftNodeRow, type DriftReportRecord } from '../store/drift-store.ts';
 import type { RevisionStore } from '../store/revision-store.ts';
 import { isStoreError, StoreErrorCode } from '../store/store-error.ts';
 import { detectDrift } from '../workflows/detect-drift.ts';
 import { DRIFT_ID_PREFIX, type DetectDriftResult } from '../workflows/drift-messages.ts';
-import { RelabelError } from './relabel-error.ts';
+import { RelabelError, relabelErrorOf } from './relabel-error.ts';
 import { idleTaskQueueWarning } from './runs.ts';
 import { storeSite } from './store-site.ts';
 
@@ -67,9 +67,7 @@ export function createDrift(deps: DriftDeps) {
       try {
         return { ...(await handle.result()), workflowId, runId: handle.firstExecutionRunId };
       } catch (err) {
-        const cause = err instanceof WorkflowFailedError ? err.cause : undefined;
-        if (cause instanceof ApplicationFailure && isFailureType(cause.type)) throw new RelabelError(cause.type, cause.message);
-        throw err;
+        throw relabelErrorOf(err) ?? err;
       }
     },
 

@@ -4,16 +4,15 @@
  * poll now, and each plugin's stored status.
  */
 import { randomUUID } from 'node:crypto';
-import { ScheduleAlreadyRunning, ScheduleOverlapPolicy, WorkflowFailedError, type Client } from '@temporalio/client';
-import { ApplicationFailure } from '@temporalio/common';
-import { FailureType } from '../core/failure-types.ts';
+import { ScheduleAlreadyRunning, ScheduleOverlapPolicy, type Client } from '@temporalio/client';
+import { FailureType } from '../core/plan/failure-types.ts';
 import { createDesignCache } from '../store/design-cache.ts';
 import type { PluginStatusRow } from '../store/plugin-store.ts';
 import type { RevisionStore } from '../store/revision-store.ts';
 import { pollPlugins, type PollPluginsResult } from '../workflows/poll-plugins.ts';
 import { DEFAULT_PLUGIN_POLL_EVERY, PLUGIN_SCHEDULE_PREFIX } from '../workflows/plugin-messages.ts';
 import { parseInterval } from './schedules.ts';
-import { RelabelError } from './relabel-error.ts';
+import { RelabelError, relabelErrorOf } from './relabel-error.ts';
 import { storeSite } from './store-site.ts';
 
 export { DEFAULT_PLUGIN_POLL_EVERY, PLUGIN_SCHEDULE_PREFIX };
@@ -118,11 +117,7 @@ export function createPlugins(deps: PluginsDeps) {
       });
       return { ...result, workflowId };
     } catch (err) {
-      if (err instanceof WorkflowFailedError && err.cause instanceof ApplicationFailure) {
-        const type = err.cause.type ?? FailureType.InternalError;
-        throw new RelabelError((Object.values(FailureType) as string[]).includes(type) ? (type as FailureType) : FailureType.InternalError, err.cause.message);
-      }
-      throw err;
+      throw relabelErrorOf(err) ?? err;
     }
   }
 

@@ -6,7 +6,7 @@
  * node is relabelled).
  */
 import type { Client } from '@temporalio/client';
-import { optionalTsToMs } from '@temporalio/common/lib/time.js';
+import { timestampMs } from '../temporal/timestamp.ts';
 import { isStoreError, StoreErrorCode } from '../store/store-error.ts';
 import type { RevisionStore } from '../store/revision-store.ts';
 import type { ActionCommand, RunNodeCounts, RunNodeRow, RunNodesQuery, RunRecord } from '../store/run-store.ts';
@@ -79,7 +79,7 @@ export function createRunActions(deps: { client: Client; store: RevisionStore; n
     const times: RunStepTimes = {};
     const byScheduled = new Map<string, ActivityTimes>();
     for (const event of page?.history?.events ?? []) {
-      const at = iso(optionalTsToMs(event.eventTime));
+      const at = iso(timestampMs(event.eventTime));
       if (event.workflowExecutionStartedEventAttributes && at) times.started = at;
       const scheduled = event.activityTaskScheduledEventAttributes;
       if (scheduled && at) {

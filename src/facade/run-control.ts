@@ -5,12 +5,11 @@
  * others are settled as cancelled). Each accepted control is recorded with
  * the run in the store (who, when, which) for the action's command audit.
  */
-import { WorkflowUpdateFailedError, WorkflowUpdateRPCTimeoutOrCancelledError, type Client } from '@temporalio/client';
-import { ApplicationFailure } from '@temporalio/common';
-import { FailureType, isFailureType } from '../core/failure-types.ts';
+import { WorkflowNotFoundError, WorkflowUpdateFailedError, WorkflowUpdateRPCTimeoutOrCancelledError, type Client } from '@temporalio/client';
+import { FailureType } from '../core/plan/failure-types.ts';
 import type { RevisionStore } from '../store/revision-store.ts';
 import { controlUpdate, type ControlAnswer } from '../workflows/messages.ts';
-import { RelabelError } from './relabel-error.ts';
+import { RelabelError, relabelErrorOf } from './relabel-error.ts';
 import type { RunRef, RunStatusReport } from './runs.ts';
 
 /** How long a pause or unpause waits for the run to answer before it is Unavailable. */
@@ -38,9 +37,9 @@ export interface RunControlDeps {
 
 /** The workflow's refusal of an Update as a {@link RelabelError} of its own type. */
 function updateRefusal(err: unknown, verb: string, workflowId: string): unknown {
-  const cause = err instanceof WorkflowUpdateFailedError ? err.cause : undefined;
-  if (cause instanceof ApplicationFailure && isFailureType(cause.type)) return new RelabelError(cause.type, `cannot ${verb} run ${workflowId}: ${cause.message}`);
-  if (err instanceof Error && err.name === 'WorkflowNotFoundError') return new RelabelError(FailureType.NotRunning, `cannot ${verb} run ${workflowId}: it has ended`);
+  const refused = err instanceof WorkflowUpdateFailedError ? relabelErrorOf(err, (m) => `cannot ${verb} run ${workflowId}: ${m}`) : undefined;
+  if (refused) return refused;
+  if (err instanceof WorkflowNotFoundError) return new RelabelError(FailureType.NotRunning, `cannot ${verb} run ${workflowId}: it has ended`);
   if (err instanceof WorkflowUpdateRPCTimeoutOrCancelledError) {
     return new RelabelError(FailureType.Unavailable, `run ${workflowId} did not answer ${verb} within ${CONTROL_TIMEOUT_MS / 1000} s: is a worker serving it?`);
   }

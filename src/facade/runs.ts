@@ -6,17 +6,18 @@
 import { randomUUID } from 'node:crypto';
 import {
   WorkflowExecutionAlreadyStartedError,
-  WorkflowFailedError,
+  WorkflowNotFoundError,
   type Client,
   type WorkflowExecutionDescription,
 } from '@temporalio/client';
-import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy, ApplicationFailure } from '@temporalio/common';
-import { optionalTsToMs } from '@temporalio/common/lib/time.js';
-import { FailureType } from '../core/failure-types.ts';
-import { auditFrom, runAudit, StartedVia, type RunAudit } from '../core/run-audit.ts';
-import { normalizeTargets } from '../core/targets.ts';
-import type { PluginEntry } from '../core/plugin-output.ts';
-import { selectNodes, type NodeFilterSet } from '../core/node-filter.ts';
+import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy } from '@temporalio/common';
+import { failureSummary } from '../temporal/failure.ts';
+import { timestampMs } from '../temporal/timestamp.ts';
+import { FailureType } from '../core/plan/failure-types.ts';
+import { auditFrom, runAudit, StartedVia, type RunAudit } from '../core/plan/run-audit.ts';
+import { normalizeTargets } from '../core/plan/targets.ts';
+import type { PluginEntry } from '../core/site/plugin-output.ts';
+import { selectNodes, type NodeFilterSet } from '../core/site/node-filter.ts';
 import { runnableRevision } from '../store/revision-checks.ts';
 import { isStoreError, StoreErrorCode } from '../store/store-error.ts';
 import { createDesignCache } from '../store/design-cache.ts';
@@ -209,7 +210,7 @@ export async function idleTaskQueueWarning(client: Client, namespace: string, ta
     .withDeadline(Date.now() + QUERY_TIMEOUT_MS, () => client.workflowService.describeTaskQueue({ namespace, taskQueue: { name: taskQueue } }))
     .catch(() => undefined);
   if (!described) return undefined;
-  const polled = (described.pollers ?? []).map((p) => optionalTsToMs(p.lastAccessTime) ?? 0);
+  const polled = (described.pollers ?? []).map((p) => timestampMs(p.lastAccessTime) ?? 0);
   const last = Math.max(0, ...polled);
   if (last > Date.now() - POLLER_FRESH_MS) return undefined;
   return `no worker is polling task queue ${taskQueue}${last > 0 ? ` (the last poll was at ${new Date(last).toISOString()})` : ''}; the run waits until one starts`;
@@ -275,7 +276,7 @@ export function createRuns(deps: RunsDeps) {
       const parsed = normalizeTargets(targets);
       if (!parsed.ok) throw new RelabelError(FailureType.InvalidTargets, parsed.message);
     }
-    return { targets, revision, site: design.site ?? 'default' };
+    return { targets, revision, site: design.site };
   }
 
   /**
@@ -360,7 +361,7 @@ export function createRuns(deps: RunsDeps) {
       }
       return d;
     } catch (err) {
-      if ((err as Error).name === 'WorkflowNotFoundError') throw new RelabelError(FailureType.RunNotFound, `no run ${workflowId}${runId ? ` (${runId})` : ''}`);
+      if (err instanceof WorkflowNotFoundError) throw new RelabelError(FailureType.RunNotFound, `no run ${workflowId}${runId ? ` (${runId})` : ''}`);
       throw err;
     }
   }
@@ -386,8 +387,7 @@ export function createRuns(deps: RunsDeps) {
       try {
         await handle.result();
       } catch (err) {
-        const cause = err instanceof WorkflowFailedError ? err.cause : err;
-        report.failure = cause instanceof ApplicationFailure ? { type: cause.type ?? 'Error', message: cause.message } : { type: 'Error', message: String((cause as Error)?.message ?? cause) };
+        report.failure = failureSummary(err);
       }
     }
     if (d.status.name === 'RUNNING') {

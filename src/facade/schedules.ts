@@ -5,7 +5,7 @@
  * the workflow it starts, its default interval, and how its result reads.
  */
 import { ScheduleAlreadyRunning, ScheduleNotFoundError, ScheduleOverlapPolicy, type Client, type ScheduleDescription } from '@temporalio/client';
-import { FailureType } from '../core/failure-types.ts';
+import { FailureType } from '../core/plan/failure-types.ts';
 import { createDesignCache } from '../store/design-cache.ts';
 import type { RevisionStore } from '../store/revision-store.ts';
 import { DRIFT_ID_PREFIX, type DetectDriftResult } from '../workflows/drift-messages.ts';
@@ -61,9 +61,6 @@ export const SCHEDULE_KINDS = {
     },
   },
 } as const satisfies Record<string, ScheduleKind>;
-
-/** A kind's name. */
-export type ScheduleKindName = keyof typeof SCHEDULE_KINDS;
 
 /** Shortest and longest interval accepted. */
 export const MIN_INTERVAL_MS = 60_000;

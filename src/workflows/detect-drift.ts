@@ -9,11 +9,12 @@
  * report number; this workflow carries counts, a capped sample and at most
  * {@link MAX_HEAL_GROUPS} heal runs.
  */
-import { ActivityFailure, ApplicationFailure, proxyActivities, setCurrentDetails, workflowInfo } from '@temporalio/workflow';
-import { DriftAction } from '../core/drift.ts';
-import { auditFrom, healAudit } from '../core/run-audit.ts';
+import { proxyActivities, setCurrentDetails, workflowInfo } from '@temporalio/workflow';
+import { DriftAction } from '../core/plan/drift.ts';
+import { auditFrom, healAudit } from '../core/plan/run-audit.ts';
 import type { Activities } from '../activities/index.ts';
 import type { DetectDriftInput, DetectDriftResult, DriftDetection, HealOutcome } from './drift-messages.ts';
+import { rejectionOf } from './failure.ts';
 import { scheduledAudit } from './run-record.ts';
 
 const { detectDrift: detect } = proxyActivities<Activities>({
@@ -33,15 +34,12 @@ const { awaitRun } = proxyActivities<Activities>({
   summary: 'wait for the heal run to end',
 });
 
-/** A rejecting activity's non-retryable failure as the workflow's own, its type on top. */
+/** A rejecting activity's non-retryable failure as the workflow's own, its type and details on top. */
 async function rejecting<T>(call: Promise<T>): Promise<T> {
   try {
     return await call;
   } catch (err) {
-    if (err instanceof ActivityFailure && err.cause instanceof ApplicationFailure && err.cause.nonRetryable) {
-      throw ApplicationFailure.create({ type: err.cause.type ?? undefined, message: err.cause.message, nonRetryable: true });
-    }
-    throw err;
+    throw rejectionOf(err) ?? err;
   }
 }
 

@@ -8,8 +8,6 @@
  * plugin labels, it starts an update run for those nodes.
  */
 import {
-  ActivityFailure,
-  ApplicationFailure,
   ParentClosePolicy,
   log,
   proxyActivities,
@@ -18,6 +16,7 @@ import {
 } from '@temporalio/workflow';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { Activities } from '../activities/index.ts';
+import { rejectionOf } from './failure.ts';
 import { updateLabels } from './update-labels.ts';
 import type { PollPluginsInput, PollResult } from './plugin-messages.ts';
 
@@ -65,11 +64,9 @@ export async function pollPlugins(input: PollPluginsInput): Promise<PollPluginsR
   try {
     polled = await pollSitePlugins({ site: input.site });
   } catch (err) {
-    if (err instanceof ActivityFailure && err.cause instanceof ApplicationFailure && err.cause.nonRetryable) {
-      setCurrentDetails(`**failed**: ${err.cause.type ?? 'Error'}: ${err.cause.message}`);
-      throw ApplicationFailure.create({ type: err.cause.type ?? undefined, message: err.cause.message, nonRetryable: true });
-    }
-    throw err;
+    const rejection = rejectionOf(err);
+    if (rejection) setCurrentDetails(`**failed**: ${rejection.type ?? 'Error'}: ${rejection.message}`);
+    throw rejection ?? err;
   }
   const result: PollPluginsResult = { ...polled };
   for (const p of polled.plugins) {

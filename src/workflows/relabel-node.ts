@@ -4,8 +4,9 @@
  * and records the node's result in the store, so the child costs one
  * workflow task and one marker in its history.
  */
-import { ActivityFailure, ApplicationFailure, proxyLocalActivities, setCurrentDetails } from '@temporalio/workflow';
+import { proxyLocalActivities, setCurrentDetails } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.ts';
+import { rejectionOf } from './failure.ts';
 import type { RelabelNodeInput, RelabelNodeResult } from './messages.ts';
 
 /**
@@ -43,11 +44,8 @@ export async function relabelNode(input: RelabelNodeInput): Promise<RelabelNodeR
     return result;
   } catch (err) {
     // Surface the activity's own failure (type and message) as the child's.
-    if (err instanceof ActivityFailure && err.cause instanceof ApplicationFailure) {
-      const cause = err.cause;
-      setCurrentDetails(`**${node}** failed: ${cause.type ?? 'Error'}: ${cause.message}`);
-      throw ApplicationFailure.create({ type: cause.type ?? undefined, message: cause.message, nonRetryable: true, details: cause.details as unknown[] });
-    }
-    throw err;
+    const rejection = rejectionOf(err, { anyApplicationFailure: true });
+    if (rejection) setCurrentDetails(`**${node}** failed: ${rejection.type ?? 'Error'}: ${rejection.message}`);
+    throw rejection ?? err;
   }
 }

@@ -3,7 +3,7 @@
  * summary shown in the Temporal UI. No rollback is implied anywhere: a
  * partial update is reported as such.
  */
-import { FAILURE_SAMPLE_LIMIT, RunStatus, type NodeFailure, type RunCounts, type UpdateLabelsResult } from './messages.ts';
+import { FAILURE_SAMPLE_LIMIT, RunStatus, type NodeFailure, type UpdateLabelsResult } from './messages.ts';
 
 /** `success` when every node succeeded, `failure` when none did, else `partial_success`. */
 export function runStatus(success: number, failure: number): RunStatus {
@@ -15,11 +15,6 @@ export function runStatus(success: number, failure: number): RunStatus {
 /** Adds `failure` to `sample` unless the sample is full (the store keeps every failure). */
 export function sampleFailure(sample: NodeFailure[], failure: NodeFailure): void {
   if (sample.length < FAILURE_SAMPLE_LIMIT) sample.push(failure);
-}
-
-/** A fresh zeroed count of `total` targets. */
-export function zeroCounts(total: number): RunCounts {
-  return { total, success: 0, failure: 0, written: 0 };
 }
 
 /** Markdown shown as the run's current details once it is done. */

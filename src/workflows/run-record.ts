@@ -4,9 +4,10 @@
  * Temporal Schedule started. Workflow code: deterministic, its one
  * activity behind {@link RECORD_OUTCOME_PATCH}.
  */
-import { ActivityFailure, ApplicationFailure, patched, proxyActivities, workflowInfo } from '@temporalio/workflow';
-import { runAudit, StartedVia, type RunAudit } from '../core/run-audit.ts';
+import { ApplicationFailure, patched, proxyActivities, workflowInfo } from '@temporalio/workflow';
+import { runAudit, StartedVia, type RunAudit } from '../core/plan/run-audit.ts';
 import type { Activities } from '../activities/index.ts';
+import { rejectionOf } from './failure.ts';
 import type { RunStatus } from './messages.ts';
 import { TemporalScheduledById } from './search-attributes.ts';
 
@@ -35,10 +36,7 @@ async function rejecting<T>(call: Promise<T>): Promise<T> {
   try {
     return await call;
   } catch (err) {
-    if (err instanceof ActivityFailure && err.cause instanceof ApplicationFailure && err.cause.nonRetryable) {
-      throw ApplicationFailure.create({ type: err.cause.type ?? undefined, message: err.cause.message, nonRetryable: true, details: err.cause.details as unknown[] });
-    }
-    throw err;
+    throw rejectionOf(err) ?? err;
   }
 }
 

@@ -12,10 +12,8 @@
  * large.
  */
 import {
-  ActivityFailure,
   ApplicationFailure,
   CancellationScope,
-  ChildWorkflowFailure,
   ParentClosePolicy,
   condition,
   continueAsNew,
@@ -28,8 +26,8 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import { FailureType } from '../core/failure-types.ts';
-import { normalizeTargets } from '../core/targets.ts';
+import { FailureType } from '../core/plan/failure-types.ts';
+import { normalizeTargets } from '../core/plan/targets.ts';
 import type { Activities } from '../activities/index.ts';
 import type { RunPlan } from '../activities/plan-run.ts';
 import {
@@ -43,6 +41,7 @@ import {
   type UpdateLabelsInput,
   type UpdateLabelsResult,
 } from './messages.ts';
+import { failureInfo } from './failure.ts';
 import { relabelNode } from './relabel-node.ts';
 import { runStatus, sampleFailure, summaryMarkdown } from './rollup.ts';
 import { runTelemetry } from './run-telemetry.ts';
@@ -87,12 +86,8 @@ const { planRun } = proxyActivities<Activities>({
 
 /** The reason a child failed: the innermost ApplicationFailure under the child and activity wrappers. */
 function childFailure(err: unknown): NodeError {
-  let cause: unknown = err;
-  while ((cause instanceof ChildWorkflowFailure || cause instanceof ActivityFailure) && cause.cause) cause = cause.cause;
-  const cut = (m: string) => (m.length > MAX_MESSAGE ? `${m.slice(0, MAX_MESSAGE)}…` : m);
-  if (cause instanceof ApplicationFailure) return { type: cause.type ?? 'Error', message: cut(cause.message) };
-  if (cause instanceof Error) return { type: cause.name, message: cut(cause.message) };
-  return { type: 'Error', message: cut(String(cause)) };
+  const { type, message } = failureInfo(err);
+  return { type, message: message.length > MAX_MESSAGE ? `${message.slice(0, MAX_MESSAGE)}…` : message };
 }
 
 /** What continue-as-new carries: `state`, marked paused only while the run is paused. */
