@@ -19,6 +19,7 @@ import { parseTokensEnv, parseTokensFile, type ApiToken } from './auth.ts';
 import { createKeystoneVerifier, DEFAULT_KEYSTONE_ROLES, parseKeystoneRoles, type KeystoneOptions } from './keystone.ts';
 import { createApiServer, DEFAULT_BODY_LIMIT } from './server.ts';
 import { connectOptions } from '../temporal/settings.ts';
+import { connectionOptions } from '../settings/connection-options.ts';
 import { addSettingOptions, settingOption } from '../settings/setting.ts';
 import { API, CONNECTION } from '../settings/table.ts';
 
@@ -135,11 +136,7 @@ function apiOptions(env: NodeJS.ProcessEnv, facade: RelabelConfig): Option[] {
     ...[API.keystoneUrl, API.keystoneUsername, API.keystonePasswordFile, API.keystoneProject, API.keystoneUserDomain, API.keystoneProjectDomain].map((s) => settingOption<string>(s, from)),
     settingOption(API.keystoneRoles, { env, fallback: DEFAULT_KEYSTONE_ROLES }),
     settingOption(API.keystoneCacheSeconds, from),
-    settingOption(CONNECTION.address, { env, fallback: facade.temporalAddress }),
-    settingOption(CONNECTION.namespace, { env, fallback: facade.namespace }),
-    settingOption(CONNECTION.taskQueue, { env, fallback: facade.taskQueue }),
-    settingOption(CONNECTION.store, from),
-    settingOption(CONNECTION.kubeconfig, from),
+    ...connectionOptions(env, facade),
     settingOption(API.bodyLimit, { env, fallback: DEFAULT_BODY_LIMIT }),
     settingOption(CONNECTION.logLevel, from),
   ];

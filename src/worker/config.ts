@@ -7,6 +7,7 @@ import { Command, type Option } from 'commander';
 import type { WorkflowBundle } from '@temporalio/worker';
 import { DEFAULT_KUBE_BURST, DEFAULT_KUBE_QPS } from '../kube/nodes.ts';
 import type { LogLevelName } from '../settings/parsers.ts';
+import { connectionOptions } from '../settings/connection-options.ts';
 import { addSettingOptions, settingFromEnv, settingOption } from '../settings/setting.ts';
 import { CONNECTION, WORKER } from '../settings/table.ts';
 import { temporalSettingsFromEnv, type TemporalConnectOptions } from '../temporal/settings.ts';
@@ -103,11 +104,7 @@ export interface WorkerSettings {
 function workerOptions(env: NodeJS.ProcessEnv, config: WorkerConfig): Option[] {
   const from = { env };
   return [
-    settingOption(CONNECTION.address, { env, fallback: config.temporalAddress }),
-    settingOption(CONNECTION.namespace, { env, fallback: config.namespace }),
-    settingOption(CONNECTION.taskQueue, { env, fallback: config.taskQueue }),
-    settingOption(CONNECTION.kubeconfig, from),
-    settingOption(CONNECTION.store, from),
+    ...connectionOptions(env, config),
     settingOption(WORKER.kubeQps, { env, fallback: DEFAULT_KUBE_QPS }),
     settingOption(WORKER.kubeBurst, { env, fallback: DEFAULT_KUBE_BURST }),
     settingOption(WORKER.maxCachedWorkflows, { env, fallback: WORKER_DEFAULTS.maxCachedWorkflows }),
