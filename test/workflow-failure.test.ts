@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { ActivityFailure, ApplicationFailure, ChildWorkflowFailure, RetryState, TimeoutFailure, TimeoutType } from '@temporalio/common';
-import { applicationCause, ensureRelabelFailure, failureInfo, innermostFailure, rejectionOf } from './failure.ts';
+import { applicationCause, ensureRelabelFailure, failureInfo, innermostFailure, rejectionOf } from '../src/workflows/failure.ts';
 
 const activity = (cause?: Error) => new ActivityFailure('Activity task failed', 'applyNodePlan', '1', RetryState.NON_RETRYABLE_FAILURE, 'worker', cause);
 const child = (cause?: Error) => new ChildWorkflowFailure('default', { workflowId: 'w/n1', runId: 'r' }, 'relabelNode', RetryState.NON_RETRYABLE_FAILURE, cause);
