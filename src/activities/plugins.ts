@@ -16,6 +16,7 @@ import { runnableRevision } from '../store/revision-checks.ts';
 import type { DesignCache } from '../store/design-cache.ts';
 import type { CarriedPluginPart, FreshPluginPart } from '../store/plugin-store.ts';
 import type { RevisionStore } from '../store/revision-store.ts';
+import { runWorkflowId } from '../workflows/messages.ts';
 import { PollStatus, type PluginPollOutcome, type PollResult } from '../workflows/plugin-messages.ts';
 import { documentValidationFailure } from './document-failure.ts';
 import { readPlugin, type PluginRead } from './plugin-runner.ts';
@@ -165,7 +166,7 @@ export async function preparePluginChangeRun(deps: Pick<PollDeps, 'store' | 'des
   const targets = [...changed].filter((node) => Object.hasOwn(design.design.nodes, node)).sort();
   if (targets.length === 0) return { skipped: 'no node of the design has plugin labels that changed' };
   if (targets.length > MAX_TARGETS) return { skipped: `${targets.length} nodes changed, more than a run takes (${MAX_TARGETS}); run update-labels by rack or filter` };
-  const run = await store.createRun({ key: `plugins/${input.site}/${input.set}`, workflowId: `update-labels/${input.site}`, revision: checked.revision, targets });
+  const run = await store.createRun({ key: `plugins/${input.site}/${input.set}`, workflowId: runWorkflowId(input.site), revision: checked.revision, targets });
   await store.pinRunPluginSet(run.id, input.set);
   return { run: run.id, revision: checked.revision, targets: targets.length };
 }

@@ -23,7 +23,7 @@ import { isStoreError, StoreErrorCode } from '../store/store-error.ts';
 import { createDesignCache } from '../store/design-cache.ts';
 import type { RevisionStore } from '../store/revision-store.ts';
 import type { Progress, UpdateLabelsInput, UpdateLabelsResult } from '../workflows/messages.ts';
-import { progressQuery } from '../workflows/messages.ts';
+import { progressQuery, runWorkflowId } from '../workflows/messages.ts';
 import { MAX_RUN_PAGE, type RunNodeStatus } from '../store/run-store.ts';
 import { createSummary, MAX_NODE_PAGE, nodeOutcome, type NodePage, type RunSummary } from './run-results.ts';
 
@@ -237,8 +237,6 @@ function memoFields(
   };
 }
 
-/** Prefix of every update run's workflow ID. */
-export const RUN_ID_PREFIX = 'update-labels';
 
 /** Builds the facade. */
 export function createRuns(deps: RunsDeps) {
@@ -290,7 +288,7 @@ export function createRuns(deps: RunsDeps) {
   async function start(options: StartOptions): Promise<StartedRun> {
     const { targets, revision, site } = await preflight(options);
     const dryRun = options.dryRun ?? false;
-    const workflowId = dryRun ? `${RUN_ID_PREFIX}/${site}/dry-run/${randomUUID().slice(0, 8)}` : `${RUN_ID_PREFIX}/${site}`;
+    const workflowId = dryRun ? `${runWorkflowId(site)}/dry-run/${randomUUID().slice(0, 8)}` : runWorkflowId(site);
     const audit = options.audit && runAudit(options.audit.by, options.audit.via);
     const record = await store.createRun({
       workflowId,

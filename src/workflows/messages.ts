@@ -47,6 +47,14 @@ export const FAILURE_SAMPLE_LIMIT = 50;
 /** Most targets a run started without the facade may name inline. */
 export const MAX_INLINE_TARGETS = 1000;
 
+/** Prefix of every update run's workflow ID: `update-labels/<site>` (a dry run's adds `/dry-run/<id>`). */
+export const RUN_ID_PREFIX = 'update-labels';
+
+/** The workflow ID of `site`'s update run: one at a time per site. */
+export function runWorkflowId(site: string): string {
+  return `${RUN_ID_PREFIX}/${site}`;
+}
+
 /** A run this one retries. */
 export interface RetryOf {
   workflowId: string;

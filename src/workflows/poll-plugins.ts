@@ -18,6 +18,7 @@ import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { Activities } from '../activities/index.ts';
 import { rejectionOf } from './failure.ts';
 import { updateLabels } from './update-labels.ts';
+import { runWorkflowId } from './messages.ts';
 import type { PollPluginsInput, PollResult } from './plugin-messages.ts';
 
 const { pollSitePlugins } = proxyActivities<Activities>({
@@ -77,7 +78,7 @@ export async function pollPlugins(input: PollPluginsInput): Promise<PollPluginsR
     if ('skipped' in prepared) {
       result.updateRun = prepared;
     } else {
-      const workflowId = `update-labels/${polled.site}`;
+      const workflowId = runWorkflowId(polled.site);
       try {
         await startChild(updateLabels, {
           workflowId,
