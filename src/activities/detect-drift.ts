@@ -5,8 +5,8 @@
  * the store as a numbered report in batches. Writes no node.
  */
 import { readAppliedRun } from '../core/plan/applied-run.ts';
-import { withPluginLabels, type PluginEntry } from '../core/site/plugin-output.ts';
-import { carriedRevision, classifyDrift, driftText, emptyDriftCounts, DriftState, type DriftAction, type NodeWants } from '../core/plan/drift.ts';
+import { nodeWants, type PluginEntry } from '../core/plan/node-wants.ts';
+import { carriedRevision, classifyDrift, driftText, emptyDriftCounts, DriftState, type DriftAction } from '../core/plan/drift.ts';
 import type { Design } from '../core/site/validate-site.ts';
 import { mapNodeError } from '../kube/errors.ts';
 import type { NodeApi, NodeState } from '../kube/nodes.ts';
@@ -30,12 +30,6 @@ export interface DriftDeps {
   progress?(classified: number): void;
 }
 
-/** What `design` wants of `node`, its plugin labels joined in as runs join them. */
-function wantsOf(design: Design, node: string, plugins: readonly PluginEntry[]): NodeWants | undefined {
-  const target = Object.hasOwn(design.nodes, node) ? design.nodes[node] : undefined;
-  return target && { labels: withPluginLabels(target.labels, plugins).labels, annotations: target.annotations, taints: target.taints, policy: design.policy };
-}
-
 /**
  * Classifies every node of `design` (revision `revision`, the latest
  * committed) and records the report (see the module). Nodes outside the
@@ -45,7 +39,7 @@ function wantsOf(design: Design, node: string, plugins: readonly PluginEntry[]):
 export async function detectDrift(deps: DriftDeps, input: { key: string; workflowId: string; revision: number; design: Design }): Promise<DriftDetection> {
   const { store, designs } = deps;
   const { revision, design } = input;
-  const site = design.site ?? 'default';
+  const site = design.site;
   const action: DriftAction = design.policy.drift.action;
   const report = await store.createDriftReport({ key: input.key, site, revision, workflowId: input.workflowId, action });
   const counts = emptyDriftCounts();
@@ -87,11 +81,11 @@ export async function detectDrift(deps: DriftDeps, input: { key: string; workflo
   };
 
   const record = async (node: string, observed: NodeState | null, plugins: (set: number, node: string) => PluginEntry[] = () => []) => {
-    const latest = wantsOf(design, node, plugins(latestSet, node));
+    const latest = nodeWants(design, node, plugins(latestSet, node));
     if (!latest) return;
     const r = carriedRevision(observed);
     const carriedDesign = r === null ? null : await designOf(r);
-    const carried = carriedDesign ? wantsOf(carriedDesign, node, plugins(await setOf(observed), node)) : undefined;
+    const carried = carriedDesign ? nodeWants(carriedDesign, node, plugins(await setOf(observed), node)) : undefined;
     const verdict = classifyDrift({ node, observed, latest, carried });
     counts.total++;
     counts[verdict.state]++;

@@ -17,7 +17,7 @@ import type { RevisionStore } from '../store/revision-store.ts';
 import type { NodeResultDetail, RunOutcome } from '../store/run-store.ts';
 import type { NodeFailure, RelabelNodeResult } from '../workflows/messages.ts';
 import { createDesignCache, type DesignCache } from '../store/design-cache.ts';
-import { withPluginLabels, type PluginEntry } from '../core/site/plugin-output.ts';
+import { nodeWants, type PluginEntry } from '../core/plan/node-wants.ts';
 import { documentValidationFailure } from './document-failure.ts';
 import { createRunPluginLabels } from './run-plugin-labels.ts';
 import { conflictDetail, planDetail, planOf, planRun, type PluginLabelSource, type RunPlan } from './plan-run.ts';
@@ -266,10 +266,9 @@ export function createActivities(deps: ActivityDeps) {
   async function applyPlan(input: { run: number; node: string; revision: number }, seen: { uid?: string }): Promise<RelabelNodeResult> {
     const { run, node, revision } = input;
     const design = await validDesign(revision);
-    const target = Object.hasOwn(design.nodes, node) ? design.nodes[node] : undefined;
-    if (!target) throw ApplicationFailure.nonRetryable(`node ${node} is not in the design of revision ${revision}`, FailureType.NodeNotInDesign);
     const plugins = await nodePluginLabels(run, node);
-    const joined = withPluginLabels(target.labels, plugins);
+    const wants = nodeWants(design, node, plugins);
+    if (!wants) throw ApplicationFailure.nonRetryable(`node ${node} is not in the design of revision ${revision}`, FailureType.NodeNotInDesign);
     const bulkObserved = Context.current().info.attempt === 1 ? ((await store.observedState(run, node)) as Omit<NodeState, 'name'> | null) : null;
     let observed = bulkObserved;
     // The state the final plan was made from: its values of the keys set are what they were.
@@ -277,10 +276,10 @@ export function createActivities(deps: ActivityDeps) {
     const applied: AppliedRun = { revision, run };
     const outcome = await reconcileNodeLabels(
       {
-        desired: joined.labels,
-        desiredAnnotations: target.annotations,
-        desiredTaints: target.taints,
-        policy: design.policy,
+        desired: wants.labels,
+        desiredAnnotations: wants.annotations,
+        desiredTaints: wants.taints,
+        policy: wants.policy,
         maxAttempts: MAX_CONFLICT_ATTEMPTS,
         liftTaint: design.policy.liftUninitializedTaint,
         applied,
@@ -322,7 +321,7 @@ export function createActivities(deps: ActivityDeps) {
     }
     const { plan, written, attempts, taintLifted } = outcome;
     if (!written && lastRead && isAppliedBy(lastRead.annotations, applied)) return recoverWritten(applied, node, design, bulkObserved, plan, attempts, plugins, seen.uid);
-    const detail = { ...planDetail(plan, lastRead ?? { labels: {} }, taintLifted), attempts, ...conflictDetail(joined.conflicts) };
+    const detail = { ...planDetail(plan, lastRead ?? { labels: {} }, taintLifted), attempts, ...conflictDetail(wants.conflicts) };
     await results.record(run, { node, status: 'success', written, detail, observed: null });
     logApplied(input, written, planCounts(plan));
     if (written) events?.applied({ run, revision, node, ...(seen.uid ? { uid: seen.uid } : {}), plan });

@@ -11,7 +11,8 @@ import { readOwnedLabels } from '../core/plan/owned-labels.ts';
 import { createRemovalTally, removalRefusal, type RemovalAssessment } from '../core/plan/removal-brake.ts';
 import { planLabels, replacedValues, type LabelPlan } from '../core/plan/label-plan.ts';
 import { liftsTaint, nodePatch } from '../core/plan/node-reconcile.ts';
-import { withPluginLabels, type PluginConflict, type PluginEntry } from '../core/site/plugin-output.ts';
+import { nodeWants, type JoinedWants, type PluginConflict, type PluginEntry } from '../core/plan/node-wants.ts';
+import type { NodeWants } from '../core/plan/drift.ts';
 import { formatTaint } from '../core/plan/taints.ts';
 import type { Design } from '../core/site/validate-site.ts';
 import { httpStatus, mapNodeError } from '../kube/errors.ts';
@@ -81,22 +82,22 @@ export interface PlanDeps {
 }
 
 /**
- * The plan of one observed node against the design: its labels (with its
- * plugin labels joined in: see `withPluginLabels`), annotations and taints.
+ * The plan of one observed node against what it wants (see `nodeWants`):
+ * its labels with its plugin labels joined in, annotations and taints. A
+ * node the design does not hold wants nothing (every owned key removed).
  */
 export function planOf(design: Design, state: Omit<NodeState, 'name'>, node: string, plugins: readonly PluginEntry[] = []): LabelPlan {
-  return planJoined(design, state, node, withPluginLabels(design.nodes[node]?.labels ?? {}, plugins).labels);
+  return planWants(nodeWants(design, node, plugins), state, design.policy);
 }
 
-/** The plan of one observed node whose desired labels (plugin labels joined in) are `desired`. */
-function planJoined(design: Design, state: Omit<NodeState, 'name'>, node: string, desired: Record<string, string>): LabelPlan {
-  const target = design.nodes[node];
+/** The plan of one observed node that wants `wants` (nothing when undefined). */
+function planWants(wants: NodeWants | undefined, state: Omit<NodeState, 'name'>, policy: Design['policy']): LabelPlan {
   return planLabels({
     ...state,
-    desired,
-    desiredAnnotations: target?.annotations ?? {},
-    desiredTaints: target?.taints ?? [],
-    policy: design.policy,
+    desired: wants?.labels ?? {},
+    desiredAnnotations: wants?.annotations ?? {},
+    desiredTaints: wants?.taints ?? [],
+    policy,
   });
 }
 
@@ -129,20 +130,20 @@ function ownedPresent(state: Pick<NodeState, 'labels' | 'annotations'>): number 
 }
 
 /**
- * The outcome of planning one observed node (pure); `joined` is its
- * document labels with its plugin labels joined in (see `withPluginLabels`),
- * and `tally` adds up what it would remove.
+ * The outcome of planning one observed node (pure); `wants` is what it
+ * wants (see `nodeWants`: without it, its document labels only), and
+ * `tally` adds up what it would remove.
  */
 export function planNode(
   design: Design,
   state: NodeState,
   dryRun: boolean,
-  joined: ReturnType<typeof withPluginLabels> = withPluginLabels(design.nodes[state.name]?.labels ?? {}, []),
+  wants: JoinedWants | undefined = nodeWants(design, state.name),
   tally?: RemovalTally,
 ): NodeResultUpdate {
-  const plan = planJoined(design, state, state.name, joined.labels);
+  const plan = planWants(wants, state, design.policy);
   tally?.add(ownedPresent(state), plan.remove);
-  const conflicts = conflictDetail(joined.conflicts);
+  const conflicts = conflictDetail(wants?.conflicts ?? []);
   const patch = nodePatch(plan, state, design.policy.liftUninitializedTaint);
   if (patch === null) return { node: state.name, status: 'success', detail: { set: {}, removed: [], adopted: [], unchanged: plan.unchanged.length, ...conflicts }, observed: null };
   if (dryRun) {
@@ -293,10 +294,10 @@ export async function planRun(
         wanted.delete(item.node);
         await fail(item.node, item.error.type as FailureType, item.error.message);
       } else if (wanted.delete(item.name)) {
-        const joined = withPluginLabels(design.nodes[item.name]?.labels ?? {}, plugins.get(item.name) ?? []);
-        if (joined.conflicts.length > 0) pluginConflictNodes++;
+        const wants = nodeWants(design, item.name, plugins.get(item.name) ?? []);
+        if ((wants?.conflicts.length ?? 0) > 0) pluginConflictNodes++;
         // A pending node's conflicts are recorded by its child, which plans it again.
-        await settle(planNode(design, item, dryRun, joined, tally));
+        await settle(planNode(design, item, dryRun, wants, tally));
       } else if (undesigned.delete(item.name)) {
         failedEvent(item.name, item.uid);
       }
@@ -314,7 +315,7 @@ export async function planRun(
   const removal = tally.result();
   if (removal.exceeded && !dryRun && input.allowMassRemoval !== true) await refuse(store, run, removal);
   return {
-    site: design.site ?? 'default',
+    site: design.site,
     defaultConcurrency: design.policy.defaultConcurrency,
     counts,
     toChange,

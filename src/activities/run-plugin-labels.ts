@@ -4,7 +4,7 @@
  * every later read sees the same set, so each attempt and retry of the run
  * joins the same plugin labels with the documents'.
  */
-import type { PluginEntry } from '../core/site/plugin-output.ts';
+import type { PluginEntry } from '../core/plan/node-wants.ts';
 import type { RevisionStore } from '../store/revision-store.ts';
 
 /** Runs whose pinned set a worker remembers. */

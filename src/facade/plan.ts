@@ -16,7 +16,7 @@
 import { FailureType, isFailureType } from '../core/plan/failure-types.ts';
 import { byText } from '../core/plan/label-plan.ts';
 import { formatLabelSource, pluginSource, type LabelSource } from '../core/site/label-provenance.ts';
-import { withPluginLabels, type PluginEntry } from '../core/site/plugin-output.ts';
+import { nodeWants, type PluginEntry } from '../core/plan/node-wants.ts';
 import type { RemovalAssessment } from '../core/plan/removal-brake.ts';
 import type { Design } from '../core/site/validate-site.ts';
 import { MAX_PLUGIN_LOOKUP } from '../store/plugin-store.ts';
@@ -92,13 +92,13 @@ export interface PlanOptions {
  * key a plugin gives is that plugin's). Undefined for a node not in the design.
  */
 export function sourcedLabels(design: Design, node: string, plugins: readonly PluginEntry[] = []): Record<string, { value: string; source: LabelSource }> | undefined {
-  const target = Object.hasOwn(design.nodes, node) ? design.nodes[node] : undefined;
-  if (!target) return undefined;
-  const joined = withPluginLabels(target.labels, plugins);
+  const wants = nodeWants(design, node, plugins);
+  const sources = design.nodes[node]?.labelSources;
+  if (!wants || !sources) return undefined;
   return Object.fromEntries(
-    Object.entries(joined.labels).map(([key, value]) => {
-      const plugin = joined.plugins[key];
-      return [key, { value, source: plugin !== undefined ? pluginSource(plugin) : (target.labelSources[key] as LabelSource) }];
+    Object.entries(wants.labels).map(([key, value]) => {
+      const plugin = wants.plugins[key];
+      return [key, { value, source: plugin !== undefined ? pluginSource(plugin) : (sources[key] as LabelSource) }];
     }),
   );
 }

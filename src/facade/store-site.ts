@@ -19,7 +19,7 @@ export async function storeSite(store: RevisionStore, designs: DesignCache, expe
   if (!latest) throw new RelabelError(FailureType.NoCommittedRevision, 'no revision has been committed yet, so the store has no site');
   const validation = await designs.get(latest.id);
   if (!validation.ok) throw documentValidationError(`revision ${latest.id}`, validation.errors);
-  const site = validation.design.site ?? 'default';
+  const site = validation.design.site;
   if (expected !== undefined && expected !== site) {
     throw new RelabelError(FailureType.InvalidArgument, `unknown site ${JSON.stringify(expected.slice(0, 100))}: this store's site is ${site} (latest revision ${latest.id})`);
   }

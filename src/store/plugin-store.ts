@@ -7,7 +7,8 @@
  * run pins the set it uses, so every attempt and retry of it sees the same
  * labels. The last poll of every plugin is kept as its **status**.
  */
-import type { PluginEntry, PluginLabels } from '../core/site/plugin-output.ts';
+import type { PluginEntry } from '../core/plan/node-wants.ts';
+import type { PluginLabels } from '../core/site/plugin-output.ts';
 
 /** Sets of a site kept besides those a run pinned: the newest ones. */
 export const KEPT_PLUGIN_SETS = 3;

@@ -4,7 +4,7 @@
  * under the store-wide write lock, so they are consecutive across processes.
  * Labels travel in multi-row statements of at most {@link BATCH} rows.
  */
-import type { PluginEntry } from '../core/site/plugin-output.ts';
+import type { PluginEntry } from '../core/plan/node-wants.ts';
 import type { PluginSetRecord, PluginSetRow, PluginStatusRow, PluginStore } from './plugin-store.ts';
 import { KEPT_PLUGIN_SETS, MAX_PLUGIN_LOOKUP } from './plugin-store.ts';
 import { assertRunId, isNodeName } from './run-validation.ts';

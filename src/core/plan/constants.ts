@@ -50,6 +50,9 @@ export const RECORD_ANNOTATIONS: readonly string[] = [
 /** Default Temporal task queue shared by the worker and every client. */
 export const DEFAULT_TASK_QUEUE = 'relabel';
 
+/** The site name of a design whose documents hold no `drydock/Region/v1`. */
+export const DEFAULT_SITE = 'default';
+
 /** Default Temporal namespace. */
 export const DEFAULT_NAMESPACE = 'default';
 

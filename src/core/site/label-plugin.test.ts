@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { matchesNamespace, namespaceGlobErrors, pluginPathErrors } from './label-plugin.ts';
-import { checkPluginOutput, MAX_OUTPUT_ERRORS, withPluginLabels } from './plugin-output.ts';
+import { checkPluginOutput, MAX_OUTPUT_ERRORS } from './plugin-output.ts';
 import { formatError } from '../plan/site-error.ts';
 import { nodeDoc, source, yamlDoc } from './testing.ts';
 import { validateSite } from './validate-site.ts';
@@ -116,21 +116,5 @@ describe('plugin output, checked whole', () => {
     assert.equal(out.defects.length, MAX_OUTPUT_ERRORS);
     assert.match(out.error, /500 defect\(s\) \(480 more not listed\)/);
     assert.ok(out.error.length < 5000);
-  });
-});
-
-describe('plugin labels joined with document labels', () => {
-  it('documents win, then the plugin whose name sorts first; each conflict is returned', () => {
-    const joined = withPluginLabels({ 'a/k': 'doc', 'a/only': 'd' }, [
-      { plugin: 'zeta', labels: { 'a/k': 'z', 'b/x': 'z', 'c/new': 'z' } },
-      { plugin: 'alpha', labels: { 'a/k': 'doc', 'b/x': 'a' } },
-    ]);
-    assert.deepEqual(joined.labels, { 'a/k': 'doc', 'a/only': 'd', 'b/x': 'a', 'c/new': 'z' });
-    assert.deepEqual(joined.conflicts, [
-      { key: 'a/k', plugin: 'zeta', value: 'z', kept: 'doc', keptFrom: 'document' },
-      { key: 'b/x', plugin: 'zeta', value: 'z', kept: 'a', keptFrom: 'plugin alpha' },
-    ]);
-    assert.deepEqual(joined.plugins, { 'b/x': 'alpha', 'c/new': 'zeta' }, 'a key the documents give with the same value stays theirs');
-    assert.deepEqual(withPluginLabels({ 'a/k': 'doc' }, []).plugins, {});
   });
 });

@@ -1,6 +1,7 @@
 /**
- * A plugin's output, checked whole, and plugin labels joined with a node's
- * document labels. Output is JSON mapping node names to labels:
+ * A plugin's output, checked whole (the join of plugin labels with a node's
+ * document labels is the plan side's: `withPluginLabels` in
+ * `plan/node-wants.ts`). Output is JSON mapping node names to labels:
  * `{"node-1": {"feature.example.com/gpu": "true"}}`. Any defect refuses the
  * whole output (nothing of it is used); every defect is listed, up to
  * {@link MAX_OUTPUT_ERRORS}.
@@ -96,46 +97,4 @@ export function checkPluginOutput(text: string, plugin: Pick<PluginSpec, 'namesp
     return { ok: false, error: `output refused: ${defectCount} defect(s)${more}: ${defects.join('; ')}`, defects, defectCount };
   }
   return { ok: true, labels, nodes: nodes.length, labelCount };
-}
-
-/** One plugin's labels for one node. */
-export type PluginEntry = { plugin: string; labels: Record<string, string> };
-
-/**
- * A plugin label not applied because another source gives the node the
- * same key with another value: the document's label, or a plugin whose name
- * sorts first.
- */
-export type PluginConflict = { key: string; plugin: string; value: string; kept: string; keptFrom: string };
-
-/**
- * A node's desired labels with its plugin labels joined in: the document's
- * labels win; among plugins, the one whose name sorts first wins. Every
- * label not applied because of that is returned as a conflict (none is
- * dropped silently). Keys sorted. `plugins` names, for each key a plugin
- * gave (one the documents do not give), the plugin it came from: a key the
- * documents give with the same value stays the documents'.
- */
-export function withPluginLabels(
-  documentLabels: Readonly<Record<string, string>>,
-  entries: readonly PluginEntry[],
-): { labels: Record<string, string>; conflicts: PluginConflict[]; plugins: Record<string, string> } {
-  if (entries.length === 0) return { labels: { ...documentLabels }, conflicts: [], plugins: {} };
-  const labels = new Map(Object.entries(documentLabels));
-  const from = new Map<string, string>();
-  const conflicts: PluginConflict[] = [];
-  for (const { plugin, labels: own } of [...entries].sort((a, b) => (a.plugin < b.plugin ? -1 : a.plugin > b.plugin ? 1 : 0))) {
-    for (const [key, value] of Object.entries(own)) {
-      const kept = labels.get(key);
-      if (kept === undefined) {
-        labels.set(key, value);
-        from.set(key, plugin);
-      } else if (kept !== value) {
-        const owner = from.get(key);
-        conflicts.push({ key, plugin, value, kept, keptFrom: owner === undefined ? 'document' : `plugin ${owner}` });
-      }
-    }
-  }
-  const sorted = <T>(pairs: Iterable<[string, T]>) => Object.fromEntries([...pairs].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
-  return { labels: sorted(labels), conflicts, plugins: sorted(from) };
 }

@@ -300,7 +300,7 @@ describe('validateSite on valid input', () => {
     assert.deepEqual(result.design.nodes['n2']?.labelSources['power-domain'], { kind: 'rack', rack: 'r2' });
     assert.deepEqual(result.design.nodes['n2']?.labelSources['relabel.airshipit.org/rack'], { kind: 'generated', generator: 'rack' });
     assert.deepEqual(result.design.hostProfiles, ['base', 'child']);
-    assert.equal(result.design.site, null);
+    assert.equal(result.design.site, 'default');
   });
 
   it('passes documents of other schemas through untouched', () => {

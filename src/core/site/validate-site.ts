@@ -16,6 +16,7 @@ import { policyDependentErrors, siteRegionOf, sitePolicyOf } from './site-checks
 import type { SiteError } from '../plan/site-error.ts';
 import { sortErrors } from '../plan/site-error.ts';
 import type { Taint } from '../plan/taints.ts';
+import { DEFAULT_SITE } from '../plan/constants.ts';
 import { checkEachDocument, duplicateErrors } from './validate-documents.ts';
 import { documentRef } from './yaml-source.ts';
 import type { LoadedDocument, SiteSource } from './yaml-source.ts';
@@ -50,11 +51,12 @@ export type DesignRack = { name: string; labels: Record<string, string> };
 /**
  * A validated site, resolved. Plain JSON (no Maps, no undefined), keys
  * sorted, so it can cross a Temporal boundary and compares structurally.
+ * It is a `PlannedDesign` (plan/node-wants.ts): what the plan side reads.
  */
 export type Design = {
   policy: SitePolicy;
-  /** The `drydock/Region/v1` name, or null without one. */
-  site: string | null;
+  /** The `drydock/Region/v1` name, or {@link DEFAULT_SITE} without one. */
+  site: string;
   nodes: Record<string, DesignNode>;
   racks: Record<string, DesignRack>;
   /** Names of all host profiles, sorted. */
@@ -174,7 +176,7 @@ export function validateSite(sources: readonly SiteSource[]): SiteValidation {
   ]);
   const design: Design = {
     policy,
-    site: site?.name ?? null,
+    site: site?.name ?? DEFAULT_SITE,
     nodes: sortedRecord(nodes),
     racks: sortedRecord(racks),
     hostProfiles: [...index.profiles.keys()].sort(),
