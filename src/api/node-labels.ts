@@ -4,8 +4,8 @@
  * planner and the same guarded patch the relabelNode workflow uses.
  */
 import { quote } from '../core/plan/site-error.ts';
-import { ApplicationFailure } from '@temporalio/common';
-import { FailureType, isFailureType } from '../core/plan/failure-types.ts';
+import { FailureType } from '../core/plan/failure-types.ts';
+import { clientFailure } from '../temporal/failure.ts';
 import { isProtectedLabelKey } from '../core/plan/label-keys.ts';
 import type { PlanPolicy } from '../core/plan/label-plan.ts';
 import { reconcileNodeLabels, STALE } from '../core/plan/node-reconcile.ts';
@@ -41,9 +41,9 @@ export type NodeLabelsOutcome = {
  * leaves retryable (network, 429, 5xx) means Kubernetes is unavailable now.
  */
 function kubeFailure(err: unknown, node: string, action: NodeAction): RelabelError {
-  const mapped = mapNodeError(err, node, action);
-  if (mapped instanceof ApplicationFailure && mapped.type === FailureType.Unauthorized) return new RelabelError(FailureType.InternalError, mapped.message);
-  if (mapped instanceof ApplicationFailure && isFailureType(mapped.type)) return new RelabelError(mapped.type, mapped.message);
+  const failure = clientFailure(mapNodeError(err, node, action));
+  if (failure?.type === FailureType.Unauthorized) return new RelabelError(FailureType.InternalError, failure.message);
+  if (failure) return new RelabelError(failure.type, failure.message, failure.details);
   return new RelabelError(FailureType.Unavailable, `the Kubernetes API is unavailable (${action} node ${node}): ${(err as Error)?.message ?? String(err)}`);
 }
 
