@@ -16,7 +16,7 @@ import { timestampMs } from '../temporal/timestamp.ts';
 import { FailureType } from '../core/plan/failure-types.ts';
 import { auditFrom, runAudit, StartedVia, type RunAudit } from '../core/plan/run-audit.ts';
 import { normalizeTargets } from '../core/plan/targets.ts';
-import type { PluginEntry } from '../core/site/plugin-output.ts';
+import type { PluginEntry } from '../core/plan/node-wants.ts';
 import { selectNodes, type NodeFilterSet } from '../core/site/node-filter.ts';
 import { runnableRevision } from '../store/revision-checks.ts';
 import { isStoreError, StoreErrorCode } from '../store/store-error.ts';
