@@ -8,7 +8,7 @@
  */
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { WorkflowFailedError } from '@temporalio/client';
+import { WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
 import { validateSite } from '../src/core/site/validate-site.ts';
 import { createDrift } from '../src/facade/drift.ts';
 import { RelabelError, relabelErrorOf } from '../src/facade/relabel-error.ts';
@@ -45,29 +45,28 @@ describe('drift detection and plugin polls of an invalid revision', () => {
     await relabel.stop();
   });
 
-  /** The workflow's failure as the client helper reads it, after checking it is a WorkflowFailedError. */
-  const rejectionOf = async (result: Promise<unknown>): Promise<RelabelError> => {
-    const err = await result.then(
+  /**
+   * The failure of a workflow started (as its Schedule would start it), as
+   * the client helper reads it: DocumentValidationFailed with every error.
+   */
+  const everyErrorOf = async (started: Promise<WorkflowHandle>): Promise<RelabelError> => {
+    const err = await (await started).result().then(
       () => assert.fail('the workflow should have failed'),
       (e: unknown) => e,
     );
     assert.ok(err instanceof WorkflowFailedError, String(err));
-    const mapped = relabelErrorOf(err);
-    assert.ok(mapped, `not a relabel failure: ${String(err)}`);
-    return mapped;
+    const rejected = relabelErrorOf(err);
+    assert.ok(rejected, `not a relabel failure: ${String(err)}`);
+    assert.equal(rejected.type, 'DocumentValidationFailed');
+    assert.deepEqual(rejected.details, expected);
+    assert.equal(rejected.problemCount, expected.length);
+    return rejected;
   };
 
   it('a detection started as its Schedule starts it carries every document error to the client', async () => {
     assert.ok(expected.length > 1, `${expected.length} error(s)`);
-    const handle = await relabel.client.workflow.start(detectDrift, {
-      workflowId: `${DRIFT_ID_PREFIX}/${site}/scheduled-${uniqueSuffix()}`,
-      taskQueue: relabel.taskQueue,
-      args: [{ site }],
-    });
-    const rejected = await rejectionOf(handle.result());
-    assert.equal(rejected.type, 'DocumentValidationFailed');
-    assert.deepEqual(rejected.details, expected);
-    assert.equal(rejected.problemCount, expected.length);
+    const workflowId = `${DRIFT_ID_PREFIX}/${site}/scheduled-${uniqueSuffix()}`;
+    const rejected = await everyErrorOf(relabel.client.workflow.start(detectDrift, { workflowId, taskQueue: relabel.taskQueue, args: [{ site }] }));
     assert.match(rejected.message, new RegExp(`^revision ${revision}: ${expected.length} document error\\(s\\)`));
   });
 
@@ -86,15 +85,8 @@ describe('drift detection and plugin polls of an invalid revision', () => {
   });
 
   it('a plugin poll carries every document error to the client', async () => {
-    const handle = await relabel.client.workflow.start(pollPlugins, {
-      workflowId: `${PLUGIN_SCHEDULE_PREFIX}/${site}/now-${uniqueSuffix()}`,
-      taskQueue: relabel.taskQueue,
-      args: [{ site }],
-    });
-    const rejected = await rejectionOf(handle.result());
-    assert.equal(rejected.type, 'DocumentValidationFailed');
-    assert.deepEqual(rejected.details, expected);
-    assert.equal(rejected.problemCount, expected.length);
+    const workflowId = `${PLUGIN_SCHEDULE_PREFIX}/${site}/now-${uniqueSuffix()}`;
+    const rejected = await everyErrorOf(relabel.client.workflow.start(pollPlugins, { workflowId, taskQueue: relabel.taskQueue, args: [{ site }] }));
     assert.match(rejected.message, /plugins are not polled until a valid revision is committed/);
   });
 });
