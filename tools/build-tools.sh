@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Builds the local stack's servers from pinned Go modules into a cache outside
 # the repository, once: the Temporal CLI (dev server + Web UI), kube-apiserver
-# and etcd; and Keystone from PyPI into a Python venv. Idempotent: a tool
+# and etcd; the simulated cluster (kube-controller-manager, kube-scheduler and
+# KWOK, which plays the kubelets); Node Feature Discovery's nfd-master for the
+# benchmark; and Keystone from PyPI into a Python venv. Idempotent: a tool
 # already in the cache is not rebuilt.
 #
 #   tools/build-tools.sh            build what is missing, print where it is
 #   tools/build-tools.sh --print    print the cache directory only
-#   tools/build-tools.sh --servers  the three servers only, not the test Keystone (the demo)
+#   tools/build-tools.sh --servers  the three servers only (the demo): not the
+#                                   simulated cluster, nfd-master or Keystone
 #
 # RELABEL_TOOLS_DIR overrides the cache directory.
 set -euo pipefail
@@ -14,6 +17,8 @@ set -euo pipefail
 TEMPORAL_CLI_VERSION=v1.5.1
 KUBERNETES_VERSION=v1.36.3
 ETCD_VERSION=v3.6.16
+KWOK_VERSION=v0.8.0
+NFD_VERSION=v0.19.0
 KEYSTONE_VERSION=30.0.0
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -63,7 +68,13 @@ build() {
 }
 
 build_temporal() { GOBIN="$out" go install "github.com/temporalio/cli/cmd/temporal@$TEMPORAL_CLI_VERSION"; }
-build_kube_apiserver() { (cd "$here/kube-apiserver" && go build -trimpath -o "$out/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver); }
+# The control plane's three binaries come from one module (tools/kubernetes), so one Kubernetes version.
+build_kubernetes() { (cd "$here/kubernetes" && go build -trimpath -o "$out/$1" "k8s.io/kubernetes/cmd/$1"); }
+build_kube_apiserver() { build_kubernetes kube-apiserver; }
+build_kube_controller_manager() { build_kubernetes kube-controller-manager; }
+build_kube_scheduler() { build_kubernetes kube-scheduler; }
+build_kwok() { GOBIN="$out" go install "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION"; }
+build_nfd_master() { (cd "$here/nfd" && go build -trimpath -o "$out/nfd-master" sigs.k8s.io/node-feature-discovery/cmd/nfd-master); }
 build_etcd() { (cd "$here/etcd" && go build -trimpath -o "$out/etcd" .); }
 
 # Keystone (OpenStack Identity) for the API's Keystone tests: a Python venv from PyPI, every
@@ -96,6 +107,12 @@ install_keystone() {
 build etcd "$ETCD_VERSION" build_etcd
 build temporal "$TEMPORAL_CLI_VERSION" build_temporal
 build kube-apiserver "$KUBERNETES_VERSION" build_kube_apiserver
-if [[ "${1:-}" != "--servers" ]]; then install_keystone; fi
+if [[ "${1:-}" != "--servers" ]]; then
+  build kube-controller-manager "$KUBERNETES_VERSION" build_kube_controller_manager
+  build kube-scheduler "$KUBERNETES_VERSION" build_kube_scheduler
+  build kwok "$KWOK_VERSION" build_kwok
+  build nfd-master "$NFD_VERSION" build_nfd_master
+  install_keystone
+fi
 
 echo "build-tools: tools ready in $cache/bin"
