@@ -172,7 +172,9 @@ function asDesired(design: Design, name: string): V1Node {
   const annotations = patch?.metadata.annotations ?? {};
   const taints = patch?.spec?.taints ?? [];
   const present = <T,>(o: Record<string, T | null>) => Object.fromEntries(Object.entries(o).filter((e): e is [string, T] => e[1] !== null));
-  return { metadata: { name, labels: present(labels), annotations: present(annotations) }, ...(taints.length > 0 ? { spec: { taints } } : {}) };
+  // A node freshly made carries no taint times: the taints go as documents write them.
+  const spec = { taints: taints.map(({ key, value, effect }) => ({ key, effect, ...(value === undefined ? {} : { value }) })) };
+  return { metadata: { name, labels: present(labels), annotations: present(annotations) }, ...(taints.length > 0 ? { spec } : {}) };
 }
 
 /** A timed step with its own fresh worker (plan, drift): time, the worker's peak RSS, and `check`'s verdict on the answer. */

@@ -10,7 +10,8 @@ import { isAppliedBy, type AppliedRun } from '../core/plan/applied-run.ts';
 import type { LabelPlan } from '../core/plan/label-plan.ts';
 import { liftsTaint, nodePatch, reconcileNodeLabels, STALE } from '../core/plan/node-reconcile.ts';
 import type { Design } from '../core/site/validate-site.ts';
-import { httpStatus, mapNodeError } from '../kube/errors.ts';
+import { isStaleWrite, mapNodeError } from '../kube/errors.ts';
+import { conflictBackoff } from '../kube/conflict-backoff.ts';
 import type { NodeApi, NodeState } from '../kube/nodes.ts';
 import { runnableRevision } from '../store/revision-checks.ts';
 import type { RevisionStore } from '../store/revision-store.ts';
@@ -29,7 +30,7 @@ import type { NodeEvents } from './node-events.ts';
 
 export type { RunStarter } from './drift-activities.ts';
 
-/** How many times a node is re-read and re-planned after a resourceVersion conflict. */
+/** How many times a node is read and planned when a write meets a change to what the plan read. */
 export const MAX_CONFLICT_ATTEMPTS = 5;
 
 /** One log line per node applied: `info` when it was written, `debug` when it was already as desired. */
@@ -234,10 +235,12 @@ export function createActivities(deps: ActivityDeps) {
 
     /**
      * Applies a node's plan: starting from the state the bulk plan observed
-     * (a retried attempt reads afresh), one merge patch carrying label changes,
+     * (a retried attempt reads afresh), one patch carrying label changes,
      * the ownership record and the applied-run record (this run, this
-     * revision) together, guarded by resourceVersion; a concurrent writer
-     * (409) makes it re-read and re-plan, never overwrite. Verifies the stored
+     * revision) together, guarded by what the plan read (see
+     * `guardedPatch`): a write by anyone else to anything else lands beside
+     * it; a concurrent change to a key the plan read makes it wait
+     * (jittered), re-read and re-plan, never overwrite. Verifies the stored
      * result, records it in the store, and only then returns. A node left
      * with nothing to change that carries this run's applied-run record was
      * written by an earlier attempt whose completion was lost, and counts as
@@ -293,13 +296,14 @@ export function createActivities(deps: ActivityDeps) {
           seen.uid = state.uid ?? seen.uid;
           return state;
         },
+        backoff: conflictBackoff,
         async write(patch) {
           try {
             const after = await nodes.patchNode(node, patch);
             seen.uid = after.uid ?? seen.uid;
             return after;
           } catch (err) {
-            if (httpStatus(err) === 409) return STALE;
+            if (isStaleWrite(err)) return STALE;
             throw mapNodeError(err, node, 'patch');
           }
         },

@@ -4,13 +4,19 @@ import assert from 'node:assert/strict';
 import { APPLIED_ANNOTATION, OWNED_LABELS_ANNOTATION } from '../core/plan/constants.ts';
 import type { NodeApi, NodeState } from '../kube/nodes.ts';
 import { RelabelError } from '../facade/relabel-error.ts';
+import type { JsonPatchOp } from '../core/plan/node-guard.ts';
+import { applyJsonPatch } from '../core/plan/testing/apply-json-patch.ts';
 import { applyNodeLabels, DEFAULT_NODE_LABELS_POLICY, MAX_APPLY_ATTEMPTS } from './node-labels.ts';
 
-/** A Node in memory with a merge-patch that honours resourceVersion; `conflicts` patches fail with 409 first. */
+/**
+ * A Node in memory taking JSON Patches as the API server does; the first
+ * `conflicts` patches are refused as the server refuses a failed `test`.
+ */
 function fakeNode(labels: Record<string, string>, annotations: Record<string, string> = {}, options: { conflicts?: number; fail?: unknown } = {}) {
   let state: NodeState = { name: 'n1', resourceVersion: '1', labels, annotations, taints: [] };
   let conflicts = options.conflicts ?? 0;
-  const patches: object[] = [];
+  const patches: JsonPatchOp[][] = [];
+  const some = (map: Record<string, string>) => (Object.keys(map).length > 0 ? map : undefined);
   const api: NodeApi = {
     listNodes: () => {
       throw new Error('not used');
@@ -21,24 +27,23 @@ function fakeNode(labels: Record<string, string>, annotations: Record<string, st
       return structuredClone(state);
     },
     async patchNode(_name, patch) {
-      patches.push(patch);
-      const meta = (patch as { metadata: { resourceVersion: string; labels?: Record<string, string | null>; annotations?: Record<string, string | null> } }).metadata;
-      if (conflicts > 0 || meta.resourceVersion !== state.resourceVersion) {
+      const ops = patch as JsonPatchOp[];
+      patches.push(ops);
+      if (conflicts > 0) {
         conflicts--;
         state = { ...state, resourceVersion: String(Number(state.resourceVersion) + 1) };
-        throw new ApiException(409, 'conflict', '{"message":"the object has been modified"}', {});
+        throw new ApiException(422, 'invalid', '{"message":"the server rejected our request due to an error in our request","details":{"causes":[{"message":"testing value /metadata/labels/a failed: test failed"}]}}', {});
       }
-      const merge = (into: Record<string, string>, from: Record<string, string | null> = {}) => {
-        const out = { ...into };
-        for (const [k, v] of Object.entries(from)) if (v === null) delete out[k]; else out[k] = v;
-        return out;
-      };
-      state = { ...state, resourceVersion: String(Number(state.resourceVersion) + 1), labels: merge(state.labels, meta.labels), annotations: merge(state.annotations, meta.annotations) };
+      const doc = applyJsonPatch({ metadata: { labels: some(state.labels), annotations: some(state.annotations) } }, ops);
+      state = { ...state, resourceVersion: String(Number(state.resourceVersion) + 1), labels: doc.metadata.labels ?? {}, annotations: doc.metadata.annotations ?? {} };
       return structuredClone(state);
     },
   };
   return { api, patches, state: () => state };
 }
+
+/** What a JSON Patch changes, its tests left out. */
+const changes = (ops: JsonPatchOp[] | undefined) => (ops ?? []).filter((op) => op.op !== 'test');
 
 const failureType = (type: string) => (err: unknown) => err instanceof RelabelError && err.type === type;
 
@@ -66,11 +71,21 @@ describe('applyNodeLabels', () => {
     assert.deepEqual([same.patches.length, same.state().annotations], [0, applied]);
     const changed = fakeNode({ a: '1' }, applied);
     assert.equal((await applyNodeLabels(changed.api, 'n1', { a: '2' }, DEFAULT_NODE_LABELS_POLICY)).written, true);
-    assert.deepEqual(changed.patches, [{ metadata: { resourceVersion: '1', labels: { a: '2' }, annotations: { [APPLIED_ANNOTATION]: null } } }]);
+    assert.deepEqual(changes(changed.patches[0]), [
+      { op: 'add', path: '/metadata/labels/a', value: '2' },
+      { op: 'remove', path: '/metadata/annotations/relabel.airshipit.org~1applied' },
+    ]);
     assert.deepEqual(changed.state().annotations, { [OWNED_LABELS_ANNOTATION]: 'a' });
     const never = fakeNode({}, {});
     await applyNodeLabels(never.api, 'n1', { a: '1' }, DEFAULT_NODE_LABELS_POLICY);
-    assert.deepEqual(never.patches, [{ metadata: { resourceVersion: '1', labels: { a: '1' }, annotations: { [OWNED_LABELS_ANNOTATION]: 'a' } } }], 'nothing to drop: no null sent');
+    assert.deepEqual(
+      changes(never.patches[0]),
+      [
+        { op: 'add', path: '/metadata/labels', value: { a: '1' } },
+        { op: 'add', path: '/metadata/annotations', value: { [OWNED_LABELS_ANNOTATION]: 'a' } },
+      ],
+      'nothing to drop: no removal sent',
+    );
   });
 
   it('re-reads and re-plans after a conflict, and gives up after a bounded number', async () => {

@@ -9,7 +9,8 @@ import { clientFailure } from '../temporal/failure.ts';
 import { isProtectedLabelKey } from '../core/plan/label-keys.ts';
 import type { PlanPolicy } from '../core/plan/label-plan.ts';
 import { reconcileNodeLabels, STALE } from '../core/plan/node-reconcile.ts';
-import { mapNodeError, type NodeAction } from '../kube/errors.ts';
+import { isStaleWrite, mapNodeError, type NodeAction } from '../kube/errors.ts';
+import { conflictBackoff } from '../kube/conflict-backoff.ts';
 import type { NodeApi } from '../kube/nodes.ts';
 import { RelabelError } from '../facade/relabel-error.ts';
 
@@ -29,7 +30,7 @@ export type NodeLabelsOutcome = {
   unchanged: string[];
   /** Whether a patch was sent. */
   written: boolean;
-  /** Reads of the node (more than one after a resourceVersion conflict). */
+  /** Reads of the node (more than one after a write refused because the node changed under relabel). */
   attempts: number;
 };
 
@@ -57,9 +58,10 @@ async function kube<T>(call: () => Promise<T>, node: string, action: NodeAction)
 
 /**
  * Brings `node`'s relabel-managed labels to exactly `desired`: read → plan
- * (pure, `planLabels`) → no write for an empty plan → one merge patch
- * carrying the labels and the ownership record, guarded by resourceVersion;
- * on 409 it re-reads and re-plans, up to {@link MAX_APPLY_ATTEMPTS} reads.
+ * (pure, `planLabels`) → no write for an empty plan → one JSON Patch
+ * carrying the labels and the ownership record, guarded by what the plan
+ * read (`guardedPatch`); when a key it read changed meanwhile, it waits
+ * (jittered), re-reads and re-plans, up to {@link MAX_APPLY_ATTEMPTS} reads.
  * The patch removes an update run's applied-run record from the node, since
  * the labels it writes are no revision's.
  *
@@ -85,13 +87,13 @@ export async function applyNodeLabels(nodes: NodeApi, node: string, desired: Rea
     { desired, policy, maxAttempts: MAX_APPLY_ATTEMPTS, applied: null },
     {
       read: () => kube(() => nodes.readNode(node), node, 'read'),
+      backoff: conflictBackoff,
       async write(patch) {
         try {
           return await nodes.patchNode(node, patch);
         } catch (err) {
-          const failure = kubeFailure(err, node, 'patch');
-          if (failure.type === FailureType.Conflict) return STALE;
-          throw failure;
+          if (isStaleWrite(err)) return STALE;
+          throw kubeFailure(err, node, 'patch');
         }
       },
     },

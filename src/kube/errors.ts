@@ -118,3 +118,20 @@ export function mapNodeError(err: unknown, node: string, action: NodeAction): un
       return err;
   }
 }
+
+/** What the API server's JSON Patch says when a `test` operation fails, and when it tests under a member that is gone. */
+const FAILED_TEST = /testing value \S* failed|test operation does not apply/;
+
+/**
+ * Whether the API server refused a node write as stale: a `test` operation
+ * of its JSON Patch failed (422, in the words of the server's JSON Patch),
+ * or a resourceVersion no longer matched (409). Either way the caller
+ * re-reads and re-plans; every other 422 is a real refusal.
+ */
+export function isStaleWrite(err: unknown): boolean {
+  const status = httpStatus(err);
+  if (status === 409) return true;
+  if (status !== 422 || !(err instanceof ApiException)) return false;
+  const body: unknown = err.body;
+  return FAILED_TEST.test(typeof body === 'string' ? body : JSON.stringify(body ?? ''));
+}

@@ -7,6 +7,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ApiException, CoreV1Api, type KubeConfig, PatchStrategy, setHeaderOptions, type V1Node } from '@kubernetes/client-node';
+import type { JsonPatchOp } from '../core/plan/node-guard.ts';
 import { tokenBucket, type RateLimiter } from './rate-limit.ts';
 
 /** Default requests per second to the API server (client-go's controllers commonly run 50/100). */
@@ -49,11 +50,25 @@ export interface NodeApi {
    * here, since the pages already yielded would be yielded again.
    */
   listNodes(options: { pageSize: number }): AsyncIterable<NodeState[]>;
-  /** Sends one JSON merge patch to a Node and returns its new state. */
-  patchNode(name: string, patch: object): Promise<NodeState>;
+  /**
+   * Sends one patch to a Node and returns its new state: a list of
+   * operations as a JSON Patch (RFC 6902; relabel's own writes, whose
+   * failed `test` is answered 422, see `isStaleWrite`), an object as a JSON
+   * merge patch (RFC 7386).
+   */
+  patchNode(name: string, patch: readonly JsonPatchOp[] | object): Promise<NodeState>;
 }
 
 export { KubeconfigError, loadKubeConfig } from './kubeconfig.ts';
+
+/**
+ * A time as the API server writes it (RFC 3339 in UTC, whole seconds): the
+ * client turns it into a Date, and a guard tests it against the stored text.
+ */
+function rfc3339(time: Date | string): string {
+  const date = typeof time === 'string' ? new Date(time) : time;
+  return Number.isNaN(date.getTime()) ? String(time) : date.toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
 
 /** Converts the client's Node object into {@link NodeState}. */
 export function toNodeState(node: V1Node): NodeState {
@@ -67,6 +82,7 @@ export function toNodeState(node: V1Node): NodeState {
       key: t.key,
       effect: t.effect,
       ...(t.value === undefined ? {} : { value: t.value }),
+      ...(t.timeAdded ? { timeAdded: rfc3339(t.timeAdded) } : {}),
     })),
   };
 }
@@ -176,10 +192,10 @@ function observed<T>(observe: NodeRequestObserver | undefined, verb: NodeVerb, r
 /**
  * A {@link NodeApi} over `core`: every request (each LIST page, GET, PATCH,
  * and each retry after a 429) takes a token from `limiter` first, and is
- * reported to `observe` when given. Patches are JSON merge patches with
- * field manager `relabel`.
+ * reported to `observe` when given. Patches carry field manager `relabel`.
  */
 export function nodeApiOver(core: NodeRequests, limiter: RateLimiter, observe?: NodeRequestObserver): NodeApi {
+  const jsonPatch = setHeaderOptions('Content-Type', PatchStrategy.JsonPatch);
   const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
   return {
     async readNode(name) {
@@ -208,7 +224,7 @@ export function nodeApiOver(core: NodeRequests, limiter: RateLimiter, observe?: 
       } while (cont);
     },
     async patchNode(name, patch) {
-      return toNodeState(await limited(limiter, observed(observe, 'patch', () => core.patchNode({ name, body: patch, fieldManager: 'relabel' }, mergePatch))));
+      return toNodeState(await limited(limiter, observed(observe, 'patch', () => core.patchNode({ name, body: patch, fieldManager: 'relabel' }, Array.isArray(patch) ? jsonPatch : mergePatch))));
     },
   };
 }

@@ -146,9 +146,8 @@ describe('replacedValues', () => {
 describe('labelPatch', () => {
   it('carries label changes, removals as null and the ownership record in one body', () => {
     const plan = planLabels({ labels: { old: 'x', keep: 'y', a: '0' }, annotations: owning('a,old'), desired: { a: '1', b: '2' }, policy: off });
-    assert.deepEqual(labelPatch(plan, '4711'), {
+    assert.deepEqual(labelPatch(plan), {
       metadata: {
-        resourceVersion: '4711',
         labels: { a: '1', b: '2', old: null },
         annotations: { [OWNED_LABELS_ANNOTATION]: 'a,b' },
       },
@@ -156,14 +155,14 @@ describe('labelPatch', () => {
   });
   it('omits what does not change, and removes the annotation when nothing is owned', () => {
     const valueOnly = planLabels({ labels: { a: '0' }, annotations: owning('a'), desired: { a: '1' }, policy: off });
-    assert.deepEqual(labelPatch(valueOnly, '1'), { metadata: { resourceVersion: '1', labels: { a: '1' } } });
+    assert.deepEqual(labelPatch(valueOnly), { metadata: { labels: { a: '1' } } });
     const release = planLabels({ labels: {}, annotations: owning('gone'), desired: {}, policy: off });
-    assert.deepEqual(labelPatch(release, '1'), { metadata: { resourceVersion: '1', annotations: { [OWNED_LABELS_ANNOTATION]: null } } });
+    assert.deepEqual(labelPatch(release), { metadata: { annotations: { [OWNED_LABELS_ANNOTATION]: null } } });
   });
   it('is null for an empty plan: nothing is sent', () => {
     const plan = planLabels({ labels: { a: '1' }, annotations: owning('a'), desired: { a: '1' }, policy: off });
     assert.equal(plan.empty, true);
-    assert.equal(labelPatch(plan, '1'), null);
+    assert.equal(labelPatch(plan), null);
   });
 });
 
@@ -242,7 +241,7 @@ describe('planLabels properties', () => {
         const annotations = record === undefined ? owned : { ...owned, [APPLIED_ANNOTATION]: record };
         const plan = planLabels({ labels, annotations, desired, policy });
         assert.deepEqual(plan, planLabels({ labels, annotations: owned, desired, policy }));
-        assert.equal(labelPatch(plan, '1')?.metadata.annotations?.[APPLIED_ANNOTATION], undefined);
+        assert.equal(labelPatch(plan)?.metadata.annotations?.[APPLIED_ANNOTATION], undefined);
       }),
     );
   });
@@ -252,7 +251,7 @@ describe('planLabels properties', () => {
     fc.assert(
       fc.property(labelsOf(keys), ownedOf(keys), labelsOf(keys), (labels, annotations, desired) => {
         const plan = planLabels({ labels, annotations, desired, policy: { reconcileOsArchAliases: true, protectedKeys: [] } });
-        const patch = labelPatch(plan, '1');
+        const patch = labelPatch(plan);
         assert.equal(patch === null, plan.empty);
         assert.deepEqual(mergePatch(labels, patch?.metadata.labels), applyPlan(labels, plan));
         assert.deepEqual(mergePatch(annotations, patch?.metadata.annotations), applyOwnership(annotations, plan));

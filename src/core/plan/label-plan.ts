@@ -1,9 +1,9 @@
 /**
  * The label plan: the pure diff between a Node's current labels and its
  * desired labels, bounded by what relabel owns, with the plans of its
- * annotations and taints when they are managed too (see `metadata-plan.ts`). Applying it is one merge
- * patch carrying the label changes and the ownership record together,
- * guarded by `resourceVersion`; an empty plan means no write at all.
+ * annotations and taints when they are managed too (see `metadata-plan.ts`). Applying it is one patch
+ * carrying the label changes and the ownership record together, guarded by
+ * what the plan read (see `node-guard.ts`); an empty plan means no write at all.
  */
 import { OWNED_ANNOTATIONS_ANNOTATION, OWNED_LABELS_ANNOTATION, OWNED_TAINTS_ANNOTATION } from './constants.ts';
 import { isKubeletLabelKey, isProtectedLabelKey, OS_ARCH_ALIASES } from './label-keys.ts';
@@ -194,7 +194,6 @@ export function annotationChanges(plan: LabelPlan): Record<string, string | null
 /** A JSON merge patch (RFC 7386) for a Node; `null` removes a key. */
 export type NodeLabelPatch = {
   metadata: {
-    resourceVersion: string;
     labels?: Record<string, string | null>;
     annotations?: Record<string, string | null>;
   };
@@ -204,13 +203,12 @@ export type NodeLabelPatch = {
  * The metadata part of the merge-patch body applying `plan` in one request:
  * changed labels, removed labels as `null`, the annotation changes and the
  * ownership records that change (see {@link annotationChanges}); the taint
- * list is added by `nodePatch`. `resourceVersion` makes the API server reject the patch (409
- * Conflict) if the Node changed since it was read. Returns null for an
- * empty plan: nothing is to be sent.
+ * list is added by `nodePatch`, the guard by `guardedPatch`. Returns null
+ * for an empty plan: nothing is to be sent.
  */
-export function labelPatch(plan: LabelPlan, resourceVersion: string): NodeLabelPatch | null {
+export function labelPatch(plan: LabelPlan): NodeLabelPatch | null {
   if (plan.empty) return null;
-  const metadata: NodeLabelPatch['metadata'] = { resourceVersion };
+  const metadata: NodeLabelPatch['metadata'] = {};
   const labels: [string, string | null][] = [
     ...Object.entries(plan.set),
     ...plan.remove.map((key): [string, null] => [key, null]),

@@ -4,39 +4,62 @@ import fc from 'fast-check';
 import { isAppliedBy, readAppliedRun } from './applied-run.ts';
 import { APPLIED_ANNOTATION, OWNED_LABELS_ANNOTATION as OWNED, UNINITIALIZED_TAINT_KEY } from './constants.ts';
 import { applyOwnership, applyPlan, planLabels } from './label-plan.ts';
-import { nodePatch, reconcileNodeLabels, STALE, type NodeLabelState, type NodePatch, type Taint } from './node-reconcile.ts';
+import type { JsonPatchOp } from './node-guard.ts';
+import { nodePatch, reconcileNodeLabels, STALE, type NodeLabelState, type Taint } from './node-reconcile.ts';
+import { applyJsonPatch, PatchRefused } from './testing/apply-json-patch.ts';
 
 const policy = { reconcileOsArchAliases: false, protectedKeys: [] };
 
-/** An in-memory node whose resourceVersion changes `concurrentWrites` times behind relabel's back. */
+/**
+ * An in-memory node taking relabel's guarded JSON Patches as the API server
+ * does. `concurrentWrites` times, someone changes the label `contested`
+ * between relabel's read and its write (a key the plan reads when it is
+ * desired); `unrelatedWrites` times, someone changes a label nobody
+ * desires and the resourceVersion.
+ */
+/** A node as the API server serializes it: empty maps and lists left out. */
+function storedNode(state: NodeLabelState): { metadata: { labels?: Record<string, string>; annotations?: Record<string, string> }; spec: { taints?: Taint[] } } {
+  const some = <T extends object>(field: string, value: T | undefined) => (value && Object.keys(value).length > 0 ? { [field]: value } : {});
+  return { metadata: { ...some('labels', state.labels), ...some('annotations', state.annotations) }, spec: some('taints', state.taints) };
+}
+
 function fakeNode(
   labels: Record<string, string>,
-  options: { concurrentWrites?: number; dropOnWrite?: string; taints?: Taint[]; annotations?: Record<string, string> } = {},
+  options: { concurrentWrites?: number; unrelatedWrites?: number; dropOnWrite?: string; taints?: Taint[]; annotations?: Record<string, string> } = {},
 ) {
   let state: NodeLabelState = { resourceVersion: '1', labels, annotations: options.annotations ?? {}, taints: options.taints ?? [] };
   let concurrent = options.concurrentWrites ?? 0;
-  const writes: NodePatch[] = [];
+  let unrelated = options.unrelatedWrites ?? 0;
+  const writes: JsonPatchOp[][] = [];
+  const bump = (next: Partial<NodeLabelState>) => {
+    state = { ...state, ...next, resourceVersion: String(Number(state.resourceVersion) + 1) };
+  };
   return {
     writes,
     steps: {
       async read() {
         return state;
       },
-      async write(patch: NodePatch) {
+      async write(patch: JsonPatchOp[]) {
         writes.push(patch);
         if (concurrent > 0) {
           concurrent--;
-          state = { ...state, resourceVersion: String(Number(state.resourceVersion) + 1) };
-          return STALE;
+          bump({ labels: { ...state.labels, contested: String(concurrent) } });
         }
-        assert.equal(patch.metadata.resourceVersion, state.resourceVersion);
-        const next: Record<string, string> = { ...state.labels };
-        for (const [k, v] of Object.entries(patch.metadata.labels ?? {})) if (v === null) delete next[k]; else next[k] = v;
+        if (unrelated > 0) {
+          unrelated--;
+          bump({ labels: { ...state.labels, 'heartbeat.example/beat': String(unrelated) } });
+        }
+        let doc;
+        try {
+          doc = applyJsonPatch(storedNode(state), patch);
+        } catch (err) {
+          if (err instanceof PatchRefused && err.kind === 'test') return STALE;
+          throw err;
+        }
+        const next = { ...(doc.metadata.labels ?? {}) };
         if (options.dropOnWrite) delete next[options.dropOnWrite];
-        const annotations: Record<string, string> = { ...state.annotations };
-        for (const [k, v] of Object.entries(patch.metadata.annotations ?? {})) if (v === null) delete annotations[k]; else annotations[k] = v;
-        const taints = patch.spec ? (patch.spec.taints ?? []) : state.taints;
-        state = { resourceVersion: String(Number(state.resourceVersion) + 1), labels: next, annotations, taints };
+        bump({ labels: next, annotations: doc.metadata.annotations ?? {}, taints: doc.spec.taints ?? [] });
         return state;
       },
     },
@@ -64,13 +87,22 @@ describe('reconcileNodeLabels', () => {
     assert.deepEqual(planned.status === 'done' && planned.plan.set, { a: '1' });
   });
 
-  it('re-reads and re-plans after a stale write, and gives up after maxAttempts', async () => {
-    const once = fakeNode({}, { concurrentWrites: 1 });
-    const outcome = await reconcileNodeLabels({ desired: { a: '1' }, policy, maxAttempts: 3 }, once.steps);
-    assert.deepEqual([outcome.status, outcome.attempts, once.writes.length], ['done', 2, 2]);
+  it('re-reads and re-plans after a write refused for a changed key the plan read, and gives up after maxAttempts', async () => {
+    const waits: number[] = [];
+    const once = fakeNode({ contested: 'x' }, { concurrentWrites: 1 });
+    const outcome = await reconcileNodeLabels({ desired: { a: '1', contested: 'mine' }, policy, maxAttempts: 3 }, { ...once.steps, backoff: async (n) => void waits.push(n) });
+    assert.deepEqual([outcome.status, outcome.attempts, once.writes.length, waits], ['done', 2, 2, [1]]);
+    assert.equal((await once.steps.read()).labels.contested, 'mine');
     const always = fakeNode({}, { concurrentWrites: 99 });
-    const gaveUp = await reconcileNodeLabels({ desired: { a: '1' }, policy, maxAttempts: 3 }, always.steps);
+    const gaveUp = await reconcileNodeLabels({ desired: { a: '1', contested: 'mine' }, policy, maxAttempts: 3 }, always.steps);
     assert.deepEqual([gaveUp.status, always.writes.length], ['conflicts', 3]);
+  });
+
+  it('writes once whatever changes meanwhile outside what the plan read, and keeps that change', async () => {
+    const node = fakeNode({ a: '0' }, { unrelatedWrites: 1, concurrentWrites: 1 });
+    const outcome = await reconcileNodeLabels({ desired: { a: '1' }, policy, maxAttempts: 3 }, node.steps);
+    assert.deepEqual([outcome.status, outcome.attempts, node.writes.length], ['done', 1, 1]);
+    assert.deepEqual((await node.steps.read()).labels, { a: '1', contested: '0', 'heartbeat.example/beat': '0' });
   });
 
   it('reports a write whose stored result still differs', async () => {
@@ -82,8 +114,7 @@ describe('reconcileNodeLabels', () => {
 
   it('leaves the node as applyPlan predicts', async () => {
     const start = { other: 'o', gone: 'g' };
-    const node = fakeNode(start);
-    node.steps.read = async () => ({ resourceVersion: '1', labels: start, annotations: { [OWNED]: 'gone' } });
+    const node = fakeNode(start, { annotations: { [OWNED]: 'gone' } });
     const outcome = await reconcileNodeLabels({ desired: { a: '1' }, policy, maxAttempts: 1 }, node.steps);
     assert.equal(outcome.status, 'done');
     if (outcome.status === 'done') {
@@ -98,9 +129,16 @@ describe('reconcileNodeLabels', () => {
     const node = fakeNode({}, { taints: [uninitialized, other] });
     const outcome = await reconcileNodeLabels({ desired: { a: '1' }, policy, maxAttempts: 3, liftTaint: true }, node.steps);
     assert.deepEqual([outcome.status, outcome.status === 'done' && outcome.taintLifted, node.writes.length], ['done', true, 1]);
-    assert.deepEqual(node.writes[0]?.spec, { taints: [other] });
-    assert.deepEqual(node.writes[0]?.metadata.labels, { a: '1' });
     assert.deepEqual((await node.steps.read()).taints, [other]);
+    assert.deepEqual((await node.steps.read()).labels, { a: '1' });
+    assert.deepEqual(
+      node.writes[0]?.filter((op) => op.path === '/spec/taints'),
+      [
+        { op: 'test', path: '/spec/taints', value: [uninitialized, other] },
+        { op: 'add', path: '/spec/taints', value: [other] },
+      ],
+      'the list as read is tested before it is replaced',
+    );
     const again = await reconcileNodeLabels({ desired: { a: '1' }, policy, maxAttempts: 3, liftTaint: true }, node.steps);
     assert.deepEqual([again.status === 'done' && again.written, node.writes.length], [false, 1], 'nothing left to write');
   });
@@ -113,20 +151,15 @@ describe('reconcileNodeLabels', () => {
     const input = { desired: { a: '1' }, desiredAnnotations: { 'example.com/note': 'x' }, desiredTaints: [mine], policy, maxAttempts: 3, liftTaint: true };
     const outcome = await reconcileNodeLabels(input, node.steps);
     assert.deepEqual([outcome.status, outcome.status === 'done' && outcome.written, node.writes.length], ['done', true, 1]);
-    assert.deepEqual(node.writes[0], {
-      metadata: {
-        resourceVersion: '1',
-        labels: { a: '1' },
-        annotations: {
-          'example.com/note': 'x',
-          'relabel.airshipit.org/owned-annotations': 'example.com/note',
-          'relabel.airshipit.org/owned-labels': 'a',
-          'relabel.airshipit.org/owned-taints': 'example.com/storage:NoSchedule',
-        },
-      },
-      spec: { taints: [notReady, mine] },
+    const after = await node.steps.read();
+    assert.deepEqual([after.labels, after.taints], [{ a: '1' }, [notReady, mine]]);
+    assert.deepEqual(after.annotations, {
+      'theirs.example/a': 'kept',
+      'example.com/note': 'x',
+      'relabel.airshipit.org/owned-annotations': 'example.com/note',
+      'relabel.airshipit.org/owned-labels': 'a',
+      'relabel.airshipit.org/owned-taints': 'example.com/storage:NoSchedule',
     });
-    assert.equal((await node.steps.read()).annotations['theirs.example/a'], 'kept');
     const again = await reconcileNodeLabels(input, node.steps);
     assert.deepEqual([again.status === 'done' && again.written, node.writes.length], [false, 1], 'nothing left to write');
     await reconcileNodeLabels({ desired: { a: '1' }, policy, maxAttempts: 3 }, node.steps);
@@ -140,7 +173,13 @@ describe('reconcileNodeLabels', () => {
     assert.deepEqual([kept.writes.length, (await kept.steps.read()).taints], [0, [taint]]);
     const lifted = fakeNode({}, { taints: [taint] });
     const outcome = await reconcileNodeLabels({ desired: {}, policy, maxAttempts: 3, liftTaint: true }, lifted.steps);
-    assert.deepEqual(lifted.writes, [{ metadata: { resourceVersion: '1' }, spec: { taints: null } }]);
+    assert.deepEqual(lifted.writes, [
+      [
+        { op: 'test', path: '/metadata/annotations', value: null },
+        { op: 'test', path: '/spec/taints', value: [taint] },
+        { op: 'remove', path: '/spec/taints' },
+      ],
+    ]);
     assert.equal(outcome.status === 'done' && outcome.taintLifted, true);
   });
 });

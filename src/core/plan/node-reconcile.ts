@@ -2,8 +2,9 @@
  * The one reconcile loop for a node's labels (and, when given, its
  * annotations and taints), shared by the relabelNode
  * workflow and the synchronous node-labels API: read → plan (pure) → no
- * write for an empty plan → one patch guarded by resourceVersion → verify
- * from the stored result; a stale resourceVersion re-reads and re-plans.
+ * write for an empty plan → one patch guarded by what the plan read (see
+ * `node-guard.ts`) → verify from the stored result; a failed guard waits,
+ * re-reads and re-plans.
  *
  * It does no I/O of its own: the caller passes the read and the write
  * (activities in a workflow, API calls elsewhere), so it stays deterministic
@@ -12,6 +13,7 @@
 import { formatAppliedRun, type AppliedRun } from './applied-run.ts';
 import { APPLIED_ANNOTATION, UNINITIALIZED_TAINT_KEY } from './constants.ts';
 import { labelPatch, planLabels, type LabelPlan, type NodeLabelPatch, type PlanPolicy } from './label-plan.ts';
+import { guardedPatch, planReads, type JsonPatchOp } from './node-guard.ts';
 import type { Taint } from './taints.ts';
 
 export type { Taint } from './taints.ts';
@@ -19,16 +21,20 @@ export type { Taint } from './taints.ts';
 /** What the loop needs to know of a node. */
 export type NodeLabelState = {
   resourceVersion: string;
+  /** The node's uid, when known: a write is refused if the node was made again since. */
+  uid?: string;
   labels: Readonly<Record<string, string>>;
   annotations: Readonly<Record<string, string>>;
   taints?: readonly Taint[];
 };
 
 /**
- * The merge patch the loop sends: the label plan's metadata, plus, when the
- * taints change or the uninitialized taint is lifted, the node's whole taint
- * list (a merge patch replaces a list whole; everyone else's taints are in
- * it as they were read, and the resourceVersion guard makes that safe).
+ * The changes of one write, in merge-patch form: the label plan's metadata,
+ * plus, when the taints change or the uninitialized taint is lifted, the
+ * node's whole taint list (everyone else's taints are in it as they were
+ * read). The loop sends them as a JSON Patch guarded by what the plan read
+ * (`guardedPatch`), whose test of the taint list as read makes replacing
+ * the list safe.
  */
 export type NodePatch = NodeLabelPatch & { spec?: { taints: Taint[] | null } };
 
@@ -58,12 +64,12 @@ export function liftsTaint(state: Pick<NodeLabelState, 'taints'>, liftTaint: boo
  * patch that is sent anyway, so it never makes a node look changed.
  */
 export function nodePatch(plan: LabelPlan, state: NodeLabelState, liftTaint: boolean, applied?: AppliedRecord): NodePatch | null {
-  const labels = labelPatch(plan, state.resourceVersion);
+  const labels = labelPatch(plan);
   let patch: NodePatch | null = labels;
   let taints = plan.taints?.changed === true ? plan.taints.next : undefined;
   if (liftsTaint(state, liftTaint)) taints = (taints ?? state.taints ?? []).filter((t) => t.key !== UNINITIALIZED_TAINT_KEY);
   if (taints !== undefined) {
-    patch = { metadata: labels?.metadata ?? { resourceVersion: state.resourceVersion }, spec: { taints: taints.length > 0 ? taints : null } };
+    patch = { metadata: labels?.metadata ?? {}, spec: { taints: taints.length > 0 ? taints : null } };
   }
   if (patch === null || applied === undefined) return patch;
   if (applied === null && !Object.hasOwn(state.annotations, APPLIED_ANNOTATION)) return patch;
@@ -71,15 +77,21 @@ export function nodePatch(plan: LabelPlan, state: NodeLabelState, liftTaint: boo
   return { ...patch, metadata: { ...patch.metadata, annotations: { ...patch.metadata.annotations, [APPLIED_ANNOTATION]: value } } };
 }
 
-/** What `write` returns when the API server refused the patch as stale (409). */
-export const STALE = Symbol('stale resourceVersion');
+/** What `write` returns when the API server refused the patch because a key the plan read had changed. */
+export const STALE = Symbol('stale read');
 
 /** The I/O the loop is given. */
 export type ReconcileSteps = {
   /** Reads the node. */
   read(): Promise<NodeLabelState>;
-  /** Sends one patch; the node as stored after it, or {@link STALE}. */
-  write(patch: NodePatch): Promise<NodeLabelState | typeof STALE>;
+  /**
+   * Sends one JSON Patch, guarded by what the plan read (see
+   * `guardedPatch`); the node as stored after it, or {@link STALE} when a
+   * guard failed.
+   */
+  write(patch: JsonPatchOp[]): Promise<NodeLabelState | typeof STALE>;
+  /** Waits before the node is read again after a stale write (`attempt` is the attempt that met it). */
+  backoff?(attempt: number): Promise<void>;
   /** Told each plan before anything is written (progress reporting). */
   onPlan?(plan: LabelPlan, attempt: number): void;
 };
@@ -126,8 +138,11 @@ export async function reconcileNodeLabels(
     const taintLifted = patch !== null && liftsTaint(state, liftTaint);
     // In a dry run, `taintLifted` says the taint would be lifted.
     if (patch === null || input.dryRun) return { status: 'done', plan, written: false, attempts: attempt, taintLifted };
-    const after = await steps.write(patch);
-    if (after === STALE) continue;
+    const after = await steps.write(guardedPatch(patch, state, planReads({ ...input, liftTaint }, state)));
+    if (after === STALE) {
+      if (attempt < input.maxAttempts) await steps.backoff?.(attempt);
+      continue;
+    }
     const remaining = planOf(after);
     const taintLeft = liftTaint && hasUninitializedTaint(after);
     if (!remaining.empty || taintLeft) return { status: 'unverified', plan, remaining, taintLeft, attempts: attempt };

@@ -8,8 +8,12 @@ import { TAINT_EFFECTS, UNINITIALIZED_TAINT_KEY } from './constants.ts';
 import { invalidValue, labelKeyErrors, labelValueErrors } from './label-syntax.ts';
 import { quote } from './site-error.ts';
 
-/** A Node taint. */
-export type Taint = { key: string; value?: string; effect: string };
+/**
+ * A Node taint. `timeAdded` is kept as the API server gave it (RFC 3339,
+ * set on NoExecute taints by Kubernetes), so a rewritten taint list keeps
+ * everyone else's taints exactly as they were.
+ */
+export type Taint = { key: string; value?: string; effect: string; timeAdded?: string };
 
 /** Key prefixes of the taints Kubernetes itself sets and lifts (not-ready, unreachable, uninitialized…). */
 export const SYSTEM_TAINT_PREFIXES = ['node.kubernetes.io/', 'node.cloudprovider.kubernetes.io/'] as const;
