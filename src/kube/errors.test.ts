@@ -2,7 +2,8 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { ApiException } from '@kubernetes/client-node';
 import { ApplicationFailure } from '@temporalio/common';
-import { forbiddenMessage, httpStatus, kubeStatus, mapNodeError, MAX_API_MESSAGE } from './errors.ts';
+import { forbiddenMessage, httpStatus, isStaleWrite, kubeStatus, mapNodeError, MAX_API_MESSAGE } from './errors.ts';
+import { conflictBackoffMs, MAX_CONFLICT_BACKOFF_MS } from './conflict-backoff.ts';
 
 const answer = (code: number, message = 'm') => new ApiException(code, `HTTP ${code}`, JSON.stringify({ message }), {});
 
@@ -86,5 +87,24 @@ describe('mapNodeError', () => {
       assert.equal(mapNodeError(err, 'n1', 'read'), err);
     }
     assert.equal(httpStatus(Object.assign(new Error('x'), { code: 404 })), undefined, 'only an ApiException is an answer of the API server');
+  });
+});
+
+describe('isStaleWrite', () => {
+  const answer = (code: number, body: unknown) => new ApiException(code, 'x', body, {});
+  it('is true for a failed JSON Patch test (422) and a resourceVersion conflict (409), false for other refusals', () => {
+    assert.equal(isStaleWrite(answer(422, { message: 'testing value /metadata/labels/a failed: test failed' })), true);
+    assert.equal(isStaleWrite(answer(422, '{"message":"test operation does not apply: is missing path: /metadata/labels/a: missing value"}')), true);
+    assert.equal(isStaleWrite(answer(409, { message: 'the object has been modified' })), true);
+    assert.equal(isStaleWrite(answer(422, { message: 'Node "n1" is invalid: metadata.labels: Invalid value: "bad key"' })), false);
+    assert.equal(isStaleWrite(answer(400, { message: 'testing value /x failed' })), false);
+    assert.equal(isStaleWrite(new Error('testing value /x failed')), false);
+  });
+});
+
+describe('conflictBackoffMs', () => {
+  it('grows from 100 ms, doubling, capped, with full jitter', () => {
+    assert.deepEqual([1, 2, 3, 10].map((n) => conflictBackoffMs(n, 0.999)), [99, 199, 399, MAX_CONFLICT_BACKOFF_MS - 2]);
+    assert.equal(conflictBackoffMs(4, 0), 0);
   });
 });

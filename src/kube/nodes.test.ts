@@ -252,6 +252,22 @@ describe('createNodeApi over HTTP', () => {
     assert.deepEqual(JSON.parse(sent), { metadata: { labels: { k: 'w' } } });
   });
 
+  it('sends a list of operations as a JSON Patch', async () => {
+    seen.length = 0;
+    let sent = '';
+    handler = (_req, body, res) => {
+      sent = body;
+      json(res, 200, { metadata: { name: 'n1', resourceVersion: '3', labels: { k: 'w' } } });
+    };
+    const ops = [
+      { op: 'test' as const, path: '/metadata/labels/k', value: null },
+      { op: 'add' as const, path: '/metadata/labels/k', value: 'w' },
+    ];
+    await createNodeApi(kc, { qps: 0, burst: 1 }).patchNode('n1', ops);
+    assert.equal(seen[0]?.contentType, 'application/json-patch+json');
+    assert.deepEqual(JSON.parse(sent), ops);
+  });
+
   it("gives the client's ApiException, which mapNodeError classifies (401 and 403 told apart)", async () => {
     const api = createNodeApi(kc, { qps: 0, burst: 1 });
     handler = (_req, _body, res) => json(res, 403, status(403, 'nodes "n1" is forbidden: User "u" cannot patch resource "nodes"'));
