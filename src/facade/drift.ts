@@ -15,7 +15,7 @@ import { isStoreError, StoreErrorCode } from '../store/store-error.ts';
 import { detectDrift } from '../workflows/detect-drift.ts';
 import { DRIFT_ID_PREFIX, type DetectDriftResult } from '../workflows/drift-messages.ts';
 import { RelabelError, relabelErrorOf } from './relabel-error.ts';
-import { idleTaskQueueWarning } from './runs.ts';
+import { idleTaskQueueWarning } from './idle-task-queue.ts';
 import { storeSite } from './store-site.ts';
 
 /** What the drift facade needs. */
