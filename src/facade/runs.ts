@@ -7,7 +7,7 @@
  * action (`run-actions.ts`). Entry points stay thin.
  */
 import type { Client } from '@temporalio/client';
-import { createDesignCache, type DesignCache } from '../store/design-cache.ts';
+import type { DesignCache } from '../store/design-cache.ts';
 import type { RevisionStore } from '../store/revision-store.ts';
 import { createRunActions, type RunActions } from './run-actions.ts';
 import { createRunControl, type RunControls } from './run-control.ts';
@@ -29,6 +29,8 @@ export interface RunsDeps {
   uiUrl?: string;
   /** Whether the server has relabel's search attributes registered. */
   searchAttributes?: boolean;
+  /** Validated designs by revision, shared by the facade's parts (revisions are immutable: each is validated once). */
+  designs: DesignCache;
 }
 
 /** The runs facade: start, read, control and the Shipyard view of update runs. */
@@ -36,9 +38,7 @@ export interface Runs extends RunStarts, RunReads, RunControls, RunActions {}
 
 /** Builds the facade. */
 export function createRuns(deps: RunsDeps): Runs {
-  const { client, store } = deps;
-  // Revisions are immutable: a long-lived facade (the API server) validates each once.
-  const designs: DesignCache = createDesignCache(store, 2);
+  const { client, store, designs } = deps;
   const reads = createRunReads({ client, store, designs, taskQueue: deps.taskQueue, namespace: deps.namespace, uiUrl: deps.uiUrl });
   return {
     ...reads,
