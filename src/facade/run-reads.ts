@@ -186,6 +186,31 @@ export async function describeRun(client: Client, workflowId: string, runId?: st
   }
 }
 
+/** The most recent `limit` update runs on `taskQueue`, most recent first, as {@link RunReads.list} says. */
+async function listRuns(client: Client, taskQueue: string, limit: number, filter: RunListFilter = {}): Promise<RunListing[]> {
+  const query = [
+    `WorkflowType = 'updateLabels' AND TaskQueue = ${quote(taskQueue)}`,
+    ...(filter.site !== undefined ? [`RelabelSite = ${quote(filter.site)}`] : []),
+    ...(filter.status !== undefined ? [`RelabelStatus = ${quote(filter.status)}`] : []),
+    ...(filter.startedFrom !== undefined ? [`StartTime >= ${quote(filter.startedFrom.toISOString())}`] : []),
+    ...(filter.startedBefore !== undefined ? [`StartTime < ${quote(filter.startedBefore.toISOString())}`] : []),
+  ].join(' AND ');
+  const found: RunListing[] = [];
+  for await (const w of client.workflow.list({ query, pageSize: limit })) {
+    found.push({
+      workflowId: w.workflowId,
+      runId: w.runId,
+      ...memoFields(w.memo, w.typedSearchAttributes.get(TemporalScheduledById)),
+      execution: w.status.name,
+      ...outcomeOf(w.typedSearchAttributes.get(RelabelStatus)),
+      startTime: w.startTime.toISOString(),
+      ...(w.closeTime ? { closeTime: w.closeTime.toISOString() } : {}),
+    });
+    if (found.length >= limit) break;
+  }
+  return found;
+}
+
 /** Builds the read half of the runs facade. */
 export function createRunReads(deps: RunReadDeps): RunReads {
   const { client, store, designs } = deps;
@@ -246,30 +271,6 @@ export function createRunReads(deps: RunReadDeps): RunReads {
     }
   }
 
-  async function list(limit: number, filter: RunListFilter = {}): Promise<RunListing[]> {
-    const query = [
-      `WorkflowType = 'updateLabels' AND TaskQueue = ${quote(deps.taskQueue)}`,
-      ...(filter.site !== undefined ? [`RelabelSite = ${quote(filter.site)}`] : []),
-      ...(filter.status !== undefined ? [`RelabelStatus = ${quote(filter.status)}`] : []),
-      ...(filter.startedFrom !== undefined ? [`StartTime >= ${quote(filter.startedFrom.toISOString())}`] : []),
-      ...(filter.startedBefore !== undefined ? [`StartTime < ${quote(filter.startedBefore.toISOString())}`] : []),
-    ].join(' AND ');
-    const found: RunListing[] = [];
-    for await (const w of client.workflow.list({ query, pageSize: limit })) {
-      found.push({
-        workflowId: w.workflowId,
-        runId: w.runId,
-        ...memoFields(w.memo, w.typedSearchAttributes.get(TemporalScheduledById)),
-        execution: w.status.name,
-        ...outcomeOf(w.typedSearchAttributes.get(RelabelStatus)),
-        startTime: w.startTime.toISOString(),
-        ...(w.closeTime ? { closeTime: w.closeTime.toISOString() } : {}),
-      });
-      if (found.length >= limit) break;
-    }
-    return found;
-  }
-
   const waitDeps = { client, namespace: deps.namespace, status };
   return {
     link,
@@ -290,7 +291,7 @@ export function createRunReads(deps: RunReadDeps): RunReads {
       for await (const row of rows(run)) sum.add(nodeOutcome(row));
       return sum.result();
     },
-    list,
+    list: (limit, filter) => listRuns(client, deps.taskQueue, limit, filter),
     async design(revision) {
       const validation = await designs.get(revision);
       if (!validation.ok) throw documentValidationError(`revision ${revision}`, validation.errors);
