@@ -45,6 +45,7 @@ import { createDrift } from '../src/facade/drift.ts';
 import { nodeRequestCount } from '../stack/kube-metrics.ts';
 import { temporalCounts, temporalFigures } from '../stack/temporal-metrics.ts';
 import { freePorts, startStack, stopStack, type StackInfo } from '../stack/stack.ts';
+import { createDesignCache } from '../src/store/design-cache.ts';
 import { openStore } from '../src/store/open-store.ts';
 import type { RevisionStore } from '../src/store/revision-store.ts';
 import { WORKER_NODE_FLAGS } from '../src/worker/config.ts';
@@ -278,7 +279,8 @@ async function benchSize(size: number): Promise<void> {
     connection = await Connection.connect({ address: stack.temporalAddress });
     const client = new Client({ connection });
     const taskQueue = 'relabel-bench';
-    const runs = createRuns({ client, store, taskQueue, namespace: 'default', searchAttributes: opts['search-attributes'] !== 'off' });
+    const designs = createDesignCache(store);
+    const runs = createRuns({ client, store, designs, taskQueue, namespace: 'default', searchAttributes: opts['search-attributes'] !== 'off' });
     const ctx = { stack, storeUrl, runs, client, taskQueue, floorMs, size };
     const all = () => runs.start({ targets: site.nodes, concurrency, ...(continueAsNewAfter !== undefined ? { continueAsNewAfter } : {}) });
     const checkNodes = async (label: string, skip?: ReadonlySet<string>) => {
@@ -331,7 +333,7 @@ async function benchSize(size: number): Promise<void> {
         const key = Object.keys(design.nodes[name]?.labels ?? {}).find((k) => !isKubeletLabelKey(k) && k !== 'bench-round') ?? '';
         await core.patchNode({ name, body: { metadata: { labels: { [key]: 'edited-by-hand' } } } }, merge);
       });
-      const drift = createDrift({ client, store, taskQueue, namespace: 'default' });
+      const drift = createDrift({ client, store, designs, taskQueue, namespace: 'default' });
       await withWorker(ctx, 'drift', () => drift.detect(), (r) => {
         // Seeded nodes were never written by a run, so they carry no applied-run record: unmanaged, rightly.
         const ok = r.counts.drifted === edited.length && r.counts.missing === 0 && (seed || r.counts.unmanaged === 0);

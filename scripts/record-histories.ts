@@ -29,6 +29,7 @@ import { createRuns } from '../src/facade/runs.ts';
 import { progressQuery, type Progress } from '../src/workflows/messages.ts';
 import { createNodeApi, loadKubeConfig } from '../src/kube/nodes.ts';
 import { freePorts, startStack, stopStack } from '../stack/stack.ts';
+import { createDesignCache } from '../src/store/design-cache.ts';
 import { openStore } from '../src/store/open-store.ts';
 import { createWorker } from '../src/worker/wiring.ts';
 import { prefixedSite } from '../test/site.ts';
@@ -54,7 +55,8 @@ async function main(only?: string): Promise<void> {
     const running = worker.run();
     const connection = await Connection.connect({ address: stack.temporalAddress });
     const client = new Client({ connection });
-    const runs = createRuns({ client, store, taskQueue, namespace: 'default' });
+    const designs = createDesignCache(store);
+    const runs = createRuns({ client, store, designs, taskQueue, namespace: 'default' });
     mkdirSync(OUT, { recursive: true });
     const indexPath = join(OUT, 'workflow-ids.json');
     const index: Record<string, string> = only && existsSync(indexPath) ? (JSON.parse(readFileSync(indexPath, 'utf8')) as Record<string, string>) : {};
@@ -102,7 +104,7 @@ async function main(only?: string): Promise<void> {
     const plugin = { schema: 'relabel/LabelPlugin/v1', metadata: { schema: 'metadata/Document/v1', name: 'rec-labels' }, data: { source: 'json', path: labelsFile, namespaces: ['rec.example.com/*'] } };
     await store.stage('plugins', [{ source: 'plugins.yaml', text: `---\n${JSON.stringify(plugin)}\n` }]);
     await store.tag((await store.commit()).id, 'site-action-success');
-    const polled = await createPlugins({ store, client, taskQueue }).poll('rec-site');
+    const polled = await createPlugins({ store, designs, client, taskQueue }).poll('rec-site');
     await save('poll-plugins', polled.workflowId);
     if (polled.updateRun && 'workflowId' in polled.updateRun) await runs.wait({ workflowId: polled.updateRun.workflowId });
     }
@@ -118,7 +120,7 @@ async function main(only?: string): Promise<void> {
       const done = await runs.wait(await runs.start({ targets: relabelled }));
       if (done.result?.status !== 'success') throw new Error(`the run before the detection ended ${JSON.stringify(done.result ?? done.failure)}`);
       await createNodeApi(loadKubeConfig(stack.adminKubeconfig)).patchNode(relabelled[0] as string, { metadata: { labels: { fluentd: 'disabled' } } });
-      const detected = await createDrift({ client, store, taskQueue, namespace: 'default' }).detect({ site: 'rec-site' });
+      const detected = await createDrift({ client, store, designs, taskQueue, namespace: 'default' }).detect({ site: 'rec-site' });
       if (detected.counts.drifted !== 1 || detected.heal?.runs.length !== 1) throw new Error(`the detection should find and heal one node: ${JSON.stringify(detected)}`);
       await save('detect-drift', detected.workflowId, detected.runId);
     }

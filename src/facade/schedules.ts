@@ -6,7 +6,7 @@
  */
 import { ScheduleAlreadyRunning, ScheduleNotFoundError, ScheduleOverlapPolicy, type Client, type ScheduleDescription } from '@temporalio/client';
 import { FailureType } from '../core/plan/failure-types.ts';
-import { createDesignCache } from '../store/design-cache.ts';
+import type { DesignCache } from '../store/design-cache.ts';
 import type { RevisionStore } from '../store/revision-store.ts';
 import { DRIFT_ID_PREFIX, type DetectDriftResult } from '../workflows/drift-messages.ts';
 import { DEFAULT_PLUGIN_POLL_EVERY, PLUGIN_SCHEDULE_PREFIX } from '../workflows/plugin-messages.ts';
@@ -115,6 +115,8 @@ export interface ScheduleView {
 export interface SchedulesDeps {
   client: Client;
   store: RevisionStore;
+  /** Validated designs by revision, shared by the facade's parts (revisions are immutable: each is validated once). */
+  designs: DesignCache;
   taskQueue: string;
 }
 
@@ -135,8 +137,7 @@ function parseScheduleId(id: string): { kind: string; site: string } | undefined
 
 /** Builds the schedules facade. */
 export function createSchedules(deps: SchedulesDeps) {
-  const { client, store } = deps;
-  const designs = createDesignCache(store, 1);
+  const { client, store, designs } = deps;
 
   /** The schedule ID for `kind` at the store's site (`site` must be it, when given). */
   async function scheduleId(kindName: string, site?: string): Promise<{ id: string; kind: ScheduleKind & { name: string }; site: string }> {
