@@ -116,14 +116,15 @@ export default tseslint.config(
   },
   {
     // Size, so a newcomer can read a module whole and a function on a screen or two. A file counts
-    // every line but blank ones (its comments are read too); a function counts neither blank lines
-    // nor comments (its size is its logic). Tests are exempt: a table of cases may run long.
+    // every line, blank lines and comments too (as `wc -l` does: its comments are read as well);
+    // a function counts neither blank lines nor comments (its size is its logic). Tests are exempt:
+    // a table of cases may run long.
     // A declarative table that must stay whole says so where it is, with an eslint-disable naming why.
     // src/store/testing holds the store contract suites (describe/it), tests the backends' tests run.
     files: ['src/**/*.ts', 'stack/**/*.ts', 'bench/**/*.ts', 'scripts/**/*.ts'],
     ignores: ['**/*.test.ts', 'src/store/testing/**'],
     rules: {
-      'max-lines': ['error', { max: 350, skipBlankLines: true, skipComments: false }],
+      'max-lines': ['error', { max: 350, skipBlankLines: false, skipComments: false }],
       'max-lines-per-function': ['error', { max: 100, skipBlankLines: true, skipComments: true }],
     },
   },
