@@ -26,7 +26,7 @@
  * node labels).
  */
 import { fork, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -51,6 +51,7 @@ import type { RevisionStore } from '../src/store/revision-store.ts';
 import { WORKER_NODE_FLAGS } from '../src/worker/config.ts';
 import { benchSite, withChangedNodes } from './bench-site.ts';
 import { historyFigures } from './history.ts';
+import { cpuOf, peakRssMiB } from './process-figures.ts';
 
 const { values: opts } = parseArgs({
   options: {
@@ -116,31 +117,6 @@ function startWorker(stack: StackInfo, storeUrl: string, taskQueue: string): Pro
     child.once('message', () => resolve(child));
     child.once('exit', (code) => reject(new Error(`worker exited early with ${code}`)));
   });
-}
-
-/** CPU seconds (user + system) a process has used so far. */
-function cpuSeconds(pid: number): number {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return 0;
-  }
-}
-
-/** CPU seconds of each stack process and the worker, for where the time goes. */
-function cpuOf(stack: StackInfo, worker: ChildProcess, bench = process.pid): Record<string, number> {
-  const out: Record<string, number> = {};
-  for (const p of stack.processes) out[p.name] = cpuSeconds(p.pid);
-  out.worker = cpuSeconds(worker.pid as number);
-  out.client = cpuSeconds(bench);
-  return out;
-}
-
-/** Peak resident memory of a process, in MiB (VmHWM). */
-function peakRssMiB(pid: number): number {
-  const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((l) => l.startsWith('VmHWM:'));
-  return Math.round(Number(line?.split(/\s+/)[1] ?? 0) / 1024);
 }
 
 /** Nodes whose labels or ownership record differ from the design (at most a few named). */

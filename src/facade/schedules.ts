@@ -135,6 +135,38 @@ function parseScheduleId(id: string): { kind: string; site: string } | undefined
   return undefined;
 }
 
+/** A described schedule as shown, with its latest action's status and result. */
+async function scheduleView(client: Client, d: ScheduleDescription): Promise<ScheduleView> {
+  const parsed = parseScheduleId(d.scheduleId);
+  const every = d.spec.intervals?.[0]?.every;
+  const next = d.info.nextActionTimes[0];
+  const last = d.info.recentActions.at(-1);
+  let lastRun: ScheduleView['lastRun'];
+  if (last) {
+    const { workflowId, firstExecutionRunId: runId } = last.action.workflow;
+    lastRun = { startedAt: last.takenAt.toISOString(), workflowId, runId };
+    const handle = client.workflow.getHandle(workflowId, runId);
+    const described = await handle.describe().catch(() => undefined);
+    if (described) {
+      lastRun.status = described.status.name;
+      if (described.status.name === 'COMPLETED' && parsed) {
+        const result: unknown = await handle.result().catch(() => undefined);
+        if (result !== undefined) lastRun.result = scheduleKind(parsed.kind).resultText(result);
+      }
+    }
+  }
+  return {
+    scheduleId: d.scheduleId,
+    kind: parsed?.kind ?? '?',
+    site: parsed?.site ?? '?',
+    paused: d.state.paused,
+    ...(d.state.note ? { note: d.state.note } : {}),
+    ...(typeof every === 'number' ? { every: formatInterval(every) } : {}),
+    ...(next && !d.state.paused ? { nextRun: next.toISOString() } : {}),
+    ...(lastRun ? { lastRun } : {}),
+  };
+}
+
 /** Builds the schedules facade. */
 export function createSchedules(deps: SchedulesDeps) {
   const { client, store, designs } = deps;
@@ -158,37 +190,7 @@ export function createSchedules(deps: SchedulesDeps) {
     }
   }
 
-  /** A described schedule as shown, with its latest action's status and result. */
-  async function view(d: ScheduleDescription): Promise<ScheduleView> {
-    const parsed = parseScheduleId(d.scheduleId);
-    const every = d.spec.intervals?.[0]?.every;
-    const next = d.info.nextActionTimes[0];
-    const last = d.info.recentActions.at(-1);
-    let lastRun: ScheduleView['lastRun'];
-    if (last) {
-      const { workflowId, firstExecutionRunId: runId } = last.action.workflow;
-      lastRun = { startedAt: last.takenAt.toISOString(), workflowId, runId };
-      const handle = client.workflow.getHandle(workflowId, runId);
-      const described = await handle.describe().catch(() => undefined);
-      if (described) {
-        lastRun.status = described.status.name;
-        if (described.status.name === 'COMPLETED' && parsed) {
-          const result: unknown = await handle.result().catch(() => undefined);
-          if (result !== undefined) lastRun.result = scheduleKind(parsed.kind).resultText(result);
-        }
-      }
-    }
-    return {
-      scheduleId: d.scheduleId,
-      kind: parsed?.kind ?? '?',
-      site: parsed?.site ?? '?',
-      paused: d.state.paused,
-      ...(d.state.note ? { note: d.state.note } : {}),
-      ...(typeof every === 'number' ? { every: formatInterval(every) } : {}),
-      ...(next && !d.state.paused ? { nextRun: next.toISOString() } : {}),
-      ...(lastRun ? { lastRun } : {}),
-    };
-  }
+  const view = (d: ScheduleDescription) => scheduleView(client, d);
 
   return {
     /**
