@@ -3,7 +3,8 @@
  * heartbeat (Node status and Lease move), and a DaemonSet selecting a label
  * gets Running pods, placed by the real scheduler, on exactly the nodes that
  * carry the label — first labelled by plain patches, then by relabel runs
- * that give the label to some nodes and take it from others.
+ * that give the label to some nodes and take it from others; and a run over
+ * heartbeating nodes writes each node once, every label in place.
  */
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -17,6 +18,8 @@ import { isAlive } from '../stack/processes.ts';
 import { simulatedNodeNames } from '../stack/simulated-cluster.ts';
 import { freePorts, startStack, stopStack, type StackInfo } from '../stack/stack.ts';
 import { eventually } from './api-support.ts';
+import { validateSite } from '../src/core/site/validate-site.ts';
+import { nodeRequestCount } from '../stack/kube-metrics.ts';
 import { startRelabel, uniqueSuffix } from './helpers.ts';
 import { prefixedSite, storeWithSite } from './site.ts';
 
@@ -171,6 +174,40 @@ describe('simulated cluster: KWOK nodes, the real controller manager and schedul
       assert.equal(second.result?.counts.written, 3, 'the run writes the three nodes whose label changes');
       await podsFollow(ds, [s2, s3]);
       for (const node of [s0, s1]) assert.equal((await core.readNode({ name: node })).metadata?.labels?.[DS_LABEL], undefined);
+    } finally {
+      await relabel.stop();
+    }
+  });
+  it('a run over heartbeating nodes loses no label, writes each node once and never meets a refused write', async () => {
+    const site = prefixedSite(`${prefix}h`);
+    const design = validateSite(site.files);
+    assert.ok(design.ok);
+    const admin = loadKubeConfig(info.adminKubeconfig);
+    await createKwokNodes(admin, site.nodes);
+    await waitForKwokNodes(admin, site.nodes, 60_000);
+    const { url } = await storeWithSite(site.files);
+    // Four requests a second: the run spans several of the nodes' 3 s heartbeats.
+    const relabel = await startRelabel(url, { kubeQps: 4 });
+    try {
+      const before = { written: await nodeRequestCount(info.adminKubeconfig, 'PATCH', { code: 200 }), refused: await nodeRequestCount(info.adminKubeconfig, 'PATCH', { code: 422 }) };
+      const started = new Date();
+      const done = await relabel.runs.wait(await relabel.runs.start({ targets: site.nodes, concurrency: 4 }));
+      const seconds = (Date.now() - started.getTime()) / 1000;
+      assert.equal(done.result?.status, 'success', JSON.stringify(done.result));
+      const landed = (await nodeRequestCount(info.adminKubeconfig, 'PATCH', { code: 200 })) - before.written;
+      const refused = (await nodeRequestCount(info.adminKubeconfig, 'PATCH', { code: 422 })) - before.refused;
+      let heartbeats = 0;
+      for (const name of site.nodes) {
+        const node = await core.readNode({ name });
+        for (const [k, v] of Object.entries(design.design.nodes[name]?.labels ?? {})) assert.equal(node.metadata?.labels?.[k], v, `${name} ${k}`);
+        const beat = node.status?.conditions?.find((c) => c.type === 'Ready')?.lastHeartbeatTime;
+        if (beat && new Date(beat) > started) heartbeats++;
+      }
+      console.log(`# ${site.nodes.length} heartbeating nodes relabelled in ${seconds.toFixed(1)} s: ${landed} writes landed, ${refused} refused; ${heartbeats} nodes heartbeat during the run`);
+      assert.equal(landed, site.nodes.length, 'each node written exactly once');
+      assert.equal(done.result?.counts.written, site.nodes.length);
+      assert.equal(refused, 0, 'heartbeats touch nothing relabel reads: no write of its was refused');
+      assert.ok(heartbeats > 0, 'the nodes heartbeat while the run went on');
     } finally {
       await relabel.stop();
     }
