@@ -7,7 +7,10 @@
  * Per size: register the nodes; `floor` (a plain client: one paginated
  * LIST, then one resourceVersion-guarded merge patch of 16 labels and an
  * annotation per node, `concurrency` at once; measured twice, the faster
- * counts); then relabel, each pass with
+ * counts); `engine-floor` (bench/engine-floor: a minimal Temporal workflow
+ * on the same stack and worker settings, one child per node writing it with
+ * one guarded patch in a local activity: relabel's ratio to it is its own
+ * overhead); then relabel, each pass with
  * a fresh worker process (its peak RSS is read from /proc):
  * - `all`: every node changed; `noop`: nothing changed; `one-percent`: a new
  *   revision changing every 100th node;
@@ -17,7 +20,7 @@
  * - `seed`: instead of `all`, the nodes are created already as desired (for
  *   the 50,000-node one-off); `retry`: K nodes missing → partial_success
  *   with exactly K NodeNotFound; created again, `relabel retry` fixes them.
- * Prints each time, its ratio to the floor, nodes per second, writes counted
+ * Prints each time, its ratio to the floor (and to the engine floor), nodes per second, writes counted
  * by the API server, history events per changed node, the largest payload,
  * the worker's peak RSS, and where the time went: CPU of each process (per
  * changed node too), the Temporal server's database operations per changed
@@ -26,7 +29,7 @@
  * node labels).
  */
 import { fork, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -50,12 +53,14 @@ import type { RevisionStore } from '../src/store/revision-store.ts';
 import { WORKER_NODE_FLAGS } from '../src/worker/config.ts';
 import { benchSite, withChangedNodes } from './bench-site.ts';
 import { historyFigures } from './history.ts';
+import { engineFloorPass } from './engine-floor/pass.ts';
+import { cpuOf, peakRssMiB } from './proc-figures.ts';
 
 const { values: opts } = parseArgs({
   options: {
     nodes: { type: 'string', default: '500,5000' },
     concurrency: { type: 'string', default: '50' },
-    passes: { type: 'string', default: 'floor,all,noop,plan,one-percent,drift' },
+    passes: { type: 'string', default: 'floor,engine-floor,all,noop,plan,one-percent,drift' },
     retry: { type: 'string', default: '1000' },
     'kube-qps': { type: 'string', default: '0' },
     'continue-as-new-after': { type: 'string' },
@@ -117,31 +122,6 @@ function startWorker(stack: StackInfo, storeUrl: string, taskQueue: string): Pro
   });
 }
 
-/** CPU seconds (user + system) a process has used so far. */
-function cpuSeconds(pid: number): number {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return 0;
-  }
-}
-
-/** CPU seconds of each stack process and the worker, for where the time goes. */
-function cpuOf(stack: StackInfo, worker: ChildProcess, bench = process.pid): Record<string, number> {
-  const out: Record<string, number> = {};
-  for (const p of stack.processes) out[p.name] = cpuSeconds(p.pid);
-  out.worker = cpuSeconds(worker.pid as number);
-  out.client = cpuSeconds(bench);
-  return out;
-}
-
-/** Peak resident memory of a process, in MiB (VmHWM). */
-function peakRssMiB(pid: number): number {
-  const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((l) => l.startsWith('VmHWM:'));
-  return Math.round(Number(line?.split(/\s+/)[1] ?? 0) / 1024);
-}
-
 /** Nodes whose labels or ownership record differ from the design (at most a few named). */
 async function wrongNodes(core: CoreV1Api, prefix: string, design: Design, skip: ReadonlySet<string> = new Set()): Promise<string[]> {
   const wrong: string[] = [];
@@ -198,7 +178,7 @@ async function withWorker<T>(ctx: { stack: StackInfo; storeUrl: string; taskQueu
 type Expect = { status: string; written: number; failure?: number; children?: number };
 
 /** One relabel pass: a fresh worker, one run (or retry), figures, checks. */
-async function pass(ctx: { stack: StackInfo; storeUrl: string; runs: Runs; client: Client; taskQueue: string; floorMs: number; size: number }, name: string, start: () => Promise<{ workflowId: string; runId: string }>, expect: Expect): Promise<{ workflowId: string; runId: string }> {
+async function pass(ctx: { stack: StackInfo; storeUrl: string; runs: Runs; client: Client; taskQueue: string; floorMs: number; engineFloorMs: number; size: number }, name: string, start: () => Promise<{ workflowId: string; runId: string }>, expect: Expect): Promise<{ workflowId: string; runId: string }> {
   const worker = await startWorker(ctx.stack, ctx.storeUrl, ctx.taskQueue);
   try {
     const writesBefore = await nodeRequestCount(ctx.stack.adminKubeconfig, 'PATCH', { code: 200 });
@@ -219,7 +199,7 @@ async function pass(ctx: { stack: StackInfo; storeUrl: string; runs: Runs; clien
     const temporal = temporalFigures(temporal0, await temporalCounts(temporalMetrics, ctx.taskQueue), history.children);
     const r = done.result;
     const row = {
-      nodes: ctx.size, pass: name, status: r?.status ?? done.execution, seconds: +(ms / 1000).toFixed(2), ratioToFloor: +(ms / ctx.floorMs).toFixed(2),
+      nodes: ctx.size, pass: name, status: r?.status ?? done.execution, seconds: +(ms / 1000).toFixed(2), ratioToFloor: +(ms / ctx.floorMs).toFixed(2), ratioToEngineFloor: +(ms / ctx.engineFloorMs).toFixed(2),
       nodesPerSecond: Math.round(ctx.size / (ms / 1000)), written: r?.counts.written, writesCounted: writes, failed: r?.counts.failure,
       children: history.children, executions: history.executions, parentEvents: history.events,
       eventsPerChangedNode: history.children > 0 ? +(history.allEvents / history.children).toFixed(1) : null,
@@ -279,7 +259,13 @@ async function benchSize(size: number): Promise<void> {
     const client = new Client({ connection });
     const taskQueue = 'relabel-bench';
     const runs = createRuns({ client, store, taskQueue, namespace: 'default', searchAttributes: opts['search-attributes'] !== 'off' });
-    const ctx = { stack, storeUrl, runs, client, taskQueue, floorMs, size };
+    let engineFloorMs = Number.NaN;
+    if (passes.includes('engine-floor')) {
+      const ef = await engineFloorPass({ stack, client, core, size, prefix, concurrency, kubeQps: Number(opts['kube-qps']), floorMs, ...(continueAsNewAfter !== undefined ? { continueAsNewAfter } : {}) });
+      engineFloorMs = ef.ms;
+      report(ef.row, ef.problems.length === 0, ef.problems.join('; '));
+    }
+    const ctx = { stack, storeUrl, runs, client, taskQueue, floorMs, engineFloorMs, size };
     const all = () => runs.start({ targets: site.nodes, concurrency, ...(continueAsNewAfter !== undefined ? { continueAsNewAfter } : {}) });
     const checkNodes = async (label: string, skip?: ReadonlySet<string>) => {
       const wrong = await wrongNodes(core, prefix, design, skip);
@@ -355,8 +341,8 @@ async function main(): Promise<void> {
     return { temporalMs: cpu?.temporal, workerMs: cpu?.worker, dbOps: temporal?.dbOpsPerChangedNode };
   };
   console.table(rows.filter((r) => r.seconds !== undefined).map((r) => {
-    const { nodes, pass, seconds, ratioToFloor, nodesPerSecond, writesCounted, children, eventsPerChangedNode, largestPayloadKB, workerPeakRssMiB, ok } = r;
-    return { nodes, pass, seconds, ratioToFloor, nodesPerSecond, writesCounted, children, eventsPerChangedNode, largestPayloadKB, workerPeakRssMiB, ...perNode(r), ok };
+    const { nodes, pass, seconds, ratioToFloor, ratioToEngineFloor, nodesPerSecond, writesCounted, children, eventsPerChangedNode, largestPayloadKB, workerPeakRssMiB, ok } = r;
+    return { nodes, pass, seconds, ratioToFloor, ratioToEngineFloor, nodesPerSecond, writesCounted, children, eventsPerChangedNode, largestPayloadKB, workerPeakRssMiB, ...perNode(r), ok };
   }));
   if (failed) {
     console.error('bench: a measured run did not end as expected (see the rows with ok: false)');
