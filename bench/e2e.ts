@@ -20,6 +20,9 @@
  * - `seed`: instead of `all`, the nodes are created already as desired (for
  *   the 50,000-node one-off); `retry`: K nodes missing → partial_success
  *   with exactly K NodeNotFound; created again, `relabel retry` fixes them.
+ * - `nfd` (bench/nfd): Node Feature Discovery's nfd-master labels every node
+ *   from one NodeFeature each, at its defaults and with as many updaters as
+ *   `--concurrency`; relabel's all-changed time over each.
  * Prints each time, its ratio to the floor (and to the engine floor), nodes per second, writes counted
  * by the API server, history events per changed node, the largest payload,
  * the worker's peak RSS, and where the time went: CPU of each process (per
@@ -54,13 +57,14 @@ import { WORKER_NODE_FLAGS } from '../src/worker/config.ts';
 import { benchSite, withChangedNodes } from './bench-site.ts';
 import { historyFigures } from './history.ts';
 import { engineFloorPass } from './engine-floor/pass.ts';
+import { nfdPasses } from './nfd/pass.ts';
 import { cpuOf, peakRssMiB } from './proc-figures.ts';
 
 const { values: opts } = parseArgs({
   options: {
     nodes: { type: 'string', default: '500,5000' },
     concurrency: { type: 'string', default: '50' },
-    passes: { type: 'string', default: 'floor,engine-floor,all,noop,plan,one-percent,drift' },
+    passes: { type: 'string', default: 'floor,engine-floor,all,noop,plan,one-percent,drift,nfd' },
     retry: { type: 'string', default: '1000' },
     'kube-qps': { type: 'string', default: '0' },
     'continue-as-new-after': { type: 'string' },
@@ -324,6 +328,12 @@ async function benchSize(size: number): Promise<void> {
         return { ok, ...(ok ? {} : { why: `drift counts ${JSON.stringify(r.counts)}, expected ${edited.length} drifted` }), figures: { counts: r.counts } };
       });
     }
+    if (passes.includes('nfd')) {
+      const relabel = rows.find((r) => r.nodes === size && r.pass === 'all-changed' && typeof r.seconds === 'number');
+      const kc = loadKubeConfig(stack.adminKubeconfig);
+      const nfd = await nfdPasses({ stack, kc, dir, nodes: site.nodes, prefix, concurrency, floorMs, ...(relabel ? { relabelMs: (relabel.seconds as number) * 1000 } : {}) });
+      for (const n of nfd) report(n.row, n.problems.length === 0, n.problems.join('; '));
+    }
   } finally {
     await connection?.close();
     await store?.close();
@@ -341,8 +351,8 @@ async function main(): Promise<void> {
     return { temporalMs: cpu?.temporal, workerMs: cpu?.worker, dbOps: temporal?.dbOpsPerChangedNode };
   };
   console.table(rows.filter((r) => r.seconds !== undefined).map((r) => {
-    const { nodes, pass, seconds, ratioToFloor, ratioToEngineFloor, nodesPerSecond, writesCounted, children, eventsPerChangedNode, largestPayloadKB, workerPeakRssMiB, ok } = r;
-    return { nodes, pass, seconds, ratioToFloor, ratioToEngineFloor, nodesPerSecond, writesCounted, children, eventsPerChangedNode, largestPayloadKB, workerPeakRssMiB, ...perNode(r), ok };
+    const { nodes, pass, seconds, ratioToFloor, ratioToEngineFloor, relabelRatio, nodesPerSecond, writesCounted, children, eventsPerChangedNode, largestPayloadKB, workerPeakRssMiB, ok } = r;
+    return { nodes, pass, seconds, ratioToFloor, ratioToEngineFloor, relabelRatio, nodesPerSecond, writesCounted, children, eventsPerChangedNode, largestPayloadKB, workerPeakRssMiB, ...perNode(r), ok };
   }));
   if (failed) {
     console.error('bench: a measured run did not end as expected (see the rows with ok: false)');
