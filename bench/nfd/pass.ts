@@ -14,6 +14,7 @@ import { nodeRequestCount } from '../../stack/kube-metrics.ts';
 import { isAlive, logTail, stopProcess } from '../../stack/processes.ts';
 import type { StackInfo } from '../../stack/stack.ts';
 import { floorValues, nodesWithout } from '../floor-labels.ts';
+import { cpuSeconds } from '../proc-figures.ts';
 import { NFD_CLIENT_RATE, NFD_DEFAULT_PARALLELISM, nodesUpdated, startNfdMaster, type NfdMaster } from './master.ts';
 import { applyNfdCrds, ensureNamespace, nfdModuleDir, publishNodeFeatures } from './setup.ts';
 
@@ -36,6 +37,11 @@ export interface NfdPassContext {
   floorMs: number;
   /** relabel's all-changed time in the same run, when measured. */
   relabelMs?: number;
+}
+
+/** CPU seconds of the stack's Kubernetes processes so far. */
+function stackCpu(stack: StackInfo): Record<string, number> {
+  return Object.fromEntries(stack.processes.filter((p) => p.name !== 'temporal').map((p) => [p.name, cpuSeconds(p.pid)]));
 }
 
 /** One timed run of nfd-master; undefined `ms` when not every node was labelled in time. */
@@ -96,10 +102,15 @@ export async function nfdPasses(ctx: NfdPassContext): Promise<{ row: Record<stri
       log: join(ctx.dir, `${setting.pass}.log`),
       ...(setting.parallelism === undefined ? {} : { parallelism: setting.parallelism }),
     });
+    const cpu0 = stackCpu(ctx.stack);
     let run: Awaited<ReturnType<typeof timedRun>>;
+    let cpu: Record<string, number>;
     try {
       run = await timedRun(ctx, master, tag);
     } finally {
+      // Read before it stops: the CPU of a process that is gone reads as 0.
+      const cpu1 = { ...stackCpu(ctx.stack), 'nfd-master': cpuSeconds(master.process.pid) };
+      cpu = Object.fromEntries(Object.entries(cpu1).map(([k, v]) => [k, +(v - (cpu0[k] ?? 0)).toFixed(1)]));
       await stopProcess(master.process);
     }
     const writes = (await nodeRequestCount(ctx.stack.adminKubeconfig, 'PATCH', { code: 200 })) - writesBefore;
@@ -113,7 +124,7 @@ export async function nfdPasses(ctx: NfdPassContext): Promise<{ row: Record<stri
         relabelRatio: ms === undefined || ctx.relabelMs === undefined ? null : +(ctx.relabelMs / ms).toFixed(2),
         firstWriteSeconds: run.firstWriteMs === undefined ? null : +(run.firstWriteMs / 1000).toFixed(2),
         writesCounted: writes, updaters, clientLimit: `${NFD_CLIENT_RATE.qps} QPS / ${NFD_CLIENT_RATE.burst} burst per updater (≤ ${NFD_CLIENT_RATE.qps * updaters} requests/s)`,
-        publishSeconds: +(publishMs / 1000).toFixed(2), args: master.args.join(' '), crds: crds.length,
+        cpuSeconds: cpu, publishSeconds: +(publishMs / 1000).toFixed(2), args: master.args.join(' '), crds: crds.length,
       },
       // One node write each, plus the version annotation on nfd-master's own node.
       problems: [run.why, run.ms !== undefined && writes < size && `${writes} writes, expected at least ${size}`].filter((p): p is string => typeof p === 'string'),
