@@ -114,8 +114,9 @@ export function createEngineFloorActivities(kc: KubeConfig, qps: number) {
      * Writes the pass's labels and annotation to one node with
      * {@link floorPatch}. A failed `test` (someone changed a key it read)
      * re-reads the node and writes again, at most {@link MAX_STALE_WRITES}
-     * times; a node that already carries the values (an earlier attempt's
-     * answer was lost) is not written again.
+     * times; a node that already carries the values is not written again
+     * and counts as written: the values are this pass's own (its tag), so an
+     * earlier attempt whose answer was lost wrote them.
      */
     async patchFloorNode(input: { node: FloorNode; tag: string }): Promise<{ written: boolean }> {
       let node = input.node;
@@ -127,7 +128,7 @@ export function createEngineFloorActivities(kc: KubeConfig, qps: number) {
           if (!isStaleWrite(err) || attempt >= MAX_STALE_WRITES) throw err;
         }
         const state = await nodes.readNode(node.name);
-        if (carries(state, input.tag)) return { written: false };
+        if (carries(state, input.tag)) return { written: true };
         node = floorNodeOf(state, Object.keys(state.labels).length > 0, Object.keys(state.annotations).length > 0);
       }
     },
