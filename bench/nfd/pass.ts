@@ -15,7 +15,7 @@ import { isAlive, logTail, stopProcess } from '../../stack/processes.ts';
 import type { StackInfo } from '../../stack/stack.ts';
 import { floorValues, nodesWithout } from '../floor-labels.ts';
 import { cpuSeconds } from '../proc-figures.ts';
-import { NFD_CLIENT_RATE, NFD_DEFAULT_PARALLELISM, nodesUpdated, startNfdMaster, type NfdMaster } from './master.ts';
+import { NFD_CLIENT_RATE, NFD_DEFAULT_PARALLELISM, nfdMasterPath, nodesUpdated, startNfdMaster, type NfdMaster } from './master.ts';
 import { applyNfdCrds, ensureNamespace, nfdModuleDir, publishNodeFeatures } from './setup.ts';
 
 /** Where nfd-worker's NodeFeatures live, and nfd-master's namespace. */
@@ -77,13 +77,19 @@ async function prepare(ctx: NfdPassContext): Promise<string[]> {
 }
 
 /**
- * Runs both nfd passes; returns a row and its problems for each. Throws
- * when NFD cannot be set up at all (module or binary missing: run
- * `npm run tools`).
+ * Runs both nfd passes; returns a row and its problems for each, or one
+ * failed `nfd` row saying why NFD could not be set up (its module or
+ * binary missing: run `npm run tools`).
  */
 export async function nfdPasses(ctx: NfdPassContext): Promise<{ row: Record<string, unknown>; problems: string[] }[]> {
-  const crds = await prepare(ctx);
   const size = ctx.nodes.length;
+  let crds: string[];
+  try {
+    nfdMasterPath();
+    crds = await prepare(ctx);
+  } catch (err) {
+    return [{ row: { nodes: size, pass: 'nfd' }, problems: [`Node Feature Discovery not set up: ${err instanceof Error ? err.message : String(err)}`] }];
+  }
   const settings = [
     { pass: 'nfd-defaults', parallelism: undefined },
     { pass: 'nfd-parallel', parallelism: ctx.concurrency },
