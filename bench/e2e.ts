@@ -23,11 +23,12 @@
  * - `nfd` (bench/nfd): Node Feature Discovery's nfd-master labels every node
  *   from one NodeFeature each, at its defaults and with as many updaters as
  *   `--concurrency`; relabel's all-changed time over each.
- * Prints each time, its ratio to the floor (and to the engine floor), nodes per second, writes counted
- * by the API server, history events per changed node, the largest payload,
- * the worker's peak RSS, and where the time went: CPU of each process (per
- * changed node too), the Temporal server's database operations per changed
- * node and the share of workflow tasks it matched to a waiting poll. Exits
+ * Prints each time, its ratio to the floor (and to the engine floor), nodes
+ * per second, writes counted by the API server, history events per changed
+ * node, the largest payload, the worker's peak RSS, and where the time went:
+ * CPU of each process (per changed node too), the Temporal server's database
+ * operations per changed node and the share of workflow tasks it matched to
+ * a waiting poll. Exits
  * non-zero when a run does not end as expected (status, writes, children,
  * node labels).
  */
