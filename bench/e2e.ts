@@ -21,8 +21,8 @@
  *   the 50,000-node one-off); `retry`: K nodes missing → partial_success
  *   with exactly K NodeNotFound; created again, `relabel retry` fixes them.
  * - `nfd` (bench/nfd): Node Feature Discovery's nfd-master labels every node
- *   from one NodeFeature each, at its defaults and with as many updaters as
- *   `--concurrency`; relabel's all-changed time over each.
+ *   from one NodeFeature each, at its defaults and matched to relabel's
+ *   client rate as far as NFD allows; relabel's all-changed time over each.
  * Prints each time, its ratio to the floor (and to the engine floor), nodes
  * per second, writes counted by the API server, history events per changed
  * node, the largest payload, the worker's peak RSS, and where the time went:
@@ -332,7 +332,7 @@ async function benchSize(size: number): Promise<void> {
     if (passes.includes('nfd')) {
       const relabel = rows.find((r) => r.nodes === size && r.pass === 'all-changed' && typeof r.seconds === 'number');
       const kc = loadKubeConfig(stack.adminKubeconfig);
-      const nfd = await nfdPasses({ stack, kc, dir, nodes: site.nodes, prefix, concurrency, floorMs, ...(relabel ? { relabelMs: (relabel.seconds as number) * 1000 } : {}) });
+      const nfd = await nfdPasses({ stack, kc, dir, nodes: site.nodes, prefix, concurrency, kubeQps: Number(opts['kube-qps']), floorMs, ...(relabel ? { relabelMs: (relabel.seconds as number) * 1000 } : {}) });
       for (const n of nfd) report(n.row, n.problems.length === 0, n.problems.join('; '));
     }
   } finally {

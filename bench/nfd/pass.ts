@@ -4,9 +4,12 @@
  * one NodeFeature per node published beforehand as nfd-worker would. Timed
  * from nfd-master's start (informer sync, its first tick a second later,
  * then one GET and one JSON Patch per node) until every node carries the
- * labels. Twice: at NFD's defaults, and with as many node updaters as
- * relabel's window (`--concurrency`), since NFD offers no client QPS
- * setting (see {@link NFD_CLIENT_RATE}).
+ * labels. Twice: at NFD's defaults, and matched to relabel's client rate
+ * as far as NFD lets it be: NFD offers no client QPS setting (see
+ * {@link NFD_CLIENT_RATE}), only the number of node updaters, each a
+ * client of its own; so as many updaters as make relabel's `--kube-qps`,
+ * or, when relabel's client has no limit (the bench's default), as many
+ * as relabel's window (`--concurrency`).
  */
 import { join } from 'node:path';
 import { CoreV1Api, ApiException, type KubeConfig } from '@kubernetes/client-node';
@@ -34,6 +37,8 @@ export interface NfdPassContext {
   nodes: readonly string[];
   prefix: string;
   concurrency: number;
+  /** relabel's client QPS in this run (0: no limit). */
+  kubeQps: number;
   floorMs: number;
   /** relabel's all-changed time in the same run, when measured. */
   relabelMs?: number;
@@ -92,7 +97,7 @@ export async function nfdPasses(ctx: NfdPassContext): Promise<{ row: Record<stri
   }
   const settings = [
     { pass: 'nfd-defaults', parallelism: undefined },
-    { pass: 'nfd-parallel', parallelism: ctx.concurrency },
+    { pass: 'nfd-matched', parallelism: ctx.kubeQps > 0 ? Math.ceil(ctx.kubeQps / NFD_CLIENT_RATE.qps) : ctx.concurrency },
   ];
   const out: { row: Record<string, unknown>; problems: string[] }[] = [];
   for (const [i, setting] of settings.entries()) {
