@@ -76,7 +76,8 @@ export default tseslint.config(
   },
   {
     // Workflows: deterministic orchestration. Activities are imported as types only.
-    files: ['src/workflows/**/*.ts'],
+    // The benchmark's engine floor is workflow code too.
+    files: ['src/workflows/**/*.ts', 'bench/**/workflows.ts'],
     rules: {
       ...forbid(
         [nodeBuiltins, 'workflow code is deterministic: no Node built-ins'],

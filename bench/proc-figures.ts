@@ -1,13 +1,12 @@
 /**
- * What the benchmark reads of its processes from /proc: CPU seconds used so
- * far and peak resident memory, to say where the time and memory go.
+ * What the benchmark reads of its processes from /proc: CPU seconds used
+ * and peak resident memory.
  */
-import type { ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import type { StackInfo } from '../stack/stack.ts';
 
-/** CPU seconds (user + system) a process has used so far. */
-function cpuSeconds(pid: number): number {
+/** CPU seconds (user + system) a process has used so far; 0 once it is gone. */
+export function cpuSeconds(pid: number): number {
   try {
     const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
     return (Number(fields[11]) + Number(fields[12])) / 100;
@@ -16,8 +15,8 @@ function cpuSeconds(pid: number): number {
   }
 }
 
-/** CPU seconds of each stack process and the worker, for where the time goes. */
-export function cpuOf(stack: StackInfo, worker: ChildProcess, bench = process.pid): Record<string, number> {
+/** CPU seconds of each stack process, the worker and the bench, for where the time goes. */
+export function cpuOf(stack: StackInfo, worker: { pid?: number | undefined }, bench = process.pid): Record<string, number> {
   const out: Record<string, number> = {};
   for (const p of stack.processes) out[p.name] = cpuSeconds(p.pid);
   out.worker = cpuSeconds(worker.pid as number);

@@ -1,0 +1,103 @@
+/**
+ * The benchmark's `engine-floor` pass: a fresh engine-floor worker process
+ * (relabel's worker settings and Node flags), one `engineFloor` run over
+ * every bench node, timed like relabel's passes, with the same figures and
+ * checks: every node written once (as the API server counts PATCHes), one
+ * child per node, no payload over 512 KB, every node carrying the values.
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import type { CoreV1Api } from '@kubernetes/client-node';
+import type { Client } from '@temporalio/client';
+import { nodeRequestCount } from '../../stack/kube-metrics.ts';
+import type { StackInfo } from '../../stack/stack.ts';
+import { temporalCounts, temporalFigures } from '../../stack/temporal-metrics.ts';
+import { DEFAULT_CONTINUE_AS_NEW_AFTER, MAX_HISTORY_BYTES, MAX_HISTORY_EVENTS } from '../../src/workflows/update-labels-window.ts';
+import { WORKER_NODE_FLAGS } from '../../src/worker/config.ts';
+import { historyFigures } from '../history.ts';
+import { cpuOf, peakRssMiB } from '../proc-figures.ts';
+import { nodesWithout } from '../floor-labels.ts';
+import type { engineFloor } from './workflows.ts';
+
+/** The engine floor's own task queue (a normal one, as relabel's). */
+const TASK_QUEUE = 'engine-floor-bench';
+
+/** What the pass needs of the benchmark's run. */
+export interface EngineFloorPassContext {
+  stack: StackInfo;
+  client: Client;
+  /** A client of the admin kubeconfig, for the final check. */
+  core: CoreV1Api;
+  size: number;
+  prefix: string;
+  concurrency: number;
+  /** The worker's client QPS, as relabel's worker gets it (0: no limit). */
+  kubeQps: number;
+  continueAsNewAfter?: number;
+  floorMs: number;
+}
+
+/** Forks the engine-floor worker; resolves once it is created. */
+function startFloorWorker(stack: StackInfo, kubeQps: number): Promise<ChildProcess> {
+  const child = fork(new URL('./worker.ts', import.meta.url).pathname, [], {
+    env: { ...process.env, TEMPORAL_ADDRESS: stack.temporalAddress, KUBECONFIG: stack.kubeconfig, ENGINE_FLOOR_TASK_QUEUE: TASK_QUEUE, ENGINE_FLOOR_KUBE_QPS: String(kubeQps) },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    execArgv: [...process.execArgv, ...WORKER_NODE_FLAGS, ...(process.env.BENCH_WORKER_NODE_OPTIONS?.split(' ').filter(Boolean) ?? [])],
+  });
+  return new Promise((resolve, reject) => {
+    child.once('message', () => resolve(child));
+    child.once('exit', (code) => reject(new Error(`engine-floor worker exited early with ${code}`)));
+  });
+}
+
+/**
+ * Runs the pass; returns its time, its row of figures and what went wrong
+ * (nothing, when every node was written once and carries the values).
+ */
+export async function engineFloorPass(ctx: EngineFloorPassContext): Promise<{ ms: number; row: Record<string, unknown>; problems: string[] }> {
+  const { stack, client, size } = ctx;
+  const worker = await startFloorWorker(stack, ctx.kubeQps);
+  try {
+    const tag = Date.now().toString(36);
+    const writesBefore = await nodeRequestCount(stack.adminKubeconfig, 'PATCH', { code: 200 });
+    const metricsUrl = `http://127.0.0.1:${stack.ports.temporalMetrics}/metrics`;
+    const temporal0 = await temporalCounts(metricsUrl, TASK_QUEUE);
+    const cpu0 = cpuOf(stack, worker);
+    const t0 = performance.now();
+    const handle = await client.workflow.start<typeof engineFloor>('engineFloor', {
+      taskQueue: TASK_QUEUE,
+      workflowId: `engine-floor-${tag}`,
+      args: [{ prefix: ctx.prefix, tag, concurrency: ctx.concurrency, continueAsNewAfter: ctx.continueAsNewAfter ?? DEFAULT_CONTINUE_AS_NEW_AFTER, maxHistoryEvents: MAX_HISTORY_EVENTS, maxHistoryBytes: MAX_HISTORY_BYTES }],
+    });
+    const result = await handle.result();
+    const ms = performance.now() - t0;
+    const cpu1 = cpuOf(stack, worker);
+    const cpuSecondsUsed = Object.fromEntries(Object.entries(cpu1).map(([k, v]) => [k, +(v - (cpu0[k] ?? 0)).toFixed(1)]));
+    const writes = (await nodeRequestCount(stack.adminKubeconfig, 'PATCH', { code: 200 })) - writesBefore;
+    const history = await historyFigures(client, handle.workflowId, handle.firstExecutionRunId);
+    // The server publishes its counters about once a second.
+    await new Promise((r) => setTimeout(r, 2000));
+    const temporal = temporalFigures(temporal0, await temporalCounts(metricsUrl, TASK_QUEUE), history.children);
+    const wrong = await nodesWithout(ctx.core, ctx.prefix, tag);
+    const row = {
+      nodes: size, pass: 'engine-floor', seconds: +(ms / 1000).toFixed(2), ratioToFloor: +(ms / ctx.floorMs).toFixed(2),
+      nodesPerSecond: Math.round(size / (ms / 1000)), written: result.written, writesCounted: writes, failed: result.failed,
+      children: history.children, executions: history.executions, parentEvents: history.events,
+      eventsPerChangedNode: history.children > 0 ? +(history.allEvents / history.children).toFixed(1) : null,
+      largestPayloadKB: +(history.largestPayload / 1024).toFixed(1), workerPeakRssMiB: peakRssMiB(worker.pid as number), cpuSeconds: cpuSecondsUsed,
+      cpuMsPerChangedNode: history.children > 0 ? Object.fromEntries(Object.entries(cpuSecondsUsed).map(([k, v]) => [k, +((v * 1000) / history.children).toFixed(1)])) : null,
+      temporal, wrongNodes: wrong.length,
+    };
+    const problems = [
+      result.written !== size && `result says ${result.written} written, expected ${size}`,
+      writes !== size && `${writes} writes, expected ${size}`,
+      result.failed !== 0 && `${result.failed} children failed`,
+      history.children !== size && `${history.children} children, expected ${size}`,
+      wrong.length > 0 && `${wrong.length} nodes without the values, e.g. ${wrong.slice(0, 3).join(', ')}`,
+      history.largestPayload > 512 * 1024 && `a payload of ${history.largestPayload} bytes`,
+    ].filter((p): p is string => typeof p === 'string');
+    return { ms, row, problems };
+  } finally {
+    worker.kill('SIGTERM');
+    await new Promise((r) => worker.once('exit', r));
+  }
+}

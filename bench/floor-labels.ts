@@ -1,0 +1,37 @@
+/**
+ * The 16 labels and the annotation of the floors: the plain-client floor
+ * (bench/e2e.ts) writes these keys, and the engine floor and Node Feature
+ * Discovery write the same keys with values tagged per pass, so that every
+ * pass changes every node.
+ */
+import type { CoreV1Api } from '@kubernetes/client-node';
+
+/** The label keys the plain-client floor writes. */
+export const FLOOR_LABEL_KEYS = Array.from({ length: 16 }, (_, i) => `floor.example.com/label-${i}`);
+
+/** The annotation the plain-client floor writes beside its labels: the keys it owns. */
+export const FLOOR_OWNED_ANNOTATION = 'floor.example.com/owned';
+
+/** The labels and annotation of the pass tagged `tag`. */
+export function floorValues(tag: string): { labels: Record<string, string>; annotations: Record<string, string> } {
+  return {
+    labels: Object.fromEntries(FLOOR_LABEL_KEYS.map((k, i) => [k, `value-${i}-${tag}`])),
+    annotations: { [FLOOR_OWNED_ANNOTATION]: FLOOR_LABEL_KEYS.join(',') },
+  };
+}
+
+/** Nodes named with `prefix` that do not carry every label of the pass tagged `tag` (one paginated LIST). */
+export async function nodesWithout(core: CoreV1Api, prefix: string, tag: string): Promise<string[]> {
+  const want = Object.entries(floorValues(tag).labels);
+  const wrong: string[] = [];
+  let cont: string | undefined;
+  do {
+    const page = await core.listNode({ limit: 500, ...(cont ? { _continue: cont } : {}) });
+    for (const n of page.items) {
+      const name = n.metadata?.name ?? '';
+      if (name.startsWith(prefix) && want.some(([k, v]) => n.metadata?.labels?.[k] !== v)) wrong.push(name);
+    }
+    cont = page.metadata?._continue || undefined;
+  } while (cont);
+  return wrong;
+}
