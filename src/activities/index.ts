@@ -13,6 +13,7 @@ import type { Design } from '../core/site/validate-site.ts';
 import { isStaleWrite, mapNodeError } from '../kube/errors.ts';
 import { conflictBackoff } from '../kube/conflict-backoff.ts';
 import type { NodeApi, NodeState } from '../kube/nodes.ts';
+import type { WorkloadApi } from '../kube/workloads.ts';
 import { runnableRevision } from '../store/revision-checks.ts';
 import type { RevisionStore } from '../store/revision-store.ts';
 import type { NodeResultDetail, RunOutcome } from '../store/run-store.ts';
@@ -49,11 +50,13 @@ export interface ActivityDeps {
   startRun?: RunStarter;
   /** Kubernetes Events about the nodes runs write or fail on; none recorded when absent. */
   events?: NodeEvents;
+  /** Read-only lists of DaemonSets, pods and budgets; dry runs weigh their workload impact with them (none when absent). */
+  workloads?: WorkloadApi;
 }
 
 /** Builds the activities over the given clients. */
 export function createActivities(deps: ActivityDeps) {
-  const { nodes, store, events } = deps;
+  const { nodes, store, events, workloads } = deps;
   const designs = deps.designs ?? createDesignCache(store);
   const results = deps.results ?? createResultWriter(store);
   const { pinnedPluginSet, nodePluginLabels } = createRunPluginLabels(store);
@@ -174,7 +177,8 @@ export function createActivities(deps: ActivityDeps) {
       const design = await validDesign(input.revision);
       const set = await pinnedPluginSet(input.run, design.site);
       const plugins: PluginLabelSource | undefined = set === 0 ? undefined : { set, lookup: (names) => store.pluginSetLabels(set, names) };
-      return planRun({ nodes, store, ...(events ? { events } : {}), progress: (planned) => context.heartbeat({ planned }), ...(plugins ? { plugins } : {}) }, { ...input, design });
+      const extra = { ...(events ? { events } : {}), ...(plugins ? { plugins } : {}), ...(workloads ? { workloads } : {}) };
+      return planRun({ nodes, store, ...extra, progress: (planned) => context.heartbeat({ planned }) }, { ...input, design });
     },
 
     /**

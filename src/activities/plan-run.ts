@@ -15,6 +15,10 @@ import { nodeWants, type JoinedWants, type PluginConflict, type PluginEntry } fr
 import type { NodeWants } from '../core/plan/drift.ts';
 import { formatTaint } from '../core/plan/taints.ts';
 import type { Design } from '../core/site/validate-site.ts';
+import { plannedNodeChange } from '../core/plan/planned-node.ts';
+import type { NodeChange, PlanImpact } from '../core/plan/workload-impact.ts';
+import type { WorkloadApi } from '../kube/workloads.ts';
+import { assessImpact } from './plan-impact.ts';
 import { httpStatus, mapNodeError } from '../kube/errors.ts';
 import type { NodeApi, NodeState } from '../kube/nodes.ts';
 import type { NodeResultDetail, NodeResultUpdate, RunStore } from '../store/run-store.ts';
@@ -49,6 +53,8 @@ export interface RunPlan {
   pluginSet?: number;
   /** Nodes with a plugin label not applied because another source gives the key another value. */
   pluginConflictNodes?: number;
+  /** In a dry run read with workload access: what the plan does to DaemonSets, pods and their budgets. */
+  impact?: PlanImpact;
 }
 
 /** Most plugin conflicts one node's result lists; `pluginConflictCount` counts all. */
@@ -79,6 +85,8 @@ export interface PlanDeps {
   plugins?: PluginLabelSource;
   /** Events about target nodes the plan fails on that exist in the cluster (none in a dry run). */
   events?: NodeEvents;
+  /** Read-only lists of DaemonSets, pods and budgets: with them, a dry run weighs its workload impact. */
+  workloads?: WorkloadApi;
 }
 
 /**
@@ -132,7 +140,8 @@ function ownedPresent(state: Pick<NodeState, 'labels' | 'annotations'>): number 
 /**
  * The outcome of planning one observed node (pure); `wants` is what it
  * wants (see `nodeWants`: without it, its document labels only), and
- * `tally` adds up what it would remove.
+ * `tally` adds up what it would remove; `onChange` is told the node's
+ * labels and taints before and after, when the plan changes them.
  */
 export function planNode(
   design: Design,
@@ -140,8 +149,11 @@ export function planNode(
   dryRun: boolean,
   wants: JoinedWants | undefined = nodeWants(design, state.name),
   tally?: RemovalTally,
+  onChange?: (change: NodeChange) => void,
 ): NodeResultUpdate {
   const plan = planWants(wants, state, design.policy);
+  const change = onChange && plannedNodeChange(state.name, state, plan, design.policy.liftUninitializedTaint);
+  if (change) onChange?.(change);
   tally?.add(ownedPresent(state), plan.remove);
   const conflicts = conflictDetail(wants?.conflicts ?? []);
   const patch = nodePatch(plan, state, design.policy.liftUninitializedTaint);
@@ -232,6 +244,11 @@ async function refuse(store: RunStore, run: number, removal: RemovalAssessment):
  * that nodes which exist need. Whether they exist is known from the bulk
  * read: one GET each when the run's designed and undesigned targets are at
  * most {@link GET_THRESHOLD}, else the LIST.
+ *
+ * A dry run given `workloads` also weighs its workload impact (see
+ * `assessImpact`: DaemonSets gaining or losing pods, pods evicted or
+ * stranded, their budgets) from each changed node's labels and taints
+ * before and after, kept until the end (memory: the changed nodes).
  */
 export async function planRun(
   deps: PlanDeps,
@@ -245,6 +262,9 @@ export async function planRun(
   const failureTypes: Record<string, number> = {};
   let toChange = 0;
   let pluginConflictNodes = 0;
+  // A dry run with workload access keeps each changed node's before and after, to weigh them at the end.
+  const changes: NodeChange[] = [];
+  const onChange = dryRun && deps.workloads ? (change: NodeChange) => void changes.push(change) : undefined;
   let batch: NodeResultUpdate[] = [];
   const write = async (force: boolean) => {
     if (batch.length === 0 || (!force && batch.length < PAGE_SIZE)) return;
@@ -297,7 +317,7 @@ export async function planRun(
         const wants = nodeWants(design, item.name, plugins.get(item.name) ?? []);
         if ((wants?.conflicts.length ?? 0) > 0) pluginConflictNodes++;
         // A pending node's conflicts are recorded by its child, which plans it again.
-        await settle(planNode(design, item, dryRun, wants, tally));
+        await settle(planNode(design, item, dryRun, wants, tally, onChange));
       } else if (undesigned.delete(item.name)) {
         failedEvent(item.name, item.uid);
       }
@@ -314,6 +334,7 @@ export async function planRun(
   await write(true);
   const removal = tally.result();
   if (removal.exceeded && !dryRun && input.allowMassRemoval !== true) await refuse(store, run, removal);
+  const impact = onChange && deps.workloads ? await assessImpact(deps.workloads, changes) : undefined;
   return {
     site: design.site,
     defaultConcurrency: design.policy.defaultConcurrency,
@@ -324,5 +345,6 @@ export async function planRun(
     removal,
     pluginSet: deps.plugins?.set ?? 0,
     pluginConflictNodes,
+    ...(impact ? { impact } : {}),
   };
 }

@@ -241,6 +241,7 @@ export async function updateLabels(input: UpdateLabelsInput): Promise<UpdateLabe
         cursor: -1,
         startedAt: workflowInfo().startTime.toISOString(),
         ...(plan.removal ? { removal: plan.removal } : {}),
+        ...(plan.impact ? { impact: plan.impact } : {}),
       };
       if (useSearchAttributes) {
         upsertSearchAttributes([
@@ -328,6 +329,7 @@ export async function updateLabels(input: UpdateLabelsInput): Promise<UpdateLabe
       failures: state.failures,
       ...(input.retryOf ? { retryOf: input.retryOf } : {}),
       ...(state.removal ? { removal: state.removal } : {}),
+      ...(state.impact ? { impact: state.impact } : {}),
     };
     outcome.result = result;
     telemetry.finished(result);

@@ -3,6 +3,9 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import type { NodeSelectorTerm, SelectorRequirement } from './node-affinity.ts';
 import type { Toleration } from './tolerations.ts';
+import { OWNED_LABELS_ANNOTATION, UNINITIALIZED_TAINT_KEY } from './constants.ts';
+import { planLabels } from './label-plan.ts';
+import { plannedNodeChange } from './planned-node.ts';
 import { daemonSetShouldRun, IMPACT_SAMPLE_SIZE, workloadImpact, type DaemonSetInfo, type NodeChange, type PodInfo } from './workload-impact.ts';
 
 const term = (...matchExpressions: SelectorRequirement[]): NodeSelectorTerm => ({ matchExpressions });
@@ -185,5 +188,21 @@ describe('workload impact properties', () => {
         }
       }),
     );
+  });
+});
+
+describe('plannedNodeChange', () => {
+  const policy = { reconcileOsArchAliases: false, protectedKeys: [] };
+  const state = { resourceVersion: '1', labels: { 'ceph-osd': 'enabled', keep: 'x' }, annotations: { [OWNED_LABELS_ANNOTATION]: 'ceph-osd' }, taints: [{ key: UNINITIALIZED_TAINT_KEY, effect: 'NoSchedule' }] };
+  it('is the labels the plan leaves and the taints the patch writes', () => {
+    const plan = planLabels({ ...state, desired: {}, desiredTaints: [{ key: 'maint', effect: 'NoExecute' }], policy });
+    const change = plannedNodeChange('n1', state, plan, true);
+    assert.deepEqual(change?.after.labels, { keep: 'x' });
+    assert.deepEqual(change?.after.taints.map((t) => `${t.key}:${t.effect}`), ['maint:NoExecute']);
+    assert.deepEqual(change?.before, { labels: state.labels, taints: state.taints });
+  });
+  it('is undefined when the node keeps its labels and taints', () => {
+    const plan = planLabels({ ...state, desired: { 'ceph-osd': 'enabled' }, policy });
+    assert.equal(plannedNodeChange('n1', state, plan, false), undefined);
   });
 });

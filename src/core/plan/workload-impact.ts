@@ -105,6 +105,9 @@ export type WorkloadImpact = {
   };
 };
 
+/** A plan's workload impact, or why it could not be weighed (the plan itself stands). */
+export type PlanImpact = WorkloadImpact | { unavailable: string };
+
 /** The DaemonSet controller's verdict for one node: create a pod there; keep one that is there. */
 export type DaemonVerdict = { shouldRun: boolean; shouldContinueRunning: boolean };
 
