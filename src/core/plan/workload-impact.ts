@@ -12,6 +12,7 @@
  * and in total, with at most {@link IMPACT_SAMPLE_SIZE} names per entry and
  * {@link IMPACT_MAX_ENTRIES} entries per list, the rest counted.
  */
+import { byText } from './label-plan.ts';
 import { matchesLabelSelector, matchesNodePlacement, type LabelSelector, type NodeSelector } from './node-affinity.ts';
 import { BLOCKING_EFFECTS, daemonPodTolerations, noExecuteOutcome, toleratesTaints, type TaintLike, type Toleration } from './tolerations.ts';
 
@@ -135,8 +136,6 @@ function push<T>(into: Sampled<T>, item: T): void {
   into.count++;
   if (into.sample.length < IMPACT_SAMPLE_SIZE) into.sample.push(item);
 }
-
-const byText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 /** The first {@link IMPACT_MAX_ENTRIES} of `items`, largest `weight` first, then by `name`; and how many were left out. */
 function capped<T>(items: Iterable<T>, weight: (item: T) => number, name: (item: T) => string): { listed: T[]; more: number } {
@@ -268,7 +267,8 @@ export type ImpactTally = ReturnType<typeof createImpactTally>;
  * taint it tolerated before (or that was not there) is listed as evicted,
  * with the seconds the taint-eviction controller waits; a pod not evicted
  * whose placement matched before and does not after is listed as stranded,
- * except a pod of a listed DaemonSet (its loss is the DaemonSet's). Pure;
+ * except a pod of a listed DaemonSet (its loss is the DaemonSet's; one a
+ * taint evicts is listed both as evicted and as the DaemonSet's loss). Pure;
  * see {@link createImpactTally} to add nodes a page at a time.
  */
 export function workloadImpact(input: {
