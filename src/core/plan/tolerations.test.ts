@@ -16,6 +16,10 @@ describe('tolerations (Toleration.ToleratesTaint, taint eviction)', () => {
     ['Gt: the taint value above the bound', { key: 'k', operator: 'Gt', value: '5' }, t('k', 'NoSchedule', '10'), true],
     ['Lt: the taint value below the bound', { key: 'k', operator: 'Lt', value: '5' }, t('k', 'NoSchedule', '10'), false],
     ['Gt: a taint value that is not an integer', { key: 'k', operator: 'Gt', value: '5' }, t('k', 'NoSchedule', 'x'), false],
+    ['Gt: negative values compare', { key: 'k', operator: 'Gt', value: '-100' }, t('k', 'NoSchedule', '-50'), true],
+    ['Gt: a leading zero is no integer (unlike a node selector)', { key: 'k', operator: 'Gt', value: '0100' }, t('k', 'NoSchedule', '200'), false],
+    ['Lt: a plus sign is no integer', { key: 'k', operator: 'Lt', value: '100' }, t('k', 'NoSchedule', '+20'), false],
+    ['Lt: the int64 edge compares exactly', { key: 'k', operator: 'Lt', value: '0' }, t('k', 'NoSchedule', '-9223372036854775808'), true],
     ['an unknown operator tolerates nothing', { key: 'k', operator: 'Matches', value: 'v' }, t('k', 'NoSchedule', 'v'), false],
   ];
   for (const [name, toleration, taint, expected] of cases) it(name, () => assert.equal(toleratesTaint(toleration, taint), expected));

@@ -24,6 +24,11 @@ export type Toleration = {
 /** What a toleration looks at on a taint. */
 export type TaintLike = Pick<Taint, 'key' | 'value' | 'effect'>;
 
+/** An integer as a toleration's Gt/Lt reads it: optional minus, no plus, no leading zero, within int64. */
+function strictInt64(text: string): bigint | undefined {
+  return /^-?(0|[1-9][0-9]*)$/.test(text) ? parseInt64(text) : undefined;
+}
+
 /** Taint effects that keep a pod from being scheduled or from running (the scheduler and the DaemonSet controller ignore PreferNoSchedule). */
 export const BLOCKING_EFFECTS = ['NoSchedule', 'NoExecute'] as const;
 
@@ -32,8 +37,12 @@ export const BLOCKING_EFFECTS = ['NoSchedule', 'NoExecute'] as const;
  * taint's, its key is empty or the taint's, and by operator: Equal (or
  * empty) compares values (an absent value is empty), Exists matches any
  * value, Gt/Lt compare the taint's value with the toleration's as int64
- * (taint > toleration for Gt, taint < toleration for Lt; either not an
- * integer: no). Any other operator tolerates nothing.
+ * (taint > toleration for Gt, taint < toleration for Lt), each written
+ * strictly: an optional minus and digits without a leading zero, so `+5`
+ * and `05` are no integers here, unlike in a node selector's Gt/Lt (the API
+ * server admits these two only with the alpha
+ * TaintTolerationComparisonOperators gate). Any other operator tolerates
+ * nothing.
  */
 export function toleratesTaint(toleration: Toleration, taint: TaintLike): boolean {
   if (toleration.effect && toleration.effect !== taint.effect) return false;
@@ -46,8 +55,8 @@ export function toleratesTaint(toleration: Toleration, taint: TaintLike): boolea
       return true;
     case 'Gt':
     case 'Lt': {
-      const bound = parseInt64(toleration.value ?? '');
-      const actual = parseInt64(taint.value ?? '');
+      const bound = strictInt64(toleration.value ?? '');
+      const actual = strictInt64(taint.value ?? '');
       if (bound === undefined || actual === undefined) return false;
       return toleration.operator === 'Gt' ? actual > bound : actual < bound;
     }
