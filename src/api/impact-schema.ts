@@ -24,7 +24,7 @@ export const WorkloadImpactView = z.union([
     .object({
       daemon_sets: z
         .array(z.object({ namespace: z.string(), name: z.string(), gains: names, loses: names }).strict())
-        .meta({ description: 'DaemonSets that would gain or lose pods, and on which nodes (most first, at most 50)' }),
+        .meta({ description: 'DaemonSets that would gain or lose pods, and on which nodes (most first, at most 20)' }),
       more_daemon_sets: z.int(),
       workloads: z
         .array(
@@ -38,7 +38,7 @@ export const WorkloadImpactView = z.union([
             })
             .strict(),
         )
-        .meta({ description: 'workloads with pods evicted or stranded (most first, at most 50)' }),
+        .meta({ description: 'workloads with pods evicted or stranded (most first, at most 20)' }),
       more_workloads: z.int(),
       disruption_budgets: z.array(z.object({ namespace: z.string(), name: z.string(), evicted: z.int(), stranded: z.int() }).strict()),
       more_disruption_budgets: z.int(),

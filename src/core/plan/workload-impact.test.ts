@@ -6,7 +6,7 @@ import type { Toleration } from './tolerations.ts';
 import { OWNED_LABELS_ANNOTATION, UNINITIALIZED_TAINT_KEY } from './constants.ts';
 import { planLabels } from './label-plan.ts';
 import { plannedNodeChange } from './planned-node.ts';
-import { daemonSetShouldRun, IMPACT_SAMPLE_SIZE, workloadImpact, type DaemonSetInfo, type NodeChange, type PodInfo } from './workload-impact.ts';
+import { daemonSetShouldRun, IMPACT_MAX_ENTRIES, IMPACT_SAMPLE_SIZE, workloadImpact, type DaemonSetInfo, type NodeChange, type PodInfo } from './workload-impact.ts';
 
 const term = (...matchExpressions: SelectorRequirement[]): NodeSelectorTerm => ({ matchExpressions });
 const affinity = (...nodeSelectorTerms: NodeSelectorTerm[]) => ({ nodeSelectorTerms });
@@ -82,6 +82,18 @@ describe('workloadImpact', () => {
       { namespace: 'db', name: 'db-pdb', evicted: 0, stranded: 1 },
     ]);
     assert.deepEqual([impact.totals.podsEvicted, impact.totals.podsStranded, impact.totals.workloads, impact.totals.disruptionBudgets], [2, 1, 2, 2]);
+  });
+
+  it('lists at most IMPACT_MAX_ENTRIES DaemonSets, the most affected first, and counts the rest', () => {
+    const sets = Array.from({ length: IMPACT_MAX_ENTRIES + 5 }, (_, i) => ({ namespace: 'ns', name: `ds-${String(i).padStart(2, '0')}`, nodeSelector: { [`k${i}`]: 'on' } }));
+    const on = Object.fromEntries(sets.map((_, i) => [`k${i}`, 'on']));
+    const nodes = [change('a', on, {}), change('b', { k7: 'on' }, {})];
+    const impact = workloadImpact({ nodes, daemonSets: sets, pods: [] });
+    assert.equal(impact.daemonSets.length, IMPACT_MAX_ENTRIES);
+    assert.equal(impact.moreDaemonSets, 5);
+    assert.equal(impact.daemonSets[0]?.name, 'ds-07');
+    assert.equal(impact.totals.daemonSets, IMPACT_MAX_ENTRIES + 5);
+    assert.equal(impact.totals.podsLost, IMPACT_MAX_ENTRIES + 6);
   });
 
   it('a node cordoned for a NoSchedule taint keeps a running daemon pod, gains none', () => {

@@ -22,8 +22,13 @@ export { toleratesTaints } from './tolerations.ts';
 /** Names (nodes, pods) listed per entry at most; the rest are counted. */
 export const IMPACT_SAMPLE_SIZE = 20;
 
-/** Entries (DaemonSets, workloads, budgets) listed per list at most; the rest are counted. */
-export const IMPACT_MAX_ENTRIES = 50;
+/**
+ * Entries (DaemonSets, workloads, budgets) listed per list at most; the rest
+ * are counted. With {@link IMPACT_SAMPLE_SIZE} names each, an impact stays
+ * around 100 KB at worst as it rides in a dry run's workflow result, well
+ * under Temporal's payload warning (512 KB).
+ */
+export const IMPACT_MAX_ENTRIES = 20;
 
 /** A node as the impact sees it at one moment: its labels and taints. */
 export type NodeView = { labels: Readonly<Record<string, string>>; taints: readonly TaintLike[] };
