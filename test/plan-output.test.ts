@@ -6,6 +6,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { planText } from '../src/cli/plan-command.ts';
 import { brakeText } from '../src/cli/run-output.ts';
+import { summaryMarkdown } from '../src/workflows/rollup.ts';
 import type { FleetPlan } from '../src/facade/plan.ts';
 
 const plan: FleetPlan = {
@@ -120,5 +121,17 @@ describe('relabel plan output', () => {
     assert.match(text, /^ceph\/ceph-osd\s+0\s+12\s+-\s+n01, n02, n03 \(\+9\)$/m);
     assert.match(text, /^web\/ReplicaSet\/web-5d\s+2\s+0\s+web-1, web-2 \(after 300 s\)\s+-\s+web-pdb$/m);
     assert.equal(planText({ ...plan, impact: { unavailable: 'refused (HTTP 403)' } }).split('\n').at(-1), 'workload impact not weighed: refused (HTTP 403)');
+  });
+
+  it("puts the impact's totals in a dry run's summary in the Temporal UI", () => {
+    const result = { status: 'success' as const, run: 7, revision: 3, site: 'lab', dryRun: true, counts: { total: 3, success: 3, failure: 0, written: 0 }, failures: [] };
+    const totals = { nodesChanged: 12, daemonSets: 1, podsGained: 0, podsLost: 12, podsEvicted: 2, podsStranded: 1, workloads: 2, disruptionBudgets: 1 };
+    const impact = { daemonSets: [], moreDaemonSets: 0, workloads: [], moreWorkloads: 0, disruptionBudgets: [], moreDisruptionBudgets: 0, totals };
+    assert.equal(
+      summaryMarkdown({ ...result, impact }).split('\n').at(-1),
+      'Workload impact on 12 changed nodes: DaemonSet pods +0 -12 (1 DaemonSets), 2 pods evicted, 1 stranded, 1 PodDisruptionBudgets (relabel plan lists them).',
+    );
+    assert.match(summaryMarkdown({ ...result, impact: { unavailable: 'refused' } }), /\nWorkload impact not weighed: refused$/);
+    assert.doesNotMatch(summaryMarkdown(result), /Workload impact/);
   });
 });
