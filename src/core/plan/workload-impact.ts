@@ -13,9 +13,11 @@
  * {@link IMPACT_MAX_ENTRIES} entries per list, the rest counted.
  */
 import { byText } from './label-plan.ts';
-import { matchesLabelSelector, matchesNodePlacement, type LabelSelector, type NodeSelector } from './node-affinity.ts';
-import { BLOCKING_EFFECTS, daemonPodTolerations, noExecuteOutcome, toleratesTaints, type TaintLike, type Toleration } from './tolerations.ts';
+import { daemonSetShouldRun, type DaemonSetInfo, type NodeView, type PodPlacement } from './daemon-sets.ts';
+import { matchesLabelSelector, matchesNodePlacement, type LabelSelector } from './node-affinity.ts';
+import { noExecuteOutcome, type TaintLike } from './tolerations.ts';
 
+export { daemonSetShouldRun, type DaemonSetInfo, type DaemonVerdict, type NodeView, type PodPlacement } from './daemon-sets.ts';
 export { matchesLabelSelector, matchesNodeSelector, matchesRequiredAffinity } from './node-affinity.ts';
 export { toleratesTaints } from './tolerations.ts';
 
@@ -30,29 +32,8 @@ export const IMPACT_SAMPLE_SIZE = 20;
  */
 export const IMPACT_MAX_ENTRIES = 20;
 
-/** A node as the impact sees it at one moment: its labels and taints. */
-export type NodeView = { labels: Readonly<Record<string, string>>; taints: readonly TaintLike[] };
-
 /** One node a change touches: as read, and as the plan leaves it. */
 export type NodeChange = { name: string; before: NodeView; after: NodeView };
-
-/** Where a pod (or a DaemonSet's pod template) may be placed. */
-export type PodPlacement = {
-  nodeSelector?: Readonly<Record<string, string>>;
-  /** `affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution`. */
-  affinity?: NodeSelector;
-  tolerations?: readonly Toleration[];
-};
-
-/** A DaemonSet: where its pod template may run. */
-export type DaemonSetInfo = PodPlacement & {
-  namespace: string;
-  name: string;
-  /** `spec.template.spec.nodeName`, when the template pins one node. */
-  nodeName?: string;
-  /** `spec.template.spec.hostNetwork`. */
-  hostNetwork?: boolean;
-};
 
 /** A pod bound to a node. */
 export type PodInfo = PodPlacement & {
@@ -114,25 +95,6 @@ export type WorkloadImpact = {
 /** A plan's workload impact, or why it could not be weighed (the plan itself stands). */
 export type PlanImpact = WorkloadImpact | { unavailable: string };
 
-/** The DaemonSet controller's verdict for one node: create a pod there; keep one that is there. */
-export type DaemonVerdict = { shouldRun: boolean; shouldContinueRunning: boolean };
-
-/**
- * Whether `ds` runs a pod on `node` (`NodeShouldRunDaemonPod`): the
- * template's node name (if any) and its required placement (node selector
- * and required node affinity) must match, or neither is true. Then, with the
- * controller's default tolerations added, an untolerated NoSchedule or
- * NoExecute taint stops a new pod (`shouldRun` false) but keeps one already
- * there unless a NoExecute taint is untolerated. PreferNoSchedule is ignored.
- */
-export function daemonSetShouldRun(ds: DaemonSetInfo, node: { name: string } & NodeView): DaemonVerdict {
-  if (ds.nodeName && ds.nodeName !== node.name) return { shouldRun: false, shouldContinueRunning: false };
-  if (!matchesNodePlacement(ds.nodeSelector, ds.affinity, node)) return { shouldRun: false, shouldContinueRunning: false };
-  const tolerations = daemonPodTolerations(ds.tolerations ?? [], ds.hostNetwork ?? false);
-  if (toleratesTaints(tolerations, node.taints, BLOCKING_EFFECTS)) return { shouldRun: true, shouldContinueRunning: true };
-  return { shouldRun: false, shouldContinueRunning: toleratesTaints(tolerations, node.taints, ['NoExecute']) };
-}
-
 function sampled<T>(): Sampled<T> {
   return { count: 0, sample: [] };
 }
@@ -155,6 +117,34 @@ function sameView(a: NodeView, b: NodeView): boolean {
   const ta = a.taints.map(id).sort(byText);
   const tb = b.taints.map(id).sort(byText);
   return ta.length === tb.length && ta.every((t, i) => t === tb[i]);
+}
+
+/** The bounded impact from every DaemonSet's, workload's and budget's tally. */
+function summarize(dsImpact: DaemonSetImpact[], all: WorkloadPodsImpact[], budgets: DisruptionBudgetImpact[], nodesChanged: number): WorkloadImpact {
+  const changedSets = dsImpact.filter((d) => d.gains.count + d.loses.count > 0);
+  const sets = capped(changedSets, (d) => d.gains.count + d.loses.count, (d) => `${d.namespace}/${d.name}`);
+  const pods = capped(all, (w) => w.evicted.count + w.stranded.count, (w) => `${w.namespace}/${w.workload}`);
+  const touched = budgets.filter((b) => b.evicted + b.stranded > 0);
+  const budgetList = capped(touched, (b) => b.evicted + b.stranded, (b) => `${b.namespace}/${b.name}`);
+  const sum = <T>(items: T[], f: (item: T) => number) => items.reduce((n, item) => n + f(item), 0);
+  return {
+    daemonSets: sets.listed,
+    moreDaemonSets: sets.more,
+    workloads: pods.listed,
+    moreWorkloads: pods.more,
+    disruptionBudgets: budgetList.listed,
+    moreDisruptionBudgets: budgetList.more,
+    totals: {
+      nodesChanged,
+      daemonSets: changedSets.length,
+      podsGained: sum(changedSets, (d) => d.gains.count),
+      podsLost: sum(changedSets, (d) => d.loses.count),
+      podsEvicted: sum(all, (w) => w.evicted.count),
+      podsStranded: sum(all, (w) => w.stranded.count),
+      workloads: all.length,
+      disruptionBudgets: touched.length,
+    },
+  };
 }
 
 /**
@@ -230,33 +220,7 @@ export function createImpactTally(daemonSets: readonly DaemonSetInfo[], budgets:
   }
 
   /** The bounded impact of the nodes added so far. */
-  function result(): WorkloadImpact {
-    const changedSets = dsImpact.filter((d) => d.gains.count + d.loses.count > 0);
-    const sets = capped(changedSets, (d) => d.gains.count + d.loses.count, (d) => `${d.namespace}/${d.name}`);
-    const pods = capped(workloads.values(), (w) => w.evicted.count + w.stranded.count, (w) => `${w.namespace}/${w.workload}`);
-    const touched = [...budgetsByNamespace.values()].flat().map((b) => b.impact).filter((b) => b.evicted + b.stranded > 0);
-    const budgetList = capped(touched, (b) => b.evicted + b.stranded, (b) => `${b.namespace}/${b.name}`);
-    const sum = <T>(items: T[], f: (item: T) => number) => items.reduce((n, item) => n + f(item), 0);
-    const all = [...workloads.values()];
-    return {
-      daemonSets: sets.listed,
-      moreDaemonSets: sets.more,
-      workloads: pods.listed,
-      moreWorkloads: pods.more,
-      disruptionBudgets: budgetList.listed,
-      moreDisruptionBudgets: budgetList.more,
-      totals: {
-        nodesChanged,
-        daemonSets: changedSets.length,
-        podsGained: sum(changedSets, (d) => d.gains.count),
-        podsLost: sum(changedSets, (d) => d.loses.count),
-        podsEvicted: sum(all, (w) => w.evicted.count),
-        podsStranded: sum(all, (w) => w.stranded.count),
-        workloads: all.length,
-        disruptionBudgets: touched.length,
-      },
-    };
-  }
+  const result = (): WorkloadImpact => summarize(dsImpact, [...workloads.values()], [...budgetsByNamespace.values()].flat().map((b) => b.impact), nodesChanged);
 
   return { addNode, result };
 }
