@@ -13,25 +13,31 @@ import { DEFAULT_WORKLOAD_PAGE, type WorkloadApi } from '../kube/workloads.ts';
 /** Changed nodes up to which their pods are listed one node at a time (the server filters); more list every pod once. */
 export const PODS_BY_NODE_THRESHOLD = 20;
 
-async function all<T>(pages: AsyncIterable<T[]>): Promise<T[]> {
+async function all<T>(pages: AsyncIterable<T[]>, onPage?: () => void): Promise<T[]> {
   const items: T[] = [];
-  for await (const page of pages) items.push(...page);
+  for await (const page of pages) {
+    items.push(...page);
+    onPage?.();
+  }
   return items;
 }
 
 /** The pods bound to the changed nodes, by node. */
-async function podsOn(workloads: WorkloadApi, names: ReadonlySet<string>): Promise<Map<string, PodInfo[]>> {
+async function podsOn(workloads: WorkloadApi, names: ReadonlySet<string>, onPage?: () => void): Promise<Map<string, PodInfo[]>> {
   const byNode = new Map<string, PodInfo[]>();
-  const keep = (pod: PodInfo) => {
-    if (!names.has(pod.nodeName)) return;
-    const list = byNode.get(pod.nodeName) ?? [];
-    list.push(pod);
-    byNode.set(pod.nodeName, list);
+  const keep = (page: PodInfo[]) => {
+    for (const pod of page) {
+      if (!names.has(pod.nodeName)) continue;
+      const list = byNode.get(pod.nodeName) ?? [];
+      list.push(pod);
+      byNode.set(pod.nodeName, list);
+    }
+    onPage?.();
   };
   if (names.size <= PODS_BY_NODE_THRESHOLD) {
-    for (const nodeName of names) for await (const page of workloads.listPods({ pageSize: DEFAULT_WORKLOAD_PAGE, nodeName })) page.forEach(keep);
+    for (const nodeName of names) for await (const page of workloads.listPods({ pageSize: DEFAULT_WORKLOAD_PAGE, nodeName })) keep(page);
   } else {
-    for await (const page of workloads.listPods({ pageSize: DEFAULT_WORKLOAD_PAGE })) page.forEach(keep);
+    for await (const page of workloads.listPods({ pageSize: DEFAULT_WORKLOAD_PAGE })) keep(page);
   }
   return byNode;
 }
@@ -42,13 +48,13 @@ async function podsOn(workloads: WorkloadApi, names: ReadonlySet<string>): Promi
  * 403: the ClusterRole lacks them) makes the impact `unavailable`, saying
  * why, rather than failing the plan; other errors are thrown (the activity
  * is retried). Memory: the DaemonSets, budgets, changes and the pods on
- * changed nodes.
+ * changed nodes. `onPage` is called after each page read (to heartbeat).
  */
-export async function assessImpact(workloads: WorkloadApi, changes: readonly NodeChange[]): Promise<PlanImpact> {
+export async function assessImpact(workloads: WorkloadApi, changes: readonly NodeChange[], onPage?: () => void): Promise<PlanImpact> {
   try {
-    const daemonSets = await all(workloads.listDaemonSets({ pageSize: DEFAULT_WORKLOAD_PAGE }));
-    const budgets = await all(workloads.listDisruptionBudgets({ pageSize: DEFAULT_WORKLOAD_PAGE }));
-    const pods = changes.length === 0 ? new Map<string, PodInfo[]>() : await podsOn(workloads, new Set(changes.map((c) => c.name)));
+    const daemonSets = await all(workloads.listDaemonSets({ pageSize: DEFAULT_WORKLOAD_PAGE }), onPage);
+    const budgets = await all(workloads.listDisruptionBudgets({ pageSize: DEFAULT_WORKLOAD_PAGE }), onPage);
+    const pods = changes.length === 0 ? new Map<string, PodInfo[]>() : await podsOn(workloads, new Set(changes.map((c) => c.name)), onPage);
     const tally = createImpactTally(daemonSets, budgets);
     for (const change of changes) tally.addNode(change, pods.get(change.name) ?? []);
     return tally.result();

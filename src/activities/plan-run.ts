@@ -334,7 +334,8 @@ export async function planRun(
   await write(true);
   const removal = tally.result();
   if (removal.exceeded && !dryRun && input.allowMassRemoval !== true) await refuse(store, run, removal);
-  const impact = onChange && deps.workloads ? await assessImpact(deps.workloads, changes) : undefined;
+  const planned = counts.success + counts.failure + toChange;
+  const impact = onChange && deps.workloads ? await assessImpact(deps.workloads, changes, () => deps.progress?.(planned)) : undefined;
   return {
     site: design.site,
     defaultConcurrency: design.policy.defaultConcurrency,
