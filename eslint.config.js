@@ -115,6 +115,20 @@ export default tseslint.config(
     rules: forbid([['../api/*', '../cli/*', '../activities/*'], 'the facade depends on neither its callers nor the activities'], noStack),
   },
   {
+    // Size, so a newcomer can read a module whole and a function on a screen or two. A file counts
+    // every line, blank lines and comments too (as `wc -l` does: its comments are read as well);
+    // a function counts neither blank lines nor comments (its size is its logic). Tests are exempt:
+    // a table of cases may run long.
+    // A declarative table that must stay whole says so where it is, with an eslint-disable naming why.
+    // src/store/testing holds the store contract suites (describe/it), tests the backends' tests run.
+    files: ['src/**/*.ts', 'stack/**/*.ts', 'bench/**/*.ts', 'scripts/**/*.ts'],
+    ignores: ['**/*.test.ts', 'src/store/testing/**'],
+    rules: {
+      'max-lines': ['error', { max: 350, skipBlankLines: false, skipComments: false }],
+      'max-lines-per-function': ['error', { max: 100, skipBlankLines: true, skipComments: true }],
+    },
+  },
+  {
     files: ['**/*.js'],
     extends: [tseslint.configs.disableTypeChecked],
   },

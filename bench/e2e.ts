@@ -26,7 +26,7 @@
  * node labels).
  */
 import { fork, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -37,7 +37,7 @@ import { formatOwnedLabels } from '../src/core/plan/owned-labels.ts';
 import { isKubeletLabelKey } from '../src/core/plan/label-keys.ts';
 import { validateSite, type Design } from '../src/core/site/validate-site.ts';
 import { nodePatch } from '../src/core/plan/node-reconcile.ts';
-import { planOf } from '../src/activities/plan-run.ts';
+import { planOf } from '../src/activities/node-plan.ts';
 import { loadKubeConfig } from '../src/kube/nodes.ts';
 import { createRuns, type Runs } from '../src/facade/runs.ts';
 import { createPlans } from '../src/facade/plan.ts';
@@ -45,11 +45,13 @@ import { createDrift } from '../src/facade/drift.ts';
 import { nodeRequestCount } from '../stack/kube-metrics.ts';
 import { temporalCounts, temporalFigures } from '../stack/temporal-metrics.ts';
 import { freePorts, startStack, stopStack, type StackInfo } from '../stack/stack.ts';
+import { createDesignCache } from '../src/store/design-cache.ts';
 import { openStore } from '../src/store/open-store.ts';
 import type { RevisionStore } from '../src/store/revision-store.ts';
 import { WORKER_NODE_FLAGS } from '../src/worker/config.ts';
 import { benchSite, withChangedNodes } from './bench-site.ts';
 import { historyFigures } from './history.ts';
+import { cpuOf, peakRssMiB } from './process-figures.ts';
 
 const { values: opts } = parseArgs({
   options: {
@@ -115,31 +117,6 @@ function startWorker(stack: StackInfo, storeUrl: string, taskQueue: string): Pro
     child.once('message', () => resolve(child));
     child.once('exit', (code) => reject(new Error(`worker exited early with ${code}`)));
   });
-}
-
-/** CPU seconds (user + system) a process has used so far. */
-function cpuSeconds(pid: number): number {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return 0;
-  }
-}
-
-/** CPU seconds of each stack process and the worker, for where the time goes. */
-function cpuOf(stack: StackInfo, worker: ChildProcess, bench = process.pid): Record<string, number> {
-  const out: Record<string, number> = {};
-  for (const p of stack.processes) out[p.name] = cpuSeconds(p.pid);
-  out.worker = cpuSeconds(worker.pid as number);
-  out.client = cpuSeconds(bench);
-  return out;
-}
-
-/** Peak resident memory of a process, in MiB (VmHWM). */
-function peakRssMiB(pid: number): number {
-  const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((l) => l.startsWith('VmHWM:'));
-  return Math.round(Number(line?.split(/\s+/)[1] ?? 0) / 1024);
 }
 
 /** Nodes whose labels or ownership record differ from the design (at most a few named). */
@@ -278,7 +255,8 @@ async function benchSize(size: number): Promise<void> {
     connection = await Connection.connect({ address: stack.temporalAddress });
     const client = new Client({ connection });
     const taskQueue = 'relabel-bench';
-    const runs = createRuns({ client, store, taskQueue, namespace: 'default', searchAttributes: opts['search-attributes'] !== 'off' });
+    const designs = createDesignCache(store);
+    const runs = createRuns({ client, store, designs, taskQueue, namespace: 'default', searchAttributes: opts['search-attributes'] !== 'off' });
     const ctx = { stack, storeUrl, runs, client, taskQueue, floorMs, size };
     const all = () => runs.start({ targets: site.nodes, concurrency, ...(continueAsNewAfter !== undefined ? { continueAsNewAfter } : {}) });
     const checkNodes = async (label: string, skip?: ReadonlySet<string>) => {
@@ -331,7 +309,7 @@ async function benchSize(size: number): Promise<void> {
         const key = Object.keys(design.nodes[name]?.labels ?? {}).find((k) => !isKubeletLabelKey(k) && k !== 'bench-round') ?? '';
         await core.patchNode({ name, body: { metadata: { labels: { [key]: 'edited-by-hand' } } } }, merge);
       });
-      const drift = createDrift({ client, store, taskQueue, namespace: 'default' });
+      const drift = createDrift({ client, store, designs, taskQueue, namespace: 'default' });
       await withWorker(ctx, 'drift', () => drift.detect(), (r) => {
         // Seeded nodes were never written by a run, so they carry no applied-run record: unmanaged, rightly.
         const ok = r.counts.drifted === edited.length && r.counts.missing === 0 && (seed || r.counts.unmanaged === 0);

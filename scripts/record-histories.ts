@@ -25,15 +25,138 @@ const { temporal } = proto;
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { createDrift } from '../src/facade/drift.ts';
 import { createPlugins } from '../src/facade/plugins.ts';
-import { createRuns } from '../src/facade/runs.ts';
+import { createRuns, type Runs } from '../src/facade/runs.ts';
 import { progressQuery, type Progress } from '../src/workflows/messages.ts';
 import { createNodeApi, loadKubeConfig } from '../src/kube/nodes.ts';
-import { freePorts, startStack, stopStack } from '../stack/stack.ts';
+import { freePorts, startStack, stopStack, type StackInfo } from '../stack/stack.ts';
+import { createDesignCache, type DesignCache } from '../src/store/design-cache.ts';
+import type { RevisionStore } from '../src/store/revision-store.ts';
 import { openStore } from '../src/store/open-store.ts';
 import { createWorker } from '../src/worker/wiring.ts';
 import { prefixedSite } from '../test/site.ts';
 
 const OUT = new URL('../test/histories/', import.meta.url).pathname;
+
+/** What each recording needs: the stack's clients, the store, the runs facade and where to save a history. */
+interface Recording {
+  dir: string;
+  stack: StackInfo;
+  site: ReturnType<typeof prefixedSite>;
+  store: RevisionStore;
+  designs: DesignCache;
+  runs: Runs;
+  client: Client;
+  core: CoreV1Api;
+  taskQueue: string;
+  /** The site's nodes created in the cluster (all but the first). */
+  present: string[];
+  /** The site's node not created at first. */
+  missing: string | undefined;
+  save(name: string, workflowId: string, runId?: string): Promise<void>;
+}
+
+/** Update runs: a partial success, its child, its retry, a dry run, a run that continued as new, a rejected run. */
+async function recordRuns(rec: Recording): Promise<void> {
+  const { site, runs, client, core, missing, taskQueue, save } = rec;
+  const partial = await runs.start({ targets: site.nodes.slice(0, 6).concat('rec-not-designed'), concurrency: 3 });
+  const partialDone = await runs.wait(partial);
+  await save('update-labels-partial', partial.workflowId, partial.runId);
+  await save('relabel-node', `${partial.workflowId}/${partial.run}/${site.nodes[1]}`);
+  await core.createNode({ body: { metadata: { name: missing as string } } });
+  const retry = await runs.retry(partialDone.workflowId, partialDone.runId);
+  await runs.wait(retry);
+  await save('update-labels-retry', retry.workflowId, retry.runId);
+
+  const dry = await runs.start({ targets: site.nodes, dryRun: true });
+  await runs.wait(dry);
+  await save('update-labels-dry-run', dry.workflowId, dry.runId);
+
+  const all = await runs.start({ targets: site.nodes, continueAsNewAfter: 8, concurrency: 4 });
+  const allDone = await runs.wait(all);
+  await save('update-labels-continued', all.workflowId, all.runId);
+  await save('update-labels-after-continue', allDone.workflowId, allDone.runId);
+
+  const rejected = await client.workflow.start('updateLabels', { taskQueue, workflowId: 'update-labels/rec-rejected', args: [{ targets: ['a'], revision: 99 }] });
+  await rejected.result().catch(() => undefined);
+  await save('update-labels-rejected', rejected.workflowId, rejected.firstExecutionRunId);
+}
+
+/** A poll of one JSON plugin whose new set starts an update run (the policy asks for one). */
+async function recordPluginPoll(rec: Recording): Promise<void> {
+  const { dir, store, designs, runs, client, present, taskQueue, save } = rec;
+  const labelsFile = join(dir, 'rec-labels.json');
+  writeFileSync(labelsFile, JSON.stringify(Object.fromEntries(present.slice(0, 2).map((n) => [n, { 'rec.example.com/plugin': 'yes' }]))));
+  const withPlugins = prefixedSite('rec', (doc) => {
+    if (doc.schema === 'relabel/LabelPolicy/v1') doc.data.update_on_plugin_change = true;
+  });
+  await store.stage('site', withPlugins.files);
+  const plugin = { schema: 'relabel/LabelPlugin/v1', metadata: { schema: 'metadata/Document/v1', name: 'rec-labels' }, data: { source: 'json', path: labelsFile, namespaces: ['rec.example.com/*'] } };
+  await store.stage('plugins', [{ source: 'plugins.yaml', text: `---\n${JSON.stringify(plugin)}\n` }]);
+  await store.tag((await store.commit()).id, 'site-action-success');
+  const polled = await createPlugins({ store, designs, client, taskQueue }).poll('rec-site');
+  await save('poll-plugins', polled.workflowId);
+  if (polled.updateRun && 'workflowId' in polled.updateRun) await runs.wait({ workflowId: polled.updateRun.workflowId });
+}
+
+/** A detection under a policy that heals: three nodes relabelled, one of them changed behind relabel's back, healed by one run. */
+async function recordDriftHeal(rec: Recording): Promise<void> {
+  const { stack, store, designs, runs, client, present, taskQueue, save } = rec;
+  const healing = prefixedSite('rec', (doc) => {
+    if (doc.schema === 'relabel/LabelPolicy/v1') doc.data.drift = { action: 'heal' };
+  });
+  await store.stage('site', healing.files);
+  await store.tag((await store.commit()).id, 'site-action-success');
+  const relabelled = present.slice(0, 3);
+  const done = await runs.wait(await runs.start({ targets: relabelled }));
+  if (done.result?.status !== 'success') throw new Error(`the run before the detection ended ${JSON.stringify(done.result ?? done.failure)}`);
+  await createNodeApi(loadKubeConfig(stack.adminKubeconfig)).patchNode(relabelled[0] as string, { metadata: { labels: { fluentd: 'disabled' } } });
+  const detected = await createDrift({ client, store, designs, taskQueue, namespace: 'default' }).detect({ site: 'rec-site' });
+  if (detected.counts.drifted !== 1 || detected.heal?.runs.length !== 1) throw new Error(`the detection should find and heal one node: ${JSON.stringify(detected)}`);
+  await save('detect-drift', detected.workflowId, detected.runId);
+}
+
+/** A run paused before its first node and unpaused, and one paused mid-way and stopped. */
+async function recordRunControl(rec: Recording): Promise<void> {
+  const { store, runs, client, core, present, save } = rec;
+  // Fresh nodes (earlier sections relabelled them all), so every target has something to change.
+  const targets = present.slice(0, 16);
+  for (const name of targets) {
+    await core.deleteNode({ name }).catch(() => undefined);
+    await core.createNode({ body: { metadata: { name, labels: { 'kubernetes.io/hostname': name } } } });
+  }
+  const until = async (what: string, done: (p: Progress) => boolean, workflowId: string) => {
+    for (let i = 0; i < 600; i++) {
+      const p = await client.workflow.getHandle(workflowId).query(progressQuery);
+      if (done(p)) return p;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    throw new Error(`${workflowId}: ${what} did not happen`);
+  };
+  // Paused before its first node, unpaused: it then relabels every target.
+  const paused = await runs.start({ targets: targets.slice(0, 4), concurrency: 1 });
+  await runs.control(paused.workflowId, paused.runId, 'pause', 'recorder');
+  await until('the pause', (p) => p.paused === true && p.phase === 'applying', paused.workflowId);
+  await runs.control(paused.workflowId, paused.runId, 'unpause', 'recorder');
+  const pausedDone = await runs.wait(paused);
+  if (pausedDone.result?.counts.written !== 4) throw new Error(`the paused run should write 4 nodes: ${JSON.stringify(pausedDone.result)}`);
+  await save('update-labels-paused', paused.workflowId, paused.runId);
+
+  // Paused once two nodes are done, then stopped: the others are settled as never started.
+  const stopped = await runs.start({ targets: targets.slice(4), concurrency: 1 });
+  await runs.control(stopped.workflowId, stopped.runId, 'pause', 'recorder');
+  await until('the pause', (p) => p.paused === true && p.phase === 'applying', stopped.workflowId);
+  await runs.control(stopped.workflowId, stopped.runId, 'unpause', 'recorder');
+  await until('two nodes', (p) => p.counts.success >= 2, stopped.workflowId);
+  await runs.control(stopped.workflowId, stopped.runId, 'pause', 'recorder');
+  await until('the running node', (p) => p.paused === true && p.counts.running === 0, stopped.workflowId);
+  await runs.control(stopped.workflowId, stopped.runId, 'stop', 'recorder');
+  const stoppedDone = await runs.wait(stopped);
+  const counts = await store.runCounts(stopped.run);
+  if (stoppedDone.execution !== 'CANCELLED' || counts.cancelled === 0 || counts.pending + counts.queued > 0) {
+    throw new Error(`the stopped run should end cancelled with its nodes settled: ${stoppedDone.execution} ${JSON.stringify(counts)}`);
+  }
+  await save('update-labels-cancelled', stopped.workflowId, stopped.runId);
+}
 
 async function main(only?: string): Promise<void> {
   Runtime.install({ logger: new DefaultLogger('ERROR') });
@@ -54,7 +177,8 @@ async function main(only?: string): Promise<void> {
     const running = worker.run();
     const connection = await Connection.connect({ address: stack.temporalAddress });
     const client = new Client({ connection });
-    const runs = createRuns({ client, store, taskQueue, namespace: 'default' });
+    const designs = createDesignCache(store);
+    const runs = createRuns({ client, store, designs, taskQueue, namespace: 'default' });
     mkdirSync(OUT, { recursive: true });
     const indexPath = join(OUT, 'workflow-ids.json');
     const index: Record<string, string> = only && existsSync(indexPath) ? (JSON.parse(readFileSync(indexPath, 'utf8')) as Record<string, string>) : {};
@@ -66,103 +190,12 @@ async function main(only?: string): Promise<void> {
       writeFileSync(join(OUT, 'workflow-ids.json'), `${JSON.stringify(index, null, 2)}\n`);
       console.log(`recorded ${name} (${history.events?.length ?? 0} events)`);
     };
+    const rec: Recording = { dir, stack, site, store, designs, runs, client, core, taskQueue, present, missing, save };
 
-    if (only === undefined) {
-    const partial = await runs.start({ targets: site.nodes.slice(0, 6).concat('rec-not-designed'), concurrency: 3 });
-    const partialDone = await runs.wait(partial);
-    await save('update-labels-partial', partial.workflowId, partial.runId);
-    await save('relabel-node', `${partial.workflowId}/${partial.run}/${site.nodes[1]}`);
-    await core.createNode({ body: { metadata: { name: missing as string } } });
-    const retry = await runs.retry(partialDone.workflowId, partialDone.runId);
-    await runs.wait(retry);
-    await save('update-labels-retry', retry.workflowId, retry.runId);
-
-    const dry = await runs.start({ targets: site.nodes, dryRun: true });
-    await runs.wait(dry);
-    await save('update-labels-dry-run', dry.workflowId, dry.runId);
-
-    const all = await runs.start({ targets: site.nodes, continueAsNewAfter: 8, concurrency: 4 });
-    const allDone = await runs.wait(all);
-    await save('update-labels-continued', all.workflowId, all.runId);
-    await save('update-labels-after-continue', allDone.workflowId, allDone.runId);
-
-    const rejected = await client.workflow.start('updateLabels', { taskQueue, workflowId: 'update-labels/rec-rejected', args: [{ targets: ['a'], revision: 99 }] });
-    await rejected.result().catch(() => undefined);
-    await save('update-labels-rejected', rejected.workflowId, rejected.firstExecutionRunId);
-    }
-
-    if (only === undefined || only === 'poll-plugins') {
-    // A poll of one JSON plugin whose new set starts an update run (the policy asks for one).
-    const labelsFile = join(dir, 'rec-labels.json');
-    writeFileSync(labelsFile, JSON.stringify(Object.fromEntries(present.slice(0, 2).map((n) => [n, { 'rec.example.com/plugin': 'yes' }]))));
-    const withPlugins = prefixedSite('rec', (doc) => {
-      if (doc.schema === 'relabel/LabelPolicy/v1') doc.data.update_on_plugin_change = true;
-    });
-    await store.stage('site', withPlugins.files);
-    const plugin = { schema: 'relabel/LabelPlugin/v1', metadata: { schema: 'metadata/Document/v1', name: 'rec-labels' }, data: { source: 'json', path: labelsFile, namespaces: ['rec.example.com/*'] } };
-    await store.stage('plugins', [{ source: 'plugins.yaml', text: `---\n${JSON.stringify(plugin)}\n` }]);
-    await store.tag((await store.commit()).id, 'site-action-success');
-    const polled = await createPlugins({ store, client, taskQueue }).poll('rec-site');
-    await save('poll-plugins', polled.workflowId);
-    if (polled.updateRun && 'workflowId' in polled.updateRun) await runs.wait({ workflowId: polled.updateRun.workflowId });
-    }
-
-    if (only === undefined || only === 'detect-drift') {
-      // A detection under a policy that heals: three nodes relabelled, one of them changed behind relabel's back, healed by one run.
-      const healing = prefixedSite('rec', (doc) => {
-        if (doc.schema === 'relabel/LabelPolicy/v1') doc.data.drift = { action: 'heal' };
-      });
-      await store.stage('site', healing.files);
-      await store.tag((await store.commit()).id, 'site-action-success');
-      const relabelled = present.slice(0, 3);
-      const done = await runs.wait(await runs.start({ targets: relabelled }));
-      if (done.result?.status !== 'success') throw new Error(`the run before the detection ended ${JSON.stringify(done.result ?? done.failure)}`);
-      await createNodeApi(loadKubeConfig(stack.adminKubeconfig)).patchNode(relabelled[0] as string, { metadata: { labels: { fluentd: 'disabled' } } });
-      const detected = await createDrift({ client, store, taskQueue, namespace: 'default' }).detect({ site: 'rec-site' });
-      if (detected.counts.drifted !== 1 || detected.heal?.runs.length !== 1) throw new Error(`the detection should find and heal one node: ${JSON.stringify(detected)}`);
-      await save('detect-drift', detected.workflowId, detected.runId);
-    }
-
-    if (only === undefined || only === 'run-control') {
-      // Fresh nodes (earlier sections relabelled them all), so every target has something to change.
-      const targets = present.slice(0, 16);
-      for (const name of targets) {
-        await core.deleteNode({ name }).catch(() => undefined);
-        await core.createNode({ body: { metadata: { name, labels: { 'kubernetes.io/hostname': name } } } });
-      }
-      const until = async (what: string, done: (p: Progress) => boolean, workflowId: string) => {
-        for (let i = 0; i < 600; i++) {
-          const p = await client.workflow.getHandle(workflowId).query(progressQuery);
-          if (done(p)) return p;
-          await new Promise((resolve) => setTimeout(resolve, 50));
-        }
-        throw new Error(`${workflowId}: ${what} did not happen`);
-      };
-      // Paused before its first node, unpaused: it then relabels every target.
-      const paused = await runs.start({ targets: targets.slice(0, 4), concurrency: 1 });
-      await runs.control(paused.workflowId, paused.runId, 'pause', 'recorder');
-      await until('the pause', (p) => p.paused === true && p.phase === 'applying', paused.workflowId);
-      await runs.control(paused.workflowId, paused.runId, 'unpause', 'recorder');
-      const pausedDone = await runs.wait(paused);
-      if (pausedDone.result?.counts.written !== 4) throw new Error(`the paused run should write 4 nodes: ${JSON.stringify(pausedDone.result)}`);
-      await save('update-labels-paused', paused.workflowId, paused.runId);
-
-      // Paused once two nodes are done, then stopped: the others are settled as never started.
-      const stopped = await runs.start({ targets: targets.slice(4), concurrency: 1 });
-      await runs.control(stopped.workflowId, stopped.runId, 'pause', 'recorder');
-      await until('the pause', (p) => p.paused === true && p.phase === 'applying', stopped.workflowId);
-      await runs.control(stopped.workflowId, stopped.runId, 'unpause', 'recorder');
-      await until('two nodes', (p) => p.counts.success >= 2, stopped.workflowId);
-      await runs.control(stopped.workflowId, stopped.runId, 'pause', 'recorder');
-      await until('the running node', (p) => p.paused === true && p.counts.running === 0, stopped.workflowId);
-      await runs.control(stopped.workflowId, stopped.runId, 'stop', 'recorder');
-      const stoppedDone = await runs.wait(stopped);
-      const counts = await store.runCounts(stopped.run);
-      if (stoppedDone.execution !== 'CANCELLED' || counts.cancelled === 0 || counts.pending + counts.queued > 0) {
-        throw new Error(`the stopped run should end cancelled with its nodes settled: ${stoppedDone.execution} ${JSON.stringify(counts)}`);
-      }
-      await save('update-labels-cancelled', stopped.workflowId, stopped.runId);
-    }
+    if (only === undefined) await recordRuns(rec);
+    if (only === undefined || only === 'poll-plugins') await recordPluginPoll(rec);
+    if (only === undefined || only === 'detect-drift') await recordDriftHeal(rec);
+    if (only === undefined || only === 'run-control') await recordRunControl(rec);
 
     worker.shutdown();
     await running;

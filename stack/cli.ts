@@ -12,6 +12,24 @@ export function defaultStackDir(env: NodeJS.ProcessEnv = process.env): string {
   return resolve(env.RELABEL_STACK_DIR ?? '.data/stack');
 }
 
+function count(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError(`not a count: ${value}`);
+  return n;
+}
+
+function seconds(value: string): number {
+  const n = Number(value);
+  if (!Number.isFinite(n) || n < 0) throw new InvalidArgumentError(`not a number of seconds: ${value}`);
+  return n;
+}
+
+function keyValue(value: string, previous: Record<string, string> = {}): Record<string, string> {
+  const eq = value.indexOf('=');
+  if (eq < 1) throw new InvalidArgumentError(`not key=value: ${value}`);
+  return { ...previous, [value.slice(0, eq)]: value.slice(eq + 1) };
+}
+
 function port(value: string): number {
   const n = Number(value);
   if (!Number.isInteger(n) || n < 1 || n > 65535) throw new InvalidArgumentError(`not a TCP port: ${value}`);
@@ -28,6 +46,16 @@ export function envLines(info: StackInfo): string[] {
   ];
 }
 
+/** One line describing the simulated cluster, when the stack runs one. */
+function simulatedLine(info: StackInfo): string[] {
+  const sim = info.simulatedCluster;
+  if (!sim) return [];
+  const names = sim.nodes === 0 ? 'no nodes' : `${sim.nodes} KWOK nodes ${sim.nodePrefix}0…${sim.nodePrefix}${sim.nodes - 1}`;
+  const heartbeat = sim.heartbeatSeconds > 0 ? `status heartbeat every ${sim.heartbeatSeconds} s` : 'no status heartbeat';
+  const lease = sim.leaseSeconds > 0 ? `Lease renewed every ${sim.leaseSeconds / 4} s` : 'no Leases';
+  return [`simulated cluster: ${names}; ${heartbeat}, ${lease}`];
+}
+
 interface UpOptions {
   dir: string;
   temporalPort: number;
@@ -37,6 +65,14 @@ interface UpOptions {
   apiserverPort: number;
   etcdPort: number;
   etcdPeerPort?: number;
+  controllerManagerPort: number;
+  schedulerPort: number;
+  kwokPort: number;
+  kwokNodes?: number;
+  kwokNodePrefix: string;
+  kwokNodeLabel?: Record<string, string>;
+  kwokHeartbeat: number;
+  kwokLease: number;
   output: string;
 }
 
@@ -44,7 +80,7 @@ const program = new Command('stack').description('Run the local Temporal + Kuber
 
 program
   .command('up')
-  .description('start Temporal (with Web UI), etcd and kube-apiserver; wait until ready')
+  .description('start Temporal (with Web UI), etcd and kube-apiserver (and, with --kwok-nodes, the simulated cluster); wait until ready')
   .option('--dir <dir>', 'data, logs and state directory', defaultStackDir())
   .option('--temporal-port <port>', 'Temporal frontend gRPC port', port, DEFAULT_PORTS.temporal)
   .option('--ui-port <port>', 'Temporal Web UI port', port, DEFAULT_PORTS.temporalUi)
@@ -53,6 +89,14 @@ program
   .option('--temporal-metrics-port <port>', 'Temporal metrics port (default: Temporal port + 11)', port)
   .option('--etcd-port <port>', 'etcd client port', port, DEFAULT_PORTS.etcdClient)
   .option('--etcd-peer-port <port>', 'etcd peer port (default: etcd client port + 1)', port)
+  .option('--kwok-nodes <n>', 'also run the simulated cluster (controller manager, scheduler, KWOK) with N KWOK nodes', count)
+  .option('--kwok-node-prefix <prefix>', 'names of the KWOK nodes: <prefix>0, <prefix>1, …', 'kwok-node-')
+  .option('--kwok-node-label <key=value>', 'a label every KWOK node carries (repeatable)', keyValue)
+  .option('--kwok-heartbeat <seconds>', "seconds between a KWOK node's status heartbeats (0: off)", seconds, 20)
+  .option('--kwok-lease <seconds>', 'KWOK node Lease duration, renewed every quarter of it (0: no Leases)', seconds, 40)
+  .option('--controller-manager-port <port>', 'kube-controller-manager health/metrics port (with --kwok-nodes)', port, DEFAULT_PORTS.controllerManager)
+  .option('--scheduler-port <port>', 'kube-scheduler health/metrics port (with --kwok-nodes)', port, DEFAULT_PORTS.scheduler)
+  .option('--kwok-port <port>', "KWOK's health port (with --kwok-nodes)", port, DEFAULT_PORTS.kwok)
   .option('-o, --output <format>', 'text or json', 'text')
   .action(async (opts: UpOptions) => {
     const ports: StackPorts = {
@@ -63,13 +107,26 @@ program
       apiserver: opts.apiserverPort,
       etcdClient: opts.etcdPort,
       etcdPeer: opts.etcdPeerPort ?? opts.etcdPort + 1,
+      controllerManager: opts.controllerManagerPort,
+      scheduler: opts.schedulerPort,
+      kwok: opts.kwokPort,
     };
-    const info = await startStack({ dir: opts.dir, ports, log: (l) => console.error(l) });
+    const kwok =
+      opts.kwokNodes === undefined
+        ? undefined
+        : {
+            nodes: opts.kwokNodes,
+            nodePrefix: opts.kwokNodePrefix,
+            heartbeatSeconds: opts.kwokHeartbeat,
+            leaseSeconds: opts.kwokLease,
+            ...(opts.kwokNodeLabel ? { nodeLabels: opts.kwokNodeLabel } : {}),
+          };
+    const info = await startStack({ dir: opts.dir, ports, log: (l) => console.error(l), ...(kwok ? { kwok } : {}) });
     if (opts.output === 'json') {
       console.log(JSON.stringify(info, null, 2));
     } else {
       console.log(`stack up in ${info.dir} (logs there). Temporal UI: ${info.temporalUiUrl}`);
-      console.log(envLines(info).join('\n'));
+      console.log([...simulatedLine(info), ...envLines(info)].join('\n'));
     }
   });
 
@@ -97,7 +154,7 @@ program
       console.log('no stack recorded; start one with npm run stack:up');
     } else {
       console.log(`running: ${running.join(', ') || 'nothing'}`);
-      console.log(envLines(info).join('\n'));
+      console.log([...simulatedLine(info), ...envLines(info)].join('\n'));
     }
   });
 

@@ -20,6 +20,10 @@ export interface KubeStack {
   adminKubeconfig: string;
   /** kubeconfig for relabel's worker: may only read and patch Nodes, record Events, and read DaemonSets, Pods and PodDisruptionBudgets. */
   kubeconfig: string;
+  /** The service-account signing key (PEM) the API server verifies tokens with; the controller manager signs with it. */
+  serviceAccountKey: string;
+  /** PEM file holding the API server's serving certificate and the CA that signed it. */
+  caFile: string;
 }
 
 /** The ClusterRole relabel's worker is bound to: exactly what relabelling needs (as deploy/rbac.yaml grants). */
@@ -157,7 +161,7 @@ export async function startKube(
     const kubeconfig = join(dir, 'kubeconfig.yaml');
     writeFileSync(adminKubeconfig, admin.exportConfig(), { mode: 0o600 });
     writeFileSync(kubeconfig, kubeconfigFor(server, caData, RELABEL_USER, creds.relabelToken).exportConfig(), { mode: 0o600 });
-    return { etcd, apiserver, server, adminKubeconfig, kubeconfig };
+    return { etcd, apiserver, server, adminKubeconfig, kubeconfig, serviceAccountKey: creds.saKey, caFile: servingCert };
   } catch (err) {
     for (const p of started.reverse()) await stopProcess(p);
     throw err;

@@ -8,6 +8,7 @@ import { join, resolve } from 'node:path';
 import { freeLoopbackPort, isAlive, stopProcess, type ManagedProcess } from './processes.ts';
 import { startKube } from './kube.ts';
 import { startTemporal } from './temporal.ts';
+import { startSimulatedCluster, type SimulatedClusterInfo, type SimulatedClusterOptions } from './simulated-cluster.ts';
 
 /** Loopback ports the stack listens on. */
 export interface StackPorts {
@@ -18,6 +19,10 @@ export interface StackPorts {
   etcdClient: number;
   etcdPeer: number;
   apiserver: number;
+  /** The simulated cluster's listeners (health and metrics), used only when it runs. */
+  controllerManager?: number;
+  scheduler?: number;
+  kwok?: number;
 }
 
 /** Ports used by `stack:up` when none are given: Temporal's and Kubernetes' usual ones. */
@@ -29,6 +34,9 @@ export const DEFAULT_PORTS: StackPorts = {
   etcdClient: 2379,
   etcdPeer: 2380,
   apiserver: 6443,
+  controllerManager: 10257,
+  scheduler: 10259,
+  kwok: 10247,
 };
 
 /** What a running stack offers its clients; saved as `stack.json` in its directory. */
@@ -42,6 +50,8 @@ export interface StackInfo {
   kubeconfig: string;
   /** Cluster-admin kubeconfig, for creating Nodes in tests and the demo. */
   adminKubeconfig: string;
+  /** The simulated cluster (controller manager, scheduler, KWOK), when the stack runs one. */
+  simulatedCluster?: SimulatedClusterInfo;
   processes: ManagedProcess[];
 }
 
@@ -71,6 +81,8 @@ export function readStack(dir: string): StackInfo | null {
 
 /**
  * Starts the whole stack under `dir` and waits until every server is ready.
+ * With `kwok`, also the simulated cluster (controller manager, scheduler,
+ * KWOK and its Nodes, all Ready); its ports come from `ports`, or free ones.
  * Refuses when a stack recorded in `dir` is still running. On any failure the
  * servers already started are stopped before the error is thrown.
  */
@@ -79,6 +91,7 @@ export async function startStack(options: {
   ports?: StackPorts;
   env?: NodeJS.ProcessEnv;
   log?: (line: string) => void;
+  kwok?: SimulatedClusterOptions;
 }): Promise<StackInfo> {
   const dir = resolve(options.dir);
   const log = options.log ?? (() => {});
@@ -107,6 +120,27 @@ export async function startStack(options: {
     );
     started.push(temporal.process);
     log(`Temporal ready at ${temporal.address}, Web UI ${temporal.uiUrl} (${Date.now() - t0} ms)`);
+    let simulatedCluster: SimulatedClusterInfo | undefined;
+    if (options.kwok) {
+      const sim = await startSimulatedCluster(
+        join(dir, 'kube'),
+        {
+          adminKubeconfig: kube.adminKubeconfig,
+          serviceAccountKey: kube.serviceAccountKey,
+          caFile: kube.caFile,
+          ports: {
+            controllerManager: ports.controllerManager ?? (await freeLoopbackPort()),
+            scheduler: ports.scheduler ?? (await freeLoopbackPort()),
+            kwok: ports.kwok ?? (await freeLoopbackPort()),
+          },
+        },
+        options.kwok,
+        options.env,
+        log,
+      );
+      started.push(...sim.processes);
+      simulatedCluster = sim.info;
+    }
     const info: StackInfo = {
       dir,
       ports,
@@ -115,6 +149,7 @@ export async function startStack(options: {
       kubeServer: kube.server,
       kubeconfig: kube.kubeconfig,
       adminKubeconfig: kube.adminKubeconfig,
+      ...(simulatedCluster ? { simulatedCluster } : {}),
       processes: started,
     };
     writeFileSync(stateFile(dir), JSON.stringify(info, null, 2));
@@ -126,8 +161,8 @@ export async function startStack(options: {
 }
 
 /**
- * Stops every process of the stack recorded in `dir` (Temporal first, etcd
- * last) and waits for each to exit. Returns the names stopped; a stack that
+ * Stops every process of the stack recorded in `dir` (KWOK, the scheduler
+ * and the controller manager first, then Temporal, etcd last) and waits for each to exit. Returns the names stopped; a stack that
  * is not running is not an error. With `purge`, removes the directory too.
  */
 export async function stopStack(dir: string, options: { purge?: boolean } = {}): Promise<string[]> {

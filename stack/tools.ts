@@ -6,11 +6,18 @@ import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 
-/** The servers the local stack runs, each built from pinned Go modules. */
+/**
+ * The servers the local stack runs, each built from pinned Go modules: the
+ * plain stack's three, and the simulated cluster's controller manager,
+ * scheduler and KWOK.
+ */
 export const StackTool = {
   temporal: 'temporal',
   etcd: 'etcd',
   kubeApiserver: 'kube-apiserver',
+  kubeControllerManager: 'kube-controller-manager',
+  kubeScheduler: 'kube-scheduler',
+  kwok: 'kwok',
 } as const;
 
 /** One of the {@link StackTool} names. */

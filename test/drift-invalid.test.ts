@@ -71,7 +71,7 @@ describe('drift detection and plugin polls of an invalid revision', () => {
   });
 
   it('`relabel drift` and the facade answer with the whole error list', async () => {
-    const drift = createDrift({ client: relabel.client, store: relabel.store, taskQueue: relabel.taskQueue, namespace: 'default' });
+    const drift = createDrift({ client: relabel.client, store: relabel.store, designs: relabel.designs, taskQueue: relabel.taskQueue, namespace: 'default' });
     await assert.rejects(drift.detect({ site }), (err: unknown) => {
       assert.ok(err instanceof RelabelError);
       assert.equal(err.type, 'DocumentValidationFailed');

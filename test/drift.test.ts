@@ -80,7 +80,7 @@ describe('drift detection and healing', () => {
   before(async () => {
     ({ url: storeUrl } = await storeWithSite(base.files));
     relabel = await startRelabel(storeUrl);
-    drift = createDrift({ client: relabel.client, store: relabel.store, taskQueue: relabel.taskQueue, namespace: 'default' });
+    drift = createDrift({ client: relabel.client, store: relabel.store, designs: relabel.designs, taskQueue: relabel.taskQueue, namespace: 'default' });
     const core = adminCore();
     for (const name of nodes) if (name !== missing) await createNode(core, name);
     const targets = nodes.filter((n) => n !== missing && n !== unmanaged);
@@ -178,7 +178,7 @@ describe('drift detection and healing', () => {
   it('skips healing while a run of the site is going, and says so; heals on the next detection', async () => {
     await createNodeApi(loadKubeConfig(adminKubeconfigPath())).patchNode(changed2, { metadata: { labels: { fluentd: 'off' } } });
     // A run of the site no worker serves: it stays running.
-    const idle = createRuns({ client: relabel.client, store: relabel.store, taskQueue: `nobody-${uniqueSuffix()}`, namespace: 'default' });
+    const idle = createRuns({ client: relabel.client, store: relabel.store, designs: relabel.designs, taskQueue: `nobody-${uniqueSuffix()}`, namespace: 'default' });
     const blocking = await idle.start({ targets: [pending1] });
     try {
       const before = await nodePatchCount();

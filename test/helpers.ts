@@ -11,6 +11,7 @@ import { CoreV1Api, RbacAuthorizationV1Api, type V1Node, type V1PolicyRule } fro
 import { Connection, Client } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, bundleWorkflowCode, type WorkflowBundle } from '@temporalio/worker';
 import { createRuns, type Runs } from '../src/facade/runs.ts';
+import { createDesignCache, type DesignCache } from '../src/store/design-cache.ts';
 import { openStore } from '../src/store/open-store.ts';
 import type { RevisionStore } from '../src/store/revision-store.ts';
 import { WORKFLOWS_PATH } from '../src/worker/bundle.ts';
@@ -118,6 +119,7 @@ export async function startRelabel(storeUrl: string, options: { worker?: boolean
   runs: Runs;
   client: Client;
   store: RevisionStore;
+  designs: DesignCache;
   taskQueue: string;
   stop(): Promise<void>;
 }> {
@@ -139,11 +141,13 @@ export async function startRelabel(storeUrl: string, options: { worker?: boolean
   const connection = await Connection.connect({ address: temporalAddress() });
   const client = new Client({ connection });
   const store = await openStore(storeUrl);
-  const runs = createRuns({ client, store, taskQueue, namespace: 'default', uiUrl: process.env.TEMPORAL_UI_URL });
+  const designs = createDesignCache(store);
+  const runs = createRuns({ client, store, designs, taskQueue, namespace: 'default', uiUrl: process.env.TEMPORAL_UI_URL });
   return {
     runs,
     client,
     store,
+    designs,
     taskQueue,
     async stop() {
       local?.worker.shutdown();

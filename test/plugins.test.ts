@@ -93,7 +93,7 @@ describe('label plugins', () => {
     setMode('badjson');
     ({ url } = await storeWithSite(site.files));
     relabel = await startRelabel(url);
-    plugins = createPlugins({ store: relabel.store, client: relabel.client, taskQueue: relabel.taskQueue });
+    plugins = createPlugins({ store: relabel.store, designs: relabel.designs, client: relabel.client, taskQueue: relabel.taskQueue });
     const core = adminCore();
     for (const name of targets) await createNode(core, name);
   });
@@ -325,7 +325,7 @@ describe('label plugins with update_on_plugin_change', () => {
   before(async () => {
     const { url } = await storeWithSite(site.files);
     relabel = await startRelabel(url);
-    plugins = createPlugins({ store: relabel.store, client: relabel.client, taskQueue: relabel.taskQueue });
+    plugins = createPlugins({ store: relabel.store, designs: relabel.designs, client: relabel.client, taskQueue: relabel.taskQueue });
     for (const name of [n1, n2]) await createNode(adminCore(), name);
   });
   after(async () => {

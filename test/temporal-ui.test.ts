@@ -84,7 +84,7 @@ describe('the Temporal UI shows a run', () => {
   it('lists the drift and plugin poll schedules of the site, with the workflow each starts', async () => {
     const ui = process.env.TEMPORAL_UI_URL;
     assert.ok(ui, 'TEMPORAL_UI_URL is set by the global setup');
-    const schedules = createSchedules({ client: relabel.client, store: relabel.store, taskQueue: relabel.taskQueue });
+    const schedules = createSchedules({ client: relabel.client, store: relabel.store, designs: relabel.designs, taskQueue: relabel.taskQueue });
     const drift = await schedules.create('drift', { paused: true });
     const plugins = await schedules.create('plugins', { paused: true });
     const page = await browser.newPage({ viewport: { width: 1600, height: 1200 } });

@@ -113,19 +113,12 @@ function noRoleError(validated: Validated, map: KeystoneRoleMap): ApiError {
 
 const digest = (token: string) => createHash('sha256').update(token, 'utf8').digest('hex');
 
-/** Creates the verifier; nothing is sent to Keystone until the first token. */
-export function createKeystoneVerifier(options: KeystoneOptions): KeystoneVerifier {
-  const base = keystoneBase(options.url);
-  // Messages name Keystone by the URL the operator gave.
-  const shown = options.url.replace(/\/+$/, '');
-  const now = options.now ?? Date.now;
-  const timeoutMs = options.timeoutMs ?? 5000;
-  const cacheMs = (options.cacheSeconds ?? 60) * 1000;
-  const cache = new TokenCache<Validated>({ maxEntries: options.cacheEntries ?? 10_000, now });
-  const inFlight = new Map<string, Promise<Validated | null>>();
-  let service: { token: string; renewAt: number } | undefined;
-  let serviceAuth: Promise<string> | undefined;
-
+/**
+ * How the verifier reaches Keystone at `base` (named `shown` in messages):
+ * one request bounded to `timeoutMs`; no answer, a network error or a 5xx is
+ * Unavailable, any other answer is the caller's to read.
+ */
+function keystoneRequests(base: string, shown: string, timeoutMs: number): { send(path: string, init: RequestInit): Promise<Response>; unavailable(what: string): ApiError } {
   const unavailable = (what: string) => new ApiError(FailureType.Unavailable, `Keystone at ${shown} did not answer: ${what}`);
 
   async function send(path: string, init: RequestInit): Promise<Response> {
@@ -143,6 +136,29 @@ export function createKeystoneVerifier(options: KeystoneOptions): KeystoneVerifi
     }
     return response;
   }
+  return { send, unavailable };
+}
+
+/** The Unavailable error for Keystone refusing (HTTP `status`) to validate a token for relabel's service user. */
+function validationRefused(status: number, options: KeystoneOptions, shown: string): ApiError {
+  const why = status === 403 ? `: it needs the service or admin role in project ${options.projectName}` : status === 401 ? ', even with a service token just issued' : '';
+  return new ApiError(FailureType.Unavailable, `Keystone at ${shown} refused to validate a token for relabel's service user ${options.username} (HTTP ${status})${why}`);
+}
+
+/** Creates the verifier; nothing is sent to Keystone until the first token. */
+export function createKeystoneVerifier(options: KeystoneOptions): KeystoneVerifier {
+  const base = keystoneBase(options.url);
+  // Messages name Keystone by the URL the operator gave.
+  const shown = options.url.replace(/\/+$/, '');
+  const now = options.now ?? Date.now;
+  const timeoutMs = options.timeoutMs ?? 5000;
+  const cacheMs = (options.cacheSeconds ?? 60) * 1000;
+  const cache = new TokenCache<Validated>({ maxEntries: options.cacheEntries ?? 10_000, now });
+  const inFlight = new Map<string, Promise<Validated | null>>();
+  let service: { token: string; renewAt: number } | undefined;
+  let serviceAuth: Promise<string> | undefined;
+
+  const { send, unavailable } = keystoneRequests(base, shown, timeoutMs);
 
   async function authenticateService(): Promise<string> {
     const response = await send('/v3/auth/tokens?nocatalog', {
@@ -195,16 +211,7 @@ export function createKeystoneVerifier(options: KeystoneOptions): KeystoneVerifi
       }
       if (response.status !== 200) {
         await response.body?.cancel();
-        const why =
-          response.status === 403
-            ? `: it needs the service or admin role in project ${options.projectName}`
-            : response.status === 401
-              ? ', even with a service token just issued'
-              : '';
-        throw new ApiError(
-          FailureType.Unavailable,
-          `Keystone at ${shown} refused to validate a token for relabel's service user ${options.username} (HTTP ${response.status})${why}`,
-        );
+        throw validationRefused(response.status, options, shown);
       }
       const body = KeystoneToken.safeParse(await response.json().catch(() => undefined));
       if (!body.success) throw unavailable('GET /v3/auth/tokens: an answer that is not a token');

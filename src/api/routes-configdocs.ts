@@ -21,8 +21,8 @@ const error = { description: 'Airship Status error', schema: StatusBody };
 /** Path of a bucket's configdocs. */
 const bucketUrl = (bucket: string) => `/api/v1.0/configdocs/${bucket}`;
 
-/** The configdocs routes. */
-export function configdocsRoutes({ relabel }: ApiDeps): RouteDef[] {
+/** The configdocs routes that read: collection status, a bucket, the rendered site. */
+function readRoutes({ relabel }: ApiDeps): RouteDef[] {
   const { documents } = relabel;
   const { configdocs } = documents;
   return [
@@ -43,6 +43,51 @@ export function configdocsRoutes({ relabel }: ApiDeps): RouteDef[] {
         return { code: 200, body: await configdocs.status(query.versions) };
       },
     }),
+    defineRoute({
+      method: 'GET',
+      path: '/api/v1.0/configdocs/:bucket',
+      operationId: 'getConfigdocs',
+      summary: "A bucket's documents as YAML: staged (version=buffer, the default) or of a committed revision",
+      tag: 'configdocs',
+      access: 'read',
+      params: BucketPath,
+      query: ConfigdocsQuery,
+      responses: { 200: { description: 'the documents', yaml: true }, 400: error, 404: error },
+      async handle({ params, query }) {
+        const version = query.version ?? 'buffer';
+        if (version === 'buffer') {
+          const staged = (await documents.buffer()).find((b) => b.bucket === params.bucket);
+          if (!staged || staged.files.length === 0) throw new ApiError(FailureType.BucketNotFound, `bucket ${params.bucket} is not staged`);
+          return { code: 200, yaml: documentsYaml(staged.files) };
+        }
+        const { revision, files } = await configdocs.documentsOf(version);
+        const mine = files.filter((f) => f.bucket === params.bucket);
+        if (mine.length === 0) throw new ApiError(FailureType.BucketNotFound, `bucket ${params.bucket} has no documents in revision ${revision} (${version})`);
+        return { code: 200, yaml: documentsYaml(mine) };
+      },
+    }),
+    defineRoute({
+      method: 'GET',
+      path: '/api/v1.0/renderedconfigdocs',
+      operationId: 'getRenderedConfigdocs',
+      summary: 'Every document of a version as YAML: buffer (the default, as Shipyard: the committed site with the staged buckets laid over it), committed, or a site action\'s',
+      tag: 'configdocs',
+      access: 'read',
+      query: RenderedQuery,
+      responses: { 200: { description: 'the documents', yaml: true }, 400: error, 404: error },
+      async handle({ query }) {
+        const { files } = await configdocs.documentsOf(query.version ?? 'buffer');
+        return { code: 200, yaml: documentsYaml(files) };
+      },
+    }),
+  ];
+}
+
+/** The configdocs routes that change the store: stage a bucket, commit the buffer. */
+function changeRoutes({ relabel }: ApiDeps): RouteDef[] {
+  const { documents } = relabel;
+  const { configdocs } = documents;
+  return [
     defineRoute({
       method: 'POST',
       path: '/api/v1.0/configdocs/:bucket',
@@ -74,29 +119,6 @@ export function configdocsRoutes({ relabel }: ApiDeps): RouteDef[] {
         const status = await configdocs.stage(bucket, files, query.buffermode ?? 'bucket');
         const message = files === null ? `Collection ${bucket} emptied in the buffer (${status})` : `Configuration documents staged in bucket ${bucket} (${status})`;
         return { code: 201, body: statusBody({ status: 'Success', code: 201, reason: 'Created', message }), headers: { location: bucketUrl(bucket) } };
-      },
-    }),
-    defineRoute({
-      method: 'GET',
-      path: '/api/v1.0/configdocs/:bucket',
-      operationId: 'getConfigdocs',
-      summary: "A bucket's documents as YAML: staged (version=buffer, the default) or of a committed revision",
-      tag: 'configdocs',
-      access: 'read',
-      params: BucketPath,
-      query: ConfigdocsQuery,
-      responses: { 200: { description: 'the documents', yaml: true }, 400: error, 404: error },
-      async handle({ params, query }) {
-        const version = query.version ?? 'buffer';
-        if (version === 'buffer') {
-          const staged = (await documents.buffer()).find((b) => b.bucket === params.bucket);
-          if (!staged || staged.files.length === 0) throw new ApiError(FailureType.BucketNotFound, `bucket ${params.bucket} is not staged`);
-          return { code: 200, yaml: documentsYaml(staged.files) };
-        }
-        const { revision, files } = await configdocs.documentsOf(version);
-        const mine = files.filter((f) => f.bucket === params.bucket);
-        if (mine.length === 0) throw new ApiError(FailureType.BucketNotFound, `bucket ${params.bucket} has no documents in revision ${revision} (${version})`);
-        return { code: 200, yaml: documentsYaml(mine) };
       },
     }),
     defineRoute({
@@ -152,19 +174,10 @@ export function configdocsRoutes({ relabel }: ApiDeps): RouteDef[] {
         return { code: 200, body };
       },
     }),
-    defineRoute({
-      method: 'GET',
-      path: '/api/v1.0/renderedconfigdocs',
-      operationId: 'getRenderedConfigdocs',
-      summary: 'Every document of a version as YAML: buffer (the default, as Shipyard: the committed site with the staged buckets laid over it), committed, or a site action\'s',
-      tag: 'configdocs',
-      access: 'read',
-      query: RenderedQuery,
-      responses: { 200: { description: 'the documents', yaml: true }, 400: error, 404: error },
-      async handle({ query }) {
-        const { files } = await configdocs.documentsOf(query.version ?? 'buffer');
-        return { code: 200, yaml: documentsYaml(files) };
-      },
-    }),
   ];
+}
+
+/** The configdocs routes. */
+export function configdocsRoutes(deps: ApiDeps): RouteDef[] {
+  return [...readRoutes(deps), ...changeRoutes(deps)];
 }

@@ -111,8 +111,8 @@ function requestOf(task: TaskRequestMemo | undefined): { designRef: string | nul
   };
 }
 
-/** The task routes. */
-export function taskRoutes({ relabel }: ApiDeps): RouteDef[] {
+/** The task route that starts a run: a Drydock task over the node filter of a design. */
+function createTaskRoutes({ relabel }: ApiDeps): RouteDef[] {
   const { documents } = relabel;
   return [
     defineRoute({
@@ -162,6 +162,12 @@ export function taskRoutes({ relabel }: ApiDeps): RouteDef[] {
         return { code: 201, body: view, headers: { location: taskUrl(view.task_id) } };
       },
     }),
+  ];
+}
+
+/** The task routes that read: the task list and one task. */
+function readTaskRoutes({ relabel }: ApiDeps): RouteDef[] {
+  return [
     defineRoute({
       method: 'GET',
       path: '/api/v1.0/tasks',
@@ -242,4 +248,9 @@ export function taskRoutes({ relabel }: ApiDeps): RouteDef[] {
       },
     }),
   ];
+}
+
+/** The task routes. */
+export function taskRoutes(deps: ApiDeps): RouteDef[] {
+  return [...createTaskRoutes(deps), ...readTaskRoutes(deps)];
 }

@@ -143,6 +143,49 @@ function healthRoutes(deps: ApiDeps): RouteDef[] {
 }
 
 /**
+ * Registers `routes` on `app`, each with its access and media checks, and
+ * on every path they name a 405 for the other methods, naming the allowed
+ * ones (answered after authentication).
+ */
+function registerRoutes(app: FastifyInstance, routes: readonly RouteDef[]): void {
+  for (const route of routes) {
+    const config: RouteConfig = { access: route.access, media: route.media };
+    app.route({
+      method: route.method,
+      url: route.path,
+      config,
+      preParsing: async (request, _reply, payload) => {
+        await checkMedia(request);
+        return payload;
+      },
+      handler: async (request, reply) => send(reply, await route.run(request)),
+    });
+  }
+
+  // Every other method on a known path is a 405 naming the allowed ones (after auth).
+  const byPath = new Map<string, RouteDef[]>();
+  for (const route of routes) byPath.set(route.path, [...(byPath.get(route.path) ?? []), route]);
+  for (const [path, defs] of byPath) {
+    const allowed = new Set<string>(defs.map((d) => d.method));
+    if (allowed.has('GET')) allowed.add('HEAD');
+    const others = METHODS.filter((m) => !allowed.has(m));
+    const config: RouteConfig = { access: defs.some((d) => d.access === 'public') ? 'public' : 'read', media: 'none' };
+    app.route({
+      method: others,
+      url: path,
+      config,
+      onRequest: async (request) => {
+        const allow = [...allowed].join(', ');
+        throw new ApiError(FailureType.MethodNotAllowed, `${request.method} is not allowed on ${path} (allowed: ${allow})`, undefined, { allow });
+      },
+      handler: async () => {
+        throw new ApiError(FailureType.MethodNotAllowed, 'method not allowed');
+      },
+    });
+  }
+}
+
+/**
  * Builds the API server over the facade (not listening yet: call
  * `listen`). `close()` stops it; closing the facade is the caller's.
  */
@@ -223,40 +266,6 @@ export function createApiServer(options: ApiServerOptions): FastifyInstance {
     }),
   );
 
-  for (const route of routes) {
-    const config: RouteConfig = { access: route.access, media: route.media };
-    app.route({
-      method: route.method,
-      url: route.path,
-      config,
-      preParsing: async (request, _reply, payload) => {
-        await checkMedia(request);
-        return payload;
-      },
-      handler: async (request, reply) => send(reply, await route.run(request)),
-    });
-  }
-
-  // Every other method on a known path is a 405 naming the allowed ones (after auth).
-  const byPath = new Map<string, RouteDef[]>();
-  for (const route of routes) byPath.set(route.path, [...(byPath.get(route.path) ?? []), route]);
-  for (const [path, defs] of byPath) {
-    const allowed = new Set<string>(defs.map((d) => d.method));
-    if (allowed.has('GET')) allowed.add('HEAD');
-    const others = METHODS.filter((m) => !allowed.has(m));
-    const config: RouteConfig = { access: defs.some((d) => d.access === 'public') ? 'public' : 'read', media: 'none' };
-    app.route({
-      method: others,
-      url: path,
-      config,
-      onRequest: async (request) => {
-        const allow = [...allowed].join(', ');
-        throw new ApiError(FailureType.MethodNotAllowed, `${request.method} is not allowed on ${path} (allowed: ${allow})`, undefined, { allow });
-      },
-      handler: async () => {
-        throw new ApiError(FailureType.MethodNotAllowed, 'method not allowed');
-      },
-    });
-  }
+  registerRoutes(app, routes);
   return app;
 }

@@ -23,10 +23,8 @@ function tagText(r: Revision): string {
   return r.tags.map((t) => t.tag).join(',') || '-';
 }
 
-/** Adds `docs` and its subcommands to `program`. */
-export function addDocsCommands(program: Command, setExit: SetExit): void {
-  const docs = program.command('docs').description('validate, stage, commit, inspect and tag site document revisions');
-
+/** `docs validate|stage|buffer|discard`: check documents and work on the buffer before a commit. */
+function addBufferCommands(docs: Command, setExit: SetExit): void {
   docs
     .command('validate')
     .description('validate site documents as one site, as a commit would; stores nothing')
@@ -108,7 +106,10 @@ export function addDocsCommands(program: Command, setExit: SetExit): void {
         }),
       );
     });
+}
 
+/** `docs commit`: the buffer as a new revision, validated whole. */
+function addCommitCommand(docs: Command, setExit: SetExit): void {
   docs
     .command('commit')
     .description('commit the staged buckets as a new revision, after validating the whole site they make')
@@ -157,7 +158,10 @@ export function addDocsCommands(program: Command, setExit: SetExit): void {
         }),
       );
     });
+}
 
+/** `docs list|show|diff`: read revisions. */
+function addRevisionReadCommands(docs: Command, setExit: SetExit): void {
   docs
     .command('list')
     .description('list the committed revisions, oldest first')
@@ -237,7 +241,10 @@ export function addDocsCommands(program: Command, setExit: SetExit): void {
         }),
       );
     });
+}
 
+/** `docs tag|untag`: mark revisions (a site action's outcome, or the operator's own tags). */
+function addTagCommands(docs: Command, setExit: SetExit): void {
   docs
     .command('tag')
     .description('tag a revision (site-action-success, site-action-failure or free-form)')
@@ -272,4 +279,14 @@ export function addDocsCommands(program: Command, setExit: SetExit): void {
         }),
       );
     });
+}
+
+/** Adds `docs` and its subcommands to `program`. */
+export function addDocsCommands(program: Command, setExit: SetExit): void {
+  const docs = program.command('docs').description('validate, stage, commit, inspect and tag site document revisions');
+
+  addBufferCommands(docs, setExit);
+  addCommitCommand(docs, setExit);
+  addRevisionReadCommands(docs, setExit);
+  addTagCommands(docs, setExit);
 }

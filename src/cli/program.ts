@@ -11,6 +11,7 @@ import { exitCodeForType, exitCodeHelp, ExitCode } from './exit-codes.ts';
 import { describeError, OutputFormat, reportError } from './output.ts';
 import { addPluginCommands } from './plugin-commands.ts';
 import { addPlanCommand } from './plan-command.ts';
+import { addControlCommands } from './control-commands.ts';
 import { addRunCommands } from './run-commands.ts';
 import { addDriftCommands } from './drift-commands.ts';
 import { addScheduleCommands } from './schedule-commands.ts';
@@ -50,6 +51,7 @@ export function buildProgram(setExit: SetExit): Command {
   for (const setting of GLOBAL_SETTINGS) program.addOption(settingOption(setting));
   addDocsCommands(program, setExit);
   addRunCommands(program, setExit);
+  addControlCommands(program, setExit);
   addDriftCommands(program, setExit);
   addScheduleCommands(program, setExit);
   addPluginCommands(program, setExit);

@@ -1,6 +1,6 @@
 /**
- * `relabel update-labels | status | retry | cancel | pause | unpause`: start, follow and control update
- * runs. Thin over the runs facade: parse flags, call, print, exit with the
+ * `relabel update-labels | runs | status | retry`: start, list and follow update
+ * runs (their controls are in `control-commands.ts`). Thin over the runs facade: parse flags, call, print, exit with the
  * code the run's outcome maps to.
  */
 import { type Command, Option } from 'commander';
@@ -14,11 +14,11 @@ import { cliUser, withContext, type CliContext, type SetExit } from './context.t
 import { ExitCode, exitCodeForRun } from './exit-codes.ts';
 import { note, outputOption, printJson, say, table } from './output.ts';
 import { labelPair, nameList, nodeList, nonNegativeInteger, positiveInteger } from './parsers.ts';
+import { runIdOption } from './control-commands.ts';
 import { outcomeText, progressReporter, reportText, startedText } from './run-output.ts';
 
 const allowMassRemovalOption = () =>
   new Option('--allow-mass-removal', "go ahead even when the run removes more of the labels relabel owns on its targets than the policy's max_removal_fraction (default 0.5); without it such a run is refused, nothing written");
-const runIdOption = () => new Option('--run-id <id>', 'a particular run of the workflow (default: its latest run)');
 const concurrencyOption = () =>
   new Option('--concurrency <k>', "nodes relabelled at once (default: the site policy's)").argParser(positiveInteger);
 /** Adds the options choosing which part of the per-node table to show. */
@@ -175,8 +175,8 @@ async function started(
   return opts.wait ? waitAndReport(ctx, runs, run, true) : ExitCode.ok;
 }
 
-/** Adds the run commands to `program`. */
-export function addRunCommands(program: Command, setExit: SetExit): void {
+/** `update-labels`: start a run over named or selected targets, and follow it when asked. */
+function addUpdateLabelsCommand(program: Command, setExit: SetExit): void {
   withTargetOptions(program.command('update-labels'))
     .description('relabel nodes to a committed revision of the site documents (the Airship update_labels action)')
     .addOption(new Option('--revision <n>', 'revision to apply (default: the latest committed)').argParser(positiveInteger))
@@ -213,7 +213,10 @@ export function addRunCommands(program: Command, setExit: SetExit): void {
         }),
       );
     });
+}
 
+/** `runs` and `status`: list runs, and show one with its per-node table or summary. */
+function addRunReadCommands(program: Command, setExit: SetExit): void {
   program
     .command('runs')
     .description('list update runs on the task queue, newest first')
@@ -285,7 +288,10 @@ export function addRunCommands(program: Command, setExit: SetExit): void {
         }),
       );
     });
+}
 
+/** `retry`: a new run over exactly the failed nodes of a finished one. */
+function addRetryCommand(program: Command, setExit: SetExit): void {
   program
     .command('retry')
     .description('start a run over exactly the failed nodes of a finished run, against the same revision')
@@ -309,48 +315,11 @@ export function addRunCommands(program: Command, setExit: SetExit): void {
         }),
       );
     });
+}
 
-  program
-    .command('cancel')
-    .description('cancel (stop) a running run: nodes being relabelled finish, nodes already relabelled stay relabelled (no rollback), the others are marked cancelled')
-    .argument('<id>', 'workflow ID of the run')
-    .addOption(runIdOption())
-    .addOption(outputOption())
-    .addHelpText('after', '\nJSON: {workflowId, runId, run?, uiLink, verb}. The command is kept in the run\'s command audit with your user name.')
-    .action(async (id: string, opts: { runId?: string }, cmd: Command) => {
-      setExit(
-        await withContext(cmd, async (ctx) => {
-          const ref = await (await ctx.runs()).control(id, opts.runId, 'stop', cliUser());
-          if (ctx.format === 'json') return printJson(ref);
-          say(`cancellation requested for ${ref.workflowId} (run ${ref.runId}); nodes already relabelled stay relabelled, the others are marked cancelled`);
-          say(`follow it with: relabel status ${ref.workflowId} --wait`);
-          if (ref.uiLink) say(ref.uiLink);
-        }),
-      );
-    });
-
-  for (const verb of ['pause', 'unpause'] as const) {
-    program
-      .command(verb)
-      .description(
-        verb === 'pause'
-          ? 'pause a running run: no new node starts, the nodes being relabelled finish (undo with relabel unpause)'
-          : 'let a paused run start nodes again',
-      )
-      .argument('<id>', 'workflow ID of the run')
-      .addOption(runIdOption())
-      .addOption(outputOption())
-      .addHelpText('after', `\nJSON: {workflowId, runId, run?, uiLink, verb, answer: {paused, changed, running, pending}}. The command is kept in the run's command audit with your user name.`)
-      .action(async (id: string, opts: { runId?: string }, cmd: Command) => {
-        setExit(
-          await withContext(cmd, async (ctx) => {
-            const done = await (await ctx.runs()).control(id, opts.runId, verb, cliUser());
-            if (ctx.format === 'json') return printJson(done);
-            const a = done.answer;
-            const state = a ? `${a.paused ? 'paused' : 'running'}${a.changed ? '' : ' (it already was)'}: ${a.running} node(s) running, ${a.pending} not started` : verb;
-            say(`${done.workflowId} (run ${done.runId}) ${state}`);
-          }),
-        );
-      });
-  }
+/** Adds `update-labels`, `runs`, `status` and `retry` to `program`. */
+export function addRunCommands(program: Command, setExit: SetExit): void {
+  addUpdateLabelsCommand(program, setExit);
+  addRunReadCommands(program, setExit);
+  addRetryCommand(program, setExit);
 }

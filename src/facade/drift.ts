@@ -8,20 +8,22 @@ import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy } from '@temporalio/com
 import type { DriftState } from '../core/plan/drift.ts';
 import { FailureType } from '../core/plan/failure-types.ts';
 import { runAudit, type RunAudit } from '../core/plan/run-audit.ts';
-import { createDesignCache } from '../store/design-cache.ts';
+import type { DesignCache } from '../store/design-cache.ts';
 import { MAX_DRIFT_PAGE, type DriftNodeRow, type DriftReportRecord } from '../store/drift-store.ts';
 import type { RevisionStore } from '../store/revision-store.ts';
 import { isStoreError, StoreErrorCode } from '../store/store-error.ts';
 import { detectDrift } from '../workflows/detect-drift.ts';
 import { DRIFT_ID_PREFIX, type DetectDriftResult } from '../workflows/drift-messages.ts';
 import { RelabelError, relabelErrorOf } from './relabel-error.ts';
-import { idleTaskQueueWarning } from './runs.ts';
+import { idleTaskQueueWarning } from './idle-task-queue.ts';
 import { storeSite } from './store-site.ts';
 
 /** What the drift facade needs. */
 export interface DriftDeps {
   client: Client;
   store: RevisionStore;
+  /** Validated designs by revision, shared by the facade's parts (revisions are immutable: each is validated once). */
+  designs: DesignCache;
   taskQueue: string;
   namespace: string;
 }
@@ -37,8 +39,7 @@ export interface DriftPage {
 
 /** Builds the drift facade. */
 export function createDrift(deps: DriftDeps) {
-  const { client, store } = deps;
-  const designs = createDesignCache(store, 1);
+  const { client, store, designs } = deps;
 
   return {
     /**

@@ -9,6 +9,7 @@ import { refusedAtOnce, temporalUnreachable } from '../temporal/reach.ts';
 import { connectOptions, temporalSettingsFromEnv, type TemporalConnectOptions } from '../temporal/settings.ts';
 import { settingFromEnv } from '../settings/setting.ts';
 import { CONNECTION } from '../settings/table.ts';
+import { createDesignCache } from '../store/design-cache.ts';
 import { openStore } from '../store/open-store.ts';
 import { createDocuments, type Documents } from './documents.ts';
 import { RelabelError } from './relabel-error.ts';
@@ -107,9 +108,14 @@ export interface Relabel {
   close(): Promise<void>;
 }
 
+/** Revisions whose design the facade keeps validated (the latest and the one before cover nearly every request). */
+const FACADE_DESIGNS = 2;
+
 /** Opens the store (and lazily Temporal) named by `config`. */
 export async function openRelabel(config: RelabelConfig): Promise<Relabel> {
   const store = await openStore(config.storeUrl);
+  // One cache for every part of the facade: revisions are immutable, so a long-lived facade (the API server) validates each once.
+  const designs = createDesignCache(store, FACADE_DESIGNS);
   let connection: Connection | undefined;
   let client: Client | undefined;
   let runs: Promise<Runs> | undefined;
@@ -136,6 +142,7 @@ export async function openRelabel(config: RelabelConfig): Promise<Relabel> {
       return createRuns({
         client,
         store,
+        designs,
         taskQueue: config.taskQueue,
         namespace: config.namespace,
         uiUrl: config.uiUrl,
@@ -155,11 +162,11 @@ export async function openRelabel(config: RelabelConfig): Promise<Relabel> {
   return {
     documents: createDocuments(store),
     runs: connectRuns,
-    schedules: async () => createSchedules({ client: await connected(), store, taskQueue: config.taskQueue }),
-    drift: async () => createDrift({ client: await connected(), store, taskQueue: config.taskQueue, namespace: config.namespace }),
+    schedules: async () => createSchedules({ client: await connected(), store, designs, taskQueue: config.taskQueue }),
+    drift: async () => createDrift({ client: await connected(), store, designs, taskQueue: config.taskQueue, namespace: config.namespace }),
     async plugins(temporal = false) {
       if (temporal) await connectRuns();
-      return createPlugins({ store, taskQueue: config.taskQueue, searchAttributes: config.searchAttributes, ...(client ? { client } : {}) });
+      return createPlugins({ store, designs, taskQueue: config.taskQueue, searchAttributes: config.searchAttributes, ...(client ? { client } : {}) });
     },
     async health(timeoutMs = HEALTH_CHECK_TIMEOUT_MS) {
       const { temporalAddress: address, namespace } = config;

@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { ScheduleAlreadyRunning, ScheduleOverlapPolicy, type Client } from '@temporalio/client';
 import { FailureType } from '../core/plan/failure-types.ts';
-import { createDesignCache } from '../store/design-cache.ts';
+import type { DesignCache } from '../store/design-cache.ts';
 import type { PluginStatusRow } from '../store/plugin-store.ts';
 import type { RevisionStore } from '../store/revision-store.ts';
 import { pollPlugins, type PollPluginsResult } from '../workflows/poll-plugins.ts';
@@ -75,6 +75,8 @@ export async function ensurePluginSchedule(client: Client, options: PluginSchedu
 /** What the plugins facade needs. */
 export interface PluginsDeps {
   store: RevisionStore;
+  /** Validated designs by revision, shared by the facade's parts (revisions are immutable: each is validated once). */
+  designs: DesignCache;
   /** Temporal, for polls and schedules (status needs only the store). */
   client?: Client;
   taskQueue: string;
@@ -83,8 +85,7 @@ export interface PluginsDeps {
 
 /** Builds the plugins facade. */
 export function createPlugins(deps: PluginsDeps) {
-  const { store } = deps;
-  const designs = createDesignCache(store, 1);
+  const { store, designs } = deps;
   const temporal = (): Client => {
     if (!deps.client) throw new RelabelError(FailureType.Unavailable, 'Temporal is not connected');
     return deps.client;

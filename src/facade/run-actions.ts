@@ -43,35 +43,50 @@ async function orNull<T>(read: Promise<T>): Promise<T | null> {
   }
 }
 
-/** Builds the action half of the runs facade over `client` and `store`. */
-export function createRunActions(deps: { client: Client; store: RevisionStore; namespace: string }) {
-  const { client, store } = deps;
-
+/** What the Shipyard view of a run reads: the store's action record and rows, and the run's first steps. */
+export interface RunActions {
   /** The run whose action id is `actionId`, or null. */
-  async function byActionId(actionId: string): Promise<RunRecord | null> {
-    return store.runByActionId(actionId);
-  }
-
+  byActionId(actionId: string): Promise<RunRecord | null>;
   /** The store's record of run number `run`, or null when the store has none. */
-  async function record(run: number): Promise<RunRecord | null> {
-    return orNull(store.getRun(run));
-  }
-
+  record(run: number): Promise<RunRecord | null>;
   /** The newest commands issued against run `run`'s action, oldest first. */
-  async function commands(run: number): Promise<ActionCommand[]> {
-    return store.actionCommands(run);
-  }
-
+  commands(run: number): Promise<ActionCommand[]>;
   /** Appends a command (`stop`, `pause`, `unpause`) to run `run`'s command audit. */
-  async function recordCommand(run: number, command: string, user: string | null): Promise<ActionCommand> {
-    return store.recordActionCommand(run, command, user);
-  }
-
+  recordCommand(run: number, command: string, user: string | null): Promise<ActionCommand>;
   /**
    * When the resolve and plan activities of the execution `runId` (a run's
    * first) were scheduled, started and closed, from one page of its history.
    * Empty when the history cannot be read.
    */
+  stepTimes(workflowId: string, runId: string): Promise<RunStepTimes>;
+  /** A page of run `run`'s rows, with their positions (see the store's `runNodes`). */
+  nodeRows(run: number, query: RunNodesQuery): Promise<RunNodeRow[]>;
+  /** The row at position `seq` of run `run`, or null. */
+  nodeAt(run: number, seq: number): Promise<RunNodeRow | null>;
+  /** Run `run`'s rows counted by status, or null when the store has no such run. */
+  counts(run: number): Promise<RunNodeCounts | null>;
+}
+
+/** Builds the action half of the runs facade over `client` and `store`. */
+export function createRunActions(deps: { client: Client; store: RevisionStore; namespace: string }): RunActions {
+  const { client, store } = deps;
+
+  async function byActionId(actionId: string): Promise<RunRecord | null> {
+    return store.runByActionId(actionId);
+  }
+
+  async function record(run: number): Promise<RunRecord | null> {
+    return orNull(store.getRun(run));
+  }
+
+  async function commands(run: number): Promise<ActionCommand[]> {
+    return store.actionCommands(run);
+  }
+
+  async function recordCommand(run: number, command: string, user: string | null): Promise<ActionCommand> {
+    return store.recordActionCommand(run, command, user);
+  }
+
   async function stepTimes(workflowId: string, runId: string): Promise<RunStepTimes> {
     const page = await client.workflowService
       .getWorkflowExecutionHistory({ namespace: deps.namespace, execution: { workflowId, runId }, maximumPageSize: HISTORY_PAGE })
@@ -105,18 +120,15 @@ export function createRunActions(deps: { client: Client; store: RevisionStore; n
     return times;
   }
 
-  /** A page of run `run`'s rows, with their positions (see the store's `runNodes`). */
   async function nodeRows(run: number, query: RunNodesQuery): Promise<RunNodeRow[]> {
     return store.runNodes(run, query);
   }
 
-  /** The row at position `seq` of run `run`, or null. */
   async function nodeAt(run: number, seq: number): Promise<RunNodeRow | null> {
     const [row] = await store.runNodes(run, { afterSeq: seq - 1, limit: 1 });
     return row?.seq === seq ? row : null;
   }
 
-  /** Run `run`'s rows counted by status, or null when the store has no such run. */
   async function counts(run: number): Promise<RunNodeCounts | null> {
     return orNull(store.runCounts(run));
   }

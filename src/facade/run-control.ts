@@ -10,7 +10,7 @@ import { FailureType } from '../core/plan/failure-types.ts';
 import type { RevisionStore } from '../store/revision-store.ts';
 import { controlUpdate, type ControlAnswer } from '../workflows/messages.ts';
 import { RelabelError, relabelErrorOf } from './relabel-error.ts';
-import type { RunRef, RunStatusReport } from './runs.ts';
+import { describeRun, type RunReads, type RunRef } from './run-reads.ts';
 
 /** How long a pause or unpause waits for the run to answer before it is Unavailable. */
 export const CONTROL_TIMEOUT_MS = 15_000;
@@ -27,11 +27,26 @@ export interface ControlOutcome extends RunRef {
   answer?: ControlAnswer;
 }
 
-/** What the controls need of the runs facade. */
+/** What the controls need: the client, the store's command audit, and the read half's status and links. */
 export interface RunControlDeps {
   client: Client;
   store: Pick<RevisionStore, 'recordActionCommand'>;
-  status(workflowId: string, runId?: string): Promise<RunStatusReport>;
+  reads: Pick<RunReads, 'status' | 'link'>;
+}
+
+/** The controls of a running run: Shipyard's verbs, and the cancellation `stop` is. */
+export interface RunControls {
+  /**
+   * Applies `verb` to the running run `workflowId` (followed down its
+   * continue-as-new chain) and records it, with `user`, in the run's command
+   * audit. NotRunning for a run that has ended (or, for pause and unpause, a
+   * dry run or a run that has started all its nodes); RunNotFound for an
+   * unknown run; Unavailable when no worker serves the run to answer a pause
+   * or unpause (within {@link CONTROL_TIMEOUT_MS}). Pausing a paused run is
+   * accepted and changes nothing.
+   */
+  control(workflowId: string, runId: string | undefined, verb: ControlVerbName, user: string | null): Promise<ControlOutcome>;
+  /** Requests cancellation of a running run; nodes already done stay done. NotRunning when it has ended. */
   cancel(workflowId: string, runId?: string): Promise<RunRef>;
 }
 
@@ -46,32 +61,32 @@ function updateRefusal(err: unknown, verb: string, workflowId: string): unknown 
   return err;
 }
 
-/** Builds the controls over the runs facade's `status` and `cancel`. */
-export function createRunControl(deps: RunControlDeps) {
-  /**
-   * Applies `verb` to the running run `workflowId` (followed down its
-   * continue-as-new chain) and records it, with `user`, in the run's command
-   * audit. NotRunning for a run that has ended (or, for pause and unpause, a
-   * dry run or a run that has started all its nodes); RunNotFound for an
-   * unknown run; Unavailable when no worker serves the run to answer a pause
-   * or unpause (within {@link CONTROL_TIMEOUT_MS}). Pausing a paused run is
-   * accepted and changes nothing.
-   */
+/** Builds the controls over the read half's `status` and links. */
+export function createRunControl(deps: RunControlDeps): RunControls {
+  const { client, reads } = deps;
+
+  async function cancel(workflowId: string, runId?: string): Promise<RunRef> {
+    const d = await describeRun(client, workflowId, runId);
+    if (d.status.name !== 'RUNNING') throw new RelabelError(FailureType.NotRunning, `run ${workflowId} (${d.runId}) is not running (it is ${d.status.name})`);
+    await client.workflow.getHandle(workflowId, d.runId).cancel();
+    return { workflowId, runId: d.runId, uiLink: reads.link(workflowId, d.runId) };
+  }
+
   async function control(workflowId: string, runId: string | undefined, verb: ControlVerbName, user: string | null): Promise<ControlOutcome> {
-    const report = await deps.status(workflowId, runId);
+    const report = await reads.status(workflowId, runId);
     if (report.execution !== 'RUNNING') {
       throw new RelabelError(FailureType.NotRunning, `cannot ${verb} run ${workflowId} (${report.runId}): it is not running (it is ${report.execution})`);
     }
     const run = report.run ?? report.progress?.run;
     let outcome: ControlOutcome;
     if (verb === 'stop') {
-      outcome = { ...(await deps.cancel(workflowId, report.runId)), verb };
+      outcome = { ...(await cancel(workflowId, report.runId)), verb };
     } else {
       // A run no worker serves cannot answer: say so rather than wait for one.
       const idle = report.warnings?.[0];
       if (idle !== undefined) throw new RelabelError(FailureType.Unavailable, `cannot ${verb} run ${workflowId} now: ${idle}`);
-      const handle = deps.client.workflow.getHandle(workflowId, report.runId);
-      const answer = await deps.client
+      const handle = client.workflow.getHandle(workflowId, report.runId);
+      const answer = await client
         .withDeadline(Date.now() + CONTROL_TIMEOUT_MS, () => handle.executeUpdate(controlUpdate, { args: [{ verb }] }))
         .catch((err: unknown) => {
           throw updateRefusal(err, verb, workflowId);
@@ -85,5 +100,5 @@ export function createRunControl(deps: RunControlDeps) {
     return outcome;
   }
 
-  return { control };
+  return { control, cancel };
 }

@@ -6,7 +6,7 @@
  */
 import { ScheduleAlreadyRunning, ScheduleNotFoundError, ScheduleOverlapPolicy, type Client, type ScheduleDescription } from '@temporalio/client';
 import { FailureType } from '../core/plan/failure-types.ts';
-import { createDesignCache } from '../store/design-cache.ts';
+import type { DesignCache } from '../store/design-cache.ts';
 import type { RevisionStore } from '../store/revision-store.ts';
 import { DRIFT_ID_PREFIX, type DetectDriftResult } from '../workflows/drift-messages.ts';
 import { DEFAULT_PLUGIN_POLL_EVERY, PLUGIN_SCHEDULE_PREFIX } from '../workflows/plugin-messages.ts';
@@ -115,6 +115,8 @@ export interface ScheduleView {
 export interface SchedulesDeps {
   client: Client;
   store: RevisionStore;
+  /** Validated designs by revision, shared by the facade's parts (revisions are immutable: each is validated once). */
+  designs: DesignCache;
   taskQueue: string;
 }
 
@@ -133,10 +135,41 @@ function parseScheduleId(id: string): { kind: string; site: string } | undefined
   return undefined;
 }
 
+/** A described schedule as shown, with its latest action's status and result. */
+async function scheduleView(client: Client, d: ScheduleDescription): Promise<ScheduleView> {
+  const parsed = parseScheduleId(d.scheduleId);
+  const every = d.spec.intervals?.[0]?.every;
+  const next = d.info.nextActionTimes[0];
+  const last = d.info.recentActions.at(-1);
+  let lastRun: ScheduleView['lastRun'];
+  if (last) {
+    const { workflowId, firstExecutionRunId: runId } = last.action.workflow;
+    lastRun = { startedAt: last.takenAt.toISOString(), workflowId, runId };
+    const handle = client.workflow.getHandle(workflowId, runId);
+    const described = await handle.describe().catch(() => undefined);
+    if (described) {
+      lastRun.status = described.status.name;
+      if (described.status.name === 'COMPLETED' && parsed) {
+        const result: unknown = await handle.result().catch(() => undefined);
+        if (result !== undefined) lastRun.result = scheduleKind(parsed.kind).resultText(result);
+      }
+    }
+  }
+  return {
+    scheduleId: d.scheduleId,
+    kind: parsed?.kind ?? '?',
+    site: parsed?.site ?? '?',
+    paused: d.state.paused,
+    ...(d.state.note ? { note: d.state.note } : {}),
+    ...(typeof every === 'number' ? { every: formatInterval(every) } : {}),
+    ...(next && !d.state.paused ? { nextRun: next.toISOString() } : {}),
+    ...(lastRun ? { lastRun } : {}),
+  };
+}
+
 /** Builds the schedules facade. */
 export function createSchedules(deps: SchedulesDeps) {
-  const { client, store } = deps;
-  const designs = createDesignCache(store, 1);
+  const { client, store, designs } = deps;
 
   /** The schedule ID for `kind` at the store's site (`site` must be it, when given). */
   async function scheduleId(kindName: string, site?: string): Promise<{ id: string; kind: ScheduleKind & { name: string }; site: string }> {
@@ -157,37 +190,7 @@ export function createSchedules(deps: SchedulesDeps) {
     }
   }
 
-  /** A described schedule as shown, with its latest action's status and result. */
-  async function view(d: ScheduleDescription): Promise<ScheduleView> {
-    const parsed = parseScheduleId(d.scheduleId);
-    const every = d.spec.intervals?.[0]?.every;
-    const next = d.info.nextActionTimes[0];
-    const last = d.info.recentActions.at(-1);
-    let lastRun: ScheduleView['lastRun'];
-    if (last) {
-      const { workflowId, firstExecutionRunId: runId } = last.action.workflow;
-      lastRun = { startedAt: last.takenAt.toISOString(), workflowId, runId };
-      const handle = client.workflow.getHandle(workflowId, runId);
-      const described = await handle.describe().catch(() => undefined);
-      if (described) {
-        lastRun.status = described.status.name;
-        if (described.status.name === 'COMPLETED' && parsed) {
-          const result: unknown = await handle.result().catch(() => undefined);
-          if (result !== undefined) lastRun.result = scheduleKind(parsed.kind).resultText(result);
-        }
-      }
-    }
-    return {
-      scheduleId: d.scheduleId,
-      kind: parsed?.kind ?? '?',
-      site: parsed?.site ?? '?',
-      paused: d.state.paused,
-      ...(d.state.note ? { note: d.state.note } : {}),
-      ...(typeof every === 'number' ? { every: formatInterval(every) } : {}),
-      ...(next && !d.state.paused ? { nextRun: next.toISOString() } : {}),
-      ...(lastRun ? { lastRun } : {}),
-    };
-  }
+  const view = (d: ScheduleDescription) => scheduleView(client, d);
 
   return {
     /**

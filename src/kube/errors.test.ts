@@ -96,6 +96,9 @@ describe('isStaleWrite', () => {
     assert.equal(isStaleWrite(answer(422, { message: 'testing value /metadata/labels/a failed: test failed' })), true);
     assert.equal(isStaleWrite(answer(422, '{"message":"test operation does not apply: is missing path: /metadata/labels/a: missing value"}')), true);
     assert.equal(isStaleWrite(answer(409, { message: 'the object has been modified' })), true);
+    const notApplied = { kind: 'Status', status: 'Failure', message: 'the server rejected our request due to an error in our request', reason: 'Invalid', details: {}, code: 422 };
+    assert.equal(isStaleWrite(answer(422, JSON.stringify(notApplied))), true, "the API server's answer to a JSON Patch that does not apply");
+    assert.equal(isStaleWrite(answer(422, { ...notApplied, details: { causes: [{ field: 'metadata.labels', message: 'Invalid value' }] } })), false);
     assert.equal(isStaleWrite(answer(422, { message: 'Node "n1" is invalid: metadata.labels: Invalid value: "bad key"' })), false);
     assert.equal(isStaleWrite(answer(400, { message: 'testing value /x failed' })), false);
     assert.equal(isStaleWrite(new Error('testing value /x failed')), false);

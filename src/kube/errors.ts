@@ -119,19 +119,40 @@ export function mapNodeError(err: unknown, node: string, action: NodeAction): un
   }
 }
 
-/** What the API server's JSON Patch says when a `test` operation fails, and when it tests under a member that is gone. */
+/**
+ * What the API server answers when a JSON Patch does not apply (a failed
+ * `test`, or an operation under a member that is gone): 422 with this
+ * generic message and no causes. Its own validation refusals name the
+ * object and their causes instead.
+ */
+const PATCH_NOT_APPLIED = 'the server rejected our request due to an error in our request';
+
+/** The JSON Patch library's own words for a failed test, where a server passes them on. */
 const FAILED_TEST = /testing value \S* failed|test operation does not apply/;
 
 /**
- * Whether the API server refused a node write as stale: a `test` operation
- * of its JSON Patch failed (422, in the words of the server's JSON Patch),
- * or a resourceVersion no longer matched (409). Either way the caller
- * re-reads and re-plans; every other 422 is a real refusal.
+ * Whether the API server refused a node write as stale: its JSON Patch did
+ * not apply (422 without causes, or in the JSON Patch library's words), or
+ * a resourceVersion no longer matched (409). relabel's patches test every
+ * member they change or remove under (see `guardedPatch`), so a patch of
+ * theirs that does not apply means a value the plan read has changed:
+ * the caller re-reads and re-plans. Every other 422 is a real refusal.
  */
 export function isStaleWrite(err: unknown): boolean {
   const status = httpStatus(err);
   if (status === 409) return true;
   if (status !== 422 || !(err instanceof ApiException)) return false;
-  const body: unknown = err.body;
-  return FAILED_TEST.test(typeof body === 'string' ? body : JSON.stringify(body ?? ''));
+  const raw: unknown = err.body;
+  let body: unknown = raw;
+  if (typeof raw === 'string') {
+    try {
+      body = JSON.parse(raw) as unknown;
+    } catch {
+      return FAILED_TEST.test(raw);
+    }
+  }
+  const b = (body ?? {}) as { message?: unknown; details?: { causes?: unknown[] } | null };
+  const message = typeof b.message === 'string' ? b.message : '';
+  if (FAILED_TEST.test(message) || JSON.stringify(b.details ?? {}).match(FAILED_TEST)) return true;
+  return message === PATCH_NOT_APPLIED && (b.details?.causes ?? []).length === 0;
 }

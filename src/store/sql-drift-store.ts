@@ -7,6 +7,7 @@ import { DriftState as State } from '../core/plan/drift.ts';
 import {
   DRIFT_REPORTS_KEPT,
   MAX_DRIFT_PAGE,
+  type CreateDriftReportInput,
   type DriftNodeDetail,
   type DriftNodeRow,
   type DriftReportRecord,
@@ -82,6 +83,37 @@ async function prune(s: SqlSession, t: TableNames, site: string): Promise<void> 
   await s.run(`DELETE FROM ${t.driftReports} WHERE id IN (${marks})`, ids);
 }
 
+/**
+ * Creates a report in the open write transaction `s`, or, for a `key` seen
+ * before, empties that report and returns it (a retried detection writes its
+ * nodes again), then forgets the site's oldest reports.
+ */
+async function createReport(s: SqlSession, t: TableNames, input: CreateDriftReportInput): Promise<DriftReportRecord> {
+  if (input.key !== undefined) {
+    const existing = await select(s, t, 'key = ?', [input.key]);
+    if (existing) {
+      await s.run(`DELETE FROM ${t.driftNodes} WHERE report_id = ?`, [existing.id]);
+      await s.run(`UPDATE ${t.driftReports} SET counts = NULL, finished_at = NULL, heal = NULL WHERE id = ?`, [existing.id]);
+      return { ...existing, counts: null, finishedAt: null, heal: null };
+    }
+  }
+  const [last] = await s.all(`SELECT COALESCE(MAX(id), 0) AS last FROM ${t.driftReports}`);
+  const id = (last ? columnNumber(last, 'last') : 0) + 1;
+  await s.run(`INSERT INTO ${t.driftReports} (id, key, created_at, site, revision, workflow_id, action) VALUES (?, ?, ?, ?, ?, ?, ?)`, [
+    id,
+    input.key ?? null,
+    new Date().toISOString(),
+    input.site,
+    input.revision,
+    input.workflowId ?? null,
+    input.action,
+  ]);
+  await prune(s, t, input.site);
+  const created = await select(s, t, 'id = ?', [id]);
+  if (!created) throw new Error(`drift report ${id} vanished inside its own transaction`);
+  return created;
+}
+
 /** The {@link DriftStore} over `driver`. */
 export function sqlDriftStore(driver: SqlDriver): DriftStore {
   const t = driver.tables;
@@ -97,31 +129,7 @@ export function sqlDriftStore(driver: SqlDriver): DriftStore {
       if (input.workflowId !== undefined) text(input.workflowId, 'workflow ID');
       text(input.action, 'action');
       assertRunId(input.revision, 'revision');
-      return driver.write(async (s) => {
-        if (input.key !== undefined) {
-          const existing = await select(s, t, 'key = ?', [input.key]);
-          if (existing) {
-            await s.run(`DELETE FROM ${t.driftNodes} WHERE report_id = ?`, [existing.id]);
-            await s.run(`UPDATE ${t.driftReports} SET counts = NULL, finished_at = NULL, heal = NULL WHERE id = ?`, [existing.id]);
-            return { ...existing, counts: null, finishedAt: null, heal: null };
-          }
-        }
-        const [last] = await s.all(`SELECT COALESCE(MAX(id), 0) AS last FROM ${t.driftReports}`);
-        const id = (last ? columnNumber(last, 'last') : 0) + 1;
-        await s.run(`INSERT INTO ${t.driftReports} (id, key, created_at, site, revision, workflow_id, action) VALUES (?, ?, ?, ?, ?, ?, ?)`, [
-          id,
-          input.key ?? null,
-          new Date().toISOString(),
-          input.site,
-          input.revision,
-          input.workflowId ?? null,
-          input.action,
-        ]);
-        await prune(s, t, input.site);
-        const created = await select(s, t, 'id = ?', [id]);
-        if (!created) throw new Error(`drift report ${id} vanished inside its own transaction`);
-        return created;
-      });
+      return driver.write((s) => createReport(s, t, input));
     },
 
     async addDriftNodes(id, rows) {

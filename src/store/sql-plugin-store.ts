@@ -5,7 +5,7 @@
  * Labels travel in multi-row statements of at most {@link BATCH} rows.
  */
 import type { PluginEntry } from '../core/plan/node-wants.ts';
-import type { PluginSetRecord, PluginSetRow, PluginStatusRow, PluginStore } from './plugin-store.ts';
+import type { CarriedPluginPart, FreshPluginPart, PluginSetRecord, PluginSetRow, PluginStatusRow, PluginStore } from './plugin-store.ts';
 import { KEPT_PLUGIN_SETS, MAX_PLUGIN_LOOKUP } from './plugin-store.ts';
 import { assertRunId, isNodeName } from './run-validation.ts';
 import { columnDate, columnNumber, columnString, columnStringOrNull, type SqlDriver, type SqlSession, type SqlValue, type TableNames } from './sql-driver.ts';
@@ -54,26 +54,73 @@ async function setRecord(s: SqlSession, t: TableNames, id: number): Promise<Plug
   };
 }
 
-/** The {@link PluginStore} over `driver`. */
-export function sqlPluginStore(driver: SqlDriver): PluginStore {
-  const t = driver.tables;
-
-  /** Forgets the site's sets neither among the newest nor pinned by a run. */
-  async function prune(s: SqlSession, site: string): Promise<void> {
-    const old = await s.all(
-      `SELECT id FROM ${t.pluginSets} WHERE site = ?
-         AND id NOT IN (SELECT id FROM ${t.pluginSets} WHERE site = ? ORDER BY id DESC LIMIT ${KEPT_PLUGIN_SETS})
-         AND id NOT IN (SELECT set_id FROM ${t.runPluginSets})`,
-      [site, site],
-    );
-    for (const row of old) {
-      const id = columnNumber(row, 'id');
-      await s.run(`DELETE FROM ${t.pluginSetLabels} WHERE set_id = ?`, [id]);
-      await s.run(`DELETE FROM ${t.pluginSetPlugins} WHERE set_id = ?`, [id]);
-      await s.run(`DELETE FROM ${t.pluginSets} WHERE id = ?`, [id]);
-    }
+/** Forgets the site's sets neither among the newest nor pinned by a run. */
+async function prune(s: SqlSession, t: TableNames, site: string): Promise<void> {
+  const old = await s.all(
+    `SELECT id FROM ${t.pluginSets} WHERE site = ?
+       AND id NOT IN (SELECT id FROM ${t.pluginSets} WHERE site = ? ORDER BY id DESC LIMIT ${KEPT_PLUGIN_SETS})
+       AND id NOT IN (SELECT set_id FROM ${t.runPluginSets})`,
+    [site, site],
+  );
+  for (const row of old) {
+    const id = columnNumber(row, 'id');
+    await s.run(`DELETE FROM ${t.pluginSetLabels} WHERE set_id = ?`, [id]);
+    await s.run(`DELETE FROM ${t.pluginSetPlugins} WHERE set_id = ?`, [id]);
+    await s.run(`DELETE FROM ${t.pluginSets} WHERE id = ?`, [id]);
   }
+}
 
+/** Writes one plugin of set `id`: carried from an earlier set as it was, or fresh, its labels in batches of {@link BATCH} rows. */
+async function insertPart(s: SqlSession, t: TableNames, id: number, part: FreshPluginPart | CarriedPluginPart): Promise<void> {
+  if ('carryFrom' in part) {
+    const copied = await s.run(
+      `INSERT INTO ${t.pluginSetPlugins} (set_id, plugin, digest, polled_at, node_count, label_count)
+       SELECT ?, plugin, digest, polled_at, node_count, label_count FROM ${t.pluginSetPlugins} WHERE set_id = ? AND plugin = ?`,
+      [id, part.carryFrom, part.plugin],
+    );
+    if (copied === 0) throw invalid(`plugin ${part.plugin} is not in plugin set ${part.carryFrom}`);
+    await s.run(
+      `INSERT INTO ${t.pluginSetLabels} (set_id, node, plugin, labels) SELECT ?, node, plugin, labels FROM ${t.pluginSetLabels} WHERE set_id = ? AND plugin = ?`,
+      [id, part.carryFrom, part.plugin],
+    );
+    return;
+  }
+  const rows = Object.entries(part.labels);
+  const labelCount = rows.reduce((n, [, labels]) => n + Object.keys(labels).length, 0);
+  await s.run(`INSERT INTO ${t.pluginSetPlugins} (set_id, plugin, digest, polled_at, node_count, label_count) VALUES (?, ?, ?, ?, ?, ?)`, [
+    id,
+    part.plugin,
+    part.digest,
+    part.polledAt.toISOString(),
+    rows.length,
+    labelCount,
+  ]);
+  for (let i = 0; i < rows.length; i += BATCH) {
+    const chunk = rows.slice(i, i + BATCH);
+    const params = chunk.flatMap(([node, labels]): SqlValue[] => [id, node, part.plugin, JSON.stringify(labels)]);
+    await s.run(`INSERT INTO ${t.pluginSetLabels} (set_id, node, plugin, labels) VALUES ${chunk.map(() => '(?, ?, ?, ?)').join(', ')}`, params);
+  }
+}
+
+/** A plugin status row as the store returns it. */
+function statusRow(row: Record<string, unknown>): PluginStatusRow {
+  const lastGoodAt = row.last_good_at === null || row.last_good_at === undefined ? null : columnDate(row, 'last_good_at');
+  return {
+    site: columnString(row, 'site'),
+    plugin: columnString(row, 'plugin'),
+    polledAt: columnDate(row, 'polled_at'),
+    ok: columnNumber(row, 'ok') === 1,
+    error: columnStringOrNull(row, 'error'),
+    lastGoodAt,
+    lastGoodSet: nullableNumber(row.last_good_set),
+    nodes: nullableNumber(row.node_count),
+    labels: nullableNumber(row.label_count),
+  };
+}
+
+/** The plugin sets: saving one (and forgetting old ones), reading one, its labels and rows. */
+function setStore(driver: SqlDriver): Pick<PluginStore, 'savePluginSet' | 'latestPluginSet' | 'pluginSet' | 'pluginSetLabels' | 'pluginSetRows'> {
+  const t = driver.tables;
   return {
     async savePluginSet(input) {
       assertName('site', input.site);
@@ -91,36 +138,9 @@ export function sqlPluginStore(driver: SqlDriver): PluginStore {
         const id = (last ? columnNumber(last, 'last') : 0) + 1;
         await s.run(`INSERT INTO ${t.pluginSets} (id, site, created_at, digest) VALUES (?, ?, ?, ?)`, [id, input.site, new Date().toISOString(), input.digest]);
         for (const part of input.parts) {
-          if ('carryFrom' in part) {
-            const copied = await s.run(
-              `INSERT INTO ${t.pluginSetPlugins} (set_id, plugin, digest, polled_at, node_count, label_count)
-               SELECT ?, plugin, digest, polled_at, node_count, label_count FROM ${t.pluginSetPlugins} WHERE set_id = ? AND plugin = ?`,
-              [id, part.carryFrom, part.plugin],
-            );
-            if (copied === 0) throw invalid(`plugin ${part.plugin} is not in plugin set ${part.carryFrom}`);
-            await s.run(
-              `INSERT INTO ${t.pluginSetLabels} (set_id, node, plugin, labels) SELECT ?, node, plugin, labels FROM ${t.pluginSetLabels} WHERE set_id = ? AND plugin = ?`,
-              [id, part.carryFrom, part.plugin],
-            );
-            continue;
-          }
-          const rows = Object.entries(part.labels);
-          const labelCount = rows.reduce((n, [, labels]) => n + Object.keys(labels).length, 0);
-          await s.run(`INSERT INTO ${t.pluginSetPlugins} (set_id, plugin, digest, polled_at, node_count, label_count) VALUES (?, ?, ?, ?, ?, ?)`, [
-            id,
-            part.plugin,
-            part.digest,
-            part.polledAt.toISOString(),
-            rows.length,
-            labelCount,
-          ]);
-          for (let i = 0; i < rows.length; i += BATCH) {
-            const chunk = rows.slice(i, i + BATCH);
-            const params = chunk.flatMap(([node, labels]): SqlValue[] => [id, node, part.plugin, JSON.stringify(labels)]);
-            await s.run(`INSERT INTO ${t.pluginSetLabels} (set_id, node, plugin, labels) VALUES ${chunk.map(() => '(?, ?, ?, ?)').join(', ')}`, params);
-          }
+          await insertPart(s, t, id, part);
         }
-        await prune(s, input.site);
+        await prune(s, t, input.site);
         const record = await setRecord(s, t, id);
         if (!record) throw new Error(`plugin set ${id} vanished inside its own transaction`);
         return record;
@@ -182,7 +202,13 @@ export function sqlPluginStore(driver: SqlDriver): PluginStore {
         labels: JSON.parse(columnString(row, 'labels')) as Record<string, string>,
       }));
     },
+  };
+}
 
+/** Each site's plugins' last poll: how it went, and their last good set. */
+function statusStore(driver: SqlDriver): Pick<PluginStore, 'setPluginStatus' | 'pluginStatus'> {
+  const t = driver.tables;
+  return {
     async setPluginStatus(site, polledAt, updates) {
       assertName('site', site);
       for (const u of updates) assertName('plugin', u.plugin);
@@ -221,22 +247,15 @@ export function sqlPluginStore(driver: SqlDriver): PluginStore {
           ? s.all(`SELECT * FROM ${t.pluginStatus} ORDER BY site, plugin`)
           : s.all(`SELECT * FROM ${t.pluginStatus} WHERE site = ? ORDER BY plugin`, [site]),
       );
-      return rows.map((row): PluginStatusRow => {
-        const lastGoodAt = row.last_good_at === null || row.last_good_at === undefined ? null : columnDate(row, 'last_good_at');
-        return {
-          site: columnString(row, 'site'),
-          plugin: columnString(row, 'plugin'),
-          polledAt: columnDate(row, 'polled_at'),
-          ok: columnNumber(row, 'ok') === 1,
-          error: columnStringOrNull(row, 'error'),
-          lastGoodAt,
-          lastGoodSet: nullableNumber(row.last_good_set),
-          nodes: nullableNumber(row.node_count),
-          labels: nullableNumber(row.label_count),
-        };
-      });
+      return rows.map(statusRow);
     },
+  };
+}
 
+/** The plugin set each run applies, pinned once. */
+function pinStore(driver: SqlDriver): Pick<PluginStore, 'pinRunPluginSet' | 'runPluginSet'> {
+  const t = driver.tables;
+  return {
     async pinRunPluginSet(run, set) {
       assertRunId(run);
       assertSetId(set);
@@ -253,4 +272,9 @@ export function sqlPluginStore(driver: SqlDriver): PluginStore {
       return row ? columnNumber(row, 'set_id') : null;
     },
   };
+}
+
+/** The {@link PluginStore} over `driver`. */
+export function sqlPluginStore(driver: SqlDriver): PluginStore {
+  return { ...setStore(driver), ...statusStore(driver), ...pinStore(driver) };
 }

@@ -31,8 +31,9 @@ import {
   validateBucketList,
   validateFiles,
 } from './store-validation.ts';
-import { closableDriver, columnNumber, columnString, type SqlDriver, type SqlSession, type TableNames } from './sql-driver.ts';
+import { closableDriver, columnString, type SqlDriver, type SqlSession, type TableNames } from './sql-driver.ts';
 import { buildBuffer, buildRevisions, buildTag } from './revision-rows.ts';
+import { assertRevisionExists, lastRevisionId, notFound } from './revision-lookups.ts';
 import type { RunStore } from './run-store.ts';
 import type { PluginStore } from './plugin-store.ts';
 import { sqlPluginStore } from './sql-plugin-store.ts';
@@ -40,7 +41,6 @@ import { sqlRunStore } from './sql-run-store.ts';
 import type { DriftStore } from './drift-store.ts';
 import { sqlDriftStore } from './sql-drift-store.ts';
 
-/** A {@link RevisionStore} over any {@link SqlDriver}. Backends construct it; callers see only the interface. */
 /** A buffer as one comparable text: each bucket with its staging time and its files' digests. */
 function bufferKey(buffer: readonly StagedBucket[]): string {
   return buffer
@@ -49,6 +49,7 @@ function bufferKey(buffer: readonly StagedBucket[]): string {
     .join('\n');
 }
 
+/** A {@link RevisionStore} over any {@link SqlDriver}. Backends construct it; callers see only the interface. */
 export class SqlRevisionStore implements RevisionStore {
   readonly #driver: SqlDriver;
   readonly #t: TableNames;
@@ -339,20 +340,4 @@ export class SqlRevisionStore implements RevisionStore {
       );
     }
   }
-}
-
-async function lastRevisionId(s: SqlSession, t: TableNames): Promise<number> {
-  const [row] = await s.all(`SELECT COALESCE(MAX(id), 0) AS last FROM ${t.revisions}`);
-  return row ? columnNumber(row, 'last') : 0;
-}
-
-async function notFound(s: SqlSession, t: TableNames, id: number): Promise<StoreError> {
-  const last = await lastRevisionId(s, t);
-  const hint = last === 0 ? 'no revision has been committed yet' : `the latest is ${last}`;
-  return new StoreError(StoreErrorCode.NotFound, `revision ${id} not found (${hint})`);
-}
-
-async function assertRevisionExists(s: SqlSession, t: TableNames, id: number): Promise<void> {
-  const rows = await s.all(`SELECT 1 AS found FROM ${t.revisions} WHERE id = ?`, [id]);
-  if (rows.length === 0) throw await notFound(s, t, id);
 }

@@ -6,7 +6,7 @@
  * so 50,000 targets are a hundred statements, not 50,000.
  */
 import { randomUUID } from 'node:crypto';
-import type { NodeResultDetail, RunNodeCounts, RunNodeRow, RunNodeStatus, RunRecord, RunStore } from './run-store.ts';
+import type { CreateRunInput, NodeResultDetail, RunNodeCounts, RunNodeRow, RunNodeStatus, RunRecord, RunStore } from './run-store.ts';
 import { RunNodeStatus as Status } from './run-store.ts';
 import { assertOutcome, assertRunId, assertWorkflowId, isNodeName, mergeResults, validatePageQuery, validateRunInput, type MergedResult } from './run-validation.ts';
 import { columnDate, columnNumber, columnString, columnStringOrNull, type SqlDriver, type SqlRow, type SqlSession, type SqlValue, type TableNames } from './sql-driver.ts';
@@ -106,55 +106,61 @@ async function updateBatch(s: SqlSession, t: TableNames, id: number, chunk: read
   throw new StoreError(StoreErrorCode.InvalidArgument, `run ${id} has no target node ${missing[0] ?? '?'}${more}`);
 }
 
-/** The {@link RunStore} over `driver` (whose `read`/`write` refuse once the owning store is closed). */
-export function sqlRunStore(driver: SqlDriver): RunStore {
-  const t = driver.tables;
+/**
+ * Records a run in the open write transaction `s`: its row, the invocation
+ * that starts its command audit, and its targets as queued rows in target
+ * order; a run whose `key` is known already is returned as it is.
+ */
+async function insertRun(s: SqlSession, t: TableNames, input: CreateRunInput): Promise<RunRecord> {
+  if (input.key !== undefined) {
+    const existing = await selectRun(s, t, 'key', input.key);
+    if (existing) return existing;
+  }
+  const [last] = await s.all(`SELECT COALESCE(MAX(id), 0) AS last FROM ${t.runs}`);
+  const id = (last ? columnNumber(last, 'last') : 0) + 1;
+  const createdAt = new Date().toISOString();
+  const actionId = await freshUlid(s, t.runs, 'action_id');
+  await s.run(`INSERT INTO ${t.runs} (${RUN_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, [
+    id,
+    input.key ?? null,
+    createdAt,
+    input.workflowId ?? null,
+    input.revision ?? null,
+    input.dryRun === true ? 1 : 0,
+    input.retryOf ?? null,
+    input.targets.length,
+    input.startedBy ?? null,
+    input.startedVia ?? null,
+    null,
+    actionId,
+    input.contextMarker ?? randomUUID(),
+    null,
+  ]);
+  // Shipyard's command audit starts with the action's invocation.
+  await s.run(`INSERT INTO ${t.runCommands} (id, run_id, command, issued_by, issued_at) VALUES (?, ?, ?, ?, ?)`, [
+    await freshUlid(s, t.runCommands, 'id'),
+    id,
+    'invoke',
+    input.startedBy ?? null,
+    createdAt,
+  ]);
+  for (const { start, chunk } of batches(input.targets)) {
+    const params = chunk.flatMap((node, k): SqlValue[] => [id, start + k, node]);
+    const rows = Array.from(chunk, () => `(?, ?, ?, '${Status.queued}')`).join(', ');
+    await s.run(`INSERT INTO ${t.runNodes} (run_id, seq, node, status) VALUES ${rows}`, params);
+  }
+  const run = await selectRun(s, t, 'id', id);
+  if (!run) throw new Error(`run ${id} vanished inside its own transaction`);
+  return run;
+}
 
+/** The runs' own records: create, read, name the workflow, record the outcome, discard. */
+function runRecords(driver: SqlDriver): Pick<RunStore, 'createRun' | 'getRun' | 'setRunWorkflow' | 'runByActionId' | 'setRunOutcome' | 'discardRun'> {
+  const t = driver.tables;
   return {
     async createRun(input) {
       validateRunInput(input);
-      return driver.write(async (s) => {
-        if (input.key !== undefined) {
-          const existing = await selectRun(s, t, 'key', input.key);
-          if (existing) return existing;
-        }
-        const [last] = await s.all(`SELECT COALESCE(MAX(id), 0) AS last FROM ${t.runs}`);
-        const id = (last ? columnNumber(last, 'last') : 0) + 1;
-        const createdAt = new Date().toISOString();
-        const actionId = await freshUlid(s, t.runs, 'action_id');
-        await s.run(`INSERT INTO ${t.runs} (${RUN_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, [
-          id,
-          input.key ?? null,
-          createdAt,
-          input.workflowId ?? null,
-          input.revision ?? null,
-          input.dryRun === true ? 1 : 0,
-          input.retryOf ?? null,
-          input.targets.length,
-          input.startedBy ?? null,
-          input.startedVia ?? null,
-          null,
-          actionId,
-          input.contextMarker ?? randomUUID(),
-          null,
-        ]);
-        // Shipyard's command audit starts with the action's invocation.
-        await s.run(`INSERT INTO ${t.runCommands} (id, run_id, command, issued_by, issued_at) VALUES (?, ?, ?, ?, ?)`, [
-          await freshUlid(s, t.runCommands, 'id'),
-          id,
-          'invoke',
-          input.startedBy ?? null,
-          createdAt,
-        ]);
-        for (const { start, chunk } of batches(input.targets)) {
-          const params = chunk.flatMap((node, k): SqlValue[] => [id, start + k, node]);
-          const rows = Array.from(chunk, () => `(?, ?, ?, '${Status.queued}')`).join(', ');
-          await s.run(`INSERT INTO ${t.runNodes} (run_id, seq, node, status) VALUES ${rows}`, params);
-        }
-        const run = await selectRun(s, t, 'id', id);
-        if (!run) throw new Error(`run ${id} vanished inside its own transaction`);
-        return run;
-      });
+      return driver.write((s) => insertRun(s, t, input));
     },
 
     async getRun(id) {
@@ -176,8 +182,6 @@ export function sqlRunStore(driver: SqlDriver): RunStore {
       return (await driver.read((s) => selectRun(s, t, 'action_id', actionId))) ?? null;
     },
 
-    ...sqlActionCommands(driver),
-
     async setRunOutcome(id, outcome) {
       assertRunId(id);
       assertOutcome(outcome);
@@ -194,7 +198,13 @@ export function sqlRunStore(driver: SqlDriver): RunStore {
         await s.run(`DELETE FROM ${t.runs} WHERE id = ?`, [id]);
       });
     },
+  };
+}
 
+/** A run's node rows: results, pages, one node, counts, and settling a cancelled run. */
+function runRows(driver: SqlDriver): Pick<RunStore, 'setNodeResults' | 'runNodes' | 'observedState' | 'runNode' | 'runCounts' | 'cancelRunNodes'> {
+  const t = driver.tables;
+  return {
     async setNodeResults(id, updates) {
       assertRunId(id);
       const merged = mergeResults(id, updates);
@@ -280,4 +290,9 @@ export function sqlRunStore(driver: SqlDriver): RunStore {
       });
     },
   };
+}
+
+/** The {@link RunStore} over `driver` (whose `read`/`write` refuse once the owning store is closed). */
+export function sqlRunStore(driver: SqlDriver): RunStore {
+  return { ...runRecords(driver), ...sqlActionCommands(driver), ...runRows(driver) };
 }

@@ -12,6 +12,7 @@ import { createEventApi } from '../kube/events.ts';
 import { createNodeApi, DEFAULT_KUBE_BURST, DEFAULT_KUBE_QPS, loadKubeConfig } from '../kube/nodes.ts';
 import { createWorkloadApi } from '../kube/workloads.ts';
 import { tokenBucket } from '../kube/rate-limit.ts';
+import { createDesignCache, type DesignCache } from '../store/design-cache.ts';
 import { openStore } from '../store/open-store.ts';
 import type { RevisionStore } from '../store/revision-store.ts';
 import { connectOptions } from '../temporal/settings.ts';
@@ -25,10 +26,10 @@ import { kubeEventMetrics, kubeRequestMetrics } from './telemetry.ts';
  * numbered run, `update-labels/<site>`), on the activity's client and this
  * worker's task queue.
  */
-function runStarter(config: WorkerConfig, store: RevisionStore): RunStarter {
+function runStarter(config: WorkerConfig, store: RevisionStore, designs: DesignCache): RunStarter {
   const searchAttributes = config.searchAttributes ?? process.env.RELABEL_SEARCH_ATTRIBUTES !== 'off';
   return async (client, options) => {
-    const runs = createRuns({ client, store, taskQueue: config.taskQueue, namespace: config.namespace, searchAttributes });
+    const runs = createRuns({ client, store, designs, taskQueue: config.taskQueue, namespace: config.namespace, searchAttributes });
     const { workflowId, runId, run } = await runs.start({ targets: options.targets, revision: options.revision, action: options.action, ...(options.audit ? { audit: options.audit } : {}) });
     return { workflowId, runId, run };
   };
@@ -44,7 +45,7 @@ export async function createWorker(config: WorkerConfig): Promise<{ worker: Work
   const connect = connectOptions(config);
   const kc = loadKubeConfig(config.kubeconfig);
   const rate = { qps: config.kubeQps ?? DEFAULT_KUBE_QPS, burst: config.kubeBurst ?? DEFAULT_KUBE_BURST };
-  // One client-side limiter for every request to the API server: Node reads and patches, and Events.
+  // One client-side limiter for every request to the API server: Node reads and patches, Events, and the workload lists.
   const limiter = tokenBucket(rate.qps, rate.burst);
   const runtime = Runtime.instance();
   const observe = kubeRequestMetrics(runtime.metricMeter);
@@ -64,13 +65,15 @@ export async function createWorker(config: WorkerConfig): Promise<{ worker: Work
     await store.close();
     throw new Error(await temporalUnreachable(config.temporalAddress, config.namespace, err), { cause: err });
   }
+  // One cache of validated designs for the activities and the heal runs they start.
+  const designs = createDesignCache(store);
   const worker = await Worker.create({
     connection,
     namespace: config.namespace,
     taskQueue: config.taskQueue,
     workflowBundle: config.workflowBundle ?? { codePath: await buildBundleFile() },
     identity,
-    activities: createActivities({ nodes, store, events, workloads, startRun: runStarter(config, store) }),
+    activities: createActivities({ nodes, store, designs, events, workloads, startRun: runStarter(config, store, designs) }),
     maxCachedWorkflows: config.maxCachedWorkflows ?? WORKER_DEFAULTS.maxCachedWorkflows,
     maxConcurrentWorkflowTaskExecutions: config.maxConcurrentWorkflowTasks ?? WORKER_DEFAULTS.maxConcurrentWorkflowTasks,
     maxConcurrentActivityTaskExecutions: config.maxConcurrentActivities ?? WORKER_DEFAULTS.maxConcurrentActivities,

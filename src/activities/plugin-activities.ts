@@ -1,0 +1,46 @@
+/**
+ * The activities of `pollPlugins`: poll the site's label plugins into a new
+ * plugin set, and record (or discard) the update run a change of plugin
+ * labels calls for.
+ */
+import { log } from '@temporalio/activity';
+import type { DesignCache } from '../store/design-cache.ts';
+import type { RevisionStore } from '../store/revision-store.ts';
+import type { PollResult } from '../workflows/plugin-messages.ts';
+import { pollSite, preparePluginChangeRun, type PluginChangeRun } from './plugins.ts';
+
+/** What the plugin activities need. */
+export interface PluginActivityDeps {
+  store: RevisionStore;
+  designs: DesignCache;
+}
+
+/** Builds the plugin activities over `deps`. */
+export function createPluginActivities(deps: PluginActivityDeps) {
+  const { store, designs } = deps;
+  return {
+    /**
+     * Polls the site's label plugins (see `pollSite`): every plugin of the
+     * latest revision read and checked whole, good output stored as a new
+     * plugin set, each plugin's status recorded. Returns the set's id and
+     * counts and one line per plugin; the labels stay in the store.
+     */
+    async pollSitePlugins(input: { site: string }): Promise<PollResult> {
+      return pollSite({ store, designs, warn: (message, fields) => log.warn(message, fields) }, input);
+    },
+
+    /**
+     * Records an update run for the nodes whose plugin labels differ between
+     * plugin sets `previous` and `set` (see `preparePluginChangeRun`);
+     * idempotent per set.
+     */
+    async pluginChangeRun(input: { site: string; set: number; previous: number }): Promise<PluginChangeRun> {
+      return preparePluginChangeRun({ store, designs }, input);
+    },
+
+    /** Discards a run recorded for a plugin change whose workflow could not start. */
+    async discardPluginRun(input: { run: number }): Promise<void> {
+      await store.discardRun(input.run);
+    },
+  };
+}

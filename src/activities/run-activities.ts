@@ -1,0 +1,120 @@
+/**
+ * The bookkeeping activities of `updateLabels`: resolve the revision,
+ * register a run started without the facade, plan it in bulk, page through
+ * its pending nodes, record failures, its outcome and a stop. None writes
+ * a node; each is idempotent.
+ */
+import { Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
+import { FailureType } from '../core/plan/failure-types.ts';
+import type { Design } from '../core/site/validate-site.ts';
+import type { NodeApi } from '../kube/nodes.ts';
+import type { WorkloadApi } from '../kube/workloads.ts';
+import { runnableRevision } from '../store/revision-checks.ts';
+import type { RevisionStore } from '../store/revision-store.ts';
+import type { RunOutcome } from '../store/run-store.ts';
+import type { NodeFailure } from '../workflows/messages.ts';
+import type { NodeEvents } from './node-events.ts';
+import { planRun, type PluginLabelSource, type RunPlan } from './plan-run.ts';
+
+/** What the run activities need. */
+export interface RunActivityDeps {
+  nodes: NodeApi;
+  store: RevisionStore;
+  /** Kubernetes Events about target nodes the plan fails on; none recorded when absent. */
+  events?: NodeEvents;
+  /** Read-only lists of DaemonSets, pods and budgets: with them, a dry run weighs its workload impact. */
+  workloads?: WorkloadApi;
+  /** The revision's design; DocumentValidationFailed when its documents are invalid. */
+  validDesign(revision: number): Promise<Design>;
+  /** The plugin set the run applies, pinned at its first plan (0: none). */
+  pinnedPluginSet(run: number, site: string): Promise<number>;
+}
+
+/** Builds the run activities over `deps`. */
+export function createRunActivities(deps: RunActivityDeps) {
+  const { nodes, store, events, workloads, validDesign, pinnedPluginSet } = deps;
+  return {
+    /**
+     * Resolves the revision a run applies: `revision` when given (it must
+     * exist), else the latest committed one. Rejects with NoCommittedRevision,
+     * RevisionNotFound or NoSiteActionRevision (no revision ever took part in
+     * a site action). Reads only.
+     */
+    async resolveRevision(input: { revision?: number }): Promise<{ revision: number }> {
+      const checked = await runnableRevision(store, input.revision);
+      if (!checked.ok) throw ApplicationFailure.nonRetryable(checked.message, checked.type);
+      return { revision: checked.revision };
+    },
+
+    /**
+     * Records the targets of a run started without the facade (with who
+     * started it and how, when known), and the execution that runs it, so
+     * that its action id finds it; idempotent on `key`.
+     */
+    async registerRun(input: {
+      key: string;
+      workflowId: string;
+      revision: number;
+      dryRun: boolean;
+      targets: string[];
+      startedBy?: string;
+      startedVia?: string;
+    }): Promise<{ run: number }> {
+      const run = await store.createRun(input);
+      const execution = Context.current().info.workflowExecution;
+      if (execution) await store.setRunExecution(run.id, execution.runId);
+      return { run: run.id };
+    },
+
+    /**
+     * Validates the revision's documents (all-or-nothing; DocumentValidationFailed
+     * lists every error), then plans every target of the run in bulk and
+     * records the outcomes (see `planRun`). Heartbeats after each batch.
+     * Writes no node. Refuses a run the mass-removal brake stops
+     * (MassRemovalRefused) unless `allowMassRemoval`. A dry run with
+     * workload access also weighs its workload impact (see `assessImpact`).
+     */
+    async planRun(input: { run: number; revision: number; dryRun: boolean; allowMassRemoval?: boolean }): Promise<RunPlan> {
+      const context = Context.current();
+      context.heartbeat({ planned: 0 });
+      const design = await validDesign(input.revision);
+      const set = await pinnedPluginSet(input.run, design.site);
+      const plugins: PluginLabelSource | undefined = set === 0 ? undefined : { set, lookup: (names) => store.pluginSetLabels(set, names) };
+      const extra = { ...(events ? { events } : {}), ...(plugins ? { plugins } : {}), ...(workloads ? { workloads } : {}) };
+      return planRun({ nodes, store, ...extra, progress: (planned) => context.heartbeat({ planned }) }, { ...input, design });
+    },
+
+    /** The next page of a run's pending nodes after sequence number `afterSeq`, in target order. */
+    async pendingNodes(input: { run: number; afterSeq: number; limit: number }): Promise<{ seq: number; node: string }[]> {
+      const rows = await store.runNodes(input.run, { status: 'pending', afterSeq: input.afterSeq, limit: input.limit });
+      return rows.map(({ seq, node }) => ({ seq, node }));
+    },
+
+    /** Records how a run ended (its status, or `rejected`) with the run in the store. Idempotent. */
+    async setRunOutcome(input: { run: number; outcome: RunOutcome }): Promise<void> {
+      await store.setRunOutcome(input.run, input.outcome);
+    },
+
+    /**
+     * Settles a cancelled run: every node still queued or pending becomes
+     * `cancelled` (NotStarted: this run wrote nothing to it), and the run's
+     * outcome `cancelled`. Idempotent.
+     */
+    async settleCancelledRun(input: { run: number }): Promise<{ settled: number }> {
+      const settled = await store.cancelRunNodes(input.run, {
+        error: { type: FailureType.NotStarted, message: 'not started: the run was cancelled before it reached this node; nothing was written to it' },
+      });
+      await store.setRunOutcome(input.run, 'cancelled');
+      return { settled };
+    },
+
+    /** Records failed nodes of a run with their reasons. Idempotent. */
+    async recordFailures(input: { run: number; failures: NodeFailure[] }): Promise<void> {
+      await store.setNodeResults(
+        input.run,
+        input.failures.map((f) => ({ node: f.node, status: 'failure' as const, detail: { error: f.error }, observed: null })),
+      );
+    },
+  };
+}

@@ -1,0 +1,224 @@
+/**
+ * The start half of the runs facade: the checks the workflow makes, made
+ * before anything starts so a bad request fails at once, then a numbered
+ * run in the store and the `update-labels/<site>` workflow over it; and a
+ * retry, which is a start over the failed nodes of a finished run.
+ */
+import { randomUUID } from 'node:crypto';
+import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
+import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy } from '@temporalio/common';
+import { FailureType } from '../core/plan/failure-types.ts';
+import { runAudit, StartedVia, type RunAudit } from '../core/plan/run-audit.ts';
+import { normalizeTargets } from '../core/plan/targets.ts';
+import { selectNodes, type NodeFilterSet } from '../core/site/node-filter.ts';
+import type { DesignCache } from '../store/design-cache.ts';
+import { runnableRevision } from '../store/revision-checks.ts';
+import type { RevisionStore } from '../store/revision-store.ts';
+import { runWorkflowId, type UpdateLabelsInput } from '../workflows/messages.ts';
+import { updateLabels } from '../workflows/update-labels.ts';
+import { documentValidationError, RelabelError } from './relabel-error.ts';
+import { taskMemo, type TaskRequestMemo } from './run-memo.ts';
+import type { RunReads, RunRef } from './run-reads.ts';
+
+/** A run just started. */
+export interface StartedRun extends RunRef {
+  run: number;
+  revision: number;
+  site: string;
+  targets: string[];
+}
+
+/**
+ * Targets chosen from the design of the revision a run applies, instead of
+ * named: every node, or the nodes a Drydock node filter selects.
+ */
+export type TargetSelection = { all: true } | { filter: NodeFilterSet };
+
+/** Options of a new update run. */
+export interface StartOptions {
+  /** Node names; leave undefined when `select` chooses the targets. */
+  targets: unknown;
+  /** Choose the targets from the design instead (not together with `targets`). */
+  select?: TargetSelection;
+  revision?: number;
+  concurrency?: number;
+  dryRun?: boolean;
+  /** Go ahead even when the run removes more owned labels than the policy allows (the mass-removal brake). */
+  allowMassRemoval?: boolean;
+  continueAsNewAfter?: number;
+  retryOf?: { workflowId: string; runId: string };
+  /** Run number of the run retried, kept on the new run's record. */
+  retryOfRun?: number;
+  /** The action name the run was asked for (Shipyard's `update_labels` or `relabel_nodes`), kept in its memo. */
+  action?: string;
+  /** The action's context marker (a UUID, as Shipyard's client sends in X-Context-Marker); a fresh one when absent. */
+  contextMarker?: string;
+  /** Who starts the run and how: kept with the run in the store, in the workflow's input and in its memo. */
+  audit?: RunAudit;
+  /** The Drydock task request that starts the run, kept in its memo (the node filter only up to MAX_MEMO_FILTER bytes of JSON). */
+  task?: TaskRequestMemo;
+}
+
+/** Options of a retry. */
+export interface RetryOptions {
+  concurrency?: number;
+  allowMassRemoval?: boolean;
+  /** Who retries: the new run records that it was started by them via `retry`. */
+  by?: string;
+}
+
+/** The start half of the runs facade. */
+export interface RunStarts {
+  /**
+   * The checks the workflow makes, in Shipyard's order, against the store:
+   * invalid targets, no committed revision, unknown revision, no revision that
+   * took part in a site action, invalid documents. Returns the targets (chosen
+   * by `select` when given), the revision and the site. Throws a
+   * {@link RelabelError}; reads only.
+   */
+  preflight(options: Pick<StartOptions, 'targets' | 'revision' | 'select'>): Promise<{ targets: string[]; revision: number; site: string }>;
+  /**
+   * Starts an update run after {@link RunStarts.preflight}. The targets go to the
+   * revision store as a numbered run (the workflow input names only the
+   * run, so it stays small whatever the number of targets). One real run
+   * per site at a time: the workflow ID is `update-labels/<site>`, and a
+   * second start while one runs fails with RunInProgress (its run record is
+   * discarded). Dry runs get IDs of their own.
+   */
+  start(options: StartOptions): Promise<StartedRun>;
+  /**
+   * Starts a run over exactly the failed nodes of a finished run, against the
+   * same revision, linked to it. NotRetryable when the run has no per-node
+   * result; NothingToRetry when none failed.
+   */
+  retry(workflowId: string, runId?: string, options?: RetryOptions): Promise<StartedRun>;
+}
+
+/** What the start half needs: the clients, where runs go, and the read half (a retry reads the run it retries). */
+export interface RunStartDeps {
+  client: Client;
+  store: RevisionStore;
+  designs: DesignCache;
+  taskQueue: string;
+  /** Whether the server has relabel's search attributes registered. */
+  searchAttributes?: boolean;
+  reads: Pick<RunReads, 'status' | 'rows' | 'link'>;
+}
+
+/** The first few targets, for the run's static details in the Temporal UI. */
+function shownTargets(targets: readonly string[]): string {
+  return targets.length <= 5 ? targets.join(', ') : `${targets.slice(0, 5).join(', ')} and ${targets.length - 5} more`;
+}
+
+/** The workflow input of run `run` started with `options`. */
+function inputOf(run: number, revision: number, options: StartOptions, audit: RunAudit | undefined, searchAttributes: boolean): UpdateLabelsInput {
+  return {
+    run,
+    revision,
+    dryRun: options.dryRun ?? false,
+    searchAttributes,
+    ...(options.concurrency !== undefined ? { concurrency: options.concurrency } : {}),
+    ...(options.allowMassRemoval ? { allowMassRemoval: true } : {}),
+    ...(options.continueAsNewAfter !== undefined ? { continueAsNewAfter: options.continueAsNewAfter } : {}),
+    ...(options.retryOf ? { retryOf: options.retryOf } : {}),
+    ...(audit ? { audit } : {}),
+  };
+}
+
+/** Builds the start half of the runs facade. */
+export function createRunStarts(deps: RunStartDeps): RunStarts {
+  const { client, store, designs, reads } = deps;
+
+  async function preflight(options: Pick<StartOptions, 'targets' | 'revision' | 'select'>): Promise<{ targets: string[]; revision: number; site: string }> {
+    const { select } = options;
+    if (select && options.targets !== undefined) throw new RelabelError(FailureType.InvalidTargets, 'name the targets or select them from the design, not both');
+    const named = select ? undefined : normalizeTargets(options.targets);
+    if (named && !named.ok) throw new RelabelError(FailureType.InvalidTargets, named.message);
+    const checked = await runnableRevision(store, options.revision);
+    if (!checked.ok) throw new RelabelError(checked.type, checked.message);
+    const revision = checked.revision;
+    const validation = await designs.get(revision);
+    if (!validation.ok) {
+      throw documentValidationError(`revision ${revision}`, validation.errors);
+    }
+    const { design } = validation;
+    let targets = named?.ok ? named.targets : [];
+    if (select) {
+      // Names the filter gives that the design lacks stay targets: they fail (NodeNotInDesign), never silently dropped.
+      const chosen = 'all' in select ? { nodes: Object.keys(design.nodes).sort(), unknownNodeNames: [] } : selectNodes(design, select.filter);
+      targets = [...chosen.nodes, ...chosen.unknownNodeNames];
+      if (targets.length === 0) throw new RelabelError(FailureType.NoNodesMatched, `the selection matches no node of revision ${revision}`);
+      const parsed = normalizeTargets(targets);
+      if (!parsed.ok) throw new RelabelError(FailureType.InvalidTargets, parsed.message);
+    }
+    return { targets, revision, site: design.site };
+  }
+
+  async function start(options: StartOptions): Promise<StartedRun> {
+    const { targets, revision, site } = await preflight(options);
+    const dryRun = options.dryRun ?? false;
+    const workflowId = dryRun ? `${runWorkflowId(site)}/dry-run/${randomUUID().slice(0, 8)}` : runWorkflowId(site);
+    const audit = options.audit && runAudit(options.audit.by, options.audit.via);
+    const record = await store.createRun({
+      workflowId,
+      revision,
+      dryRun,
+      targets,
+      ...(options.retryOfRun !== undefined ? { retryOf: options.retryOfRun } : {}),
+      ...(audit ? { startedBy: audit.by, startedVia: audit.via } : {}),
+      ...(options.contextMarker !== undefined ? { contextMarker: options.contextMarker } : {}),
+    });
+    // The label plugin set the run applies: a retry keeps its run's, a new run takes the site's newest (0: none).
+    const retried = options.retryOfRun !== undefined ? await store.runPluginSet(options.retryOfRun) : null;
+    await store.pinRunPluginSet(record.id, retried ?? (await store.latestPluginSet(site))?.id ?? 0);
+    try {
+      const handle = await client.workflow.start(updateLabels, {
+        workflowId,
+        taskQueue: deps.taskQueue,
+        args: [inputOf(record.id, revision, options, audit, deps.searchAttributes !== false)],
+        workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
+        workflowIdConflictPolicy: WorkflowIdConflictPolicy.FAIL,
+        memo: { run: record.id, ...(record.actionId ? { actionId: record.actionId } : {}), ...(options.action ? { action: options.action } : {}), ...(audit ? { audit } : {}), ...(options.task ? { task: taskMemo(options.task) } : {}) },
+        staticSummary: `${dryRun ? 'Dry run: plan' : 'Update'} labels of ${targets.length} node(s) to revision ${revision}`,
+        staticDetails:
+          `update_labels on site **${site}**, revision ${revision}, run ${record.id}${dryRun ? ' (dry run: nothing written)' : ''}.\n\n` +
+          `Targets: ${shownTargets(targets)}.` +
+          (audit ? `\n\nStarted by **${audit.by}** via ${audit.via}.` : '') +
+          (options.retryOf ? `\n\nRetry of ${options.retryOf.workflowId} run ${options.retryOf.runId}.` : ''),
+      });
+      const runId = handle.firstExecutionRunId;
+      // The action id finds the run through the store: keep which execution it is.
+      await store.setRunExecution(record.id, runId);
+      return { workflowId, runId, run: record.id, uiLink: reads.link(workflowId, runId), revision, site, targets, ...(record.actionId ? { actionId: record.actionId } : {}) };
+    } catch (err) {
+      await store.discardRun(record.id);
+      if (err instanceof WorkflowExecutionAlreadyStartedError) {
+        throw new RelabelError(FailureType.RunInProgress, `an update_labels run is already in progress for site ${site} (${workflowId}); wait for it or cancel it`);
+      }
+      throw err;
+    }
+  }
+
+  async function retry(workflowId: string, runId?: string, options: RetryOptions = {}): Promise<StartedRun> {
+    const previous = await reads.status(workflowId, runId);
+    if (!previous.result) {
+      throw new RelabelError(FailureType.NotRetryable, `run ${workflowId} (${previous.runId}) has no per-node result to retry (it is ${previous.execution})`);
+    }
+    const run = previous.result.run;
+    const failed: string[] = [];
+    for await (const row of reads.rows(run, 'failure')) failed.push(row.node);
+    if (failed.length === 0) throw new RelabelError(FailureType.NothingToRetry, `run ${workflowId} (${previous.runId}) has no failed nodes`);
+    return start({
+      targets: failed,
+      revision: previous.result.revision,
+      ...(previous.action ? { action: previous.action } : {}),
+      ...(options.concurrency !== undefined ? { concurrency: options.concurrency } : {}),
+      ...(options.allowMassRemoval ? { allowMassRemoval: true } : {}),
+      ...(options.by !== undefined ? { audit: runAudit(options.by, StartedVia.retry) } : {}),
+      retryOf: { workflowId, runId: previous.runId },
+      retryOfRun: run,
+    });
+  }
+
+  return { preflight, start, retry };
+}

@@ -1,0 +1,178 @@
+/**
+ * The simulated cluster on a stack of this file's own: KWOK's nodes
+ * heartbeat (Node status and Lease move), and a DaemonSet selecting a label
+ * gets Running pods, placed by the real scheduler, on exactly the nodes that
+ * carry the label — first labelled by plain patches, then by relabel runs
+ * that give the label to some nodes and take it from others.
+ */
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { AppsV1Api, CoordinationV1Api, CoreV1Api, type V1Pod } from '@kubernetes/client-node';
+import { createNodeApi, loadKubeConfig } from '../src/kube/nodes.ts';
+import { createKwokNodes, waitForKwokNodes } from '../stack/kwok.ts';
+import { isAlive } from '../stack/processes.ts';
+import { simulatedNodeNames } from '../stack/simulated-cluster.ts';
+import { freePorts, startStack, stopStack, type StackInfo } from '../stack/stack.ts';
+import { eventually } from './api-support.ts';
+import { startRelabel, uniqueSuffix } from './helpers.ts';
+import { prefixedSite, storeWithSite } from './site.ts';
+
+const DS_LABEL = 'example.com/ds';
+const STACK_ENV = ['TEMPORAL_ADDRESS', 'TEMPORAL_UI_URL', 'KUBECONFIG', 'RELABEL_ADMIN_KUBECONFIG'] as const;
+
+describe('simulated cluster: KWOK nodes, the real controller manager and scheduler', () => {
+  const prefix = `sim${uniqueSuffix()}`;
+  const dir = mkdtempSync(join(tmpdir(), 'relabel-sim-stack-'));
+  const saved = Object.fromEntries(STACK_ENV.map((k) => [k, process.env[k]]));
+  let info: StackInfo;
+  let nodes: string[];
+  let core: CoreV1Api;
+  let apps: AppsV1Api;
+
+  before(async () => {
+    const t0 = Date.now();
+    info = await startStack({
+      dir,
+      ports: await freePorts(),
+      kwok: { nodes: 4, nodePrefix: `${prefix}-n`, heartbeatSeconds: 3, leaseSeconds: 12 },
+      log: (l) => console.log(`# sim stack: ${l}`),
+    });
+    console.log(`# sim stack: up in ${Date.now() - t0} ms`);
+    // This file's tests (and the helpers they call) use this stack, not the shared one.
+    process.env.TEMPORAL_ADDRESS = info.temporalAddress;
+    process.env.TEMPORAL_UI_URL = info.temporalUiUrl;
+    process.env.KUBECONFIG = info.kubeconfig;
+    process.env.RELABEL_ADMIN_KUBECONFIG = info.adminKubeconfig;
+    assert.ok(info.simulatedCluster);
+    nodes = simulatedNodeNames(info.simulatedCluster);
+    const admin = loadKubeConfig(info.adminKubeconfig);
+    core = admin.makeApiClient(CoreV1Api);
+    apps = admin.makeApiClient(AppsV1Api);
+  });
+  after(async () => {
+    const stopped = await stopStack(dir, { purge: true });
+    assert.deepEqual(stopped.slice(0, 3), ['kwok', 'kube-scheduler', 'kube-controller-manager']);
+    for (const p of info.processes) assert.equal(isAlive(p.pid), false, `${p.name} (pid ${p.pid}) still running`);
+    for (const k of STACK_ENV) {
+      if (saved[k] === undefined) delete process.env[k];
+      else process.env[k] = saved[k];
+    }
+  });
+
+  /** A DaemonSet `name` whose pods go to nodes labelled `example.com/ds=enabled`. */
+  async function createDaemonSet(name: string): Promise<void> {
+    await apps.createNamespacedDaemonSet({
+      namespace: 'default',
+      body: {
+        metadata: { name },
+        spec: {
+          selector: { matchLabels: { app: name } },
+          template: {
+            metadata: { labels: { app: name } },
+            spec: { nodeSelector: { [DS_LABEL]: 'enabled' }, containers: [{ name: 'agent', image: 'registry.k8s.io/pause:3.10' }] },
+          },
+        },
+      },
+    });
+  }
+
+  /** The DaemonSet's pods, Running and bound, by node; fails on any pod not so. */
+  async function podsByNode(name: string): Promise<{ nodes: string[]; pending: V1Pod[] }> {
+    const pods = (await core.listNamespacedPod({ namespace: 'default', labelSelector: `app=${name}` })).items;
+    const running = pods.filter((p) => p.status?.phase === 'Running' && !p.metadata?.deletionTimestamp);
+    return { nodes: running.map((p) => p.spec?.nodeName ?? '').sort(), pending: pods.filter((p) => !running.includes(p)) };
+  }
+
+  /** Waits until the DaemonSet runs exactly one pod on each of `expected` and nothing else. */
+  async function podsFollow(name: string, expected: string[], timeoutMs = 60_000): Promise<V1Pod[]> {
+    const want = [...expected].sort();
+    await eventually(
+      () => podsByNode(name),
+      (got) => got.pending.length === 0 && JSON.stringify(got.nodes) === JSON.stringify(want),
+      timeoutMs,
+      250,
+    );
+    return (await core.listNamespacedPod({ namespace: 'default', labelSelector: `app=${name}` })).items;
+  }
+
+  it('KWOK heartbeats its nodes: the Node resourceVersion and the Lease renewTime move', async () => {
+    const node = nodes[0] as string;
+    const leases = loadKubeConfig(info.adminKubeconfig).makeApiClient(CoordinationV1Api);
+    const lease = () => leases.readNamespacedLease({ name: node, namespace: 'kube-node-lease' });
+    const first = { rv: (await core.readNode({ name: node })).metadata?.resourceVersion, renew: (await lease()).spec?.renewTime };
+    assert.ok(first.renew, 'KWOK keeps a Lease for its node');
+    const t0 = Date.now();
+    await eventually(
+      async () => ({ rv: (await core.readNode({ name: node })).metadata?.resourceVersion, renew: (await lease()).spec?.renewTime }),
+      (now) => now.rv !== first.rv && String(now.renew) !== String(first.renew),
+      20_000,
+      250,
+    );
+    console.log(`# node ${node}: resourceVersion and Lease renewTime moved within ${Date.now() - t0} ms`);
+    const ready = (await core.readNode({ name: node })).status?.conditions?.find((c) => c.type === 'Ready');
+    assert.equal(ready?.status, 'True');
+  });
+
+  it('a DaemonSet runs on exactly the nodes carrying its label, placed by the scheduler, and leaves a node that loses it', async () => {
+    const ds = `ds-${uniqueSuffix()}`;
+    const admin = createNodeApi(loadKubeConfig(info.adminKubeconfig));
+    const label = (node: string, value: string | null) => admin.patchNode(node, { metadata: { labels: { [DS_LABEL]: value } } });
+    const [a, b, c] = nodes as [string, string, string];
+    await createDaemonSet(ds);
+    await label(a, 'enabled');
+    await label(b, 'enabled');
+    const pods = await podsFollow(ds, [a, b]);
+    for (const pod of pods) {
+      assert.equal(pod.spec?.schedulerName, 'default-scheduler');
+      const scheduled = pod.status?.conditions?.find((cond) => cond.type === 'PodScheduled');
+      assert.equal(scheduled?.status, 'True', 'bound by the scheduler');
+      assert.equal(pod.status?.containerStatuses?.[0]?.ready, true);
+    }
+    await label(a, null);
+    await label(c, 'enabled');
+    await podsFollow(ds, [b, c]);
+    const status = (await apps.readNamespacedDaemonSet({ name: ds, namespace: 'default' })).status;
+    assert.equal(status?.desiredNumberScheduled, 2);
+    await label(b, null);
+    await label(c, null);
+    await podsFollow(ds, []);
+    await apps.deleteNamespacedDaemonSet({ name: ds, namespace: 'default' });
+  });
+
+  it('a relabel run gives the label to some nodes and takes it from others, and the DaemonSet follows', async () => {
+    const site = (withLabel: string[]) =>
+      prefixedSite(`${prefix}r`, (doc) => {
+        if (doc.schema === 'drydock/BaremetalNode/v1' && withLabel.includes(doc.metadata.name)) {
+          doc.data.metadata.owner_data = { ...doc.data.metadata.owner_data, [DS_LABEL]: 'enabled' };
+        }
+      });
+    const siteNodes = site([]).nodes;
+    const [s0, s1, s2, s3] = siteNodes as [string, string, string, string];
+    const admin = loadKubeConfig(info.adminKubeconfig);
+    await createKwokNodes(admin, siteNodes);
+    await waitForKwokNodes(admin, siteNodes, 60_000);
+    const ds = `ds-${uniqueSuffix()}`;
+    await createDaemonSet(ds);
+
+    const { url } = await storeWithSite(site([s0, s1, s2]).files);
+    const relabel = await startRelabel(url);
+    try {
+      const first = await relabel.runs.wait(await relabel.runs.start({ targets: siteNodes }));
+      assert.equal(first.result?.status, 'success', JSON.stringify(first.result));
+      await podsFollow(ds, [s0, s1, s2]);
+
+      await relabel.store.stage('site', site([s2, s3]).files);
+      await relabel.store.commit({ message: 'the agent moves to s2 and s3' });
+      const second = await relabel.runs.wait(await relabel.runs.start({ targets: siteNodes }));
+      assert.equal(second.result?.status, 'success', JSON.stringify(second.result));
+      assert.equal(second.result?.counts.written, 3, 'the run writes the three nodes whose label changes');
+      await podsFollow(ds, [s2, s3]);
+      for (const node of [s0, s1]) assert.equal((await core.readNode({ name: node })).metadata?.labels?.[DS_LABEL], undefined);
+    } finally {
+      await relabel.stop();
+    }
+  });
+});
