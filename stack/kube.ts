@@ -18,7 +18,7 @@ export interface KubeStack {
   server: string;
   /** kubeconfig for a cluster administrator (system:masters). */
   adminKubeconfig: string;
-  /** kubeconfig for relabel's worker: may only read and patch Nodes, and record Events. */
+  /** kubeconfig for relabel's worker: may only read and patch Nodes, record Events, and read DaemonSets, Pods and PodDisruptionBudgets. */
   kubeconfig: string;
   /** The service-account signing key (PEM) the API server verifies tokens with; the controller manager signs with it. */
   serviceAccountKey: string;
@@ -34,6 +34,9 @@ export const RELABEL_CLUSTER_ROLE: V1ClusterRole = {
   rules: [
     { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list', 'watch', 'patch'] },
     { apiGroups: ['', 'events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'] },
+    { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list'] },
+    { apiGroups: ['apps'], resources: ['daemonsets'], verbs: ['get', 'list'] },
+    { apiGroups: ['policy'], resources: ['poddisruptionbudgets'], verbs: ['get', 'list'] },
   ],
 };
 

@@ -186,11 +186,20 @@ describe('deploy/ manifests', () => {
       assert.deepEqual(JSON.parse(JSON.stringify((role as Manifest).rules)), [
         { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list', 'watch', 'patch'] },
         { apiGroups: ['', 'events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'] },
+        { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list'] },
+        { apiGroups: ['apps'], resources: ['daemonsets'], verbs: ['get', 'list'] },
+        { apiGroups: ['policy'], resources: ['poddisruptionbudgets'], verbs: ['get', 'list'] },
       ]);
     });
 
-    it('lets the service account read and patch Nodes and record Events', async () => {
+    it('lets the service account read and patch Nodes, record Events, and read the workloads a plan weighs', async () => {
       for (const verb of ['get', 'list', 'watch', 'patch']) assert.equal(await allowed(authz, verb, 'nodes'), true, `nodes ${verb}`);
+      for (const [resource, group] of [['pods', ''], ['daemonsets', 'apps'], ['poddisruptionbudgets', 'policy']] as const) {
+        for (const verb of ['get', 'list']) {
+          assert.equal(await allowed(authz, verb, resource, group), true, `${resource} ${verb} in every namespace`);
+          assert.equal(await allowed(authz, verb, resource, group, namespace), true, `${resource} ${verb} in ${namespace}`);
+        }
+      }
       for (const verb of ['create', 'patch']) {
         assert.equal(await allowed(authz, verb, 'events', '', 'default'), true, `events ${verb}`);
         assert.equal(await allowed(authz, verb, 'events', 'events.k8s.io', 'default'), true, `events.k8s.io events ${verb}`);
@@ -204,8 +213,12 @@ describe('deploy/ manifests', () => {
         ['delete', 'nodes'],
         ['update', 'nodes'],
         ['create', 'nodes'],
-        ['list', 'pods', '', namespace],
-        ['list', 'pods'],
+        ['delete', 'pods', '', namespace],
+        ['create', 'pods', '', namespace],
+        ['patch', 'pods'],
+        ['watch', 'pods'],
+        ['update', 'daemonsets', 'apps', namespace],
+        ['delete', 'poddisruptionbudgets', 'policy', namespace],
         ['delete', 'events', '', 'default'],
         ['list', 'events', '', 'default'],
         ['get', 'configmaps', '', namespace],

@@ -85,6 +85,9 @@ describe('plans and the mass-removal brake over HTTP', () => {
     assert.equal(plan.labels['node-exporter']?.gain, 4);
     assert.equal(plan.labels['node-exporter']?.desired, 4);
     assert.deepEqual(plan.mass_removal && [plan.mass_removal.removed, plan.mass_removal.exceeded], [0, false]);
+    const impact = plan.workload_impact;
+    assert.ok(impact && !('unavailable' in impact), `the plan weighs its workload impact: ${JSON.stringify(impact)}`);
+    assert.equal(impact.totals.nodes_changed, 4);
     assert.deepEqual(plan.nodes?.items.map((n) => n.node), targets.slice(0, 2));
     assert.deepEqual(plan.nodes?.items[0]?.labels?.['node-exporter']?.source, { kind: 'host_profile', profile: 'base', depth: 2 });
     assert.equal(created.headers.get('location'), `/api/v1.0/plans/${plan.id}`);

@@ -58,6 +58,9 @@ describe('relabel plan and the mass-removal brake', () => {
     assert.deepEqual(plan.statuses, { success: 24 });
     assert.equal(plan.removal?.removed, 0);
     assert.equal(plan.removal?.exceeded, false);
+    // The worker weighs the workload impact of every node whose labels change (no DaemonSet selects these nodes).
+    assert.ok(plan.impact && !('unavailable' in plan.impact), `the plan weighs its workload impact: ${JSON.stringify(plan.impact)}`);
+    assert.equal(plan.impact.totals.nodesChanged, 24);
 
     // Sources of known labels of the sample site, as its documents give them.
     const nodeDocs = site.files.flatMap((f) => parseAllDocuments(f.text).map((d) => d.toJS() as Record<string, any>)).filter((d) => d?.schema === 'drydock/BaremetalNode/v1');
@@ -98,6 +101,7 @@ describe('relabel plan and the mass-removal brake', () => {
     assert.match(text, /^node-exporter\s+24\s+24\s+0\s+0\s+0\s+host profile base \(depth 2\) ×\d+, host profile base \(depth 3\) ×\d+$/m);
     assert.match(text, /^power-domain\s+24\s+24\s+0\s+0\s+0\s+rack \S+ ×8, rack \S+ ×8, rack \S+ ×8$/m);
     assert.match(text, /^mass-removal brake: a run would go ahead: it would remove 0 of 0 owned labels/m);
+    assert.match(text, /^workload impact on 24 node\(s\) whose labels or taints change: /m);
 
     const patches = await nodePatchCount();
     assert.equal(await nodePatchCount(), patches, 'planning wrote nothing');

@@ -7,6 +7,7 @@
  */
 import type { Design } from '../core/site/validate-site.ts';
 import type { NodeApi } from '../kube/nodes.ts';
+import type { WorkloadApi } from '../kube/workloads.ts';
 import { createDesignCache, type DesignCache } from '../store/design-cache.ts';
 import type { RevisionStore } from '../store/revision-store.ts';
 import { createApplyNodeActivities } from './apply-node.ts';
@@ -30,6 +31,8 @@ export interface ActivityDeps {
   startRun?: RunStarter;
   /** Kubernetes Events about the nodes runs write or fail on; none recorded when absent. */
   events?: NodeEvents;
+  /** Read-only lists of DaemonSets, pods and budgets; dry runs weigh their workload impact with them (none when absent). */
+  workloads?: WorkloadApi;
 }
 
 /**
@@ -38,7 +41,7 @@ export interface ActivityDeps {
  * injected).
  */
 export function createActivities(deps: ActivityDeps) {
-  const { nodes, store, events } = deps;
+  const { nodes, store, events, workloads } = deps;
   const designs = deps.designs ?? createDesignCache(store);
   const results = deps.results ?? createResultWriter(store);
   const { pinnedPluginSet, nodePluginLabels } = createRunPluginLabels(store);
@@ -52,7 +55,7 @@ export function createActivities(deps: ActivityDeps) {
 
   return {
     ...createDriftActivities({ nodes, store, designs, validDesign, startRun: deps.startRun }),
-    ...createRunActivities({ nodes, store, ...(events ? { events } : {}), validDesign, pinnedPluginSet }),
+    ...createRunActivities({ nodes, store, ...(events ? { events } : {}), ...(workloads ? { workloads } : {}), validDesign, pinnedPluginSet }),
     ...createPluginActivities({ store, designs }),
     ...createApplyNodeActivities({ nodes, store, results, ...(events ? { events } : {}), validDesign, nodePluginLabels }),
   };

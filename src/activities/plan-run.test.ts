@@ -6,7 +6,8 @@ import { DEFAULT_SITE_POLICY } from '../core/site/label-policy.ts';
 import type { Design } from '../core/site/validate-site.ts';
 import type { NodeState } from '../kube/nodes.ts';
 import type { NodeResultUpdate, RunNodeRow, RunStore } from '../store/run-store.ts';
-import { GET_THRESHOLD, planNode, planRun } from './plan-run.ts';
+import { planNode } from './node-plan.ts';
+import { GET_THRESHOLD, planRun } from './plan-run.ts';
 
 const design = (nodes: Record<string, Record<string, string>>, liftUninitializedTaint = false): Design =>
   ({

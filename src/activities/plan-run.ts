@@ -3,21 +3,21 @@
  * and the target nodes from the API server in bulk (one paginated LIST, or
  * a few GETs for a small run), plans every node in the worker, and records
  * each outcome in the store in batches. Nodes already as desired are settled
- * here; only nodes with something to change are left `pending` for a child.
+ * here (each planned by `planNode`, `node-plan.ts`); only nodes with
+ * something to change are left `pending` for a child.
  */
 import { ApplicationFailure } from '@temporalio/common';
 import { FailureType } from '../core/plan/failure-types.ts';
-import { readOwnedLabels } from '../core/plan/owned-labels.ts';
 import { createRemovalTally, removalRefusal, type RemovalAssessment } from '../core/plan/removal-brake.ts';
-import { planLabels, replacedValues, type LabelPlan } from '../core/plan/label-plan.ts';
-import { liftsTaint, nodePatch } from '../core/plan/node-reconcile.ts';
-import { nodeWants, type JoinedWants, type PluginConflict, type PluginEntry } from '../core/plan/node-wants.ts';
-import type { NodeWants } from '../core/plan/drift.ts';
-import { formatTaint } from '../core/plan/taints.ts';
+import { nodeWants, type PluginEntry } from '../core/plan/node-wants.ts';
 import type { Design } from '../core/site/validate-site.ts';
+import type { NodeChange, PlanImpact } from '../core/plan/workload-impact.ts';
+import type { WorkloadApi } from '../kube/workloads.ts';
+import { assessImpact } from './plan-impact.ts';
+import { planNode } from './node-plan.ts';
 import { httpStatus, mapNodeError } from '../kube/errors.ts';
 import type { NodeApi, NodeState } from '../kube/nodes.ts';
-import type { NodeResultDetail, NodeResultUpdate, RunStore } from '../store/run-store.ts';
+import type { NodeResultUpdate, RunStore } from '../store/run-store.ts';
 import type { NodeFailure, RunCounts } from '../workflows/messages.ts';
 import { FAILURE_SAMPLE_LIMIT } from '../workflows/messages.ts';
 import type { NodeEvents } from './node-events.ts';
@@ -49,25 +49,15 @@ export interface RunPlan {
   pluginSet?: number;
   /** Nodes with a plugin label not applied because another source gives the key another value. */
   pluginConflictNodes?: number;
+  /** In a dry run read with workload access: what the plan does to DaemonSets, pods and their budgets. */
+  impact?: PlanImpact;
 }
-
-/** Most plugin conflicts one node's result lists; `pluginConflictCount` counts all. */
-export const MAX_LISTED_PLUGIN_CONFLICTS = 20;
 
 /** A run's label plugin set: its id and a per-node lookup of its labels. */
 export interface PluginLabelSource {
   set: number;
   lookup(nodes: readonly string[]): Promise<Map<string, PluginEntry[]>>;
 }
-
-/** The plugin conflicts a node's result records (none when there are none). */
-export function conflictDetail(conflicts: readonly PluginConflict[]): Pick<NodeResultDetail, 'pluginConflicts' | 'pluginConflictCount'> {
-  if (conflicts.length === 0) return {};
-  return { pluginConflicts: conflicts.slice(0, MAX_LISTED_PLUGIN_CONFLICTS), pluginConflictCount: conflicts.length };
-}
-
-/** Tallies what planned nodes would remove (see `removal-brake.ts`). */
-export type RemovalTally = ReturnType<typeof createRemovalTally>;
 
 /** What the planner does with the world. */
 export interface PlanDeps {
@@ -79,79 +69,10 @@ export interface PlanDeps {
   plugins?: PluginLabelSource;
   /** Events about target nodes the plan fails on that exist in the cluster (none in a dry run). */
   events?: NodeEvents;
+  /** Read-only lists of DaemonSets, pods and budgets: with them, a dry run weighs its workload impact. */
+  workloads?: WorkloadApi;
 }
 
-/**
- * The plan of one observed node against what it wants (see `nodeWants`):
- * its labels with its plugin labels joined in, annotations and taints. A
- * node the design does not hold wants nothing (every owned key removed).
- */
-export function planOf(design: Design, state: Omit<NodeState, 'name'>, node: string, plugins: readonly PluginEntry[] = []): LabelPlan {
-  return planWants(nodeWants(design, node, plugins), state, design.policy);
-}
-
-/** The plan of one observed node that wants `wants` (nothing when undefined). */
-function planWants(wants: NodeWants | undefined, state: Omit<NodeState, 'name'>, policy: Design['policy']): LabelPlan {
-  return planLabels({
-    ...state,
-    desired: wants?.labels ?? {},
-    desiredAnnotations: wants?.annotations ?? {},
-    desiredTaints: wants?.taints ?? [],
-    policy,
-  });
-}
-
-/**
- * What a plan does (or would do) to a node, as its result records it:
- * labels with the values they replace, annotation keys set and removed,
- * taints added and removed (each list only when not empty).
- */
-export function planDetail(plan: LabelPlan, before: Pick<NodeState, 'labels'>, taintLifted: boolean): NodeResultDetail {
-  const was = replacedValues(plan.set, before.labels);
-  const a = plan.annotations;
-  const t = plan.taints;
-  const annotations = a && (Object.keys(a.set).length > 0 || a.remove.length > 0) ? { set: Object.keys(a.set), removed: a.remove } : undefined;
-  const taints = t?.changed ? { added: t.add.map(formatTaint), removed: t.remove.map(formatTaint) } : undefined;
-  return {
-    set: plan.set,
-    ...(was ? { was } : {}),
-    removed: plan.remove,
-    adopted: plan.adopt,
-    unchanged: plan.unchanged.length,
-    taintLifted,
-    ...(annotations ? { annotations } : {}),
-    ...(taints ? { taints } : {}),
-  };
-}
-
-/** Owned labels a node carries: the entries of its ownership record that name one of its labels. */
-function ownedPresent(state: Pick<NodeState, 'labels' | 'annotations'>): number {
-  return readOwnedLabels(state.annotations).owned.filter((key) => Object.hasOwn(state.labels, key)).length;
-}
-
-/**
- * The outcome of planning one observed node (pure); `wants` is what it
- * wants (see `nodeWants`: without it, its document labels only), and
- * `tally` adds up what it would remove.
- */
-export function planNode(
-  design: Design,
-  state: NodeState,
-  dryRun: boolean,
-  wants: JoinedWants | undefined = nodeWants(design, state.name),
-  tally?: RemovalTally,
-): NodeResultUpdate {
-  const plan = planWants(wants, state, design.policy);
-  tally?.add(ownedPresent(state), plan.remove);
-  const conflicts = conflictDetail(wants?.conflicts ?? []);
-  const patch = nodePatch(plan, state, design.policy.liftUninitializedTaint);
-  if (patch === null) return { node: state.name, status: 'success', detail: { set: {}, removed: [], adopted: [], unchanged: plan.unchanged.length, ...conflicts }, observed: null };
-  if (dryRun) {
-    return { node: state.name, status: 'success', detail: { ...planDetail(plan, state, liftsTaint(state, design.policy.liftUninitializedTaint)), ...conflicts }, observed: null };
-  }
-  const { name: _name, ...observed } = state;
-  return { node: state.name, status: 'pending', detail: null, observed };
-}
 
 async function* targetsOf(store: RunStore, run: number): AsyncGenerator<string> {
   for (let afterSeq = -1; ; ) {
@@ -232,6 +153,11 @@ async function refuse(store: RunStore, run: number, removal: RemovalAssessment):
  * that nodes which exist need. Whether they exist is known from the bulk
  * read: one GET each when the run's designed and undesigned targets are at
  * most {@link GET_THRESHOLD}, else the LIST.
+ *
+ * A dry run given `workloads` also weighs its workload impact (see
+ * `assessImpact`: DaemonSets gaining or losing pods, pods evicted or
+ * stranded, their budgets) from each changed node's labels and taints
+ * before and after, kept until the end (memory: the changed nodes).
  */
 export async function planRun(
   deps: PlanDeps,
@@ -245,6 +171,9 @@ export async function planRun(
   const failureTypes: Record<string, number> = {};
   let toChange = 0;
   let pluginConflictNodes = 0;
+  // A dry run with workload access keeps each changed node's before and after, to weigh them at the end.
+  const changes: NodeChange[] = [];
+  const onChange = dryRun && deps.workloads ? (change: NodeChange) => void changes.push(change) : undefined;
   let batch: NodeResultUpdate[] = [];
   const write = async (force: boolean) => {
     if (batch.length === 0 || (!force && batch.length < PAGE_SIZE)) return;
@@ -297,7 +226,7 @@ export async function planRun(
         const wants = nodeWants(design, item.name, plugins.get(item.name) ?? []);
         if ((wants?.conflicts.length ?? 0) > 0) pluginConflictNodes++;
         // A pending node's conflicts are recorded by its child, which plans it again.
-        await settle(planNode(design, item, dryRun, wants, tally));
+        await settle(planNode(design, item, dryRun, wants, tally, onChange));
       } else if (undesigned.delete(item.name)) {
         failedEvent(item.name, item.uid);
       }
@@ -314,6 +243,8 @@ export async function planRun(
   await write(true);
   const removal = tally.result();
   if (removal.exceeded && !dryRun && input.allowMassRemoval !== true) await refuse(store, run, removal);
+  const planned = counts.success + counts.failure + toChange;
+  const impact = onChange && deps.workloads ? await assessImpact(deps.workloads, changes, () => deps.progress?.(planned)) : undefined;
   return {
     site: design.site,
     defaultConcurrency: design.policy.defaultConcurrency,
@@ -324,5 +255,6 @@ export async function planRun(
     removal,
     pluginSet: deps.plugins?.set ?? 0,
     pluginConflictNodes,
+    ...(impact ? { impact } : {}),
   };
 }

@@ -9,6 +9,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { FailureType } from '../core/plan/failure-types.ts';
 import type { Design } from '../core/site/validate-site.ts';
 import type { NodeApi } from '../kube/nodes.ts';
+import type { WorkloadApi } from '../kube/workloads.ts';
 import { runnableRevision } from '../store/revision-checks.ts';
 import type { RevisionStore } from '../store/revision-store.ts';
 import type { RunOutcome } from '../store/run-store.ts';
@@ -22,6 +23,8 @@ export interface RunActivityDeps {
   store: RevisionStore;
   /** Kubernetes Events about target nodes the plan fails on; none recorded when absent. */
   events?: NodeEvents;
+  /** Read-only lists of DaemonSets, pods and budgets: with them, a dry run weighs its workload impact. */
+  workloads?: WorkloadApi;
   /** The revision's design; DocumentValidationFailed when its documents are invalid. */
   validDesign(revision: number): Promise<Design>;
   /** The plugin set the run applies, pinned at its first plan (0: none). */
@@ -30,7 +33,7 @@ export interface RunActivityDeps {
 
 /** Builds the run activities over `deps`. */
 export function createRunActivities(deps: RunActivityDeps) {
-  const { nodes, store, events, validDesign, pinnedPluginSet } = deps;
+  const { nodes, store, events, workloads, validDesign, pinnedPluginSet } = deps;
   return {
     /**
      * Resolves the revision a run applies: `revision` when given (it must
@@ -69,7 +72,8 @@ export function createRunActivities(deps: RunActivityDeps) {
      * lists every error), then plans every target of the run in bulk and
      * records the outcomes (see `planRun`). Heartbeats after each batch.
      * Writes no node. Refuses a run the mass-removal brake stops
-     * (MassRemovalRefused) unless `allowMassRemoval`.
+     * (MassRemovalRefused) unless `allowMassRemoval`. A dry run with
+     * workload access also weighs its workload impact (see `assessImpact`).
      */
     async planRun(input: { run: number; revision: number; dryRun: boolean; allowMassRemoval?: boolean }): Promise<RunPlan> {
       const context = Context.current();
@@ -77,7 +81,8 @@ export function createRunActivities(deps: RunActivityDeps) {
       const design = await validDesign(input.revision);
       const set = await pinnedPluginSet(input.run, design.site);
       const plugins: PluginLabelSource | undefined = set === 0 ? undefined : { set, lookup: (names) => store.pluginSetLabels(set, names) };
-      return planRun({ nodes, store, ...(events ? { events } : {}), progress: (planned) => context.heartbeat({ planned }), ...(plugins ? { plugins } : {}) }, { ...input, design });
+      const extra = { ...(events ? { events } : {}), ...(plugins ? { plugins } : {}), ...(workloads ? { workloads } : {}) };
+      return planRun({ nodes, store, ...extra, progress: (planned) => context.heartbeat({ planned }) }, { ...input, design });
     },
 
     /** The next page of a run's pending nodes after sequence number `afterSeq`, in target order. */

@@ -7,6 +7,7 @@ import { StartedVia } from '../core/plan/run-audit.ts';
 import { z } from 'zod';
 import { ActionName } from './schemas.ts';
 import { CommandView, NoteView, StepSummaryView, ValidationView } from './action-schemas.ts';
+import { WorkloadImpactView } from './impact-schema.ts';
 
 /** Severity of a message (Airship's ValidationMessage `level`). */
 export const MessageLevel = z.enum(['Error', 'Warning', 'Info']);
@@ -262,6 +263,7 @@ export const PlanView = z
       .meta({ description: 'per label key, sorted (at most 1000)' }),
     more_label_keys: z.int(),
     mass_removal: MassRemovalView.nullable(),
+    workload_impact: WorkloadImpactView.nullable().meta({ description: 'what the plan does to DaemonSets, pods and their PodDisruptionBudgets; null when not weighed' }),
     nodes: z
       .object({
         total: z.int(),

@@ -1,7 +1,8 @@
 /**
  * Fleet-wide plans: `POST plans` computes what an update run of a revision
  * over a set of targets would do (a dry run, summed per label key, with
- * each key's sources and the mass-removal brake's verdict) and answers it;
+ * each key's sources, the mass-removal brake's verdict and the workload
+ * impact) and answers it;
  * `GET plans/{id}` reads a plan again, with another page of per-node plans.
  */
 import { describeRemoval, type RemovalAssessment } from '../core/plan/removal-brake.ts';
@@ -15,6 +16,7 @@ import { runKeyOf } from './run-state.ts';
 import { nodeResult } from './run-views.ts';
 import { PlanPath, PlanQuery, PlanRequest } from './schemas.ts';
 import { PlanView, StatusBody, type MassRemovalView } from './response-schemas.ts';
+import { impactView } from './impact-schema.ts';
 import { ApiError, statusBody } from './status.ts';
 import type { z } from 'zod';
 
@@ -51,6 +53,7 @@ export function planView(p: FleetPlan): PlanView {
     ),
     more_label_keys: p.moreLabelKeys,
     mass_removal: massRemoval(p.removal),
+    workload_impact: impactView(p.impact),
     ...(p.nodes
       ? {
           nodes: {

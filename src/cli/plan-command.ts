@@ -11,6 +11,7 @@ import { withContext, type SetExit } from './context.ts';
 import { ExitCode } from './exit-codes.ts';
 import { note, outputOption, printJson, say, table } from './output.ts';
 import { nonNegativeInteger, positiveInteger } from './parsers.ts';
+import { impactText } from './impact-output.ts';
 import { brakeText, MAX_SUMMARY_KEYS, nodeTable, progressReporter } from './run-output.ts';
 import { targetsOf, withTargetOptions, type TargetOptions } from './run-commands.ts';
 
@@ -44,6 +45,7 @@ export function planText(p: FleetPlan): string {
     parts.push(`${table(['LABEL', 'NODES', 'GAIN', 'CHANGE', 'LOSE', 'ADOPT', 'SOURCES'], rows)}${more > 0 ? `\n(and ${more} more keys: -o json lists up to 1000)` : ''}`);
   }
   if (p.removal) parts.push(brakeText(p.removal, true));
+  if (p.impact) parts.push(impactText(p.impact));
   if (p.nodes) {
     const { items, total, offset } = p.nodes;
     if (items.length > 0) {
@@ -60,7 +62,9 @@ export function planText(p: FleetPlan): string {
 /** Adds `relabel plan` to `program`. */
 export function addPlanCommand(program: Command, setExit: SetExit): void {
   withTargetOptions(program.command('plan'))
-    .description('show what an update run would do to the fleet: per label key the nodes that gain, change, lose or adopt it, where each label comes from, and what the mass-removal brake would say; writes nothing')
+    .description(
+      'show what an update run would do to the fleet: per label key the nodes that gain, change, lose or adopt it, where each label comes from, what the mass-removal brake would say, and the workload impact (DaemonSet pods gained and lost, pods evicted or stranded, their PodDisruptionBudgets); writes nothing',
+    )
     .addOption(new Option('--revision <n>', 'revision to plan (default: the latest committed)').argParser(positiveInteger))
     .addOption(new Option('--nodes-detail', "add each node's plan and its desired labels with their sources (a page of nodes: --offset, --limit)"))
     .addOption(new Option('--offset <n>', 'first node of the per-node detail (target order)').argParser(nonNegativeInteger).default(0))
@@ -76,8 +80,10 @@ export function addPlanCommand(program: Command, setExit: SetExit): void {
         'Exit 0 whatever the brake would say.\n' +
         'JSON: {workflowId, runId, run, revision, site, targets, statuses, failureTypes, labels: {KEY: {desired, gain, change,\n' +
         'lose, adopt, sources: [{source: {kind, …}, nodes}], moreSources}}, moreLabelKeys, removal: {owned, removed, nodes,\n' +
-        'keys: [{key, nodes}], moreKeys, maxFraction, exceeded}, nodes?: {total, offset, items: [{node, status, set, was,\n' +
-        'removed, adopted, …, labels: {KEY: {value, source}}}]}}.',
+        'keys: [{key, nodes}], moreKeys, maxFraction, exceeded}, impact: {daemonSets: [{namespace, name, gains, loses}],\n' +
+        'workloads: [{namespace, workload, evicted, stranded, disruptionBudgets}], disruptionBudgets, totals, more…} or\n' +
+        '{unavailable} or null (each of gains, loses, evicted, stranded: {count, sample: at most 20}), nodes?: {total,\n' +
+        'offset, items: [{node, status, set, was, removed, adopted, …, labels: {KEY: {value, source}}}]}}.',
     )
     .action(async (opts: TargetOptions & { revision?: number; nodesDetail?: boolean; offset: number; limit: number }, cmd: Command) => {
       const chosen = targetsOf(opts, cmd);

@@ -5,6 +5,7 @@
  */
 import { clip } from '../core/plan/site-error.ts';
 import { describeRemoval, type RemovalAssessment } from '../core/plan/removal-brake.ts';
+import { impactText } from './impact-output.ts';
 import { byText } from '../core/plan/label-plan.ts';
 import type { NodeOutcome, NodePage, StartedRun, RunStatusReport } from '../facade/runs.ts';
 import { createSummary, type LabelKeyCounts, type RunSummary } from '../facade/run-results.ts';
@@ -205,6 +206,7 @@ export function outcomeText(r: RunStatusReport, page?: NodePage, summary?: RunSu
         `${c.success} of ${c.total} node(s) succeeded, ${c.failure} failed, ${c.written} written`,
     );
     if (result.removal && (result.dryRun || result.removal.removed > 0)) parts.push(brakeText(result.removal, result.dryRun));
+    if (result.impact) parts.push(impactText(result.impact));
     if (c.failure > 0 && !result.dryRun) parts.push(`retry the failed nodes with: relabel retry ${r.workflowId} --run-id ${r.runId}`);
   }
   return parts.join('\n');

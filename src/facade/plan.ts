@@ -18,6 +18,7 @@ import { byText } from '../core/plan/label-plan.ts';
 import { formatLabelSource, pluginSource, type LabelSource } from '../core/site/label-provenance.ts';
 import { nodeWants, type PluginEntry } from '../core/plan/node-wants.ts';
 import type { RemovalAssessment } from '../core/plan/removal-brake.ts';
+import type { PlanImpact } from '../core/plan/workload-impact.ts';
 import type { Design } from '../core/site/validate-site.ts';
 import { MAX_PLUGIN_LOOKUP } from '../store/plugin-store.ts';
 import type { Progress } from '../workflows/messages.ts';
@@ -67,6 +68,14 @@ export interface FleetPlan extends RunRef {
   moreLabelKeys: number;
   /** What the run would remove of the labels relabel owns on its targets, and whether the mass-removal brake would refuse it. */
   removal: RemovalAssessment | null;
+  /**
+   * What the changes do to workloads: DaemonSets gaining or losing pods on
+   * which nodes, pods a planned NoExecute taint evicts, running pods no
+   * longer matching their node selector or required affinity, and their
+   * PodDisruptionBudgets (counts and capped samples); `unavailable` with the
+   * reason when the worker could not read them; null when not weighed.
+   */
+  impact: PlanImpact | null;
   /** A page of per-node plans, when asked for. */
   nodes?: { total: number; offset: number; items: PlannedNode[] };
 }
@@ -179,6 +188,7 @@ export function createPlans(runs: Runs) {
       targets: result.counts.total,
       ...tally.result(),
       removal: result.removal ?? null,
+      impact: result.impact ?? null,
     };
     if (view.nodes) {
       const offset = Math.max(0, Math.trunc(view.nodes.offset ?? 0));

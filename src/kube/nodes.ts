@@ -147,14 +147,15 @@ function reuseConnections(kc: KubeConfig): void {
  * A paginated LIST whose continue token expired (410 Gone) before its last
  * page: the server compacted the revision the list was reading. Retryable:
  * the caller lists again from the start (pages it already consumed come
- * again). `cause` is the client's 410 `ApiException`.
+ * again). `cause` is the client's 410 `ApiException`; `kind` names what
+ * was listed (Node unless told).
  */
 export class ListExpiredError extends Error {
   override readonly name = 'ListExpiredError';
   /** Pages yielded before the token expired. */
   readonly pages: number;
-  constructor(pages: number, cause: unknown) {
-    super(`the Node list expired after ${pages} page(s) (410 Gone: continue token too old); list again from the start`, { cause });
+  constructor(pages: number, cause: unknown, kind = 'Node') {
+    super(`the ${kind} list expired after ${pages} page(s) (410 Gone: continue token too old); list again from the start`, { cause });
     this.pages = pages;
   }
 }

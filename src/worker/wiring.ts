@@ -10,6 +10,7 @@ import { createNodeEvents } from '../activities/node-events.ts';
 import { createRuns } from '../facade/runs.ts';
 import { createEventApi } from '../kube/events.ts';
 import { createNodeApi, DEFAULT_KUBE_BURST, DEFAULT_KUBE_QPS, loadKubeConfig } from '../kube/nodes.ts';
+import { createWorkloadApi } from '../kube/workloads.ts';
 import { tokenBucket } from '../kube/rate-limit.ts';
 import { createDesignCache, type DesignCache } from '../store/design-cache.ts';
 import { openStore } from '../store/open-store.ts';
@@ -44,10 +45,12 @@ export async function createWorker(config: WorkerConfig): Promise<{ worker: Work
   const connect = connectOptions(config);
   const kc = loadKubeConfig(config.kubeconfig);
   const rate = { qps: config.kubeQps ?? DEFAULT_KUBE_QPS, burst: config.kubeBurst ?? DEFAULT_KUBE_BURST };
-  // One client-side limiter for every request to the API server: Node reads and patches, and Events.
+  // One client-side limiter for every request to the API server: Node reads and patches, Events, and the workload lists.
   const limiter = tokenBucket(rate.qps, rate.burst);
   const runtime = Runtime.instance();
-  const nodes = createNodeApi(kc, rate, kubeRequestMetrics(runtime.metricMeter), limiter);
+  const observe = kubeRequestMetrics(runtime.metricMeter);
+  const nodes = createNodeApi(kc, rate, observe, limiter);
+  const workloads = createWorkloadApi(kc, limiter, observe);
   // The worker's identity, as Temporal shows it: the Events' reportingInstance too.
   const identity = `${process.pid}@${hostname()}`;
   const events = createNodeEvents(createEventApi(kc, limiter, identity), {
@@ -70,7 +73,7 @@ export async function createWorker(config: WorkerConfig): Promise<{ worker: Work
     taskQueue: config.taskQueue,
     workflowBundle: config.workflowBundle ?? { codePath: await buildBundleFile() },
     identity,
-    activities: createActivities({ nodes, store, designs, events, startRun: runStarter(config, store, designs) }),
+    activities: createActivities({ nodes, store, designs, events, workloads, startRun: runStarter(config, store, designs) }),
     maxCachedWorkflows: config.maxCachedWorkflows ?? WORKER_DEFAULTS.maxCachedWorkflows,
     maxConcurrentWorkflowTaskExecutions: config.maxConcurrentWorkflowTasks ?? WORKER_DEFAULTS.maxConcurrentWorkflowTasks,
     maxConcurrentActivityTaskExecutions: config.maxConcurrentActivities ?? WORKER_DEFAULTS.maxConcurrentActivities,

@@ -10,6 +10,7 @@
  */
 import { defineQuery, defineUpdate } from '@temporalio/workflow';
 import type { RemovalAssessment } from '../core/plan/removal-brake.ts';
+import type { PlanImpact } from '../core/plan/workload-impact.ts';
 import type { RunAudit } from '../core/plan/run-audit.ts';
 
 /** How an update run ended. */
@@ -114,6 +115,8 @@ export interface CarriedProgress {
   removal?: RemovalAssessment;
   /** The run is paused: it starts no node until unpaused (absent: not paused). */
   paused?: boolean;
+  /** A dry run's workload impact (bounded; absent when not weighed). */
+  impact?: PlanImpact;
 }
 
 /** Input of the `updateLabels` workflow. */
@@ -156,6 +159,8 @@ export interface UpdateLabelsResult {
   retryOf?: RetryOf;
   /** What the run removes (in a dry run: would) of the owned labels on its targets, and what the brake says of it. */
   removal?: RemovalAssessment;
+  /** In a dry run: what the plan does to DaemonSets, pods and their budgets (bounded; absent when not weighed). */
+  impact?: PlanImpact;
 }
 
 /** What the `progress` query answers: bounded in size whatever the run's size. */

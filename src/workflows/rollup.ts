@@ -28,5 +28,14 @@ export function summaryMarkdown(result: UpdateLabelsResult, maxFailures = 20): s
   if (c.failure > Math.min(maxFailures, result.failures.length)) {
     lines.push(`- … and ${c.failure - Math.min(maxFailures, result.failures.length)} more (relabel status shows every node)`);
   }
+  const impact = result.impact;
+  if (impact && 'unavailable' in impact) lines.push(`Workload impact not weighed: ${impact.unavailable}`);
+  else if (impact) {
+    const t = impact.totals;
+    lines.push(
+      `Workload impact on ${t.nodesChanged} changed nodes: DaemonSet pods +${t.podsGained} -${t.podsLost} (${t.daemonSets} DaemonSets), ` +
+        `${t.podsEvicted} pods evicted, ${t.podsStranded} stranded, ${t.disruptionBudgets} PodDisruptionBudgets (relabel plan lists them).`,
+    );
+  }
   return lines.join('\n');
 }

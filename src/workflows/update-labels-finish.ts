@@ -40,6 +40,7 @@ export async function finishRun(run: UpdateRun, state: CarriedProgress, telemetr
     failures: state.failures,
     ...(input.retryOf ? { retryOf: input.retryOf } : {}),
     ...(state.removal ? { removal: state.removal } : {}),
+    ...(state.impact ? { impact: state.impact } : {}),
   };
   run.result = result;
   telemetry.finished(result);

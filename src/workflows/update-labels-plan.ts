@@ -99,6 +99,7 @@ export async function resolveAndPlan(run: UpdateRun): Promise<PlannedRun> {
     cursor: -1,
     startedAt: workflowInfo().startTime.toISOString(),
     ...(plan.removal ? { removal: plan.removal } : {}),
+    ...(plan.impact ? { impact: plan.impact } : {}),
   };
   run.carried = state;
   if (run.useSearchAttributes) {
