@@ -14,6 +14,16 @@ import { createNodeApi, loadKubeConfig } from '../src/kube/nodes.ts';
 import { isStaleWrite } from '../src/kube/errors.ts';
 import { kwokNode, waitForKwokNodes } from '../stack/kwok.ts';
 
+/** The nodes named with `prefix`, one paginated LIST of 500 a page. */
+export async function* benchNodes(core: CoreV1Api, prefix: string): AsyncGenerator<V1Node> {
+  let cont: string | undefined;
+  do {
+    const page = await core.listNode({ limit: 500, ...(cont ? { _continue: cont } : {}) });
+    for (const n of page.items) if (n.metadata?.name?.startsWith(prefix)) yield n;
+    cont = page.metadata?._continue || undefined;
+  } while (cont);
+}
+
 /** Runs `fn` over `items`, `width` at once. */
 export async function pool<T>(items: readonly T[], width: number, fn: (item: T) => Promise<unknown>): Promise<void> {
   let next = 0;
@@ -78,12 +88,7 @@ export async function floor(core: CoreV1Api, prefix: string, width: number): Pro
   const merge = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
   const t0 = performance.now();
   const seen: { name: string; rv: string }[] = [];
-  let cont: string | undefined;
-  do {
-    const page = await core.listNode({ limit: 500, ...(cont ? { _continue: cont } : {}) });
-    for (const n of page.items) if (n.metadata?.name?.startsWith(prefix)) seen.push({ name: n.metadata.name, rv: n.metadata.resourceVersion ?? '' });
-    cont = page.metadata?._continue || undefined;
-  } while (cont);
+  for await (const n of benchNodes(core, prefix)) seen.push({ name: n.metadata?.name ?? '', rv: n.metadata?.resourceVersion ?? '' });
   const labels = Object.fromEntries(Array.from({ length: 16 }, (_, i) => [`floor.example.com/label-${i}`, `value-${i}`]));
   const annotations = { 'floor.example.com/owned': Object.keys(labels).join(',') };
   let conflicts = 0;
@@ -103,18 +108,13 @@ export async function floor(core: CoreV1Api, prefix: string, width: number): Pro
 /** Nodes whose labels or ownership record differ from the design (at most a few named). */
 export async function wrongNodes(core: CoreV1Api, prefix: string, design: Design, skip: ReadonlySet<string> = new Set()): Promise<string[]> {
   const wrong: string[] = [];
-  let cont: string | undefined;
-  do {
-    const page = await core.listNode({ limit: 500, ...(cont ? { _continue: cont } : {}) });
-    for (const n of page.items) {
-      const name = n.metadata?.name ?? '';
-      if (!name.startsWith(prefix) || skip.has(name)) continue;
-      const desired = design.nodes[name]?.labels ?? {};
-      const labels = n.metadata?.labels ?? {};
-      const owned = formatOwnedLabels(Object.keys(desired).filter((k) => !isKubeletLabelKey(k)).sort());
-      if (Object.entries(desired).some(([k, v]) => labels[k] !== v) || n.metadata?.annotations?.[OWNED_LABELS_ANNOTATION] !== owned) wrong.push(name);
-    }
-    cont = page.metadata?._continue || undefined;
-  } while (cont);
+  for await (const n of benchNodes(core, prefix)) {
+    const name = n.metadata?.name ?? '';
+    if (skip.has(name)) continue;
+    const desired = design.nodes[name]?.labels ?? {};
+    const labels = n.metadata?.labels ?? {};
+    const owned = formatOwnedLabels(Object.keys(desired).filter((k) => !isKubeletLabelKey(k)).sort());
+    if (Object.entries(desired).some(([k, v]) => labels[k] !== v) || n.metadata?.annotations?.[OWNED_LABELS_ANNOTATION] !== owned) wrong.push(name);
+  }
   return wrong;
 }

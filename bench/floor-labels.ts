@@ -5,6 +5,7 @@
  * pass changes every node.
  */
 import type { CoreV1Api } from '@kubernetes/client-node';
+import { benchNodes } from './bench-nodes.ts';
 
 /** The label keys the plain-client floor writes. */
 export const FLOOR_LABEL_KEYS = Array.from({ length: 16 }, (_, i) => `floor.example.com/label-${i}`);
@@ -24,14 +25,6 @@ export function floorValues(tag: string): { labels: Record<string, string>; anno
 export async function nodesWithout(core: CoreV1Api, prefix: string, tag: string): Promise<string[]> {
   const want = Object.entries(floorValues(tag).labels);
   const wrong: string[] = [];
-  let cont: string | undefined;
-  do {
-    const page = await core.listNode({ limit: 500, ...(cont ? { _continue: cont } : {}) });
-    for (const n of page.items) {
-      const name = n.metadata?.name ?? '';
-      if (name.startsWith(prefix) && want.some(([k, v]) => n.metadata?.labels?.[k] !== v)) wrong.push(name);
-    }
-    cont = page.metadata?._continue || undefined;
-  } while (cont);
+  for await (const n of benchNodes(core, prefix)) if (want.some(([k, v]) => n.metadata?.labels?.[k] !== v)) wrong.push(n.metadata?.name ?? '');
   return wrong;
 }

@@ -8,15 +8,13 @@
  */
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { AppsV1Api, CoordinationV1Api, CoreV1Api, type V1Pod } from '@kubernetes/client-node';
+import { CoordinationV1Api, type AppsV1Api, type CoreV1Api, type V1Pod } from '@kubernetes/client-node';
 import { createNodeApi, loadKubeConfig } from '../src/kube/nodes.ts';
 import { createKwokNodes, waitForKwokNodes } from '../stack/kwok.ts';
 import { isAlive } from '../stack/processes.ts';
 import { simulatedNodeNames } from '../stack/simulated-cluster.ts';
-import { freePorts, startStack, stopStack, type StackInfo } from '../stack/stack.ts';
+import type { StackInfo } from '../stack/stack.ts';
+import { startSimulatedStack, type SimulatedStack } from './simulated-stack.ts';
 import { eventually } from './api-support.ts';
 import { validateSite } from '../src/core/site/validate-site.ts';
 import { nodeRequestCount } from '../stack/kube-metrics.ts';
@@ -24,45 +22,24 @@ import { startRelabel, uniqueSuffix } from './helpers.ts';
 import { prefixedSite, storeWithSite } from './site.ts';
 
 const DS_LABEL = 'example.com/ds';
-const STACK_ENV = ['TEMPORAL_ADDRESS', 'TEMPORAL_UI_URL', 'KUBECONFIG', 'RELABEL_ADMIN_KUBECONFIG'] as const;
 
 describe('simulated cluster: KWOK nodes, the real controller manager and scheduler', () => {
   const prefix = `sim${uniqueSuffix()}`;
-  const dir = mkdtempSync(join(tmpdir(), 'relabel-sim-stack-'));
-  const saved = Object.fromEntries(STACK_ENV.map((k) => [k, process.env[k]]));
+  let sim: SimulatedStack;
   let info: StackInfo;
   let nodes: string[];
   let core: CoreV1Api;
   let apps: AppsV1Api;
 
   before(async () => {
-    const t0 = Date.now();
-    info = await startStack({
-      dir,
-      ports: await freePorts(),
-      kwok: { nodes: 4, nodePrefix: `${prefix}-n`, heartbeatSeconds: 3, leaseSeconds: 12 },
-      log: (l) => console.log(`# sim stack: ${l}`),
-    });
-    console.log(`# sim stack: up in ${Date.now() - t0} ms`);
-    // This file's tests (and the helpers they call) use this stack, not the shared one.
-    process.env.TEMPORAL_ADDRESS = info.temporalAddress;
-    process.env.TEMPORAL_UI_URL = info.temporalUiUrl;
-    process.env.KUBECONFIG = info.kubeconfig;
-    process.env.RELABEL_ADMIN_KUBECONFIG = info.adminKubeconfig;
-    assert.ok(info.simulatedCluster);
-    nodes = simulatedNodeNames(info.simulatedCluster);
-    const admin = loadKubeConfig(info.adminKubeconfig);
-    core = admin.makeApiClient(CoreV1Api);
-    apps = admin.makeApiClient(AppsV1Api);
+    sim = await startSimulatedStack('sim-stack', { nodes: 4, nodePrefix: `${prefix}-n`, heartbeatSeconds: 3, leaseSeconds: 12 });
+    ({ info, core, apps } = sim);
+    nodes = simulatedNodeNames(info.simulatedCluster ?? { nodePrefix: '', nodes: 0 });
   });
   after(async () => {
-    const stopped = await stopStack(dir, { purge: true });
+    const stopped = await sim.stop();
     assert.deepEqual(stopped.slice(0, 3), ['kwok', 'kube-scheduler', 'kube-controller-manager']);
     for (const p of info.processes) assert.equal(isAlive(p.pid), false, `${p.name} (pid ${p.pid}) still running`);
-    for (const k of STACK_ENV) {
-      if (saved[k] === undefined) delete process.env[k];
-      else process.env[k] = saved[k];
-    }
   });
 
   /** A DaemonSet `name` whose pods go to nodes labelled `example.com/ds=enabled`. */

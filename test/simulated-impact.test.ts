@@ -10,54 +10,32 @@
  */
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { AppsV1Api, CoreV1Api } from '@kubernetes/client-node';
+import type { AppsV1Api, CoreV1Api } from '@kubernetes/client-node';
 import type { WorkloadImpact } from '../src/core/plan/workload-impact.ts';
 import { createPlans } from '../src/facade/plan.ts';
 import { loadKubeConfig } from '../src/kube/nodes.ts';
 import { createKwokNodes, waitForKwokNodes } from '../stack/kwok.ts';
-import { freePorts, startStack, stopStack, type StackInfo } from '../stack/stack.ts';
+import type { StackInfo } from '../stack/stack.ts';
+import { startSimulatedStack, type SimulatedStack } from './simulated-stack.ts';
 import { eventually } from './api-support.ts';
 import { startRelabel, uniqueSuffix } from './helpers.ts';
 import { prefixedSite, storeWithSite } from './site.ts';
 
-const STACK_ENV = ['TEMPORAL_ADDRESS', 'TEMPORAL_UI_URL', 'KUBECONFIG', 'RELABEL_ADMIN_KUBECONFIG'] as const;
 const NAMESPACE = 'default';
 
 describe('workload impact on a simulated cluster: the plan names the nodes the real DaemonSet controller leaves', () => {
   const prefix = `simi${uniqueSuffix()}`;
-  const dir = mkdtempSync(join(tmpdir(), 'relabel-sim-impact-'));
-  const saved = Object.fromEntries(STACK_ENV.map((k) => [k, process.env[k]]));
+  let sim: SimulatedStack;
   let info: StackInfo;
   let core: CoreV1Api;
   let apps: AppsV1Api;
 
   before(async () => {
-    const t0 = Date.now();
-    info = await startStack({
-      dir,
-      ports: await freePorts(),
-      kwok: { nodes: 1, nodePrefix: `${prefix}-k`, heartbeatSeconds: 5, leaseSeconds: 20 },
-      log: (l) => console.log(`# sim stack: ${l}`),
-    });
-    console.log(`# sim stack: up in ${Date.now() - t0} ms`);
-    // This file's tests (and the helpers they call) use this stack, not the shared one.
-    process.env.TEMPORAL_ADDRESS = info.temporalAddress;
-    process.env.TEMPORAL_UI_URL = info.temporalUiUrl;
-    process.env.KUBECONFIG = info.kubeconfig;
-    process.env.RELABEL_ADMIN_KUBECONFIG = info.adminKubeconfig;
-    const admin = loadKubeConfig(info.adminKubeconfig);
-    core = admin.makeApiClient(CoreV1Api);
-    apps = admin.makeApiClient(AppsV1Api);
+    sim = await startSimulatedStack('sim-impact', { nodes: 1, nodePrefix: `${prefix}-k`, heartbeatSeconds: 5, leaseSeconds: 20 });
+    ({ info, core, apps } = sim);
   });
   after(async () => {
-    await stopStack(dir, { purge: true });
-    for (const k of STACK_ENV) {
-      if (saved[k] === undefined) delete process.env[k];
-      else process.env[k] = saved[k];
-    }
+    await sim.stop();
   });
 
   /** The DaemonSet's pods by node (uid), once every one is Running, bound and not being deleted; fails on a timeout. */
