@@ -137,7 +137,8 @@ describe('written across a lost completion', () => {
     assert.deepEqual((await store.runNode(run, name))?.status, 'pending', 'no result recorded');
   }
 
-  const patches = async () => ({ landed: await nodePatchCount({ code: 200 }), conflicts: await nodePatchCount({ code: 409 }) });
+  // A write refused as stale: its guard's test failed (422), or a resourceVersion moved (409).
+  const patches = async () => ({ landed: await nodePatchCount({ code: 200 }), conflicts: (await nodePatchCount({ code: 422 })) + (await nodePatchCount({ code: 409 })) });
 
   before(async () => {
     const validation = validateSite(site.files);
@@ -180,7 +181,7 @@ describe('written across a lost completion', () => {
       assert.deepEqual([after.landed - before.landed, after.conflicts - before.conflicts], [1, 0], 'the node was written once');
     });
 
-    it('a re-execution after a crash (attempt 1 again): its stale patch meets 409, and it counts the node written, detail recovered', async () => {
+    it('a re-execution after a crash (attempt 1 again): its stale patch fails the guard test, and it counts the node written, detail recovered', async () => {
       const name = node(5);
       const run = await plannedRun(name);
       const before = await patches();
