@@ -125,8 +125,9 @@ async function withWorker<T>(ctx: { stack: StackInfo; storeUrl: string; taskQueu
     const ms = performance.now() - t0;
     const writes = (await nodeRequestCount(ctx.stack.adminKubeconfig, 'PATCH', { code: 200 })) - writesBefore;
     const verdict = check(answer);
-    const ok = verdict.ok && writes === 0;
-    report({ nodes: ctx.size, pass: name, seconds: +(ms / 1000).toFixed(2), writesCounted: writes, workerPeakRssMiB: peakRssMiB(worker.pid as number), ...verdict.figures }, ok, [verdict.why, writes !== 0 && `${writes} writes, expected none`].filter(Boolean).join('; '));
+    // Nothing may be written; on the simulated cluster its controllers' writes are counted too, so there only the answer is checked.
+    const wrote = heartbeat === 0 && writes !== 0;
+    report({ nodes: ctx.size, pass: name, seconds: +(ms / 1000).toFixed(2), writesCounted: writes, workerPeakRssMiB: peakRssMiB(worker.pid as number), ...verdict.figures }, verdict.ok && !wrote, [verdict.why, wrote && `${writes} writes, expected none`].filter(Boolean).join('; '));
   } finally {
     worker.kill('SIGTERM');
     await new Promise((r) => worker.once('exit', r));
@@ -170,7 +171,8 @@ async function pass(ctx: { stack: StackInfo; storeUrl: string; runs: Runs; clien
     };
     const problems = [
       r?.status !== expect.status && `status ${r?.status ?? done.execution}, expected ${expect.status}`,
-      writes !== expect.written && `${writes} writes, expected ${expect.written}`,
+      // On the simulated cluster its controllers write nodes too (node lifecycle, TTL): the server counts at least the run's writes.
+      (heartbeat > 0 ? writes < expect.written : writes !== expect.written) && `${writes} writes, expected ${expect.written}`,
       r?.counts.written !== expect.written && `result says ${r?.counts.written} written`,
       expect.failure !== undefined && r?.counts.failure !== expect.failure && `${r?.counts.failure} failed, expected ${expect.failure}`,
       history.children !== (expect.children ?? expect.written) && `${history.children} children, expected ${expect.children ?? expect.written}`,
@@ -293,7 +295,7 @@ async function benchSize(size: number): Promise<void> {
     const runs = createRuns({ client, store, designs: createDesignCache(store), taskQueue, namespace: 'default', searchAttributes: opts['search-attributes'] !== 'off' });
     let engineFloorMs = Number.NaN;
     if (passes.includes('engine-floor')) {
-      const ef = await engineFloorPass({ stack, client, core, size, prefix, concurrency, kubeQps: Number(opts['kube-qps']), floorMs, ...(continueAsNewAfter !== undefined ? { continueAsNewAfter } : {}) });
+      const ef = await engineFloorPass({ stack, client, core, size, prefix, concurrency, kubeQps: Number(opts['kube-qps']), floorMs, othersWrite: heartbeat > 0, ...(continueAsNewAfter !== undefined ? { continueAsNewAfter } : {}) });
       engineFloorMs = ef.ms;
       report(ef.row, ef.problems.length === 0, ef.problems.join('; '));
     }

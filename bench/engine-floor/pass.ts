@@ -34,6 +34,8 @@ export interface EngineFloorPassContext {
   kubeQps: number;
   continueAsNewAfter?: number;
   floorMs: number;
+  /** Whether others (the simulated cluster's controllers) may write nodes too: then the API server counts at least the pass's writes. */
+  othersWrite?: boolean;
 }
 
 /** Forks the engine-floor worker; resolves once it is created. */
@@ -89,7 +91,7 @@ export async function engineFloorPass(ctx: EngineFloorPassContext): Promise<{ ms
     };
     const problems = [
       result.written !== size && `result says ${result.written} written, expected ${size}`,
-      writes !== size && `${writes} writes, expected ${size}`,
+      (ctx.othersWrite ? writes < size : writes !== size) && `${writes} writes, expected ${size}`,
       result.failed !== 0 && `${result.failed} children failed`,
       history.children !== size && `${history.children} children, expected ${size}`,
       wrong.length > 0 && `${wrong.length} nodes without the values, e.g. ${wrong.slice(0, 3).join(', ')}`,
