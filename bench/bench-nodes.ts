@@ -13,6 +13,7 @@ import { planOf } from '../src/activities/node-plan.ts';
 import { createNodeApi, loadKubeConfig } from '../src/kube/nodes.ts';
 import { isStaleWrite } from '../src/kube/errors.ts';
 import { kwokNode, waitForKwokNodes } from '../stack/kwok.ts';
+import { FLOOR_LABEL_KEYS, FLOOR_OWNED_ANNOTATION, floorValues } from './floor-labels.ts';
 
 /** The nodes named with `prefix`, one paginated LIST of 500 a page. */
 export async function* benchNodes(core: CoreV1Api, prefix: string): AsyncGenerator<V1Node> {
@@ -89,8 +90,8 @@ export async function floor(core: CoreV1Api, prefix: string, width: number): Pro
   const t0 = performance.now();
   const seen: { name: string; rv: string }[] = [];
   for await (const n of benchNodes(core, prefix)) seen.push({ name: n.metadata?.name ?? '', rv: n.metadata?.resourceVersion ?? '' });
-  const labels = Object.fromEntries(Array.from({ length: 16 }, (_, i) => [`floor.example.com/label-${i}`, `value-${i}`]));
-  const annotations = { 'floor.example.com/owned': Object.keys(labels).join(',') };
+  const labels = Object.fromEntries(FLOOR_LABEL_KEYS.map((key, i) => [key, `value-${i}`]));
+  const annotations = { [FLOOR_OWNED_ANNOTATION]: FLOOR_LABEL_KEYS.join(',') };
   let conflicts = 0;
   await pool(seen, width, async (n) => {
     for (let rv = n.rv; ; conflicts++) {
@@ -116,5 +117,13 @@ export async function wrongNodes(core: CoreV1Api, prefix: string, design: Design
     const owned = formatOwnedLabels(Object.keys(desired).filter((k) => !isKubeletLabelKey(k)).sort());
     if (Object.entries(desired).some(([k, v]) => labels[k] !== v) || n.metadata?.annotations?.[OWNED_LABELS_ANNOTATION] !== owned) wrong.push(name);
   }
+  return wrong;
+}
+
+/** Nodes named with `prefix` that do not carry every label of the pass tagged `tag` (one paginated LIST). */
+export async function nodesWithout(core: CoreV1Api, prefix: string, tag: string): Promise<string[]> {
+  const want = Object.entries(floorValues(tag).labels);
+  const wrong: string[] = [];
+  for await (const n of benchNodes(core, prefix)) if (want.some(([k, v]) => n.metadata?.labels?.[k] !== v)) wrong.push(n.metadata?.name ?? '');
   return wrong;
 }

@@ -1,11 +1,9 @@
 /**
  * The 16 labels and the annotation of the floors: the plain-client floor
- * (bench/e2e.ts) writes these keys, and the engine floor and Node Feature
+ * (bench/bench-nodes.ts) writes these keys, and the engine floor and Node Feature
  * Discovery write the same keys with values tagged per pass, so that every
  * pass changes every node.
  */
-import type { CoreV1Api } from '@kubernetes/client-node';
-import { benchNodes } from './bench-nodes.ts';
 
 /** The label keys the plain-client floor writes. */
 export const FLOOR_LABEL_KEYS = Array.from({ length: 16 }, (_, i) => `floor.example.com/label-${i}`);
@@ -19,12 +17,4 @@ export function floorValues(tag: string): { labels: Record<string, string>; anno
     labels: Object.fromEntries(FLOOR_LABEL_KEYS.map((k, i) => [k, `value-${i}-${tag}`])),
     annotations: { [FLOOR_OWNED_ANNOTATION]: FLOOR_LABEL_KEYS.join(',') },
   };
-}
-
-/** Nodes named with `prefix` that do not carry every label of the pass tagged `tag` (one paginated LIST). */
-export async function nodesWithout(core: CoreV1Api, prefix: string, tag: string): Promise<string[]> {
-  const want = Object.entries(floorValues(tag).labels);
-  const wrong: string[] = [];
-  for await (const n of benchNodes(core, prefix)) if (want.some(([k, v]) => n.metadata?.labels?.[k] !== v)) wrong.push(n.metadata?.name ?? '');
-  return wrong;
 }

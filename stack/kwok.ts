@@ -84,6 +84,17 @@ export function kwokNodeName(prefix: string, index: number): string {
   return `${prefix}${index}`;
 }
 
+/** The labels a kubelet puts on the Node it registers as `name` (linux, amd64). */
+export function kubeletLabels(name: string): Record<string, string> {
+  return {
+    'kubernetes.io/hostname': name,
+    'kubernetes.io/os': 'linux',
+    'kubernetes.io/arch': 'amd64',
+    'beta.kubernetes.io/os': 'linux',
+    'beta.kubernetes.io/arch': 'amd64',
+  };
+}
+
 /** The Node object KWOK will manage: the kubelet's labels, `labels`, {@link KWOK_NODE_LABEL} and the annotation. */
 export function kwokNode(name: string, labels: Record<string, string> = {}): V1Node {
   return {
@@ -91,11 +102,7 @@ export function kwokNode(name: string, labels: Record<string, string> = {}): V1N
       name,
       annotations: { [KWOK_NODE_ANNOTATION.key]: KWOK_NODE_ANNOTATION.value },
       labels: {
-        'kubernetes.io/hostname': name,
-        'kubernetes.io/os': 'linux',
-        'kubernetes.io/arch': 'amd64',
-        'beta.kubernetes.io/os': 'linux',
-        'beta.kubernetes.io/arch': 'amd64',
+        ...kubeletLabels(name),
         ...labels,
         // Last: the stack finds its simulated nodes by it.
         [KWOK_NODE_LABEL.key]: KWOK_NODE_LABEL.value,

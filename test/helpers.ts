@@ -19,6 +19,7 @@ import { WORKER_NODE_FLAGS } from '../src/worker/config.ts';
 import { createWorker } from '../src/worker/wiring.ts';
 import { loadKubeConfig } from '../src/kube/nodes.ts';
 import { nodeRequestCount } from '../stack/kube-metrics.ts';
+import { kubeletLabels } from '../stack/kwok.ts';
 
 function required(name: string): string {
   const value = process.env[name];
@@ -55,14 +56,7 @@ export async function createNode(
       ...(taints.length > 0 ? { spec: { taints } } : {}),
       metadata: {
         name,
-        labels: {
-          'kubernetes.io/hostname': name,
-          'kubernetes.io/os': 'linux',
-          'kubernetes.io/arch': 'amd64',
-          'beta.kubernetes.io/os': 'linux',
-          'beta.kubernetes.io/arch': 'amd64',
-          ...labels,
-        },
+        labels: { ...kubeletLabels(name), ...labels },
       },
     },
   });

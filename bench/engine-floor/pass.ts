@@ -15,7 +15,7 @@ import { DEFAULT_CONTINUE_AS_NEW_AFTER, MAX_HISTORY_BYTES, MAX_HISTORY_EVENTS } 
 import { WORKER_NODE_FLAGS } from '../../src/worker/config.ts';
 import { historyFigures } from '../history.ts';
 import { cpuOf, peakRssMiB } from '../proc-figures.ts';
-import { nodesWithout } from '../floor-labels.ts';
+import { nodesWithout } from '../bench-nodes.ts';
 import type { engineFloor } from './workflows.ts';
 
 /** The engine floor's own task queue (a normal one, as relabel's). */

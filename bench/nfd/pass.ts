@@ -16,7 +16,8 @@ import { CoreV1Api, ApiException, type KubeConfig } from '@kubernetes/client-nod
 import { nodeRequestCount } from '../../stack/kube-metrics.ts';
 import { isAlive, logTail, stopProcess } from '../../stack/processes.ts';
 import type { StackInfo } from '../../stack/stack.ts';
-import { floorValues, nodesWithout } from '../floor-labels.ts';
+import { nodesWithout } from '../bench-nodes.ts';
+import { floorValues } from '../floor-labels.ts';
 import { cpuSeconds } from '../proc-figures.ts';
 import { NFD_CLIENT_RATE, NFD_DEFAULT_PARALLELISM, nfdMasterPath, nodesUpdated, startNfdMaster, type NfdMaster } from './master.ts';
 import { applyNfdCrds, ensureNamespace, nfdModuleDir, publishNodeFeatures } from './setup.ts';
