@@ -27,6 +27,8 @@ export interface KubeStatus {
   kind?: string;
   /** `details.name`: the object, such as the node's name. */
   name?: string;
+  /** The messages of `details.causes`, when it names any. */
+  causes?: string[];
 }
 
 /** `text` cut to {@link MAX_API_MESSAGE} characters. */
@@ -46,12 +48,19 @@ export function kubeStatus(err: unknown): KubeStatus {
     }
   }
   if (!body || typeof body !== 'object') return {};
-  const b = body as { message?: unknown; details?: { kind?: unknown; name?: unknown } | null };
+  const b = body as { message?: unknown; details?: { kind?: unknown; name?: unknown; causes?: unknown } | null };
   const text = (v: unknown) => (typeof v === 'string' && v !== '' ? v : undefined);
   const message = text(b.message);
   const kind = text(b.details?.kind);
   const name = text(b.details?.name);
-  return { ...(message ? { message: bounded(message) } : {}), ...(kind ? { kind: bounded(kind) } : {}), ...(name ? { name: bounded(name) } : {}) };
+  const listed = Array.isArray(b.details?.causes) ? (b.details.causes as unknown[]) : [];
+  const causes = listed.map((c) => bounded(text((c as { message?: unknown } | null)?.message) ?? ''));
+  return {
+    ...(message ? { message: bounded(message) } : {}),
+    ...(kind ? { kind: bounded(kind) } : {}),
+    ...(name ? { name: bounded(name) } : {}),
+    ...(causes.length > 0 ? { causes } : {}),
+  };
 }
 
 /** `reading node n1`, `patching node n1`, `listing nodes`. */
@@ -141,18 +150,8 @@ const FAILED_TEST = /testing value \S* failed|test operation does not apply/;
 export function isStaleWrite(err: unknown): boolean {
   const status = httpStatus(err);
   if (status === 409) return true;
-  if (status !== 422 || !(err instanceof ApiException)) return false;
-  const raw: unknown = err.body;
-  let body: unknown = raw;
-  if (typeof raw === 'string') {
-    try {
-      body = JSON.parse(raw) as unknown;
-    } catch {
-      return FAILED_TEST.test(raw);
-    }
-  }
-  const b = (body ?? {}) as { message?: unknown; details?: { causes?: unknown[] } | null };
-  const message = typeof b.message === 'string' ? b.message : '';
-  if (FAILED_TEST.test(message) || JSON.stringify(b.details ?? {}).match(FAILED_TEST)) return true;
-  return message === PATCH_NOT_APPLIED && (b.details?.causes ?? []).length === 0;
+  if (status !== 422) return false;
+  const { message = '', causes = [] } = kubeStatus(err);
+  if (FAILED_TEST.test(message) || causes.some((cause) => FAILED_TEST.test(cause))) return true;
+  return message === PATCH_NOT_APPLIED && causes.length === 0;
 }
