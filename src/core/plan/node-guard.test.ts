@@ -6,18 +6,15 @@ import { planLabels } from './label-plan.ts';
 import { guardedPatch, planReads, pointerToken, type JsonPatchOp } from './node-guard.ts';
 import { nodePatch, type NodeLabelState } from './node-reconcile.ts';
 import type { Taint } from './taints.ts';
-import { applyJsonPatch, PatchRefused } from './testing/apply-json-patch.ts';
+import { applyJsonPatch, PatchRefused, storedNode, type StoredNode } from './testing/apply-json-patch.ts';
 
-type Stored = { metadata: { uid: string; labels?: Record<string, string>; annotations?: Record<string, string> }; spec: { taints?: Taint[] } };
+type Stored = StoredNode;
 
-/** The node as the API server serializes it: empty maps and lists left out. */
-function stored(state: NodeLabelState): Stored {
-  const some = <T extends object>(field: string, value: T | undefined) => (value && Object.keys(value).length > 0 ? { [field]: value } : {});
-  return { metadata: { uid: 'u1', ...some('labels', state.labels), ...some('annotations', state.annotations) }, spec: some('taints', state.taints) };
-}
+/** The node as the API server serializes it, with the uid every generated node has. */
+const stored = (state: NodeLabelState): Stored => storedNode({ ...state, uid: 'u1' });
 
 function stateOf(doc: Stored): NodeLabelState {
-  return { resourceVersion: '', uid: doc.metadata.uid, labels: doc.metadata.labels ?? {}, annotations: doc.metadata.annotations ?? {}, taints: doc.spec.taints ?? [] };
+  return { resourceVersion: '', ...(doc.metadata.uid ? { uid: doc.metadata.uid } : {}), labels: doc.metadata.labels ?? {}, annotations: doc.metadata.annotations ?? {}, taints: doc.spec.taints ?? [] };
 }
 
 const policy = { reconcileOsArchAliases: true, protectedKeys: [] };

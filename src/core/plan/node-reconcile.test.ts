@@ -6,7 +6,7 @@ import { APPLIED_ANNOTATION, OWNED_LABELS_ANNOTATION as OWNED, UNINITIALIZED_TAI
 import { applyOwnership, applyPlan, planLabels } from './label-plan.ts';
 import type { JsonPatchOp } from './node-guard.ts';
 import { nodePatch, reconcileNodeLabels, STALE, type NodeLabelState, type Taint } from './node-reconcile.ts';
-import { applyJsonPatch, PatchRefused } from './testing/apply-json-patch.ts';
+import { applyJsonPatch, PatchRefused, storedNode } from './testing/apply-json-patch.ts';
 
 const policy = { reconcileOsArchAliases: false, protectedKeys: [] };
 
@@ -17,12 +17,6 @@ const policy = { reconcileOsArchAliases: false, protectedKeys: [] };
  * desired); `unrelatedWrites` times, someone changes a label nobody
  * desires and the resourceVersion.
  */
-/** A node as the API server serializes it: empty maps and lists left out. */
-function storedNode(state: NodeLabelState): { metadata: { labels?: Record<string, string>; annotations?: Record<string, string> }; spec: { taints?: Taint[] } } {
-  const some = <T extends object>(field: string, value: T | undefined) => (value && Object.keys(value).length > 0 ? { [field]: value } : {});
-  return { metadata: { ...some('labels', state.labels), ...some('annotations', state.annotations) }, spec: some('taints', state.taints) };
-}
-
 function fakeNode(
   labels: Record<string, string>,
   options: { concurrentWrites?: number; unrelatedWrites?: number; dropOnWrite?: string; taints?: Taint[]; annotations?: Record<string, string> } = {},

@@ -6,6 +6,8 @@
  * needs the member. Applies all or nothing. Not product code.
  */
 import type { JsonPatchOp } from '../node-guard.ts';
+import type { NodeLabelState } from '../node-reconcile.ts';
+import type { Taint } from '../taints.ts';
 
 /** Why a patch was refused: `test` when a test failed, else the operation that did not apply. */
 export class PatchRefused extends Error {
@@ -52,4 +54,13 @@ export function applyJsonPatch<T extends object>(doc: T, ops: readonly JsonPatch
     }
   }
   return next as T;
+}
+
+/** A node's JSON as the API server serializes it, as far as relabel's patches reach. */
+export type StoredNode = { metadata: { uid?: string; labels?: Record<string, string>; annotations?: Record<string, string> }; spec: { taints?: Taint[] } };
+
+/** `state` as the API server serializes it: empty maps and lists left out. */
+export function storedNode(state: NodeLabelState): StoredNode {
+  const some = <T extends object>(field: string, value: T | undefined) => (value && Object.keys(value).length > 0 ? { [field]: value } : {});
+  return { metadata: { ...(state.uid ? { uid: state.uid } : {}), ...some('labels', state.labels), ...some('annotations', state.annotations) }, spec: some('taints', state.taints) };
 }
