@@ -4,7 +4,7 @@
  */
 
 /** Schema version this code writes and reads. Stored in the schema's `meta` table. */
-export const POSTGRES_SCHEMA_VERSION = 6;
+export const POSTGRES_SCHEMA_VERSION = 7;
 
 /** Version 1: contents, revisions and their files and tags, the buffer. */
 function schemaSql(schema: string): string {
@@ -177,6 +177,21 @@ CREATE INDEX run_commands_run ON ${s}.run_commands (run_id, id);
 `;
 }
 
+/** Version 7: a run's waves, and each node's wave (null: the run has no waves). */
+function runWavesSchemaSql(schema: string): string {
+  const s = `"${schema}"`;
+  return `
+ALTER TABLE ${s}.run_nodes ADD COLUMN wave integer;
+CREATE INDEX run_nodes_wave ON ${s}.run_nodes (run_id, wave, status, seq);
+CREATE TABLE ${s}.run_waves (
+  run_id integer NOT NULL REFERENCES ${s}.runs (id),
+  idx integer NOT NULL,
+  name text NOT NULL,
+  PRIMARY KEY (run_id, idx)
+);
+`;
+}
+
 /**
  * The steps from each schema version to the next: the SQL that turns
  * version `from` into `from + 1`. A fresh schema runs them all.
@@ -188,4 +203,5 @@ export const POSTGRES_MIGRATIONS: readonly { from: number; sql: (schema: string)
   { from: 3, sql: pluginsSchemaSql },
   { from: 4, sql: runAuditSchemaSql },
   { from: 5, sql: runActionSchemaSql },
+  { from: 6, sql: runWavesSchemaSql },
 ];

@@ -48,6 +48,7 @@ function tableNames(schema: string): TableNames {
     pluginStatus: q('plugin_status'),
     runPluginSets: q('run_plugin_sets'),
     runCommands: q('run_commands'),
+    runWaves: q('run_waves'),
   };
 }
 

@@ -169,7 +169,26 @@ export interface RunNodesQuery {
   offset?: number;
   /** Most rows to return, 1 to {@link MAX_RUN_PAGE}. */
   limit: number;
+  /** Only the nodes of this wave (from 0; see {@link RunStore.setRunWaves}). */
+  wave?: number;
 }
+
+/** A wave of a run as recorded: its nodes counted by status. */
+export interface RunWave {
+  /** From 0: the order the run applies its waves in. */
+  index: number;
+  name: string;
+  /** Nodes in the wave. */
+  nodes: number;
+  success: number;
+  failure: number;
+  cancelled: number;
+  /** Nodes not settled yet (queued or pending). */
+  pending: number;
+}
+
+/** Most waves one {@link RunStore.runWaves} page returns. */
+export const MAX_WAVE_PAGE = 1000;
 
 /** Most rows one {@link RunStore.runNodes} page returns. */
 export const MAX_RUN_PAGE = 5000;
@@ -253,4 +272,18 @@ export interface RunStore {
    * InvalidArgument for a detail that is not JSON.
    */
   cancelRunNodes(id: number, detail: NodeResultDetail): Promise<number>;
+  /**
+   * Records a run's waves, in order (index 0 first): each wave's name (1 to
+   * 200 characters) and its nodes, which must be nodes of the run, each in
+   * one wave only. Recording again replaces the waves (a retried plan).
+   * NotFound when the run is absent; InvalidArgument (nothing written) for
+   * a node the run does not have, a node in two waves, or a bad name.
+   */
+  setRunWaves(id: number, waves: readonly { name: string; nodes: readonly string[] }[]): Promise<void>;
+  /**
+   * A page of a run's waves in order, each with its nodes counted by status:
+   * those with an index greater than `afterIndex`, at most `limit` (1 to
+   * {@link MAX_WAVE_PAGE}). None for a run without waves or an absent run.
+   */
+  runWaves(id: number, query: { afterIndex?: number; limit: number }): Promise<RunWave[]>;
 }

@@ -10,7 +10,7 @@ import { StoreError, StoreErrorCode } from './store-error.ts';
 
 const STATUSES: ReadonlySet<string> = new Set(Object.values(Status));
 
-function invalid(message: string): StoreError {
+export function invalid(message: string): StoreError {
   return new StoreError(StoreErrorCode.InvalidArgument, message);
 }
 
@@ -145,6 +145,7 @@ export interface PageQuery {
   readonly afterSeq: number | undefined;
   readonly offset: number;
   readonly limit: number;
+  readonly wave?: number;
 }
 
 /** Checks a {@link RunNodesQuery}: known statuses, an integer afterSeq, offset ≥ 0, limit 1…5000. */
@@ -153,10 +154,12 @@ export function validatePageQuery(query: RunNodesQuery): PageQuery {
   if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_RUN_PAGE) throw invalid(`limit must be an integer from 1 to ${MAX_RUN_PAGE}, not ${String(limit)}`);
   if (!Number.isSafeInteger(offset) || offset < 0) throw invalid(`offset must be a non-negative integer, not ${String(offset)}`);
   if (afterSeq !== undefined && !Number.isSafeInteger(afterSeq)) throw invalid(`afterSeq must be an integer, not ${String(afterSeq)}`);
+  const { wave } = query;
+  if (wave !== undefined && !(Number.isSafeInteger(wave) && wave >= 0)) throw invalid(`wave must be a non-negative integer, not ${String(wave)}`);
   let statuses: RunNodeStatus[] | undefined;
   if (query.status !== undefined) {
     statuses = [...new Set<RunNodeStatus>(Array.isArray(query.status) ? query.status : [query.status as RunNodeStatus])];
     for (const status of statuses) assertStatus(status);
   }
-  return { statuses, afterSeq, offset, limit };
+  return { statuses, afterSeq, offset, limit, ...(wave !== undefined ? { wave } : {}) };
 }

@@ -41,6 +41,8 @@ export interface TableNames {
   readonly runPluginSets: string;
   // Schema v6: commands issued against a run's action.
   readonly runCommands: string;
+  /** Each run's waves (schema version 7). */
+  readonly runWaves: string;
 }
 
 /** A backend: transactions over one database. */

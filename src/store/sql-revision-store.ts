@@ -81,6 +81,8 @@ export class SqlRevisionStore implements RevisionStore {
   runNode: RunStore['runNode'] = (id, node) => this.#runs.runNode(id, node);
   runCounts: RunStore['runCounts'] = (id) => this.#runs.runCounts(id);
   cancelRunNodes: RunStore['cancelRunNodes'] = (id, detail) => this.#runs.cancelRunNodes(id, detail);
+  setRunWaves: RunStore['setRunWaves'] = (id, waves) => this.#runs.setRunWaves(id, waves);
+  runWaves: RunStore['runWaves'] = (id, query) => this.#runs.runWaves(id, query);
   savePluginSet: PluginStore['savePluginSet'] = (input) => this.#plugins.savePluginSet(input);
   latestPluginSet: PluginStore['latestPluginSet'] = (site) => this.#plugins.latestPluginSet(site);
   pluginSet: PluginStore['pluginSet'] = (id) => this.#plugins.pluginSet(id);

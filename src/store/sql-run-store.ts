@@ -13,21 +13,8 @@ import { columnDate, columnNumber, columnString, columnStringOrNull, type SqlDri
 import { StoreError, StoreErrorCode } from './store-error.ts';
 import { isUlid } from './ulid.ts';
 import { freshUlid, runNotFound, sqlActionCommands } from './sql-action-store.ts';
-
-/** Rows per multi-row statement (at most 8 values a row: well under both backends' parameter limits). */
-const BATCH = 500;
-
-/** `count` rows of placeholders, one per type; the first row's are cast so PostgreSQL knows the VALUES column types. */
-function valueRows(count: number, types: readonly string[]): string {
-  const first = `(${types.map((type) => `CAST(? AS ${type})`).join(', ')})`;
-  const plain = `(${types.map(() => '?').join(', ')})`;
-  return [first, ...Array.from({ length: count - 1 }, () => plain)].join(', ');
-}
-
-/** Split `items` into consecutive chunks of at most {@link BATCH}. */
-function* batches<T>(items: readonly T[]): Generator<{ start: number; chunk: readonly T[] }> {
-  for (let start = 0; start < items.length; start += BATCH) yield { start, chunk: items.slice(start, start + BATCH) };
-}
+import { sqlRunWaves } from './sql-run-waves.ts';
+import { batches, valueRows } from './sql-batches.ts';
 
 function nullableNumber(row: SqlRow, column: string): number | null {
   return row[column] === null || row[column] === undefined ? null : columnNumber(row, column);
@@ -195,6 +182,7 @@ function runRecords(driver: SqlDriver): Pick<RunStore, 'createRun' | 'getRun' | 
         await s.run(`DELETE FROM ${t.runNodes} WHERE run_id = ?`, [id]);
         await s.run(`DELETE FROM ${t.runPluginSets} WHERE run_id = ?`, [id]);
         await s.run(`DELETE FROM ${t.runCommands} WHERE run_id = ?`, [id]);
+        await s.run(`DELETE FROM ${t.runWaves} WHERE run_id = ?`, [id]);
         await s.run(`DELETE FROM ${t.runs} WHERE id = ?`, [id]);
       });
     },
@@ -216,10 +204,14 @@ function runRows(driver: SqlDriver): Pick<RunStore, 'setNodeResults' | 'runNodes
 
     async runNodes(id, query) {
       assertRunId(id);
-      const { statuses, afterSeq, offset, limit } = validatePageQuery(query);
+      const { statuses, afterSeq, offset, limit, wave } = validatePageQuery(query);
       if (statuses?.length === 0) return [];
       const where = ['run_id = ?'];
       const params: SqlValue[] = [id];
+      if (wave !== undefined) {
+        where.push('wave = ?');
+        params.push(wave);
+      }
       if (statuses) {
         where.push(`status IN (${statuses.map(() => '?').join(', ')})`);
         params.push(...statuses);
@@ -294,5 +286,5 @@ function runRows(driver: SqlDriver): Pick<RunStore, 'setNodeResults' | 'runNodes
 
 /** The {@link RunStore} over `driver` (whose `read`/`write` refuse once the owning store is closed). */
 export function sqlRunStore(driver: SqlDriver): RunStore {
-  return { ...runRecords(driver), ...sqlActionCommands(driver), ...runRows(driver) };
+  return { ...runRecords(driver), ...sqlActionCommands(driver), ...runRows(driver), ...sqlRunWaves(driver) };
 }

@@ -7,7 +7,7 @@ import type { DatabaseSync } from 'node:sqlite';
 import { StoreError, StoreErrorCode } from './store-error.ts';
 
 /** Schema version this code writes and reads. Stored in the `meta` table. */
-export const SQLITE_SCHEMA_VERSION = 6;
+export const SQLITE_SCHEMA_VERSION = 7;
 
 // Timestamps are ISO-8601 text written by the application.
 const SCHEMA = `
@@ -156,6 +156,18 @@ CREATE TABLE run_commands (
 CREATE INDEX run_commands_run ON run_commands (run_id, id);
 `;
 
+// Version 7: a run's waves, and each node's wave (null: the run has no waves).
+const RUN_WAVES_SCHEMA = `
+ALTER TABLE run_nodes ADD COLUMN wave INTEGER;
+CREATE INDEX run_nodes_wave ON run_nodes (run_id, wave, status, seq);
+CREATE TABLE run_waves (
+  run_id INTEGER NOT NULL REFERENCES runs (id),
+  idx INTEGER NOT NULL,
+  name TEXT NOT NULL,
+  PRIMARY KEY (run_id, idx)
+) STRICT;
+`;
+
 /**
  * The steps from each schema version to the next: the SQL that turns
  * version `from` into `from + 1`. A fresh database runs them all.
@@ -167,6 +179,7 @@ const MIGRATIONS: readonly { from: number; sql: string }[] = [
   { from: 3, sql: PLUGINS_SCHEMA },
   { from: 4, sql: RUN_AUDIT_SCHEMA },
   { from: 5, sql: RUN_ACTION_SCHEMA },
+  { from: 6, sql: RUN_WAVES_SCHEMA },
 ];
 
 /** Create the schema on a fresh database, or bring an older one up to {@link SQLITE_SCHEMA_VERSION} step by step. */

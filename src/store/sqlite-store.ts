@@ -44,6 +44,7 @@ const TABLES: TableNames = {
   pluginStatus: 'plugin_status',
   runPluginSets: 'run_plugin_sets',
   runCommands: 'run_commands',
+  runWaves: 'run_waves',
 };
 
 /**

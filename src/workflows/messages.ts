@@ -12,6 +12,7 @@ import { defineQuery, defineUpdate } from '@temporalio/workflow';
 import type { RemovalAssessment } from '../core/plan/removal-brake.ts';
 import type { PlanImpact } from '../core/plan/workload-impact.ts';
 import type { RunAudit } from '../core/plan/run-audit.ts';
+import type { EffectiveRollout, Rollout } from '../core/plan/waves.ts';
 
 /** How an update run ended. */
 export const RunStatus = {
@@ -117,6 +118,55 @@ export interface CarriedProgress {
   paused?: boolean;
   /** A dry run's workload impact (bounded; absent when not weighed). */
   impact?: PlanImpact;
+  /** Where a run in waves stands (absent: the run has no waves). */
+  waves?: CarriedWaves;
+}
+
+/** What a gate between waves waits for. */
+export const GateWait = {
+  /** The health gate: the wave's DaemonSet pods Ready, and those it lost gone. */
+  health: 'health',
+  /** An approval gate: `approve`. */
+  approval: 'approval',
+  /** A halted run: `resume` or `abort`. */
+  halted: 'halted',
+} as const;
+/** One of the {@link GateWait} strings. */
+export type GateWait = (typeof GateWait)[keyof typeof GateWait];
+
+/** A run in waves, as continue-as-new carries it: bounded whatever the number of waves. */
+export interface CarriedWaves {
+  /** Waves in the run. */
+  count: number;
+  /** The wave being applied (from 0). */
+  index: number;
+  /** The rollout in effect (the policy's and the run's options, defaults filled in). */
+  rollout: EffectiveRollout;
+  /** The run's failed nodes when this wave started: the wave's failures are the difference. */
+  failedBefore: number;
+}
+
+/** One wave, as the store and the progress Query show it. */
+export interface WaveInfo {
+  /** From 0. */
+  index: number;
+  name: string;
+  /** Nodes in the wave. */
+  nodes: number;
+}
+
+/** Where a run in waves stands, as the progress Query answers it. */
+export interface WaveProgress {
+  /** The current wave (from 0), its name and size. */
+  current: WaveInfo;
+  /** Waves in the run. */
+  count: number;
+  /** What the run waits for after the current wave, while it waits. */
+  waiting?: GateWait;
+  /** Why the run halted, or what the gate waits for, in words. */
+  reason?: string;
+  /** Who approved the last approval gate, and which wave it followed. */
+  approved?: { wave: number; by: string | null };
 }
 
 /** Input of the `updateLabels` workflow. */
@@ -141,6 +191,8 @@ export interface UpdateLabelsInput {
   searchAttributes?: boolean;
   /** Who started the run and how (the facade records it with the run too); absent for runs started without it. */
   audit?: RunAudit;
+  /** Roll the run out in waves with gates between them (over the policy's rollout). */
+  rollout?: Rollout;
   /** Set only by continue-as-new. */
   carried?: CarriedProgress;
 }
@@ -161,6 +213,10 @@ export interface UpdateLabelsResult {
   removal?: RemovalAssessment;
   /** In a dry run: what the plan does to DaemonSets, pods and their budgets (bounded; absent when not weighed). */
   impact?: PlanImpact;
+  /** Waves the run had (absent: none). */
+  waves?: number;
+  /** The run was aborted at a gate: after which wave (from 0) and by whom; the nodes of later waves were not started. */
+  aborted?: { wave: number; by: string | null };
 }
 
 /** What the `progress` query answers: bounded in size whatever the run's size. */
@@ -178,6 +234,8 @@ export interface Progress {
   retryOf?: RetryOf;
   /** True while the run is paused: it starts no node, those running finish (absent from answers of earlier versions). */
   paused?: boolean;
+  /** A run in waves: the current wave and what the run waits for (absent: no waves). */
+  wave?: WaveProgress;
 }
 
 /** Phase, counts and a sample of failures of an update run. */
@@ -189,6 +247,12 @@ export const ControlVerb = {
   pause: 'pause',
   /** Start nodes again. */
   unpause: 'unpause',
+  /** Pass the approval gate the run waits at. */
+  approve: 'approve',
+  /** Go on past the gate a halted run stopped at. */
+  resume: 'resume',
+  /** End a run waiting at a gate: start no more nodes, settle the rest as not started, finish as a partial run. */
+  abort: 'abort',
 } as const;
 /** One of the {@link ControlVerb} strings. */
 export type ControlVerb = (typeof ControlVerb)[keyof typeof ControlVerb];
@@ -196,6 +260,8 @@ export type ControlVerb = (typeof ControlVerb)[keyof typeof ControlVerb];
 /** What the `control` Update asks of a run. */
 export interface ControlRequest {
   verb: ControlVerb;
+  /** Who asks (approve, resume and abort record it); absent: unknown. */
+  by?: string;
 }
 
 /** The `control` Update's answer: the run's state once the verb took effect. */
@@ -208,11 +274,16 @@ export interface ControlAnswer {
   running: number;
   /** Nodes not started yet. */
   pending: number;
+  /** A run in waves: where it stands once the verb took effect. */
+  wave?: WaveProgress;
 }
 
 /**
- * Pauses or unpauses an update run. Refused (the Update fails, the run is
- * unchanged) for an unknown verb, a dry run (it starts no node) and a run
- * that has started all its nodes.
+ * Pauses or unpauses an update run; approves, resumes or aborts a run in
+ * waves waiting at a gate. Refused (the Update fails, the run is unchanged)
+ * for an unknown verb, a dry run (it starts no node), a run that has
+ * started all its nodes, and a gate verb the run is not waiting for
+ * (`approve` only at an approval gate, `resume` only when halted, `abort`
+ * at either).
  */
 export const controlUpdate = defineUpdate<ControlAnswer, [ControlRequest]>('control');

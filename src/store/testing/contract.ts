@@ -14,6 +14,7 @@ import { runsContract } from './contract-runs.ts';
 import { driftContract } from './contract-drift.ts';
 import { pluginsContract } from './contract-plugins.ts';
 import { actionsContract } from './contract-actions.ts';
+import { wavesContract } from './contract-waves.ts';
 
 const f = (source: string, text: string): SourceFile => ({ source, text });
 
@@ -252,5 +253,6 @@ export function revisionStoreContract(backend: string, fixture: StoreFixture): v
     driftContract(fixture);
     pluginsContract(fixture);
     actionsContract(fixture);
+    wavesContract(fixture);
   });
 }
