@@ -2,7 +2,9 @@
  * Shipyard's action controls over update runs, shared by the CLI and the
  * HTTP API: `pause` (no new node starts; running ones finish), `unpause`
  * and `stop` (a cancellation: nodes already relabelled stay relabelled, the
- * others are settled as cancelled). Each accepted control is recorded with
+ * others are settled as cancelled); and at the gates of a run in waves,
+ * `approve`, `resume` (a halted run) and `abort` (a partial end), each
+ * passing who asks to the run. Each accepted control is recorded with
  * the run in the store (who, when, which) for the action's command audit.
  */
 import { WorkflowNotFoundError, WorkflowUpdateFailedError, WorkflowUpdateRPCTimeoutOrCancelledError, type Client } from '@temporalio/client';
@@ -15,8 +17,8 @@ import { describeRun, type RunReads, type RunRef } from './run-reads.ts';
 /** How long a pause or unpause waits for the run to answer before it is Unavailable. */
 export const CONTROL_TIMEOUT_MS = 15_000;
 
-/** The controls a run takes: Shipyard's verbs. */
-export const CONTROL_VERBS = ['pause', 'unpause', 'stop'] as const;
+/** The controls a run takes: Shipyard's verbs, and the gate verbs of a run in waves. */
+export const CONTROL_VERBS = ['pause', 'unpause', 'stop', 'approve', 'resume', 'abort'] as const;
 /** One of {@link CONTROL_VERBS}. */
 export type ControlVerbName = (typeof CONTROL_VERBS)[number];
 
@@ -87,7 +89,7 @@ export function createRunControl(deps: RunControlDeps): RunControls {
       if (idle !== undefined) throw new RelabelError(FailureType.Unavailable, `cannot ${verb} run ${workflowId} now: ${idle}`);
       const handle = client.workflow.getHandle(workflowId, report.runId);
       const answer = await client
-        .withDeadline(Date.now() + CONTROL_TIMEOUT_MS, () => handle.executeUpdate(controlUpdate, { args: [{ verb }] }))
+        .withDeadline(Date.now() + CONTROL_TIMEOUT_MS, () => handle.executeUpdate(controlUpdate, { args: [{ verb, ...(user !== null ? { by: user } : {}) }] }))
         .catch((err: unknown) => {
           throw updateRefusal(err, verb, workflowId);
         });

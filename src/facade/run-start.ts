@@ -10,6 +10,7 @@ import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy } from '@temporalio/com
 import { FailureType } from '../core/plan/failure-types.ts';
 import { runAudit, StartedVia, type RunAudit } from '../core/plan/run-audit.ts';
 import { normalizeTargets } from '../core/plan/targets.ts';
+import { rolloutErrors, type Rollout } from '../core/plan/waves.ts';
 import { selectNodes, type NodeFilterSet } from '../core/site/node-filter.ts';
 import type { DesignCache } from '../store/design-cache.ts';
 import { runnableRevision } from '../store/revision-checks.ts';
@@ -45,6 +46,8 @@ export interface StartOptions {
   dryRun?: boolean;
   /** Go ahead even when the run removes more owned labels than the policy allows (the mass-removal brake). */
   allowMassRemoval?: boolean;
+  /** Roll the run out in waves with gates between them, over the policy's rollout (checked: InvalidRequest). */
+  rollout?: Rollout;
   continueAsNewAfter?: number;
   retryOf?: { workflowId: string; runId: string };
   /** Run number of the run retried, kept on the new run's record. */
@@ -119,6 +122,7 @@ function inputOf(run: number, revision: number, options: StartOptions, audit: Ru
     searchAttributes,
     ...(options.concurrency !== undefined ? { concurrency: options.concurrency } : {}),
     ...(options.allowMassRemoval ? { allowMassRemoval: true } : {}),
+    ...(options.rollout ? { rollout: options.rollout } : {}),
     ...(options.continueAsNewAfter !== undefined ? { continueAsNewAfter: options.continueAsNewAfter } : {}),
     ...(options.retryOf ? { retryOf: options.retryOf } : {}),
     ...(audit ? { audit } : {}),
@@ -155,6 +159,8 @@ export function createRunStarts(deps: RunStartDeps): RunStarts {
   }
 
   async function start(options: StartOptions): Promise<StartedRun> {
+    const wrong = options.rollout ? rolloutErrors(options.rollout) : [];
+    if (wrong.length > 0) throw new RelabelError(FailureType.InvalidRequest, `invalid rollout: ${wrong.join('; ')}`);
     const { targets, revision, site } = await preflight(options);
     const dryRun = options.dryRun ?? false;
     const workflowId = dryRun ? `${runWorkflowId(site)}/dry-run/${randomUUID().slice(0, 8)}` : runWorkflowId(site);

@@ -11,6 +11,39 @@ import { DNS1123_SUBDOMAIN_MAX_BYTES, dns1123SubdomainErrors, labelKeyErrors, ut
 import type { PathSegment } from '../plan/site-error.ts';
 import { documentEnvelope, SchemaName } from './schema.ts';
 import { DriftAction } from '../plan/drift.ts';
+import { ApprovalGate, MAX_HEALTH_TIMEOUT_SECONDS, parseWaveGrouping, parseWaveSize, type Rollout } from '../plan/waves.ts';
+
+/**
+ * `rollout` of a label policy: how the site's runs roll out unless a run
+ * says otherwise. `waves` is `rack`, `label:<key>` or `none`; `wave_size` a
+ * count or a percentage (`10%`).
+ */
+export const RolloutPolicy = z
+  .object({
+    waves: z.string().refine((v) => parseWaveGrouping(v).ok, { message: 'expected rack, label:<key> or none' }).optional(),
+    wave_size: z.union([z.int(), z.string()]).refine((v) => parseWaveSize(v).ok, { message: 'expected a positive count or a percentage from 1% to 100%' }).optional(),
+    canary: z.int().min(1).optional(),
+    approval: z.enum([ApprovalGate.none, ApprovalGate.first, ApprovalGate.each]).optional(),
+    health_timeout_seconds: z.int().min(0).max(MAX_HEALTH_TIMEOUT_SECONDS).optional(),
+    max_failed_nodes: z.int().min(0).optional(),
+  })
+  .strict();
+/** `rollout` of a label policy document. */
+export type RolloutPolicy = z.infer<typeof RolloutPolicy>;
+
+/** A validated policy `rollout` as the runs' {@link Rollout}. */
+export function rolloutFrom(data: RolloutPolicy): Rollout {
+  const by = data.waves === undefined ? undefined : parseWaveGrouping(data.waves);
+  const size = data.wave_size === undefined ? undefined : parseWaveSize(data.wave_size);
+  return {
+    ...(by?.ok ? { by: by.value } : {}),
+    ...(size?.ok ? { size: size.value } : {}),
+    ...(data.canary !== undefined ? { canary: data.canary } : {}),
+    ...(data.approval !== undefined ? { approval: data.approval } : {}),
+    ...(data.health_timeout_seconds !== undefined ? { healthTimeoutSeconds: data.health_timeout_seconds } : {}),
+    ...(data.max_failed_nodes !== undefined ? { maxFailedNodes: data.max_failed_nodes } : {}),
+  };
+}
 
 /**
  * `max_removal_fraction` when a policy does not give one: a run may remove
@@ -56,6 +89,8 @@ export const LabelPolicyData = z
     update_on_plugin_change: z.boolean().optional(),
     /** Optional: the mass-removal brake's limit (0–1, default {@link DEFAULT_MAX_REMOVAL_FRACTION}). */
     max_removal_fraction: z.number().min(0).max(1).optional(),
+    /** Optional: how the site's runs roll out (waves and their gates) unless a run says otherwise. */
+    rollout: RolloutPolicy.optional(),
   })
   .strict();
 /** `data` of a label policy document. */
@@ -90,6 +125,8 @@ export type SitePolicy = {
   updateOnPluginChange?: true;
   /** Largest fraction of the owned labels on its targets a run may remove without being allowed to (0–1). */
   maxRemovalFraction: number;
+  /** How the site's runs roll out unless a run says otherwise; absent: at once. */
+  rollout?: Rollout;
 };
 
 /** The policy of a site without a `relabel/LabelPolicy/v1` document: every generator on. */
@@ -122,6 +159,7 @@ export function sitePolicyFrom(data: LabelPolicyData): SitePolicy {
     drift: { action: data.drift?.action ?? DriftAction.report },
     ...(data.update_on_plugin_change === true ? { updateOnPluginChange: true as const } : {}),
     maxRemovalFraction: data.max_removal_fraction ?? DEFAULT_MAX_REMOVAL_FRACTION,
+    ...(data.rollout ? { rollout: rolloutFrom(data.rollout) } : {}),
   };
 }
 
