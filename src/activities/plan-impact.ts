@@ -13,7 +13,8 @@ import { DEFAULT_WORKLOAD_PAGE, type WorkloadApi } from '../kube/workloads.ts';
 /** Changed nodes up to which their pods are listed one node at a time (the server filters); more list every pod once. */
 export const PODS_BY_NODE_THRESHOLD = 20;
 
-async function all<T>(pages: AsyncIterable<T[]>, onPage?: () => void): Promise<T[]> {
+/** Every item of a paged LIST. */
+export async function all<T>(pages: AsyncIterable<T[]>, onPage?: () => void): Promise<T[]> {
   const items: T[] = [];
   for await (const page of pages) {
     items.push(...page);
@@ -23,7 +24,7 @@ async function all<T>(pages: AsyncIterable<T[]>, onPage?: () => void): Promise<T
 }
 
 /** The pods bound to the changed nodes, by node. */
-async function podsOn(workloads: WorkloadApi, names: ReadonlySet<string>, onPage?: () => void): Promise<Map<string, PodInfo[]>> {
+export async function podsOn(workloads: WorkloadApi, names: ReadonlySet<string>, onPage?: () => void): Promise<Map<string, PodInfo[]>> {
   const byNode = new Map<string, PodInfo[]>();
   const keep = (page: PodInfo[]) => {
     for (const pod of page) {

@@ -16,6 +16,9 @@ import type { RunOutcome } from '../store/run-store.ts';
 import type { NodeFailure } from '../workflows/messages.ts';
 import type { NodeEvents } from './node-events.ts';
 import { planRun, type PluginLabelSource, type RunPlan } from './plan-run.ts';
+import type { Rollout } from '../core/plan/waves.ts';
+import type { WaveInfo } from '../workflows/messages.ts';
+import { checkWaveHealth, planWaves, waveInfo, type HealthOutcome, type PlannedWaves } from './wave-activities.ts';
 
 /** What the run activities need. */
 export interface RunActivityDeps {
@@ -75,20 +78,52 @@ export function createRunActivities(deps: RunActivityDeps) {
      * (MassRemovalRefused) unless `allowMassRemoval`. A dry run with
      * workload access also weighs its workload impact (see `assessImpact`).
      */
-    async planRun(input: { run: number; revision: number; dryRun: boolean; allowMassRemoval?: boolean }): Promise<RunPlan> {
+    async planRun(input: { run: number; revision: number; dryRun: boolean; allowMassRemoval?: boolean; rollout?: Rollout }): Promise<RunPlan & { waves?: PlannedWaves }> {
       const context = Context.current();
       context.heartbeat({ planned: 0 });
       const design = await validDesign(input.revision);
       const set = await pinnedPluginSet(input.run, design.site);
       const plugins: PluginLabelSource | undefined = set === 0 ? undefined : { set, lookup: (names) => store.pluginSetLabels(set, names) };
       const extra = { ...(events ? { events } : {}), ...(plugins ? { plugins } : {}), ...(workloads ? { workloads } : {}) };
-      return planRun({ nodes, store, ...extra, progress: (planned) => context.heartbeat({ planned }) }, { ...input, design });
+      const { rollout, ...rest } = input;
+      const plan = await planRun({ nodes, store, ...extra, progress: (planned) => context.heartbeat({ planned }) }, { ...rest, design });
+      // A run in waves (its own rollout, or the policy's): the changed nodes split into waves, recorded with the run.
+      const waves = input.dryRun ? undefined : await planWaves(store, input.run, design, rollout);
+      return waves ? { ...plan, waves } : plan;
     },
 
-    /** The next page of a run's pending nodes after sequence number `afterSeq`, in target order. */
-    async pendingNodes(input: { run: number; afterSeq: number; limit: number }): Promise<{ seq: number; node: string }[]> {
-      const rows = await store.runNodes(input.run, { status: 'pending', afterSeq: input.afterSeq, limit: input.limit });
+    /** The next page of a run's pending nodes after sequence number `afterSeq`, in target order (of one wave, when given). */
+    async pendingNodes(input: { run: number; afterSeq: number; limit: number; wave?: number }): Promise<{ seq: number; node: string }[]> {
+      const rows = await store.runNodes(input.run, { status: 'pending', afterSeq: input.afterSeq, limit: input.limit, ...(input.wave !== undefined ? { wave: input.wave } : {}) });
       return rows.map(({ seq, node }) => ({ seq, node }));
+    },
+
+    /** Wave `wave` of a run in waves: its name and size (null: no such wave). */
+    async waveInfo(input: { run: number; wave: number }): Promise<WaveInfo | null> {
+      return waveInfo(store, input.run, input.wave);
+    },
+
+    /**
+     * The health gate after a wave: polls until its DaemonSet pods are as
+     * they should be, or `timeoutSeconds` after the gate was first scheduled
+     * (a retried attempt keeps the first one's deadline).
+     */
+    async checkWaveHealth(input: { run: number; wave: number; timeoutSeconds: number }): Promise<HealthOutcome> {
+      const deadline = Context.current().info.scheduledTimestampMs + input.timeoutSeconds * 1000;
+      return checkWaveHealth({ store, nodes, ...(workloads ? { workloads } : {}) }, { run: input.run, wave: input.wave, deadline });
+    },
+
+    /**
+     * Settles the nodes an aborted run never started: every node still
+     * queued or pending becomes `cancelled` (NotStarted), saying after which
+     * wave and by whom it was aborted. Idempotent.
+     */
+    async abortRunNodes(input: { run: number; after: string; by: string | null }): Promise<{ settled: number }> {
+      const who = input.by === null ? '' : ` by ${input.by}`;
+      const settled = await store.cancelRunNodes(input.run, {
+        error: { type: FailureType.NotStarted, message: `not started: the run was aborted${who} after ${input.after}; nothing was written to this node` },
+      });
+      return { settled };
     },
 
     /** Records how a run ended (its status, or `rejected`) with the run in the store. Idempotent. */

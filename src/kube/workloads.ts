@@ -91,6 +91,8 @@ export function toPodInfo(pod: V1Pod): PodInfo {
     nodeName: pod.spec?.nodeName ?? '',
     ...(labels && Object.keys(labels).length > 0 ? { labels: { ...labels } } : {}),
     ...(owner ? { controller: { kind: owner.kind, name: owner.name } } : {}),
+    ...(pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ? { ready: true } : {}),
+    ...(pod.metadata?.deletionTimestamp ? { terminating: true } : {}),
     ...placement(pod.spec),
   };
 }

@@ -215,8 +215,8 @@ export interface UpdateLabelsResult {
   impact?: PlanImpact;
   /** Waves the run had (absent: none). */
   waves?: number;
-  /** The run was aborted at a gate: after which wave (from 0) and by whom; the nodes of later waves were not started. */
-  aborted?: { wave: number; by: string | null };
+  /** The run was aborted at a gate: after which wave (from 0), by whom, and how many nodes it never started. */
+  aborted?: { wave: number; by: string | null; notStarted: number };
 }
 
 /** What the `progress` query answers: bounded in size whatever the run's size. */

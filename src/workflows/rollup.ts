@@ -24,6 +24,10 @@ export function summaryMarkdown(result: UpdateLabelsResult, maxFailures = 20): s
     `**${result.status}**${result.dryRun ? ' (dry run)' : ''}: run ${result.run}, revision ${result.revision} of site ${result.site}, ` +
       `${c.success}/${c.total} nodes ok, ${c.written} written, ${c.failure} failed.`,
   ];
+  if (result.aborted) {
+    const a = result.aborted;
+    lines.push(`Aborted${a.by ? ` by ${a.by}` : ''} after wave ${a.wave + 1} of ${result.waves ?? '?'}: ${a.notStarted} node(s) not started.`);
+  } else if (result.waves) lines.push(`Rolled out in ${result.waves} waves.`);
   for (const f of result.failures.slice(0, maxFailures)) lines.push(`- ${f.node}: ${f.error.type}: ${f.error.message}`);
   if (c.failure > Math.min(maxFailures, result.failures.length)) {
     lines.push(`- … and ${c.failure - Math.min(maxFailures, result.failures.length)} more (relabel status shows every node)`);

@@ -8,7 +8,7 @@
 import { ApplicationFailure, CancellationScope, condition, proxyActivities, setHandler } from '@temporalio/workflow';
 import { FailureType } from '../core/plan/failure-types.ts';
 import type { Activities } from '../activities/index.ts';
-import { ControlVerb, controlUpdate, type ControlAnswer, type ControlRequest } from './messages.ts';
+import { ControlVerb, GateWait, controlUpdate, type ControlAnswer, type ControlRequest, type WaveProgress } from './messages.ts';
 
 /**
  * The patch under which children start outside the run's cancellation (a
@@ -32,19 +32,52 @@ export interface ControlledRun {
   pending(): number;
   /** Called when the paused state changes. */
   changed(): void;
+  /** What a run in waves waits for at a gate now (undefined: not waiting, or no waves). */
+  gate(): GateWait | undefined;
+  /** Hands a gate verb (approve, resume, abort) and who sent it to the gate waiting for it. */
+  decide(verb: ControlVerb, by: string | null): void;
+  /** Where a run in waves stands (undefined: no waves). */
+  wave(): WaveProgress | undefined;
+}
+
+/** The gate verbs, and the gates each is accepted at. */
+const GATE_VERBS: Partial<Record<ControlVerb, readonly GateWait[]>> = {
+  [ControlVerb.approve]: [GateWait.approval],
+  [ControlVerb.resume]: [GateWait.halted],
+  [ControlVerb.abort]: [GateWait.approval, GateWait.halted],
+};
+
+/** Longest `by` kept (as the store keeps who issued a command). */
+const MAX_BY = 128;
+
+/** Refuses, before anything is recorded, a gate verb the run is not waiting for. */
+function checkGateVerb(verb: ControlVerb, gates: readonly GateWait[], run: ControlledRun): void {
+  if (run.dryRun) throw ApplicationFailure.nonRetryable(`a dry run has no gates: there is nothing to ${verb}`, FailureType.NotRunning);
+  const waiting = run.gate();
+  if (run.wave() === undefined) throw ApplicationFailure.nonRetryable(`the run has no waves: there is no gate to ${verb}`, FailureType.NotRunning);
+  if (waiting === undefined || !gates.includes(waiting)) {
+    const now = waiting === undefined ? 'it is not waiting at a gate' : waiting === GateWait.halted ? 'it is halted (resume or abort it)' : `it is waiting at the ${waiting} gate`;
+    throw ApplicationFailure.nonRetryable(`cannot ${verb} the run: ${now}`, FailureType.NotRunning);
+  }
 }
 
 /**
  * Registers the `control` Update on `state`: `pause` makes the run start
  * no more nodes (those running finish), `unpause` lets it go on; pausing a
- * paused run changes nothing. The validator refuses, before anything is
- * recorded, an unknown verb, a dry run and a run whose nodes have all been
- * started (NotRunning).
+ * paused run changes nothing. `approve`, `resume` and `abort` go to the
+ * gate a run in waves waits at. The validator refuses, before anything is
+ * recorded, an unknown verb, a dry run, a run whose nodes have all been
+ * started (NotRunning), and a gate verb the run is not waiting for.
  */
 export function handleControl(state: { paused: boolean }, run: ControlledRun): void {
   setHandler(
     controlUpdate,
-    ({ verb }: ControlRequest): ControlAnswer => {
+    ({ verb, by }: ControlRequest): ControlAnswer => {
+      if (GATE_VERBS[verb]) {
+        run.decide(verb, typeof by === 'string' && by.length > 0 ? by.slice(0, MAX_BY) : null);
+        const wave = run.wave();
+        return { paused: state.paused, changed: true, running: run.running(), pending: run.pending(), ...(wave ? { wave } : {}) };
+      }
       const paused = verb === ControlVerb.pause;
       const changed = paused !== state.paused;
       state.paused = paused;
@@ -54,8 +87,13 @@ export function handleControl(state: { paused: boolean }, run: ControlledRun): v
     {
       validator: (request: ControlRequest) => {
         const verb = (request as { verb?: unknown } | undefined)?.verb;
+        const gates = typeof verb === 'string' ? GATE_VERBS[verb as ControlVerb] : undefined;
+        if (gates) return checkGateVerb(verb as ControlVerb, gates, run);
         if (verb !== ControlVerb.pause && verb !== ControlVerb.unpause) {
-          throw ApplicationFailure.nonRetryable(`unknown control verb ${JSON.stringify(verb ?? null)}: a run takes pause or unpause`, FailureType.InvalidRequest);
+          throw ApplicationFailure.nonRetryable(
+            `unknown control verb ${JSON.stringify(typeof verb === 'string' ? verb.slice(0, 40) : (verb ?? null))}: a run takes pause, unpause, approve, resume or abort`,
+            FailureType.InvalidRequest,
+          );
         }
         if (run.dryRun) throw ApplicationFailure.nonRetryable(`a dry run starts no node: there is nothing to ${verb}`, FailureType.NotRunning);
         if (run.started()) throw ApplicationFailure.nonRetryable(`the run has started all its nodes: there is nothing to ${verb}`, FailureType.NotRunning);

@@ -6,7 +6,7 @@
  * Workflow code: deterministic.
  */
 import { setCurrentDetails, upsertSearchAttributes } from '@temporalio/workflow';
-import { RunPhase, type CarriedProgress, type UpdateLabelsResult } from './messages.ts';
+import { RunPhase, RunStatus, type CarriedProgress, type UpdateLabelsResult } from './messages.ts';
 import { runStatus, summaryMarkdown } from './rollup.ts';
 import { recordOutcome } from './run-record.ts';
 import type { RunTelemetry } from './run-telemetry.ts';
@@ -21,17 +21,20 @@ export function carriedOn(state: CarriedProgress, paused: boolean): CarriedProgr
 
 /**
  * Rolls the run up into its result (`success`, `partial_success` or
- * `failure`, the counts and the failure sample), sets the run's status
+ * `failure`, the counts and the failure sample; an aborted run that left
+ * nodes unstarted is never `success`), sets the run's status
  * search attribute, records the outcome with the run in the store and
  * shows the summary. Call only once every child has settled and the
  * failures are written.
  */
-export async function finishRun(run: UpdateRun, state: CarriedProgress, telemetry: RunTelemetry): Promise<UpdateLabelsResult> {
+export async function finishRun(run: UpdateRun, state: CarriedProgress, telemetry: RunTelemetry, aborted?: UpdateLabelsResult['aborted']): Promise<UpdateLabelsResult> {
   const { input, dryRun } = run;
   run.phase = RunPhase.done;
   const c = state.counts;
+  // An aborted run left nodes unstarted: it is partial at best, whatever its started nodes did.
+  const status = aborted && aborted.notStarted > 0 ? (c.success > 0 ? RunStatus.partialSuccess : RunStatus.failure) : runStatus(c.success, c.failure);
   const result: UpdateLabelsResult = {
-    status: runStatus(c.success, c.failure),
+    status,
     run: state.run,
     revision: state.revision,
     site: state.site,
@@ -41,6 +44,8 @@ export async function finishRun(run: UpdateRun, state: CarriedProgress, telemetr
     ...(input.retryOf ? { retryOf: input.retryOf } : {}),
     ...(state.removal ? { removal: state.removal } : {}),
     ...(state.impact ? { impact: state.impact } : {}),
+    ...(state.waves ? { waves: state.waves.count } : {}),
+    ...(aborted ? { aborted } : {}),
   };
   run.result = result;
   telemetry.finished(result);

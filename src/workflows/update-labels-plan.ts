@@ -10,6 +10,7 @@ import { FailureType } from '../core/plan/failure-types.ts';
 import { normalizeTargets } from '../core/plan/targets.ts';
 import type { Activities } from '../activities/index.ts';
 import type { RunPlan } from '../activities/plan-run.ts';
+import type { PlannedWaves } from '../activities/wave-activities.ts';
 import { MAX_INLINE_TARGETS, RunPhase, type CarriedProgress, type UpdateLabelsInput } from './messages.ts';
 import { rejectingRun, scheduledAudit } from './run-record.ts';
 import { RelabelRevision, RelabelSite, RelabelStatus, RelabelStatusValue } from './search-attributes.ts';
@@ -59,8 +60,8 @@ async function runOf(input: UpdateLabelsInput, revision: number): Promise<number
 
 /** What {@link resolveAndPlan} gives the window: the bulk plan and the state the run goes on from. */
 export interface PlannedRun {
-  /** The bulk plan's outcome (counts, failure sample, removal assessment). */
-  plan: RunPlan;
+  /** The bulk plan's outcome (counts, failure sample, removal assessment, waves). */
+  plan: RunPlan & { waves?: PlannedWaves };
   /** The run's carried state, also set as `run.carried`. */
   state: CarriedProgress;
 }
@@ -87,7 +88,10 @@ export async function resolveAndPlan(run: UpdateRun): Promise<PlannedRun> {
   run.runNumber = number;
   run.phase = RunPhase.planning;
   setCurrentDetails(`Planning run ${number}: validating revision ${revision} and reading the target nodes`);
-  const plan = await rejectingRun(number, planRun({ run: number, revision, dryRun, ...(input.allowMassRemoval ? { allowMassRemoval: true } : {}) }));
+  const plan = await rejectingRun(
+    number,
+    planRun({ run: number, revision, dryRun, ...(input.allowMassRemoval ? { allowMassRemoval: true } : {}), ...(input.rollout ? { rollout: input.rollout } : {}) }),
+  );
   const concurrency = Math.min(MAX_CONCURRENCY, Math.max(1, input.concurrency ?? plan.defaultConcurrency));
   const state: CarriedProgress = {
     run: number,
@@ -100,6 +104,7 @@ export async function resolveAndPlan(run: UpdateRun): Promise<PlannedRun> {
     startedAt: workflowInfo().startTime.toISOString(),
     ...(plan.removal ? { removal: plan.removal } : {}),
     ...(plan.impact ? { impact: plan.impact } : {}),
+    ...(plan.waves ? { waves: { count: plan.waves.count, index: 0, rollout: plan.waves.rollout, failedBefore: plan.counts.failure } } : {}),
   };
   run.carried = state;
   if (run.useSearchAttributes) {

@@ -13,6 +13,10 @@ import type { Activities } from '../activities/index.ts';
 import {
   RunPhase,
   progressQuery,
+  type ControlVerb,
+  type GateWait,
+  type WaveInfo,
+  type WaveProgress,
   type CarriedProgress,
   type NodeFailure,
   type Progress,
@@ -52,6 +56,14 @@ export class UpdateRun {
   readonly unrecorded: NodeFailure[] = [];
   /** Whether the run is paused; the `control` Update moves it. */
   readonly control: { paused: boolean };
+  /** A run in waves: the wave being applied (its name and size), once read. */
+  wave: WaveInfo | undefined;
+  /** What the run waits for at a gate, and why, while it waits. */
+  gate: { waiting: GateWait; reason: string } | undefined;
+  /** The gate verb the `control` Update delivered and who sent it, until the gate takes it. */
+  decision: { verb: ControlVerb; by: string | null } | undefined;
+  /** The last approval: after which wave, by whom. */
+  approved: { wave: number; by: string | null } | undefined;
   /** Whether the run only plans (no child starts, nothing is written). */
   readonly dryRun: boolean;
   /** Whether the run sets relabel's custom search attributes. */
@@ -78,6 +90,11 @@ export class UpdateRun {
       running: () => this.running.size,
       pending: () => this.progress().counts.pending,
       changed: () => this.showProgress(),
+      gate: () => this.gate?.waiting,
+      decide: (verb, by) => {
+        this.decision = { verb, by };
+      },
+      wave: () => this.waveProgress(),
     });
   }
 
@@ -100,15 +117,31 @@ export class UpdateRun {
       status: this.result?.status,
       retryOf: input.retryOf,
       ...(control.paused ? { paused: true } : {}),
+      ...(this.waveProgress() ? { wave: this.waveProgress() } : {}),
+    };
+  }
+
+  /** Where a run in waves stands: its current wave and what it waits for; undefined without waves. */
+  waveProgress(): WaveProgress | undefined {
+    const waves = this.carried?.waves;
+    if (!waves) return undefined;
+    return {
+      current: this.wave ?? { index: waves.index, name: '', nodes: 0 },
+      count: waves.count,
+      ...(this.gate ? { waiting: this.gate.waiting, reason: this.gate.reason } : {}),
+      ...(this.approved ? { approved: this.approved } : {}),
     };
   }
 
   /** Shows the progress as the run's current details in the Temporal UI. */
   showProgress(): void {
     const p = this.progress();
+    const w = p.wave;
+    const wave = w ? ` wave ${w.current.index + 1} of ${w.count}${w.current.name ? ` (${w.current.name}, ${w.current.nodes} nodes)` : ''}` : '';
+    const gate = w?.waiting ? `\n\n**${w.waiting === 'halted' ? 'halted' : `waiting at the ${w.waiting} gate`}**: ${w.reason ?? ''}` : '';
     setCurrentDetails(
-      `**${p.phase}**${this.control.paused ? ' (**paused**: no new node starts)' : ''} run ${p.run ?? '?'}, revision ${p.revision ?? '?'}${this.dryRun ? ' (dry run)' : ''}: ` +
-        `${p.counts.success} ok, ${p.counts.failure} failed, ${p.counts.running} running, ${p.counts.pending} pending of ${p.total} (${p.counts.written} written)`,
+      `**${p.phase}**${this.control.paused ? ' (**paused**: no new node starts)' : ''} run ${p.run ?? '?'}, revision ${p.revision ?? '?'}${this.dryRun ? ' (dry run)' : ''}${wave}: ` +
+        `${p.counts.success} ok, ${p.counts.failure} failed, ${p.counts.running} running, ${p.counts.pending} pending of ${p.total} (${p.counts.written} written)${gate}`,
     );
   }
 

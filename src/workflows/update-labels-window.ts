@@ -46,6 +46,8 @@ export interface WindowOptions {
   settles: boolean;
   /** The run's reporter of node outcomes. */
   telemetry: RunTelemetry;
+  /** A run in waves: the window covers this wave's nodes only (from 0), and the run has started every node only after the last. */
+  wave?: { index: number; last: boolean };
 }
 
 /** The reason a child failed: the innermost ApplicationFailure under the child and activity wrappers. */
@@ -111,7 +113,8 @@ export async function runWindow(run: UpdateRun, state: CarriedProgress, options:
   let launched = 0;
   let more = !run.dryRun;
   while (more) {
-    const page = await pendingNodes({ run: state.run, afterSeq: state.cursor, limit: PAGE_SIZE });
+    const { wave } = options;
+    const page = await pendingNodes({ run: state.run, afterSeq: state.cursor, limit: PAGE_SIZE, ...(wave ? { wave: wave.index } : {}) });
     more = page.length === PAGE_SIZE;
     for (const { seq, node } of page) {
       if (launched >= limit || historyFull()) {
@@ -127,7 +130,7 @@ export async function runWindow(run: UpdateRun, state: CarriedProgress, options:
     }
     if (launched >= limit || historyFull()) break;
   }
-  run.started = !more;
+  run.started = !more && (options.wave?.last ?? true);
   await run.waitFor(() => run.running.size === 0);
   await run.flush();
   return more;

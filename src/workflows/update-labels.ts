@@ -12,6 +12,9 @@
  * 3. finish (`update-labels-finish.ts`): roll the counts up into the
  *    result and record it.
  *
+ * A run in waves (`update-labels-waves.ts`) runs the window once per wave,
+ * with gates between waves (health, approval, a halt on failures).
+ *
  * The state they share (progress, pause, failure buffer) is an
  * `UpdateRun` (`update-labels-run.ts`). Never rolls back; never tags the
  * revision. Bounded by design: targets and per-node results live in the
@@ -26,6 +29,7 @@ import { carriedOn, finishRun } from './update-labels-finish.ts';
 import { resolveAndPlan } from './update-labels-plan.ts';
 import { UpdateRun } from './update-labels-run.ts';
 import { runWindow } from './update-labels-window.ts';
+import { runWaves } from './update-labels-waves.ts';
 
 /**
  * Applies a revision's labels to the run's targets. Rejects (non-retryable
@@ -41,7 +45,9 @@ import { runWindow } from './update-labels-window.ts';
  * store under the run number.
  *
  * The `control` Update pauses it (no new node starts; running ones finish)
- * and unpauses it; a paused run stays paused across continue-as-new.
+ * and unpauses it; a paused run stays paused across continue-as-new. At
+ * the gates of a run in waves it approves, resumes a halted run, or aborts
+ * (the nodes not started are settled as such; the run ends partial).
  * Cancelled (stopped), it lets the running nodes finish and settles every
  * other node as `cancelled` (NotStarted) before it ends cancelled: nodes
  * already relabelled stay relabelled.
@@ -69,7 +75,8 @@ async function apply(run: UpdateRun, settles: boolean): Promise<UpdateLabelsResu
   run.phase = RunPhase.applying;
   run.showProgress();
 
-  const more = await runWindow(run, state, { settles, telemetry });
-  if (more) await continueAsNew<typeof updateLabels>({ ...run.input, carried: carriedOn(state, run.control.paused) });
-  return await finishRun(run, state, telemetry);
+  const options = { settles, telemetry };
+  const end = state.waves ? await runWaves(run, state, state.waves, options) : { more: await runWindow(run, state, options) };
+  if (end.more) await continueAsNew<typeof updateLabels>({ ...run.input, carried: carriedOn(state, run.control.paused) });
+  return await finishRun(run, state, telemetry, end.aborted);
 }

@@ -43,6 +43,10 @@ export type PodInfo = PodPlacement & {
   labels?: Readonly<Record<string, string>>;
   /** Its controlling owner (`ownerReferences` with `controller: true`). */
   controller?: { kind: string; name: string };
+  /** Its Ready condition is True (absent: not known to be ready). */
+  ready?: boolean;
+  /** It is being deleted (`deletionTimestamp` set). */
+  terminating?: boolean;
 };
 
 /** A PodDisruptionBudget: which pods of its namespace it counts. */

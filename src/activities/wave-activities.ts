@@ -1,0 +1,114 @@
+/**
+ * The activities of a run in waves: split a planned run's changed nodes
+ * into waves (recorded in the store), tell the workflow about one wave,
+ * check the health gate after a wave against the cluster (polling until it
+ * passes or its deadline), and settle the nodes an aborted run never
+ * started. None writes a node.
+ */
+import { Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
+import { FailureType } from '../core/plan/failure-types.ts';
+import { healthText, waveHealth, type WaveHealth } from '../core/plan/wave-health.ts';
+import { assignWaves, effectiveRollout, MAX_WAVES, type EffectiveRollout, type Rollout, type WaveMember } from '../core/plan/waves.ts';
+import type { Design } from '../core/site/validate-site.ts';
+import { mapNodeError } from '../kube/errors.ts';
+import type { NodeApi, NodeState } from '../kube/nodes.ts';
+import { DEFAULT_WORKLOAD_PAGE, type WorkloadApi } from '../kube/workloads.ts';
+import type { RunStore } from '../store/run-store.ts';
+import type { WaveInfo } from '../workflows/messages.ts';
+import { all, podsOn } from './plan-impact.ts';
+
+/** Rows read from the store at a time. */
+const PAGE = 5000;
+/** How often the health gate looks again. */
+export const HEALTH_POLL_MS = 2000;
+/** Node reads in flight at once for the health gate. */
+const READS = 8;
+
+/** A planned run's waves: how many, and the rollout they follow. */
+export interface PlannedWaves {
+  count: number;
+  rollout: EffectiveRollout;
+}
+
+/**
+ * Splits the pending (changed) nodes of `run` into waves by the rollout in
+ * effect (the policy's, with the run's over it) and records them. Undefined
+ * when the rollout has no waves or nothing is pending. Refuses
+ * (InvalidRequest, non-retryable) more than {@link MAX_WAVES} waves.
+ */
+export async function planWaves(store: RunStore, run: number, design: Design, asked: Rollout | undefined): Promise<PlannedWaves | undefined> {
+  const rollout = effectiveRollout(design.policy.rollout, asked);
+  if (!rollout) return undefined;
+  const by = rollout.by;
+  const members: WaveMember[] = [];
+  for (let afterSeq = -1; ; ) {
+    const rows = await store.runNodes(run, { status: 'pending', afterSeq, limit: PAGE });
+    for (const { node } of rows) {
+      const designed = design.nodes[node];
+      const group = by === undefined ? null : by === 'rack' ? (designed?.rack ?? null) : (designed?.labels[by.label] ?? null);
+      members.push({ node, group });
+    }
+    const last = rows.at(-1);
+    if (rows.length < PAGE || last === undefined) break;
+    afterSeq = last.seq;
+  }
+  if (members.length === 0) return undefined;
+  const waves = assignWaves(members, rollout);
+  if (waves.length > MAX_WAVES) {
+    throw ApplicationFailure.nonRetryable(`run ${run} would have ${waves.length} waves; at most ${MAX_WAVES}: set a larger wave size or group otherwise`, FailureType.InvalidRequest);
+  }
+  await store.setRunWaves(run, waves);
+  return { count: waves.length, rollout };
+}
+
+/** Wave `wave` of `run` (name and size), or null when the run has no such wave. */
+export async function waveInfo(store: RunStore, run: number, wave: number): Promise<WaveInfo | null> {
+  const [found] = await store.runWaves(run, { afterIndex: wave - 1, limit: 1 });
+  return found && found.index === wave ? { index: found.index, name: found.name, nodes: found.nodes } : null;
+}
+
+/** The nodes of wave `wave` that the run wrote or found right (success), as they are now. */
+async function waveNodes(store: RunStore, nodes: NodeApi, run: number, wave: number): Promise<NodeState[]> {
+  const names: string[] = [];
+  for (let afterSeq = -1; ; ) {
+    const rows = await store.runNodes(run, { status: 'success', wave, afterSeq, limit: PAGE });
+    names.push(...rows.map((r) => r.node));
+    const last = rows.at(-1);
+    if (rows.length < PAGE || last === undefined) break;
+    afterSeq = last.seq;
+  }
+  const states: NodeState[] = [];
+  for (let i = 0; i < names.length; i += READS) {
+    const read = await Promise.all(names.slice(i, i + READS).map((name) => nodes.readNode(name).catch((err: unknown) => {
+      throw mapNodeError(err, name, 'read');
+    })));
+    states.push(...read);
+  }
+  return states;
+}
+
+/** What the health gate found: passed, or the verdict in words at its deadline. */
+export type HealthOutcome = { healthy: true; checked: number } | { healthy: false; unhealthy: number; reason: string };
+
+/**
+ * The health gate after wave `wave` of `run`: polls every
+ * {@link HEALTH_POLL_MS} until every DaemonSet pod of the wave's nodes is as
+ * it should be (see `waveHealth`), or `deadline` (epoch ms) passes.
+ * Heartbeats each poll. Without workload access it fails (Forbidden) rather
+ * than pass unchecked.
+ */
+export async function checkWaveHealth(deps: { store: RunStore; nodes: NodeApi; workloads?: WorkloadApi }, input: { run: number; wave: number; deadline: number }): Promise<HealthOutcome> {
+  const { workloads } = deps;
+  if (!workloads) throw ApplicationFailure.nonRetryable('the health gate needs to read DaemonSets and pods, and this worker has no workload access', FailureType.Forbidden);
+  for (;;) {
+    const nodes = await waveNodes(deps.store, deps.nodes, input.run, input.wave);
+    const daemonSets = await all(workloads.listDaemonSets({ pageSize: DEFAULT_WORKLOAD_PAGE }));
+    const pods = nodes.length === 0 ? new Map() : await podsOn(workloads, new Set(nodes.map((n) => n.name)));
+    const health: WaveHealth = waveHealth(daemonSets, nodes, pods);
+    Context.current().heartbeat({ unhealthy: health.unhealthy });
+    if (health.unhealthy === 0) return { healthy: true, checked: health.checked };
+    if (Date.now() + HEALTH_POLL_MS > input.deadline) return { healthy: false, unhealthy: health.unhealthy, reason: healthText(health) };
+    await Context.current().sleep(HEALTH_POLL_MS);
+  }
+}
