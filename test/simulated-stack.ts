@@ -18,6 +18,8 @@ const STACK_ENV = ['TEMPORAL_ADDRESS', 'TEMPORAL_UI_URL', 'KUBECONFIG', 'RELABEL
 /** A running simulated stack, its admin clients, and `stop()`, which stops it and gives the environment back. */
 export interface SimulatedStack {
   info: StackInfo;
+  /** The stack's directory (to restart its servers). */
+  dir: string;
   core: CoreV1Api;
   apps: AppsV1Api;
   /** Stops the stack (purging its data) and restores the environment; the names of the processes stopped, in order. */
@@ -42,6 +44,7 @@ export async function startSimulatedStack(name: string, kwok: SimulatedClusterOp
   const admin = loadKubeConfig(info.adminKubeconfig);
   return {
     info,
+    dir,
     core: admin.makeApiClient(CoreV1Api),
     apps: admin.makeApiClient(AppsV1Api),
     async stop() {
