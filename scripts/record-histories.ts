@@ -8,11 +8,13 @@
  * nodes whose plugin labels changed, and a drift detection that finds a node
  * changed behind relabel's back and heals it, a run paused before its first
  * node and unpaused, and a run paused mid-way and stopped (its nodes
- * settled). Writes test/histories/*.binpb (protobuf, as Temporal stores
+ * settled), and runs in waves. Writes test/histories/*.binpb (protobuf, as Temporal stores
  * them). Run it again (and commit the files) only when a workflow change is
  * meant to be incompatible — see docs/workflow-changes.md. `--only
  * poll-plugins` records only the poll, `--only detect-drift` only the
- * detection, `--only run-control` only the paused and stopped runs.
+ * detection, `--only run-control` only the paused and stopped runs,
+ * `--only waves` only the runs in waves (one approved after its canary, one
+ * aborted at its approval gate).
  */
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -158,6 +160,37 @@ async function recordRunControl(rec: Recording): Promise<void> {
   await save('update-labels-cancelled', stopped.workflowId, stopped.runId);
 }
 
+/** Runs in waves over nodes made fresh: one approved past its canary, one aborted at the approval gate. */
+async function recordWaves(rec: Recording): Promise<void> {
+  const { runs, client, core, present, save } = rec;
+  const targets = present.slice(0, 12);
+  for (const name of targets) {
+    await core.deleteNode({ name }).catch(() => undefined);
+    await core.createNode({ body: { metadata: { name, labels: { 'kubernetes.io/hostname': name } } } });
+  }
+  const atApproval = async (workflowId: string) => {
+    for (let i = 0; i < 1200; i++) {
+      const p = await client.workflow.getHandle(workflowId).query(progressQuery);
+      if (p.wave?.waiting === 'approval') return;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    throw new Error(`${workflowId}: the approval gate was not reached`);
+  };
+  const approved = await runs.start({ targets: targets.slice(0, 6), rollout: { by: 'rack', canary: 1, approval: 'first', healthTimeoutSeconds: 30 } });
+  await atApproval(approved.workflowId);
+  await runs.control(approved.workflowId, approved.runId, 'approve', 'recorder');
+  const done = await runs.wait(approved);
+  if (done.result?.status !== 'success' || (done.result.waves ?? 0) < 2) throw new Error(`the run in waves should succeed: ${JSON.stringify(done.result)}`);
+  await save('update-labels-waves', approved.workflowId, approved.runId);
+
+  const aborted = await runs.start({ targets: targets.slice(6), rollout: { by: 'rack', canary: 1, approval: 'each', healthTimeoutSeconds: 0 } });
+  await atApproval(aborted.workflowId);
+  await runs.control(aborted.workflowId, aborted.runId, 'abort', 'recorder');
+  const ended = await runs.wait(aborted);
+  if (!ended.result?.aborted) throw new Error(`the run should end aborted: ${JSON.stringify(ended.result)}`);
+  await save('update-labels-aborted', aborted.workflowId, aborted.runId);
+}
+
 async function main(only?: string): Promise<void> {
   Runtime.install({ logger: new DefaultLogger('ERROR') });
   const dir = mkdtempSync(join(tmpdir(), 'relabel-record-'));
@@ -196,6 +229,7 @@ async function main(only?: string): Promise<void> {
     if (only === undefined || only === 'poll-plugins') await recordPluginPoll(rec);
     if (only === undefined || only === 'detect-drift') await recordDriftHeal(rec);
     if (only === undefined || only === 'run-control') await recordRunControl(rec);
+    if (only === undefined || only === 'waves') await recordWaves(rec);
 
     worker.shutdown();
     await running;

@@ -21,7 +21,7 @@ const workflowIds = JSON.parse(readFileSync(`${DIR}workflow-ids.json`, 'utf8')) 
 
 describe('recorded workflow histories replay against the current code', () => {
   it('has histories of every workflow and shape of run', () => {
-    for (const name of ['relabel-node', 'update-labels-partial', 'update-labels-retry', 'update-labels-dry-run', 'update-labels-continued', 'update-labels-after-continue', 'update-labels-rejected', 'update-labels-paused', 'update-labels-cancelled', 'poll-plugins', 'detect-drift']) {
+    for (const name of ['relabel-node', 'update-labels-partial', 'update-labels-retry', 'update-labels-dry-run', 'update-labels-continued', 'update-labels-after-continue', 'update-labels-rejected', 'update-labels-paused', 'update-labels-cancelled', 'update-labels-waves', 'update-labels-aborted', 'poll-plugins', 'detect-drift']) {
       assert.ok(files.includes(`${name}.binpb`), `test/histories/${name}.binpb is recorded`);
     }
   });
