@@ -16,6 +16,7 @@ import { note, outputOption, printJson, say, table } from './output.ts';
 import { labelPair, nameList, nodeList, nonNegativeInteger, positiveInteger } from './parsers.ts';
 import { runIdOption } from './control-commands.ts';
 import { outcomeText, progressReporter, reportText, startedText } from './run-output.ts';
+import { checkedRollout, ROLLOUT_HELP, withRolloutOptions, type RolloutFlags } from './rollout-options.ts';
 
 const allowMassRemovalOption = () =>
   new Option('--allow-mass-removal', "go ahead even when the run removes more of the labels relabel owns on its targets than the policy's max_removal_fraction (default 0.5); without it such a run is refused, nothing written");
@@ -177,12 +178,12 @@ async function started(
 
 /** `update-labels`: start a run over named or selected targets, and follow it when asked. */
 function addUpdateLabelsCommand(program: Command, setExit: SetExit): void {
-  withTargetOptions(program.command('update-labels'))
+  withRolloutOptions(withTargetOptions(program.command('update-labels'))
     .description('relabel nodes to a committed revision of the site documents (the Airship update_labels action)')
     .addOption(new Option('--revision <n>', 'revision to apply (default: the latest committed)').argParser(positiveInteger))
     .addOption(concurrencyOption())
     .option('--dry-run', 'plan every node and report the plans; write nothing')
-    .addOption(allowMassRemovalOption())
+    .addOption(allowMassRemovalOption()))
     .addOption(waitOption())
     .addOption(outputOption())
     .addHelpText(
@@ -194,10 +195,12 @@ function addUpdateLabelsCommand(program: Command, setExit: SetExit): void {
         "Mass-removal brake: a run removing more than the policy's max_removal_fraction of the labels relabel owns on\n" +
         'its targets fails as MassRemovalRefused (exit 3) naming the counts and keys, nothing written; a dry run says\n' +
         'whether it would be refused. --allow-mass-removal lets it through.\n' +
+        `${ROLLOUT_HELP}\n` +
         'JSON: {workflowId, runId, uiLink, revision, site, targets, dryRun}; with --wait the final report (as `relabel status -o json`).',
     )
-    .action(async (opts: TargetOptions & { revision?: number; concurrency?: number; dryRun?: boolean; allowMassRemoval?: boolean; wait?: boolean }, cmd: Command) => {
+    .action(async (opts: TargetOptions & RolloutFlags & { revision?: number; concurrency?: number; dryRun?: boolean; allowMassRemoval?: boolean; wait?: boolean }, cmd: Command) => {
       const chosen = targetsOf(opts, cmd);
+      const rollout = checkedRollout(opts, cmd);
       setExit(
         await withContext(cmd, async (ctx) => {
           const runs = await ctx.runs();
@@ -207,6 +210,7 @@ function addUpdateLabelsCommand(program: Command, setExit: SetExit): void {
             ...(opts.concurrency !== undefined ? { concurrency: opts.concurrency } : {}),
             dryRun: opts.dryRun ?? false,
             ...(opts.allowMassRemoval ? { allowMassRemoval: true } : {}),
+            ...(rollout ? { rollout } : {}),
             audit: runAudit(cliUser(), StartedVia.cli),
           });
           return started(ctx, runs, run, opts);
