@@ -1,16 +1,53 @@
 /**
  * `relabel cancel | pause | unpause`: Shipyard's controls of a running update
- * run. Thin over the runs facade's `control`; each accepted control is kept
- * in the run's command audit with the user who gave it.
+ * run; `relabel approve | resume | abort`: the gates of a run in waves. Thin
+ * over the runs facade's `control`; each accepted control is kept in the
+ * run's command audit with the user who gave it.
  */
 import { type Command, Option } from 'commander';
 import { cliUser, withContext, type SetExit } from './context.ts';
 import { outputOption, printJson, say } from './output.ts';
+import { gateAnswerText } from './wave-output.ts';
 
 /** The `--run-id` option: a particular run of a workflow, its latest when absent. */
 export const runIdOption = (): Option => new Option('--run-id <id>', 'a particular run of the workflow (default: its latest run)');
 
-/** Adds `cancel`, `pause` and `unpause` to `program`. */
+/** What each gate verb does, for its help. */
+const GATE_VERBS = {
+  approve: 'let a run in waves waiting at an approval gate go on to its next wave (refused when it does not wait for an approval)',
+  resume: 'let a halted run in waves (too many failed nodes, or a health gate that timed out) go on to its next wave',
+  abort:
+    'end a run in waves waiting at a gate (an approval, or halted): no more nodes start, those not started are settled as not started, and the run ends as a partial run; nodes already relabelled stay relabelled',
+} as const;
+
+/** Adds `approve`, `resume` and `abort` to `program`: the gates of a run in waves. */
+function addGateCommands(program: Command, setExit: SetExit): void {
+  for (const [verb, does] of Object.entries(GATE_VERBS) as [keyof typeof GATE_VERBS, string][]) {
+    program
+      .command(verb)
+      .description(does)
+      .argument('<id>', 'workflow ID of the run')
+      .addOption(runIdOption())
+      .addOption(outputOption())
+      .addHelpText(
+        'after',
+        "\nA run that does not wait at such a gate is refused, nothing changed; `relabel status <id>` says what it waits for.\n" +
+          "JSON: {workflowId, runId, run?, uiLink, verb, answer: {paused, changed, running, pending, wave?: {current: {index, name, nodes}, count, waiting?, reason?, approved?}}}.\n" +
+          "The command is kept in the run's command audit with your user name.",
+      )
+      .action(async (id: string, opts: { runId?: string }, cmd: Command) => {
+        setExit(
+          await withContext(cmd, async (ctx) => {
+            const done = await (await ctx.runs()).control(id, opts.runId, verb, cliUser());
+            if (ctx.format === 'json') return printJson(done);
+            say(gateAnswerText(verb, done.workflowId, done.runId, done.answer));
+          }),
+        );
+      });
+  }
+}
+
+/** Adds `cancel`, `pause`, `unpause`, `approve`, `resume` and `abort` to `program`. */
 export function addControlCommands(program: Command, setExit: SetExit): void {
   program
     .command('cancel')
@@ -55,4 +92,5 @@ export function addControlCommands(program: Command, setExit: SetExit): void {
         );
       });
   }
+  addGateCommands(program, setExit);
 }

@@ -61,7 +61,7 @@ export const parseMaxFailedNodesFlag = wholeNumber(0, 1e9, 'a whole number of no
 /** Adds the rollout flags to `cmd`. */
 export function withRolloutOptions(cmd: Command): Command {
   return cmd
-    .addOption(new Option('--waves <rack|label:KEY|none>', "roll the run out in waves: one group of nodes per rack, or per value of a label key (none: at once, over the policy's rollout)").argParser(parseWavesFlag))
+    .addOption(new Option('--waves <rack|label:KEY|none>', "roll the run out in waves: one group of nodes per rack, or per value of a label key (none: all at once, even when the policy rolls out in waves)").argParser(parseWavesFlag))
     .addOption(new Option('--wave-size <N|P%>', 'at most N nodes (or P% of the changed nodes) per wave; splits a group into several waves').argParser(parseWaveSizeFlag))
     .addOption(new Option('--canary <n>', 'a first wave of n nodes, before any other').argParser(parseCanaryFlag))
     .addOption(new Option('--approval <gate>', 'where the run waits for relabel approve: none, first (after the first wave), each (after every wave but the last)').choices(Object.values(ApprovalGate)))

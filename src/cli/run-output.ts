@@ -11,6 +11,7 @@ import type { NodeOutcome, NodePage, StartedRun, RunStatusReport } from '../faca
 import { createSummary, type LabelKeyCounts, type RunSummary } from '../facade/run-results.ts';
 import type { Progress } from '../workflows/messages.ts';
 import { fields, table } from './output.ts';
+import { waveLines, waveProgressNote, waveResultLines } from './wave-output.ts';
 
 /** The block printed when a run starts: IDs, revision, targets and the Temporal UI link. */
 export function startedText(run: StartedRun, dryRun: boolean, retryOf?: string): string {
@@ -30,7 +31,8 @@ export function startedText(run: StartedRun, dryRun: boolean, retryOf?: string):
 /** One line of progress: phase, done/total and counts by status. */
 export function progressLine(p: Progress): string {
   // Before the targets are known there is nothing to count yet.
-  const phase = p.paused ? `${p.phase} (paused: no new node starts; relabel unpause resumes)` : p.phase;
+  const paused = p.paused ? `${p.phase} (paused: no new node starts; relabel unpause resumes)` : p.phase;
+  const phase = p.wave ? `${paused} [${waveProgressNote(p.wave)}]` : paused;
   if (p.total === 0) return `${phase}…`;
   const done = p.counts.success + p.counts.failure;
   return `${phase}: ${done}/${p.total} done (${p.counts.success} ok, ${p.counts.failure} failed, ${p.counts.running} running, ${p.counts.pending} pending, ${p.counts.written} written)`;
@@ -205,6 +207,7 @@ export function outcomeText(r: RunStatusReport, page?: NodePage, summary?: RunSu
       `status: ${result.status}${result.dryRun ? ' (dry run: nothing written)' : ''}: ` +
         `${c.success} of ${c.total} node(s) succeeded, ${c.failure} failed, ${c.written} written`,
     );
+    parts.push(...waveResultLines(result));
     if (result.removal && (result.dryRun || result.removal.removed > 0)) parts.push(brakeText(result.removal, result.dryRun));
     if (result.impact) parts.push(impactText(result.impact));
     if (c.failure > 0 && !result.dryRun) parts.push(`retry the failed nodes with: relabel retry ${r.workflowId} --run-id ${r.runId}`);
@@ -237,6 +240,7 @@ export function reportText(r: RunStatusReport, page?: NodePage, summary?: RunSum
   for (const warning of r.warnings ?? []) parts.push(`warning: ${warning}`);
   if (r.execution === 'RUNNING' && r.progress) {
     parts.push(`progress: ${progressLine(r.progress)}`);
+    if (r.progress.wave) parts.push(...waveLines(r.progress.wave, r.workflowId));
     for (const f of r.progress.failures) parts.push(`  ${f.node}: ${f.error.type}: ${f.error.message}`);
   }
   const outcome = outcomeText(r, page, summary);
