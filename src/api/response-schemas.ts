@@ -7,6 +7,7 @@ import { StartedVia } from '../core/plan/run-audit.ts';
 import { z } from 'zod';
 import { ActionName } from './schemas.ts';
 import { CommandView, NoteView, StepSummaryView, ValidationView } from './action-schemas.ts';
+import { WaveStateView } from './action-rollout.ts';
 import { WorkloadImpactView } from './impact-schema.ts';
 
 /** Severity of a message (Airship's ValidationMessage `level`). */
@@ -169,7 +170,7 @@ export const ActionSummary = z
     dag_id: ActionName.meta({ description: "the workflow (Shipyard's DAG) the action runs: its name" }),
     dag_status: z.enum(['queued', 'running', 'paused', 'success', 'failed']).meta({ description: "the run's state as Airflow names a DAG run's" }),
     dag_execution_date: z.string().meta({ description: 'when the run started, as the date part of its workflow id (YYYY-MM-DDTHH:mm:ss.SSSSSS)' }),
-    steps: z.array(StepSummaryView).meta({ description: 'validate_site_design, plan_labels, relabel_nodes' }),
+    steps: z.array(StepSummaryView).meta({ description: 'validate_site_design, plan_labels, relabel_nodes (a run in waves: relabel_wave_1, relabel_wave_2, … instead, at most 100)' }),
     notes: z.array(NoteView),
   })
   .strict();
@@ -204,7 +205,8 @@ export const ActionView = ActionSummary.extend({
   context_marker: z.string().nullable().meta({ description: 'a UUID correlating the action (null for runs recorded before it was kept)' }),
   timestamp: z.string().nullable().meta({ description: 'when the action was recorded' }),
   validations: z.array(ValidationView),
-  command_audit: z.array(CommandView).meta({ description: 'invoke, then stop, pause and unpause as issued (the newest 100)' }),
+  command_audit: z.array(CommandView).meta({ description: 'invoke, then stop, pause, unpause, approve, resume and abort as issued (the newest 100)' }),
+  waves: WaveStateView.nullable().meta({ description: 'a run in waves: the current wave and what its gate waits for, or once ended how many waves and whether it was aborted; null: no waves' }),
 }).strict();
 /** An action. */
 export type ActionView = z.infer<typeof ActionView>;

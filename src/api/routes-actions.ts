@@ -9,6 +9,7 @@ import type { ZodError } from 'zod';
 import { normalizeTargets } from '../core/plan/targets.ts';
 import { FailureType } from '../core/plan/failure-types.ts';
 import { runAudit, StartedVia } from '../core/plan/run-audit.ts';
+import { appliedVerb, rolloutOfParameters } from './action-rollout.ts';
 import { callerName } from './auth.ts';
 import type { ApiDeps } from './deps.ts';
 import { defineRoute, requestError, type RouteDef } from './route.ts';
@@ -58,7 +59,10 @@ export function actionRoutes({ relabel }: ApiDeps): RouteDef[] {
         'allow-intermediate-commits is accepted and, as Shipyard does for its targeted actions (relabel_nodes), not checked. ' +
         "A run that would remove more of the labels relabel owns on its targets than the policy's max_removal_fraction fails " +
         '(the action ends Failed with MassRemovalRefused, its message naming the counts and keys; nothing written) unless parameters.allow_mass_removal is true ' +
-        '(a JSON boolean, or the text "true" as `shipyard create action --param allow_mass_removal=true` sends it).',
+        '(a JSON boolean, or the text "true" as `shipyard create action --param allow_mass_removal=true` sends it). ' +
+        'parameters.waves (rack, label:<key>, none), wave_size (25 or 10%), canary, approval (none, first, each), health_timeout_seconds and ' +
+        "max_failed_nodes roll the run out in waves over the label policy's rollout: (each a JSON value or its text; a bad one is a 400 " +
+        'InvalidRequest naming the parameter, nothing started). The action then has one step per wave (relabel_wave_1, …) instead of relabel_nodes.',
       tag: 'actions',
       access: 'write',
       query: ActionCreateQuery,
@@ -72,7 +76,8 @@ export function actionRoutes({ relabel }: ApiDeps): RouteDef[] {
         // Shipyard keeps the client's X-Context-Marker as the action's context marker.
         const marker = request.headers['x-context-marker'];
         const contextMarker = typeof marker === 'string' && UUID.test(marker) ? { contextMarker: marker.toLowerCase() } : {};
-        const started = await runs.start({ targets: body.parameters.target_nodes, action: body.name, audit, ...allow, ...contextMarker });
+        const rollout = rolloutOfParameters(body.parameters);
+        const started = await runs.start({ targets: body.parameters.target_nodes, action: body.name, audit, ...allow, ...(rollout ? { rollout } : {}), ...contextMarker });
         const report = { ...started, startedBy: audit.by, startedVia: audit.via, execution: 'RUNNING', startTime: new Date().toISOString() };
         // The answer names the first page of targets, as GET actions/{id} pages them; a large run's answer stays small.
         const shown = started.targets.slice(0, DEFAULT_NODE_PAGE);
@@ -115,23 +120,30 @@ export function actionRoutes({ relabel }: ApiDeps): RouteDef[] {
       method: 'POST',
       path: '/api/v1.0/actions/:id/control/:verb',
       operationId: 'controlAction',
-      summary: 'Pauses, unpauses or stops a running action; each accepted control is in the action\'s command_audit',
+      summary: 'Pauses, unpauses or stops a running action, or moves a run in waves on at a gate; each accepted control is in the action\'s command_audit',
       description:
         'pause: no new node starts, the nodes being relabelled finish (the action shows Paused); unpause: nodes start again; ' +
         'stop: the run is cancelled, the nodes being relabelled finish and stay relabelled, every node not started is settled as cancelled (NotStarted). ' +
+        'A run in waves waiting at an approval gate, or halted, shows Paused: Shipyard\'s unpause approves the gate it waits at, or resumes the halted run ' +
+        '(a run also paused is unpaused first); the command audit records what was applied (approve, resume). relabel\'s own verbs: approve (only at an approval gate), ' +
+        'resume (only a halted run), abort (at either gate: no more nodes start, the rest are settled as not started, the run ends partial). stop stays a cancellation. ' +
         'A run that has ended is a 409 (NotRunning); so is pausing a dry run or a run that has started all its nodes.',
       tag: 'actions',
       access: 'write',
       params: ActionControlPath,
       responses: { 202: { description: 'the control was accepted', schema: StatusBody }, 400: error, 404: error, 409: error },
       async handle({ params, request }) {
-        const key = await actionKeyOf(await relabel.runs(), params.id);
+        const runs = await relabel.runs();
+        const key = await actionKeyOf(runs, params.id);
+        // Shipyard's unpause moves a run in waves past the gate it waits at: read where it stands first.
+        const verb = params.verb === 'unpause' ? appliedVerb(params.verb, (await runs.status(key.workflowId, key.runId)).progress) : params.verb;
         // The facade refuses a run that has ended (NotRunning, 409) and records the command with who gave it.
-        const done = await (await relabel.runs()).control(key.workflowId, key.runId, params.verb, callerName(request));
+        const done = await runs.control(key.workflowId, key.runId, verb, callerName(request));
         const state = done.answer ? ` (${done.answer.paused ? 'paused' : 'running'}: ${done.answer.running} node(s) running, ${done.answer.pending} not started)` : '';
+        const applied = verb !== params.verb ? ` as ${verb}` : '';
         return {
           code: 202,
-          body: statusBody({ status: 'Success', code: 202, reason: 'Accepted', message: `${params.verb} accepted for action ${params.id}${state}` }),
+          body: statusBody({ status: 'Success', code: 202, reason: 'Accepted', message: `${params.verb} accepted for action ${params.id}${applied}${state}` }),
         };
       },
     }),

@@ -8,6 +8,7 @@ import { RunStatus } from '../workflows/messages.ts';
 import type { RunStepTimes } from '../facade/run-actions.ts';
 import type { ActionCommand, RunNodeCounts, RunNodeRow, RunRecord } from '../store/run-store.ts';
 import { dagStatus, executionDate } from './action-steps.ts';
+import { waitsForPerson, waveState } from './action-rollout.ts';
 import { actionNotes, commandAudit, firstStart, stepFacts, stepSummaries, validations, type ActionFacts } from './action-views.ts';
 import { encodeRunId } from './run-ids.ts';
 import { ActionName } from './schemas.ts';
@@ -37,7 +38,9 @@ export type RunState = { report: RunStatusReport; nodes: NodeOutcome[]; page: No
  * (`partial_success` or `failure`) is Failed, as Shipyard dispositions a step
  * with an unsuccessful node; an unknown run status (`runStatus` absent)
  * counts as Complete. FAILED (a rejection), CANCELLED, TERMINATED and
- * TIMED_OUT are Failed. A running run its progress says is paused is Paused.
+ * TIMED_OUT are Failed. A running run its progress says is paused is Paused,
+ * as is a run in waves waiting at a gate only a person moves it past (an
+ * approval, or halted): Shipyard's unpause moves it on.
  */
 export function actionLifecycle(execution: string, hasProgress: boolean, runStatus?: string, paused = false): ActionLifecycle {
   switch (execution) {
@@ -152,6 +155,7 @@ export function actionView(state: RunState, extra: { name?: ActionName; targets?
     validations: validations(facts, steps),
     command_audit: commandAudit(facts),
     notes: actionNotes(facts).map((n) => n.view),
+    waves: waveState(report.progress, result),
   };
 }
 
@@ -167,7 +171,7 @@ export function actionFacts(state: RunState, name?: ActionName): ActionFacts {
     id: report.actionId ?? extras?.record?.actionId ?? encodeRunId(report),
     name: name ?? actionNameOf(report.action),
     report,
-    lifecycle: actionLifecycle(report.execution, report.progress !== undefined, report.result?.status, report.progress?.paused === true),
+    lifecycle: actionLifecycle(report.execution, report.progress !== undefined, report.result?.status, report.progress?.paused === true || waitsForPerson(report.progress)),
     failure: failureOf(report),
     run: report.result?.run ?? report.run ?? extras?.record?.id ?? null,
     record: extras?.record ?? null,

@@ -10,6 +10,7 @@ import { z } from 'zod';
 import { isKubeletLabelKey } from '../core/plan/label-keys.ts';
 import { dns1123SubdomainErrors, labelKeyErrors, labelValueErrors } from '../core/plan/label-syntax.ts';
 import { NodeFilterSet } from '../core/site/node-filter.ts';
+import { ACTION_CONTROL_VERBS, RolloutParameters } from './action-rollout.ts';
 import { BUCKET_NAME_PATTERN, MAX_NAME_LENGTH, TAG_NAME_PATTERN } from '../store/revision-store.ts';
 
 // ---------------------------------------------------------------- path parameters
@@ -53,8 +54,10 @@ export const ActionPath = z.object({ id: RunIdParam }).strict();
 /** `{id}` of an action. */
 export type ActionPath = z.infer<typeof ActionPath>;
 
-/** `{id}` and `{verb}` of an action control: Shipyard's `pause`, `unpause` and `stop`. */
-export const ActionControlPath = z.object({ id: RunIdParam, verb: z.enum(['pause', 'unpause', 'stop'], { error: 'the control verbs are "pause", "unpause" and "stop"' }) }).strict();
+/** `{id}` and `{verb}` of an action control: Shipyard's `pause`, `unpause` and `stop`, and relabel's gate verbs `approve`, `resume` and `abort`. */
+export const ActionControlPath = z
+  .object({ id: RunIdParam, verb: z.enum(ACTION_CONTROL_VERBS, { error: `the control verbs are ${ACTION_CONTROL_VERBS.map((v) => `"${v}"`).join(', ')}` }) })
+  .strict();
 /** `{id}` and `{verb}` of an action control. */
 export type ActionControlPath = z.infer<typeof ActionControlPath>;
 
@@ -117,6 +120,7 @@ export const ActionRequest = z
           description:
             "go ahead even when the run removes more of the labels relabel owns on its targets than the policy's max_removal_fraction (default 0.5); without it such a run fails MassRemovalRefused, nothing written",
         }),
+        ...RolloutParameters,
       })
       .strict(),
   })
