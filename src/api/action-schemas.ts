@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import { ACTION_STEPS } from './action-steps.ts';
+import { WAVE_STEP_ID } from './wave-steps.ts';
 import { RunIdParam, Verbosity } from './schemas.ts';
 
 const common = { verbosity: Verbosity.optional() };
@@ -39,8 +40,8 @@ export const WorkflowsQuery = z
   })
   .strict();
 
-/** An Airflow task state as Shipyard passes it on; null: not reached. */
-export const StepState = z.enum(['queued', 'running', 'success', 'failed', 'upstream_failed', 'skipped']).nullable();
+/** An Airflow task state as Shipyard passes it on; null: not reached. up_for_reschedule: a wave whose gate waits (Shipyard counts it as running). */
+export const StepState = z.enum(['queued', 'running', 'success', 'failed', 'upstream_failed', 'skipped', 'up_for_reschedule']).nullable();
 
 /** A note, as Shipyard's notes are viewed. */
 export const NoteView = z
@@ -72,7 +73,13 @@ const stepFields = {
 };
 
 /** A step in an action's list of steps. */
-export const StepSummaryView = z.object({ id: z.enum(ACTION_STEPS.map((s) => s.id)), url: z.string(), ...stepFields }).strict();
+export const StepSummaryView = z
+  .object({
+    id: z.union([z.enum(ACTION_STEPS.map((s) => s.id)), z.string().regex(WAVE_STEP_ID)]).meta({ description: 'validate_site_design, plan_labels, relabel_nodes; a run in waves has relabel_wave_1, relabel_wave_2, … instead of relabel_nodes' }),
+    url: z.string(),
+    ...stepFields,
+  })
+  .strict();
 /** A step in an action's list. */
 export type StepSummaryView = z.infer<typeof StepSummaryView>;
 

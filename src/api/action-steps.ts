@@ -1,10 +1,14 @@
 /**
  * The steps of an update run as Shipyard shows a DAG's tasks: the three
- * things a run does, in order, each with an Airflow task state. Pure: from
- * what the runs facade reports of the run and when its activities ran.
+ * things a run does, in order, each with an Airflow task state (a run in
+ * waves: one step per wave instead of the last, see `wave-steps.ts`). Pure:
+ * from what the runs facade reports of the run and when its activities ran.
  */
 import { FailureType } from '../core/plan/failure-types.ts';
 import type { RunStepTimes } from '../facade/run-actions.ts';
+import { waveFacts, waveStates, waveStep, type StepState, type WaveFacts, type WaveStepsInput } from './wave-steps.ts';
+
+export type { StepState } from './wave-steps.ts';
 
 /** A run's steps, in order: Shipyard's step id, what relabel runs for it, and what it does. */
 export const ACTION_STEPS = [
@@ -12,15 +16,13 @@ export const ACTION_STEPS = [
   { id: 'plan_labels', operator: 'planRun', does: 'read the target nodes and plan their labels, annotations and taints (the mass-removal brake)' },
   { id: 'relabel_nodes', operator: 'relabelNode', does: 'write each planned node, verify it, and record its outcome' },
 ] as const;
-/** One of the step ids. */
+/** One of the step ids (a run in waves: `relabel_wave_<n>` instead of `relabel_nodes`). */
 export type StepId = (typeof ACTION_STEPS)[number]['id'];
-
-/** An Airflow task state, as Shipyard passes them through; null: not reached. */
-export type StepState = 'queued' | 'running' | 'success' | 'failed' | 'upstream_failed' | 'skipped' | null;
 
 /** One step of a run. */
 export interface StepFacts {
-  id: StepId;
+  /** A {@link StepId}, or a wave's `relabel_wave_<n>`. */
+  id: string;
   /** From 1. */
   index: number;
   operator: string;
@@ -31,6 +33,8 @@ export interface StepFacts {
   /** Seconds between start and end, when both are known. */
   duration: number | null;
   tryNumber: number | null;
+  /** A wave's step: the wave, its counts and where the run stands at it. */
+  wave?: WaveFacts;
 }
 
 /** What the steps are derived from. */
@@ -49,6 +53,8 @@ export interface StepInput {
   times?: RunStepTimes;
   startTime: string;
   closeTime?: string;
+  /** A run in waves: its waves (none given, or none recorded yet: the one relabel_nodes step). */
+  waves?: WaveStepsInput;
 }
 
 /** Failures found while resolving and checking the revision and its documents: the first step's. */
@@ -111,11 +117,41 @@ export function actionSteps(input: StepInput): StepFacts[] {
     const spec = ACTION_STEPS[i] as (typeof ACTION_STEPS)[number];
     return { id: spec.id, index: i + 1, operator: spec.operator, state, queued: reached ? queued : null, start: s, end: e, duration: seconds(s, e), tryNumber: reached ? (attempt ?? 1) : null };
   };
-  return [
+  const steps = [
     step(0, s0 ?? null, resolve?.scheduled ?? input.startTime, resolve?.started ?? resolve?.scheduled ?? input.startTime, resolve?.closed ?? null, resolve?.attempt),
     step(1, s1 ?? null, plan?.scheduled ?? resolve?.closed ?? null, plan?.started ?? plan?.scheduled ?? resolve?.closed ?? null, plan?.closed ?? null, plan?.attempt),
     step(2, s2 ?? null, plan?.closed ?? null, plan?.closed ?? null, close, undefined),
   ];
+  if (!input.waves || input.waves.waves.length === 0) return steps;
+  return [steps[0] as StepFacts, steps[1] as StepFacts, ...waveSteps(steps[2] as StepFacts, input.waves)];
+}
+
+/**
+ * The steps of a run's waves in place of `relabel` (the relabel_nodes step
+ * the run would have): the first starts when relabel_nodes would, the
+ * run's last wave ends when it would; the store keeps no other wave's times.
+ */
+function waveSteps(relabel: StepFacts, input: WaveStepsInput): StepFacts[] {
+  const facts = waveFacts(input);
+  const states = waveStates(relabel.state, input, facts);
+  return facts.map((w, i): StepFacts => {
+    const state = states[i] ?? null;
+    const reached = state !== null && state !== 'upstream_failed' && state !== 'skipped';
+    const start = reached && i === 0 ? relabel.start : null;
+    const end = reached && w.index === w.count - 1 && (state === 'success' || state === 'failed') ? relabel.end : null;
+    return {
+      id: waveStep(w),
+      index: relabel.index + i,
+      operator: relabel.operator,
+      state,
+      queued: reached && i === 0 ? relabel.queued : null,
+      start,
+      end,
+      duration: seconds(start, end),
+      tryNumber: reached ? 1 : null,
+      wave: w,
+    };
+  });
 }
 
 /** The Airflow DAG-run state of a run (Shipyard's `dag_status`) from its lifecycle. */

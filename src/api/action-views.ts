@@ -6,8 +6,9 @@
  */
 import type { RunStatusReport } from '../facade/runs.ts';
 import type { RunStepTimes } from '../facade/run-actions.ts';
-import type { ActionCommand, RunNodeCounts, RunNodeRow, RunRecord } from '../store/run-store.ts';
+import type { ActionCommand, RunNodeCounts, RunNodeRow, RunRecord, RunWave } from '../store/run-store.ts';
 import { ACTION_STEPS, actionSteps, dagStatus, executionDate, type StepFacts } from './action-steps.ts';
+import { waveNoteText, type WaveStepsInput } from './wave-steps.ts';
 import type { NoteView, StepDetailView, StepSummaryView, ValidationView, WorkflowDetailView, WorkflowView } from './action-schemas.ts';
 import { NoteKind, noteId } from './note-ids.ts';
 
@@ -35,6 +36,8 @@ export interface ActionFacts {
   counts?: RunNodeCounts | null;
   /** The run's status when no result is at hand (a listing's, from its search attribute). */
   status?: string;
+  /** A run in waves: its first waves (at most MAX_WAVE_STEPS + 1) from the store, counted by status. */
+  waves?: readonly RunWave[];
 }
 
 /** A note with the detail `GET notedetails/{id}` answers (null: none). */
@@ -47,10 +50,25 @@ export function firstStart(f: ActionFacts): string {
   return f.times.started ?? f.report.startTime;
 }
 
+/** A run's waves as its steps need them: the store's, and where the run stands (none: no waves). */
+function wavesInput(f: ActionFacts): WaveStepsInput | undefined {
+  if (!f.waves || f.waves.length === 0) return undefined;
+  const { progress, result } = f.report;
+  const wave = progress?.wave;
+  const count = result?.waves ?? wave?.count;
+  return {
+    waves: f.waves,
+    ...(count !== undefined ? { count } : {}),
+    ...(wave && !result ? { current: { index: wave.current.index, ...(wave.waiting ? { waiting: wave.waiting } : {}) } } : {}),
+    ...(result?.aborted ? { aborted: true } : {}),
+  };
+}
+
 /** The state of the run that decides its steps. */
 export function stepFacts(f: ActionFacts): StepFacts[] {
   const { report } = f;
   const planned = f.counts ? f.counts.total > f.counts.queued : undefined;
+  const waves = wavesInput(f);
   return actionSteps({
     execution: report.execution,
     ...(report.progress?.phase !== undefined ? { phase: report.progress.phase } : {}),
@@ -61,6 +79,7 @@ export function stepFacts(f: ActionFacts): StepFacts[] {
     times: f.times,
     startTime: report.startTime,
     ...(report.closeTime !== undefined ? { closeTime: report.closeTime } : {}),
+    ...(waves ? { waves } : {}),
   });
 }
 
@@ -126,7 +145,11 @@ export function actionNotes(f: ActionFacts): NoteWithDetail[] {
 export function stepNotes(f: ActionFacts, step: StepFacts): NoteWithDetail[] {
   const n = (value: string, detail: string | null) => note(f, NoteKind.step, step.index, value, detail, step.id);
   let found: NoteWithDetail | null = null;
-  if (step.id === 'relabel_nodes' && f.report.progress?.paused === true) found = n('paused: no node starts until the action is unpaused', null);
+  if (step.wave) {
+    const paused = f.report.progress?.paused === true && f.report.progress.wave?.current.index === step.wave.index;
+    const failure = step.state === 'failed' && f.failure ? `; ${f.failure.type}: ${f.failure.message}` : '';
+    found = n(clip(`${waveNoteText(step.wave, paused)}${failure}`, NOTE_TEXT), null);
+  } else if (step.id === 'relabel_nodes' && f.report.progress?.paused === true) found = n('paused: no node starts until the action is unpaused', null);
   else if (step.state === 'failed' && f.failure) found = n(clip(`${f.failure.type}: ${f.failure.message}`, NOTE_TEXT), `${f.failure.type}: ${f.failure.message}`);
   else if (step.state === 'failed' && f.failed.total > 0) {
     const total = f.report.result?.counts.total ?? f.counts?.total;
@@ -222,7 +245,8 @@ export const LOG_NODE_LIMIT = 1000;
  */
 export function stepLog(f: ActionFacts, s: StepFacts, rows: readonly RunNodeRow[], total: number): string {
   const at = (t: string | null) => t ?? '-';
-  const lines = [`[${at(s.start)}] ${s.id} (${ACTION_STEPS[s.index - 1]?.does ?? s.operator}): ${s.state ?? 'not reached'}`];
+  const does = s.wave ? `apply wave ${s.wave.index + 1} of ${s.wave.count}, ${s.wave.name}: write each of its nodes, verify it, and record its outcome` : ACTION_STEPS[s.index - 1]?.does;
+  const lines = [`[${at(s.start)}] ${s.id} (${does ?? s.operator}): ${s.state ?? 'not reached'}`];
   const revision = f.report.result?.revision ?? f.report.progress?.revision ?? f.record?.revision;
   if (s.id === 'validate_site_design') {
     if (revision !== undefined && revision !== null) lines.push(`revision ${revision}`);
@@ -232,6 +256,7 @@ export function stepLog(f: ActionFacts, s: StepFacts, rows: readonly RunNodeRow[
     const removal = f.report.result?.removal;
     if (removal) lines.push(`owned labels removed: ${removal.removed} of ${removal.owned} on ${removal.nodes} nodes (max_removal_fraction ${removal.maxFraction})`);
   } else {
+    if (s.wave) lines.push(waveNoteText(s.wave, false));
     for (const row of rows) {
       const d = row.detail;
       const setKeys = Object.keys(d?.set ?? {});
@@ -245,7 +270,8 @@ export function stepLog(f: ActionFacts, s: StepFacts, rows: readonly RunNodeRow[
       ];
       lines.push(parts.join('; '));
     }
-    if (total > rows.length) lines.push(`… ${total - rows.length} more nodes: GET /api/v1.0/actions/${f.id}?offset=${rows.length}&limit=${LOG_NODE_LIMIT} pages them`);
+    if (total > rows.length && s.wave) lines.push(`… ${total - rows.length} more nodes of this wave: node_results of GET /api/v1.0/actions/${f.id} pages every node of the run`);
+    else if (total > rows.length) lines.push(`… ${total - rows.length} more nodes: GET /api/v1.0/actions/${f.id}?offset=${rows.length}&limit=${LOG_NODE_LIMIT} pages them`);
   }
   if (s.state === 'failed' && f.failure) lines.push(`${f.failure.type}: ${f.failure.message}`);
   lines.push(`[${at(s.end)}] ${s.id}: ${s.state ?? 'not reached'}`);

@@ -6,7 +6,6 @@
 import { FailureType } from '../core/plan/failure-types.ts';
 import type { Runs } from '../facade/runs.ts';
 import { StepDetailView, StepLogsQuery, StepPath, ValidationPath, ValidationView } from './action-schemas.ts';
-import { ACTION_STEPS } from './action-steps.ts';
 import { LOG_NODE_LIMIT, stepDetail, stepFacts, stepLog, validations } from './action-views.ts';
 import type { ApiDeps } from './deps.ts';
 import { StatusBody } from './response-schemas.ts';
@@ -21,8 +20,13 @@ const error = { description: 'Airship Status error', schema: StatusBody };
 async function stepOf(runs: Runs, id: string, stepId: string) {
   // One node row is enough: the step views read counts and failed rows, not the page.
   const facts = actionFacts(await actionState(runs, id, { limit: '1' }));
-  const step = stepFacts(facts).find((s) => s.id === stepId);
-  if (!step) throw new ApiError(FailureType.NotFound, `action ${id} has no step ${stepId.slice(0, 128)}; its steps are ${ACTION_STEPS.map((s) => s.id).join(', ')}`);
+  const steps = stepFacts(facts);
+  const step = steps.find((s) => s.id === stepId);
+  if (!step) {
+    const last = steps.at(-1)?.wave;
+    const more = last?.more !== undefined ? ` (and ${last.more} more waves, not listed)` : '';
+    throw new ApiError(FailureType.NotFound, `action ${id} has no step ${stepId.slice(0, 128)}; its steps are ${steps.map((s) => s.id).join(', ')}${more}`);
+  }
   return { facts, step };
 }
 
@@ -33,7 +37,7 @@ export function actionStepRoutes({ relabel }: ApiDeps): RouteDef[] {
       method: 'GET',
       path: '/api/v1.0/actions/:id/steps/:step_id',
       operationId: 'getActionStep',
-      summary: "A step of an action (validate_site_design, plan_labels, relabel_nodes): its state, times, attempt and notes",
+      summary: "A step of an action (validate_site_design, plan_labels, relabel_nodes; a run in waves: relabel_wave_1, … instead of relabel_nodes): its state, times, attempt and notes",
       tag: 'actions',
       access: 'read',
       params: StepPath,
@@ -47,7 +51,7 @@ export function actionStepRoutes({ relabel }: ApiDeps): RouteDef[] {
       method: 'GET',
       path: '/api/v1.0/actions/:id/steps/:step_id/logs',
       operationId: 'getActionStepLogs',
-      summary: "A step's log: what the run did in that step, from its record in the store (relabel_nodes: one line per node, the first 1000)",
+      summary: "A step's log: what the run did in that step, from its record in the store (relabel_nodes, or a wave's step: one line per node, the first 1000)",
       description: 'Plain text. `try` is accepted as Shipyard sends it; relabel keeps one log per step.',
       tag: 'actions',
       access: 'read',
@@ -57,9 +61,10 @@ export function actionStepRoutes({ relabel }: ApiDeps): RouteDef[] {
       async handle({ params }) {
         const runs = await relabel.runs();
         const { facts, step } = await stepOf(runs, params.id, params.step_id);
-        // Node lines only for the step that writes nodes, once it has started.
-        const rows = step.id === 'relabel_nodes' && step.state !== null && facts.run !== null ? await runs.nodeRows(facts.run, { limit: LOG_NODE_LIMIT }) : [];
-        const text = stepLog(facts, step, rows, facts.counts?.total ?? rows.length);
+        // Node lines only for the steps that write nodes (relabel_nodes, or a wave's: its nodes only), once started.
+        const writes = step.id === 'relabel_nodes' || step.wave !== undefined;
+        const rows = writes && step.state !== null && facts.run !== null ? await runs.nodeRows(facts.run, { limit: LOG_NODE_LIMIT, ...(step.wave ? { wave: step.wave.index } : {}) }) : [];
+        const text = stepLog(facts, step, rows, step.wave?.nodes ?? facts.counts?.total ?? rows.length);
         return { code: 200, text: { type: 'text/plain; charset=utf-8', body: text } };
       },
     }),

@@ -5,9 +5,10 @@
  */
 import { FailureType } from '../core/plan/failure-types.ts';
 import type { Runs } from '../facade/runs.ts';
-import type { RunRecord } from '../store/run-store.ts';
+import type { RunRecord, RunWave } from '../store/run-store.ts';
 import { isUlid } from '../store/ulid.ts';
 import { NOTE_LIMIT } from './action-views.ts';
+import { MAX_WAVE_STEPS } from './wave-steps.ts';
 import { decodeRunId, type RunKey } from './run-ids.ts';
 import type { RunState } from './run-views.ts';
 import { ApiError } from './status.ts';
@@ -60,6 +61,18 @@ export async function actionKeyOf(runs: Runs, id: string, what = 'action'): Prom
 }
 
 /**
+ * The store's waves of a run, as the runs facade reads them (the store's
+ * `runWaves`). Optional until the facade passes them through: without it a
+ * run in waves shows the one relabel_nodes step.
+ */
+type WaveReads = { waves?(run: number, query: { afterIndex?: number; limit: number }): Promise<RunWave[]> };
+
+/** The first waves of run `run` the steps list, and one more to tell there are more. */
+async function firstWaves(runs: Runs, run: number): Promise<RunWave[]> {
+  return (await (runs as Runs & WaveReads).waves?.(run, { limit: MAX_WAVE_STEPS + 1 })) ?? [];
+}
+
+/**
  * An action's state: its run's report and page of outcomes (as
  * {@link runState}), and what the store holds of its action (record,
  * command audit, counts, the first {@link NOTE_LIMIT} failed rows) with when
@@ -70,12 +83,13 @@ export async function actionState(runs: Runs, id: string, page: { offset?: strin
   const state = await runState(runs, key, page);
   const run = state.page.run ?? record?.id ?? null;
   const found = record ?? (run !== null ? await runs.record(run) : null);
-  const [commands, counts, rows, times] = await Promise.all([
+  const [commands, counts, rows, times, waves] = await Promise.all([
     run !== null ? runs.commands(run) : [],
     run !== null ? runs.counts(run) : null,
     run !== null ? runs.nodeRows(run, { status: 'failure', limit: NOTE_LIMIT }) : [],
     runs.stepTimes(key.workflowId, found?.executionRunId ?? key.runId),
+    run !== null ? firstWaves(runs, run) : [],
   ]);
-  state.action = { record: found, commands, times, failed: { rows, total: counts?.failure ?? rows.length }, counts };
+  state.action = { record: found, commands, times, failed: { rows, total: counts?.failure ?? rows.length }, counts, waves };
   return state;
 }

@@ -6,7 +6,7 @@
 import type { NodeOutcome, RunListing, RunStatusReport } from '../facade/runs.ts';
 import { RunStatus } from '../workflows/messages.ts';
 import type { RunStepTimes } from '../facade/run-actions.ts';
-import type { ActionCommand, RunNodeCounts, RunNodeRow, RunRecord } from '../store/run-store.ts';
+import type { ActionCommand, RunNodeCounts, RunNodeRow, RunRecord, RunWave } from '../store/run-store.ts';
 import { dagStatus, executionDate } from './action-steps.ts';
 import { waitsForPerson, waveState } from './action-rollout.ts';
 import { actionNotes, commandAudit, firstStart, stepFacts, stepSummaries, validations, type ActionFacts } from './action-views.ts';
@@ -24,6 +24,8 @@ export type ActionExtras = {
   times: RunStepTimes;
   failed: { rows: RunNodeRow[]; total: number };
   counts: RunNodeCounts | null;
+  /** A run in waves: its first waves (at most MAX_WAVE_STEPS + 1), counted by status; absent or empty: no waves. */
+  waves?: RunWave[];
 };
 
 /** The state of a run the views need: the facade's report, a page of its per-node outcomes and (for actions) its action extras. */
@@ -179,5 +181,6 @@ export function actionFacts(state: RunState, name?: ActionName): ActionFacts {
     times: extras?.times ?? {},
     failed: extras?.failed ?? { rows: [], total: 0 },
     counts: extras?.counts ?? null,
+    ...(extras?.waves && extras.waves.length > 0 ? { waves: extras.waves } : {}),
   };
 }
