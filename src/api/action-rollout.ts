@@ -106,7 +106,11 @@ export const WaveStateView = z
     waiting: z.enum(['health', 'approval', 'halted']).nullable().meta({ description: 'what the gate after the current wave waits for: the health gate, an approval (unpause or approve), or a halted run (unpause or resume; abort ends it)' }),
     reason: z.string().nullable(),
     approved: who.nullable().meta({ description: 'who approved the last approval gate' }),
-    aborted: who.nullable().meta({ description: 'the run was aborted at the gate after this wave: the nodes of later waves were not started' }),
+    aborted: who
+      .extend({ not_started: z.int().meta({ description: 'nodes of later waves it never started' }) })
+      .strict()
+      .nullable()
+      .meta({ description: 'the run was aborted at the gate after this wave: the nodes of later waves were not started' }),
   })
   .strict();
 /** Where a run in waves stands. */
@@ -117,7 +121,8 @@ export function waveState(progress: Pick<Progress, 'wave'> | undefined, result: 
   const w = progress?.wave;
   if (result) {
     if (result.waves === undefined && !result.aborted) return null;
-    return { count: result.waves ?? null, current: null, waiting: null, reason: null, approved: w?.approved ?? null, aborted: result.aborted ?? null };
+    const a = result.aborted;
+    return { count: result.waves ?? null, current: null, waiting: null, reason: null, approved: w?.approved ?? null, aborted: a ? { wave: a.wave, by: a.by, not_started: a.notStarted } : null };
   }
   if (!w) return null;
   return {

@@ -29,6 +29,11 @@ test('what a gate waits for comes with the command that moves the run on', () =>
     waveLines(wave({ waiting: 'halted', reason: '3 nodes failed (max_failed_nodes 0)' }), ID)[1],
     `halted: 3 nodes failed (max_failed_nodes 0) — relabel resume ${ID} or relabel abort ${ID}`,
   );
+  assert.equal(
+    waveLines(wave({ waiting: 'halted', reason: 'wave 2 (rack r2): 3 node(s) failed, more than the 0 allowed; resume to go on, abort to end the run here' }), ID)[1],
+    `halted: wave 2 (rack r2): 3 node(s) failed, more than the 0 allowed — relabel resume ${ID} or relabel abort ${ID}`,
+    'the words of what to do give way to the commands',
+  );
   assert.equal(waveLines(wave({ waiting: 'health', reason: 'ceph/ceph-osd: 2 of 12 pods Ready' }), ID)[1], 'health gate: ceph/ceph-osd: 2 of 12 pods Ready');
   assert.match(waveLines(wave({ waiting: 'health' }), ID)[1] ?? '', /^health gate: waiting for the wave's DaemonSet pods/);
   assert.equal(waveLines(wave({ approved: { wave: 0, by: 'ops-alice' } }), ID)[1], 'approved after wave 1 by ops-alice');
@@ -45,14 +50,14 @@ test('status shows the wave under the progress line, and the live line carries i
 test('the final result says how many waves and who aborted after which', () => {
   assert.deepEqual(waveResultLines({}), []);
   assert.deepEqual(waveResultLines({ waves: 5 }), ['waves: 5']);
-  const aborted = waveResultLines({ waves: 5, aborted: { wave: 1, by: 'ops-bob' } });
-  assert.equal(aborted[1], 'aborted after wave 2 by ops-bob: the nodes of later waves were not started (nothing written to them)');
+  const aborted = waveResultLines({ waves: 5, aborted: { wave: 1, by: 'ops-bob', notStarted: 36 } });
+  assert.equal(aborted[1], 'aborted after wave 2 by ops-bob: 36 node(s) of later waves were not started (nothing written to them)');
   const report: RunStatusReport = {
     workflowId: ID,
     runId: 'r1',
     execution: 'COMPLETED',
     startTime: '2026-01-01T00:00:00.000Z',
-    result: { status: 'partial_success', run: 3, revision: 2, site: 'site-a', dryRun: false, counts: { total: 60, success: 24, failure: 0, written: 24 }, failures: [], waves: 5, aborted: { wave: 1, by: 'ops-bob' } },
+    result: { status: 'partial_success', run: 3, revision: 2, site: 'site-a', dryRun: false, counts: { total: 60, success: 24, failure: 0, written: 24 }, failures: [], waves: 5, aborted: { wave: 1, by: 'ops-bob', notStarted: 36 } },
   };
   assert.match(outcomeText(report), /status: partial_success: 24 of 60 node\(s\) succeeded, 0 failed, 24 written\nwaves: 5\naborted after wave 2 by ops-bob/);
 });

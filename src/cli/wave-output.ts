@@ -18,7 +18,8 @@ export function waitingLine(w: WaveProgress, workflowId: string): string | undef
     case 'approval':
       return `waiting for approval: relabel approve ${workflowId}${w.reason ? ` (${w.reason})` : ''}`;
     case 'halted':
-      return `halted: ${w.reason ?? 'the run stopped at a gate'} — relabel resume ${workflowId} or relabel abort ${workflowId}`;
+      // The run's reason ends with what to do in words; the commands below say it exactly.
+      return `halted: ${(w.reason ?? 'the run stopped at a gate').replace(/; resume to go on, abort to end the run here$/, '')} — relabel resume ${workflowId} or relabel abort ${workflowId}`;
     case 'health':
       return `health gate: ${w.reason ?? "waiting for the wave's DaemonSet pods to be Ready, and those it lost to go"}`;
     default:
@@ -47,7 +48,8 @@ export function waveResultLines(result: Pick<UpdateLabelsResult, 'waves' | 'abor
   const lines: string[] = [];
   if (result.waves !== undefined) lines.push(`waves: ${result.waves}`);
   if (result.aborted) {
-    lines.push(`aborted after wave ${result.aborted.wave + 1} by ${result.aborted.by ?? 'unknown'}: the nodes of later waves were not started (nothing written to them)`);
+    const { wave, by, notStarted } = result.aborted;
+    lines.push(`aborted after wave ${wave + 1} by ${by ?? 'unknown'}: ${notStarted} node(s) of later waves were not started (nothing written to them)`);
   }
   return lines;
 }
