@@ -14,7 +14,10 @@
  * term naming nodes), then those with an untolerated taint, then those not
  * matching its node selector or affinity. (The API server of Kubernetes
  * 1.36 refuses expression values that are no label values, so those are not
- * generated: no pod carrying one can reach the scheduler.)
+ * generated: no pod carrying one can reach the scheduler.) And DaemonSets
+ * with such pod templates get pods, bound by the scheduler, on exactly the
+ * nodes `daemonSetShouldRun` picks (the DaemonSet controller's default
+ * tolerations added).
  *
  * Reproduce a failure with `RELABEL_SCHEDULER_SEED=<seed printed>`.
  */
@@ -25,7 +28,8 @@ import type { CoreV1Api, V1Node, V1Pod } from '@kubernetes/client-node';
 import { matchesNodePlacement, type NodeSelector, type SelectedNode } from '../src/core/plan/node-affinity.ts';
 import { BLOCKING_EFFECTS, toleratesTaints, type TaintLike, type Toleration } from '../src/core/plan/tolerations.ts';
 import { createNodeApi, loadKubeConfig } from '../src/kube/nodes.ts';
-import { toPodInfo } from '../src/kube/workloads.ts';
+import { toDaemonSetInfo, toPodInfo } from '../src/kube/workloads.ts';
+import { daemonSetShouldRun } from '../src/core/plan/daemon-sets.ts';
 import { createKwokNodes, waitForKwokNodes } from '../stack/kwok.ts';
 import { startSimulatedStack, type SimulatedStack } from './simulated-stack.ts';
 import { eventually } from './api-support.ts';
@@ -35,6 +39,9 @@ const NAMESPACE = 'default';
 const ROUNDS = 4;
 const NODES = 8;
 const PODS_PER_ROUND = 15;
+/** Node sets for the DaemonSets, and DaemonSets on each (their pod templates generated as the pods are). */
+const DAEMON_ROUNDS = 2;
+const DAEMON_SETS_PER_ROUND = 6;
 const NODE_NAMES = Array.from({ length: NODES }, (_, i) => `sched-n${i}`);
 /** The round a node's labels and pods belong to (canaries prove the scheduler sees the round's nodes). */
 const ROUND_LABEL = 'sched.test/round';
@@ -94,7 +101,7 @@ const podCase: fc.Arbitrary<PodCase> = fc
   .map(defined);
 
 /** A pod of `podCase` (or any other spec), labelled with its round and kind. */
-function podBody(name: string, round: number, kind: 'case' | 'canary', spec: PodCase & { nodeSelector?: Record<string, string> }): V1Pod {
+function podBody(name: string, round: number, kind: 'case' | 'canary' | 'daemon', spec: PodCase & { nodeSelector?: Record<string, string> }): V1Pod {
   const { affinity, ...rest } = spec;
   return {
     metadata: { name, labels: { [ROUND_LABEL]: String(round), kind } },
@@ -256,5 +263,54 @@ describe('the pure placement rules agree with the real kube-scheduler', () => {
     console.log(`# seed ${SEED}: ${ROUNDS * PODS_PER_ROUND} cases over ${ROUNDS} node sets of ${NODES}: ${JSON.stringify(tally)}`);
     assert.deepEqual(mismatches, [], `seed ${SEED}: ${mismatches.length} disagreement(s)`);
     assert.ok(tally.bound >= 10 && tally.unschedulable >= 10, `both outcomes are exercised: ${JSON.stringify(tally)}`);
+  });
+
+  it(`a DaemonSet runs on exactly the nodes daemonSetShouldRun picks, its pods all bound (seed ${SEED})`, async () => {
+    const nodeSets = fc.sample(fc.array(nodeConfig, { minLength: NODES, maxLength: NODES }), { seed: SEED + 2, numRuns: DAEMON_ROUNDS });
+    const cases = fc.sample(podCase, { seed: SEED + 3, numRuns: DAEMON_ROUNDS * DAEMON_SETS_PER_ROUND });
+    const mismatches: string[] = [];
+    const tally = { daemonSets: 0, pods: 0, nodesWithout: 0 };
+    for (let r = 0; r < DAEMON_ROUNDS; r++) {
+      const round = ROUNDS + r;
+      const nodes = await configureNodes(round, nodeSets[r] as NodeConfig[]);
+      const specs = cases.slice(r * DAEMON_SETS_PER_ROUND, (r + 1) * DAEMON_SETS_PER_ROUND);
+      const names = specs.map((_, i) => `ds-${round}-${i}`);
+      await Promise.all(
+        specs.map((spec, i) => {
+          const name = names[i] as string;
+          const template = podBody(name, round, 'daemon', spec);
+          template.metadata = { labels: { ...template.metadata?.labels, app: name } };
+          return sim.apps.createNamespacedDaemonSet({
+            namespace: NAMESPACE,
+            body: { metadata: { name, labels: { [ROUND_LABEL]: String(round) } }, spec: { selector: { matchLabels: { app: name } }, template } },
+          });
+        }),
+      );
+      for (const [i, name] of names.entries()) {
+        const settled = await eventually(
+          async () => ({
+            ds: await sim.apps.readNamespacedDaemonSet({ name, namespace: NAMESPACE }),
+            pods: (await core.listNamespacedPod({ namespace: NAMESPACE, labelSelector: `app=${name}` })).items,
+          }),
+          ({ ds, pods }) => ds.status?.observedGeneration === ds.metadata?.generation && ds.status?.desiredNumberScheduled === pods.length && pods.every((p) => decision(p) !== undefined),
+          60_000,
+          300,
+        );
+        const info = toDaemonSetInfo(settled.ds);
+        const want = nodes.filter((n) => daemonSetShouldRun(info, n).shouldRun).map((n) => n.name).sort();
+        const got = settled.pods.map((p) => decision(p)).map((d) => (d && 'bound' in d ? d.bound : `unschedulable: ${JSON.stringify(d)}`)).sort();
+        tally.daemonSets++;
+        tally.pods += got.length;
+        tally.nodesWithout += NODES - got.length;
+        if (JSON.stringify(got) !== JSON.stringify(want)) {
+          mismatches.push(`${name} (seed ${SEED}) ${JSON.stringify(specs[i])}\n  nodes: ${JSON.stringify(nodes)}\n  daemonSetShouldRun: ${JSON.stringify(want)}; controller and scheduler: ${JSON.stringify(got)}`);
+        }
+      }
+      await sim.apps.deleteCollectionNamespacedDaemonSet({ namespace: NAMESPACE, labelSelector: `${ROUND_LABEL}=${round}` });
+      await core.deleteCollectionNamespacedPod({ namespace: NAMESPACE, labelSelector: `${ROUND_LABEL}=${round},kind=canary`, gracePeriodSeconds: 0 });
+    }
+    console.log(`# seed ${SEED}: ${tally.daemonSets} DaemonSets over ${DAEMON_ROUNDS} node sets of ${NODES}: ${tally.pods} pods, ${tally.nodesWithout} nodes without`);
+    assert.deepEqual(mismatches, [], `seed ${SEED}: ${mismatches.length} disagreement(s)`);
+    assert.ok(tally.pods >= 10 && tally.nodesWithout >= 10, `both outcomes are exercised: ${JSON.stringify(tally)}`);
   });
 });
