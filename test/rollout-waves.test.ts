@@ -19,7 +19,7 @@ import type { Rollout } from '../src/core/plan/waves.ts';
 import { createKwokNodes, waitForKwokNodes } from '../stack/kwok.ts';
 import { restartTemporal } from '../stack/stack.ts';
 import { startSimulatedStack, type SimulatedStack } from './simulated-stack.ts';
-import { eventually } from './api-support.ts';
+import { ADMIN, eventually, startTestApi } from './api-support.ts';
 import { startRelabel, startWorkerProcess, uniqueSuffix } from './helpers.ts';
 import { prefixedSite, storeWithSite } from './site.ts';
 
@@ -205,6 +205,38 @@ describe('runs in waves on a simulated cluster: health gates, halts, approvals',
       assert.ok(commands.includes('approve:alice'), commands.join(' '));
     } finally {
       worker?.kill('SIGKILL');
+      await relabel.stop();
+    }
+  });
+
+  it('Shipyard sees one step per wave, its gate as up_for_reschedule; its unpause approves; abort skips the waves not started', async () => {
+    await unlabel();
+    const { url } = await storeWithSite(files);
+    const relabel = await startRelabel(url);
+    const api = await startTestApi({ storeUrl: url, taskQueue: relabel.taskQueue });
+    try {
+      const started = await startRun(relabel.runs, { by: 'rack', approval: 'each', healthTimeoutSeconds: 0 });
+      const actionId = (await relabel.store.getRun(started.run)).actionId ?? '';
+      const steps = async () => {
+        const answer = await api.call('GET', `/api/v1.0/actions/${actionId}`, { token: ADMIN });
+        assert.equal(answer.status, 200, answer.text);
+        return (answer.json.steps as { id: string; state: string | null }[]).map((s) => `${s.id}:${s.state ?? '-'}`);
+      };
+      await waitingAt(relabel.runs, started, 'approval', 0);
+      assert.deepEqual((await steps()).slice(2), ['relabel_wave_1:up_for_reschedule', 'relabel_wave_2:-', 'relabel_wave_3:-']);
+      const unpause = await api.call('POST', `/api/v1.0/actions/${actionId}/control/unpause`, { token: ADMIN });
+      assert.equal(unpause.status, 202, unpause.text);
+      await waitingAt(relabel.runs, started, 'approval', 1);
+      assert.deepEqual((await steps()).slice(2), ['relabel_wave_1:success', 'relabel_wave_2:up_for_reschedule', 'relabel_wave_3:-']);
+      const abort = await api.call('POST', `/api/v1.0/actions/${actionId}/control/abort`, { token: ADMIN });
+      assert.equal(abort.status, 202, abort.text);
+      const report = await relabel.runs.wait(started);
+      assert.deepEqual(report.result?.aborted?.notStarted, rackNodes(2).length);
+      assert.deepEqual((await steps()).slice(2), ['relabel_wave_1:success', 'relabel_wave_2:success', 'relabel_wave_3:skipped']);
+      const commands = (await relabel.store.actionCommands(started.run)).map((c) => c.command);
+      assert.deepEqual(commands.filter((c) => c !== 'invoke'), ['approve', 'abort'], 'Shipyard\'s unpause is recorded as the approval it was');
+    } finally {
+      await api.close();
       await relabel.stop();
     }
   });

@@ -60,16 +60,9 @@ export async function actionKeyOf(runs: Runs, id: string, what = 'action'): Prom
   return (await actionRun(runs, id, what)).key;
 }
 
-/**
- * The store's waves of a run, as the runs facade reads them (the store's
- * `runWaves`). Optional until the facade passes them through: without it a
- * run in waves shows the one relabel_nodes step.
- */
-type WaveReads = { waves?(run: number, query: { afterIndex?: number; limit: number }): Promise<RunWave[]> };
-
 /** The first waves of run `run` the steps list, and one more to tell there are more. */
 async function firstWaves(runs: Runs, run: number): Promise<RunWave[]> {
-  return (await (runs as Runs & WaveReads).waves?.(run, { limit: MAX_WAVE_STEPS + 1 })) ?? [];
+  return runs.waves(run, { limit: MAX_WAVE_STEPS + 1 });
 }
 
 /**

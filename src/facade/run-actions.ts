@@ -9,7 +9,7 @@ import type { Client } from '@temporalio/client';
 import { timestampMs } from '../temporal/timestamp.ts';
 import { isStoreError, StoreErrorCode } from '../store/store-error.ts';
 import type { RevisionStore } from '../store/revision-store.ts';
-import type { ActionCommand, RunNodeCounts, RunNodeRow, RunNodesQuery, RunRecord } from '../store/run-store.ts';
+import type { ActionCommand, RunNodeCounts, RunNodeRow, RunNodesQuery, RunRecord, RunWave } from '../store/run-store.ts';
 
 /** When one activity of a run was scheduled, started and closed (ISO times), and its attempt. */
 export interface ActivityTimes {
@@ -65,6 +65,8 @@ export interface RunActions {
   nodeAt(run: number, seq: number): Promise<RunNodeRow | null>;
   /** Run `run`'s rows counted by status, or null when the store has no such run. */
   counts(run: number): Promise<RunNodeCounts | null>;
+  /** A page of run `run`'s waves with their nodes counted by status (none for a run without waves). */
+  waves(run: number, query: { afterIndex?: number; limit: number }): Promise<RunWave[]>;
 }
 
 /** Builds the action half of the runs facade over `client` and `store`. */
@@ -133,5 +135,6 @@ export function createRunActions(deps: { client: Client; store: RevisionStore; n
     return orNull(store.runCounts(run));
   }
 
-  return { byActionId, record, commands, recordCommand, stepTimes, nodeRows, nodeAt, counts };
+  const waves = (run: number, query: { afterIndex?: number; limit: number }) => store.runWaves(run, query);
+  return { byActionId, record, commands, recordCommand, stepTimes, nodeRows, nodeAt, counts, waves };
 }
