@@ -16,12 +16,17 @@ import type { NodeApi, NodeState } from '../kube/nodes.ts';
 import { DEFAULT_WORKLOAD_PAGE, type WorkloadApi } from '../kube/workloads.ts';
 import type { RunStore } from '../store/run-store.ts';
 import type { WaveInfo } from '../workflows/messages.ts';
-import { all, podsOn } from './plan-impact.ts';
+import { all, podsOn, PODS_BY_NODE_THRESHOLD } from './plan-impact.ts';
+import { PAGE_SIZE } from './plan-run.ts';
 
 /** Rows read from the store at a time. */
 const PAGE = 5000;
-/** How often the health gate looks again. */
+/** How often the health gate looks again at a wave of a few nodes (their pods read node by node). */
 export const HEALTH_POLL_MS = 2000;
+/** How often it looks again at a larger wave, whose nodes and pods it LISTs. */
+export const HEALTH_POLL_LARGE_MS = 10_000;
+/** Wave nodes up to which the gate reads each node; more are LISTed. */
+const GET_THRESHOLD = 100;
 /** Node reads in flight at once for the health gate. */
 const READS = 8;
 
@@ -79,6 +84,15 @@ async function waveNodes(store: RunStore, nodes: NodeApi, run: number, wave: num
     afterSeq = last.seq;
   }
   const states: NodeState[] = [];
+  if (names.length > GET_THRESHOLD) {
+    const wanted = new Set(names);
+    try {
+      for await (const page of nodes.listNodes({ pageSize: PAGE_SIZE })) states.push(...page.filter((n) => wanted.has(n.name)));
+    } catch (err) {
+      throw mapNodeError(err, '(all)', 'list');
+    }
+    return states;
+  }
   for (let i = 0; i < names.length; i += READS) {
     const read = await Promise.all(names.slice(i, i + READS).map((name) => nodes.readNode(name).catch((err: unknown) => {
       throw mapNodeError(err, name, 'read');
@@ -93,7 +107,8 @@ export type HealthOutcome = { healthy: true; checked: number } | { healthy: fals
 
 /**
  * The health gate after wave `wave` of `run`: polls every
- * {@link HEALTH_POLL_MS} until every DaemonSet pod of the wave's nodes is as
+ * {@link HEALTH_POLL_MS} ({@link HEALTH_POLL_LARGE_MS} for a wave whose
+ * pods it LISTs cluster-wide) until every DaemonSet pod of the wave's nodes is as
  * it should be (see `waveHealth`), or `deadline` (epoch ms) passes.
  * Heartbeats each poll. Without workload access it fails (Forbidden) rather
  * than pass unchecked.
@@ -108,7 +123,8 @@ export async function checkWaveHealth(deps: { store: RunStore; nodes: NodeApi; w
     const health: WaveHealth = waveHealth(daemonSets, nodes, pods);
     Context.current().heartbeat({ unhealthy: health.unhealthy });
     if (health.unhealthy === 0) return { healthy: true, checked: health.checked };
-    if (Date.now() + HEALTH_POLL_MS > input.deadline) return { healthy: false, unhealthy: health.unhealthy, reason: healthText(health) };
-    await Context.current().sleep(HEALTH_POLL_MS);
+    const every = nodes.length > PODS_BY_NODE_THRESHOLD ? HEALTH_POLL_LARGE_MS : HEALTH_POLL_MS;
+    if (Date.now() + every > input.deadline) return { healthy: false, unhealthy: health.unhealthy, reason: healthText(health) };
+    await Context.current().sleep(every);
   }
 }
