@@ -2,7 +2,7 @@
  * Multi-document YAML loading with positions kept, so every later error can
  * point at a file, line and column. Pure: the caller reads the files.
  */
-import { isAlias, isMap, isScalar, isSeq, LineCounter, parseAllDocuments, visit } from 'yaml';
+import { Composer, isAlias, isMap, isScalar, isSeq, LineCounter, parseDocument, Parser, visit } from 'yaml';
 import type { Document, Node as YamlNode, ParsedNode } from 'yaml';
 import type { DocumentRef, PathSegment, SiteError } from '../plan/site-error.ts';
 import { formatPath } from '../plan/site-error.ts';
@@ -139,18 +139,45 @@ function yamlMessage(code: string, message: string): string {
   return code === 'TAG_RESOLVE_FAILED' ? `${message} (${quoteHint})` : message;
 }
 
+// Duplicate keys are found below in one pass per mapping; the parser's own check compares each key
+// with every earlier one, which a mapping of 100,000 keys turns into minutes.
+const YAML_OPTIONS = { prettyErrors: false, uniqueKeys: false } as const;
+
+/** 1-based line and column of an offset of a source. */
+type At = (offset: number) => { line: number; column: number };
+
+/**
+ * The position finder of the document at `range` of `text`, which keeps
+ * only the text and the range: a position parses the document again from
+ * the start of its first line (so its indentation reads as it did) and moves
+ * offsets back into `text`. Made outside the loader's loop, so that it holds
+ * nothing of the syntax tree the loader drops.
+ */
+function positionOf(text: string, range: readonly [number, number, number], at: At): LoadedDocument['position'] {
+  return (path, target) => {
+    const lineStart = text.lastIndexOf('\n', range[0] - 1) + 1;
+    const again = parseDocument(text.slice(lineStart, range[2]), YAML_OPTIONS);
+    const found = locate(again, path);
+    const node = target === 'key' && found.key !== null ? found.key : (found.node ?? found.key);
+    const offset = node?.range?.[0];
+    return at(offset === undefined ? range[0] : lineStart + offset);
+  };
+}
+
 function loadOne(source: SiteSource, documents: LoadedDocument[], errors: SiteError[]): void {
   const lineCounter = new LineCounter();
-  // Duplicate keys are found below in one pass per mapping; the parser's own check compares each key
-  // with every earlier one, which a mapping of 100,000 keys turns into minutes.
-  const parsed = parseAllDocuments(source.text, { lineCounter, prettyErrors: false, uniqueKeys: false });
-  const at = (offset: number) => {
+  const at: At = (offset) => {
     const { line, col } = lineCounter.linePos(offset);
     return { line, column: col };
   };
-  parsed.forEach((yamlDocument, i) => {
-    const index = i + 1;
-    if (isEmptyDocument(yamlDocument) && yamlDocument.errors.length === 0) return;
+  // One document at a time: each syntax tree is dropped once its value is read (the trees of a
+  // 50,000-node file weigh some 600 MiB, their values a sixth of that). An error's position parses
+  // its document again.
+  const parsed = new Composer(YAML_OPTIONS).compose(new Parser(lineCounter.addNewLine).parse(source.text));
+  let i = 0;
+  for (const yamlDocument of parsed) {
+    const index = ++i;
+    if (isEmptyDocument(yamlDocument) && yamlDocument.errors.length === 0) continue;
     const problems: { offset: number; message: string }[] = [];
     for (const problem of [...yamlDocument.errors, ...yamlDocument.warnings]) {
       problems.push({ offset: problem.pos[0], message: yamlMessage(problem.code, problem.message) });
@@ -202,12 +229,7 @@ function loadOne(source: SiteSource, documents: LoadedDocument[], errors: SiteEr
       index,
       value,
       broken,
-      position(path, target) {
-        const found = locate(yamlDocument, path);
-        const node = target === 'key' && found.key !== null ? found.key : (found.node ?? found.key);
-        const offset = node?.range?.[0] ?? yamlDocument.range[0];
-        return at(offset);
-      },
+      position: positionOf(source.text, yamlDocument.range, at),
     };
     for (const problem of problems) {
       errors.push({
@@ -220,10 +242,10 @@ function loadOne(source: SiteSource, documents: LoadedDocument[], errors: SiteEr
     }
     if (!broken && (typeof value !== 'object' || value === null || Array.isArray(value))) {
       errors.push(documentError(document, [], 'a document must be a mapping with schema, metadata and data'));
-      return;
+      continue;
     }
     documents.push(document);
-  });
+  }
 }
 
 /**
