@@ -131,7 +131,8 @@ describe("Shipyard's create action and action controls over HTTP", () => {
       assert.equal(isAppliedBy((await core.readNode({ name: node })).metadata?.annotations ?? {}, { run, revision: stoppedAction.revision as number }), false, `${node} was not written`);
     }
     assertFailure(await control(stoppedAction.id, 'unpause'), 409, 'NotRunning');
-    assertFailure(await control(stoppedAction.id, 'resume'), 400, 'InvalidRequest');
+    assertFailure(await control(stoppedAction.id, 'resume'), 409, 'NotRunning');
+    assertFailure(await control(stoppedAction.id, 'restart'), 400, 'InvalidRequest');
 
     const firstRun = (await worker.runs.status(action.workflow_id, action.run_id)).run as number;
     const audit = async (n: number) => (await worker.store.actionCommands(n)).filter((c) => c.command !== 'invoke').map((c) => [c.command, c.user]);

@@ -196,7 +196,8 @@ describe('HTTP API', () => {
     assertFailure(await api.call('GET', '/api/v1.0/actions?limit=1000'), 400);
     assertFailure(await api.call('POST', `/api/v1.0/actions/${action.id}/control/stop`), 409, 'NotRunning');
     assertFailure(await api.call('POST', `/api/v1.0/actions/${action.id}/control/pause`), 409, 'NotRunning');
-    assertFailure(await api.call('POST', `/api/v1.0/actions/${action.id}/control/resume`), 400, 'InvalidRequest');
+    assertFailure(await api.call('POST', `/api/v1.0/actions/${action.id}/control/resume`), 409, 'NotRunning');
+    assertFailure(await api.call('POST', `/api/v1.0/actions/${action.id}/control/restart`), 400, 'InvalidRequest');
     assertFailure(await api.call('GET', '/api/v1.0/actions/bm90LWFuLWlk'), 404, 'ActionNotFound');
     const unknownRun = encodeRunId({ workflowId: action.workflow_id, runId: '00000000-0000-4000-8000-000000000000' });
     assertFailure(await api.call('GET', `/api/v1.0/actions/${unknownRun}`), 404);
