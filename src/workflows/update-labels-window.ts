@@ -68,13 +68,14 @@ function historyFull(): boolean {
  * outcome moves the counts, the failure sample and the failure buffer, and
  * frees its place in the window.
  */
-function startNode(run: UpdateRun, state: CarriedProgress, node: string, { settles, telemetry }: WindowOptions): void {
+function startNode(run: UpdateRun, state: CarriedProgress, node: string, { settles, telemetry, wave }: WindowOptions): void {
   const { workflowId } = workflowInfo();
+  const inWave = wave && state.waves ? ` (wave ${wave.index + 1} of ${state.waves.count})` : '';
   const child = () =>
     executeChild(relabelNode, {
       workflowId: `${workflowId}/${state.run}/${node}`,
       args: [{ run: state.run, node, revision: state.revision, searchAttributes: run.useSearchAttributes }],
-      staticSummary: `Relabel ${node} at revision ${state.revision}`,
+      staticSummary: `Relabel ${node} at revision ${state.revision}${inWave}`,
       staticDetails: `Run ${state.run} of ${workflowId}: brings node **${node}** to revision ${state.revision} of site ${state.site}.`,
       parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
       ...(run.useSearchAttributes ? { typedSearchAttributes: nodeSearchAttributes(node, state.revision) } : {}),
