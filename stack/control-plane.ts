@@ -31,6 +31,11 @@ export interface ControlPlaneOptions {
    * controller would take 50 s to lift the not-ready taint of 1,000 new nodes.
    */
   controllerManagerQps?: number;
+  /**
+   * Seconds without a heartbeat (status or Lease) before the node lifecycle
+   * controller marks a node NotReady; absent: Kubernetes' default (50 s).
+   */
+  nodeMonitorGracePeriodSeconds?: number;
 }
 
 /** The two processes, started and healthy. */
@@ -83,6 +88,7 @@ function controllerManagerArgs(options: ControlPlaneOptions, certDir: string): s
     `--root-ca-file=${options.caFile}`,
     `--kube-api-qps=${qps}`,
     `--kube-api-burst=${qps * 2}`,
+    ...(options.nodeMonitorGracePeriodSeconds ? [`--node-monitor-grace-period=${options.nodeMonitorGracePeriodSeconds}s`] : []),
   ];
 }
 

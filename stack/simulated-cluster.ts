@@ -38,6 +38,24 @@ export interface SimulatedClusterInfo {
   leaseSeconds: number;
 }
 
+/** Kubernetes' own `--node-monitor-grace-period`, in seconds. */
+const DEFAULT_GRACE_SECONDS = 50;
+
+/**
+ * The node lifecycle controller's grace period that fits the cluster's
+ * heartbeats: two and a half times the longest a node goes without one
+ * (its status heartbeat, 10 % jitter included, or its Lease renewal,
+ * whichever comes more often), and never below Kubernetes' default. Long
+ * heartbeats (for thousands of nodes on a small machine) would otherwise
+ * make nodes flap NotReady.
+ */
+export function graceSeconds(info: Pick<SimulatedClusterInfo, 'heartbeatSeconds' | 'leaseSeconds'>): number {
+  const status = info.heartbeatSeconds > 0 ? info.heartbeatSeconds * 1.1 : Number.POSITIVE_INFINITY;
+  const lease = info.leaseSeconds > 0 ? info.leaseSeconds / 4 : Number.POSITIVE_INFINITY;
+  const longest = Math.min(status, lease);
+  return Number.isFinite(longest) ? Math.max(DEFAULT_GRACE_SECONDS, Math.ceil(2.5 * longest)) : DEFAULT_GRACE_SECONDS;
+}
+
 /** The names of the Nodes a simulated cluster created at start. */
 export function simulatedNodeNames(info: Pick<SimulatedClusterInfo, 'nodePrefix' | 'nodes'>): string[] {
   return Array.from({ length: info.nodes }, (_, i) => kwokNodeName(info.nodePrefix, i));
@@ -85,6 +103,7 @@ export async function startSimulatedCluster(
         ports: context.ports,
         ...(options.controllers ? { controllers: options.controllers } : {}),
         ...(options.controllerManagerQps ? { controllerManagerQps: options.controllerManagerQps } : {}),
+        ...(graceSeconds(info) > DEFAULT_GRACE_SECONDS ? { nodeMonitorGracePeriodSeconds: graceSeconds(info) } : {}),
       },
       env,
     );
