@@ -146,18 +146,26 @@ const YAML_OPTIONS = { prettyErrors: false, uniqueKeys: false } as const;
 /** 1-based line and column of an offset of a source. */
 type At = (offset: number) => { line: number; column: number };
 
+/** The one document of a source parsed again for positions, kept until another is asked for. */
+type Reparsed = { start: number; tree: Document | undefined };
+
 /**
  * The position finder of the document at `range` of `text`, which keeps
  * only the text and the range: a position parses the document again from
  * the start of its first line (so its indentation reads as it did) and moves
- * offsets back into `text`. Made outside the loader's loop, so that it holds
- * nothing of the syntax tree the loader drops.
+ * offsets back into `text`. The last document parsed again is kept in
+ * `reparsed`, shared by the source's documents: a document's errors come one
+ * after another, so it is parsed again once, and no more than one tree is
+ * held whatever the number of documents with errors.
  */
-function positionOf(text: string, range: readonly [number, number, number], at: At): LoadedDocument['position'] {
+function positionOf(text: string, range: readonly [number, number, number], at: At, reparsed: Reparsed): LoadedDocument['position'] {
   return (path, target) => {
     const lineStart = text.lastIndexOf('\n', range[0] - 1) + 1;
-    const again = parseDocument(text.slice(lineStart, range[2]), YAML_OPTIONS);
-    const found = locate(again, path);
+    if (reparsed.start !== lineStart || reparsed.tree === undefined) {
+      reparsed.tree = parseDocument(text.slice(lineStart, range[2]), YAML_OPTIONS);
+      reparsed.start = lineStart;
+    }
+    const found = locate(reparsed.tree, path);
     const node = target === 'key' && found.key !== null ? found.key : (found.node ?? found.key);
     const offset = node?.range?.[0];
     return at(offset === undefined ? range[0] : lineStart + offset);
@@ -174,6 +182,7 @@ function loadOne(source: SiteSource, documents: LoadedDocument[], errors: SiteEr
   // 50,000-node file weigh some 600 MiB, their values a sixth of that). An error's position parses
   // its document again.
   const parsed = new Composer(YAML_OPTIONS).compose(new Parser(lineCounter.addNewLine).parse(source.text));
+  const reparsed: Reparsed = { start: -1, tree: undefined };
   let i = 0;
   for (const yamlDocument of parsed) {
     const index = ++i;
@@ -229,7 +238,7 @@ function loadOne(source: SiteSource, documents: LoadedDocument[], errors: SiteEr
       index,
       value,
       broken,
-      position: positionOf(source.text, yamlDocument.range, at),
+      position: positionOf(source.text, yamlDocument.range, at, reparsed),
     };
     for (const problem of problems) {
       errors.push({
