@@ -84,7 +84,7 @@ async function* targetsOf(store: RunStore, run: number): AsyncGenerator<string> 
 }
 
 /** Lists every node a page at a time; a permanent refusal (401, 403) becomes the plan's failure, with its type. */
-async function* listNodes(nodes: NodeApi): AsyncGenerator<NodeState[]> {
+export async function* listNodes(nodes: NodeApi): AsyncGenerator<NodeState[]> {
   try {
     yield* nodes.listNodes({ pageSize: PAGE_SIZE });
   } catch (err) {
@@ -92,8 +92,8 @@ async function* listNodes(nodes: NodeApi): AsyncGenerator<NodeState[]> {
   }
 }
 
-/** Reads the named nodes with bounded concurrency, one page of results at a time. */
-async function* getNodes(nodes: NodeApi, names: readonly string[]): AsyncGenerator<(NodeState | NodeFailure)[]> {
+/** Reads the named nodes with bounded concurrency, one page of results at a time (a missing node is its failure). */
+export async function* getNodes(nodes: NodeApi, names: readonly string[]): AsyncGenerator<(NodeState | NodeFailure)[]> {
   for (let i = 0; i < names.length; i += PAGE_SIZE) {
     const slice = names.slice(i, i + PAGE_SIZE);
     const page: (NodeState | NodeFailure)[] = new Array(slice.length);

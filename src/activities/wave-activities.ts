@@ -11,13 +11,12 @@ import { FailureType } from '../core/plan/failure-types.ts';
 import { healthText, waveHealth, type WaveHealth } from '../core/plan/wave-health.ts';
 import { assignWaves, effectiveRollout, MAX_WAVES, type EffectiveRollout, type Rollout, type WaveMember } from '../core/plan/waves.ts';
 import type { Design } from '../core/site/validate-site.ts';
-import { mapNodeError } from '../kube/errors.ts';
 import type { NodeApi, NodeState } from '../kube/nodes.ts';
 import { DEFAULT_WORKLOAD_PAGE, type WorkloadApi } from '../kube/workloads.ts';
 import type { RunStore } from '../store/run-store.ts';
 import type { WaveInfo } from '../workflows/messages.ts';
 import { all, podsOn, PODS_BY_NODE_THRESHOLD } from './plan-impact.ts';
-import { PAGE_SIZE } from './plan-run.ts';
+import { GET_THRESHOLD, getNodes, listNodes } from './plan-run.ts';
 
 /** Rows read from the store at a time. */
 const PAGE = 5000;
@@ -25,10 +24,6 @@ const PAGE = 5000;
 export const HEALTH_POLL_MS = 2000;
 /** How often it looks again at a larger wave, whose nodes and pods it LISTs. */
 export const HEALTH_POLL_LARGE_MS = 10_000;
-/** Wave nodes up to which the gate reads each node; more are LISTed. */
-const GET_THRESHOLD = 100;
-/** Node reads in flight at once for the health gate. */
-const READS = 8;
 
 /** A planned run's waves: how many, and the rollout they follow. */
 export interface PlannedWaves {
@@ -84,20 +79,13 @@ async function waveNodes(store: RunStore, nodes: NodeApi, run: number, wave: num
     afterSeq = last.seq;
   }
   const states: NodeState[] = [];
-  if (names.length > GET_THRESHOLD) {
-    const wanted = new Set(names);
-    try {
-      for await (const page of nodes.listNodes({ pageSize: PAGE_SIZE })) states.push(...page.filter((n) => wanted.has(n.name)));
-    } catch (err) {
-      throw mapNodeError(err, '(all)', 'list');
+  const pages = names.length > GET_THRESHOLD ? listNodes(nodes) : getNodes(nodes, names);
+  const wanted = new Set(names);
+  for await (const page of pages) {
+    for (const item of page) {
+      if ('error' in item) throw ApplicationFailure.nonRetryable(item.error.message, item.error.type);
+      if (wanted.has(item.name)) states.push(item);
     }
-    return states;
-  }
-  for (let i = 0; i < names.length; i += READS) {
-    const read = await Promise.all(names.slice(i, i + READS).map((name) => nodes.readNode(name).catch((err: unknown) => {
-      throw mapNodeError(err, name, 'read');
-    })));
-    states.push(...read);
   }
   return states;
 }
