@@ -104,6 +104,7 @@ export class UpdateRun {
     const c = carried?.counts;
     const total = c?.total ?? 0;
     const success = c?.success ?? 0;
+    const wave = this.waveProgress();
     const failure = c?.failure ?? 0;
     return {
       phase: this.phase,
@@ -117,7 +118,7 @@ export class UpdateRun {
       status: this.result?.status,
       retryOf: input.retryOf,
       ...(control.paused ? { paused: true } : {}),
-      ...(this.waveProgress() ? { wave: this.waveProgress() } : {}),
+      ...(wave ? { wave } : {}),
     };
   }
 
