@@ -4,7 +4,7 @@
  */
 
 /** Schema version this code writes and reads. Stored in the schema's `meta` table. */
-export const POSTGRES_SCHEMA_VERSION = 7;
+export const POSTGRES_SCHEMA_VERSION = 8;
 
 /** Version 1: contents, revisions and their files and tags, the buffer. */
 function schemaSql(schema: string): string {
@@ -192,6 +192,18 @@ CREATE TABLE ${s}.run_waves (
 `;
 }
 
+/** Version 8: each revision's validated design, in the format of the code that resolved it. */
+function revisionDesignsSchemaSql(schema: string): string {
+  const s = `"${schema}"`;
+  return `
+CREATE TABLE ${s}.revision_designs (
+  revision_id integer PRIMARY KEY REFERENCES ${s}.revisions (id),
+  format text NOT NULL,
+  design text NOT NULL
+);
+`;
+}
+
 /**
  * The steps from each schema version to the next: the SQL that turns
  * version `from` into `from + 1`. A fresh schema runs them all.
@@ -204,4 +216,5 @@ export const POSTGRES_MIGRATIONS: readonly { from: number; sql: (schema: string)
   { from: 4, sql: runAuditSchemaSql },
   { from: 5, sql: runActionSchemaSql },
   { from: 6, sql: runWavesSchemaSql },
+  { from: 7, sql: revisionDesignsSchemaSql },
 ];

@@ -49,6 +49,7 @@ function tableNames(schema: string): TableNames {
     runPluginSets: q('run_plugin_sets'),
     runCommands: q('run_commands'),
     runWaves: q('run_waves'),
+    revisionDesigns: q('revision_designs'),
   };
 }
 

@@ -172,6 +172,19 @@ export interface RevisionStore extends RunStore, DriftStore, PluginStore {
   /** True when any revision carries `site-action-success` or `site-action-failure`. */
   hasSiteActionRevision(): Promise<boolean>;
 
+  /**
+   * The design kept for revision `id` in `format` (opaque text, see
+   * {@link storeDesign}), or null when none is kept in that format.
+   */
+  storedDesign(id: number, format: string): Promise<string | null>;
+
+  /**
+   * Keep `design` (opaque, non-empty text) as revision `id`'s validated
+   * design in `format`, in place of the one kept before (in any format).
+   * NotFound when the revision is absent.
+   */
+  storeDesign(id: number, format: string, design: string): Promise<void>;
+
   /** Differences from revision `from` (0 = empty) to revision `to`. NotFound for absent revisions. */
   diff(from: number, to: number): Promise<RevisionDiff>;
 

@@ -43,6 +43,8 @@ export interface TableNames {
   readonly runCommands: string;
   /** Each run's waves (schema version 7). */
   readonly runWaves: string;
+  /** Each revision's validated design (schema version 8). */
+  readonly revisionDesigns: string;
 }
 
 /** A backend: transactions over one database. */

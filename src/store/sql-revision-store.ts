@@ -40,6 +40,7 @@ import { sqlPluginStore } from './sql-plugin-store.ts';
 import { sqlRunStore } from './sql-run-store.ts';
 import type { DriftStore } from './drift-store.ts';
 import { sqlDriftStore } from './sql-drift-store.ts';
+import { sqlRevisionDesigns } from './sql-revision-designs.ts';
 
 /** A buffer as one comparable text: each bucket with its staging time and its files' digests. */
 function bufferKey(buffer: readonly StagedBucket[]): string {
@@ -56,6 +57,7 @@ export class SqlRevisionStore implements RevisionStore {
   readonly #runs: RunStore;
   readonly #drift: DriftStore;
   readonly #plugins: PluginStore;
+  readonly #designs: Pick<RevisionStore, 'storedDesign' | 'storeDesign'>;
 
   /** @param driver - the backend; owned by the store from now on (closed by {@link close}) */
   constructor(driver: SqlDriver) {
@@ -64,6 +66,7 @@ export class SqlRevisionStore implements RevisionStore {
     this.#runs = sqlRunStore(this.#driver);
     this.#drift = sqlDriftStore(this.#driver);
     this.#plugins = sqlPluginStore(this.#driver);
+    this.#designs = sqlRevisionDesigns(this.#driver);
   }
 
   createRun: RunStore['createRun'] = (input) => this.#runs.createRun(input);
@@ -83,6 +86,8 @@ export class SqlRevisionStore implements RevisionStore {
   cancelRunNodes: RunStore['cancelRunNodes'] = (id, detail) => this.#runs.cancelRunNodes(id, detail);
   setRunWaves: RunStore['setRunWaves'] = (id, waves) => this.#runs.setRunWaves(id, waves);
   runWaves: RunStore['runWaves'] = (id, query) => this.#runs.runWaves(id, query);
+  storedDesign: RevisionStore['storedDesign'] = (id, format) => this.#designs.storedDesign(id, format);
+  storeDesign: RevisionStore['storeDesign'] = (id, format, design) => this.#designs.storeDesign(id, format, design);
   savePluginSet: PluginStore['savePluginSet'] = (input) => this.#plugins.savePluginSet(input);
   latestPluginSet: PluginStore['latestPluginSet'] = (site) => this.#plugins.latestPluginSet(site);
   pluginSet: PluginStore['pluginSet'] = (id) => this.#plugins.pluginSet(id);

@@ -7,7 +7,7 @@ import type { DatabaseSync } from 'node:sqlite';
 import { StoreError, StoreErrorCode } from './store-error.ts';
 
 /** Schema version this code writes and reads. Stored in the `meta` table. */
-export const SQLITE_SCHEMA_VERSION = 7;
+export const SQLITE_SCHEMA_VERSION = 8;
 
 // Timestamps are ISO-8601 text written by the application.
 const SCHEMA = `
@@ -168,6 +168,15 @@ CREATE TABLE run_waves (
 ) STRICT;
 `;
 
+// Version 8: each revision's validated design, in the format of the code that resolved it.
+const REVISION_DESIGNS_SCHEMA = `
+CREATE TABLE revision_designs (
+  revision_id INTEGER NOT NULL PRIMARY KEY REFERENCES revisions (id),
+  format TEXT NOT NULL,
+  design TEXT NOT NULL
+) STRICT;
+`;
+
 /**
  * The steps from each schema version to the next: the SQL that turns
  * version `from` into `from + 1`. A fresh database runs them all.
@@ -180,6 +189,7 @@ const MIGRATIONS: readonly { from: number; sql: string }[] = [
   { from: 4, sql: RUN_AUDIT_SCHEMA },
   { from: 5, sql: RUN_ACTION_SCHEMA },
   { from: 6, sql: RUN_WAVES_SCHEMA },
+  { from: 7, sql: REVISION_DESIGNS_SCHEMA },
 ];
 
 /** Create the schema on a fresh database, or bring an older one up to {@link SQLITE_SCHEMA_VERSION} step by step. */

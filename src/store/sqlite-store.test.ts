@@ -38,7 +38,7 @@ describe('SQLite backend specifics', () => {
     await store.commit();
     await store.close();
     const db = new DatabaseSync(path);
-    db.exec(`DROP TABLE drift_nodes; DROP TABLE drift_reports; DROP TABLE plugin_set_labels; DROP TABLE plugin_set_plugins; DROP TABLE plugin_sets; DROP TABLE plugin_status; DROP TABLE run_plugin_sets; DROP TABLE run_commands; DROP TABLE run_waves; DROP TABLE run_nodes; DROP TABLE runs; UPDATE meta SET value = '1' WHERE key = 'schema_version'`);
+    db.exec(`DROP TABLE drift_nodes; DROP TABLE drift_reports; DROP TABLE plugin_set_labels; DROP TABLE plugin_set_plugins; DROP TABLE plugin_sets; DROP TABLE plugin_status; DROP TABLE run_plugin_sets; DROP TABLE run_commands; DROP TABLE run_waves; DROP TABLE revision_designs; DROP TABLE run_nodes; DROP TABLE runs; UPDATE meta SET value = '1' WHERE key = 'schema_version'`);
     db.close();
     const migrated = await openSqliteStore(path);
     try {
@@ -65,7 +65,7 @@ describe('SQLite backend specifics', () => {
     // What a version-2 relabel left behind: the runs table without the audit columns, and a run in it.
     const db = new DatabaseSync(path);
     db.exec(`DROP TABLE drift_nodes; DROP TABLE drift_reports; DROP TABLE plugin_set_labels; DROP TABLE plugin_set_plugins; DROP TABLE plugin_sets; DROP TABLE plugin_status; DROP TABLE run_plugin_sets`);
-    db.exec(`DROP TABLE run_waves; DROP INDEX run_nodes_wave; ALTER TABLE run_nodes DROP COLUMN wave;`);
+    db.exec(`DROP TABLE run_waves; DROP TABLE revision_designs; DROP INDEX run_nodes_wave; ALTER TABLE run_nodes DROP COLUMN wave;`);
     db.exec(`DROP TABLE run_commands; DROP INDEX runs_action_id; ALTER TABLE runs DROP COLUMN action_id; ALTER TABLE runs DROP COLUMN context_marker; ALTER TABLE runs DROP COLUMN execution_run_id`);
     db.exec(`ALTER TABLE runs DROP COLUMN started_by; ALTER TABLE runs DROP COLUMN started_via; ALTER TABLE runs DROP COLUMN outcome`);
     db.exec(`UPDATE meta SET value = '2' WHERE key = 'schema_version'`);

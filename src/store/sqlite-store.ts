@@ -45,6 +45,7 @@ const TABLES: TableNames = {
   runPluginSets: 'run_plugin_sets',
   runCommands: 'run_commands',
   runWaves: 'run_waves',
+  revisionDesigns: 'revision_designs',
 };
 
 /**

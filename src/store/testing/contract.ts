@@ -15,6 +15,7 @@ import { driftContract } from './contract-drift.ts';
 import { pluginsContract } from './contract-plugins.ts';
 import { actionsContract } from './contract-actions.ts';
 import { wavesContract } from './contract-waves.ts';
+import { designsContract } from './contract-designs.ts';
 
 const f = (source: string, text: string): SourceFile => ({ source, text });
 
@@ -254,5 +255,6 @@ export function revisionStoreContract(backend: string, fixture: StoreFixture): v
     pluginsContract(fixture);
     actionsContract(fixture);
     wavesContract(fixture);
+    designsContract(fixture);
   });
 }
