@@ -3,6 +3,10 @@ import { describe, it } from 'node:test';
 import { FailureType } from '../core/plan/failure-types.ts';
 import { formatError, type SiteError } from '../core/plan/site-error.ts';
 import { nodeDoc, profileDoc, source } from '../core/site/testing.ts';
+import { designFormat } from '../store/design-format.ts';
+import { createDesignCache, decodeDesign } from '../store/design-cache.ts';
+import { openStore } from '../store/open-store.ts';
+import { createDocuments } from './documents.ts';
 import { RelabelError } from './relabel-error.ts';
 import { withDocuments } from './testing.ts';
 
@@ -61,4 +65,29 @@ describe('documents facade: stage checks each document, commit the whole site', 
       assert.deepEqual(await documents.discard(), ['other']);
       await assert.rejects(documents.checkCommit(), (e: unknown) => e instanceof RelabelError && e.type === FailureType.EmptyBuffer);
     }));
+
+  it('keeps the design it validated with the revision it commits, so no process validates that revision again', async () => {
+    const store = await openStore('sqlite::memory:');
+    try {
+      const documents = createDocuments(store);
+      await documents.stage('profiles', profiles);
+      await documents.stage('nodes', nodes);
+      const { revision } = await documents.commit();
+      const stored = await store.storedDesign(revision.id, designFormat());
+      assert.ok(stored, 'the design is stored at commit');
+      const design = await decodeDesign(stored);
+      assert.deepEqual(Object.keys(design.nodes), ['n1']);
+      const read = store.documents.bind(store);
+      let reads = 0;
+      store.documents = (id) => (reads++, read(id));
+      assert.deepEqual(await createDesignCache(store).get(revision.id), { ok: true, design });
+      assert.equal(reads, 0, 'the design was read back, not validated');
+
+      await documents.stage('nodes', [source('nodes.yaml', nodeDoc('n2', '  host_profile: missing'))]);
+      const forced = await documents.commit({ force: true });
+      assert.equal(await store.storedDesign(forced.revision.id, designFormat()), null, 'an invalid site keeps no design');
+    } finally {
+      await store.close();
+    }
+  });
 });

@@ -10,9 +10,10 @@ import { FailureType } from '../core/plan/failure-types.ts';
 import type { SiteError } from '../core/plan/site-error.ts';
 import { validateDocumentsAlone } from '../core/site/validate-documents.ts';
 import { validateSite, type SiteValidation } from '../core/site/validate-site.ts';
+import { keepCommittedDesign } from '../store/design-cache.ts';
 import { validateDocuments } from '../store/revision-checks.ts';
 import { isStoreError, StoreErrorCode } from '../store/store-error.ts';
-import type { Revision, RevisionStore, SourceFile } from '../store/revision-store.ts';
+import type { Revision, RevisionDocument, RevisionStore, SourceFile } from '../store/revision-store.ts';
 import { createConfigdocs } from './configdocs.ts';
 import { documentValidationError, RelabelError } from './relabel-error.ts';
 
@@ -45,9 +46,8 @@ export function createDocuments(store: RevisionStore) {
     return [...buckets].sort(([a], [b]) => (a < b ? -1 : 1)).map(([bucket, files]) => ({ bucket, files }));
   }
 
-  function validateBuckets(buckets: { bucket: string; files: readonly SourceFile[] }[]): SiteValidation {
-    return validateDocuments(buckets.flatMap(({ bucket, files }) => files.map((f) => ({ bucket, source: f.source, text: f.text }))));
-  }
+  const asDocuments = (buckets: { bucket: string; files: readonly SourceFile[] }[]): RevisionDocument[] =>
+    buckets.flatMap(({ bucket, files }) => files.map((f) => ({ bucket, source: f.source, text: f.text })));
 
   /** Checks a bucket's documents each on its own (YAML, schema, label syntax, names given twice); throws every error. */
   function checkAlone(bucket: string, files: readonly SourceFile[]): void {
@@ -56,12 +56,13 @@ export function createDocuments(store: RevisionStore) {
     if (!result.ok) throw invalid(result.errors, `bucket ${bucket} has invalid documents`);
   }
 
-  /** The staged buckets' names and every error of the site they would make; EmptyBuffer when nothing is staged. */
-  async function checkBuffer(): Promise<{ buckets: string[]; errors: SiteError[] }> {
+  /** The staged buckets' names and every error of the site they would make (with its files and validation); EmptyBuffer when nothing is staged. */
+  async function checkBuffer(): Promise<{ buckets: string[]; errors: SiteError[]; files: RevisionDocument[]; validation: SiteValidation }> {
     const buffered = await store.buffer();
     if (buffered.length === 0) throw new RelabelError(FailureType.EmptyBuffer, 'nothing is staged: stage documents before committing');
-    const result = validateBuckets(await prospective());
-    return { buckets: buffered.map((b) => b.bucket), errors: result.ok ? [] : result.errors };
+    const files = asDocuments(await prospective());
+    const validation = validateDocuments(files);
+    return { buckets: buffered.map((b) => b.bucket), errors: validation.ok ? [] : validation.errors, files, validation };
   }
 
   return {
@@ -97,7 +98,10 @@ export function createDocuments(store: RevisionStore) {
      * staged buckets laid over it). Commits nothing. EmptyBuffer when
      * nothing is staged.
      */
-    checkCommit: checkBuffer,
+    checkCommit: async () => {
+      const { buckets, errors } = await checkBuffer();
+      return { buckets, errors };
+    },
 
     /**
      * Commits the buffer as a new revision after validating the whole site it
@@ -108,9 +112,11 @@ export function createDocuments(store: RevisionStore) {
      * a later one fixes them).
      */
     async commit(options: { message?: string; force?: boolean } = {}): Promise<{ revision: Revision; warnings: SiteError[] }> {
-      const { errors } = await checkBuffer();
+      const { errors, files, validation } = await checkBuffer();
       if (errors.length > 0 && options.force !== true) throw invalid(errors, 'the staged site is invalid');
       const revision = await storeCall(() => store.commit(options.message === undefined ? {} : { message: options.message }));
+      // The site was validated just now: runs of this revision read its design instead of validating again.
+      if (validation.ok) await keepCommittedDesign(store, revision.id, files, validation.design);
       return { revision, warnings: errors };
     },
 

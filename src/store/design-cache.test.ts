@@ -3,7 +3,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { validateSite } from '../core/site/validate-site.ts';
-import { createDesignCache, decodeDesign, encodeDesign } from './design-cache.ts';
+import { createDesignCache, decodeDesign, encodeDesign, keepCommittedDesign } from './design-cache.ts';
 import { designFormat } from './design-format.ts';
 import type { RevisionStore } from './revision-store.ts';
 import { openSqliteStore, SQLITE_MEMORY } from './sqlite-store.ts';
@@ -69,4 +69,17 @@ test('an invalid revision is not stored', async (t) => {
 test('the format names the core code: stable in one process, a digest', () => {
   assert.match(designFormat(), /^design-[0-9a-f]{24}$/);
   assert.equal(designFormat(), designFormat());
+});
+
+test('a design validated before a commit is kept only when the revision holds exactly the files validated', async (t) => {
+  const { store } = await sampleStore(t);
+  const files = sample.map((f) => ({ bucket: 'site', source: f.source, text: f.text }));
+  const v = validateSite(files.map((f) => ({ source: `site/${f.source}`, text: f.text })));
+  assert.ok(v.ok);
+  await keepCommittedDesign(store, 1, files.slice(1), v.design);
+  assert.equal(await store.storedDesign(1, designFormat()), null, 'a file missing: another site');
+  await keepCommittedDesign(store, 1, files.map((f, i) => (i === 0 ? { ...f, text: `${f.text}\n` } : f)), v.design);
+  assert.equal(await store.storedDesign(1, designFormat()), null, 'a file changed: another site');
+  await keepCommittedDesign(store, 1, [...files].reverse(), v.design);
+  assert.deepEqual(await decodeDesign((await store.storedDesign(1, designFormat())) ?? ''), v.design, 'the same files in any order');
 });

@@ -16,7 +16,7 @@ import { gunzip, gzip } from 'node:zlib';
 import type { Design, SiteValidation } from '../core/site/validate-site.ts';
 import { designFormat } from './design-format.ts';
 import { validateDocuments } from './revision-checks.ts';
-import type { RevisionStore } from './revision-store.ts';
+import type { RevisionDocument, RevisionStore } from './revision-store.ts';
 
 /** A revision's design, or every error found in its documents. */
 export type DesignResult = { ok: true; design: Design } | Extract<SiteValidation, { ok: false }>;
@@ -62,6 +62,25 @@ async function validated(store: RevisionStore, revision: number, format: string)
     // Too large for one string, or the store refused: readers validate instead.
   }
   return { ok: true, design: v.design };
+}
+
+/**
+ * Stores `design`, validated from `files` before they were committed as
+ * `revision`, once the revision is read back holding exactly those files
+ * (another commit or stage in between would make it another site). Best
+ * effort, as {@link validated}: what is not stored is validated again by
+ * the first process to need it.
+ */
+export async function keepCommittedDesign(store: RevisionStore, revision: number, files: readonly RevisionDocument[], design: Design): Promise<void> {
+  const key = (d: RevisionDocument) => `${d.bucket}\0${d.source}`;
+  const expected = new Map(files.map((d) => [key(d), d.text]));
+  const committed = await store.documents(revision);
+  if (committed.length !== expected.size || committed.some((d) => expected.get(key(d)) !== d.text)) return;
+  try {
+    await store.storeDesign(revision, designFormat(), await encodeDesign(design));
+  } catch {
+    // As in validated(): readers validate instead.
+  }
 }
 
 /** A {@link DesignCache} over `store` keeping the `size` most recently used revisions. */
