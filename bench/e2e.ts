@@ -46,7 +46,8 @@ import { parseArgs } from 'node:util';
 import { PatchStrategy, setHeaderOptions, type CoreV1Api } from '@kubernetes/client-node';
 import { Client, Connection } from '@temporalio/client';
 import { isKubeletLabelKey } from '../src/core/plan/label-keys.ts';
-import { validateSite, type Design } from '../src/core/site/validate-site.ts';
+import type { Design } from '../src/core/site/validate-site.ts';
+import { createDocuments } from '../src/facade/documents.ts';
 import { loadKubeConfig } from '../src/kube/nodes.ts';
 import { createRuns, type Runs } from '../src/facade/runs.ts';
 import { createPlans } from '../src/facade/plan.ts';
@@ -56,7 +57,7 @@ import { temporalCounts, temporalFigures } from '../stack/temporal-metrics.ts';
 import { freePorts, startStack, stopStack, type StackInfo } from '../stack/stack.ts';
 import { createDesignCache } from '../src/store/design-cache.ts';
 import { openStore } from '../src/store/open-store.ts';
-import type { RevisionStore } from '../src/store/revision-store.ts';
+import type { RevisionStore, SourceFile } from '../src/store/revision-store.ts';
 import { WORKER_NODE_FLAGS } from '../src/worker/config.ts';
 import { benchSite, withChangedNodes } from './bench-site.ts';
 import { benchCore, floor, pool, registerNodes, wrongNodes } from './bench-nodes.ts';
@@ -186,6 +187,19 @@ async function pass(ctx: { stack: StackInfo; storeUrl: string; runs: Runs; clien
   }
 }
 
+/**
+ * Stages and commits `files` as an operator does (the documents facade
+ * validates them and keeps the design with the revision); the design.
+ */
+async function commitSite(store: RevisionStore, files: SourceFile[], message: string): Promise<Design> {
+  const documents = createDocuments(store);
+  await documents.stage('site', files);
+  const { revision } = await documents.commit({ message });
+  const read = await createDesignCache(store).get(revision.id);
+  if (!read.ok) throw new Error(`bench site does not validate: ${read.errors.length} errors`);
+  return read.design;
+}
+
 /** What every pass of one size shares. */
 type SizeContext = {
   stack: StackInfo; storeUrl: string; store: RevisionStore; runs: Runs; client: Client; taskQueue: string; floorMs: number; engineFloorMs: number; size: number;
@@ -209,11 +223,7 @@ async function relabelPasses(ctx: SizeContext): Promise<void> {
   const changed = site.nodes.filter((_, i) => i % 100 === 0);
   if (passes.includes('one-percent') || passes.includes('plan')) {
     const files = withChangedNodes(site.files, new Set(changed), 'r1');
-    const next = validateSite(files);
-    if (!next.ok) throw new Error('changed bench site does not validate');
-    design = next.design;
-    await store.stage('site', files);
-    await store.commit({ message: 'bench: 1 % changed' });
+    design = await commitSite(store, files, 'bench: 1 % changed');
   }
   if (passes.includes('plan')) {
     // The fleet-wide plan of that revision over every node: per key counts and sources, nothing written.
@@ -267,13 +277,10 @@ async function benchSize(size: number): Promise<void> {
   try {
     const prefix = 'bench-';
     const site = benchSite(prefix, size);
-    const validation = validateSite(site.files);
-    if (!validation.ok) throw new Error('bench site does not validate');
-    const design = validation.design;
     const storeUrl = `sqlite:${join(dir, 'revisions.db')}`;
     store = await openStore(storeUrl);
-    await store.stage('site', site.files);
-    await store.tag((await store.commit()).id, 'site-action-success');
+    const design = await commitSite(store, site.files, 'bench');
+    await store.tag((await store.latestRevision())?.id ?? 0, 'site-action-success');
     const { kc, core } = benchCore(stack.adminKubeconfig);
     const seed = passes.includes('seed');
     const t0 = performance.now();

@@ -51,6 +51,9 @@ export type NodeChanges = {
 /** Every annotation relabel keeps its records in: a plan reads each of them. */
 const RECORDS = [OWNED_LABELS_ANNOTATION, OWNED_ANNOTATIONS_ANNOTATION, OWNED_TAINTS_ANNOTATION, APPLIED_ANNOTATION];
 
+/** Every entry of a record counts as read, valid or not. */
+const anyEntry = () => true;
+
 const sorted = (keys: Iterable<string>) => [...new Set(keys)].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
 
 /**
@@ -74,7 +77,7 @@ export function planReads(
   if (input.policy.reconcileOsArchAliases) for (const { ga, beta } of OS_ARCH_ALIASES) labels.push(ga, beta);
   const annotations = [...RECORDS];
   if (input.desiredAnnotations !== undefined) {
-    annotations.push(...Object.keys(input.desiredAnnotations), ...readOwnedRecord(state.annotations, OWNED_ANNOTATIONS_ANNOTATION, () => true).owned);
+    annotations.push(...Object.keys(input.desiredAnnotations), ...readOwnedRecord(state.annotations, OWNED_ANNOTATIONS_ANNOTATION, anyEntry).owned);
   }
   return { labels: sorted(labels), annotations: sorted(annotations), taints: input.desiredTaints !== undefined || input.liftTaint === true };
 }

@@ -38,6 +38,25 @@ export function readOwnedLabels(annotations: Readonly<Record<string, string>>): 
 export function readOwnedRecord(annotations: Readonly<Record<string, string>>, record: string, valid: (entry: string) => boolean): OwnedLabels {
   const raw = Object.hasOwn(annotations, record) ? (annotations[record] ?? null) : null;
   if (raw === null) return { owned: [], discarded: [], raw };
+  let byValue = recent.get(valid);
+  if (byValue === undefined) recent.set(valid, (byValue = new Map()));
+  let read = byValue.get(raw);
+  if (read === undefined) {
+    read = parseRecord(raw, valid);
+    // Nodes alike carry the same record: a bounded memo spares re-reading it on each of thousands of nodes.
+    if (byValue.size >= MEMO_SIZE) byValue.clear();
+    byValue.set(raw, read);
+  }
+  return { owned: [...read.owned], discarded: [...read.discarded], raw };
+}
+
+/** Record values remembered per validity rule. */
+const MEMO_SIZE = 256;
+
+/** Recently read record values, by validity rule (each rule is a pure function of the entry). */
+const recent = new WeakMap<(entry: string) => boolean, Map<string, { owned: readonly string[]; discarded: readonly string[] }>>();
+
+function parseRecord(raw: string, valid: (entry: string) => boolean): { owned: string[]; discarded: string[] } {
   const owned = new Set<string>();
   const discarded: string[] = [];
   for (const entry of raw.split(',').map((part) => part.trim())) {
@@ -45,7 +64,7 @@ export function readOwnedRecord(annotations: Readonly<Record<string, string>>, r
     if (valid(entry)) owned.add(entry);
     else discarded.push(entry);
   }
-  return { owned: [...owned].sort(), discarded, raw };
+  return { owned: [...owned].sort(), discarded };
 }
 
 /**
@@ -54,5 +73,8 @@ export function readOwnedRecord(annotations: Readonly<Record<string, string>>, r
  * empty.
  */
 export function formatOwnedLabels(owned: readonly string[]): string | null {
-  return owned.length === 0 ? null : [...new Set(owned)].sort().join(',');
+  if (owned.length === 0) return null;
+  // Most callers pass keys already sorted and distinct: join them as they are.
+  for (let i = 1; i < owned.length; i++) if (!((owned[i - 1] as string) < (owned[i] as string))) return [...new Set(owned)].sort().join(',');
+  return owned.join(',');
 }
