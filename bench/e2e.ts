@@ -29,8 +29,9 @@
  *   from one NodeFeature each, at its defaults and matched to relabel's
  *   client rate as far as NFD allows; relabel's all-changed time over each.
  * Prints each time, its ratio to the floor (and to the engine floor), nodes
- * per second, writes counted by the API server, writes it refused as stale
- * (`refused`: each re-read and re-planned), history events per changed
+ * per second, writes counted by the API server, relabel's writes it refused
+ * as stale (`refused`: each re-read and re-planned; `othersRefused`: other
+ * clients'), history events per changed
  * node, the largest payload, the worker's peak RSS, and where the time went:
  * CPU of each process (per changed node too), the Temporal server's database
  * operations per changed node and the share of workflow tasks it matched to
@@ -56,6 +57,7 @@ import { nodeRequestCount } from '../stack/kube-metrics.ts';
 import { temporalCounts, temporalFigures } from '../stack/temporal-metrics.ts';
 import { freePorts, startStack, stopStack, type StackInfo } from '../stack/stack.ts';
 import { createDesignCache } from '../src/store/design-cache.ts';
+import { runRefusals } from './run-refusals.ts';
 import { openStore } from '../src/store/open-store.ts';
 import type { RevisionStore, SourceFile } from '../src/store/revision-store.ts';
 import { WORKER_NODE_FLAGS } from '../src/worker/config.ts';
@@ -138,7 +140,7 @@ async function withWorker<T>(ctx: { stack: StackInfo; storeUrl: string; taskQueu
 type Expect = { status: string; written: number; failure?: number; children?: number };
 
 /** One relabel pass: a fresh worker, one run (or retry), figures, checks. */
-async function pass(ctx: { stack: StackInfo; storeUrl: string; runs: Runs; client: Client; taskQueue: string; floorMs: number; engineFloorMs: number; size: number }, name: string, start: () => Promise<{ workflowId: string; runId: string }>, expect: Expect): Promise<{ workflowId: string; runId: string }> {
+async function pass(ctx: { stack: StackInfo; storeUrl: string; store: RevisionStore; runs: Runs; client: Client; taskQueue: string; floorMs: number; engineFloorMs: number; size: number }, name: string, start: () => Promise<{ workflowId: string; runId: string }>, expect: Expect): Promise<{ workflowId: string; runId: string }> {
   const worker = await startWorker(ctx.stack, ctx.storeUrl, ctx.taskQueue);
   try {
     const writesBefore = await nodeRequestCount(ctx.stack.adminKubeconfig, 'PATCH', { code: 200 });
@@ -154,8 +156,9 @@ async function pass(ctx: { stack: StackInfo; storeUrl: string; runs: Runs; clien
     const cpuSecondsUsed = Object.fromEntries(Object.entries(cpu1).map(([k, v]) => [k, +(v - (cpu0[k] ?? 0)).toFixed(1)]));
     const writes = (await nodeRequestCount(ctx.stack.adminKubeconfig, 'PATCH', { code: 200 })) - writesBefore;
     const rss = peakRssMiB(worker.pid as number);
-    // Writes the API server refused as stale (a guard's test failed, or a resourceVersion moved), each re-read and re-planned.
-    const refused = (await refusedWrites(ctx.stack)) - refusedBefore;
+    // relabel's writes refused as stale (a guard's test failed), each re-read and re-planned; and the other clients' (on the simulated cluster, the node controller's taint patches).
+    const refusedAll = (await refusedWrites(ctx.stack)) - refusedBefore;
+    const refused = done.result ? await runRefusals(ctx.store, done.result.run) : Number.NaN;
     const history = await historyFigures(ctx.client, ref.workflowId, ref.runId);
     // The server publishes its counters about once a second.
     await new Promise((r) => setTimeout(r, 2000));
@@ -163,7 +166,7 @@ async function pass(ctx: { stack: StackInfo; storeUrl: string; runs: Runs; clien
     const r = done.result;
     const row = {
       nodes: ctx.size, pass: name, status: r?.status ?? done.execution, seconds: +(ms / 1000).toFixed(2), ratioToFloor: +(ms / ctx.floorMs).toFixed(2), ratioToEngineFloor: +(ms / ctx.engineFloorMs).toFixed(2),
-      nodesPerSecond: Math.round(ctx.size / (ms / 1000)), written: r?.counts.written, writesCounted: writes, refused, failed: r?.counts.failure,
+      nodesPerSecond: Math.round(ctx.size / (ms / 1000)), written: r?.counts.written, writesCounted: writes, refused, othersRefused: refusedAll - refused, failed: r?.counts.failure,
       children: history.children, executions: history.executions, parentEvents: history.events,
       eventsPerChangedNode: history.children > 0 ? +(history.allEvents / history.children).toFixed(1) : null,
       largestPayloadKB: +(history.largestPayload / 1024).toFixed(1), workerPeakRssMiB: rss, cpuSeconds: cpuSecondsUsed,
