@@ -15,6 +15,7 @@ import type { NodeChange, PlanImpact } from '../core/plan/workload-impact.ts';
 import type { WorkloadApi } from '../kube/workloads.ts';
 import { assessImpact } from './plan-impact.ts';
 import { planNode } from './node-plan.ts';
+import { readAhead } from './read-ahead.ts';
 import { httpStatus, mapNodeError } from '../kube/errors.ts';
 import type { NodeApi, NodeState } from '../kube/nodes.ts';
 import type { NodeResultUpdate, RunStore } from '../store/run-store.ts';
@@ -214,7 +215,8 @@ export async function planRun(
 
   // Undesigned targets count towards the GETs: a run of a few designed nodes and many unknown names LISTs.
   const listed = wanted.size + undesigned.size > GET_THRESHOLD;
-  const pages = listed ? listNodes(deps.nodes) : getNodes(deps.nodes, [...wanted]);
+  // The next page is read while this one is planned.
+  const pages = readAhead(listed ? listNodes(deps.nodes) : getNodes(deps.nodes, [...wanted]));
   for await (const page of pages) {
     const names = page.flatMap((item) => ('error' in item || !wanted.has(item.name) ? [] : [item.name]));
     const plugins = deps.plugins && names.length > 0 ? await deps.plugins.lookup(names) : new Map<string, PluginEntry[]>();
