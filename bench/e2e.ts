@@ -56,7 +56,7 @@ import { createDrift } from '../src/facade/drift.ts';
 import { nodeRequestCount } from '../stack/kube-metrics.ts';
 import { temporalCounts, temporalFigures } from '../stack/temporal-metrics.ts';
 import { freePorts, startStack, stopStack, type StackInfo } from '../stack/stack.ts';
-import { createDesignCache } from '../src/store/design-cache.ts';
+import { createDesignCache, type DesignMemory } from '../src/store/design-cache.ts';
 import { runRefusals } from './run-refusals.ts';
 import { openStore } from '../src/store/open-store.ts';
 import type { RevisionStore, SourceFile } from '../src/store/revision-store.ts';
@@ -191,21 +191,22 @@ async function pass(ctx: { stack: StackInfo; storeUrl: string; store: RevisionSt
 }
 
 /**
- * Stages and commits `files` as an operator does (the documents facade
- * validates them and keeps the design with the revision); the design.
+ * Stages and commits `files` as an operator does through the API server
+ * (its documents facade validates them, keeps the design with the revision
+ * and tells the facade's own cache, `designs`); the design.
  */
-async function commitSite(store: RevisionStore, files: SourceFile[], message: string): Promise<Design> {
-  const documents = createDocuments(store);
+async function commitSite(store: RevisionStore, designs: DesignMemory, files: SourceFile[], message: string): Promise<Design> {
+  const documents = createDocuments(store, designs);
   await documents.stage('site', files);
   const { revision } = await documents.commit({ message });
-  const read = await createDesignCache(store).get(revision.id);
+  const read = await designs.get(revision.id);
   if (!read.ok) throw new Error(`bench site does not validate: ${read.errors.length} errors`);
   return read.design;
 }
 
 /** What every pass of one size shares. */
 type SizeContext = {
-  stack: StackInfo; storeUrl: string; store: RevisionStore; runs: Runs; client: Client; taskQueue: string; floorMs: number; engineFloorMs: number; size: number;
+  stack: StackInfo; storeUrl: string; store: RevisionStore; designs: DesignMemory; runs: Runs; client: Client; taskQueue: string; floorMs: number; engineFloorMs: number; size: number;
   core: CoreV1Api; site: ReturnType<typeof benchSite>; prefix: string; design: Design; seed: boolean;
 };
 
@@ -226,7 +227,7 @@ async function relabelPasses(ctx: SizeContext): Promise<void> {
   const changed = site.nodes.filter((_, i) => i % 100 === 0);
   if (passes.includes('one-percent') || passes.includes('plan')) {
     const files = withChangedNodes(site.files, new Set(changed), 'r1');
-    design = await commitSite(store, files, 'bench: 1 % changed');
+    design = await commitSite(store, ctx.designs, files, 'bench: 1 % changed');
   }
   if (passes.includes('plan')) {
     // The fleet-wide plan of that revision over every node: per key counts and sources, nothing written.
@@ -262,7 +263,7 @@ async function driftPass(ctx: SizeContext, design: Design): Promise<void> {
     const key = Object.keys(design.nodes[name]?.labels ?? {}).find((k) => !isKubeletLabelKey(k) && k !== 'bench-round') ?? '';
     await ctx.core.patchNode({ name, body: { metadata: { labels: { [key]: 'edited-by-hand' } } } }, merge);
   });
-  const drift = createDrift({ client: ctx.client, store: ctx.store, designs: createDesignCache(ctx.store), taskQueue: ctx.taskQueue, namespace: 'default' });
+  const drift = createDrift({ client: ctx.client, store: ctx.store, designs: ctx.designs, taskQueue: ctx.taskQueue, namespace: 'default' });
   await withWorker(ctx, 'drift', () => drift.detect(), (r) => {
     // Seeded nodes were never written by a run, so they carry no applied-run record: unmanaged, rightly.
     const ok = r.counts.drifted === edited.length && r.counts.missing === 0 && (ctx.seed || r.counts.unmanaged === 0);
@@ -282,7 +283,8 @@ async function benchSize(size: number): Promise<void> {
     const site = benchSite(prefix, size);
     const storeUrl = `sqlite:${join(dir, 'revisions.db')}`;
     store = await openStore(storeUrl);
-    const design = await commitSite(store, site.files, 'bench');
+    const designs = createDesignCache(store);
+    const design = await commitSite(store, designs, site.files, 'bench');
     await store.tag((await store.latestRevision())?.id ?? 0, 'site-action-success');
     const { kc, core } = benchCore(stack.adminKubeconfig);
     const seed = passes.includes('seed');
@@ -302,14 +304,14 @@ async function benchSize(size: number): Promise<void> {
     connection = await Connection.connect({ address: stack.temporalAddress });
     const client = new Client({ connection });
     const taskQueue = 'relabel-bench';
-    const runs = createRuns({ client, store, designs: createDesignCache(store), taskQueue, namespace: 'default', searchAttributes: opts['search-attributes'] !== 'off' });
+    const runs = createRuns({ client, store, designs, taskQueue, namespace: 'default', searchAttributes: opts['search-attributes'] !== 'off' });
     let engineFloorMs = Number.NaN;
     if (passes.includes('engine-floor')) {
       const ef = await engineFloorPass({ stack, client, core, size, prefix, concurrency, kubeQps: Number(opts['kube-qps']), floorMs, othersWrite: heartbeat > 0, ...(continueAsNewAfter !== undefined ? { continueAsNewAfter } : {}) });
       engineFloorMs = ef.ms;
       report(ef.row, ef.problems.length === 0, ef.problems.join('; '));
     }
-    await relabelPasses({ stack, storeUrl, store, runs, client, taskQueue, floorMs, engineFloorMs, size, core, site, prefix, design, seed });
+    await relabelPasses({ stack, storeUrl, store, designs, runs, client, taskQueue, floorMs, engineFloorMs, size, core, site, prefix, design, seed });
     if (passes.includes('nfd')) {
       const relabel = rows.find((r) => r.nodes === size && r.pass === 'all-changed' && typeof r.seconds === 'number');
       const nfd = await nfdPasses({ stack, kc, dir, nodes: site.nodes, prefix, concurrency, kubeQps: Number(opts['kube-qps']), floorMs, ...(relabel ? { relabelMs: (relabel.seconds as number) * 1000 } : {}) });

@@ -69,10 +69,12 @@ describe('documents facade: stage checks each document, commit the whole site', 
   it('keeps the design it validated with the revision it commits, so no process validates that revision again', async () => {
     const store = await openStore('sqlite::memory:');
     try {
-      const documents = createDocuments(store);
+      const remembered: number[] = [];
+      const documents = createDocuments(store, { remember: (r) => void remembered.push(r) });
       await documents.stage('profiles', profiles);
       await documents.stage('nodes', nodes);
       const { revision } = await documents.commit();
+      assert.deepEqual(remembered, [revision.id], "the facade's own cache is told the design");
       const stored = await store.storedDesign(revision.id, designFormat());
       assert.ok(stored, 'the design is stored at commit');
       const design = await decodeDesign(stored);
@@ -86,6 +88,7 @@ describe('documents facade: stage checks each document, commit the whole site', 
       await documents.stage('nodes', [source('nodes.yaml', nodeDoc('n2', '  host_profile: missing'))]);
       const forced = await documents.commit({ force: true });
       assert.equal(await store.storedDesign(forced.revision.id, designFormat()), null, 'an invalid site keeps no design');
+      assert.deepEqual(remembered, [revision.id]);
     } finally {
       await store.close();
     }

@@ -10,7 +10,7 @@ import { FailureType } from '../core/plan/failure-types.ts';
 import type { SiteError } from '../core/plan/site-error.ts';
 import { validateDocumentsAlone } from '../core/site/validate-documents.ts';
 import { validateSite, type SiteValidation } from '../core/site/validate-site.ts';
-import { keepCommittedDesign } from '../store/design-cache.ts';
+import { keepCommittedDesign, type DesignMemory } from '../store/design-cache.ts';
 import { validateDocuments } from '../store/revision-checks.ts';
 import { isStoreError, StoreErrorCode } from '../store/store-error.ts';
 import type { Revision, RevisionDocument, RevisionStore, SourceFile } from '../store/revision-store.ts';
@@ -29,8 +29,8 @@ async function storeCall<T>(call: () => Promise<T>): Promise<T> {
   }
 }
 
-/** Builds the documents facade over a store. */
-export function createDocuments(store: RevisionStore) {
+/** Builds the documents facade over a store; a commit's design is remembered in `designs` when given (the facade's own cache). */
+export function createDocuments(store: RevisionStore, designs?: Pick<DesignMemory, 'remember'>) {
   /** Files of the committed site with the buffer laid over it, bucket by bucket. */
   async function prospective(): Promise<{ bucket: string; files: readonly SourceFile[] }[]> {
     const buckets = new Map<string, SourceFile[]>();
@@ -116,7 +116,7 @@ export function createDocuments(store: RevisionStore) {
       if (errors.length > 0 && options.force !== true) throw invalid(errors, 'the staged site is invalid');
       const revision = await storeCall(() => store.commit(options.message === undefined ? {} : { message: options.message }));
       // The site was validated just now: runs of this revision read its design instead of validating again.
-      if (validation.ok) await keepCommittedDesign(store, revision.id, files, validation.design);
+      if (validation.ok && (await keepCommittedDesign(store, revision.id, files, validation.design))) designs?.remember(revision.id, validation.design);
       return { revision, warnings: errors };
     },
 

@@ -160,7 +160,7 @@ export async function openRelabel(config: RelabelConfig): Promise<Relabel> {
     return client;
   };
   return {
-    documents: createDocuments(store),
+    documents: createDocuments(store, designs),
     runs: connectRuns,
     schedules: async () => createSchedules({ client: await connected(), store, designs, taskQueue: config.taskQueue }),
     drift: async () => createDrift({ client: await connected(), store, designs, taskQueue: config.taskQueue, namespace: config.namespace }),

@@ -26,6 +26,12 @@ export interface DesignCache {
   get(revision: number): Promise<DesignResult>;
 }
 
+/** A {@link DesignCache} that can also be told a design (as a commit knows it). */
+export interface DesignMemory extends DesignCache {
+  /** Remembers `design` as revision `revision`'s, validated by the caller from exactly its documents. */
+  remember(revision: number, design: Design): void;
+}
+
 const gzipAsync = promisify(gzip);
 const gunzipAsync = promisify(gunzip);
 
@@ -67,26 +73,36 @@ async function validated(store: RevisionStore, revision: number, format: string)
 /**
  * Stores `design`, validated from `files` before they were committed as
  * `revision`, once the revision is read back holding exactly those files
- * (another commit or stage in between would make it another site). Best
- * effort, as {@link validated}: what is not stored is validated again by
- * the first process to need it.
+ * (another commit or stage in between would make it another site); true
+ * when it holds them, so the design is the revision's. Storing is best
+ * effort, as in {@link validated}: what is not stored is validated again
+ * by the first process to need it.
  */
-export async function keepCommittedDesign(store: RevisionStore, revision: number, files: readonly RevisionDocument[], design: Design): Promise<void> {
+export async function keepCommittedDesign(store: RevisionStore, revision: number, files: readonly RevisionDocument[], design: Design): Promise<boolean> {
   const key = (d: RevisionDocument) => `${d.bucket}\0${d.source}`;
   const expected = new Map(files.map((d) => [key(d), d.text]));
   const committed = await store.documents(revision);
-  if (committed.length !== expected.size || committed.some((d) => expected.get(key(d)) !== d.text)) return;
+  if (committed.length !== expected.size || committed.some((d) => expected.get(key(d)) !== d.text)) return false;
   try {
     await store.storeDesign(revision, designFormat(), await encodeDesign(design));
   } catch {
     // As in validated(): readers validate instead.
   }
+  return true;
 }
 
 /** A {@link DesignCache} over `store` keeping the `size` most recently used revisions. */
-export function createDesignCache(store: RevisionStore, size = 4): DesignCache {
+export function createDesignCache(store: RevisionStore, size = 4): DesignMemory {
   const entries = new Map<number, Promise<DesignResult>>();
+  const keep = (revision: number, entry: Promise<DesignResult>) => {
+    entries.delete(revision);
+    entries.set(revision, entry);
+    while (entries.size > size) entries.delete(entries.keys().next().value as number);
+  };
   return {
+    remember(revision, design) {
+      keep(revision, Promise.resolve({ ok: true, design }));
+    },
     get(revision) {
       let entry = entries.get(revision);
       if (entry) {
@@ -100,8 +116,7 @@ export function createDesignCache(store: RevisionStore, size = 4): DesignCache {
         // A failed read is not cached: the next attempt reads again.
         entry.catch(() => entries.delete(revision));
       }
-      entries.set(revision, entry);
-      while (entries.size > size) entries.delete(entries.keys().next().value as number);
+      keep(revision, entry);
       return entry;
     },
   };
