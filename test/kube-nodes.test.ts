@@ -1,14 +1,21 @@
 /**
  * relabel's Kubernetes adapter against the stack's real kube-apiserver: a
  * paginated LIST of 1,200 Nodes comes in pages of at most the page size,
- * each one a LIST request the server counted, and the client-side rate
- * limit holds GETs to its qps after the burst.
+ * each one a LIST request the server counted, each Node read as stored, a
+ * refused LIST failing as Forbidden, and the client-side rate limit holds
+ * GETs to its qps after the burst.
  */
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { mapNodeError } from '../src/kube/errors.ts';
+import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { ApplicationFailure } from '@temporalio/common';
 import { createNodeApi, loadKubeConfig } from '../src/kube/nodes.ts';
 import { nodeRequestCount } from '../stack/kube-metrics.ts';
-import { adminCore, adminKubeconfigPath, createNode, kubeconfigPath, uniqueSuffix } from './helpers.ts';
+import { adminCore, adminKubeconfigPath, createNode, kubeconfigPath, serviceAccountKubeconfig, uniqueSuffix } from './helpers.ts';
 
 const NODES = 1_200;
 const PAGE_SIZE = 500;
@@ -58,6 +65,42 @@ describe('Kubernetes adapter on the real API server', () => {
     assert.ok([...found.values()].every((n) => n === 1), 'no Node is listed twice');
     // Other test files may LIST at the same time: at least one request per page.
     assert.ok(lists >= sizes.length, `the server answered ${lists} LISTs for ${sizes.length} pages`);
+  });
+
+  it('reads each listed Node as the API server stores it: labels, annotations, taints, uid and resourceVersion', async () => {
+    const name = names[0] as string;
+    await admin.patchNode({ name, body: { metadata: { annotations: { 'relabel.test/a': 'x' } }, spec: { taints: [{ key: 'relabel.test/t', value: 'v', effect: 'NoExecute' }] } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+    const stored = await admin.readNode({ name });
+    const api = createNodeApi(loadKubeConfig(kubeconfigPath()));
+    let listed;
+    for await (const page of api.listNodes({ pageSize: PAGE_SIZE })) listed ??= page.find((n) => n.name === name);
+    assert.ok(listed, 'the node is listed');
+    assert.deepEqual(listed, await api.readNode(name), 'a listed node reads the same as one read alone');
+    assert.equal(listed.uid, stored.metadata?.uid);
+    assert.equal(listed.resourceVersion, stored.metadata?.resourceVersion);
+    assert.equal(listed.annotations['relabel.test/a'], 'x');
+    assert.equal(listed.labels[LABEL], suffix);
+    const taint = listed.taints.find((t) => t.key === 'relabel.test/t');
+    assert.deepEqual([taint?.value, taint?.effect], ['v', 'NoExecute']);
+  });
+
+  it('a LIST refused (403) fails as the typed call did: Forbidden, naming the verb and the user', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'relabel-kube-nodes-'));
+    const account = `kn-getonly-${suffix}`;
+    const getOnly = await serviceAccountKubeconfig(account, [{ apiGroups: [''], resources: ['nodes'], verbs: ['get'] }], dir, names[0] as string);
+    try {
+      const api = createNodeApi(loadKubeConfig(getOnly.path));
+      const refused = await (async () => {
+        for await (const _ of api.listNodes({ pageSize: 10 })) return undefined;
+      })().then(() => undefined, (err: unknown) => err);
+      const mapped = mapNodeError(refused, '(all)', 'list') as ApplicationFailure;
+      assert.ok(mapped instanceof ApplicationFailure, String(refused));
+      assert.equal(mapped.type, 'Forbidden', mapped.message);
+      assert.match(mapped.message, new RegExp(`list on nodes denied for user "system:serviceaccount:default:${account}" \\(403\\)`));
+    } finally {
+      await getOnly.remove();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('holds requests to qps once the burst is spent', async () => {

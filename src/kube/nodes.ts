@@ -8,6 +8,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ApiException, CoreV1Api, type KubeConfig, PatchStrategy, setHeaderOptions, type V1Node } from '@kubernetes/client-node';
 import type { JsonPatchOp } from '../core/plan/node-guard.ts';
+import { nodePageLister, type NodePageLister } from './node-list.ts';
 import { tokenBucket, type RateLimiter } from './rate-limit.ts';
 
 /** Default requests per second to the API server (client-go's controllers commonly run 50/100). */
@@ -160,8 +161,8 @@ export class ListExpiredError extends Error {
   }
 }
 
-/** The requests of the client's CoreV1Api that a {@link NodeApi} sends. */
-export type NodeRequests = Pick<CoreV1Api, 'readNode' | 'listNode' | 'patchNode'>;
+/** The requests a {@link NodeApi} sends: the client's CoreV1Api GET and PATCH, and pages of a LIST read as plain JSON (`node-list.ts`). */
+export type NodeRequests = Pick<CoreV1Api, 'readNode' | 'patchNode'> & { listNode: NodePageLister };
 
 /** The kinds of request a {@link NodeApi} sends. */
 export type NodeVerb = 'get' | 'list' | 'patch';
@@ -246,5 +247,6 @@ export function createNodeApi(
   limiter: RateLimiter = tokenBucket(rate.qps, rate.burst),
 ): NodeApi {
   reuseConnections(kc);
-  return nodeApiOver(kc.makeApiClient(CoreV1Api), limiter, observe);
+  const core = kc.makeApiClient(CoreV1Api);
+  return nodeApiOver({ readNode: (p) => core.readNode(p), patchNode: (p, o) => core.patchNode(p, o), listNode: nodePageLister(kc) }, limiter, observe);
 }
