@@ -49,7 +49,7 @@ test('a design stored by other code, or one that cannot be read back, is validat
   t.after(() => broken.close());
   await broken.stage('site', sample);
   await broken.commit();
-  await broken.storeDesign(1, designFormat(), 'not gzip');
+  await broken.storeDesign(1, designFormat(), 'not a stored design');
   const again = await createDesignCache(broken).get(1);
   assert.deepEqual(again, { ok: true, design: v.design });
   assert.deepEqual(await decodeDesign((await broken.storedDesign(1, designFormat())) ?? ''), v.design, 'the unreadable design was replaced');
