@@ -63,15 +63,20 @@ async function storedDesign(store: RevisionStore, revision: number, format: stri
   }
 }
 
-/** Validates `revision`'s documents; stores a valid design for the next reader (best effort: a design that cannot be stored is validated again next time). */
+/** Stores `design` as `revision`'s, best effort: a design too large for one string, or one the store refuses, is validated again by the next reader. */
+async function storeDesign(store: RevisionStore, revision: number, format: string, design: Design): Promise<void> {
+  try {
+    await store.storeDesign(revision, format, await encodeDesign(design));
+  } catch {
+    // Readers validate instead.
+  }
+}
+
+/** Validates `revision`'s documents; stores a valid design for the next reader. */
 async function validated(store: RevisionStore, revision: number, format: string): Promise<DesignResult> {
   const v = validateDocuments(await store.documents(revision));
   if (!v.ok) return v;
-  try {
-    await store.storeDesign(revision, format, await encodeDesign(v.design));
-  } catch {
-    // Too large for one string, or the store refused: readers validate instead.
-  }
+  await storeDesign(store, revision, format, v.design);
   return { ok: true, design: v.design };
 }
 
@@ -80,19 +85,14 @@ async function validated(store: RevisionStore, revision: number, format: string)
  * `revision`, once the revision is read back holding exactly those files
  * (another commit or stage in between would make it another site); true
  * when it holds them, so the design is the revision's. Storing is best
- * effort, as in {@link validated}: what is not stored is validated again
- * by the first process to need it.
+ * effort, as in {@link validated}.
  */
 export async function keepCommittedDesign(store: RevisionStore, revision: number, files: readonly RevisionDocument[], design: Design): Promise<boolean> {
   const key = (d: RevisionDocument) => `${d.bucket}\0${d.source}`;
   const expected = new Map(files.map((d) => [key(d), d.text]));
   const committed = await store.documents(revision);
   if (committed.length !== expected.size || committed.some((d) => expected.get(key(d)) !== d.text)) return false;
-  try {
-    await store.storeDesign(revision, designFormat(), await encodeDesign(design));
-  } catch {
-    // As in validated(): readers validate instead.
-  }
+  await storeDesign(store, revision, designFormat(), design);
   return true;
 }
 
