@@ -167,7 +167,7 @@ async function pass(ctx: { stack: StackInfo; storeUrl: string; store: RevisionSt
     const row = {
       nodes: ctx.size, pass: name, status: r?.status ?? done.execution, seconds: +(ms / 1000).toFixed(2), ratioToFloor: +(ms / ctx.floorMs).toFixed(2), ratioToEngineFloor: +(ms / ctx.engineFloorMs).toFixed(2),
       nodesPerSecond: Math.round(ctx.size / (ms / 1000)), written: r?.counts.written, writesCounted: writes, refused, othersRefused: refusedAll - refused, failed: r?.counts.failure,
-      children: history.children, executions: history.executions, parentEvents: history.events,
+      children: history.children, executions: history.executions, parentEvents: history.events, beforePlanSeconds: history.beforePlan, planSeconds: history.plan,
       eventsPerChangedNode: history.children > 0 ? +(history.allEvents / history.children).toFixed(1) : null,
       largestPayloadKB: +(history.largestPayload / 1024).toFixed(1), workerPeakRssMiB: rss, cpuSeconds: cpuSecondsUsed,
       cpuMsPerChangedNode: history.children > 0 ? Object.fromEntries(Object.entries(cpuSecondsUsed).map(([k, v]) => [k, +((v * 1000) / history.children).toFixed(1)])) : null,

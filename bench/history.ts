@@ -16,6 +16,24 @@ export interface HistoryFigures {
   children: number;
   /** Bytes of the largest single payload seen. */
   largestPayload: number;
+  /** Seconds from the run's start until its bulk plan started, and the plan's own seconds (first execution). */
+  beforePlan?: number;
+  plan?: number;
+}
+
+type Event = temporal.api.history.v1.IHistoryEvent;
+
+const seconds = (e: Event | undefined) => (e?.eventTime ? Number(e.eventTime.seconds ?? 0) + (e.eventTime.nanos ?? 0) / 1e9 : Number.NaN);
+
+/** When the first execution's `planRun` activity started and how long it took, from its events. */
+function planTimes(events: Event[]): Pick<HistoryFigures, 'beforePlan' | 'plan'> {
+  const scheduled = events.find((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'planRun');
+  if (!scheduled) return {};
+  const id = String(scheduled.eventId);
+  const started = events.find((e) => String(e.activityTaskStartedEventAttributes?.scheduledEventId) === id);
+  const completed = events.find((e) => String(e.activityTaskCompletedEventAttributes?.scheduledEventId) === id);
+  const round = (s: number) => +s.toFixed(2);
+  return { beforePlan: round(seconds(started) - seconds(events[0])), plan: round(seconds(completed) - seconds(started)) };
 }
 
 /** The largest `data` of any payload inside `value` (a history event as decoded). */
@@ -35,7 +53,8 @@ export async function historyFigures(client: Client, workflowId: string, firstRu
   const childIds: string[] = [];
   for (let runId: string | undefined = firstRunId; runId; ) {
     const history: temporal.api.history.v1.IHistory = await client.workflow.getHandle(workflowId, runId).fetchHistory();
-    const events: temporal.api.history.v1.IHistoryEvent[] = history.events ?? [];
+    const events: Event[] = history.events ?? [];
+    if (figures.executions === 0) Object.assign(figures, planTimes(events));
     figures.executions++;
     figures.events += events.length;
     for (const e of events) {

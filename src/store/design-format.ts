@@ -12,7 +12,7 @@ import { join } from 'node:path';
 const CORE = new URL('../core/', import.meta.url).pathname;
 
 /** How a stored design is encoded (see `encodeDesign`): part of the format, so a change of encoding is a new format too. */
-const ENCODING = 'zstd-json-base64';
+const ENCODING = 'zstd-shared-json-base64';
 
 let format: string | undefined;
 
