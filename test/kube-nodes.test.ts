@@ -13,7 +13,9 @@ import { join } from 'node:path';
 import { mapNodeError } from '../src/kube/errors.ts';
 import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { ApplicationFailure } from '@temporalio/common';
-import { createNodeApi, loadKubeConfig } from '../src/kube/nodes.ts';
+import { request as httpsRequest, type RequestOptions } from 'node:https';
+import { decodeNodeList } from '../src/kube/node-protobuf.ts';
+import { createNodeApi, loadKubeConfig, toNodeState } from '../src/kube/nodes.ts';
 import { nodeRequestCount } from '../stack/kube-metrics.ts';
 import { adminCore, adminKubeconfigPath, createNode, kubeconfigPath, serviceAccountKubeconfig, uniqueSuffix } from './helpers.ts';
 
@@ -29,6 +31,24 @@ async function pool<T>(items: readonly T[], width: number, fn: (item: T) => Prom
     for (let i = next++; i < items.length; i = next++) await fn(items[i] as T);
   };
   await Promise.all(Array.from({ length: Math.min(width, items.length) }, worker));
+}
+
+/** One raw GET of `path` with the admin kubeconfig: its Content-Type and body. */
+async function rawGet(path: string, accept: string): Promise<{ type: string; body: Buffer }> {
+  const kc = loadKubeConfig(adminKubeconfigPath());
+  const options: RequestOptions = { headers: { Accept: accept } };
+  await kc.applyToHTTPSOptions(options);
+  const url = new URL(path, kc.getCurrentCluster()?.server);
+  return await new Promise((resolve, reject) => {
+    httpsRequest(url, options, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ type: String(res.headers['content-type']), body: Buffer.concat(chunks) }));
+      res.on('error', reject);
+    })
+      .on('error', reject)
+      .end();
+  });
 }
 
 describe('Kubernetes adapter on the real API server', () => {
@@ -69,7 +89,12 @@ describe('Kubernetes adapter on the real API server', () => {
 
   it('reads each listed Node as the API server stores it: labels, annotations, taints, uid and resourceVersion', async () => {
     const name = names[0] as string;
-    await admin.patchNode({ name, body: { metadata: { annotations: { 'relabel.test/a': 'x' } }, spec: { taints: [{ key: 'relabel.test/t', value: 'v', effect: 'NoExecute' }] } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+    const taints = [
+      { key: 'relabel.test/t', value: 'v', effect: 'NoExecute' },
+      { key: 'relabel.test/no-value', effect: 'NoSchedule', timeAdded: '2026-01-02T03:04:05Z' },
+    ];
+    const body = { metadata: { labels: { 'relabel.test/empty': '' }, annotations: { 'relabel.test/a': 'x' } }, spec: { taints } };
+    await admin.patchNode({ name, body }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
     const stored = await admin.readNode({ name });
     const api = createNodeApi(loadKubeConfig(kubeconfigPath()));
     let listed;
@@ -82,6 +107,25 @@ describe('Kubernetes adapter on the real API server', () => {
     assert.equal(listed.labels[LABEL], suffix);
     const taint = listed.taints.find((t) => t.key === 'relabel.test/t');
     assert.deepEqual([taint?.value, taint?.effect], ['v', 'NoExecute']);
+    assert.deepEqual(
+      listed.taints.find((t) => t.key === 'relabel.test/no-value'),
+      { key: 'relabel.test/no-value', effect: 'NoSchedule', timeAdded: '2026-01-02T03:04:05Z' },
+      'a taint without a value has none, and keeps its time',
+    );
+    assert.equal(listed.labels['relabel.test/empty'], '', 'a label with an empty value is listed with it');
+  });
+
+  it("decodes the server's protobuf NodeList to what its JSON says", async () => {
+    const path = `/api/v1/nodes?limit=${PAGE_SIZE}&labelSelector=${encodeURIComponent(`${LABEL}=${suffix}`)}`;
+    const proto = await rawGet(path, 'application/vnd.kubernetes.protobuf');
+    assert.equal(proto.type, 'application/vnd.kubernetes.protobuf');
+    const json = await rawGet(path, 'application/json');
+    const page = decodeNodeList(proto.body);
+    const expected = JSON.parse(json.body.toString('utf8')) as { items: Parameters<typeof toNodeState>[0][]; metadata: { continue?: string } };
+    assert.equal(page.items.length, PAGE_SIZE);
+    assert.deepEqual(page.items.map((n) => toNodeState(n as Parameters<typeof toNodeState>[0])), expected.items.map(toNodeState));
+    assert.ok(page.continue && expected.metadata.continue, 'both pages say there is more');
+    assert.throws(() => decodeNodeList(json.body), /no magic number/);
   });
 
   it('a LIST refused (403) fails as the typed call did: Forbidden, naming the verb and the user', async () => {
