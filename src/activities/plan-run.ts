@@ -6,6 +6,7 @@
  * here (each planned by `planNode`, `node-plan.ts`); only nodes with
  * something to change are left `pending` for a child.
  */
+import { setImmediate as turn } from 'node:timers/promises';
 import { ApplicationFailure } from '@temporalio/common';
 import { FailureType } from '../core/plan/failure-types.ts';
 import { createRemovalTally, removalRefusal, type RemovalAssessment } from '../core/plan/removal-brake.ts';
@@ -28,6 +29,13 @@ export const GET_THRESHOLD = 100;
 
 /** Nodes per LIST page, and rows per store write. */
 export const PAGE_SIZE = 500;
+
+/**
+ * Nodes planned between two turns of the event loop: planning a page is
+ * tens of milliseconds of CPU, in which the page read ahead would otherwise
+ * wait unread in the socket.
+ */
+const NODES_PER_TURN = 100;
 
 /** GETs in flight at once for a small run. */
 const GET_CONCURRENCY = 8;
@@ -220,7 +228,8 @@ export async function planRun(
   for await (const page of pages) {
     const names = page.flatMap((item) => ('error' in item || !wanted.has(item.name) ? [] : [item.name]));
     const plugins = deps.plugins && names.length > 0 ? await deps.plugins.lookup(names) : new Map<string, PluginEntry[]>();
-    for (const item of page) {
+    for (const [i, item] of page.entries()) {
+      if (i > 0 && i % NODES_PER_TURN === 0) await turn();
       if ('error' in item) {
         wanted.delete(item.node);
         await fail(item.node, item.error.type as FailureType, item.error.message);
