@@ -21,4 +21,4 @@ COPY bin ./bin
 COPY src ./src
 COPY examples ./examples
 USER node
-CMD ["node", "--max-semi-space-size=4", "--heap-growing-percent=25", "src/worker.ts"]
+CMD ["node", "--max-semi-space-size=16", "--heap-growing-percent=25", "src/worker.ts"]
