@@ -6,7 +6,11 @@ import { DEFAULT_SITE_POLICY } from '../core/site/label-policy.ts';
 import type { Design } from '../core/site/validate-site.ts';
 import type { NodeState } from '../kube/nodes.ts';
 import type { NodeResultUpdate, RunNodeRow, RunStore } from '../store/run-store.ts';
-import { planNode } from './node-plan.ts';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { validateSite } from '../core/site/validate-site.ts';
+import { decodeDesign, encodeDesign } from '../store/design-cache.ts';
+import { planNode, planOf } from './node-plan.ts';
 import { GET_THRESHOLD, planRun } from './plan-run.ts';
 
 const design = (nodes: Record<string, Record<string, string>>, liftUninitializedTaint = false): Design =>
@@ -243,5 +247,31 @@ describe('planRun and the mass-removal brake', () => {
     const plan = await planRun({ nodes, store: statusStore().store }, { run: 9, revision: 2, design: lenient, dryRun: false });
     assert.equal(plan.removal.exceeded, false);
     assert.equal(plan.toChange, 3);
+  });
+});
+
+describe('a design read back from the store', () => {
+  it('plans every node as the validated design does, and is never written to (its shared parts frozen)', async () => {
+    const dir = new URL('../../examples/site/', import.meta.url).pathname;
+    const files = readdirSync(dir).filter((f) => f.endsWith('.yaml')).map((f) => ({ source: `site/${f}`, text: readFileSync(join(dir, f), 'utf8') }));
+    const validated = validateSite(files);
+    assert.ok(validated.ok);
+    const stored = await decodeDesign(await encodeDesign(validated.design));
+    const freeze = (v: unknown): void => {
+      if (v === null || typeof v !== 'object' || Object.isFrozen(v)) return;
+      Object.freeze(v);
+      for (const child of Object.values(v)) freeze(child);
+    };
+    freeze(stored);
+    const names = Object.keys(validated.design.nodes);
+    assert.ok(names.length > 1);
+    for (const name of names) {
+      const bare = { resourceVersion: '1', labels: { 'other.example/x': 'y' }, annotations: {}, taints: [] };
+      const planned = planOf(stored, bare, name);
+      assert.deepEqual(planned, planOf(validated.design, bare, name), name);
+      const desired = { ...bare, labels: { ...bare.labels, ...planned.set } };
+      assert.deepEqual(planOf(stored, desired, name), planOf(validated.design, desired, name), `${name}, labels as desired`);
+      assert.deepEqual(planNode(stored, { name, ...bare }, false), planNode(validated.design, { name, ...bare }, false), `${name}, as a result`);
+    }
   });
 });
