@@ -31,6 +31,13 @@ export const GET_THRESHOLD = 100;
 export const PAGE_SIZE = 500;
 
 /**
+ * Nodes per LIST page. The API server pays for each page besides its
+ * nodes: at 50,000 nodes, pages of 1,000 took its CPU from about 4 s to
+ * 2.3 s and the no-op from 9.1–10.9 s to 8.8 s against pages of 500.
+ */
+export const LIST_PAGE_SIZE = 1000;
+
+/**
  * Nodes planned between two turns of the event loop: planning a page is
  * tens of milliseconds of CPU, in which the page read ahead would otherwise
  * wait unread in the socket.
@@ -95,7 +102,7 @@ async function* targetsOf(store: RunStore, run: number): AsyncGenerator<string> 
 /** Lists every node a page at a time; a permanent refusal (401, 403) becomes the plan's failure, with its type. */
 export async function* listNodes(nodes: NodeApi): AsyncGenerator<NodeState[]> {
   try {
-    yield* nodes.listNodes({ pageSize: PAGE_SIZE });
+    yield* nodes.listNodes({ pageSize: LIST_PAGE_SIZE });
   } catch (err) {
     throw mapNodeError(err, '(all)', 'list');
   }
