@@ -7,8 +7,8 @@
  * JSON. A server that answers JSON instead is read as plain JSON. The
  * request is the client's own: same server, authentication and connection
  * pool as every other request of `kc`; only the answer is read differently.
- * Items keep the API's JSON shape (times are RFC 3339 text), which is all
- * `toNodeState` reads.
+ * Items keep the fields `toNodeState` reads, in the API's JSON shape or
+ * the client's (a protobuf taint's time is a Date, as the client's).
  */
 import { ApiException, createConfiguration, HttpMethod, ServerConfiguration, type KubeConfig, type V1NodeList } from '@kubernetes/client-node';
 import { decodeNodeList, decodeStatus, isProtobuf, PROTOBUF_OR_JSON } from './node-protobuf.ts';
@@ -51,7 +51,7 @@ export function nodePageLister(kc: KubeConfig): NodePageLister {
     }
     if (protobuf) {
       const page = decodeNodeList(bytes);
-      return { items: page.items as V1NodeList['items'], metadata: page.continue ? { _continue: page.continue } : {} };
+      return { items: page.items, metadata: page.continue ? { _continue: page.continue } : {} };
     }
     const list = JSON.parse(bytes.toString('utf8')) as { items?: V1NodeList['items'] | null; metadata?: { continue?: string } };
     return { items: list.items ?? [], metadata: list.metadata?.continue ? { _continue: list.metadata.continue } : {} };

@@ -61,6 +61,7 @@ function unwrap(bytes: Uint8Array): Uint8Array {
 }
 
 type Long = { toNumber(): number };
+const seconds = (s: number | Long) => (typeof s === 'number' ? s : s.toNumber());
 interface TaintMessage {
   key: string;
   value: string;
@@ -72,16 +73,13 @@ interface NodeMessage {
   spec?: { taints: TaintMessage[] } | null;
 }
 
-/** A Node as the JSON API shapes it: only the fields decoded, and an empty string left out as JSON leaves it out. */
+/**
+ * A Node as the client's model shapes it (`toNodeState` reads it): only the
+ * fields decoded, and an empty string left out as JSON leaves it out.
+ */
 export interface ListedNode {
   metadata: { name: string; uid?: string; resourceVersion: string; labels: Record<string, string>; annotations: Record<string, string> };
-  spec: { taints?: { key: string; effect: string; value?: string; timeAdded?: string }[] };
-}
-
-/** A time as the API server writes it in JSON: RFC 3339, UTC, whole seconds. */
-function rfc3339(seconds: number | Long): string {
-  const s = typeof seconds === 'number' ? seconds : seconds.toNumber();
-  return new Date(s * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
+  spec: { taints?: { key: string; effect: string; value?: string; timeAdded?: Date }[] };
 }
 
 function listedNode(node: NodeMessage): ListedNode {
@@ -103,7 +101,7 @@ function listedNode(node: NodeMessage): ListedNode {
               key: t.key,
               effect: t.effect,
               ...(t.value ? { value: t.value } : {}),
-              ...(t.timeAdded ? { timeAdded: rfc3339(t.timeAdded.seconds) } : {}),
+              ...(t.timeAdded ? { timeAdded: new Date(seconds(t.timeAdded.seconds) * 1000) } : {}),
             })),
           },
   };
