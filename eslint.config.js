@@ -62,6 +62,25 @@ export default tseslint.config(
     rules: forbid(noStack),
   },
   {
+    // One settings table: a variable is read by name only through src/settings/ (its rows, parsers
+    // and readers), and in src/temporal/settings.ts, which reads the rows marked envReadElsewhere
+    // with Temporal's profile. Elsewhere code passes the environment whole (`env = process.env`)
+    // to the table's readers, or is given the values.
+    files: ['src/**/*.ts'],
+    ignores: ['**/*.test.ts', 'src/settings/**', 'src/temporal/settings.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        ...[
+          'MemberExpression[object.type="MemberExpression"][object.property.name="env"]',
+          'MemberExpression[object.type="Identifier"][object.name="env"]',
+          'VariableDeclarator[init.property.name="env"] > ObjectPattern',
+          'VariableDeclarator[init.name="env"] > ObjectPattern',
+        ].map((selector) => ({ selector, message: 'read an environment variable through its row of the settings table (src/settings/table.ts: settingFromEnv, variableFromEnv)' })),
+      ],
+    },
+  },
+  {
     // Pure core: no I/O, no Temporal, no Kubernetes client, nothing of ours outside core.
     files: ['src/core/**/*.ts'],
     ignores: ['src/core/**/*.test.ts'],

@@ -61,6 +61,30 @@ describe('architecture rules (lint)', () => {
   });
 });
 
+describe('one settings table (lint)', () => {
+  it('refuses a variable read by name outside src/settings/, in any of its spellings', async () => {
+    const reads = [
+      `export const x = process.env.RELABEL_DEBUG;\n`,
+      `export const x = process.env['TEMPORAL_UI_URL'];\n`,
+      `export function f(env: NodeJS.ProcessEnv): string | undefined {\n  return env.RELABEL_SEARCH_ATTRIBUTES;\n}\n`,
+      `const { RELABEL_API_TOKENS } = process.env;\nexport const x = RELABEL_API_TOKENS;\n`,
+    ];
+    for (const file of ['src/cli/output.ts', 'src/facade/index.ts', 'src/worker/wiring.ts', 'src/client.ts']) {
+      for (const code of reads) {
+        const found = await violations(code, file);
+        assert.ok(found.includes('no-restricted-syntax'), `${file}: ${code}: ${found.join()}`);
+      }
+    }
+  });
+
+  it('lets the table read variables, and others pass the environment whole to it', async () => {
+    const byName = await violations(`export const x = process.env.RELABEL_DEBUG;\n`, 'src/settings/table.ts');
+    assert.deepEqual(byName.filter((r) => r === 'no-restricted-syntax'), []);
+    const whole = await violations(`export function f(env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {\n  return env;\n}\n`, 'src/facade/index.ts');
+    assert.deepEqual(whole.filter((r) => r === 'no-restricted-syntax'), []);
+  });
+});
+
 describe('the local stack stays out of the product (lint)', () => {
   it('refuses an import of stack/ from any src/ folder, whatever other rules the folder has', async () => {
     const places: [string, string][] = [

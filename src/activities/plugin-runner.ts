@@ -10,6 +10,8 @@ import { spawn } from 'node:child_process';
 import { open } from 'node:fs/promises';
 import { PluginSource, type PluginSpec } from '../core/site/label-plugin.ts';
 import { clip } from '../core/plan/site-error.ts';
+import { variableFromEnv } from '../settings/setting.ts';
+import { VARIABLES } from '../settings/table.ts';
 
 /** The output text, or why there is none. */
 export type PluginRead = { ok: true; text: string } | { ok: false; error: string };
@@ -19,7 +21,7 @@ const STDERR_KEPT = 2000;
 
 /** The environment an executable plugin gets: the worker's PATH and nothing else. */
 export function pluginEnvironment(env: NodeJS.ProcessEnv = process.env): Record<string, string> {
-  return { PATH: env.PATH ?? '/usr/local/bin:/usr/bin:/bin' };
+  return { PATH: variableFromEnv(VARIABLES.path, env) };
 }
 
 async function readJsonFile(plugin: PluginSpec): Promise<PluginRead> {

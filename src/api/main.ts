@@ -20,8 +20,8 @@ import { createKeystoneVerifier, DEFAULT_KEYSTONE_ROLES, parseKeystoneRoles, typ
 import { createApiServer, DEFAULT_BODY_LIMIT } from './server.ts';
 import { connectOptions } from '../temporal/settings.ts';
 import { connectionOptions } from '../settings/connection-options.ts';
-import { addSettingOptions, settingOption } from '../settings/setting.ts';
-import { API, CONNECTION } from '../settings/table.ts';
+import { addSettingOptions, settingOption, variableFromEnv } from '../settings/setting.ts';
+import { API, CONNECTION, VARIABLES } from '../settings/table.ts';
 
 /** A `host:port` to listen on (`[::1]:8080` for IPv6). */
 export function parseListen(value: string): { host: string; port: number } {
@@ -37,7 +37,8 @@ export function parseListen(value: string): { host: string; port: number } {
 /** The tokens: from the file when given, else from `RELABEL_API_TOKENS`. Throws when there are none, unless `optional` (Keystone is on). */
 export function loadTokens(tokensFile: string | undefined, env: NodeJS.ProcessEnv = process.env, optional = false): ApiToken[] {
   if (tokensFile) return parseTokensFile(readFileSync(tokensFile, 'utf8'), tokensFile);
-  if (env.RELABEL_API_TOKENS) return parseTokensEnv(env.RELABEL_API_TOKENS);
+  const fromEnv = variableFromEnv(VARIABLES.apiTokens, env);
+  if (fromEnv !== undefined) return parseTokensEnv(fromEnv);
   if (optional) return [];
   throw new Error('no API tokens: give --tokens-file FILE or set RELABEL_API_TOKENS=token:role[:name],…, or --keystone-url');
 }
@@ -62,7 +63,7 @@ export interface KeystoneFlags {
  */
 export function keystoneOptions(flags: KeystoneFlags, env: NodeJS.ProcessEnv = process.env): KeystoneOptions | undefined {
   if (!flags.keystoneUrl) return undefined;
-  const password = flags.keystonePasswordFile ? (readFileSync(flags.keystonePasswordFile, 'utf8').split('\n', 1)[0] ?? '') : (env.RELABEL_KEYSTONE_PASSWORD ?? '');
+  const password = flags.keystonePasswordFile ? (readFileSync(flags.keystonePasswordFile, 'utf8').split('\n', 1)[0] ?? '') : (variableFromEnv(VARIABLES.keystonePassword, env) ?? '');
   if (password === '') throw new Error('--keystone-url needs relabel\'s service password: --keystone-password-file FILE or RELABEL_KEYSTONE_PASSWORD');
   if (!flags.keystoneUsername) throw new Error('--keystone-url needs relabel\'s service user: --keystone-username or RELABEL_KEYSTONE_USERNAME');
   const cacheSeconds = Number(flags.keystoneCacheSeconds);

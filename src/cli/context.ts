@@ -6,6 +6,8 @@
 import { userInfo } from 'node:os';
 import type { Command } from 'commander';
 import { openRelabel, relabelConfigFromEnv, type RelabelConfig } from '../facade/index.ts';
+import { variableFromEnv } from '../settings/setting.ts';
+import { VARIABLES } from '../settings/table.ts';
 import type { Documents, Drift, Plugins, Runs, Schedules } from '../facade/index.ts';
 import type { OutputFormat } from './output.ts';
 
@@ -80,5 +82,5 @@ export function cliUser(): string {
   } catch {
     // No passwd entry for the uid: fall back below.
   }
-  return process.env.USER || process.env.LOGNAME || `uid ${process.getuid?.() ?? '?'}`;
+  return variableFromEnv(VARIABLES.user) ?? variableFromEnv(VARIABLES.logname) ?? `uid ${process.getuid?.() ?? '?'}`;
 }

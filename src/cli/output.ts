@@ -7,6 +7,8 @@ import { Option } from 'commander';
 import { formatError, unlistedLine, type SiteError } from '../core/plan/site-error.ts';
 import { RelabelError } from '../facade/relabel-error.ts';
 import { isStoreError } from '../store/store-error.ts';
+import { variableFromEnv } from '../settings/setting.ts';
+import { VARIABLES } from '../settings/table.ts';
 import { USAGE_ERROR } from './exit-codes.ts';
 
 /** Output formats. */
@@ -94,7 +96,7 @@ export function reportError(err: unknown, format: OutputFormat): void {
   }
   if (!known) {
     note(`relabel: unexpected error: ${message}`);
-    if (process.env.RELABEL_DEBUG && err instanceof Error && err.stack) note(err.stack);
+    if (variableFromEnv(VARIABLES.debug) && err instanceof Error && err.stack) note(err.stack);
     return;
   }
   note(type === USAGE_ERROR ? `relabel: ${message}` : `relabel: ${type}: ${message}`);

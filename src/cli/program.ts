@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { environmentHelp, settingOption } from '../settings/setting.ts';
-import { CONNECTION } from '../settings/table.ts';
+import { CONNECTION, VARIABLES } from '../settings/table.ts';
 import { addDocsCommands } from './docs-commands.ts';
 import { exitCodeForType, exitCodeHelp, ExitCode } from './exit-codes.ts';
 import { describeError, OutputFormat, reportError } from './output.ts';
@@ -21,8 +21,7 @@ import type { SetExit } from './context.ts';
 const GLOBAL_SETTINGS = [CONNECTION.store, CONNECTION.address, CONNECTION.namespace, CONNECTION.taskQueue];
 
 const ENVIRONMENT_HELP = `Environment (flags take precedence):
-${environmentHelp([CONNECTION.address, CONNECTION.namespace, CONNECTION.taskQueue, CONNECTION.store])}
-  TEMPORAL_UI_URL  Temporal Web UI, for links (default http://localhost:8233)`;
+${environmentHelp([CONNECTION.address, CONNECTION.namespace, CONNECTION.taskQueue, CONNECTION.store, VARIABLES.dataDir, VARIABLES.uiUrl, VARIABLES.searchAttributes, VARIABLES.debug])}`;
 
 const EXAMPLES_HELP = `Examples:
   relabel docs validate examples/site

@@ -7,8 +7,8 @@ import { clip } from '../core/plan/site-error.ts';
 import { FailureType } from '../core/plan/failure-types.ts';
 import { refusedAtOnce, temporalUnreachable } from '../temporal/reach.ts';
 import { connectOptions, temporalSettingsFromEnv, type TemporalConnectOptions } from '../temporal/settings.ts';
-import { settingFromEnv } from '../settings/setting.ts';
-import { CONNECTION } from '../settings/table.ts';
+import { settingFromEnv, variableFromEnv } from '../settings/setting.ts';
+import { CONNECTION, VARIABLES } from '../settings/table.ts';
 import { createDesignCache } from '../store/design-cache.ts';
 import { openStore } from '../store/open-store.ts';
 import { createDocuments, type Documents } from './documents.ts';
@@ -47,8 +47,8 @@ export function relabelConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Rela
   return {
     ...temporalSettingsFromEnv(env),
     storeUrl: settingFromEnv(CONNECTION.store, env),
-    uiUrl: env.TEMPORAL_UI_URL || 'http://localhost:8233',
-    searchAttributes: env.RELABEL_SEARCH_ATTRIBUTES !== 'off',
+    uiUrl: variableFromEnv(VARIABLES.uiUrl, env),
+    searchAttributes: variableFromEnv(VARIABLES.searchAttributes, env),
   };
 }
 

@@ -10,6 +10,8 @@ import { homedir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { KubeConfig, type Cluster, type Context, type User } from '@kubernetes/client-node';
 import { clip } from '../core/plan/site-error.ts';
+import { settingFromEnv } from '../settings/setting.ts';
+import { CONNECTION } from '../settings/table.ts';
 
 /** Longest defect text kept in a message (names and parser reasons are cut). */
 const MAX_DEFECT = 300;
@@ -166,7 +168,7 @@ function merged(files: readonly string[]): KubeConfig {
  */
 export function loadKubeConfig(path?: string, env: NodeJS.ProcessEnv = process.env): KubeConfig {
   const home = join(homedir(), '.kube', 'config');
-  const list = path || (env.KUBECONFIG || (existsSync(home) ? home : undefined));
+  const list = path || (settingFromEnv(CONNECTION.kubeconfig, env) ?? (existsSync(home) ? home : undefined));
   if (list === undefined) {
     const kc = new KubeConfig();
     kc.loadFromDefault();

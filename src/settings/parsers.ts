@@ -39,6 +39,16 @@ export function text(value: string): string {
   return value;
 }
 
+/** A switch that stays on unless its value is `off`. */
+export function onUnlessOff(value: string): boolean {
+  return value !== 'off';
+}
+
+/** A switch that any value turns on. */
+export function anyValue(): boolean {
+  return true;
+}
+
 /** Levels an operator can filter logs at, most verbose first. */
 export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error'] as const;
 

@@ -32,6 +32,12 @@ export interface Setting<T> {
   default?: T;
 }
 
+/**
+ * A setting with no flag: only its environment variable sets it (links,
+ * switches, secrets kept off the command line, variables of the OS).
+ */
+export type Variable<T> = Omit<Setting<T>, 'flags' | 'env' | 'envReadElsewhere'> & { flags?: undefined; env: string };
+
 /** A value from the environment the setting's parser refused; the message names the flag, the variable and the value. */
 export class SettingError extends Error {
   override name = 'SettingError';
@@ -44,16 +50,24 @@ export class SettingError extends Error {
  * words a refused flag: `option '--kube-qps <n>' value 'fifty' from env
  * 'RELABEL_KUBE_QPS' is invalid. must be a whole number ≥ 0`.
  */
-export function settingFromEnv<T>(setting: Setting<T>, env: NodeJS.ProcessEnv = process.env): T | undefined {
-  if (setting.env === undefined || setting.envReadElsewhere) return undefined;
+export function settingFromEnv<T>(setting: Setting<T> | Variable<T>, env: NodeJS.ProcessEnv = process.env): T | undefined {
+  if (setting.env === undefined || ('envReadElsewhere' in setting && setting.envReadElsewhere)) return undefined;
   const value = env[setting.env];
   if (value === undefined || value === '') return undefined;
   try {
     return setting.parse(value);
   } catch (err) {
     const shown = value.length > MAX_VALUE ? `${value.slice(0, MAX_VALUE)}…` : value;
-    throw new SettingError(`option '${setting.flags}' value '${shown}' from env '${setting.env}' is invalid. ${(err as Error).message}`);
+    const source = setting.flags === undefined ? `env '${setting.env}' value '${shown}'` : `option '${setting.flags}' value '${shown}' from env '${setting.env}'`;
+    throw new SettingError(`${source} is invalid. ${(err as Error).message}`);
   }
+}
+
+/** The variable's value from `env`, else its default; throws {@link SettingError} when its parser refuses it. */
+export function variableFromEnv<T>(variable: Variable<T> & { default: T }, env?: NodeJS.ProcessEnv): T;
+export function variableFromEnv<T>(variable: Variable<T>, env?: NodeJS.ProcessEnv): T | undefined;
+export function variableFromEnv<T>(variable: Variable<T>, env: NodeJS.ProcessEnv = process.env): T | undefined {
+  return settingFromEnv(variable, env) ?? variable.default;
 }
 
 /** The setting's help: what it sets, then its variable. */
@@ -76,10 +90,10 @@ export function settingOption<T>(setting: Setting<T>, from?: { env: NodeJS.Proce
 }
 
 /** Help lines for the variables behind `settings`: `  VARIABLE  what it sets (note)  --flag`, aligned. */
-export function environmentHelp(settings: readonly Setting<unknown>[]): string {
-  const rows = settings.filter((s) => s.env !== undefined).map((s) => [s.env ?? '', `${s.help}${s.envNote ? ` (${s.envNote})` : ''}`, s.flags.split(' ')[0] ?? '']);
+export function environmentHelp(settings: readonly (Setting<unknown> | Variable<unknown>)[]): string {
+  const rows = settings.filter((s) => s.env !== undefined).map((s) => [s.env ?? '', `${s.help}${s.envNote ? ` (${s.envNote})` : ''}`, s.flags?.split(' ')[0] ?? '']);
   const width = (i: number) => Math.max(...rows.map((r) => (r[i] ?? '').length));
-  return rows.map(([env, help, flag]) => `  ${(env ?? '').padEnd(width(0))}  ${(help ?? '').padEnd(width(1))}  ${flag}`).join('\n');
+  return rows.map(([env, help, flag]) => `  ${(env ?? '').padEnd(width(0))}  ${(help ?? '').padEnd(width(1))}  ${flag}`.trimEnd()).join('\n');
 }
 
 /**

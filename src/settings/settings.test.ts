@@ -11,8 +11,9 @@ import { fileURLToPath } from 'node:url';
 import { Command, CommanderError } from 'commander';
 import { workerConfigFromEnv } from '../worker/config.ts';
 import { relabelConfigFromEnv } from '../facade/index.ts';
-import { SettingError, settingFromEnv, settingOption, type Setting } from './setting.ts';
-import { API, CONNECTION, WORKER } from './table.ts';
+import { environmentHelp, SettingError, settingFromEnv, settingOption, variableFromEnv, type Setting } from './setting.ts';
+import { API, CONNECTION, VARIABLES, WORKER } from './table.ts';
+import { defaultDataDir } from '../store/open-store.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -70,9 +71,34 @@ describe('settings: one parser for the flag and the variable', () => {
   it('declares each flag and each variable once', () => {
     const rows: Setting<unknown>[] = [...Object.values(CONNECTION), ...Object.values(WORKER), ...Object.values(API)];
     const flags = rows.map((s) => s.flags.split(' ')[0]);
-    const vars = rows.flatMap((s) => (s.env ? [s.env] : []));
+    const vars = [...rows.flatMap((s) => (s.env ? [s.env] : [])), ...Object.values(VARIABLES).map((v) => v.env)];
     assert.equal(new Set(flags).size, flags.length, flags.join());
     assert.equal(new Set(vars).size, vars.length, vars.join());
+  });
+});
+
+describe('settings: variables with no flag', () => {
+  it('reads each from its row, an empty value as unset, with the default of the row', () => {
+    assert.equal(variableFromEnv(VARIABLES.uiUrl, {}), 'http://localhost:8233');
+    assert.equal(variableFromEnv(VARIABLES.uiUrl, { TEMPORAL_UI_URL: '' }), 'http://localhost:8233');
+    assert.equal(relabelConfigFromEnv({ TEMPORAL_UI_URL: 'http://ui:8080' }).uiUrl, 'http://ui:8080');
+    assert.equal(relabelConfigFromEnv({}).searchAttributes, true);
+    assert.equal(relabelConfigFromEnv({ RELABEL_SEARCH_ATTRIBUTES: 'off' }).searchAttributes, false);
+    assert.equal(workerConfigFromEnv({ RELABEL_SEARCH_ATTRIBUTES: 'off' }).searchAttributes, false);
+    assert.equal(variableFromEnv(VARIABLES.debug, {}), false);
+    assert.equal(variableFromEnv(VARIABLES.debug, { RELABEL_DEBUG: '1' }), true);
+    assert.equal(variableFromEnv(VARIABLES.path, {}), '/usr/local/bin:/usr/bin:/bin');
+    assert.equal(defaultDataDir({ RELABEL_DATA_DIR: '/srv/relabel', XDG_DATA_HOME: '/xdg' }), '/srv/relabel');
+    assert.equal(defaultDataDir({ XDG_DATA_HOME: '/xdg' }), '/xdg/relabel');
+  });
+
+  it('names the variable of a refused value', () => {
+    const strict = { env: 'RELABEL_X', help: 'x', parse: (v: string) => WORKER.kubeQps.parse(v) };
+    assert.throws(() => settingFromEnv(strict, { RELABEL_X: 'many' }), { name: 'SettingError', message: "env 'RELABEL_X' value 'many' is invalid. must be a whole number ≥ 0" });
+  });
+
+  it('lists a variable in the help with no flag after it', () => {
+    assert.equal(environmentHelp([VARIABLES.uiUrl]), '  TEMPORAL_UI_URL  Temporal Web UI, for links (default http://localhost:8233)');
   });
 });
 

@@ -6,10 +6,14 @@
  * parsed the same way from the command line and from the environment.
  * Defaults that belong to a module (the Kubernetes rate, the metrics port,
  * the body limit) are given by the entry point that uses that module.
+ * Variables with no flag are rows of {@link VARIABLES}. No code outside
+ * src/settings/ reads a variable by name (a lint rule in eslint.config.js),
+ * except src/temporal/settings.ts, which reads the rows marked
+ * `envReadElsewhere` together with Temporal's profile.
  */
 import { DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE } from '../core/plan/constants.ts';
-import { bytes, listenAddress, logLevel, port, rate, slots, text } from './parsers.ts';
-import type { Setting } from './setting.ts';
+import { anyValue, bytes, listenAddress, logLevel, onUnlessOff, port, rate, slots, text } from './parsers.ts';
+import type { Setting, Variable } from './setting.ts';
 
 /** Where relabel reaches Temporal and its store: the worker, the API server and the CLI share these. */
 export const CONNECTION = {
@@ -119,3 +123,34 @@ export const API = {
   },
   bodyLimit: { flags: '--body-limit <bytes>', help: 'largest request body', parse: bytes },
 } satisfies Record<string, Setting<unknown>>;
+
+/** Default Temporal Web UI of links to runs: the local development server's. */
+const DEFAULT_UI_URL = 'http://localhost:8233';
+
+/**
+ * Settings with no flag, read from their variable only: links, switches,
+ * secrets kept off the command line, and the variables of the OS relabel
+ * depends on.
+ */
+export const VARIABLES = {
+  uiUrl: { env: 'TEMPORAL_UI_URL', help: 'Temporal Web UI, for links', envNote: `default ${DEFAULT_UI_URL}`, parse: text, default: DEFAULT_UI_URL },
+  searchAttributes: {
+    env: 'RELABEL_SEARCH_ATTRIBUTES',
+    help: "set relabel's search attributes on runs",
+    envNote: 'off when the Temporal server has not registered them',
+    parse: onUnlessOff,
+    default: true,
+  },
+  dataDir: { env: 'RELABEL_DATA_DIR', help: 'directory of the embedded store', envNote: 'default $XDG_DATA_HOME/relabel, else ~/.local/share/relabel', parse: text },
+  xdgDataHome: { env: 'XDG_DATA_HOME', help: 'base of the default data directory, when absolute', parse: text },
+  debug: { env: 'RELABEL_DEBUG', help: 'print the stack of an unexpected error', envNote: 'any value', parse: anyValue, default: false },
+  apiTokens: {
+    env: 'RELABEL_API_TOKENS',
+    help: 'API tokens when there is no --tokens-file: token:role[:name],…, role admin or viewer, each token at least 8 characters',
+    parse: text,
+  },
+  keystonePassword: { env: 'RELABEL_KEYSTONE_PASSWORD', help: "relabel's service password in Keystone", envNote: 'when there is no --keystone-password-file', parse: text },
+  user: { env: 'USER', help: 'who runs a command, for the audit trail, when the OS has no name for the uid', envNote: 'else LOGNAME', parse: text },
+  logname: { env: 'LOGNAME', help: 'who runs a command, when USER is unset', parse: text },
+  path: { env: 'PATH', help: 'where executable label plugins find programs: the only variable they get', envNote: 'default /usr/local/bin:/usr/bin:/bin', parse: text, default: '/usr/local/bin:/usr/bin:/bin' },
+} satisfies Record<string, Variable<unknown>>;

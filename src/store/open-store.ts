@@ -8,6 +8,8 @@ import type { RevisionStore } from './revision-store.ts';
 import { StoreError, StoreErrorCode } from './store-error.ts';
 import { openSqliteStore, SQLITE_MEMORY } from './sqlite-store.ts';
 import { openPostgresStore } from './postgres-store.ts';
+import { variableFromEnv } from '../settings/setting.ts';
+import { VARIABLES } from '../settings/table.ts';
 
 /** File name of the embedded store inside the data directory. */
 export const SQLITE_FILE_NAME = 'revisions.db';
@@ -23,8 +25,10 @@ export type StoreLocation =
  * directory. Pure apart from reading the home directory.
  */
 export function defaultDataDir(env: NodeJS.ProcessEnv = process.env): string {
-  if (env.RELABEL_DATA_DIR) return resolve(env.RELABEL_DATA_DIR);
-  if (env.XDG_DATA_HOME && isAbsolute(env.XDG_DATA_HOME)) return join(env.XDG_DATA_HOME, 'relabel');
+  const dataDir = variableFromEnv(VARIABLES.dataDir, env);
+  if (dataDir !== undefined) return resolve(dataDir);
+  const xdg = variableFromEnv(VARIABLES.xdgDataHome, env);
+  if (xdg !== undefined && isAbsolute(xdg)) return join(xdg, 'relabel');
   return join(homedir(), '.local', 'share', 'relabel');
 }
 

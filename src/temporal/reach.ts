@@ -77,6 +77,8 @@ const DEFINITIVE = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_NONAME', 'EHOSTUNR
 
 /** Whether `env` sends gRPC through a proxy, which a direct probe would not see. */
 function proxied(env: NodeJS.ProcessEnv): boolean {
+  // gRPC's own variables, not settings of relabel: read only to say why Temporal could not be reached.
+  // eslint-disable-next-line no-restricted-syntax
   return ['grpc_proxy', 'https_proxy', 'http_proxy'].some((name) => Boolean(env[name] || env[name.toUpperCase()]));
 }
 

@@ -8,8 +8,8 @@ import type { WorkflowBundle } from '@temporalio/worker';
 import { DEFAULT_KUBE_BURST, DEFAULT_KUBE_QPS } from '../kube/nodes.ts';
 import type { LogLevelName } from '../settings/parsers.ts';
 import { connectionOptions } from '../settings/connection-options.ts';
-import { addSettingOptions, settingFromEnv, settingOption } from '../settings/setting.ts';
-import { CONNECTION, WORKER } from '../settings/table.ts';
+import { addSettingOptions, settingFromEnv, settingOption, variableFromEnv } from '../settings/setting.ts';
+import { CONNECTION, VARIABLES, WORKER } from '../settings/table.ts';
 import { temporalSettingsFromEnv, type TemporalConnectOptions } from '../temporal/settings.ts';
 import { DEFAULT_METRICS_ADDRESS, DEFAULT_METRICS_PORT } from './probes.ts';
 
@@ -89,6 +89,7 @@ export function workerConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Worke
     storeUrl: settingFromEnv(CONNECTION.store, env),
     kubeQps: settingFromEnv(WORKER.kubeQps, env) ?? DEFAULT_KUBE_QPS,
     kubeBurst: settingFromEnv(WORKER.kubeBurst, env) ?? DEFAULT_KUBE_BURST,
+    searchAttributes: variableFromEnv(VARIABLES.searchAttributes, env),
   };
 }
 

@@ -19,6 +19,8 @@ import { connectOptions } from '../temporal/settings.ts';
 import { temporalUnreachable } from '../temporal/reach.ts';
 import { buildBundleFile } from './bundle.ts';
 import { WORKER_DEFAULTS, type WorkerConfig } from './config.ts';
+import { variableFromEnv } from '../settings/setting.ts';
+import { VARIABLES } from '../settings/table.ts';
 import { kubeEventMetrics, kubeRequestMetrics } from './telemetry.ts';
 
 /**
@@ -27,7 +29,7 @@ import { kubeEventMetrics, kubeRequestMetrics } from './telemetry.ts';
  * worker's task queue.
  */
 function runStarter(config: WorkerConfig, store: RevisionStore, designs: DesignCache): RunStarter {
-  const searchAttributes = config.searchAttributes ?? process.env.RELABEL_SEARCH_ATTRIBUTES !== 'off';
+  const searchAttributes = config.searchAttributes ?? variableFromEnv(VARIABLES.searchAttributes);
   return async (client, options) => {
     const runs = createRuns({ client, store, designs, taskQueue: config.taskQueue, namespace: config.namespace, searchAttributes });
     const { workflowId, runId, run } = await runs.start({ targets: options.targets, revision: options.revision, action: options.action, ...(options.audit ? { audit: options.audit } : {}) });
