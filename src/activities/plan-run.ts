@@ -27,7 +27,11 @@ import type { NodeEvents } from './node-events.ts';
 /** Runs with at most this many targets read their nodes one GET each; larger ones LIST. */
 export const GET_THRESHOLD = 100;
 
-/** Nodes per LIST page, and rows per store write. */
+/**
+ * Rows per store write and per read of the run's pending rows, and names per
+ * batch of a small run's GETs (read with bounded concurrency). Nodes are
+ * LISTed by {@link LIST_PAGE_SIZE}.
+ */
 export const PAGE_SIZE = 500;
 
 /**

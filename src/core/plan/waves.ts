@@ -100,16 +100,6 @@ export function parseWaveSize(text: string | number): Parsed<WaveSize> {
   return { ok: false, message: `wave size ${JSON.stringify(s.slice(0, 40))}: expected a positive count (25) or a percentage from 1% to 100%` };
 }
 
-/** The text form of a grouping (`rack`, `label:<key>`). */
-export function groupingText(by: WaveGrouping): string {
-  return by === 'rack' ? 'rack' : `label:${by.label}`;
-}
-
-/** The text form of a size (`25`, `10%`). */
-export function sizeText(size: WaveSize): string {
-  return 'count' in size ? String(size.count) : `${size.percent}%`;
-}
-
 const isCount = (n: unknown, min: number, max: number) => typeof n === 'number' && Number.isSafeInteger(n) && n >= min && n <= max;
 
 /** What is wrong with `rollout` (a list of messages; empty when it is valid). */
