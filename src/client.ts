@@ -15,14 +15,5 @@ process.stdout.on('error', (err: NodeJS.ErrnoException) => {
   throw err;
 });
 
-const argv = process.argv.slice(2);
-if (argv[0] === 'api') {
-  // `relabel api --listen HOST:PORT …`: the HTTP API server, which keeps running.
-  const { main } = await import('./api/main.ts');
-  await main(['node', 'relabel api', ...argv.slice(1)]).catch((err: unknown) => {
-    console.error(`relabel api: ${err instanceof Error ? err.message : String(err)}`);
-    process.exit(1);
-  });
-} else {
-  process.exitCode = await runCli(argv);
-}
+// `relabel api` starts a server that keeps the process running after the command returns.
+process.exitCode = await runCli(process.argv.slice(2));

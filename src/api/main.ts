@@ -143,9 +143,9 @@ function apiOptions(env: NodeJS.ProcessEnv, facade: RelabelConfig): Option[] {
   ];
 }
 
-/** The command line: `relabel-api --listen HOST:PORT [--tokens-file FILE] …`. */
-export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<void> {
-  const program = new Command('relabel-api').description('Serve the Airship-compatible HTTP API of relabel');
+/** The command line: `relabel-api --listen HOST:PORT [--tokens-file FILE] …` (`name`: `relabel api` when the CLI runs it). */
+export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env, name = 'relabel-api'): Promise<void> {
+  const program = new Command(name).description('Serve the Airship-compatible HTTP API of relabel');
   const facade = addSettingOptions(program, () => {
     const read = relabelConfigFromEnv(env);
     return { options: apiOptions(env, read), read };

@@ -15,6 +15,7 @@ import { addControlCommands } from './control-commands.ts';
 import { addRunCommands } from './run-commands.ts';
 import { addDriftCommands } from './drift-commands.ts';
 import { addScheduleCommands } from './schedule-commands.ts';
+import { addApiCommand } from './api-command.ts';
 import type { SetExit } from './context.ts';
 
 /** The settings the CLI's global flags override; their variables are read when a command runs (src/cli/context.ts). */
@@ -55,8 +56,7 @@ export function buildProgram(setExit: SetExit): Command {
   addScheduleCommands(program, setExit);
   addPluginCommands(program, setExit);
   addPlanCommand(program, setExit);
-  // Served by src/api/main.ts (dispatched in src/client.ts); listed here for help.
-  program.command('api').description('serve the Airship-compatible HTTP API: relabel api --listen HOST:PORT (see relabel api --help)').allowUnknownOption().helpOption(false);
+  addApiCommand(program, setExit);
   program.addHelpText('after', `\n${exitCodeHelp()}\n\n${ENVIRONMENT_HELP}\n\n${EXAMPLES_HELP}`);
   return program;
 }
