@@ -1,5 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { createAuthenticator, createRequestAuthenticator, parseTokensEnv, parseTokensFile } from './auth.ts';
 
 describe('API tokens', () => {
@@ -88,5 +89,22 @@ describe('API tokens', () => {
     ]) {
       assert.equal(roleOf(headers), null, JSON.stringify(headers));
     }
+  });
+});
+
+describe('API tokens in the documentation', () => {
+  const files = ['README.md', 'docs/deploy.md', 'docs/airship.md', 'docker-compose.yml'];
+  const text = (file: string) => readFileSync(new URL(`../../${file}`, import.meta.url), 'utf8');
+
+  it('every example of RELABEL_API_TOKENS is one relabel api accepts (placeholders with [ ] or … aside)', () => {
+    const examples = files.flatMap((file) => [...text(file).matchAll(/RELABEL_API_TOKENS=([^\s`)]+)/g)].map((m) => [file, m[1] ?? ''] as const));
+    const concrete = examples.filter(([, value]) => !/[[…$]/.test(value));
+    assert.ok(concrete.length >= 3, concrete.join());
+    for (const [file, value] of concrete) assert.doesNotThrow(() => parseTokensEnv(value), `${file}: ${value}`);
+  });
+
+  it('states the rule the old examples broke: a token of fewer than 8 characters is refused', () => {
+    assert.throws(() => parseTokensEnv('secret:admin'), { message: 'invalid API tokens in RELABEL_API_TOKENS: #0.token: tokens must be at least 8 characters' });
+    for (const file of files.filter((f) => f !== 'docs/airship.md')) assert.match(text(file), /at least 8/, file);
   });
 });

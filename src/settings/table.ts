@@ -93,7 +93,7 @@ export const API = {
   listen: { flags: '--listen <host:port>', help: 'address to listen on, e.g. 127.0.0.1:8000', parse: text },
   tokensFile: {
     flags: '--tokens-file <file>',
-    help: 'YAML or JSON list of {token, role, name?} (else RELABEL_API_TOKENS=token:role[:name],…); the name is recorded as who started a run',
+    help: 'YAML or JSON list of {token, role, name?} (else RELABEL_API_TOKENS=token:role[:name],…): role admin or viewer, each token at least 8 printable ASCII characters without spaces; the name is recorded as who started a run',
     parse: text,
   },
   keystoneUrl: {
