@@ -12,6 +12,7 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
+import { userInfo } from 'node:os';
 import type { AppsV1Api, CoreV1Api } from '@kubernetes/client-node';
 import type { Runs } from '../src/facade/runs.ts';
 import { loadKubeConfig } from '../src/kube/nodes.ts';
@@ -20,7 +21,7 @@ import { createKwokNodes, waitForKwokNodes } from '../stack/kwok.ts';
 import { restartTemporal } from '../stack/stack.ts';
 import { startSimulatedStack, type SimulatedStack } from './simulated-stack.ts';
 import { ADMIN, eventually, startTestApi } from './api-support.ts';
-import { startRelabel, startWorkerProcess, uniqueSuffix } from './helpers.ts';
+import { exits, relabelCli, startRelabel, startWorkerProcess, uniqueSuffix } from './helpers.ts';
 import { prefixedSite, storeWithSite } from './site.ts';
 
 const NAMESPACE = 'default';
@@ -155,10 +156,13 @@ describe('runs in waves on a simulated cluster: health gates, halts, approvals',
       assert.match(halted?.reason ?? '', new RegExp(`${NAMESPACE}/${ds} on ${rackNodes(0)[0]} not Ready`));
       await assert.rejects(relabel.runs.control(started.workflowId, undefined, 'approve', 'ops'), /cannot approve the run: it is halted/);
 
-      await relabel.runs.control(started.workflowId, undefined, 'resume', 'ops-a');
+      // The answer is the run once resumed: past the gate, no longer halted.
+      const resumed = await relabel.runs.control(started.workflowId, undefined, 'resume', 'ops-a');
+      assert.deepEqual([resumed.answer?.wave?.current.index, resumed.answer?.wave?.waiting, resumed.answer?.wave?.reason], [0, undefined, undefined]);
       await waitingAt(relabel.runs, started, 'halted', 1);
       for (const node of rackNodes(1)) assert.ok(await carries(node), `${node} written after resume`);
-      await relabel.runs.control(started.workflowId, undefined, 'abort', 'ops-b');
+      const aborted = await relabel.runs.control(started.workflowId, undefined, 'abort', 'ops-b');
+      assert.deepEqual([aborted.answer?.wave?.current.index, aborted.answer?.wave?.waiting], [1, undefined], 'the answer is the run once aborted: no longer halted');
       const report = await relabel.runs.wait(started);
       const result = report.result;
       assert.equal(result?.status, 'partial_success', JSON.stringify(result));
@@ -197,12 +201,18 @@ describe('runs in waves on a simulated cluster: health gates, halts, approvals',
       await waitingAt(relabel.runs, started, 'approval', 0);
       assert.equal((await Promise.all(storage.map(carries))).filter(Boolean).length, 1, 'still only the canary');
 
-      await relabel.runs.control(started.workflowId, undefined, 'approve', 'alice');
+      // relabel approve -o json answers with the run once approved: past the gate, approved by whom.
+      const approved = JSON.parse(exits(await relabelCli(['approve', started.workflowId, '-o', 'json'], env), 0).stdout);
+      const by = userInfo().username;
+      assert.equal(approved.verb, 'approve');
+      assert.deepEqual(approved.answer.wave, { current: waiting?.current, count: 4, approved: { wave: 0, by } });
       const report = await relabel.runs.wait(started);
       assert.equal(report.result?.status, 'success', JSON.stringify(report.result));
+      const after = await relabel.runs.status(started.workflowId, undefined);
+      assert.deepEqual(after.progress?.wave?.approved, approved.answer.wave.approved, 'the run records the approval the answer promised');
       for (const node of storage) assert.ok(await carries(node), `${node} written after the approval`);
       const commands = (await relabel.store.actionCommands(report.result?.run ?? 0)).map((c) => `${c.command}:${c.user ?? ''}`);
-      assert.ok(commands.includes('approve:alice'), commands.join(' '));
+      assert.ok(commands.includes(`approve:${by}`), commands.join(' '));
     } finally {
       worker?.kill('SIGKILL');
       await relabel.stop();

@@ -62,6 +62,21 @@ function checkGateVerb(verb: ControlVerb, gates: readonly GateWait[], run: Contr
 }
 
 /**
+ * Where a run in waves stands once its gate took `verb`: no longer waiting,
+ * and, after `approve`, approved by `by` after the current wave, as the
+ * gate records it (src/workflows/update-labels-waves.ts). The gate takes
+ * the verb only after the Update's handler has returned (its condition is
+ * checked after the handler runs), so the answer is built here rather than
+ * read from the run, and the handler answers at the same point of the
+ * history as before.
+ */
+export function waveAfterGateVerb(wave: WaveProgress | undefined, verb: ControlVerb, by: string | null): WaveProgress | undefined {
+  if (wave === undefined) return undefined;
+  const { waiting: _waiting, reason: _reason, ...rest } = wave;
+  return verb === ControlVerb.approve ? { ...rest, approved: { wave: wave.current.index, by } } : rest;
+}
+
+/**
  * Registers the `control` Update on `state`: `pause` makes the run start
  * no more nodes (those running finish), `unpause` lets it go on; pausing a
  * paused run changes nothing. `approve`, `resume` and `abort` go to the
@@ -74,15 +89,17 @@ export function handleControl(state: { paused: boolean }, run: ControlledRun): v
     controlUpdate,
     ({ verb, by }: ControlRequest): ControlAnswer => {
       if (GATE_VERBS[verb]) {
-        run.decide(verb, typeof by === 'string' && by.length > 0 ? by.slice(0, MAX_BY) : null);
-        const wave = run.wave();
+        const who = typeof by === 'string' && by.length > 0 ? by.slice(0, MAX_BY) : null;
+        run.decide(verb, who);
+        const wave = waveAfterGateVerb(run.wave(), verb, who);
         return { paused: state.paused, changed: true, running: run.running(), pending: run.pending(), ...(wave ? { wave } : {}) };
       }
       const paused = verb === ControlVerb.pause;
       const changed = paused !== state.paused;
       state.paused = paused;
       if (changed) run.changed();
-      return { paused, changed, running: run.running(), pending: run.pending() };
+      const wave = run.wave();
+      return { paused, changed, running: run.running(), pending: run.pending(), ...(wave ? { wave } : {}) };
     },
     {
       validator: (request: ControlRequest) => {
