@@ -47,6 +47,12 @@ describe('exit codes', () => {
     assert.equal(exitCodeForRun(completed('success')), 0);
     assert.equal(exitCodeForRun(completed('partial_success')), 4);
     assert.equal(exitCodeForRun(completed('failure')), 5);
+    // Aborted at a gate with no node failed: its status is partial (later waves not started), its code says aborted.
+    const aborted = completed('partial_success');
+    aborted.result = { ...aborted.result!, counts: { total: 6, success: 2, failure: 0, written: 2 }, waves: 3, aborted: { wave: 0, by: 'ops', notStarted: 4 } };
+    assert.equal(exitCodeForRun(aborted), 7);
+    assert.match(exitCodeHelp(), /^ {2}7 {2}the run was aborted at a gate of its waves \(relabel abort\)/m);
+    assert.match(exitCodeHelp(), /^ {2}4 {2}the run finished with status partial_success: some nodes failed/m);
     assert.equal(exitCodeForRun({ ...base, execution: 'FAILED', failure: { type: 'NoSiteActionRevision', message: 'm' } }), 3);
     assert.equal(exitCodeForRun({ ...base, execution: 'FAILED', failure: { type: 'DocumentValidationFailed', message: 'm' } }), 2);
     assert.equal(exitCodeForRun({ ...base, execution: 'FAILED', failure: { type: 'Error', message: 'm' } }), 5);

@@ -19,6 +19,7 @@ export const ExitCode = {
   partialSuccess: 4,
   failure: 5,
   unavailable: 6,
+  aborted: 7,
 } as const;
 
 /** One of the {@link ExitCode} values. */
@@ -102,6 +103,7 @@ export const EXIT_CODES: readonly ExitCodeRow[] = [
     runStatus: RunStatus.failure,
   },
   { code: ExitCode.unavailable, meaning: 'Temporal or the store could not be reached; nothing was started', types: typesOf(ExitCode.unavailable) },
+  { code: ExitCode.aborted, meaning: 'the run was aborted at a gate of its waves (relabel abort): later waves were not started (see the table for failed nodes)', types: [] },
 ];
 
 
@@ -113,7 +115,9 @@ export function exitCodeForType(type: string | undefined): ExitCode {
 }
 
 /**
- * Exit code reporting a run: 0 while it runs; by its final status once
+ * Exit code reporting a run: 0 while it runs; 7 once aborted at a gate
+ * (whatever its status, which says partial or failure because nodes were
+ * not started, not because they failed); else by its final status once
  * completed; when it failed as a whole, by its failure type if that is a
  * rejection (the workflow repeats the start checks), else 5.
  */
@@ -122,6 +126,7 @@ export function exitCodeForRun(report: RunStatusReport): ExitCode {
     case 'RUNNING':
       return ExitCode.ok;
     case 'COMPLETED':
+      if (report.result?.aborted) return ExitCode.aborted;
       return (report.result && byRunStatus.get(report.result.status)) ?? ExitCode.unexpected;
     case 'FAILED': {
       const code = exitCodeForType(report.failure?.type);
