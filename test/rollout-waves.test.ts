@@ -167,6 +167,10 @@ describe('runs in waves on a simulated cluster: health gates, halts, approvals',
       const result = report.result;
       assert.equal(result?.status, 'partial_success', JSON.stringify(result));
       assert.deepEqual(result?.aborted, { wave: 1, by: 'ops-b', notStarted: 2 });
+      // No node failed: relabel status --wait says aborted (7), not some nodes failed (4).
+      const env = { TEMPORAL_ADDRESS: sim.info.temporalAddress, KUBECONFIG: sim.info.kubeconfig, RELABEL_STORE_URL: url, RELABEL_TASK_QUEUE: relabel.taskQueue };
+      assert.equal(result?.counts.failure, 0);
+      assert.match(exits(await relabelCli(['status', started.workflowId, '--wait'], env), 7).stdout, /aborted after wave 2 by ops-b/);
       for (const node of rackNodes(2)) {
         assert.equal(await carries(node), false, `${node} was never started`);
         const row = await relabel.store.runNode(result?.run ?? 0, node);
