@@ -40,7 +40,7 @@
  * node labels).
  */
 import { fork, type ChildProcess } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -321,6 +321,7 @@ async function benchSize(size: number): Promise<void> {
     await connection?.close();
     await store?.close();
     await stopStack(join(dir, 'stack'), { purge: true });
+    rmSync(dir, { recursive: true, force: true });
   }
 }
 

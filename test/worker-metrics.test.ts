@@ -14,7 +14,7 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { fork, type ChildProcess } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { networkInterfaces, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freeLoopbackPort } from '../stack/processes.ts';
@@ -256,5 +256,22 @@ describe('the worker process: where /metrics listens', () => {
     assert.equal(byEnv.stderr, message);
     const badAddress = exits(await runNode([...WORKER_NODE_FLAGS, WORKER_ENTRY, '--metrics-address', 'everywhere'], env(), { timeoutMs: 60_000 }), 1);
     assert.match(badAddress.stderr, /option '--metrics-address <ip>' argument 'everywhere' is invalid\. must be an IP address of this host/);
+  });
+});
+
+describe('the worker process: its temporary files', () => {
+  it('a worker started and stopped leaves nothing in the temporary directory, its workflow bundle included', async () => {
+    const tmp = mkdtempSync(join(tmpdir(), 'relabel-worker-tmp-'));
+    const store = mkdtempSync(join(tmpdir(), 'relabel-worker-tmp-store-'));
+    try {
+      const env = { TMPDIR: tmp, TEMPORAL_ADDRESS: temporalAddress(), KUBECONFIG: kubeconfigPath(), RELABEL_STORE_URL: `sqlite:${join(store, 'revisions.db')}`, RELABEL_TASK_QUEUE: `tmp-${uniqueSuffix()}` };
+      const worker = await startWorkerProcess(env);
+      await stopChild(worker);
+      assert.equal(worker.exitCode, 0);
+      assert.deepEqual(readdirSync(tmp), [], 'nothing left in TMPDIR');
+    } finally {
+      rmSync(tmp, { recursive: true, force: true });
+      rmSync(store, { recursive: true, force: true });
+    }
   });
 });

@@ -1,29 +1,36 @@
 /**
  * The workflow bundle, built in a short-lived child process: webpack's peak
  * memory (a few hundred MiB) then never counts against the long-running
- * worker, which only loads the finished bundle file.
+ * worker, which only loads the finished bundle.
  */
 import { fork } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
+import { bundleWorkflowCode, DefaultLogger, type WorkflowBundle } from '@temporalio/worker';
 
 /** Path of the workflow code the worker bundles. */
 export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
 
 /**
- * Bundles the workflow code in a child process and returns the bundle
- * file's path (in a fresh temporary directory). Rejects with the child's
- * exit code when bundling fails.
+ * Bundles the workflow code in a child process and returns the bundle's
+ * code (about 2 MB). The child writes it to a fresh temporary directory,
+ * which is removed once read, whether bundling succeeded or not: the
+ * worker leaves nothing in the temporary directory. Rejects with the
+ * child's exit code when bundling fails.
  */
-export async function buildBundleFile(): Promise<string> {
-  const out = join(mkdtempSync(join(tmpdir(), 'relabel-bundle-')), 'workflows.js');
-  const child = fork(fileURLToPath(import.meta.url), [out], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
-  if (code !== 0) throw new Error(`bundling the workflow code failed (exit ${code})`);
-  return out;
+export async function buildBundle(): Promise<WorkflowBundle> {
+  const dir = mkdtempSync(join(tmpdir(), 'relabel-bundle-'));
+  try {
+    const out = join(dir, 'workflows.js');
+    const child = fork(fileURLToPath(import.meta.url), [out], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+    if (code !== 0) throw new Error(`bundling the workflow code failed (exit ${code})`);
+    return { code: readFileSync(out, 'utf8') };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 if (import.meta.main) {

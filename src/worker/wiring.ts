@@ -17,7 +17,7 @@ import { openStore } from '../store/open-store.ts';
 import type { RevisionStore } from '../store/revision-store.ts';
 import { connectOptions } from '../temporal/settings.ts';
 import { temporalUnreachable } from '../temporal/reach.ts';
-import { buildBundleFile } from './bundle.ts';
+import { buildBundle } from './bundle.ts';
 import { WORKER_DEFAULTS, type WorkerConfig } from './config.ts';
 import { variableFromEnv } from '../settings/setting.ts';
 import { VARIABLES } from '../settings/table.ts';
@@ -73,7 +73,7 @@ export async function createWorker(config: WorkerConfig): Promise<{ worker: Work
     connection,
     namespace: config.namespace,
     taskQueue: config.taskQueue,
-    workflowBundle: config.workflowBundle ?? { codePath: await buildBundleFile() },
+    workflowBundle: config.workflowBundle ?? (await buildBundle()),
     identity,
     activities: createActivities({ nodes, store, designs, events, workloads, startRun: runStarter(config, store, designs) }),
     maxCachedWorkflows: config.maxCachedWorkflows ?? WORKER_DEFAULTS.maxCachedWorkflows,
