@@ -103,7 +103,7 @@ export const EXIT_CODES: readonly ExitCodeRow[] = [
     runStatus: RunStatus.failure,
   },
   { code: ExitCode.unavailable, meaning: 'Temporal or the store could not be reached; nothing was started', types: typesOf(ExitCode.unavailable) },
-  { code: ExitCode.aborted, meaning: 'the run was aborted at a gate of its waves (relabel abort): later waves were not started (see the table for failed nodes)', types: [] },
+  { code: ExitCode.aborted, meaning: 'the run was aborted at a gate of its waves (relabel abort): later waves were not started', types: [] },
 ];
 
 

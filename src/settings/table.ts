@@ -136,8 +136,8 @@ export const VARIABLES = {
   uiUrl: { env: 'TEMPORAL_UI_URL', help: 'Temporal Web UI, for links', envNote: `default ${DEFAULT_UI_URL}`, parse: text, default: DEFAULT_UI_URL },
   searchAttributes: {
     env: 'RELABEL_SEARCH_ATTRIBUTES',
-    help: "set relabel's search attributes on runs",
-    envNote: 'off when the Temporal server has not registered them',
+    help: "off: start runs without relabel's search attributes, for a Temporal server that has not registered them",
+    envNote: 'default on',
     parse: onUnlessOff,
     default: true,
   },
