@@ -24,8 +24,8 @@ import type { JoinHealth, JoinTelemetry, WatchNodeJoinsInput } from './join-watc
 
 /** Nodes a LIST page holds. */
 const LIST_PAGE = 1000;
-/** How often the watcher heartbeats (the workflow's heartbeat timeout is several times this). */
-const HEARTBEAT_MS = 5000;
+/** How often the watcher heartbeats (the SDK sends at most one every 0.8 × the workflow's heartbeat timeout). */
+const HEARTBEAT_MS = 1000;
 /** How long held nodes wait before the watcher tries again; an idle watcher's look at the queue. */
 const IDLE_MS = 5000;
 /** Backoff of a broken watch, first and longest. */

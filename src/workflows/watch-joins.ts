@@ -24,7 +24,9 @@ const HANDOVER_SECONDS = 300;
 function watcher(watchSeconds: number) {
   return proxyActivities<Activities>({
     startToCloseTimeout: `${watchSeconds + HANDOVER_SECONDS}s`,
-    heartbeatTimeout: '30s',
+    // The SDK sends heartbeats at most every 0.8 × this, and a cancellation (joins disabled) is
+    // delivered on a heartbeat's answer: short, so `relabel join disable` takes seconds.
+    heartbeatTimeout: '10s',
     // Wait for the activity to stop its watch before the workflow ends cancelled.
     cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
     retry: { initialInterval: '1s', maximumInterval: '30s', nonRetryableErrorTypes: [FailureType.InvalidArgument, FailureType.InternalError] },

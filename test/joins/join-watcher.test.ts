@@ -26,7 +26,7 @@ async function until<T>(what: string, read: () => Promise<T>, done: (value: T) =
     const value = await read();
     if (done(value)) return value;
     if (Date.now() > deadline) assert.fail(`${what}: not within ${ms / 1000} s; last: ${JSON.stringify(value).slice(0, 800)}`);
-    await sleep(100);
+    await sleep(20);
   }
 }
 
@@ -78,14 +78,18 @@ describe('joining nodes', () => {
     assert.equal(enabled.enabled, true);
     assert.equal(enabled.changed, true);
     assert.equal((await joins.enable({ site: siteName })).changed, false, 'enabling twice keeps the one watcher');
+    const t0 = Date.now();
     await watching();
+    console.log(`# the watcher reported ${Date.now() - t0} ms after joins were enabled`);
     const writes = await nodePatchCount({ code: 200 });
     const core = adminCore();
+    const t1 = Date.now();
     await createNode(core, node(0), {}, [UNINITIALIZED]);
     const stranger = `${prefix}-not-in-design`;
     await createNode(core, stranger, {}, [UNINITIALIZED]);
 
     const labelled = await until(`${node(0)} labelled`, () => readNode(node(0)), isLabelled);
+    console.log(`# the joining node was labelled ${Date.now() - t1} ms after it was created`);
     assertDesired(design, labelled);
     const run = await relabel.store.getRun(appliedRun(labelled));
     assert.equal(run.startedVia, 'join');
@@ -127,7 +131,8 @@ describe('joining nodes', () => {
     // Now the other way round: a burst of joins, and an operator's run started while their run goes.
     const burst = site.nodes.slice(14, 22);
     for (const name of burst) await createNode(core, name, {}, [UNINITIALIZED]);
-    await until('a join run going', status, (x) => x.watcher?.lastRun !== undefined && x.watcher.lastRun.status === undefined && x.watcher.lastRun.nodes > 0, 20_000);
+    const siteRun = relabel.client.workflow.getHandle(`update-labels/${siteName}`);
+    await until('a join run going', () => siteRun.describe(), (d) => d.status.name === 'RUNNING' && (d.memo as { action?: string } | undefined)?.action === 'join_nodes', 20_000);
     const accepted = await relabel.runs.start({ targets: [node(1)], audit: { by: 'bob', via: 'cli' } });
     assert.ok(accepted.run > 0, 'accepted, not refused RunInProgress');
     assert.equal((await relabel.runs.wait(accepted)).result?.status, 'success');
