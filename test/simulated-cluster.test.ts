@@ -182,7 +182,9 @@ describe('simulated cluster: KWOK nodes, the real controller manager and schedul
       let labelledAt: number | undefined;
       let podAt: number | undefined;
       while (podAt === undefined && Date.now() - created < 60_000) {
-        const [node, pods] = await Promise.all([core.readNode({ name: joiner }), podsByNode(ds)]);
+        // The pods first, then the node: a pod seen means its label had landed by the node's read.
+        const pods = await podsByNode(ds);
+        const node = await core.readNode({ name: joiner });
         const onJoiner = [...pods.nodes, ...pods.pending.map((p) => p.spec?.nodeName ?? '')].includes(joiner) || pods.pending.length > 0;
         const hasLabel = node.metadata?.labels?.[JOIN_DS_LABEL] === 'enabled';
         const tainted = (node.spec?.taints ?? []).some((t) => t.key === UNINITIALIZED_TAINT_KEY);
