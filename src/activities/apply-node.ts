@@ -16,7 +16,7 @@ import type { Design } from '../core/site/validate-site.ts';
 import type { NodeApi, NodeState } from '../kube/nodes.ts';
 import type { RevisionStore } from '../store/revision-store.ts';
 import type { NodeResultDetail } from '../store/run-store.ts';
-import type { RelabelNodeResult } from '../workflows/messages.ts';
+import type { RelabelNodeResult } from '../contracts/messages.ts';
 import type { NodeEvents } from './node-events.ts';
 import { nodeSteps, type NodeSeen } from './node-steps.ts';
 import { conflictDetail, planDetail, planOf } from './node-plan.ts';

@@ -20,8 +20,8 @@ import { readAhead } from './read-ahead.ts';
 import { httpStatus, mapNodeError } from '../kube/errors.ts';
 import type { NodeApi, NodeState } from '../kube/nodes.ts';
 import type { NodeResultUpdate, RunStore } from '../store/run-store.ts';
-import type { NodeFailure, RunCounts } from '../workflows/messages.ts';
-import { FAILURE_SAMPLE_LIMIT } from '../workflows/messages.ts';
+import type { NodeFailure, RunCounts } from '../contracts/messages.ts';
+import { FAILURE_SAMPLE_LIMIT } from '../contracts/messages.ts';
 import type { NodeEvents } from './node-events.ts';
 
 /** Runs with at most this many targets read their nodes one GET each; larger ones LIST. */

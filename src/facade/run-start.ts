@@ -15,7 +15,7 @@ import { selectNodes, type NodeFilterSet } from '../core/site/node-filter.ts';
 import type { DesignCache } from '../store/design-cache.ts';
 import { runnableRevision } from '../store/revision-checks.ts';
 import type { RevisionStore } from '../store/revision-store.ts';
-import { runWorkflowId, type UpdateLabelsInput } from '../workflows/messages.ts';
+import { runWorkflowId, type UpdateLabelsInput } from '../contracts/messages.ts';
 import { updateLabels } from '../workflows/update-labels.ts';
 import { documentValidationError, RelabelError } from './relabel-error.ts';
 import { taskMemo, type TaskRequestMemo } from './run-memo.ts';
