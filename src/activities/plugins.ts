@@ -10,7 +10,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { FailureType } from '../core/plan/failure-types.ts';
 import type { PluginSpec } from '../core/site/label-plugin.ts';
 import { checkPluginOutput, type PluginLabels } from '../core/site/plugin-output.ts';
-import { clip } from '../core/plan/site-error.ts';
+import { clip } from '../core/plan/text.ts';
 import { MAX_TARGETS } from '../core/plan/targets.ts';
 import { runnableRevision } from '../store/revision-checks.ts';
 import type { DesignCache } from '../store/design-cache.ts';

@@ -3,7 +3,7 @@
  * on a terminal, plain periodic lines otherwise), the per-node table and the
  * final status.
  */
-import { clip } from '../core/plan/site-error.ts';
+import { clip } from '../core/plan/text.ts';
 import { describeRemoval, type RemovalAssessment } from '../core/plan/removal-brake.ts';
 import { impactText } from './impact-output.ts';
 import { byText } from '../core/plan/label-plan.ts';
