@@ -11,14 +11,14 @@ import type { Client } from '@temporalio/client';
 import { FailureType } from '../core/plan/failure-types.ts';
 import { JoinQueue } from '../core/plan/join-queue.ts';
 import { runAudit, StartedVia, type RunAudit } from '../core/plan/run-audit.ts';
-import { clip } from '../core/plan/site-error.ts';
+import { clip } from '../core/plan/text.ts';
 import { DEFAULT_JOIN_BATCH, DEFAULT_JOIN_DELAY_MS, DEFAULT_WATCH_SECONDS, JOIN_ACTION, joinWorkflowId, type JoinRunRef, type JoinWatchReport } from '../contracts/join-messages.ts';
 import { WatchExpiredError, type NodeWatchApi, type NodeWatchEvent } from '../kube/node-watch.ts';
 import type { NodeState } from '../kube/nodes.ts';
 import type { DesignCache } from '../store/design-cache.ts';
 import type { RevisionStore } from '../store/revision-store.ts';
 import { failureSummary } from '../temporal/failure.ts';
-import { runWorkflowId } from '../workflows/messages.ts';
+import { runWorkflowId } from '../contracts/messages.ts';
 import type { RunStarter } from './drift-activities.ts';
 import type { JoinHealth, JoinTelemetry, WatchNodeJoinsInput } from './join-watch.ts';
 

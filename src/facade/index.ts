@@ -3,7 +3,7 @@
  * revision store, and (connected on first use) the runs facade over Temporal.
  */
 import { Client, Connection } from '@temporalio/client';
-import { clip } from '../core/plan/site-error.ts';
+import { clip } from '../core/plan/text.ts';
 import { FailureType } from '../core/plan/failure-types.ts';
 import { refusedAtOnce, temporalUnreachable } from '../temporal/reach.ts';
 import { connectOptions, temporalSettingsFromEnv, type TemporalConnectOptions } from '../temporal/settings.ts';

@@ -6,7 +6,7 @@
 import type { Client } from '@temporalio/client';
 import { defaultPayloadConverter, WorkflowIdConflictPolicy, WorkflowIdReusePolicy, WorkflowNotFoundError } from '@temporalio/common';
 import { joinWorkflowId, type JoinWatchReport, type WatchJoinsInput } from '../contracts/join-messages.ts';
-import { clip } from '../core/plan/site-error.ts';
+import { clip } from '../core/plan/text.ts';
 import type { DesignCache } from '../store/design-cache.ts';
 import type { RevisionStore } from '../store/revision-store.ts';
 import { timestampMs } from '../temporal/timestamp.ts';

@@ -9,7 +9,7 @@ import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { KubeConfig, type Cluster, type Context, type User } from '@kubernetes/client-node';
-import { clip } from '../core/plan/site-error.ts';
+import { clip } from '../core/plan/text.ts';
 
 /** Longest defect text kept in a message (names and parser reasons are cut). */
 const MAX_DEFECT = 300;

@@ -3,7 +3,7 @@
  * the revision store, in the workflow's input and memo, and shown by
  * `relabel runs` and the API's actions. Pure.
  */
-import { clip } from './site-error.ts';
+import { clip } from './text.ts';
 
 /** How a run was started: a closed set. */
 export const StartedVia = {
