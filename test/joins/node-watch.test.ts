@@ -20,11 +20,13 @@ describe('Node list and watch (the join watcher)', () => {
   it('lists from a resourceVersion and watches every change after it, in order', async () => {
     const core = adminCore();
     const name = `nw${uniqueSuffix()}`;
-    let listed = 0;
+    await createNode(core, `${name}-before`);
+    const listed: string[] = [];
     const version = await api.list(2, (page) => {
       assert.ok(page.length <= 2, 'pages of the size asked for');
-      listed += page.length;
+      listed.push(...page.map((n) => n.name));
     });
+    assert.ok(listed.includes(`${name}-before`), 'the list holds a node created before it');
     assert.match(version, /^\d+$/);
     const events: NodeWatchEvent[] = [];
     const stop = new AbortController();
@@ -41,6 +43,5 @@ describe('Node list and watch (the join watcher)', () => {
     assert.equal(mine[1]?.node.labels['example.com/x'], 'y');
     assert.ok(mine[0]?.node.uid, 'events carry the uid');
     assert.ok(BigInt(last) >= BigInt(mine[2]?.node.resourceVersion ?? '0'), 'the watch ends at the newest version it saw');
-
   });
 });
