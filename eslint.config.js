@@ -101,7 +101,7 @@ export default tseslint.config(
       ...forbid(
         [nodeBuiltins, 'workflow code is deterministic: no Node built-ins'],
         [['@kubernetes/*', 'pg', '@temporalio/client', '@temporalio/worker', '@temporalio/activity'], 'workflow code runs in the Temporal sandbox: no clients, no worker or activity APIs'],
-        [['../kube/*', '../store/*', '../facade/*', '../api/*', '../cli/*'], 'workflows import only src/core/plan and `import type` of activities'],
+        [['../kube/*', '../store/*', '../facade/*', '../api/*', '../cli/*'], 'workflows import only src/contracts, src/core/plan and `import type` of activities'],
         [{ regex: '^\\.\\./core/(?!plan/)' }, 'workflows import only src/core/plan from the core: the site side (documents, schemas) stays out of the workflow sandbox'],
         noStack,
       ),
@@ -124,10 +124,26 @@ export default tseslint.config(
     },
   },
   {
-    // Activities and the store never reach for the entry points.
+    // The contracts every side speaks (messages, workflow IDs, search attributes): below the
+    // workflows and the activities, so each imports them and neither imports the other's values.
+    // Workflow code imports them too, so they hold only what the sandbox runs.
+    files: ['src/contracts/**/*.ts'],
+    rules: forbid([
+      { regex: '^(?!\\./|\\.\\./core/plan/|@temporalio/(workflow|common)$)' },
+      'src/contracts imports only src/contracts, src/core/plan and @temporalio/workflow or @temporalio/common',
+    ]),
+  },
+  {
+    // Activities and the store never reach for the entry points, nor for the workflows: what both
+    // sides share is in src/contracts (the workflows import the activities as types; the reverse
+    // would tie the two folders both ways).
     files: ['src/activities/**/*.ts', 'src/store/**/*.ts', 'src/kube/**/*.ts'],
-    ignores: ['**/*.test.ts', 'src/store/testing/**'],
-    rules: forbid([['../facade/*', '../api/*', '../cli/*', '../worker.ts', '../worker/*', '../client.ts'], 'I/O layers do not import the entry points'], noStack),
+    ignores: ['src/store/testing/**'],
+    rules: forbid(
+      [['../facade/*', '../api/*', '../cli/*', '../worker.ts', '../worker/*', '../client.ts'], 'I/O layers do not import the entry points'],
+      [['../workflows/*'], 'I/O layers do not import the workflows, not even their types: shared messages and IDs are in src/contracts'],
+      noStack,
+    ),
   },
   {
     // The facade is shared by CLI and API and depends on neither.

@@ -9,7 +9,7 @@ import { isKubeletLabelKey } from '../src/core/plan/label-keys.ts';
 import { nodePatch } from '../src/core/plan/node-reconcile.ts';
 import { formatOwnedLabels } from '../src/core/plan/owned-labels.ts';
 import type { Design } from '../src/core/site/validate-site.ts';
-import { planOf } from '../src/activities/node-plan.ts';
+import { planOf } from '../src/core/plan/node-plan.ts';
 import { createNodeApi, loadKubeConfig } from '../src/kube/nodes.ts';
 import { isStaleWrite } from '../src/kube/errors.ts';
 import { kwokNode, waitForKwokNodes } from '../stack/kwok.ts';

@@ -25,8 +25,13 @@ function nodesText(docs: readonly NodeDoc[], changed: ReadonlySet<string>, round
     .join('');
 }
 
-/** The sample site with `count` nodes named `${prefix}00000` on. */
-export function benchSite(prefix: string, count: number): { files: SourceFile[]; nodes: string[] } {
+/**
+ * The sample site with `count` nodes named `${prefix}00000` on, and
+ * `joiners` more named `${prefix}j0001` on: nodes the design names that are
+ * not registered at the start (`nodes` lists only the first), for nodes
+ * that join.
+ */
+export function benchSite(prefix: string, count: number, joiners = 0): { files: SourceFile[]; nodes: string[]; joiners: string[] } {
   const files = readdirSync(SAMPLE)
     .filter((f) => f.endsWith('.yaml'))
     .sort()
@@ -34,14 +39,15 @@ export function benchSite(prefix: string, count: number): { files: SourceFile[];
   const sample = parseAllDocuments(files.find((f) => f.source === 'nodes.yaml')?.text ?? '')
     .map((d) => d.toJS() as NodeDoc | null)
     .filter((d): d is NodeDoc => d !== null);
-  const docs = Array.from({ length: count }, (_, i) => {
+  const docs = Array.from({ length: count + joiners }, (_, i) => {
     const doc = structuredClone(sample[i % sample.length] as NodeDoc);
-    doc.metadata.name = `${prefix}${String(i).padStart(5, '0')}`;
+    doc.metadata.name = i < count ? `${prefix}${String(i).padStart(5, '0')}` : `${prefix}j${String(i - count + 1).padStart(4, '0')}`;
     return doc;
   });
   const out = [...files.filter((f) => f.source !== 'nodes.yaml'), { source: 'nodes.yaml', text: nodesText(docs, new Set(), '') }];
   templates.set(out, { docs });
-  return { files: out, nodes: docs.map((d) => d.metadata.name) };
+  const names = docs.map((d) => d.metadata.name);
+  return { files: out, nodes: names.slice(0, count), joiners: names.slice(count) };
 }
 
 /** `files` (from {@link benchSite}) with a node-level label `bench-round: round` on the `changed` nodes. */

@@ -28,7 +28,7 @@ import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { createDrift } from '../src/facade/drift.ts';
 import { createPlugins } from '../src/facade/plugins.ts';
 import { createRuns, type Runs } from '../src/facade/runs.ts';
-import { progressQuery, type Progress } from '../src/workflows/messages.ts';
+import { progressQuery, type Progress } from '../src/contracts/messages.ts';
 import { createNodeApi, loadKubeConfig } from '../src/kube/nodes.ts';
 import { freePorts, startStack, stopStack, type StackInfo } from '../stack/stack.ts';
 import { createDesignCache, type DesignCache } from '../src/store/design-cache.ts';

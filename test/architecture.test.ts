@@ -59,6 +59,30 @@ describe('architecture rules (lint)', () => {
     const plan = await violations(`import { FailureType } from '../core/plan/failure-types.ts';\nexport const x = FailureType;\n`, 'src/workflows/rollup.ts');
     assert.deepEqual(plan, [], 'src/core/plan is allowed in workflow code');
   });
+
+  it('keeps the activities off the workflows, even as a type: what both speak is in src/contracts', async () => {
+    for (const code of [
+      `import { rejectionOf } from '../workflows/failure.ts';\nexport const x = rejectionOf;\n`,
+      `import type { FailureInfo } from '../workflows/failure.ts';\nexport type X = FailureInfo;\n`,
+    ]) {
+      const found = await violations(code, 'src/activities/plan-run.ts');
+      assert.ok(found.includes('no-restricted-imports'), `${code}: ${found.join()}`);
+    }
+    const contracts = await violations(`import { runWorkflowId } from '../contracts/messages.ts';\nexport const x = runWorkflowId;\n`, 'src/activities/plan-run.ts');
+    assert.deepEqual(contracts, [], 'the activities may import src/contracts');
+  });
+
+  it('keeps src/contracts at the bottom: only itself, src/core/plan and the workflow-side Temporal packages', async () => {
+    for (const from of ['../workflows/failure.ts', '../activities/index.ts', '../store/run-store.ts', '../core/site/schema.ts', '@temporalio/client', 'node:fs', 'zod']) {
+      const found = await violations(`import { x } from '${from}';\nexport const y = x;\n`, 'src/contracts/messages.ts');
+      assert.ok(found.includes('no-restricted-imports'), `src/contracts importing ${from}: ${found.join()}`);
+    }
+    const allowed = await violations(
+      `import { defineQuery } from '@temporalio/workflow';\nimport { defineSearchAttributeKey } from '@temporalio/common';\nimport { FailureType } from '../core/plan/failure-types.ts';\nimport { RunStatus } from './messages.ts';\nexport const x = [defineQuery, defineSearchAttributeKey, FailureType, RunStatus];\n`,
+      'src/contracts/drift-messages.ts',
+    );
+    assert.deepEqual(allowed, []);
+  });
 });
 
 describe('one settings table (lint)', () => {

@@ -10,7 +10,7 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { userInfo } from 'node:os';
-import type { UpdateLabelsResult } from '../src/workflows/messages.ts';
+import type { UpdateLabelsResult } from '../src/contracts/messages.ts';
 import { eventually, startTestApi, type TestApi } from './api-support.ts';
 import { adminCore, createNode, exits, relabelCli, startRelabel, temporalAddress, uniqueSuffix } from './helpers.ts';
 import { prefixedSite, storeWithSite } from './site.ts';

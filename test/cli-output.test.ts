@@ -9,7 +9,7 @@ import { InvalidArgumentError } from 'commander';
 import { FailureType } from '../src/core/plan/failure-types.ts';
 import type { RunStatusReport } from '../src/facade/runs.ts';
 import type { NodeOutcome } from '../src/facade/run-results.ts';
-import type { Progress, UpdateLabelsResult } from '../src/workflows/messages.ts';
+import type { Progress, UpdateLabelsResult } from '../src/contracts/messages.ts';
 import { EXIT_CODES, exitCodeForRun, exitCodeForType, exitCodeHelp } from '../src/cli/exit-codes.ts';
 import { table } from '../src/cli/output.ts';
 import { jsonObject, nodeList, nonNegativeInteger, positiveInteger } from '../src/cli/parsers.ts';

@@ -10,7 +10,7 @@ import type { ChildProcess } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { OWNED_LABELS_ANNOTATION } from '../src/core/plan/constants.ts';
 import { validateSite } from '../src/core/site/validate-site.ts';
-import type { Progress } from '../src/workflows/messages.ts';
+import type { Progress } from '../src/contracts/messages.ts';
 import { adminCore, createNode, kubeconfigPath, nodePatchCount, startRelabel, startWorkerProcess, temporalAddress, uniqueSuffix } from './helpers.ts';
 import { scaledSite, storeWithSite } from './site.ts';
 

@@ -23,7 +23,7 @@ import { validateSite } from '../src/core/site/validate-site.ts';
 import { createDrift } from '../src/facade/drift.ts';
 import { createRuns } from '../src/facade/runs.ts';
 import { createNodeApi, loadKubeConfig } from '../src/kube/nodes.ts';
-import type { DetectDriftResult } from '../src/workflows/drift-messages.ts';
+import type { DetectDriftResult } from '../src/contracts/drift-messages.ts';
 import { eventually } from './api-support.ts';
 import { adminCore, adminKubeconfigPath, createNode, exits, nodePatchCount, relabelCli, startRelabel, uniqueSuffix } from './helpers.ts';
 import { prefixedSite, storeWithSite } from './site.ts';

@@ -12,7 +12,7 @@ import { isAppliedBy } from '../src/core/plan/applied-run.ts';
 import type { RelabelError } from '../src/facade/relabel-error.ts';
 import type { NodeOutcome } from '../src/facade/runs.ts';
 import { updateLabels } from '../src/workflows/update-labels.ts';
-import { progressQuery, type Progress } from '../src/workflows/messages.ts';
+import { progressQuery, type Progress } from '../src/contracts/messages.ts';
 import { eventually } from './api-support.ts';
 import { adminCore, createNode, exits, relabelCli, startRelabel, uniqueSuffix } from './helpers.ts';
 import { prefixedSite, storeWithSite } from './site.ts';

@@ -4,13 +4,16 @@
  * gets Running pods, placed by the real scheduler, on exactly the nodes that
  * carry the label — first labelled by plain patches, then by relabel runs
  * that give the label to some nodes and take it from others; and a run over
- * heartbeating nodes writes each node once, every label in place.
+ * heartbeating nodes writes each node once, every label in place; a node
+ * that joins gets its DaemonSet pod only once its label has landed.
  */
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { CoordinationV1Api, type AppsV1Api, type CoreV1Api, type V1Pod } from '@kubernetes/client-node';
 import { createNodeApi, loadKubeConfig } from '../src/kube/nodes.ts';
-import { createKwokNodes, waitForKwokNodes } from '../stack/kwok.ts';
+import { createKwokNodes, kwokNode, waitForKwokNodes } from '../stack/kwok.ts';
+import { UNINITIALIZED_TAINT_KEY } from '../src/core/plan/constants.ts';
+import { createJoins } from '../src/facade/joins.ts';
 import { isAlive } from '../stack/processes.ts';
 import { simulatedNodeNames } from '../stack/simulated-cluster.ts';
 import type { StackInfo } from '../stack/stack.ts';
@@ -22,6 +25,8 @@ import { startRelabel, uniqueSuffix } from './helpers.ts';
 import { prefixedSite, storeWithSite } from './site.ts';
 
 const DS_LABEL = 'example.com/ds';
+/** The label of the joining node's DaemonSet: no other test's node carries it. */
+const JOIN_DS_LABEL = 'example.com/joined-ds';
 
 describe('simulated cluster: KWOK nodes, the real controller manager and scheduler', () => {
   const prefix = `sim${uniqueSuffix()}`;
@@ -42,8 +47,8 @@ describe('simulated cluster: KWOK nodes, the real controller manager and schedul
     for (const p of info.processes) assert.equal(isAlive(p.pid), false, `${p.name} (pid ${p.pid}) still running`);
   });
 
-  /** A DaemonSet `name` whose pods go to nodes labelled `example.com/ds=enabled`. */
-  async function createDaemonSet(name: string): Promise<void> {
+  /** A DaemonSet `name` whose pods go to nodes labelled `<label>=enabled` (`example.com/ds` unless told). */
+  async function createDaemonSet(name: string, label = DS_LABEL): Promise<void> {
     await apps.createNamespacedDaemonSet({
       namespace: 'default',
       body: {
@@ -52,7 +57,7 @@ describe('simulated cluster: KWOK nodes, the real controller manager and schedul
           selector: { matchLabels: { app: name } },
           template: {
             metadata: { labels: { app: name } },
-            spec: { nodeSelector: { [DS_LABEL]: 'enabled' }, containers: [{ name: 'agent', image: 'registry.k8s.io/pause:3.10' }] },
+            spec: { nodeSelector: { [label]: 'enabled' }, containers: [{ name: 'agent', image: 'registry.k8s.io/pause:3.10' }] },
           },
         },
       },
@@ -152,6 +157,53 @@ describe('simulated cluster: KWOK nodes, the real controller manager and schedul
       await podsFollow(ds, [s2, s3]);
       for (const node of [s0, s1]) assert.equal((await core.readNode({ name: node })).metadata?.labels?.[DS_LABEL], undefined);
     } finally {
+      await relabel.stop();
+    }
+  });
+  it('a node that joins with the uninitialized taint gets the DaemonSet pod its design label selects only once the label has landed', async () => {
+    const joiner = `${prefix}j-cab23-r720-11`;
+    const site = prefixedSite(`${prefix}j`, (doc) => {
+      if (doc.schema === 'drydock/BaremetalNode/v1' && doc.metadata.name === joiner) {
+        doc.data.metadata.owner_data = { ...doc.data.metadata.owner_data, [JOIN_DS_LABEL]: 'enabled' };
+      }
+    });
+    assert.ok(site.nodes.includes(joiner));
+    const ds = `ds-${uniqueSuffix()}`;
+    await createDaemonSet(ds, JOIN_DS_LABEL);
+    const { url } = await storeWithSite(site.files);
+    const relabel = await startRelabel(url);
+    const joins = createJoins({ client: relabel.client, store: relabel.store, designs: relabel.designs, taskQueue: relabel.taskQueue, namespace: 'default' });
+    try {
+      await joins.enable({ site: `${prefix}j-site`, watch: { batchDelayMs: 50 } });
+      await eventually(() => joins.status(`${prefix}j-site`), (s) => s.watcher !== undefined, 30_000, 100);
+      await core.createNode({ body: { ...kwokNode(joiner), spec: { taints: [{ key: UNINITIALIZED_TAINT_KEY, effect: 'NoSchedule' }] } } });
+      const created = Date.now();
+      // Watch the node and the DaemonSet's pods closely: no pod may exist while the label is missing.
+      let labelledAt: number | undefined;
+      let podAt: number | undefined;
+      while (podAt === undefined && Date.now() - created < 60_000) {
+        // The pods first, then the node: a pod seen means its label had landed by the node's read.
+        const pods = await podsByNode(ds);
+        const node = await core.readNode({ name: joiner });
+        const onJoiner = [...pods.nodes, ...pods.pending.map((p) => p.spec?.nodeName ?? '')].includes(joiner) || pods.pending.length > 0;
+        const hasLabel = node.metadata?.labels?.[JOIN_DS_LABEL] === 'enabled';
+        const tainted = (node.spec?.taints ?? []).some((t) => t.key === UNINITIALIZED_TAINT_KEY);
+        if (hasLabel && labelledAt === undefined) {
+          labelledAt = Date.now();
+          assert.equal(tainted, false, 'the taint is lifted in the same write that brings the label');
+        }
+        if (onJoiner) {
+          assert.ok(labelledAt !== undefined, 'no DaemonSet pod for the node before its label landed');
+          podAt = Date.now();
+        }
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      assert.ok(labelledAt !== undefined, 'the joining node was labelled');
+      await podsFollow(ds, [joiner]);
+      console.log(`# joining KWOK node: labelled ${labelledAt - created} ms after creation, its DaemonSet pod created by ${(podAt ?? Date.now()) - created} ms and Running`);
+      await apps.deleteNamespacedDaemonSet({ name: ds, namespace: 'default' });
+    } finally {
+      await joins.disable({ site: `${prefix}j-site` }).catch(() => undefined);
       await relabel.stop();
     }
   });

@@ -23,10 +23,10 @@ import { NFD_CLIENT_RATE, NFD_DEFAULT_PARALLELISM, nfdMasterPath, nodesUpdated, 
 import { applyNfdCrds, ensureNamespace, nfdModuleDir, publishNodeFeatures } from './setup.ts';
 
 /** Where nfd-worker's NodeFeatures live, and nfd-master's namespace. */
-const NFD_NAMESPACE = 'node-feature-discovery';
+export const NFD_NAMESPACE = 'node-feature-discovery';
 
 /** The node nfd-master annotates with its version when it starts (not a bench node). */
-const MASTER_NODE = 'nfd-master';
+export const MASTER_NODE = 'nfd-master';
 
 /** What the passes need of the benchmark's run. */
 export interface NfdPassContext {
@@ -70,12 +70,12 @@ async function timedRun(ctx: NfdPassContext, master: NfdMaster, tag: string): Pr
   return { why: `${wrong.length} nodes not labelled after ${Math.round((deadline - t0) / 1000)} s` };
 }
 
-/** The CRDs, the namespace and the node nfd-master needs. */
-async function prepare(ctx: NfdPassContext): Promise<string[]> {
-  const crds = await applyNfdCrds(ctx.kc, nfdModuleDir());
-  await ensureNamespace(ctx.kc, NFD_NAMESPACE);
+/** Creates the CRDs, the namespace and the node nfd-master needs, unless there; the CRDs' names. */
+export async function prepareNfd(kc: KubeConfig): Promise<string[]> {
+  const crds = await applyNfdCrds(kc, nfdModuleDir());
+  await ensureNamespace(kc, NFD_NAMESPACE);
   try {
-    await ctx.kc.makeApiClient(CoreV1Api).createNode({ body: { metadata: { name: MASTER_NODE, labels: { 'kubernetes.io/hostname': MASTER_NODE } } } });
+    await kc.makeApiClient(CoreV1Api).createNode({ body: { metadata: { name: MASTER_NODE, labels: { 'kubernetes.io/hostname': MASTER_NODE } } } });
   } catch (err) {
     if (!(err instanceof ApiException && err.code === 409)) throw err;
   }
@@ -92,7 +92,7 @@ export async function nfdPasses(ctx: NfdPassContext): Promise<{ row: Record<stri
   let crds: string[];
   try {
     nfdMasterPath();
-    crds = await prepare(ctx);
+    crds = await prepareNfd(ctx.kc);
   } catch (err) {
     return [{ row: { nodes: size, pass: 'nfd' }, problems: [`Node Feature Discovery not set up: ${err instanceof Error ? err.message : String(err)}`] }];
   }

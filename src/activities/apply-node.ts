@@ -16,10 +16,10 @@ import type { Design } from '../core/site/validate-site.ts';
 import type { NodeApi, NodeState } from '../kube/nodes.ts';
 import type { RevisionStore } from '../store/revision-store.ts';
 import type { NodeResultDetail } from '../store/run-store.ts';
-import type { RelabelNodeResult } from '../workflows/messages.ts';
+import type { RelabelNodeResult } from '../contracts/messages.ts';
 import type { NodeEvents } from './node-events.ts';
 import { nodeSteps, type NodeSeen } from './node-steps.ts';
-import { conflictDetail, planDetail, planOf } from './node-plan.ts';
+import { conflictDetail, planDetail, planOf } from '../core/plan/node-plan.ts';
 import type { ResultWriter } from './result-writer.ts';
 
 /** How many times a node is read and planned when a write meets a change to what the plan read. */

@@ -7,7 +7,7 @@ import type { Design } from '../core/site/validate-site.ts';
 import type { NodeApi, NodeState } from '../kube/nodes.ts';
 import type { DesignCache } from '../store/design-cache.ts';
 import { openSqliteStore, SQLITE_MEMORY } from '../store/sqlite-store.ts';
-import { DRIFT_SAMPLE_LIMIT } from '../workflows/drift-messages.ts';
+import { DRIFT_SAMPLE_LIMIT } from '../contracts/drift-messages.ts';
 import { DRIFT_PAGE_SIZE, detectDrift, driftedNodes } from './detect-drift.ts';
 
 const name = (i: number) => `n${String(i).padStart(4, '0')}`;

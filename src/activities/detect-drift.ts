@@ -13,7 +13,7 @@ import type { NodeApi, NodeState } from '../kube/nodes.ts';
 import type { DesignCache } from '../store/design-cache.ts';
 import type { DriftNodeRow } from '../store/drift-store.ts';
 import type { RevisionStore } from '../store/revision-store.ts';
-import { DRIFT_SAMPLE_LIMIT, MAX_HEAL_GROUPS, type DriftDetection, type DriftSampleNode } from '../workflows/drift-messages.ts';
+import { DRIFT_SAMPLE_LIMIT, MAX_HEAL_GROUPS, type DriftDetection, type DriftSampleNode } from '../contracts/drift-messages.ts';
 
 /** Nodes per LIST page, and rows per store write. */
 export const DRIFT_PAGE_SIZE = 500;

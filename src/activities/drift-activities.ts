@@ -14,8 +14,8 @@ import type { NodeApi } from '../kube/nodes.ts';
 import type { DesignCache } from '../store/design-cache.ts';
 import type { RevisionStore } from '../store/revision-store.ts';
 import { failureSummary } from '../temporal/failure.ts';
-import type { DetectDriftInput, DriftDetection, HealOutcome } from '../workflows/drift-messages.ts';
-import type { UpdateLabelsResult } from '../workflows/messages.ts';
+import type { DetectDriftInput, DriftDetection, HealOutcome } from '../contracts/drift-messages.ts';
+import type { UpdateLabelsResult } from '../contracts/messages.ts';
 import { detectDrift, driftedNodes } from './detect-drift.ts';
 
 /** The action name heal runs carry in their memo. */

@@ -6,6 +6,7 @@
  * apply, plugins, drift).
  */
 import type { Design } from '../core/site/validate-site.ts';
+import type { NodeWatchApi } from '../kube/node-watch.ts';
 import type { NodeApi } from '../kube/nodes.ts';
 import type { WorkloadApi } from '../kube/workloads.ts';
 import { createDesignCache, type DesignCache } from '../store/design-cache.ts';
@@ -13,6 +14,7 @@ import type { RevisionStore } from '../store/revision-store.ts';
 import { createApplyNodeActivities } from './apply-node.ts';
 import { documentValidationFailure } from './document-failure.ts';
 import { createDriftActivities, type RunStarter } from './drift-activities.ts';
+import { createJoinActivities, type JoinHealth, type JoinTelemetry } from './join-watch.ts';
 import type { NodeEvents } from './node-events.ts';
 import { createPluginActivities } from './plugin-activities.ts';
 import { createResultWriter, type ResultWriter } from './result-writer.ts';
@@ -20,6 +22,7 @@ import { createRunActivities } from './run-activities.ts';
 import { createRunPluginLabels } from './run-plugin-labels.ts';
 
 export type { RunStarter } from './drift-activities.ts';
+export type { JoinHealth, JoinTelemetry } from './join-watch.ts';
 
 /** Injected clients. */
 export interface ActivityDeps {
@@ -33,7 +36,19 @@ export interface ActivityDeps {
   events?: NodeEvents;
   /** Read-only lists of DaemonSets, pods and budgets; dry runs weigh their workload impact with them (none when absent). */
   workloads?: WorkloadApi;
+  /** Lists and watches Nodes for the join watcher; without it, watching joins fails. */
+  watch?: NodeWatchApi;
+  /** The join watcher's metrics (none when absent). */
+  joinTelemetry?: JoinTelemetry;
+  /** Where the join watcher reports whether it can watch (the worker's readiness). */
+  joinHealth?: JoinHealth;
 }
+
+/** The watch of a worker built without one: watching joins fails, saying so. */
+const missingWatch: NodeWatchApi = {
+  list: () => Promise.reject(new Error('this worker has no Node watch (built without one)')),
+  watch: () => Promise.reject(new Error('this worker has no Node watch (built without one)')),
+};
 
 /**
  * Builds the activities over the given clients: one design cache, result
@@ -57,6 +72,14 @@ export function createActivities(deps: ActivityDeps) {
     ...createDriftActivities({ nodes, store, designs, validDesign, startRun: deps.startRun }),
     ...createRunActivities({ nodes, store, ...(events ? { events } : {}), ...(workloads ? { workloads } : {}), validDesign, pinnedPluginSet }),
     ...createPluginActivities({ store, designs }),
+    ...createJoinActivities({
+      watch: deps.watch ?? missingWatch,
+      store,
+      designs,
+      ...(deps.startRun ? { startRun: deps.startRun } : {}),
+      ...(deps.joinTelemetry ? { telemetry: deps.joinTelemetry } : {}),
+      ...(deps.joinHealth ? { health: deps.joinHealth } : {}),
+    }),
     ...createApplyNodeActivities({ nodes, store, results, ...(events ? { events } : {}), validDesign, nodePluginLabels }),
   };
 }

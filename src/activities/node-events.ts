@@ -7,7 +7,7 @@
  * logged and counted, and the node's outcome stays what it was.
  */
 import type { LabelPlan } from '../core/plan/label-plan.ts';
-import { clip } from '../core/plan/site-error.ts';
+import { clip } from '../core/plan/text.ts';
 import { NodeEventReason, type EventApi, type NodeEvent } from '../kube/events.ts';
 
 /**

@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import { ApiException } from '@kubernetes/client-node';
 import assert from 'node:assert/strict';
-import { APPLIED_ANNOTATION, OWNED_LABELS_ANNOTATION, UNINITIALIZED_TAINT_KEY } from '../core/plan/constants.ts';
+import { OWNED_LABELS_ANNOTATION } from '../core/plan/constants.ts';
 import { DEFAULT_SITE_POLICY } from '../core/site/label-policy.ts';
 import type { Design } from '../core/site/validate-site.ts';
 import type { NodeState } from '../kube/nodes.ts';
@@ -10,7 +10,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { validateSite } from '../core/site/validate-site.ts';
 import { decodeDesign, encodeDesign } from '../store/design-cache.ts';
-import { planNode, planOf } from './node-plan.ts';
+import { planNode, planOf } from '../core/plan/node-plan.ts';
 import { GET_THRESHOLD, planRun } from './plan-run.ts';
 
 const design = (nodes: Record<string, Record<string, string>>, liftUninitializedTaint = false): Design =>
@@ -27,40 +27,6 @@ const state = (name: string, labels: Record<string, string>, owned?: string, tai
   labels,
   annotations: owned === undefined ? {} : { [OWNED_LABELS_ANNOTATION]: owned },
   taints,
-});
-
-describe('planNode', () => {
-  it('settles a node already as desired, keeps the observed state of one to change, and plans in a dry run', () => {
-    const d = design({ n1: { a: '1' } }, true);
-    assert.deepEqual(planNode(d, state('n1', { a: '1' }, 'a'), false), { node: 'n1', status: 'success', detail: { set: {}, removed: [], adopted: [], unchanged: 1 }, observed: null });
-    const pending = planNode(d, state('n1', { a: '0', x: 'y' }, 'a'), false);
-    assert.equal(pending.status, 'pending');
-    assert.deepEqual(pending.observed, { resourceVersion: '7', labels: { a: '0', x: 'y' }, annotations: { [OWNED_LABELS_ANNOTATION]: 'a' }, taints: [] });
-    const tainted = state('n1', { a: '1' }, 'a', [{ key: UNINITIALIZED_TAINT_KEY, effect: 'NoSchedule' }]);
-    assert.deepEqual(planNode(design({ n1: { a: '1', b: '2' } }), state('n1', { a: '0', x: 'y' }, 'a'), true).detail, {
-      set: { a: '1', b: '2' },
-      was: { a: '0' },
-      removed: [],
-      adopted: [],
-      unchanged: 0,
-      taintLifted: false,
-    });
-    assert.deepEqual(planNode(d, tainted, true), {
-      node: 'n1',
-      status: 'success',
-      detail: { set: {}, removed: [], adopted: [], unchanged: 1, taintLifted: true },
-      observed: null,
-    });
-  });
-
-  it("settles a node as desired whatever run's applied-run record it carries; a dry run plans the same", () => {
-    const d = design({ n1: { a: '1' } });
-    const applied = (labels: Record<string, string>): NodeState => ({ ...state('n1', labels, 'a'), annotations: { [OWNED_LABELS_ANNOTATION]: 'a', [APPLIED_ANNOTATION]: 'revision=1,run=4' } });
-    for (const dryRun of [false, true]) {
-      assert.deepEqual(planNode(d, applied({ a: '1' }), dryRun), { node: 'n1', status: 'success', detail: { set: {}, removed: [], adopted: [], unchanged: 1 }, observed: null });
-      assert.deepEqual(planNode(d, applied({ a: '0' }), dryRun).detail ?? null, dryRun ? { set: { a: '1' }, was: { a: '0' }, removed: [], adopted: [], unchanged: 0, taintLifted: false } : null);
-    }
-  });
 });
 
 /** A run store holding one run's rows in memory. */

@@ -3,7 +3,7 @@
  * and the target nodes from the API server in bulk (one paginated LIST, or
  * a few GETs for a small run), plans every node in the worker, and records
  * each outcome in the store in batches. Nodes already as desired are settled
- * here (each planned by `planNode`, `node-plan.ts`); only nodes with
+ * here (each planned by `planNode`, `core/plan/node-plan.ts`); only nodes with
  * something to change are left `pending` for a child.
  */
 import { setImmediate as turn } from 'node:timers/promises';
@@ -15,13 +15,13 @@ import type { Design } from '../core/site/validate-site.ts';
 import type { NodeChange, PlanImpact } from '../core/plan/workload-impact.ts';
 import type { WorkloadApi } from '../kube/workloads.ts';
 import { assessImpact } from './plan-impact.ts';
-import { planNode } from './node-plan.ts';
+import { planNode } from '../core/plan/node-plan.ts';
 import { readAhead } from './read-ahead.ts';
 import { httpStatus, mapNodeError } from '../kube/errors.ts';
 import type { NodeApi, NodeState } from '../kube/nodes.ts';
 import type { NodeResultUpdate, RunStore } from '../store/run-store.ts';
-import type { NodeFailure, RunCounts } from '../workflows/messages.ts';
-import { FAILURE_SAMPLE_LIMIT } from '../workflows/messages.ts';
+import type { NodeFailure, RunCounts } from '../contracts/messages.ts';
+import { FAILURE_SAMPLE_LIMIT } from '../contracts/messages.ts';
 import type { NodeEvents } from './node-events.ts';
 
 /** Runs with at most this many targets read their nodes one GET each; larger ones LIST. */

@@ -6,7 +6,7 @@
 import { log } from '@temporalio/activity';
 import type { DesignCache } from '../store/design-cache.ts';
 import type { RevisionStore } from '../store/revision-store.ts';
-import type { PollResult } from '../workflows/plugin-messages.ts';
+import type { PollResult } from '../contracts/plugin-messages.ts';
 import { pollSite, preparePluginChangeRun, type PluginChangeRun } from './plugins.ts';
 
 /** What the plugin activities need. */

@@ -9,7 +9,7 @@
 import { spawn } from 'node:child_process';
 import { open } from 'node:fs/promises';
 import { PluginSource, type PluginSpec } from '../core/site/label-plugin.ts';
-import { clip } from '../core/plan/site-error.ts';
+import { clip } from '../core/plan/text.ts';
 import { variableFromEnv } from '../settings/setting.ts';
 import { VARIABLES } from '../settings/table.ts';
 

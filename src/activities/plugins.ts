@@ -10,14 +10,14 @@ import { ApplicationFailure } from '@temporalio/common';
 import { FailureType } from '../core/plan/failure-types.ts';
 import type { PluginSpec } from '../core/site/label-plugin.ts';
 import { checkPluginOutput, type PluginLabels } from '../core/site/plugin-output.ts';
-import { clip } from '../core/plan/site-error.ts';
+import { clip } from '../core/plan/text.ts';
 import { MAX_TARGETS } from '../core/plan/targets.ts';
 import { runnableRevision } from '../store/revision-checks.ts';
 import type { DesignCache } from '../store/design-cache.ts';
 import type { CarriedPluginPart, FreshPluginPart } from '../store/plugin-store.ts';
 import type { RevisionStore } from '../store/revision-store.ts';
-import { runWorkflowId } from '../workflows/messages.ts';
-import { PollStatus, type PluginPollOutcome, type PollResult } from '../workflows/plugin-messages.ts';
+import { runWorkflowId } from '../contracts/messages.ts';
+import { PollStatus, type PluginPollOutcome, type PollResult } from '../contracts/plugin-messages.ts';
 import { documentValidationFailure } from './document-failure.ts';
 import { readPlugin, type PluginRead } from './plugin-runner.ts';
 

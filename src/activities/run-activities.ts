@@ -13,11 +13,11 @@ import type { WorkloadApi } from '../kube/workloads.ts';
 import { runnableRevision } from '../store/revision-checks.ts';
 import type { RevisionStore } from '../store/revision-store.ts';
 import type { RunOutcome } from '../store/run-store.ts';
-import type { NodeFailure } from '../workflows/messages.ts';
+import type { NodeFailure } from '../contracts/messages.ts';
 import type { NodeEvents } from './node-events.ts';
 import { planRun, type PluginLabelSource, type RunPlan } from './plan-run.ts';
 import type { Rollout } from '../core/plan/waves.ts';
-import type { WaveInfo } from '../workflows/messages.ts';
+import type { WaveInfo } from '../contracts/messages.ts';
 import { checkWaveHealth, planWaves, waveInfo, type HealthOutcome, type PlannedWaves } from './wave-activities.ts';
 
 /** What the run activities need. */

@@ -14,7 +14,7 @@ import type { Design } from '../core/site/validate-site.ts';
 import type { NodeApi, NodeState } from '../kube/nodes.ts';
 import { DEFAULT_WORKLOAD_PAGE, type WorkloadApi } from '../kube/workloads.ts';
 import type { RunStore } from '../store/run-store.ts';
-import type { WaveInfo } from '../workflows/messages.ts';
+import type { WaveInfo } from '../contracts/messages.ts';
 import { all, podsOn, PODS_BY_NODE_THRESHOLD } from './plan-impact.ts';
 import { GET_THRESHOLD, getNodes, listNodes } from './plan-run.ts';
 

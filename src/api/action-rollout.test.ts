@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { RunStatusReport } from '../facade/runs.ts';
-import type { WaveProgress } from '../workflows/messages.ts';
+import type { WaveProgress } from '../contracts/messages.ts';
 import { appliedVerb, rolloutOfParameters, waitsForPerson, waveState } from './action-rollout.ts';
 import { ActionView } from './response-schemas.ts';
 import { issueMessages } from './route.ts';

@@ -7,7 +7,7 @@
  */
 import { z } from 'zod';
 import { ApprovalGate, MAX_HEALTH_TIMEOUT_SECONDS, parseWaveGrouping, parseWaveSize, type Parsed, type Rollout, type WaveGrouping, type WaveSize } from '../core/plan/waves.ts';
-import type { Progress, UpdateLabelsResult } from '../workflows/messages.ts';
+import type { Progress, UpdateLabelsResult } from '../contracts/messages.ts';
 
 /** A parameter parsed by `parse`; a value it refuses is one issue with its message. */
 function param<T>(parse: (text: string) => Parsed<T>, description: string) {

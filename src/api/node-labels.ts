@@ -3,7 +3,7 @@
  * ownership-aware apply of one node's desired labels, with the same core
  * planner and the same guarded patch the relabelNode workflow uses.
  */
-import { quote } from '../core/plan/site-error.ts';
+import { quote } from '../core/plan/text.ts';
 import { FailureType } from '../core/plan/failure-types.ts';
 import { clientFailure } from '../temporal/failure.ts';
 import { isProtectedLabelKey } from '../core/plan/label-keys.ts';

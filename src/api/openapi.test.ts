@@ -9,7 +9,7 @@ import { createApiServer } from './server.ts';
 describe('OpenAPI document', () => {
   it('documents every route from its zod schemas, and every reference resolves', async () => {
     const store = await openStore('sqlite::memory:');
-    const relabel: Relabel = { documents: createDocuments(store), runs: () => Promise.reject(new Error('unused')), schedules: () => Promise.reject(new Error('unused')), drift: () => Promise.reject(new Error('unused')), plugins: () => Promise.reject(new Error('unused')), health: () => Promise.reject(new Error('unused')), close: () => store.close() };
+    const relabel: Relabel = { documents: createDocuments(store), runs: () => Promise.reject(new Error('unused')), schedules: () => Promise.reject(new Error('unused')), drift: () => Promise.reject(new Error('unused')), joins: () => Promise.reject(new Error('unused')), plugins: () => Promise.reject(new Error('unused')), health: () => Promise.reject(new Error('unused')), close: () => store.close() };
     const unused = () => Promise.reject(new Error('unused'));
     const nodes: NodeApi = { readNode: unused, patchNode: unused, listNodes: () => { throw new Error('not used'); } };
     const app = createApiServer({ relabel, nodes, tokens: [{ token: 'viewer-token', role: 'viewer' }] });

@@ -17,6 +17,7 @@ async function server(runs: Partial<Runs> | null) {
     runs: () => (runs ? Promise.resolve(runs as Runs) : Promise.reject(new Error('no run may start'))),
     schedules: unused,
     drift: unused,
+    joins: unused,
     plugins: unused,
     health: unused,
     close: () => store.close(),

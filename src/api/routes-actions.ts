@@ -4,7 +4,7 @@
  * the id of `run-ids.ts`.
  */
 import { DEFAULT_NODE_PAGE } from './run-state.ts';
-import { quote } from '../core/plan/site-error.ts';
+import { quote } from '../core/plan/text.ts';
 import type { ZodError } from 'zod';
 import { normalizeTargets } from '../core/plan/targets.ts';
 import { FailureType } from '../core/plan/failure-types.ts';

@@ -6,7 +6,7 @@
  * task; each of its nodes a subtask (see `task-views.ts`).
  */
 import { z, type ZodError } from 'zod';
-import { quote } from '../core/plan/site-error.ts';
+import { quote } from '../core/plan/text.ts';
 import { FailureType } from '../core/plan/failure-types.ts';
 import { NodeFilterSet, selectNodes } from '../core/site/node-filter.ts';
 import type { Documents } from '../facade/documents.ts';

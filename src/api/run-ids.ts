@@ -8,7 +8,7 @@
  * Only ids naming update runs decode, so the API can never be used to read
  * or cancel any other workflow of the namespace.
  */
-import { RUN_ID_PREFIX } from '../workflows/messages.ts';
+import { RUN_ID_PREFIX } from '../contracts/messages.ts';
 
 /** A run as Temporal names it. */
 export type RunKey = { workflowId: string; runId: string };

@@ -4,7 +4,7 @@
  * mappings from the runs facade's status report.
  */
 import type { NodeOutcome, RunListing, RunStatusReport } from '../facade/runs.ts';
-import { RunStatus } from '../workflows/messages.ts';
+import { RunStatus } from '../contracts/messages.ts';
 import type { RunStepTimes } from '../facade/run-actions.ts';
 import type { ActionCommand, RunNodeCounts, RunNodeRow, RunRecord, RunWave } from '../store/run-store.ts';
 import { dagStatus, executionDate } from './action-steps.ts';

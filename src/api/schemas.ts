@@ -5,7 +5,7 @@
  * `query-schemas.ts`, re-exported here; answers: `response-schemas.ts`);
  * each type shares its schema's name.
  */
-import { quote } from '../core/plan/site-error.ts';
+import { quote } from '../core/plan/text.ts';
 import { z } from 'zod';
 import { isKubeletLabelKey } from '../core/plan/label-keys.ts';
 import { dns1123SubdomainErrors, labelKeyErrors, labelValueErrors } from '../core/plan/label-syntax.ts';

@@ -6,7 +6,7 @@
  */
 import type { NodeFilterSet } from '../core/site/node-filter.ts';
 import type { NodeOutcome } from '../facade/runs.ts';
-import { RunStatus } from '../workflows/messages.ts';
+import { RunStatus } from '../contracts/messages.ts';
 import type { TaskResultView, TaskStatus, TaskView } from './task-schemas.ts';
 import type { NodePageInfo } from './run-views.ts';
 

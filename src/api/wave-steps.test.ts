@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { RunStatusReport } from '../facade/runs.ts';
 import type { RunNodeRow, RunWave } from '../store/run-store.ts';
-import type { WaveProgress } from '../workflows/messages.ts';
+import type { WaveProgress } from '../contracts/messages.ts';
 import { StepDetailView, StepSummaryView } from './action-schemas.ts';
 import { stepDetail, stepFacts, stepLog, stepSummaries, workflowDetail, type ActionFacts } from './action-views.ts';
 import { ActionView } from './response-schemas.ts';

@@ -7,7 +7,7 @@
  * many more there are. Pure.
  */
 import type { RunWave } from '../store/run-store.ts';
-import type { GateWait } from '../workflows/messages.ts';
+import type { GateWait } from '../contracts/messages.ts';
 import { waveStepId } from './action-rollout.ts';
 
 /** Most wave steps an action lists (a run may have up to 5000 waves). */

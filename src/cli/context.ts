@@ -8,7 +8,7 @@ import type { Command } from 'commander';
 import { openRelabel, relabelConfigFromEnv, type RelabelConfig } from '../facade/index.ts';
 import { variableFromEnv } from '../settings/setting.ts';
 import { VARIABLES } from '../settings/table.ts';
-import type { Documents, Drift, Plugins, Runs, Schedules } from '../facade/index.ts';
+import type { Documents, Drift, Joins, Plugins, Runs, Schedules } from '../facade/index.ts';
 import type { OutputFormat } from './output.ts';
 
 /** Sets the process's exit code once a command is done. */
@@ -43,6 +43,8 @@ export interface CliContext {
   schedules(): Promise<Schedules>;
   /** The drift facade; Unavailable when Temporal cannot be reached. */
   drift(): Promise<Drift>;
+  /** The joins facade; Unavailable when Temporal cannot be reached. */
+  joins(): Promise<Joins>;
   /** The label plugins facade; with `temporal`, connected to Temporal (Unavailable when it cannot be reached). */
   plugins(temporal?: boolean): Promise<Plugins>;
 }
@@ -63,6 +65,7 @@ export async function withContext(command: Command, body: (ctx: CliContext) => P
       runs: () => relabel.runs(),
       schedules: () => relabel.schedules(),
       drift: () => relabel.drift(),
+      joins: () => relabel.joins(),
       plugins: (temporal) => relabel.plugins(temporal),
     });
     return code ?? 0;

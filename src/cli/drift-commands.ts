@@ -9,7 +9,7 @@ import { runAudit, StartedVia } from '../core/plan/run-audit.ts';
 import type { DriftPage } from '../facade/index.ts';
 import type { DriftReportRecord } from '../store/drift-store.ts';
 import { MAX_DRIFT_PAGE } from '../store/drift-store.ts';
-import type { HealOutcome } from '../workflows/drift-messages.ts';
+import type { HealOutcome } from '../contracts/drift-messages.ts';
 import { cliUser, withContext, type SetExit } from './context.ts';
 import { ExitCode } from './exit-codes.ts';
 import { note, outputOption, printJson, say, table } from './output.ts';

@@ -5,7 +5,7 @@
  */
 import { FailureType, isFailureType } from '../core/plan/failure-types.ts';
 import type { RunStatusReport } from '../facade/runs.ts';
-import { RunStatus } from '../workflows/messages.ts';
+import { RunStatus } from '../contracts/messages.ts';
 
 /** Failure type the CLI itself raises for bad arguments and unreadable paths. */
 export const USAGE_ERROR = FailureType.Usage;

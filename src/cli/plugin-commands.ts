@@ -5,7 +5,7 @@
  */
 import { type Command, Option } from 'commander';
 import type { PluginStatusRow } from '../store/plugin-store.ts';
-import type { PollPluginsResult } from '../workflows/poll-plugins.ts';
+import type { PollPluginsResult } from '../contracts/plugin-messages.ts';
 import { DEFAULT_PLUGIN_POLL_EVERY } from '../facade/plugins.ts';
 import { withContext, type SetExit } from './context.ts';
 import { ExitCode } from './exit-codes.ts';

@@ -14,6 +14,7 @@ import { addPlanCommand } from './plan-command.ts';
 import { addControlCommands } from './control-commands.ts';
 import { addRunCommands } from './run-commands.ts';
 import { addDriftCommands } from './drift-commands.ts';
+import { addJoinCommands } from './join-commands.ts';
 import { addScheduleCommands } from './schedule-commands.ts';
 import { addApiCommand } from './api-command.ts';
 import type { SetExit } from './context.ts';
@@ -53,6 +54,7 @@ export function buildProgram(setExit: SetExit): Command {
   addRunCommands(program, setExit);
   addControlCommands(program, setExit);
   addDriftCommands(program, setExit);
+  addJoinCommands(program, setExit);
   addScheduleCommands(program, setExit);
   addPluginCommands(program, setExit);
   addPlanCommand(program, setExit);

@@ -9,7 +9,7 @@ import { runAudit, StartedVia } from '../core/plan/run-audit.ts';
 import { normalizeTargets } from '../core/plan/targets.ts';
 import type { NodePage, Runs, RunStatusReport, StartedRun, TargetSelection } from '../facade/index.ts';
 import type { RunSummary } from '../facade/run-results.ts';
-import { RelabelStatusValue } from '../workflows/search-attributes.ts';
+import { RelabelStatusValue } from '../contracts/search-attributes.ts';
 import { cliUser, withContext, type CliContext, type SetExit } from './context.ts';
 import { ExitCode, exitCodeForRun } from './exit-codes.ts';
 import { note, outputOption, printJson, say, table } from './output.ts';

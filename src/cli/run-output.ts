@@ -3,13 +3,13 @@
  * on a terminal, plain periodic lines otherwise), the per-node table and the
  * final status.
  */
-import { clip } from '../core/plan/site-error.ts';
+import { clip } from '../core/plan/text.ts';
 import { describeRemoval, type RemovalAssessment } from '../core/plan/removal-brake.ts';
 import { impactText } from './impact-output.ts';
 import { byText } from '../core/plan/label-plan.ts';
 import type { NodeOutcome, NodePage, StartedRun, RunStatusReport } from '../facade/runs.ts';
 import { createSummary, type LabelKeyCounts, type RunSummary } from '../facade/run-results.ts';
-import type { Progress } from '../workflows/messages.ts';
+import type { Progress } from '../contracts/messages.ts';
 import { fields, table } from './output.ts';
 import { waveLines, waveProgressNote, waveResultLines } from './wave-output.ts';
 

@@ -3,7 +3,7 @@
  * waits for and the command that moves it on; and, once it has ended, how
  * many waves it had and whether it was aborted at a gate.
  */
-import type { ControlAnswer, GateWait, UpdateLabelsResult, WaveProgress } from '../workflows/messages.ts';
+import type { ControlAnswer, GateWait, UpdateLabelsResult, WaveProgress } from '../contracts/messages.ts';
 
 /** `wave 2 of 5 (rack r2, 12 nodes)`: waves are numbered from 1 for people. */
 export function waveLine(w: WaveProgress): string {

@@ -13,7 +13,7 @@ import { MAX_DRIFT_PAGE, type DriftNodeRow, type DriftReportRecord } from '../st
 import type { RevisionStore } from '../store/revision-store.ts';
 import { isStoreError, StoreErrorCode } from '../store/store-error.ts';
 import { detectDrift } from '../workflows/detect-drift.ts';
-import { DRIFT_ID_PREFIX, type DetectDriftResult } from '../workflows/drift-messages.ts';
+import { DRIFT_ID_PREFIX, type DetectDriftResult } from '../contracts/drift-messages.ts';
 import { RelabelError, relabelErrorOf } from './relabel-error.ts';
 import { idleTaskQueueWarning } from './idle-task-queue.ts';
 import { storeSite } from './store-site.ts';

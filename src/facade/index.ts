@@ -3,7 +3,7 @@
  * revision store, and (connected on first use) the runs facade over Temporal.
  */
 import { Client, Connection } from '@temporalio/client';
-import { clip } from '../core/plan/site-error.ts';
+import { clip } from '../core/plan/text.ts';
 import { FailureType } from '../core/plan/failure-types.ts';
 import { refusedAtOnce, temporalUnreachable } from '../temporal/reach.ts';
 import { connectOptions, temporalSettingsFromEnv, type TemporalConnectOptions } from '../temporal/settings.ts';
@@ -17,12 +17,14 @@ import { createPlugins, type Plugins } from './plugins.ts';
 import { createRuns, type Runs } from './runs.ts';
 import { createSchedules, type Schedules } from './schedules.ts';
 import { createDrift, type Drift } from './drift.ts';
+import { createJoins, type Joins } from './joins.ts';
 
 export { RelabelError } from './relabel-error.ts';
 export type { Documents } from './documents.ts';
 export type { Schedules, ScheduleView } from './schedules.ts';
 export type { Drift, DriftPage } from './drift.ts';
 export type { Plugins } from './plugins.ts';
+export type { Joins, JoinStatus } from './joins.ts';
 export type { NodeOutcome, NodePage, Runs, RunListing, RunRef, RunStatusReport, StartedRun, StartOptions, TargetSelection, RunListFilter } from './runs.ts';
 
 /** Where the facade finds Temporal and the store. */
@@ -94,6 +96,8 @@ export interface Relabel {
   schedules(): Promise<Schedules>;
   /** The drift facade, connecting as `runs` does. */
   drift(): Promise<Drift>;
+  /** The joins facade (a site's join watcher), connecting as `runs` does. */
+  joins(): Promise<Joins>;
   /**
    * The label plugins facade; with `temporal`, connected to Temporal first
    * (polls and schedules need it; status reads only the store).
@@ -164,6 +168,7 @@ export async function openRelabel(config: RelabelConfig): Promise<Relabel> {
     runs: connectRuns,
     schedules: async () => createSchedules({ client: await connected(), store, designs, taskQueue: config.taskQueue }),
     drift: async () => createDrift({ client: await connected(), store, designs, taskQueue: config.taskQueue, namespace: config.namespace }),
+    joins: async () => createJoins({ client: await connected(), store, designs, taskQueue: config.taskQueue, namespace: config.namespace }),
     async plugins(temporal = false) {
       if (temporal) await connectRuns();
       return createPlugins({ store, designs, taskQueue: config.taskQueue, searchAttributes: config.searchAttributes, ...(client ? { client } : {}) });

@@ -21,7 +21,7 @@ import type { RemovalAssessment } from '../core/plan/removal-brake.ts';
 import type { PlanImpact } from '../core/plan/workload-impact.ts';
 import type { Design } from '../core/site/validate-site.ts';
 import { MAX_PLUGIN_LOOKUP } from '../store/plugin-store.ts';
-import type { Progress } from '../workflows/messages.ts';
+import type { Progress } from '../contracts/messages.ts';
 import { RelabelError } from './relabel-error.ts';
 import { createSummary, MAX_SUMMARY_LABEL_KEYS, nodeOutcome, type LabelKeyCounts, type NodeOutcome } from './run-results.ts';
 import type { RunRef, Runs, StartedRun, TargetSelection } from './runs.ts';

@@ -10,7 +10,7 @@
 import { WorkflowNotFoundError, WorkflowUpdateFailedError, WorkflowUpdateRPCTimeoutOrCancelledError, type Client } from '@temporalio/client';
 import { FailureType } from '../core/plan/failure-types.ts';
 import type { RevisionStore } from '../store/revision-store.ts';
-import { controlUpdate, type ControlAnswer } from '../workflows/messages.ts';
+import { controlUpdate, type ControlAnswer } from '../contracts/messages.ts';
 import { RelabelError, relabelErrorOf } from './relabel-error.ts';
 import { describeRun, type RunReads, type RunRef } from './run-reads.ts';
 

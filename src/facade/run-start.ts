@@ -15,11 +15,19 @@ import { selectNodes, type NodeFilterSet } from '../core/site/node-filter.ts';
 import type { DesignCache } from '../store/design-cache.ts';
 import { runnableRevision } from '../store/revision-checks.ts';
 import type { RevisionStore } from '../store/revision-store.ts';
-import { runWorkflowId, type UpdateLabelsInput } from '../workflows/messages.ts';
+import { JOIN_ACTION } from '../contracts/join-messages.ts';
+import { runWorkflowId, type UpdateLabelsInput } from '../contracts/messages.ts';
 import { updateLabels } from '../workflows/update-labels.ts';
 import { documentValidationError, RelabelError } from './relabel-error.ts';
 import { taskMemo, type TaskRequestMemo } from './run-memo.ts';
 import type { RunReads, RunRef } from './run-reads.ts';
+
+/**
+ * Longest an operator's start waits for a join run of the site to end
+ * before it is refused RunInProgress: join runs are small (a burst of
+ * joins is a few runs), so this is seldom reached.
+ */
+export const JOIN_RUN_WAIT_MS = 60_000;
 
 /** A run just started. */
 export interface StartedRun extends RunRef {
@@ -129,6 +137,42 @@ function inputOf(run: number, revision: number, options: StartOptions, audit: Ru
   };
 }
 
+/** Whether the run going under `workflowId` is a join run (its memo says so). */
+async function joinRunGoing(client: Client, workflowId: string): Promise<boolean> {
+  try {
+    const described = await client.workflow.getHandle(workflowId).describe();
+    if (described.status.name !== 'RUNNING') return false;
+    const memo = described.memo as { action?: unknown; audit?: { via?: unknown } } | undefined;
+    return memo?.action === JOIN_ACTION || memo?.audit?.via === StartedVia.join;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * `startNow`, except that when a join run of the site is going, an
+ * operator's run (not a dry run, not a join run itself) waits for it to
+ * end, up to {@link JOIN_RUN_WAIT_MS}, instead of being refused
+ * RunInProgress: join runs are short, and an operator's run must not be
+ * refused because a node happened to join.
+ */
+function waitingForJoinRuns(client: Client, startNow: (options: StartOptions) => Promise<StartedRun>): (options: StartOptions) => Promise<StartedRun> {
+  return async (options) => {
+    const waits = !options.dryRun && options.audit?.via !== StartedVia.join;
+    const deadline = Date.now() + JOIN_RUN_WAIT_MS;
+    for (;;) {
+      try {
+        return await startNow(options);
+      } catch (err) {
+        const going = err instanceof RelabelError && err.type === FailureType.RunInProgress ? (err.details as { workflowId?: string } | undefined)?.workflowId : undefined;
+        if (!waits || going === undefined || Date.now() >= deadline || !(await joinRunGoing(client, going))) throw err;
+        const left = deadline - Date.now();
+        await Promise.race([client.workflow.getHandle(going).result().catch(() => undefined), new Promise((resolve) => setTimeout(resolve, left).unref())]);
+      }
+    }
+  };
+}
+
 /** Builds the start half of the runs facade. */
 export function createRunStarts(deps: RunStartDeps): RunStarts {
   const { client, store, designs, reads } = deps;
@@ -158,7 +202,7 @@ export function createRunStarts(deps: RunStartDeps): RunStarts {
     return { targets, revision, site: design.site };
   }
 
-  async function start(options: StartOptions): Promise<StartedRun> {
+  async function startNow(options: StartOptions): Promise<StartedRun> {
     const wrong = options.rollout ? rolloutErrors(options.rollout) : [];
     if (wrong.length > 0) throw new RelabelError(FailureType.InvalidRequest, `invalid rollout: ${wrong.join('; ')}`);
     const { targets, revision, site } = await preflight(options);
@@ -199,7 +243,7 @@ export function createRunStarts(deps: RunStartDeps): RunStarts {
     } catch (err) {
       await store.discardRun(record.id);
       if (err instanceof WorkflowExecutionAlreadyStartedError) {
-        throw new RelabelError(FailureType.RunInProgress, `an update_labels run is already in progress for site ${site} (${workflowId}); wait for it or cancel it`);
+        throw new RelabelError(FailureType.RunInProgress, `an update_labels run is already in progress for site ${site} (${workflowId}); wait for it or cancel it`, { workflowId });
       }
       throw err;
     }
@@ -226,5 +270,6 @@ export function createRunStarts(deps: RunStartDeps): RunStarts {
     });
   }
 
+  const start = waitingForJoinRuns(client, startNow);
   return { preflight, start, retry };
 }

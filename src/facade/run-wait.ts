@@ -4,7 +4,7 @@
  * no worker serves it, so an operator is never left with a silent hang.
  */
 import type { Client } from '@temporalio/client';
-import { progressQuery, type Progress } from '../workflows/messages.ts';
+import { progressQuery, type Progress } from '../contracts/messages.ts';
 import { idleTaskQueueWarning, QUERY_TIMEOUT_MS } from './idle-task-queue.ts';
 import type { RunStatusReport } from './run-reads.ts';
 

@@ -8,9 +8,8 @@ import { ScheduleAlreadyRunning, ScheduleNotFoundError, ScheduleOverlapPolicy, t
 import { FailureType } from '../core/plan/failure-types.ts';
 import type { DesignCache } from '../store/design-cache.ts';
 import type { RevisionStore } from '../store/revision-store.ts';
-import { DRIFT_ID_PREFIX, type DetectDriftResult } from '../workflows/drift-messages.ts';
-import { DEFAULT_PLUGIN_POLL_EVERY, PLUGIN_SCHEDULE_PREFIX } from '../workflows/plugin-messages.ts';
-import type { PollPluginsResult } from '../workflows/poll-plugins.ts';
+import { DRIFT_ID_PREFIX, type DetectDriftResult } from '../contracts/drift-messages.ts';
+import { DEFAULT_PLUGIN_POLL_EVERY, PLUGIN_SCHEDULE_PREFIX, type PollPluginsResult } from '../contracts/plugin-messages.ts';
 import { RelabelError } from './relabel-error.ts';
 import { storeSite } from './store-site.ts';
 

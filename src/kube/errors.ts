@@ -6,7 +6,7 @@
  */
 import { ApiException } from '@kubernetes/client-node';
 import { ApplicationFailure } from '@temporalio/common';
-import { clip } from '../core/plan/site-error.ts';
+import { clip } from '../core/plan/text.ts';
 import { FailureType } from '../core/plan/failure-types.ts';
 
 /** Longest text of the API server's own message kept in a failure message. */

@@ -18,7 +18,7 @@ describe('Kubernetes protobuf answers', () => {
   });
 
   it('reads an empty list and a status from minimal envelopes', () => {
-    assert.deepEqual(decodeNodeList(Buffer.from([0x6b, 0x38, 0x73, 0x00])), { items: [], continue: '' });
+    assert.deepEqual(decodeNodeList(Buffer.from([0x6b, 0x38, 0x73, 0x00])), { items: [], continue: '', resourceVersion: '' });
     // raw = Status{message(3): "no", code(6): 403}
     const status = [0x1a, 2, 0x6e, 0x6f, 0x30, 0x93, 0x03];
     const decoded = decodeStatus(Buffer.from([0x6b, 0x38, 0x73, 0x00, 0x12, status.length, ...status]));

@@ -19,7 +19,7 @@ const stringMap = (id: number): protobuf.IField => ({ keyType: 'string', type: '
 const root = protobuf.Root.fromJSON({
   nested: {
     Unknown: { fields: { raw: { type: 'bytes', id: 2 }, contentEncoding: str(3) } },
-    ListMeta: { fields: { continue: str(3) } },
+    ListMeta: { fields: { resourceVersion: str(2), continue: str(3) } },
     NodeList: { fields: { metadata: { type: 'ListMeta', id: 1 }, items: { rule: 'repeated', type: 'Node', id: 2 } } },
     Node: { fields: { metadata: { type: 'ObjectMeta', id: 1 }, spec: { type: 'NodeSpec', id: 2 } } },
     ObjectMeta: {
@@ -107,10 +107,10 @@ function listedNode(node: NodeMessage): ListedNode {
   };
 }
 
-/** A NodeList answer: its Nodes and the token of the next page (empty on the last). */
-export function decodeNodeList(bytes: Uint8Array): { items: ListedNode[]; continue: string } {
-  const list = NodeList.decode(unwrap(bytes)) as unknown as { metadata?: { continue: string } | null; items: NodeMessage[] };
-  return { items: list.items.map(listedNode), continue: list.metadata?.continue ?? '' };
+/** A NodeList answer: its Nodes, the token of the next page (empty on the last) and the list's resourceVersion. */
+export function decodeNodeList(bytes: Uint8Array): { items: ListedNode[]; continue: string; resourceVersion: string } {
+  const list = NodeList.decode(unwrap(bytes)) as unknown as { metadata?: { continue: string; resourceVersion: string } | null; items: NodeMessage[] };
+  return { items: list.items.map(listedNode), continue: list.metadata?.continue ?? '', resourceVersion: list.metadata?.resourceVersion ?? '' };
 }
 
 /** A Status answer (an error) as the JSON API writes it, for the client's error handling. */

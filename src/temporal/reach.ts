@@ -6,7 +6,7 @@
  * to the address says what is wrong with it.
  */
 import { connect } from 'node:net';
-import { clip } from '../core/plan/site-error.ts';
+import { clip } from '../core/plan/text.ts';
 
 /** How long the TCP probe waits for an answer. */
 export const PROBE_TIMEOUT_MS = 2000;

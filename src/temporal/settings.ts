@@ -12,7 +12,7 @@
  */
 import { loadClientConfigProfile, toClientOptions } from '@temporalio/envconfig';
 import type { TLSConfig } from '@temporalio/client';
-import { clip } from '../core/plan/site-error.ts';
+import { clip } from '../core/plan/text.ts';
 import { DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE } from '../core/plan/constants.ts';
 
 /** Default Temporal frontend. */

@@ -6,7 +6,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { isIP, type AddressInfo } from 'node:net';
 import type { NativeConnection, Worker } from '@temporalio/worker';
-import { clip } from '../core/plan/site-error.ts';
+import { clip } from '../core/plan/text.ts';
 import { temporalUnreachable } from '../temporal/reach.ts';
 
 /** Default port of the worker's metrics and health endpoints. */

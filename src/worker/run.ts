@@ -7,6 +7,7 @@ import type { WorkerSettings } from './config.ts';
 import { freeLoopbackPort } from './free-port.ts';
 import { listenForProbes, workerReadiness, type ProbedWorker } from './probes.ts';
 import { installWorkerRuntime, workerLogger } from './telemetry.ts';
+import type { JoinHealthBoard } from './join-health.ts';
 import { createWorker } from './wiring.ts';
 
 /** Runs the worker with `settings` until a signal stops it, then closes everything it opened. */
@@ -16,17 +17,22 @@ export async function runWorker(settings: WorkerSettings): Promise<void> {
   // The SDK's exporter listens on loopback only; the probes port relays it with the health endpoints.
   const sdkMetrics = `127.0.0.1:${await freeLoopbackPort()}`;
   installWorkerRuntime({ log, level: opts.logLevel, metricsAddress: sdkMetrics });
-  const running: { worker?: ProbedWorker } = {};
+  const running: { worker?: ProbedWorker; joins?: JoinHealthBoard } = {};
   const probes = await listenForProbes({
     address: opts.metricsAddress,
     port: opts.metricsPort,
     sdkMetricsUrl: `http://${sdkMetrics}/metrics`,
-    readiness: () => workerReadiness(running.worker),
+    readiness: async () => {
+      const ready = await workerReadiness(running.worker);
+      const joins = running.joins?.problem();
+      return ready.ready && joins !== undefined ? { ready: false, message: joins } : ready;
+    },
     warn: (message, fields) => log.warn(fields, message),
   });
   log.info({ url: probes.url, address: opts.metricsAddress, port: probes.port }, 'serving /metrics, /health/live and /health/ready');
   const { config } = settings;
-  const { worker, connection, close } = await createWorker(config);
+  const { worker, connection, joinHealth, close } = await createWorker(config);
+  running.joins = joinHealth;
   running.worker = { worker, connection, temporalAddress: config.temporalAddress, namespace: config.namespace };
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     process.once(signal, () => {

@@ -11,6 +11,7 @@ import type { MetricMeter } from '@temporalio/common';
 import type { NodeRequestObserver } from '../kube/nodes.ts';
 import type { NodeEventReason } from '../kube/events.ts';
 import type { EventResult } from '../activities/node-events.ts';
+import type { JoinTelemetry } from '../activities/join-watch.ts';
 
 export { LOG_LEVELS, logLevel, type LogLevelName } from '../settings/parsers.ts';
 import type { LogLevelName } from '../settings/parsers.ts';
@@ -52,6 +53,41 @@ export function kubeEventMetrics(meter: MetricMeter): (reason: NodeEventReason, 
   return (reason, result) => events.add(1, { reason, result });
 }
 
+/** Names of the join watcher's metrics, as Prometheus shows them. */
+export const JoinMetric = {
+  labelledSeconds: 'relabel_join_labelled_seconds',
+  pending: 'relabel_join_pending_nodes',
+  unmanaged: 'relabel_join_unmanaged_nodes_total',
+  runs: 'relabel_join_runs_total',
+  dispatched: 'relabel_join_dispatched_nodes_total',
+} as const;
+
+/** Buckets of the join latency histogram, in seconds. */
+export const JOIN_SECONDS_BUCKETS = [0.1, 0.25, 0.5, 1, 2, 5, 10, 15, 30, 60, 120, 300];
+
+/**
+ * The join watcher's metrics on `meter`, by site: the seconds from a node
+ * first seen joining to it seen labelled, the nodes waiting for a join run,
+ * the joining nodes left alone as unmanaged, the join runs started and the
+ * nodes handed to them.
+ */
+export function joinMetrics(meter: MetricMeter): JoinTelemetry {
+  const seconds = meter.createHistogram(JoinMetric.labelledSeconds, 'float', 's', 'Seconds from a node first seen joining to it seen labelled by a join run, by site');
+  const pending = meter.createGauge(JoinMetric.pending, 'int', undefined, 'Joining nodes waiting for a join run, by site');
+  const unmanaged = meter.createCounter(JoinMetric.unmanaged, undefined, 'Joining nodes the design does not manage, left alone, by site');
+  const runs = meter.createCounter(JoinMetric.runs, undefined, 'Join runs started, by site');
+  const dispatched = meter.createCounter(JoinMetric.dispatched, undefined, 'Joining nodes handed to join runs, by site');
+  return {
+    labelled: (site, s) => seconds.record(s, { site }),
+    pending: (site, n) => pending.set(n, { site }),
+    unmanaged: (site) => unmanaged.add(1, { site }),
+    run: (site, nodes) => {
+      runs.add(1, { site });
+      dispatched.add(nodes, { site });
+    },
+  };
+}
+
 /** The worker's own JSON logger at `level`. */
 export function workerLogger(level: LogLevelName): Logger {
   return pino({ level, base: { component: 'relabel-worker' } });
@@ -89,7 +125,7 @@ export function installWorkerRuntime(options: { log: Logger; level: LogLevelName
       // Native SDK logs go through the same logger; other native libraries only when they fail.
       logging: { filter: { core: sdkLevel, other: 'ERROR' }, forward: {} },
       ...(metricsAddress
-        ? { metrics: { prometheus: { bindAddress: metricsAddress, histogramBucketOverrides: { [KubeMetric.requestSeconds]: KUBE_REQUEST_BUCKETS } } } }
+        ? { metrics: { prometheus: { bindAddress: metricsAddress, histogramBucketOverrides: { [KubeMetric.requestSeconds]: KUBE_REQUEST_BUCKETS, [JoinMetric.labelledSeconds]: JOIN_SECONDS_BUCKETS } } } }
         : {}),
     },
     shutdownSignals: [],

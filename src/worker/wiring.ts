@@ -10,6 +10,7 @@ import { createNodeEvents } from '../activities/node-events.ts';
 import { createRuns } from '../facade/runs.ts';
 import { createEventApi } from '../kube/events.ts';
 import { createNodeApi, DEFAULT_KUBE_BURST, DEFAULT_KUBE_QPS, loadKubeConfig } from '../kube/nodes.ts';
+import { createNodeWatchApi } from '../kube/node-watch.ts';
 import { createWorkloadApi } from '../kube/workloads.ts';
 import { tokenBucket } from '../kube/rate-limit.ts';
 import { createDesignCache, type DesignCache } from '../store/design-cache.ts';
@@ -21,7 +22,8 @@ import { buildBundle } from './bundle.ts';
 import { WORKER_DEFAULTS, type WorkerConfig } from './config.ts';
 import { variableFromEnv } from '../settings/setting.ts';
 import { VARIABLES } from '../settings/table.ts';
-import { kubeEventMetrics, kubeRequestMetrics } from './telemetry.ts';
+import { joinHealthBoard, type JoinHealthBoard } from './join-health.ts';
+import { joinMetrics, kubeEventMetrics, kubeRequestMetrics } from './telemetry.ts';
 
 /**
  * Drift healing's run starter: the facade's own start (same checks, a
@@ -42,7 +44,7 @@ function runStarter(config: WorkerConfig, store: RevisionStore, designs: DesignC
  * after it stops, calls `close()` to release the store and connection.
  * Kubernetes requests are counted on the process's Temporal Runtime meter.
  */
-export async function createWorker(config: WorkerConfig): Promise<{ worker: Worker; connection: NativeConnection; close(): Promise<void> }> {
+export async function createWorker(config: WorkerConfig): Promise<{ worker: Worker; connection: NativeConnection; joinHealth: JoinHealthBoard; close(): Promise<void> }> {
   // The configuration first: a bad profile or kubeconfig is refused before anything is opened.
   const connect = connectOptions(config);
   const kc = loadKubeConfig(config.kubeconfig);
@@ -69,13 +71,24 @@ export async function createWorker(config: WorkerConfig): Promise<{ worker: Work
   }
   // One cache of validated designs for the activities and the heal runs they start.
   const designs = createDesignCache(store);
+  const joinHealth = joinHealthBoard();
   const worker = await Worker.create({
     connection,
     namespace: config.namespace,
     taskQueue: config.taskQueue,
     workflowBundle: config.workflowBundle ?? (await buildBundle()),
     identity,
-    activities: createActivities({ nodes, store, designs, events, workloads, startRun: runStarter(config, store, designs) }),
+    activities: createActivities({
+      nodes,
+      store,
+      designs,
+      events,
+      workloads,
+      startRun: runStarter(config, store, designs),
+      watch: createNodeWatchApi(kc, limiter),
+      joinTelemetry: joinMetrics(runtime.metricMeter),
+      joinHealth,
+    }),
     maxCachedWorkflows: config.maxCachedWorkflows ?? WORKER_DEFAULTS.maxCachedWorkflows,
     maxConcurrentWorkflowTaskExecutions: config.maxConcurrentWorkflowTasks ?? WORKER_DEFAULTS.maxConcurrentWorkflowTasks,
     maxConcurrentActivityTaskExecutions: config.maxConcurrentActivities ?? WORKER_DEFAULTS.maxConcurrentActivities,
@@ -85,6 +98,7 @@ export async function createWorker(config: WorkerConfig): Promise<{ worker: Work
   return {
     worker,
     connection,
+    joinHealth,
     async close() {
       // Events still in flight get a few seconds; an API server that does not answer does not hold the shutdown.
       await Promise.race([events.idle(), new Promise((resolve) => setTimeout(resolve, 5000).unref())]);

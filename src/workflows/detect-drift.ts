@@ -13,7 +13,7 @@ import { proxyActivities, setCurrentDetails, workflowInfo } from '@temporalio/wo
 import { DriftAction } from '../core/plan/drift.ts';
 import { auditFrom, healAudit } from '../core/plan/run-audit.ts';
 import type { Activities } from '../activities/index.ts';
-import type { DetectDriftInput, DetectDriftResult, DriftDetection, HealOutcome } from './drift-messages.ts';
+import type { DetectDriftInput, DetectDriftResult, DriftDetection, HealOutcome } from '../contracts/drift-messages.ts';
 import { rejectionOf } from './failure.ts';
 import { scheduledAudit } from './run-record.ts';
 

@@ -3,3 +3,4 @@ export { updateLabels } from './update-labels.ts';
 export { relabelNode } from './relabel-node.ts';
 export { detectDrift } from './detect-drift.ts';
 export { pollPlugins } from './poll-plugins.ts';
+export { watchJoins } from './watch-joins.ts';

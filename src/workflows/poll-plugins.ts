@@ -18,8 +18,8 @@ import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { Activities } from '../activities/index.ts';
 import { rejectionOf } from './failure.ts';
 import { updateLabels } from './update-labels.ts';
-import { runWorkflowId } from './messages.ts';
-import type { PollPluginsInput, PollResult } from './plugin-messages.ts';
+import { runWorkflowId } from '../contracts/messages.ts';
+import type { PollPluginsInput, PollPluginsResult, PollResult } from '../contracts/plugin-messages.ts';
 
 const { pollSitePlugins } = proxyActivities<Activities>({
   // Up to four plugins at once, each bounded to at most 300 s by its document.
@@ -31,12 +31,6 @@ const { pluginChangeRun, discardPluginRun } = proxyActivities<Activities>({
   startToCloseTimeout: '5m',
   retry: { maximumInterval: '10s', maximumAttempts: 5 },
 });
-
-/** What a poll did, and the update run it started (when the policy asks for one). */
-export interface PollPluginsResult extends PollResult {
-  /** The update run started for the nodes whose plugin labels changed, or why none was. */
-  updateRun?: { workflowId: string; run: number; targets: number } | { skipped: string };
-}
 
 /** The poll as markdown for the Temporal UI: a headline, then one line per plugin. */
 export function pollMarkdown(result: PollPluginsResult): string {

@@ -7,7 +7,7 @@
 import { proxyLocalActivities, setCurrentDetails } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.ts';
 import { rejectionOf } from './failure.ts';
-import type { RelabelNodeInput, RelabelNodeResult } from './messages.ts';
+import type { RelabelNodeInput, RelabelNodeResult } from '../contracts/messages.ts';
 
 /**
  * Each attempt is bounded so that a worker killed mid-patch costs the node

@@ -3,7 +3,7 @@
  * summary shown in the Temporal UI. No rollback is implied anywhere: a
  * partial update is reported as such.
  */
-import { FAILURE_SAMPLE_LIMIT, RunStatus, type NodeFailure, type UpdateLabelsResult } from './messages.ts';
+import { FAILURE_SAMPLE_LIMIT, RunStatus, type NodeFailure, type UpdateLabelsResult } from '../contracts/messages.ts';
 
 /** `success` when every node succeeded, `failure` when none did, else `partial_success`. */
 export function runStatus(success: number, failure: number): RunStatus {

@@ -8,7 +8,7 @@
 import { ApplicationFailure, CancellationScope, condition, proxyActivities, setHandler } from '@temporalio/workflow';
 import { FailureType } from '../core/plan/failure-types.ts';
 import type { Activities } from '../activities/index.ts';
-import { ControlVerb, GateWait, controlUpdate, type ControlAnswer, type ControlRequest, type WaveProgress } from './messages.ts';
+import { ControlVerb, GateWait, controlUpdate, type ControlAnswer, type ControlRequest, type WaveProgress } from '../contracts/messages.ts';
 
 /**
  * The patch under which children start outside the run's cancellation (a

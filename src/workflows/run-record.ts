@@ -8,8 +8,8 @@ import { ApplicationFailure, patched, proxyActivities, workflowInfo } from '@tem
 import { runAudit, StartedVia, type RunAudit } from '../core/plan/run-audit.ts';
 import type { Activities } from '../activities/index.ts';
 import { rejectionOf } from './failure.ts';
-import type { RunStatus } from './messages.ts';
-import { TemporalScheduledById } from './search-attributes.ts';
+import type { RunStatus } from '../contracts/messages.ts';
+import { TemporalScheduledById } from '../contracts/search-attributes.ts';
 
 /**
  * The patch under which a run records how it ended in the store (its

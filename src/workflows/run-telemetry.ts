@@ -12,7 +12,7 @@
  */
 import { log, metricMeter } from '@temporalio/workflow';
 import type { RunPlan } from '../activities/plan-run.ts';
-import type { NodeFailure, UpdateLabelsResult } from './messages.ts';
+import type { NodeFailure, UpdateLabelsResult } from '../contracts/messages.ts';
 
 /** Names of the metrics counted here, as Prometheus shows them. */
 export const RunMetric = {

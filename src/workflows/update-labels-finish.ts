@@ -6,11 +6,11 @@
  * Workflow code: deterministic.
  */
 import { setCurrentDetails, upsertSearchAttributes } from '@temporalio/workflow';
-import { RunPhase, RunStatus, type CarriedProgress, type UpdateLabelsResult } from './messages.ts';
+import { RunPhase, RunStatus, type CarriedProgress, type UpdateLabelsResult } from '../contracts/messages.ts';
 import { runStatus, summaryMarkdown } from './rollup.ts';
 import { recordOutcome } from './run-record.ts';
 import type { RunTelemetry } from './run-telemetry.ts';
-import { RelabelStatus, RelabelStatusValue } from './search-attributes.ts';
+import { RelabelStatus, RelabelStatusValue } from '../contracts/search-attributes.ts';
 import type { UpdateRun } from './update-labels-run.ts';
 
 /** What continue-as-new carries: `state`, marked paused only while the run is paused. */

@@ -11,9 +11,9 @@ import { normalizeTargets } from '../core/plan/targets.ts';
 import type { Activities } from '../activities/index.ts';
 import type { RunPlan } from '../activities/plan-run.ts';
 import type { PlannedWaves } from '../activities/wave-activities.ts';
-import { MAX_INLINE_TARGETS, RunPhase, type CarriedProgress, type UpdateLabelsInput } from './messages.ts';
+import { MAX_INLINE_TARGETS, RunPhase, type CarriedProgress, type UpdateLabelsInput } from '../contracts/messages.ts';
 import { rejectingRun, scheduledAudit } from './run-record.ts';
-import { RelabelRevision, RelabelSite, RelabelStatus, RelabelStatusValue } from './search-attributes.ts';
+import { RelabelRevision, RelabelSite, RelabelStatus, RelabelStatusValue } from '../contracts/search-attributes.ts';
 import type { UpdateRun } from './update-labels-run.ts';
 
 /** Upper bound on the window, whatever is asked (Temporal allows 2,000 pending children). */

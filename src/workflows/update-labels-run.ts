@@ -22,7 +22,7 @@ import {
   type Progress,
   type UpdateLabelsInput,
   type UpdateLabelsResult,
-} from './messages.ts';
+} from '../contracts/messages.ts';
 import { handleControl } from './run-control.ts';
 
 /** Failures buffered before they are written to the store. */

@@ -12,7 +12,7 @@
 import { condition, proxyActivities } from '@temporalio/workflow';
 import { approvalAfter } from '../core/plan/waves.ts';
 import type { Activities } from '../activities/index.ts';
-import { ControlVerb, GateWait, type CarriedProgress, type CarriedWaves } from './messages.ts';
+import { ControlVerb, GateWait, type CarriedProgress, type CarriedWaves } from '../contracts/messages.ts';
 import type { UpdateRun } from './update-labels-run.ts';
 import { runWindow, type WindowOptions } from './update-labels-window.ts';
 

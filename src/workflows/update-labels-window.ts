@@ -8,12 +8,12 @@
  */
 import { CancellationScope, ParentClosePolicy, executeChild, proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.ts';
-import type { CarriedProgress, NodeError } from './messages.ts';
+import type { CarriedProgress, NodeError } from '../contracts/messages.ts';
 import { failureInfo } from './failure.ts';
 import { relabelNode } from './relabel-node.ts';
 import { sampleFailure } from './rollup.ts';
 import type { RunTelemetry } from './run-telemetry.ts';
-import { nodeSearchAttributes } from './search-attributes.ts';
+import { nodeSearchAttributes } from '../contracts/search-attributes.ts';
 import type { UpdateRun } from './update-labels-run.ts';
 
 /** Children started in one workflow execution before it continues as new. */

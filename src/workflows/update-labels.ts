@@ -22,7 +22,7 @@
  * failure sample and a cursor.
  */
 import { continueAsNew, isCancellation, patched, setCurrentDetails } from '@temporalio/workflow';
-import { RunPhase, type UpdateLabelsInput, type UpdateLabelsResult } from './messages.ts';
+import { RunPhase, type UpdateLabelsInput, type UpdateLabelsResult } from '../contracts/messages.ts';
 import { runTelemetry } from './run-telemetry.ts';
 import { settleCancelled, SETTLE_CANCELLED_PATCH } from './run-control.ts';
 import { carriedOn, finishRun } from './update-labels-finish.ts';

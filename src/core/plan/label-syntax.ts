@@ -6,7 +6,7 @@
  *
  * Lengths are counted in UTF-8 bytes, as Go's `len` does.
  */
-import { quote } from './site-error.ts';
+import { quote } from './text.ts';
 
 const labelNameFormat = '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]';
 const labelNameRegExp = new RegExp(`^${labelNameFormat}$`);

@@ -3,7 +3,7 @@
  * the revision store, in the workflow's input and memo, and shown by
  * `relabel runs` and the API's actions. Pure.
  */
-import { clip } from './site-error.ts';
+import { clip } from './text.ts';
 
 /** How a run was started: a closed set. */
 export const StartedVia = {
@@ -17,6 +17,8 @@ export const StartedVia = {
   retry: 'retry',
   /** A drift detection healing drifted nodes: `by` says what started the detection (see {@link healAudit}). */
   heal: 'heal',
+  /** The join watcher: nodes that joined the cluster, by `join:<watcher workflow ID>`. */
+  join: 'join',
 } as const;
 /** One of the {@link StartedVia} strings. */
 export type StartedVia = (typeof StartedVia)[keyof typeof StartedVia];

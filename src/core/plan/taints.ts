@@ -6,7 +6,7 @@
  */
 import { TAINT_EFFECTS, UNINITIALIZED_TAINT_KEY } from './constants.ts';
 import { invalidValue, labelKeyErrors, labelValueErrors } from './label-syntax.ts';
-import { quote } from './site-error.ts';
+import { quote } from './text.ts';
 
 /**
  * A Node taint. `timeAdded` is kept as the API server gave it (RFC 3339,

@@ -3,7 +3,7 @@
  * comma-separated string (`"a,b"`, as Shipyard's `target_nodes` allows).
  */
 import { dns1123SubdomainErrors } from './label-syntax.ts';
-import { quote } from './site-error.ts';
+import { quote } from './text.ts';
 
 /**
  * Most nodes one run takes. The run and its per-node results are sized for

@@ -8,7 +8,7 @@
  * duplicate names are errors. Everything is keyed by name, so the result does
  * not depend on the order of documents or files.
  */
-import { quote } from '../plan/site-error.ts';
+import { quote } from '../plan/text.ts';
 import type { CheckedDocument } from './document-check.ts';
 import type { BaremetalNodeData, HostProfileData } from './schema.ts';
 import { SchemaName } from './schema.ts';

@@ -20,7 +20,8 @@ import { generatedSource, layerSource, LabelGenerator, LabelSourceKind, type Lab
 import type { SitePolicy } from './label-policy.ts';
 import type { Origin, RackEntry, ResolvedHost } from './design-resolve.ts';
 import { SchemaName } from './schema.ts';
-import { quote, type SiteError } from '../plan/site-error.ts';
+import { quote } from '../plan/text.ts';
+import { type SiteError } from '../plan/site-error.ts';
 import { documentError } from './yaml-source.ts';
 import type { LoadedDocument } from './yaml-source.ts';
 

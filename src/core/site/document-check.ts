@@ -6,7 +6,7 @@
  * `validate-documents.ts`, references, the policy and site-wide uniqueness
  * in site validation.
  */
-import { quote } from '../plan/site-error.ts';
+import { quote } from '../plan/text.ts';
 import type { z } from 'zod';
 import { LabelPolicy, policyProblems } from './label-policy.ts';
 import { LabelPlugin, pluginProblems } from './label-plugin.ts';

@@ -8,7 +8,8 @@
 import { z } from 'zod';
 import { labelKeyErrors } from '../plan/label-syntax.ts';
 import { documentEnvelope, SchemaName } from './schema.ts';
-import { quote, type PathSegment } from '../plan/site-error.ts';
+import { quote } from '../plan/text.ts';
+import { type PathSegment } from '../plan/site-error.ts';
 
 /** Where a plugin's labels come from. */
 export const PluginSource = { json: 'json', exec: 'exec' } as const;

@@ -4,7 +4,7 @@
  * protected, and run options. At most one per site; without one,
  * {@link DEFAULT_SITE_POLICY} applies.
  */
-import { quote } from '../plan/site-error.ts';
+import { quote } from '../plan/text.ts';
 import { z } from 'zod';
 import { DEFAULT_LABEL_DOMAIN } from '../plan/constants.ts';
 import { DNS1123_SUBDOMAIN_MAX_BYTES, dns1123SubdomainErrors, labelKeyErrors, utf8Length } from '../plan/label-syntax.ts';

@@ -11,7 +11,7 @@
 import { utf8Length } from '../plan/label-syntax.ts';
 import { describeJson, goFoldKey, goInt64, type Json, JsonNumber, JsonObject, readJson } from './longhorn-json.ts';
 import { tagListErrors } from './longhorn-tags.ts';
-import { quote } from '../plan/site-error.ts';
+import { quote } from '../plan/text.ts';
 
 /** A disk's fields, each with the Go type Longhorn reads it as. */
 const diskFields = {

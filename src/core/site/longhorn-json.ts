@@ -8,7 +8,7 @@
  * included). Strings are decoded as Go decodes them: a lone UTF-16
  * surrogate becomes U+FFFD.
  */
-import { clip, quote } from '../plan/site-error.ts';
+import { clip, quote } from '../plan/text.ts';
 
 /** A JSON number, kept as written. */
 export class JsonNumber {

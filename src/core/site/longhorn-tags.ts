@@ -8,7 +8,7 @@
  */
 import { labelKeyErrors } from '../plan/label-syntax.ts';
 import { describeJson, type Json, readJson } from './longhorn-json.ts';
-import { quote } from '../plan/site-error.ts';
+import { quote } from '../plan/text.ts';
 
 /**
  * What is wrong with a list of tags (`where` names it in messages, e.g.

@@ -16,7 +16,7 @@
  */
 import { checkDisksConfig } from './longhorn-disks.ts';
 import { nodeTagsErrors } from './longhorn-tags.ts';
-import { quote } from '../plan/site-error.ts';
+import { quote } from '../plan/text.ts';
 
 /** Annotation giving a new Longhorn node its tags. */
 export const LONGHORN_NODE_TAGS = 'node.longhorn.io/default-node-tags';

@@ -20,7 +20,8 @@
  */
 import { z } from 'zod';
 import type { Design, DesignNode } from './validate-site.ts';
-import { formatPath, quote } from '../plan/site-error.ts';
+import { quote } from '../plan/text.ts';
+import { formatPath } from '../plan/site-error.ts';
 import type { PathSegment } from '../plan/site-error.ts';
 
 /** How results are combined, at both levels. */

@@ -15,7 +15,7 @@ import type { Origin, ResolvedHost } from './design-resolve.ts';
 import type { LabelConflict } from './desired-labels.ts';
 import { utf8Length } from '../plan/label-syntax.ts';
 import { longhornDefects } from './longhorn.ts';
-import { quote } from '../plan/site-error.ts';
+import { quote } from '../plan/text.ts';
 
 /** Kubernetes' limit on the total size of a node's annotations (keys and values, in bytes). */
 export const ANNOTATIONS_MAX_BYTES = 256 * 1024;

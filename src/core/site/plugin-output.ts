@@ -9,7 +9,7 @@
 import { isKubeletLabelKey, isProtectedLabelKey } from '../plan/label-keys.ts';
 import { matchesNamespace, type PluginSpec } from './label-plugin.ts';
 import { dns1123SubdomainErrors, labelKeyErrors, labelValueErrors } from '../plan/label-syntax.ts';
-import { clip, quote } from '../plan/site-error.ts';
+import { clip, quote } from '../plan/text.ts';
 
 /** Most nodes one plugin's output may name. */
 export const MAX_PLUGIN_NODES = 100_000;

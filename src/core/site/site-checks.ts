@@ -3,7 +3,7 @@
  * singleton documents (the policy, the region) and the checks that depend on
  * the policy (protected keys, names that become generated label values).
  */
-import { quote } from '../plan/site-error.ts';
+import { quote } from '../plan/text.ts';
 import type { CheckedDocument } from './document-check.ts';
 import { hostView, mapAt, nameOf, type MapView } from './document-view.ts';
 import { isProtectedLabelKey } from '../plan/label-keys.ts';

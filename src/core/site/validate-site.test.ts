@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ECHO_MAX_CHARS, documentErrorsMessage, formatError, MAX_LISTED_ERRORS } from '../plan/site-error.ts';
+import { ECHO_MAX_CHARS } from '../plan/text.ts';
+import { documentErrorsMessage, formatError, MAX_LISTED_ERRORS } from '../plan/site-error.ts';
 import { MAX_ERRORS_PER_LABEL_MAP } from './document-check.ts';
 import { MAX_ALIASES_PER_DOCUMENT } from './yaml-source.ts';
 import { nodeDoc, policyDoc, profileDoc, rackDoc, source, yamlDoc } from './testing.ts';

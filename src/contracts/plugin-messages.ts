@@ -4,13 +4,13 @@
  * (the labels themselves are in the store, under the set's id).
  */
 
-/** Input of the `pollPlugins` workflow. */
 /** Prefix of the plugin poll schedule's ID (and of the workflows it starts): `relabel-plugins/<site>`. */
 export const PLUGIN_SCHEDULE_PREFIX = 'relabel-plugins';
 
 /** How often a site's plugins are polled unless told otherwise. */
 export const DEFAULT_PLUGIN_POLL_EVERY = '10m';
 
+/** Input of the `pollPlugins` workflow. */
 export interface PollPluginsInput {
   /** The site whose plugins to poll (the `drydock/Region/v1` name, or `default`). */
   site: string;
@@ -48,3 +48,8 @@ export interface PollResult {
   updateOnChange: boolean;
 }
 
+/** What a poll did, and the update run it started (when the policy asks for one). */
+export interface PollPluginsResult extends PollResult {
+  /** The update run started for the nodes whose plugin labels changed, or why none was. */
+  updateRun?: { workflowId: string; run: number; targets: number } | { skipped: string };
+}

@@ -3,26 +3,72 @@
  * (its design labels with its plugin labels joined in, annotations and
  * taints) against what it has, the detail its result keeps, and whether
  * it is settled at once or left pending for a child. Pure: the bulk
- * planner (`plan-run.ts`) and a node's apply (`apply-node.ts`) share it.
+ * planner (the activities' `plan-run.ts`) and a node's apply
+ * (`apply-node.ts`) share it; it reads a design, a node and a result through
+ * shapes of its own, which the site side's `Design`, the Kubernetes
+ * adapter's `NodeState` and the run store's node results fit.
  */
-import { readOwnedLabels } from '../core/plan/owned-labels.ts';
-import type { createRemovalTally } from '../core/plan/removal-brake.ts';
-import { planLabels, replacedValues, type LabelPlan } from '../core/plan/label-plan.ts';
-import { liftsTaint, nodePatch } from '../core/plan/node-reconcile.ts';
-import { nodeWants, type JoinedWants, type PluginConflict, type PluginEntry } from '../core/plan/node-wants.ts';
-import type { NodeWants } from '../core/plan/drift.ts';
-import { plannedNodeChange } from '../core/plan/planned-node.ts';
-import { formatTaint } from '../core/plan/taints.ts';
-import type { NodeChange } from '../core/plan/workload-impact.ts';
-import type { Design } from '../core/site/validate-site.ts';
-import type { NodeState } from '../kube/nodes.ts';
-import type { NodeResultDetail, NodeResultUpdate } from '../store/run-store.ts';
+import { readOwnedLabels } from './owned-labels.ts';
+import type { createRemovalTally } from './removal-brake.ts';
+import { planLabels, replacedValues, type LabelPlan, type PlanPolicy } from './label-plan.ts';
+import { liftsTaint, nodePatch, type NodeLabelState } from './node-reconcile.ts';
+import { nodeWants, type JoinedWants, type PlannedDesign, type PluginConflict, type PluginEntry } from './node-wants.ts';
+import type { NodeWants } from './drift.ts';
+import { plannedNodeChange } from './planned-node.ts';
+import { formatTaint } from './taints.ts';
+import type { NodeChange } from './workload-impact.ts';
+
+/** The parts of the site's policy planning a node obeys (the site side's `SitePolicy` fits). */
+export type NodePlanPolicy = PlanPolicy & {
+  /** Lift the uninitialized taint from a node once it carries what it wants. */
+  liftUninitializedTaint: boolean;
+};
+
+/** The part of a resolved design planning a node reads (the site side's `Design` is one). */
+export type NodePlanDesign = PlannedDesign<NodePlanPolicy>;
+
+/** A node as a read or a list observed it (the Kubernetes adapter's `NodeState` is one). */
+export type ObservedNode = NodeLabelState & { name: string };
+
+/**
+ * What a plan does (or in a dry run would do) to a node, as its result
+ * records it; a run's stored node detail (`NodeResultDetail`) is a superset.
+ */
+export interface NodePlanDetail {
+  set: Record<string, string>;
+  /** Values the keys of `set` had before, for those the node already carried. */
+  was?: Record<string, string>;
+  removed: string[];
+  adopted: string[];
+  unchanged: number;
+  taintLifted?: boolean;
+  /** Annotation keys set and removed; absent when none. */
+  annotations?: { set: string[]; removed: string[] };
+  /** Taints added (or changed) and removed, as `key=value:effect`; absent when none. */
+  taints?: { added: string[]; removed: string[] };
+  /** The first {@link MAX_LISTED_PLUGIN_CONFLICTS} plugin conflicts; absent when none. */
+  pluginConflicts?: PluginConflict[];
+  /** How many plugin conflicts in all; absent when none. */
+  pluginConflictCount?: number;
+}
+
+/**
+ * The outcome of planning one node, as a run records it (a store's
+ * `NodeResultUpdate` accepts it): settled at once (`success`, with what was
+ * or would be done) or left `pending` for its apply, with the state observed.
+ */
+export interface PlannedNodeResult {
+  node: string;
+  status: 'success' | 'pending';
+  detail: NodePlanDetail | null;
+  observed: Omit<ObservedNode, 'name'> | null;
+}
 
 /** Most plugin conflicts one node's result lists; `pluginConflictCount` counts all. */
 export const MAX_LISTED_PLUGIN_CONFLICTS = 20;
 
 /** The plugin conflicts a node's result records (none when there are none). */
-export function conflictDetail(conflicts: readonly PluginConflict[]): Pick<NodeResultDetail, 'pluginConflicts' | 'pluginConflictCount'> {
+export function conflictDetail(conflicts: readonly PluginConflict[]): Pick<NodePlanDetail, 'pluginConflicts' | 'pluginConflictCount'> {
   if (conflicts.length === 0) return {};
   return { pluginConflicts: conflicts.slice(0, MAX_LISTED_PLUGIN_CONFLICTS), pluginConflictCount: conflicts.length };
 }
@@ -35,12 +81,12 @@ export type RemovalTally = ReturnType<typeof createRemovalTally>;
  * its labels with its plugin labels joined in, annotations and taints. A
  * node the design does not hold wants nothing (every owned key removed).
  */
-export function planOf(design: Design, state: Omit<NodeState, 'name'>, node: string, plugins: readonly PluginEntry[] = []): LabelPlan {
+export function planOf(design: NodePlanDesign, state: Omit<ObservedNode, 'name'>, node: string, plugins: readonly PluginEntry[] = []): LabelPlan {
   return planWants(nodeWants(design, node, plugins), state, design.policy);
 }
 
 /** The plan of one observed node that wants `wants` (nothing when undefined). */
-function planWants(wants: NodeWants | undefined, state: Omit<NodeState, 'name'>, policy: Design['policy']): LabelPlan {
+function planWants(wants: NodeWants | undefined, state: Omit<ObservedNode, 'name'>, policy: PlanPolicy): LabelPlan {
   return planLabels({
     ...state,
     desired: wants?.labels ?? {},
@@ -55,7 +101,7 @@ function planWants(wants: NodeWants | undefined, state: Omit<NodeState, 'name'>,
  * labels with the values they replace, annotation keys set and removed,
  * taints added and removed (each list only when not empty).
  */
-export function planDetail(plan: LabelPlan, before: Pick<NodeState, 'labels'>, taintLifted: boolean): NodeResultDetail {
+export function planDetail(plan: LabelPlan, before: Pick<ObservedNode, 'labels'>, taintLifted: boolean): NodePlanDetail {
   const was = replacedValues(plan.set, before.labels);
   const a = plan.annotations;
   const t = plan.taints;
@@ -74,7 +120,7 @@ export function planDetail(plan: LabelPlan, before: Pick<NodeState, 'labels'>, t
 }
 
 /** Owned labels a node carries: the entries of its ownership record that name one of its labels. */
-function ownedPresent(state: Pick<NodeState, 'labels' | 'annotations'>): number {
+function ownedPresent(state: Pick<ObservedNode, 'labels' | 'annotations'>): number {
   return readOwnedLabels(state.annotations).owned.filter((key) => Object.hasOwn(state.labels, key)).length;
 }
 
@@ -85,13 +131,13 @@ function ownedPresent(state: Pick<NodeState, 'labels' | 'annotations'>): number 
  * labels and taints before and after, when the plan changes them.
  */
 export function planNode(
-  design: Design,
-  state: NodeState,
+  design: NodePlanDesign,
+  state: ObservedNode,
   dryRun: boolean,
   wants: JoinedWants | undefined = nodeWants(design, state.name),
   tally?: RemovalTally,
   onChange?: (change: NodeChange) => void,
-): NodeResultUpdate {
+): PlannedNodeResult {
   const plan = planWants(wants, state, design.policy);
   const change = onChange && plannedNodeChange(state.name, state, plan, design.policy.liftUninitializedTaint);
   if (change) onChange?.(change);

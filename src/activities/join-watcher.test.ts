@@ -1,0 +1,89 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Client } from '@temporalio/client';
+import { UNINITIALIZED_TAINT_KEY } from '../core/plan/constants.ts';
+import { FailureType } from '../core/plan/failure-types.ts';
+import { WatchExpiredError, type NodeWatchApi, type NodeWatchEvent } from '../kube/node-watch.ts';
+import type { NodeState } from '../kube/nodes.ts';
+import type { DesignCache } from '../store/design-cache.ts';
+import type { RevisionStore } from '../store/revision-store.ts';
+import type { RunStarter } from './drift-activities.ts';
+import { JoinWatcher } from './join-watcher.ts';
+
+const joining = (name: string): NodeState => ({ name, uid: `${name}-uid`, resourceVersion: '1', labels: {}, annotations: {}, taints: [{ key: UNINITIALIZED_TAINT_KEY, effect: 'NoSchedule' }] });
+
+/** A store whose latest revision is 1, of site `s`, naming `nodes`. */
+function fakes(nodes: string[]) {
+  const store = { latestRevision: async () => ({ id: 1 }) } as unknown as RevisionStore;
+  const designs = { get: async () => ({ ok: true, design: { site: 's', nodes: Object.fromEntries(nodes.map((n) => [n, {}])) } }) } as unknown as DesignCache;
+  const client = { workflow: { getHandle: () => ({ result: async () => ({ status: 'success' }) }) } } as unknown as Client;
+  return { store, designs, client };
+}
+
+describe('JoinWatcher', () => {
+  it('lists, labels what joined, lists again when the watch expires, and leaves nodes not in the design alone', async () => {
+    let lists = 0;
+    let watches = 0;
+    const watch: NodeWatchApi = {
+      async list(_size, onPage) {
+        lists++;
+        await onPage(lists === 1 ? [joining('a')] : [joining('a'), joining('b')]);
+        return String(10 * lists);
+      },
+      async watch(rv, onEvent, signal) {
+        watches++;
+        // The first watch finds its version gone (410): the watcher lists again, which finds b.
+        if (watches === 1) throw new WatchExpiredError('too old');
+        const events: NodeWatchEvent[] = [{ type: 'ADDED', node: joining('c') }, { type: 'ADDED', node: joining('stranger') }];
+        for (const e of events) onEvent(e);
+        await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
+        return rv;
+      },
+    };
+    const started: string[][] = [];
+    const startRun: RunStarter = async (_client, options) => {
+      started.push(options.targets);
+      assert.equal(options.audit?.via, 'join');
+      assert.equal(options.action, 'join_nodes');
+      return { workflowId: 'update-labels/s', runId: `r${started.length}`, run: started.length };
+    };
+    const beats: unknown[] = [];
+    const watcher = new JoinWatcher({ watch, ...fakes(['a', 'b', 'c']), startRun, heartbeat: (r) => beats.push(r) }, { site: 's', batchDelayMs: 5, watchSeconds: 1 });
+    assert.deepEqual(await watcher.checkSite(), { ok: true });
+    const report = await watcher.run();
+    assert.deepEqual(started.flat().sort(), ['a', 'b', 'c'], 'each managed joining node handed to a run once');
+    assert.equal(lists, 2);
+    assert.equal(report.unmanaged, 1);
+    assert.equal(report.dispatched, 3);
+    assert.equal(report.resourceVersion, '20');
+    assert.ok(beats.length >= 1);
+  });
+
+  it('waits for the run of the site that is going, then starts; refuses another site', async () => {
+    const watch: NodeWatchApi = {
+      async list(_size, onPage) {
+        await onPage([joining('a')]);
+        return '1';
+      },
+      async watch(rv, _onEvent, signal) {
+        await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
+        return rv;
+      },
+    };
+    let attempts = 0;
+    const startRun: RunStarter = async (_client, options) => {
+      attempts++;
+      if (attempts === 1) throw Object.assign(new Error('an update_labels run is already in progress'), { type: FailureType.RunInProgress });
+      assert.deepEqual(options.targets, ['a']);
+      return { workflowId: 'update-labels/s', runId: 'r', run: 7 };
+    };
+    const watcher = new JoinWatcher({ watch, ...fakes(['a']), startRun, heartbeat: () => undefined }, { site: 's', batchDelayMs: 5, watchSeconds: 1 });
+    await watcher.checkSite();
+    const report = await watcher.run();
+    assert.equal(attempts, 2);
+    assert.equal(report.lastRun?.run, 7);
+    assert.equal(report.lastRun?.status, 'success');
+    const other = new JoinWatcher({ watch, ...fakes(['a']), startRun, heartbeat: () => undefined }, { site: 'elsewhere' });
+    assert.deepEqual(await other.checkSite(), { ok: false, message: "unknown site elsewhere: the store's latest revision (1) is of site s" });
+  });
+});

@@ -1,0 +1,309 @@
+/**
+ * One watching attempt of a site's join watcher: list, then watch the
+ * Nodes, and start a join run for the managed nodes that join, one run at
+ * a time. Driven by the `watchNodeJoins` activity (`join-watch.ts`),
+ * which gives it the Temporal client and the heartbeat, and stops it on
+ * cancellation. See that module for why nothing here needs to survive a
+ * crash.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Client } from '@temporalio/client';
+import { FailureType } from '../core/plan/failure-types.ts';
+import { JoinQueue } from '../core/plan/join-queue.ts';
+import { runAudit, StartedVia, type RunAudit } from '../core/plan/run-audit.ts';
+import { clip } from '../core/plan/text.ts';
+import { DEFAULT_JOIN_BATCH, DEFAULT_JOIN_DELAY_MS, DEFAULT_WATCH_SECONDS, JOIN_ACTION, joinWorkflowId, type JoinRunRef, type JoinWatchReport } from '../contracts/join-messages.ts';
+import { WatchExpiredError, type NodeWatchApi, type NodeWatchEvent } from '../kube/node-watch.ts';
+import type { NodeState } from '../kube/nodes.ts';
+import type { DesignCache } from '../store/design-cache.ts';
+import type { RevisionStore } from '../store/revision-store.ts';
+import { failureSummary } from '../temporal/failure.ts';
+import { runWorkflowId } from '../contracts/messages.ts';
+import type { RunStarter } from './drift-activities.ts';
+import type { JoinHealth, JoinTelemetry, WatchNodeJoinsInput } from './join-watch.ts';
+
+/** Nodes a LIST page holds. */
+const LIST_PAGE = 1000;
+/** How often the watcher heartbeats (the SDK sends at most one every 0.8 × the workflow's heartbeat timeout). */
+const HEARTBEAT_MS = 1000;
+/** How long held nodes wait before the watcher tries again; an idle watcher's look at the queue. */
+const IDLE_MS = 5000;
+/** Backoff of a broken watch, first and longest. */
+const WATCH_BACKOFF_MS = [250, 10_000] as const;
+/** Longest reason kept. */
+const MAX_REASON = 500;
+
+/** The latest committed revision and which nodes it manages, or why there is none to label with. */
+type Target = { revision: number; site: string; manages(name: string): boolean } | { revision?: number; held: string };
+
+/** What a watcher works with. */
+export interface JoinWatcherDeps {
+  watch: NodeWatchApi;
+  store: RevisionStore;
+  designs: DesignCache;
+  startRun: RunStarter;
+  client: Client;
+  heartbeat(report: JoinWatchReport): void;
+  telemetry?: JoinTelemetry;
+  health?: JoinHealth;
+}
+
+/** `message`, as a bounded reason. */
+function reason(prefix: string, err: unknown): string {
+  return clip(`${prefix}${err instanceof Error ? err.message : String(err)}`, MAX_REASON);
+}
+
+/** One watching attempt. */
+export class JoinWatcher {
+  private readonly queue = new JoinQueue();
+  private readonly stats = { dispatched: 0, labelled: 0, unmanaged: 0, runs: 0 };
+  private readonly stopping = new AbortController();
+  private readonly site: string;
+  private readonly audit: RunAudit;
+  private target: Target = { held: 'not read yet' };
+  private resourceVersion = '';
+  private lastRun: JoinRunRef | undefined;
+  private held: string | undefined;
+  private watchError: string | undefined;
+  private wake: (() => void) | undefined;
+  private readonly deps: JoinWatcherDeps;
+  private readonly input: WatchNodeJoinsInput;
+
+  constructor(deps: JoinWatcherDeps, input: WatchNodeJoinsInput) {
+    this.deps = deps;
+    this.input = input;
+    this.site = input.site;
+    this.audit = runAudit(`join:${joinWorkflowId(input.site)}${input.enabledBy ? ` (enabled by ${input.enabledBy})` : ''}`, StartedVia.join);
+    this.stopping.signal.addEventListener('abort', () => this.nudge(), { once: true });
+  }
+
+  /** Stops watching; `run` returns soon after. */
+  stop(): void {
+    this.stopping.abort();
+  }
+
+  /** Reads the latest committed revision; not ok when it is of another site. */
+  async checkSite(): Promise<{ ok: true } | { ok: false; message: string }> {
+    this.target = await this.currentTarget();
+    if ('site' in this.target && this.target.site !== this.site) {
+      return { ok: false, message: `unknown site ${this.site}: the store's latest revision (${this.target.revision}) is of site ${this.target.site}` };
+    }
+    return { ok: true };
+  }
+
+  /** Lists, then watches and starts join runs until stopped or its time is up; returns the last report. */
+  async run(): Promise<JoinWatchReport> {
+    const timer = setTimeout(() => this.stop(), (this.input.watchSeconds ?? DEFAULT_WATCH_SECONDS) * 1000);
+    const beat = setInterval(() => this.beat(), HEARTBEAT_MS);
+    try {
+      this.beat();
+      await this.relist();
+      this.deps.health?.report(this.site, undefined);
+      const watching = this.watchLoop();
+      // A dispatch failure (the store, Temporal) fails the attempt: the retry lists again.
+      await this.dispatchLoop().finally(() => this.stop());
+      await watching;
+      return this.report();
+    } finally {
+      this.stop();
+      clearTimeout(timer);
+      clearInterval(beat);
+      this.deps.health?.forget(this.site);
+    }
+  }
+
+  /** What the watcher has done, bounded. */
+  report(): JoinWatchReport {
+    const oldest = this.queue.oldest();
+    return {
+      site: this.site,
+      resourceVersion: this.resourceVersion,
+      ...(this.target.revision !== undefined ? { revision: this.target.revision } : {}),
+      pending: this.queue.size,
+      oldestPendingSeconds: oldest === undefined ? 0 : Math.round((Date.now() - oldest) / 100) / 10,
+      ...this.stats,
+      ...(this.lastRun ? { lastRun: this.lastRun } : {}),
+      ...(this.held ? { held: this.held } : {}),
+      ...(this.watchError ? { watchError: this.watchError } : {}),
+      at: new Date().toISOString(),
+    };
+  }
+
+  private beat(): void {
+    this.deps.heartbeat(this.report());
+    this.deps.telemetry?.pending(this.site, this.queue.size);
+  }
+
+  private nudge(): void {
+    this.wake?.();
+    this.wake = undefined;
+  }
+
+  /** Resolves after `ms`, when nudged, or when stopped. */
+  private idle(ms: number): Promise<void> {
+    if (this.stopping.signal.aborted) return Promise.resolve();
+    return new Promise((resolve) => {
+      const t = setTimeout(resolve, ms);
+      this.wake = () => {
+        clearTimeout(t);
+        resolve();
+      };
+    });
+  }
+
+  /** `promise`, or undefined once the watcher stops. */
+  private unlessStopped<T>(promise: Promise<T>): Promise<T | undefined> {
+    if (this.stopping.signal.aborted) return Promise.resolve(undefined);
+    return Promise.race([promise, new Promise<undefined>((resolve) => this.stopping.signal.addEventListener('abort', () => resolve(undefined), { once: true }))]);
+  }
+
+  /** The design nodes join into: the latest committed revision's. */
+  private async currentTarget(): Promise<Target> {
+    const latest = await this.deps.store.latestRevision();
+    if (!latest) return { held: 'no revision has been committed yet' };
+    const result = await this.deps.designs.get(latest.id);
+    if (!result.ok) return { revision: latest.id, held: `the documents of revision ${latest.id} are invalid (${result.errors.length} error(s)); joining nodes wait for a valid revision` };
+    const nodes = result.design.nodes;
+    return { revision: latest.id, site: result.design.site, manages: (name) => Object.hasOwn(nodes, name) };
+  }
+
+  private observe(node: NodeState): void {
+    const target = this.target;
+    const seen = this.queue.observe(node, (name) => 'manages' in target && target.manages(name), Date.now());
+    if (seen.kind === 'queued') this.nudge();
+    else if (seen.kind === 'unmanaged' && seen.first) {
+      this.stats.unmanaged++;
+      this.deps.telemetry?.unmanaged(this.site);
+    } else if (seen.kind === 'labelled') {
+      this.stats.labelled++;
+      this.deps.telemetry?.labelled(this.site, seen.seconds);
+    }
+  }
+
+  private readonly onEvent = (event: NodeWatchEvent): void => {
+    if (event.type === 'DELETED') this.queue.delete(event.node.name);
+    else this.observe(event.node);
+  };
+
+  /** Lists every Node: finds those that joined while no watch ran, and the resourceVersion to watch from. */
+  private async relist(): Promise<void> {
+    const present = new Set<string>();
+    this.resourceVersion = await this.deps.watch.list(LIST_PAGE, (page) => {
+      for (const node of page) {
+        present.add(node.name);
+        this.observe(node);
+      }
+    });
+    this.queue.keepOnly(present);
+  }
+
+  private failing(message: string): void {
+    this.watchError = message;
+    this.deps.health?.report(this.site, message);
+  }
+
+  private watching(): void {
+    this.watchError = undefined;
+    this.deps.health?.report(this.site, undefined);
+  }
+
+  /** Watches until stopped: lists again on 410, reconnects with backoff on anything else. */
+  private async watchLoop(): Promise<void> {
+    const signal = this.stopping.signal;
+    let backoff: number = WATCH_BACKOFF_MS[0];
+    while (!signal.aborted) {
+      try {
+        this.resourceVersion = await this.deps.watch.watch(this.resourceVersion, this.onEvent, signal);
+        this.watching();
+        backoff = WATCH_BACKOFF_MS[0];
+        continue;
+      } catch (err) {
+        if (signal.aborted) break;
+        if (!(err instanceof WatchExpiredError)) {
+          this.failing(reason('watch: ', err));
+          await sleep(backoff, undefined, { signal }).catch(() => undefined);
+          backoff = Math.min(backoff * 2, WATCH_BACKOFF_MS[1]);
+        }
+      }
+      if (signal.aborted) break;
+      try {
+        await this.relist();
+        this.watching();
+      } catch (err) {
+        this.failing(reason('list: ', err));
+      }
+    }
+  }
+
+  /** Waits for the site's run that is going (whoever started it) to end. */
+  private async waitForSiteRun(): Promise<void> {
+    try {
+      await this.unlessStopped(this.deps.client.workflow.getHandle(runWorkflowId(this.site)).result());
+    } catch {
+      // However it ended, it ended (or is gone): the next start says.
+    }
+  }
+
+  /** Reads the latest committed revision again when it changed; a new design may manage nodes skipped before. */
+  private async refreshTarget(): Promise<void> {
+    const latest = await this.deps.store.latestRevision();
+    if (latest?.id === this.target.revision) return;
+    this.target = await this.currentTarget();
+    if ('manages' in this.target) await this.relist();
+  }
+
+  /** Starts join runs while nodes wait, one run at a time. */
+  private async dispatchLoop(): Promise<void> {
+    while (!this.stopping.signal.aborted) {
+      if (this.queue.size === 0) {
+        await this.idle(IDLE_MS);
+        continue;
+      }
+      // Give a burst a moment to gather into one run.
+      await sleep(this.input.batchDelayMs ?? DEFAULT_JOIN_DELAY_MS);
+      if (this.stopping.signal.aborted) break;
+      await this.refreshTarget();
+      const target = this.target;
+      if (!('manages' in target)) {
+        this.held = target.held;
+        await this.idle(IDLE_MS);
+        continue;
+      }
+      await this.dispatch(target.revision);
+    }
+  }
+
+  /** Starts one join run over the oldest waiting nodes, and waits for it to end. */
+  private async dispatch(revision: number): Promise<void> {
+    const batch = this.queue.take(this.input.maxBatch ?? DEFAULT_JOIN_BATCH);
+    if (batch.length === 0) return;
+    let started;
+    try {
+      started = await this.deps.startRun(this.deps.client, { targets: batch.map((n) => n.name), revision, action: JOIN_ACTION, audit: this.audit });
+    } catch (err) {
+      this.queue.putBack(batch);
+      const type = (err as { type?: unknown }).type;
+      if (type === FailureType.RunInProgress) {
+        this.held = reason("waiting for the site's run to end: ", err);
+        await this.waitForSiteRun();
+        return;
+      }
+      this.held = reason(typeof type === 'string' ? `${type}: ` : '', err);
+      await this.idle(IDLE_MS);
+      return;
+    }
+    this.held = undefined;
+    this.stats.runs++;
+    this.stats.dispatched += batch.length;
+    this.deps.telemetry?.run(this.site, batch.length);
+    this.lastRun = { run: started.run, workflowId: started.workflowId, runId: started.runId, nodes: batch.length };
+    this.beat();
+    try {
+      const result = (await this.unlessStopped(this.deps.client.workflow.getHandle(started.workflowId, started.runId).result())) as { status?: string } | undefined;
+      if (result) this.lastRun = { ...this.lastRun, status: result.status ?? 'completed' };
+    } catch (err) {
+      const { type, message } = failureSummary(err);
+      this.lastRun = { ...this.lastRun, status: clip(`rejected: ${type}: ${message}`, MAX_REASON) };
+    }
+  }
+}
