@@ -1,11 +1,15 @@
 /**
  * Sites of any size for the benchmarks: the sample site's profiles, racks and
- * policy, with `count` nodes generated from its node documents in turn.
+ * policy, with `count` nodes generated from its node documents in turn; and
+ * committing one as an operator does.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import type { SourceFile } from '../src/store/revision-store.ts';
+import type { Design } from '../src/core/site/validate-site.ts';
+import { createDocuments } from '../src/facade/documents.ts';
+import type { DesignMemory } from '../src/store/design-cache.ts';
+import type { RevisionStore, SourceFile } from '../src/store/revision-store.ts';
 
 const SAMPLE = new URL('../examples/site/', import.meta.url).pathname;
 
@@ -55,4 +59,18 @@ export function withChangedNodes(files: SourceFile[], changed: ReadonlySet<strin
   const t = templates.get(files);
   if (!t) throw new Error('withChangedNodes takes the files benchSite made');
   return files.map((f) => (f.source === 'nodes.yaml' ? { source: f.source, text: nodesText(t.docs, changed, round) } : f));
+}
+
+/**
+ * Stages and commits `files` as an operator does through the API server
+ * (its documents facade validates them, keeps the design with the revision
+ * and tells the facade's own cache, `designs`); the design.
+ */
+export async function commitSite(store: RevisionStore, designs: DesignMemory, files: SourceFile[], message: string): Promise<Design> {
+  const documents = createDocuments(store, designs);
+  await documents.stage('site', files);
+  const { revision } = await documents.commit({ message });
+  const read = await designs.get(revision.id);
+  if (!read.ok) throw new Error(`bench site does not validate: ${read.errors.length} errors`);
+  return read.design;
 }

@@ -1,5 +1,5 @@
 /**
- * `npm run bench:e2e -- [--nodes 500,5000] [--concurrency 50] [--passes …] [--continue-as-new-after N] [--heartbeat 20]`:
+ * `npm run bench:e2e -- [--nodes 500,5000] [--concurrency 50] [--passes …] [--continue-as-new-after N] [--heartbeat 20] [--join-kube-qps 50] [--join-delay-ms 100]`:
  * update_labels end to end (`--search-attributes off`: runs and children
  * without relabel's search attributes, to measure what they cost), on a local stack of its own per size (real
  * Temporal, real kube-apiserver, and by default the simulated cluster: KWOK
@@ -25,6 +25,10 @@
  * - `seed`: instead of `all`, the nodes are created already as desired (for
  *   the 50,000-node one-off); `retry`: K nodes missing → partial_success
  *   with exactly K NodeNotFound; created again, `relabel retry` fixes them.
+ * - `join` (bench/joins/pass.ts; not by default): the join watcher labelling
+ *   tainted nodes the design names, each timed from its creation (p50/p95/
+ *   p99/max): 50 one at a time, 1,000 at once (nfd-master beside it), 200
+ *   during an operator's run; its worker at `--join-kube-qps`.
  * - `nfd` (bench/nfd): Node Feature Discovery's nfd-master labels every node
  *   from one NodeFeature each, at its defaults and matched to relabel's
  *   client rate as far as NFD allows; relabel's all-changed time over each.
@@ -48,8 +52,7 @@ import { PatchStrategy, setHeaderOptions, type CoreV1Api } from '@kubernetes/cli
 import { Client, Connection } from '@temporalio/client';
 import { isKubeletLabelKey } from '../src/core/plan/label-keys.ts';
 import type { Design } from '../src/core/site/validate-site.ts';
-import { createDocuments } from '../src/facade/documents.ts';
-import { loadKubeConfig } from '../src/kube/nodes.ts';
+import { DEFAULT_KUBE_QPS, loadKubeConfig } from '../src/kube/nodes.ts';
 import { createRuns, type Runs } from '../src/facade/runs.ts';
 import { createPlans } from '../src/facade/plan.ts';
 import { createDrift } from '../src/facade/drift.ts';
@@ -59,13 +62,14 @@ import { freePorts, startStack, stopStack, type StackInfo } from '../stack/stack
 import { createDesignCache, type DesignMemory } from '../src/store/design-cache.ts';
 import { runRefusals } from './run-refusals.ts';
 import { openStore } from '../src/store/open-store.ts';
-import type { RevisionStore, SourceFile } from '../src/store/revision-store.ts';
+import type { RevisionStore } from '../src/store/revision-store.ts';
 import { WORKER_NODE_FLAGS } from '../src/worker/config.ts';
-import { benchSite, withChangedNodes } from './bench-site.ts';
+import { benchSite, commitSite, withChangedNodes } from './bench-site.ts';
 import { benchCore, floor, pool, registerNodes, wrongNodes } from './bench-nodes.ts';
 import { historyFigures } from './history.ts';
 import { engineFloorPass } from './engine-floor/pass.ts';
 import { nfdPasses } from './nfd/pass.ts';
+import { joinPasses } from './joins/pass.ts';
 import { cpuOf, peakRssMiB } from './proc-figures.ts';
 
 const { values: opts } = parseArgs({
@@ -78,6 +82,8 @@ const { values: opts } = parseArgs({
     'continue-as-new-after': { type: 'string' },
     'search-attributes': { type: 'string', default: 'on' },
     heartbeat: { type: 'string', default: '20' },
+    'join-kube-qps': { type: 'string', default: String(DEFAULT_KUBE_QPS) },
+    'join-delay-ms': { type: 'string', default: '100' },
   },
 });
 const sizes = opts.nodes.split(',').map(Number);
@@ -104,9 +110,9 @@ async function refusedWrites(stack: StackInfo): Promise<number> {
   return tests + versions;
 }
 
-/** A worker process on `taskQueue`; resolves once it polls. */
-function startWorker(stack: StackInfo, storeUrl: string, taskQueue: string): Promise<ChildProcess> {
-  const child = fork(new URL('../src/worker.ts', import.meta.url).pathname, ['--kube-qps', opts['kube-qps']], {
+/** A worker process on `taskQueue` (its client at `kubeQps`, 0: no limit); resolves once it polls. */
+function startWorker(stack: StackInfo, storeUrl: string, taskQueue: string, kubeQps = opts['kube-qps']): Promise<ChildProcess> {
+  const child = fork(new URL('../src/worker.ts', import.meta.url).pathname, ['--kube-qps', kubeQps], {
     env: { ...process.env, TEMPORAL_ADDRESS: stack.temporalAddress, KUBECONFIG: stack.kubeconfig, RELABEL_STORE_URL: storeUrl, RELABEL_TASK_QUEUE: taskQueue, RELABEL_LOG_LEVEL: 'warn', RELABEL_METRICS_PORT: '0' },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     // e.g. BENCH_WORKER_NODE_OPTIONS='--cpu-prof --cpu-prof-dir=/tmp/prof' to profile the worker.
@@ -188,20 +194,6 @@ async function pass(ctx: { stack: StackInfo; storeUrl: string; store: RevisionSt
     worker.kill('SIGTERM');
     await new Promise((r) => worker.once('exit', r));
   }
-}
-
-/**
- * Stages and commits `files` as an operator does through the API server
- * (its documents facade validates them, keeps the design with the revision
- * and tells the facade's own cache, `designs`); the design.
- */
-async function commitSite(store: RevisionStore, designs: DesignMemory, files: SourceFile[], message: string): Promise<Design> {
-  const documents = createDocuments(store, designs);
-  await documents.stage('site', files);
-  const { revision } = await documents.commit({ message });
-  const read = await designs.get(revision.id);
-  if (!read.ok) throw new Error(`bench site does not validate: ${read.errors.length} errors`);
-  return read.design;
 }
 
 /** What every pass of one size shares. */
@@ -312,6 +304,11 @@ async function benchSize(size: number): Promise<void> {
       report(ef.row, ef.problems.length === 0, ef.problems.join('; '));
     }
     await relabelPasses({ stack, storeUrl, store, designs, runs, client, taskQueue, floorMs, engineFloorMs, size, core, site, prefix, design, seed });
+    if (passes.includes('join')) {
+      const [joinQps, batchDelayMs] = [opts['join-kube-qps'], Number(opts['join-delay-ms'])];
+      const joined = await joinPasses({ stack, kc, client, store, designs, runs, taskQueue, dir, size, registered: site.nodes, prefix, concurrency, kubeQps: Number(joinQps), batchDelayMs, startWorker: () => startWorker(stack, storeUrl, taskQueue, joinQps) });
+      for (const j of joined) report(j.row, j.problems.length === 0, j.problems.join('; '));
+    }
     if (passes.includes('nfd')) {
       const relabel = rows.find((r) => r.nodes === size && r.pass === 'all-changed' && typeof r.seconds === 'number');
       const nfd = await nfdPasses({ stack, kc, dir, nodes: site.nodes, prefix, concurrency, kubeQps: Number(opts['kube-qps']), floorMs, ...(relabel ? { relabelMs: (relabel.seconds as number) * 1000 } : {}) });
@@ -335,8 +332,8 @@ async function main(): Promise<void> {
     return { temporalMs: cpu?.temporal, workerMs: cpu?.worker, dbOps: temporal?.dbOpsPerChangedNode };
   };
   console.table(rows.filter((r) => r.seconds !== undefined).map((r) => {
-    const { nodes, pass, seconds, ratioToFloor, ratioToEngineFloor, relabelRatio, nodesPerSecond, writesCounted, refused, children, eventsPerChangedNode, largestPayloadKB, workerPeakRssMiB, ok } = r;
-    return { nodes, pass, seconds, ratioToFloor, ratioToEngineFloor, relabelRatio, nodesPerSecond, writesCounted, refused, children, eventsPerChangedNode, largestPayloadKB, workerPeakRssMiB, ...perNode(r), ok };
+    const { nodes, pass, seconds, p50Ms, p95Ms, p99Ms, maxMs, ratioToFloor, ratioToEngineFloor, relabelRatio, nodesPerSecond, writesCounted, refused, children, eventsPerChangedNode, largestPayloadKB, workerPeakRssMiB, ok } = r;
+    return { nodes, pass, seconds, p50Ms, p95Ms, p99Ms, maxMs, ratioToFloor, ratioToEngineFloor, relabelRatio, nodesPerSecond, writesCounted, refused, children, eventsPerChangedNode, largestPayloadKB, workerPeakRssMiB, ...perNode(r), ok };
   }));
   if (failed) {
     console.error('bench: a measured run did not end as expected (see the rows with ok: false)');

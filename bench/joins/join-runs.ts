@@ -1,0 +1,119 @@
+/**
+ * The runs of one scenario of the join pass, read back once they have
+ * ended: from the store, how each was started and what it wrote, and which
+ * node any two of them wrote; from Temporal, each run's history against
+ * Temporal's limits.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Client } from '@temporalio/client';
+import type { temporal } from '@temporalio/proto';
+import { isStoreError, StoreErrorCode } from '../../src/store/store-error.ts';
+import { MAX_RUN_PAGE, type RunRecord, type RunStore } from '../../src/store/run-store.ts';
+import { historyFigures } from '../history.ts';
+
+/** Temporal's limits every history must stay within: events of one execution, and bytes of one payload. */
+export const HISTORY_LIMITS = { events: 10_240, payloadBytes: 512 * 1024 } as const;
+
+/** What the pass reports of one run. */
+export interface RunFigures {
+  run: number;
+  via: string | null;
+  targets: number;
+  written: number;
+  outcome: string | null;
+  executions: number;
+  /** Events of its largest execution. */
+  maxEvents: number;
+  children: number;
+  /** Its largest payload, its children's (a sample) included. */
+  largestPayload: number;
+  /** When the store created it, and when its last execution recorded its last event (epoch ms: once ended, its end). */
+  createdAt: number;
+  lastEventAt: number;
+}
+
+/** Events of each execution in the continue-as-new chain from `runId`, and when its last event was recorded (epoch ms). */
+async function executionEvents(client: Client, workflowId: string, runId: string): Promise<{ events: number[]; lastAt: number }> {
+  const out: number[] = [];
+  let lastAt = Number.NaN;
+  for (let id: string | undefined = runId; id; ) {
+    const history: temporal.api.history.v1.IHistory = await client.workflow.getHandle(workflowId, id).fetchHistory();
+    const events = history.events ?? [];
+    out.push(events.length);
+    const last = events.at(-1);
+    lastAt = Number(last?.eventTime?.seconds ?? Number.NaN) * 1000 + (last?.eventTime?.nanos ?? 0) / 1e6;
+    id = last?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId ?? undefined;
+  }
+  return { events: out, lastAt };
+}
+
+/**
+ * The runs numbered `first` on, up to the first number the store does not
+ * have: runs are numbered without gaps, and the pass starts no run another
+ * may discard.
+ */
+export async function runsFrom(store: RunStore, first: number): Promise<RunRecord[]> {
+  const out: RunRecord[] = [];
+  for (let id = first; ; id++) {
+    try {
+      out.push(await store.getRun(id));
+    } catch (err) {
+      if (isStoreError(err, StoreErrorCode.NotFound)) return out;
+      throw err;
+    }
+  }
+}
+
+/** `record` once its workflow has ended, as the store then has it. */
+async function ended(client: Client, store: RunStore, record: RunRecord): Promise<RunRecord> {
+  let r = record;
+  // A run's first execution is recorded a moment after it is created.
+  for (let i = 0; (!r.workflowId || !r.executionRunId) && i < 100; i++) {
+    await sleep(100);
+    r = await store.getRun(r.id);
+  }
+  if (!r.workflowId || !r.executionRunId) throw new Error(`run ${r.id} has no workflow execution recorded after 10 s`);
+  await client.workflow.getHandle(r.workflowId, r.executionRunId).result().catch(() => undefined);
+  return store.getRun(r.id);
+}
+
+/** A workflow's history figures from its first execution `runId` on: executions, events of the largest, children, largest payload, when it last recorded an event. */
+export async function historyOf(client: Client, workflowId: string, runId: string): Promise<Pick<RunFigures, 'executions' | 'maxEvents' | 'children' | 'largestPayload' | 'lastEventAt'>> {
+  const history = await historyFigures(client, workflowId, runId);
+  const chain = await executionEvents(client, workflowId, runId);
+  return { executions: history.executions, maxEvents: Math.max(...chain.events), children: history.children, largestPayload: history.largestPayload, lastEventAt: chain.lastAt };
+}
+
+/** Waits for `record`'s run to end, then reads its figures. */
+export async function runFigures(client: Client, store: RunStore, record: RunRecord): Promise<RunFigures> {
+  const r = await ended(client, store, record);
+  const history = await historyOf(client, r.workflowId as string, r.executionRunId as string);
+  const counts = await store.runCounts(r.id);
+  return { run: r.id, via: r.startedVia, targets: r.targetCount, written: counts.written, outcome: r.outcome, createdAt: r.createdAt.getTime(), ...history };
+}
+
+/** The first few runs whose history is over Temporal's limits, in words. */
+export function historyProblems(figures: readonly { run: number | string; maxEvents: number; largestPayload: number }[], what = 'run'): string[] {
+  return figures
+    .flatMap((f) => [
+      f.maxEvents > HISTORY_LIMITS.events && `${what} ${f.run}: an execution of ${f.maxEvents} events`,
+      f.largestPayload > HISTORY_LIMITS.payloadBytes && `${what} ${f.run}: a payload of ${f.largestPayload} bytes`,
+    ])
+    .filter((p): p is string => typeof p === 'string')
+    .slice(0, 5);
+}
+
+/** For each of `names` that some of `runs` wrote, the runs that wrote it (their rows say the write landed). */
+export async function writers(store: RunStore, runs: readonly number[], names: ReadonlySet<string>): Promise<Map<string, number[]>> {
+  const out = new Map<string, number[]>();
+  for (const run of runs) {
+    for (let afterSeq = -1; ; ) {
+      const rows = await store.runNodes(run, { afterSeq, limit: MAX_RUN_PAGE });
+      for (const row of rows) if (row.written && names.has(row.node)) out.set(row.node, [...(out.get(row.node) ?? []), run]);
+      const last = rows.at(-1);
+      if (rows.length < MAX_RUN_PAGE || last === undefined) break;
+      afterSeq = last.seq;
+    }
+  }
+  return out;
+}
