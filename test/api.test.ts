@@ -293,7 +293,14 @@ describe('HTTP API', () => {
     assertFailure(await put({ 'feature.node.kubernetes.io/cpu': 'x' }), 400, 'Invalid');
     assertFailure(await put({ a: 'b' }, 'Not_A_Node'), 400, 'InvalidRequest');
     assertFailure(await put({ a: 'b' }, `${prefix}-absent`), 404, 'NodeNotFound');
+    // 5,000 labels (as many as this test API's body limit lets through; the default 4 MiB lets a 1 MB map through):
+    // refused before anything is sent, naming the limit, and not to be retried.
+    const huge = Object.fromEntries(Array.from({ length: 5000 }, (_, i) => [`example.com/l${i}`, 'v'.repeat(20)]));
+    const tooLarge = assertFailure(await put(huge), 413, 'PayloadTooLarge');
+    assert.match(JSON.stringify(tooLarge), /at most 1000 labels and 128 KiB/);
+    assert.equal(tooLarge.retry, false);
     assert.equal(await version(), unchanged, 'refused requests write nothing');
+    assert.equal((await api.call('GET', '/health', { token: null })).status, 200, 'the API stays healthy');
   });
 
   it('reports a run no worker has picked up as Pending, answers 409 while it runs, stops it (202, then Failed); 503 without Kubernetes', async () => {

@@ -105,6 +105,22 @@ describe('applyNodeLabels', () => {
     assert.equal(node.patches.length, 0);
   });
 
+  it('refuses a label map past the limits before any request, naming them; an API server 413 is PayloadTooLarge, not retried', async () => {
+    const node = fakeNode({});
+    const many = Object.fromEntries(Array.from({ length: 15_197 }, (_, i) => [`example.com/label-${i}`, 'v'.repeat(40)]));
+    await assert.rejects(applyNodeLabels(node.api, 'n1', many, DEFAULT_NODE_LABELS_POLICY), (err: unknown) => {
+      assert.ok(err instanceof RelabelError);
+      assert.equal(err.type, 'PayloadTooLarge');
+      assert.match(err.message, /15197 labels .*at most 1000 labels and 128 KiB/);
+      return true;
+    });
+    const big = { 'example.com/a': 'x'.repeat(63), ...Object.fromEntries(Array.from({ length: 999 }, (_, i) => [`example.com/${'k'.repeat(200)}-${i}`, 'v'])) };
+    await assert.rejects(applyNodeLabels(node.api, 'n1', big, DEFAULT_NODE_LABELS_POLICY), failureType('PayloadTooLarge'));
+    assert.equal(node.patches.length, 0, 'nothing sent');
+    const tooLarge = new ApiException(413, 'too large', '{"message":"The allowed number of operations in a JSON patch is 10000, received 15200"}', {});
+    await assert.rejects(applyNodeLabels(fakeNode({}, {}, { fail: tooLarge }).api, 'n1', {}, DEFAULT_NODE_LABELS_POLICY), failureType('PayloadTooLarge'));
+  });
+
   it('maps Kubernetes errors: 404 NodeNotFound, 403 Forbidden, 401 InternalError, unreachable Unavailable', async () => {
     await assert.rejects(applyNodeLabels(fakeNode({}).api, 'n2', {}, DEFAULT_NODE_LABELS_POLICY), failureType('NodeNotFound'));
     const forbidden = new ApiException(403, 'forbidden', '{"message":"no"}', {});

@@ -17,6 +17,17 @@ import { RelabelError } from '../facade/relabel-error.ts';
 /** Reads (and so plans) of one node before giving up on a node that keeps changing. */
 export const MAX_APPLY_ATTEMPTS = 5;
 
+/**
+ * Most labels one request may set on a node. The write is one JSON Patch,
+ * which the API server refuses past 10,000 operations (413), and the
+ * node's ownership record lists every key in an annotation, which counts
+ * against the 256 KiB the API server allows a node's annotations in all.
+ */
+export const MAX_REQUEST_LABELS = 1000;
+
+/** Most bytes (UTF-8) of keys and values one request may set on a node; see {@link MAX_REQUEST_LABELS}. */
+export const MAX_REQUEST_LABEL_BYTES = 128 * 1024;
+
 /** Policy when no revision is committed: no alias reconciliation, nothing protected. */
 export const DEFAULT_NODE_LABELS_POLICY: PlanPolicy = { reconcileOsArchAliases: false, protectedKeys: [] };
 
@@ -70,11 +81,20 @@ async function kube<T>(call: () => Promise<T>, node: string, action: NodeAction)
  * keys (the request schema checks both); keys the policy protects are
  * refused here (Invalid), as documents asking for them are.
  *
- * Throws RelabelError: Invalid, NodeNotFound, Forbidden, TooManyConflicts,
+ * Throws RelabelError: PayloadTooLarge (more than {@link MAX_REQUEST_LABELS}
+ * labels or {@link MAX_REQUEST_LABEL_BYTES}, refused before any request), Invalid, NodeNotFound, Forbidden, TooManyConflicts,
  * VerificationFailed, Unavailable (Kubernetes unreachable), InternalError
  * (Kubernetes rejects relabel's credentials).
  */
 export async function applyNodeLabels(nodes: NodeApi, node: string, desired: Readonly<Record<string, string>>, policy: PlanPolicy): Promise<NodeLabelsOutcome> {
+  const count = Object.keys(desired).length;
+  const bytes = Object.entries(desired).reduce((n, [k, v]) => n + Buffer.byteLength(k) + Buffer.byteLength(v), 0);
+  if (count > MAX_REQUEST_LABELS || bytes > MAX_REQUEST_LABEL_BYTES) {
+    throw new RelabelError(
+      FailureType.PayloadTooLarge,
+      `${count} labels of ${bytes} bytes for node ${node}: at most ${MAX_REQUEST_LABELS} labels and ${MAX_REQUEST_LABEL_BYTES / 1024} KiB of keys and values are accepted for one node (its write is one patch, and its ownership record one annotation); nothing was sent`,
+    );
+  }
   const refused = Object.keys(desired).filter((key) => isProtectedLabelKey(key, policy.protectedKeys));
   if (refused.length > 0) {
     throw new RelabelError(

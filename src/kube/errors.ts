@@ -97,8 +97,8 @@ export function forbiddenMessage(status: KubeStatus, action: NodeAction, node: s
  * Maps an error from a Node request. Returns the error to throw: a
  * non-retryable failure for 404 (NodeNotFound), 401 (Unauthorized: the
  * credentials were rejected), 403 (Forbidden: the verb on the resource was
- * denied), 400/422 (Invalid) and 409 (Conflict: the caller re-reads and
- * re-plans); the original error, retryable, for 429, 5xx and network
+ * denied), 400/422 (Invalid), 409 (Conflict: the caller re-reads and
+ * re-plans) and 413 (PayloadTooLarge); the original error, retryable, for 429, 5xx and network
  * failures. Messages quote at most {@link MAX_API_MESSAGE} characters of
  * the server's answer.
  */
@@ -123,6 +123,9 @@ export function mapNodeError(err: unknown, node: string, action: NodeAction): un
       return fail(FailureType.Invalid, `the API server rejected the request to ${action} node ${node}: ${detail}`);
     case 409:
       return fail(FailureType.Conflict, `node ${node} changed while relabelling (${action}): ${detail}`);
+    case 413:
+      // Too large stays too large: sending it again can never succeed.
+      return fail(FailureType.PayloadTooLarge, `the API server refused the request to ${action} node ${node} as too large (413): ${detail}`);
     default:
       return err;
   }
