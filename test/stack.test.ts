@@ -9,7 +9,7 @@ import { mkdirSync, mkdtempSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { CoreV1Api } from '@kubernetes/client-node';
+import { CoreV1Api, VersionApi } from '@kubernetes/client-node';
 import { Worker } from '@temporalio/worker';
 import { createNodeApi, loadKubeConfig } from '../src/kube/nodes.ts';
 import { execFileSync } from 'node:child_process';
@@ -63,6 +63,16 @@ describe('local stack', () => {
       relabel.createNode({ body: { metadata: { name: `forbidden-${uniqueSuffix()}` } } }),
       (err: { code?: number }) => err.code === 403,
     );
+  });
+
+  it('the control plane reports its real version (kubectl version, Helm kubeVersion checks can parse it)', async () => {
+    const version = await loadKubeConfig(kubeconfigPath()).makeApiClient(VersionApi).getCode();
+    assert.equal(version.gitVersion, 'v1.36.3');
+    assert.equal(version.major, '1');
+    assert.equal(version.minor, '36');
+    for (const binary of ['kube-controller-manager', 'kube-scheduler']) {
+      assert.equal(execFileSync(join(toolsDir(), 'bin', binary), ['--version'], { encoding: 'utf8' }).trim(), 'Kubernetes v1.36.3', binary);
+    }
   });
 
   it('serves the Temporal Web UI', async () => {

@@ -16,6 +16,8 @@ set -euo pipefail
 
 TEMPORAL_CLI_VERSION=v1.5.1
 KUBERNETES_VERSION=v1.36.3
+# The control plane's cache key: its version, plus what the build stamps in (bump when the build changes).
+KUBERNETES_BUILD=$KUBERNETES_VERSION-stamped
 ETCD_VERSION=v3.6.16
 KWOK_VERSION=v0.8.0
 NFD_VERSION=v0.19.0
@@ -68,8 +70,16 @@ build() {
 }
 
 build_temporal() { GOBIN="$out" go install "github.com/temporalio/cli/cmd/temporal@$TEMPORAL_CLI_VERSION"; }
-# The control plane's three binaries come from one module (tools/kubernetes), so one Kubernetes version.
-build_kubernetes() { (cd "$here/kubernetes" && go build -trimpath -o "$out/$1" "k8s.io/kubernetes/cmd/$1"); }
+# The control plane's three binaries come from one module (tools/kubernetes), so one Kubernetes version,
+# stamped in as Kubernetes' own release builds do (a plain go build reports v0.0.0-master+$Format:%H$, which
+# kubectl version cannot parse and Helm's kubeVersion checks refuse).
+build_kubernetes() {
+  local v=k8s.io/component-base/version minor=${KUBERNETES_VERSION#v1.}
+  minor=${minor%%.*}
+  (cd "$here/kubernetes" && go build -trimpath \
+    -ldflags "-X $v.gitVersion=$KUBERNETES_VERSION -X $v.gitMajor=1 -X $v.gitMinor=$minor -X $v.gitTreeState=clean" \
+    -o "$out/$1" "k8s.io/kubernetes/cmd/$1")
+}
 build_kube_apiserver() { build_kubernetes kube-apiserver; }
 build_kube_controller_manager() { build_kubernetes kube-controller-manager; }
 build_kube_scheduler() { build_kubernetes kube-scheduler; }
@@ -106,10 +116,10 @@ install_keystone() {
 
 build etcd "$ETCD_VERSION" build_etcd
 build temporal "$TEMPORAL_CLI_VERSION" build_temporal
-build kube-apiserver "$KUBERNETES_VERSION" build_kube_apiserver
+build kube-apiserver "$KUBERNETES_BUILD" build_kube_apiserver
 if [[ "${1:-}" != "--servers" ]]; then
-  build kube-controller-manager "$KUBERNETES_VERSION" build_kube_controller_manager
-  build kube-scheduler "$KUBERNETES_VERSION" build_kube_scheduler
+  build kube-controller-manager "$KUBERNETES_BUILD" build_kube_controller_manager
+  build kube-scheduler "$KUBERNETES_BUILD" build_kube_scheduler
   build kwok "$KWOK_VERSION" build_kwok
   build nfd-master "$NFD_VERSION" build_nfd_master
   install_keystone
