@@ -8,13 +8,14 @@
  * nodes whose plugin labels changed, and a drift detection that finds a node
  * changed behind relabel's back and heals it, a run paused before its first
  * node and unpaused, and a run paused mid-way and stopped (its nodes
- * settled), and runs in waves. Writes test/histories/*.binpb (protobuf, as Temporal stores
+ * settled), runs in waves, and a site's join watcher. Writes test/histories/*.binpb (protobuf, as Temporal stores
  * them). Run it again (and commit the files) only when a workflow change is
  * meant to be incompatible — see docs/workflow-changes.md. `--only
  * poll-plugins` records only the poll, `--only detect-drift` only the
  * detection, `--only run-control` only the paused and stopped runs,
  * `--only waves` only the runs in waves (one approved after its canary, one
- * aborted at its approval gate).
+ * aborted at its approval gate), `--only watch-joins` only a join watcher
+ * (an execution that continued as new, and one disabled).
  */
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -25,7 +26,10 @@ import proto from '@temporalio/proto';
 
 const { temporal } = proto;
 import { DefaultLogger, Runtime } from '@temporalio/worker';
+import { APPLIED_ANNOTATION, UNINITIALIZED_TAINT_KEY } from '../src/core/plan/constants.ts';
+import { joinWorkflowId } from '../src/contracts/join-messages.ts';
 import { createDrift } from '../src/facade/drift.ts';
+import { createJoins } from '../src/facade/joins.ts';
 import { createPlugins } from '../src/facade/plugins.ts';
 import { createRuns, type Runs } from '../src/facade/runs.ts';
 import { progressQuery, type Progress } from '../src/contracts/messages.ts';
@@ -115,6 +119,38 @@ async function recordDriftHeal(rec: Recording): Promise<void> {
   const detected = await createDrift({ client, store, designs, taskQueue, namespace: 'default' }).detect({ site: 'rec-site' });
   if (detected.counts.drifted !== 1 || detected.heal?.runs.length !== 1) throw new Error(`the detection should find and heal one node: ${JSON.stringify(detected)}`);
   await save('detect-drift', detected.workflowId, detected.runId);
+}
+
+/** Polls `check` every 100 ms until it holds; throws saying `what` after `ms`. */
+async function until(what: string, check: () => Promise<boolean>, ms = 60_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${ms / 1000} s`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/**
+ * A join watcher: two short watching activities (a node registered again
+ * with the uninitialized taint labelled by a join run meanwhile), continued
+ * as new; then the next execution, disabled (cancelled).
+ */
+async function recordJoins(rec: Recording): Promise<void> {
+  const { client, store, designs, taskQueue, core, present, save } = rec;
+  const joins = createJoins({ client, store, designs, taskQueue, namespace: 'default' });
+  const workflowId = joinWorkflowId('rec-site');
+  await joins.enable({ site: 'rec-site', watch: { watchSeconds: 3, continueAsNewAfter: 2, batchDelayMs: 50 } });
+  const first = (await client.workflow.getHandle(workflowId).describe()).runId;
+  // A node re-provisioned: deleted, and registered again with the taint.
+  const joiner = present[present.length - 1] as string;
+  await core.deleteNode({ name: joiner });
+  await core.createNode({ body: { metadata: { name: joiner, labels: { 'kubernetes.io/hostname': joiner } }, spec: { taints: [{ key: UNINITIALIZED_TAINT_KEY, effect: 'NoSchedule' }] } } });
+  await until(`${joiner} labelled by a join run`, async () => (await core.readNode({ name: joiner })).metadata?.annotations?.[APPLIED_ANNOTATION] !== undefined);
+  await until('the first execution continued as new', async () => (await client.workflow.getHandle(workflowId, first).describe()).status.name === 'CONTINUED_AS_NEW');
+  await save('watch-joins-continued', workflowId, first);
+  const next = (await client.workflow.getHandle(workflowId).describe()).runId;
+  await joins.disable({ site: 'rec-site' });
+  await save('watch-joins-cancelled', workflowId, next);
 }
 
 /** A run paused before its first node and unpaused, and one paused mid-way and stopped. */
@@ -230,6 +266,7 @@ async function main(only?: string): Promise<void> {
     if (only === undefined || only === 'detect-drift') await recordDriftHeal(rec);
     if (only === undefined || only === 'run-control') await recordRunControl(rec);
     if (only === undefined || only === 'waves') await recordWaves(rec);
+    if (only === undefined || only === 'watch-joins') await recordJoins(rec);
 
     worker.shutdown();
     await running;
