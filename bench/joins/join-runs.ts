@@ -10,6 +10,7 @@ import type { temporal } from '@temporalio/proto';
 import { isStoreError, StoreErrorCode } from '../../src/store/store-error.ts';
 import { MAX_RUN_PAGE, type RunRecord, type RunStore } from '../../src/store/run-store.ts';
 import { historyFigures } from '../history.ts';
+import { runRefusals } from '../run-refusals.ts';
 
 /** Temporal's limits every history must stay within: events of one execution, and bytes of one payload. */
 export const HISTORY_LIMITS = { events: 10_240, payloadBytes: 512 * 1024 } as const;
@@ -20,6 +21,8 @@ export interface RunFigures {
   via: string | null;
   targets: number;
   written: number;
+  /** Its writes the API server refused as stale (another client had moved the node), each re-read and re-planned. */
+  refused: number;
   outcome: string | null;
   executions: number;
   /** Events of its largest execution. */
@@ -89,7 +92,7 @@ export async function runFigures(client: Client, store: RunStore, record: RunRec
   const r = await ended(client, store, record);
   const history = await historyOf(client, r.workflowId as string, r.executionRunId as string);
   const counts = await store.runCounts(r.id);
-  return { run: r.id, via: r.startedVia, targets: r.targetCount, written: counts.written, outcome: r.outcome, createdAt: r.createdAt.getTime(), ...history };
+  return { run: r.id, via: r.startedVia, targets: r.targetCount, written: counts.written, refused: await runRefusals(store, r.id), outcome: r.outcome, createdAt: r.createdAt.getTime(), ...history };
 }
 
 /** The first few runs whose history is over Temporal's limits, in words. */
