@@ -23,6 +23,19 @@ export const StackTool = {
 /** One of the {@link StackTool} names. */
 export type StackTool = (typeof StackTool)[keyof typeof StackTool];
 
+/**
+ * What the Helm chart's tests use besides the servers, from the same cache:
+ * helm, and the Prometheus Operator's ServiceMonitor and PrometheusRule CRDs
+ * (a directory of their YAML files).
+ */
+export const ChartTool = {
+  helm: 'helm',
+  prometheusOperatorCrds: 'prometheus-operator-crds',
+} as const;
+
+/** One of the {@link ChartTool} names. */
+export type ChartTool = (typeof ChartTool)[keyof typeof ChartTool];
+
 /** The tool cache directory, as `tools/build-tools.sh --print` reports it. */
 export function toolsDir(env: NodeJS.ProcessEnv = process.env): string {
   if (env.RELABEL_TOOLS_DIR) return env.RELABEL_TOOLS_DIR;
@@ -36,12 +49,12 @@ export class MissingToolError extends Error {
 }
 
 /**
- * Resolves the path of a built server binary.
+ * Resolves the path of a built server binary (or another tool of the cache).
  *
  * Never builds anything: a missing binary is an error naming the path and the
  * command that builds it, so a test run without its servers fails loudly.
  */
-export function toolPath(tool: StackTool, env: NodeJS.ProcessEnv = process.env): string {
+export function toolPath(tool: StackTool | ChartTool, env: NodeJS.ProcessEnv = process.env): string {
   const path = join(toolsDir(env), 'bin', tool);
   if (!existsSync(path)) {
     throw new MissingToolError(

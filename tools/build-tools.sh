@@ -3,13 +3,16 @@
 # the repository, once: the Temporal CLI (dev server + Web UI), kube-apiserver
 # and etcd; the simulated cluster (kube-controller-manager, kube-scheduler and
 # KWOK, which plays the kubelets); Node Feature Discovery's nfd-master for the
-# benchmark; and Keystone from PyPI into a Python venv. Idempotent: a tool
-# already in the cache is not rebuilt.
+# benchmark; Keystone from PyPI into a Python venv; and, for the Helm chart's
+# tests, helm and the Prometheus Operator's ServiceMonitor and PrometheusRule
+# CRDs from their Go modules. Idempotent: a tool already in the cache is not
+# rebuilt.
 #
 #   tools/build-tools.sh            build what is missing, print where it is
 #   tools/build-tools.sh --print    print the cache directory only
 #   tools/build-tools.sh --servers  the three servers only (the demo): not the
-#                                   simulated cluster, nfd-master or Keystone
+#                                   simulated cluster, nfd-master, Keystone, helm
+#                                   or the CRDs
 #
 # RELABEL_TOOLS_DIR overrides the cache directory.
 set -euo pipefail
@@ -22,6 +25,9 @@ ETCD_VERSION=v3.6.16
 KWOK_VERSION=v0.8.0
 NFD_VERSION=v0.19.0
 KEYSTONE_VERSION=30.0.0
+HELM_VERSION=v3.22.0
+# The Prometheus Operator release whose ServiceMonitor and PrometheusRule CRDs the chart's tests apply.
+PROMETHEUS_OPERATOR_VERSION=v0.85.0
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 cache=${RELABEL_TOOLS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/relabel/tools}
@@ -86,6 +92,30 @@ build_kube_scheduler() { build_kubernetes kube-scheduler; }
 build_kwok() { GOBIN="$out" go install "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION"; }
 build_nfd_master() { (cd "$here/nfd" && go build -trimpath -o "$out/nfd-master" sigs.k8s.io/node-feature-discovery/cmd/nfd-master); }
 build_etcd() { (cd "$here/etcd" && go build -trimpath -o "$out/etcd" .); }
+# helm, stamped as its Makefile stamps a release: its own version, and the Kubernetes version it
+# assumes without a cluster (`helm template`, `helm lint`), taken from the client-go its go.mod
+# requires (v0.37 -> 1.37). Unstamped it assumes v1.20.0, and the chart's kubeVersion refuses that.
+build_helm() {
+  local dir minor
+  dir=$(go mod download -json "helm.sh/helm/v3@$HELM_VERSION" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+  minor=$(sed -n 's/^[[:space:]]*k8s\.io\/client-go v0\.\([0-9]*\)\..*/\1/p' "$dir/go.mod")
+  [[ -n "$minor" ]] || return 1
+  local x="-X helm.sh/helm/v3/internal/version.version=$HELM_VERSION -X helm.sh/helm/v3/internal/version.gitTreeState=clean"
+  x+=" -X helm.sh/helm/v3/pkg/chartutil.k8sVersionMajor=1 -X helm.sh/helm/v3/pkg/chartutil.k8sVersionMinor=$minor"
+  x+=" -X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMajor=1 -X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMinor=$minor"
+  GOBIN="$out" go install -trimpath -ldflags "$x" "helm.sh/helm/v3/cmd/helm@$HELM_VERSION"
+}
+# The two CRDs the Helm chart's optional ServiceMonitor and PrometheusRule need, taken as
+# published in the operator's module (example/prometheus-operator-crd/), so the tests can have the
+# API server validate those objects too.
+fetch_prometheus_operator_crds() {
+  local dir
+  dir=$(go mod download -json "github.com/prometheus-operator/prometheus-operator@$PROMETHEUS_OPERATOR_VERSION" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+  [[ -n "$dir" ]] || return 1
+  mkdir -p "$out/$1"
+  cp "$dir/example/prometheus-operator-crd/monitoring.coreos.com_servicemonitors.yaml" \
+    "$dir/example/prometheus-operator-crd/monitoring.coreos.com_prometheusrules.yaml" "$out/$1/"
+}
 
 # Keystone (OpenStack Identity) for the API's Keystone tests: a Python venv from PyPI, every
 # package pinned by tools/keystone/constraints.txt. A venv cannot be moved (its scripts name
@@ -123,6 +153,8 @@ if [[ "${1:-}" != "--servers" ]]; then
   build kwok "$KWOK_VERSION" build_kwok
   build nfd-master "$NFD_VERSION" build_nfd_master
   install_keystone
+  build helm "$HELM_VERSION" build_helm
+  build prometheus-operator-crds "$PROMETHEUS_OPERATOR_VERSION" fetch_prometheus_operator_crds prometheus-operator-crds
 fi
 
 echo "build-tools: tools ready in $cache/bin"
