@@ -52,7 +52,8 @@ function detect(w: TestWorker, name: string) {
   return w.client.workflow.start<typeof detectDrift>('detectDrift', { taskQueue: w.taskQueue, workflowId: w.id(name), args: [{ site: FAKE_SITE }] });
 }
 
-describe('detectDrift heal (fast: fake activities)', () => {
+// Each test has a fake and workflow IDs of its own: they run at once, one's waits overlapping another's work.
+describe('detectDrift heal (fast: fake activities)', { concurrency: true }, () => {
   let env: WorkflowTestEnv;
   before(async () => {
     env = await startWorkflowEnv();
@@ -65,7 +66,7 @@ describe('detectDrift heal (fast: fake activities)', () => {
     const fake = new FakeRelabel();
     fake.detection = detection('heal');
     fake.failing.set('d2', { type: FailureType.Forbidden, message: 'no patch of d2' });
-    await env.withWorker(fake, async (w) => {
+    await env.run(fake, async (w) => {
       healWithRuns(fake, w);
       const handle = await detect(w, 'heal');
       const result = await handle.result();
@@ -87,7 +88,7 @@ describe('detectDrift heal (fast: fake activities)', () => {
     const fake = new FakeRelabel();
     fake.detection = detection('heal');
     fake.startHeal = async () => ({ skipped: 'RunInProgress: a run of fake-site is going' });
-    await env.withWorker(fake, async (w) => {
+    await env.run(fake, async (w) => {
       const result = await (await detect(w, 'skipped')).result();
       assert.deepEqual(result.heal, { runs: [], skipped: 'healing of revision 3 not started: RunInProgress: a run of fake-site is going' });
       assert.equal(fake.inputsOf('startHealRun').length, 1);
@@ -99,7 +100,7 @@ describe('detectDrift heal (fast: fake activities)', () => {
   it('only reports under the policy\'s `report`, and rejects with the detection\'s own failure type', async () => {
     const fake = new FakeRelabel();
     fake.detection = detection('report');
-    await env.withWorker(fake, async (w) => {
+    await env.run(fake, async (w) => {
       assert.deepEqual(await (await detect(w, 'report')).result(), detection('report'));
       assert.deepEqual(fake.inputsOf('startHealRun'), []);
       assert.deepEqual(fake.inputsOf('recordHeal'), []);

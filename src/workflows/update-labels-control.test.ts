@@ -32,7 +32,8 @@ async function refusal(handle: WorkflowHandle, request: ControlRequest): Promise
   return [err.cause.type ?? undefined, err.cause.message];
 }
 
-describe('updateLabels run control (fast: fake activities)', () => {
+// Each test has a fake and workflow IDs of its own: they run at once, one's waits overlapping another's work.
+describe('updateLabels run control (fast: fake activities)', { concurrency: true }, () => {
   let env: WorkflowTestEnv;
   before(async () => {
     env = await startWorkflowEnv();
@@ -46,7 +47,7 @@ describe('updateLabels run control (fast: fake activities)', () => {
     const nodes = names('p', 6);
     const run = fake.addRun({ nodes });
     fake.hold();
-    await env.withWorker(fake, async (w) => {
+    await env.run(fake, async (w) => {
       const handle = await start(w, 'pause', { run, concurrency: 2 });
       await until('a full window', () => fake.heldNodes().length === 2);
       assert.deepEqual(await control(handle, { verb: 'pause' }), { paused: true, changed: true, running: 2, pending: 4 });
@@ -70,7 +71,7 @@ describe('updateLabels run control (fast: fake activities)', () => {
     const nodes = names('q', 6);
     const run = fake.addRun({ nodes });
     fake.hold();
-    await env.withWorker(fake, async (w) => {
+    await env.run(fake, async (w) => {
       const handle = await start(w, 'pause-continued', { run, concurrency: 2, continueAsNewAfter: 2 });
       await until('a full window', () => fake.heldNodes().length === 2);
       await control(handle, { verb: 'pause' });
@@ -93,7 +94,7 @@ describe('updateLabels run control (fast: fake activities)', () => {
     const fake = new FakeRelabel();
     const run = fake.addRun({ nodes: ['r-1', 'r-2'] });
     fake.hold();
-    await env.withWorker(fake, async (w) => {
+    await env.run(fake, async (w) => {
       const handle = await start(w, 'refusals', { run, concurrency: 2 });
       await until('every node started', () => fake.heldNodes().length === 2);
       assert.deepEqual(await refusal(handle, { verb: 'bogus' as ControlRequest['verb'] }), [
@@ -115,7 +116,7 @@ describe('updateLabels run control (fast: fake activities)', () => {
     const run = fake.addRun({ nodes: names('x', 6) });
     fake.failing.set('x-2', { type: FailureType.Forbidden, message: 'no patch of x-2' });
     fake.hold();
-    await env.withWorker(fake, async (w) => {
+    await env.run(fake, async (w) => {
       const handle = await start(w, 'cancel', { run, concurrency: 2 });
       await until('a full window', () => fake.heldNodes().length === 2);
       await handle.cancel();

@@ -54,7 +54,8 @@ async function refusal(handle: WorkflowHandle, request: ControlRequest): Promise
   return [err.cause.type ?? undefined, err.cause.message];
 }
 
-describe('updateLabels in waves (fast: fake activities)', () => {
+// Each test has a fake and workflow IDs of its own: they run at once, one's waits overlapping another's work.
+describe('updateLabels in waves (fast: fake activities)', { concurrency: true }, () => {
   let env: WorkflowTestEnv;
   before(async () => {
     env = await startWorkflowEnv();
@@ -66,7 +67,7 @@ describe('updateLabels in waves (fast: fake activities)', () => {
   it('applies wave after wave, each wave\'s nodes only, with no gate when none is asked for', async () => {
     const fake = new FakeRelabel();
     const run = wavedRun(fake, {});
-    await env.withWorker(fake, async (w) => {
+    await env.run(fake, async (w) => {
       const result = await (await start(w, 'waves', { run })).result();
       assert.deepEqual([result.status, result.waves, result.counts], ['success', 3, { total: 5, success: 5, failure: 0, written: 5 }]);
       assert.deepEqual(appliedByWave(fake), WAVES);
@@ -81,7 +82,7 @@ describe('updateLabels in waves (fast: fake activities)', () => {
     const fake = new FakeRelabel();
     const run = wavedRun(fake, { maxFailedNodes: 0 });
     fake.failing.set('a2', { type: FailureType.Forbidden, message: 'no patch of a2' });
-    await env.withWorker(fake, async (w) => {
+    await env.run(fake, async (w) => {
       const handle = await start(w, 'halt-abort', { run });
       assert.equal(await atGate(handle, 'halted'), 'wave 1 (wave-1): 1 node(s) failed, more than the 0 allowed; resume to go on, abort to end the run here');
       assert.deepEqual(await refusal(handle, { verb: 'approve' }), [FailureType.NotRunning, 'cannot approve the run: it is halted (resume or abort it)']);
@@ -102,7 +103,7 @@ describe('updateLabels in waves (fast: fake activities)', () => {
     const fake = new FakeRelabel();
     const run = wavedRun(fake, { maxFailedNodes: 1 });
     for (const n of ['a1', 'b2']) fake.failing.set(n, { type: FailureType.Forbidden, message: `no patch of ${n}` });
-    await env.withWorker(fake, async (w) => {
+    await env.run(fake, async (w) => {
       const result = await (await start(w, 'per-wave', { run })).result();
       assert.deepEqual([result.status, result.counts, result.aborted], ['partial_success', { total: 5, success: 3, failure: 2, written: 3 }, undefined]);
       assert.deepEqual(appliedByWave(fake), WAVES, 'one failure in each wave halts none');
@@ -113,7 +114,7 @@ describe('updateLabels in waves (fast: fake activities)', () => {
     const fake = new FakeRelabel();
     const run = wavedRun(fake, { healthTimeoutSeconds: 30 });
     fake.health.set(1, { healthy: false, unhealthy: 2, reason: '2 DaemonSet pods not Ready' });
-    await env.withWorker(fake, async (w) => {
+    await env.run(fake, async (w) => {
       const handle = await start(w, 'health', { run });
       assert.equal(await atGate(handle, 'halted'), 'wave 2 (wave-2): the health gate timed out after 30 s: 2 DaemonSet pods not Ready; resume to go on, abort to end the run here');
       assert.deepEqual(appliedByWave(fake), WAVES.slice(0, 2), 'nothing of the next wave starts while halted');
@@ -131,7 +132,7 @@ describe('updateLabels in waves (fast: fake activities)', () => {
   it('waits at the approval gate after the first wave only, for approve; records who approved', async () => {
     const fake = new FakeRelabel();
     const run = wavedRun(fake, { approval: 'first' });
-    await env.withWorker(fake, async (w) => {
+    await env.run(fake, async (w) => {
       const handle = await start(w, 'approve', { run });
       assert.equal(await atGate(handle, 'approval'), 'wave 1 (wave-1) is done: approve to start wave 2 of 3, abort to end the run here');
       assert.deepEqual(appliedByWave(fake), WAVES.slice(0, 1));
@@ -147,7 +148,7 @@ describe('updateLabels in waves (fast: fake activities)', () => {
   it('with an approval after each wave, an abort at the second gate ends the run with the last wave not started', async () => {
     const fake = new FakeRelabel();
     const run = wavedRun(fake, { approval: 'each' });
-    await env.withWorker(fake, async (w) => {
+    await env.run(fake, async (w) => {
       const handle = await start(w, 'approve-abort', { run });
       await atGate(handle, 'approval');
       await control(handle, { verb: 'approve', by: 'ops-alice' });
@@ -164,7 +165,7 @@ describe('updateLabels in waves (fast: fake activities)', () => {
   it('carries the wave and its cursor across continue-as-new', async () => {
     const fake = new FakeRelabel();
     const run = wavedRun(fake, {});
-    await env.withWorker(fake, async (w) => {
+    await env.run(fake, async (w) => {
       const handle = await start(w, 'waves-continued', { run, continueAsNewAfter: 1 });
       const result = await handle.result();
       assert.deepEqual([result.status, result.waves, result.counts.success], ['success', 3, 5]);

@@ -35,7 +35,8 @@ async function executions(client: Client, workflowId: string, firstRunId: string
   }
 }
 
-describe('updateLabels window (fast: fake activities)', () => {
+// Each test has a fake and workflow IDs of its own: they run at once, one's waits overlapping another's work.
+describe('updateLabels window (fast: fake activities)', { concurrency: true }, () => {
   let env: WorkflowTestEnv;
   before(async () => {
     env = await startWorkflowEnv();
@@ -49,7 +50,7 @@ describe('updateLabels window (fast: fake activities)', () => {
     const nodes = names('w', 7);
     const run = fake.addRun({ nodes, unchanged: 1 });
     fake.hold();
-    await env.withWorker(fake, async (w) => {
+    await env.run(fake, async (w) => {
       const handle = await start(w, 'window', { run, concurrency: 3 });
       await until('a full window', () => fake.heldNodes().length === 3);
       assert.deepEqual(fake.heldNodes(), ['w-1', 'w-2', 'w-3']);
@@ -84,7 +85,7 @@ describe('updateLabels window (fast: fake activities)', () => {
       const fake = new FakeRelabel();
       const nodes = names('c', c.nodes);
       const run = fake.addRun({ nodes, unchanged: 2 });
-      await env.withWorker(fake, async (w) => {
+      await env.run(fake, async (w) => {
         const handle = await start(w, 'continued', { run, concurrency: 2, continueAsNewAfter: c.after });
         const result = await handle.result();
         assert.deepEqual(result.counts, { total: c.nodes + 2, success: c.nodes + 2, failure: 0, written: c.nodes });
@@ -103,7 +104,7 @@ describe('updateLabels window (fast: fake activities)', () => {
     const run = fake.addRun({ nodes: ['a', 'b', 'c', 'd', 'e'] });
     fake.failing.set('c', { type: FailureType.NodeNotFound, message: 'node c not found' });
     fake.failing.set('d', { type: FailureType.TooManyConflicts, message: 'd changed under every attempt' });
-    await env.withWorker(fake, async (w) => {
+    await env.run(fake, async (w) => {
       const result = await (await start(w, 'failures', { run, concurrency: 1 })).result();
       const failures = [
         { node: 'c', error: { type: 'NodeNotFound', message: 'node c not found' } },
@@ -120,7 +121,7 @@ describe('updateLabels window (fast: fake activities)', () => {
     const fake = new FakeRelabel();
     const run = fake.addRun({ nodes: ['x', 'y'] });
     for (const n of ['x', 'y']) fake.failing.set(n, { type: FailureType.Forbidden, message: `no patch of ${n}` });
-    await env.withWorker(fake, async (w) => {
+    await env.run(fake, async (w) => {
       const result = await (await start(w, 'all-failed', { run })).result();
       assert.deepEqual([result.status, result.counts], ['failure', { total: 2, success: 0, failure: 2, written: 0 }]);
     });
@@ -128,7 +129,7 @@ describe('updateLabels window (fast: fake activities)', () => {
 
   it('registers a run of inline targets, and a dry run of them starts no child', async () => {
     const fake = new FakeRelabel();
-    await env.withWorker(fake, async (w) => {
+    await env.run(fake, async (w) => {
       const handle = await start(w, 'dry', { targets: ['n2', 'n1'], dryRun: true });
       const result = await handle.result();
       assert.deepEqual(fake.inputsOf('registerRun').map((i) => [i.targets, i.dryRun, i.revision]), [[['n2', 'n1'], true, FAKE_REVISION]]);
@@ -142,7 +143,7 @@ describe('updateLabels window (fast: fake activities)', () => {
   it('rejects invalid inline targets before any activity, and a refused plan with its own failure type, recorded `rejected`', async () => {
     const fake = new FakeRelabel();
     const run = fake.addRun({ nodes: ['r1'] });
-    await env.withWorker(fake, async (w) => {
+    await env.run(fake, async (w) => {
       const invalid = await start(w, 'invalid', { targets: [] });
       const err = await invalid.result().then(() => undefined, (e: unknown) => e);
       assert.ok(err instanceof WorkflowFailedError && err.cause instanceof ApplicationFailure, String(err));
@@ -163,7 +164,7 @@ describe('updateLabels window (fast: fake activities)', () => {
     const fake = new FakeRelabel();
     const run = fake.addRun({ nodes: ['ok', 'gone'] });
     fake.failing.set('gone', { type: FailureType.NodeNotFound, message: 'node gone not found' });
-    await env.withWorker(fake, async (w) => {
+    await env.run(fake, async (w) => {
       const node = (name: string) => w.client.workflow.execute<typeof relabelNode>('relabelNode', { taskQueue: w.taskQueue, workflowId: w.id(`node-${name}`), args: [{ run, node: name, revision: 3, searchAttributes: false }] });
       assert.deepEqual(await node('ok'), { node: 'ok', written: true, counts: { set: 1, removed: 0, adopted: 0, unchanged: 0 }, taintLifted: false, attempts: 1 });
       const err = await node('gone').then(() => undefined, (e: unknown) => e);

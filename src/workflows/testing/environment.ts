@@ -2,58 +2,65 @@
  * The environment of a fast workflow test: a Temporal dev server of its own
  * (the CLI `npm run tools` built, started by `@temporalio/testing` with the
  * stack's flags: relabel's search attributes registered), the workflow code
- * bundled once (see {@link bundle}), and a worker per test on a task queue of its own over a
- * {@link FakeRelabel}'s activities. One environment per test file; each
- * test's workflow IDs are its own.
+ * bundled once (see {@link bundle}), and one worker whose activities are
+ * each test's own {@link FakeRelabel}: an activity goes to the fake of the
+ * test whose workflow called it, known by the workflow ID's first segment
+ * (a child's ID starts with its parent's). One environment per test file;
+ * each test's workflow IDs are its own, so its tests may run at once.
  */
-import { readFileSync, rmSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
+import { bundleWorkflowCode, DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import { devServerFlags } from '../../../stack/temporal.ts';
 import { toolPath } from '../../../stack/tools.ts';
-import { buildBundleFile } from '../../worker/bundle.ts';
-import type { FakeRelabel } from './fake-activities.ts';
+import { WORKFLOWS_PATH } from '../../worker/bundle.ts';
+import { FakeRelabel, type FakeActivities } from './fake-activities.ts';
 
-/** What a test body gets: the client, its worker's task queue and a maker of workflow IDs of its own. */
+/** What a test body gets: the client, the worker's task queue and a maker of workflow IDs of the test's own. */
 export interface TestWorker {
   client: Client;
   taskQueue: string;
-  /** A workflow ID no other test of the file uses: `<name>-<n>`. */
+  /** A workflow ID of this test's own: `t<test>/<name>-<n>`. Workflows it starts reach this test's fake. */
   id(name: string): string;
 }
 
-/** A running environment: run test bodies with {@link WorkflowTestEnv.withWorker}, then tear it down. */
+/** A running environment: run test bodies with {@link WorkflowTestEnv.run}, then tear it down. */
 export interface WorkflowTestEnv {
   client: Client;
-  /** Runs `body` while a worker polls a task queue of its own with `fake`'s activities; stops the worker after (releasing what the fake holds). */
-  withWorker<T>(fake: FakeRelabel, body: (w: TestWorker) => Promise<T>): Promise<T>;
-  /** Stops the server. */
+  /** Runs `body` with `fake` answering every activity of the workflows it starts; releases what the fake holds after. */
+  run<T>(fake: FakeRelabel, body: (w: TestWorker) => Promise<T>): Promise<T>;
+  /** Stops the worker and the server. */
   teardown(): Promise<void>;
 }
 
 let runtimeInstalled = false;
 
 /**
- * The workflow bundle's code, built once per process: once per test file
- * under `npm test`, once for all of them under `npm run test:fast` (one
- * process). Read from the bundler's file, whose directory goes at once.
+ * The workflow bundle, built once per process (once per test file under
+ * `npm test`, once for all of them under `npm run test:fast`, one process)
+ * as the worker builds it, but in this process: the worker's child process
+ * would inherit the test runner's flags and run as a test file.
  */
-let bundle: Promise<string> | undefined;
+let bundle: Promise<{ code: string }> | undefined;
 
-async function bundleCode(): Promise<string> {
-  const path = await buildBundleFile();
-  try {
-    return readFileSync(path, 'utf8');
-  } finally {
-    rmSync(dirname(path), { recursive: true, force: true });
-  }
+/** Activities that hand each call to the fake of the test whose workflow made it. */
+function dispatching(fakes: Map<string, FakeActivities>): FakeActivities {
+  const names = Object.keys(new FakeRelabel().activities()) as (keyof FakeActivities)[];
+  const dispatch = (name: keyof FakeActivities) => (input: unknown) => {
+    const workflowId = Context.current().info.workflowExecution?.workflowId ?? '';
+    const fake = fakes.get(workflowId.split('/')[0] ?? '');
+    if (!fake) throw ApplicationFailure.nonRetryable(`no test's fake answers workflow ${workflowId}`);
+    return (fake[name] as (i: unknown) => Promise<unknown>)(input);
+  };
+  return Object.fromEntries(names.map((name) => [name, dispatch(name)])) as unknown as FakeActivities;
 }
 
 /**
- * Starts the dev server and bundles the workflow code, both at once.
- * Throws (naming `npm run tools`) when the Temporal CLI is not built.
+ * Starts the dev server and bundles the workflow code, both at once, then
+ * the worker. Throws (naming `npm run tools`) when the Temporal CLI is not
+ * built.
  */
 export async function startWorkflowEnv(): Promise<WorkflowTestEnv> {
   if (!runtimeInstalled) {
@@ -62,33 +69,31 @@ export async function startWorkflowEnv(): Promise<WorkflowTestEnv> {
     runtimeInstalled = true;
   }
   const path = toolPath('temporal');
-  bundle ??= bundleCode();
-  const [env, code] = await Promise.all([
+  bundle ??= bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: new DefaultLogger('WARN') });
+  const [env, workflowBundle] = await Promise.all([
     TestWorkflowEnvironment.createLocal({ server: { executable: { type: 'existing-path', path }, ip: '127.0.0.1', extraArgs: devServerFlags() } }),
     bundle,
   ]);
-  let queues = 0;
+  const taskQueue = 'wftest';
+  const fakes = new Map<string, FakeActivities>();
+  const worker = await Worker.create({ connection: env.nativeConnection, taskQueue, workflowBundle, activities: dispatching(fakes) });
+  const running = worker.run();
+  let tests = 0;
   let ids = 0;
   return {
     client: env.client,
-    async withWorker(fake, body) {
-      const taskQueue = `wftest-${++queues}`;
-      const worker = await Worker.create({
-        connection: env.nativeConnection,
-        taskQueue,
-        workflowBundle: { code },
-        activities: fake.activities(),
-      });
-      // Released before the worker stops: its shutdown waits for the activities it runs.
-      return await worker.runUntil(async () => {
-        try {
-          return await body({ client: env.client, taskQueue, id: (name) => `${name}-${++ids}` });
-        } finally {
-          fake.release();
-        }
-      });
+    async run(fake, body) {
+      const test = `t${++tests}`;
+      fakes.set(test, fake.activities());
+      try {
+        return await body({ client: env.client, taskQueue, id: (name) => `${test}/${name}-${++ids}` });
+      } finally {
+        fake.release();
+      }
     },
     async teardown() {
+      worker.shutdown();
+      await running;
       await env.teardown();
     },
   };
