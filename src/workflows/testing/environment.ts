@@ -35,6 +35,9 @@ export interface WorkflowTestEnv {
   teardown(): Promise<void>;
 }
 
+/** How long a test body may take: a run waiting at a gate nobody opens fails the test instead of hanging the suite. */
+const RUN_TIMEOUT_MS = 30_000;
+
 let runtimeInstalled = false;
 
 /**
@@ -85,9 +88,14 @@ export async function startWorkflowEnv(): Promise<WorkflowTestEnv> {
     async run(fake, body) {
       const test = `t${++tests}`;
       fakes.set(test, fake.activities());
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`test ${test} still running after ${RUN_TIMEOUT_MS} ms: a workflow waits for what never comes`)), RUN_TIMEOUT_MS);
+      });
       try {
-        return await body({ client: env.client, taskQueue, id: (name) => `${test}/${name}-${++ids}` });
+        return await Promise.race([body({ client: env.client, taskQueue, id: (name) => `${test}/${name}-${++ids}` }), late]);
       } finally {
+        clearTimeout(timer);
         fake.release();
       }
     },
@@ -104,6 +112,6 @@ export async function until(what: string, ready: () => boolean | Promise<boolean
   const deadline = Date.now() + timeoutMs;
   while (!(await ready())) {
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
