@@ -137,7 +137,8 @@ describe('updateLabels in waves (fast: fake activities)', { concurrency: true },
       assert.equal(await atGate(handle, 'approval'), 'wave 1 (wave-1) is done: approve to start wave 2 of 3, abort to end the run here');
       assert.deepEqual(appliedByWave(fake), WAVES.slice(0, 1));
       assert.deepEqual(await refusal(handle, { verb: 'resume' }), [FailureType.NotRunning, 'cannot resume the run: it is waiting at the approval gate']);
-      await control(handle, { verb: 'approve', by: 'ops-alice' });
+      const answer = await control(handle, { verb: 'approve', by: 'ops-alice' });
+      assert.deepEqual([answer.wave?.approved, answer.wave?.waiting], [{ wave: 0, by: 'ops-alice' }, undefined], 'the answer is the run past the gate');
       const result = await handle.result();
       assert.deepEqual([result.status, result.counts.success], ['success', 5]);
       assert.deepEqual(appliedByWave(fake), WAVES);
