@@ -73,18 +73,18 @@ export async function startWorkflowEnv(): Promise<WorkflowTestEnv> {
   }
   const path = toolPath('temporal');
   bundle ??= bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: new DefaultLogger('WARN') });
-  const [env, workflowBundle] = await Promise.all([
+  const [temporal, workflowBundle] = await Promise.all([
     TestWorkflowEnvironment.createLocal({ server: { executable: { type: 'existing-path', path }, ip: '127.0.0.1', extraArgs: devServerFlags() } }),
     bundle,
   ]);
   const taskQueue = 'wftest';
   const fakes = new Map<string, FakeActivities>();
-  const worker = await Worker.create({ connection: env.nativeConnection, taskQueue, workflowBundle, activities: dispatching(fakes) });
+  const worker = await Worker.create({ connection: temporal.nativeConnection, taskQueue, workflowBundle, activities: dispatching(fakes) });
   const running = worker.run();
   let tests = 0;
   let ids = 0;
   return {
-    client: env.client,
+    client: temporal.client,
     async run(fake, body) {
       const test = `t${++tests}`;
       fakes.set(test, fake.activities());
@@ -93,7 +93,7 @@ export async function startWorkflowEnv(): Promise<WorkflowTestEnv> {
         timer = setTimeout(() => reject(new Error(`test ${test} still running after ${RUN_TIMEOUT_MS} ms: a workflow waits for what never comes`)), RUN_TIMEOUT_MS);
       });
       try {
-        return await Promise.race([body({ client: env.client, taskQueue, id: (name) => `${test}/${name}-${++ids}` }), late]);
+        return await Promise.race([body({ client: temporal.client, taskQueue, id: (name) => `${test}/${name}-${++ids}` }), late]);
       } finally {
         clearTimeout(timer);
         fake.release();
@@ -102,7 +102,7 @@ export async function startWorkflowEnv(): Promise<WorkflowTestEnv> {
     async teardown() {
       worker.shutdown();
       await running;
-      await env.teardown();
+      await temporal.teardown();
     },
   };
 }
