@@ -134,6 +134,19 @@ export default tseslint.config(
     ]),
   },
   {
+    // The fast workflow tests beside the workflow code, with their fake activities and server
+    // (src/workflows/testing): test code run by node:test in Node, never bundled, so the sandbox
+    // rules above do not apply. They may use Node built-ins, the SDK's client, worker and testing
+    // packages, and the stack's lookup of the Temporal CLI it starts.
+    files: ['src/workflows/**/*.test.ts', 'src/workflows/testing/**'],
+    rules: {
+      'no-restricted-imports': 'off',
+      '@typescript-eslint/no-restricted-imports': 'off',
+      'no-restricted-globals': 'off',
+      'no-restricted-properties': 'off',
+    },
+  },
+  {
     // Activities and the store never reach for the entry points, nor for the workflows: what both
     // sides share is in src/contracts (the workflows import the activities as types; the reverse
     // would tie the two folders both ways).

@@ -27,6 +27,18 @@ export const DEV_SERVER_DYNAMIC_CONFIG: Readonly<Record<string, string>> = {
   'matching.numTaskqueueWritePartitions': '1',
 };
 
+/**
+ * The dev server flags every relabel Temporal server starts with, the
+ * stack's and the workflow tests' alike: relabel's search attributes
+ * registered, and {@link DEV_SERVER_DYNAMIC_CONFIG}.
+ */
+export function devServerFlags(): string[] {
+  return [
+    ...Object.entries(SEARCH_ATTRIBUTES).flatMap(([name, type]) => ['--search-attribute', `${name}=${type}`]),
+    ...Object.entries(DEV_SERVER_DYNAMIC_CONFIG).flatMap(([key, value]) => ['--dynamic-config-value', `${key}=${value}`]),
+  ];
+}
+
 /** The Temporal part of a running stack. */
 export interface TemporalStack {
   process: ManagedProcess;
@@ -53,10 +65,6 @@ export async function startTemporal(
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<TemporalStack> {
   const bin = toolPath('temporal', env);
-  const searchAttributes = Object.entries(SEARCH_ATTRIBUTES).flatMap(([name, type]) => [
-    '--search-attribute',
-    `${name}=${type}`,
-  ]);
   const proc = await startProcess(
     'temporal',
     bin,
@@ -82,8 +90,7 @@ export async function startTemporal(
       'synchronous=off',
       '--log-level',
       'warn',
-      ...searchAttributes,
-      ...Object.entries(DEV_SERVER_DYNAMIC_CONFIG).flatMap(([key, value]) => ['--dynamic-config-value', `${key}=${value}`]),
+      ...devServerFlags(),
     ],
     join(dir, 'temporal.log'),
     env,

@@ -109,6 +109,18 @@ describe('one settings table (lint)', () => {
   });
 });
 
+describe('the fast workflow tests beside the workflow code (lint)', () => {
+  it('may use Node, the SDK\'s testing package and the stack\'s tool lookup, which workflow code still may not', async () => {
+    const code = `import { readFileSync } from 'node:fs';\nimport { TestWorkflowEnvironment } from '@temporalio/testing';\nimport { toolPath } from '../../stack/tools.ts';\nexport const x = [readFileSync, TestWorkflowEnvironment, toolPath, Date.now()];\n`;
+    for (const file of ['src/workflows/update-labels-window.test.ts', 'src/workflows/testing/environment.ts']) {
+      assert.deepEqual(await violations(code, file), [], file);
+    }
+    const sandboxed = await violations(code, 'src/workflows/rollup.ts');
+    assert.ok(sandboxed.includes('no-restricted-imports'), sandboxed.join());
+    assert.ok(sandboxed.includes('no-restricted-properties'), sandboxed.join());
+  });
+});
+
 describe('the local stack stays out of the product (lint)', () => {
   it('refuses an import of stack/ from any src/ folder, whatever other rules the folder has', async () => {
     const places: [string, string][] = [

@@ -13,8 +13,8 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { asyncLocalStorage, Context, type Info } from '@temporalio/activity';
-import { noopMetricMeter, type Logger } from '@temporalio/common';
+import type { Logger } from '@temporalio/common';
+import { MockActivityEnvironment } from '@temporalio/testing';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { createActivities } from '../src/activities/index.ts';
 import { applyNodeLabels, DEFAULT_NODE_LABELS_POLICY } from '../src/api/node-labels.ts';
@@ -34,15 +34,9 @@ const STALE_VALUE = 'stale-value';
 
 const quiet: Logger = { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} };
 
-/**
- * Runs `fn` as one attempt of an activity: inside an activity context whose
- * info says `attempt`, as @temporalio/testing's MockActivityEnvironment
- * builds it (that package is not among the dependencies).
- */
+/** Runs `fn` as one attempt of the `applyNodePlan` local activity: in the SDK's mock activity context, its info saying `attempt`. */
 function asAttempt<T>(attempt: number, fn: () => Promise<T>): Promise<T> {
-  const info = { attempt, isLocal: true, activityType: 'applyNodePlan', activityId: '1', activityNamespace: 'default' } as unknown as Info;
-  const context = new Context(info, new Promise<never>(() => undefined), new AbortController().signal, () => undefined, undefined, quiet, noopMetricMeter, {});
-  return asyncLocalStorage.run(context, fn);
+  return new MockActivityEnvironment({ attempt, isLocal: true, activityType: 'applyNodePlan' }, { logger: quiet }).run(fn);
 }
 
 /** The relabel kubeconfig's node API, whose patches of the named nodes land but answer with a reset connection, once each. */
