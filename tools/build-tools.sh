@@ -25,6 +25,8 @@ ETCD_VERSION=v3.6.16
 KWOK_VERSION=v0.8.0
 NFD_VERSION=v0.19.0
 KEYSTONE_VERSION=30.0.0
+# The Temporal server (and its SQL tool) that the stack runs on PostgreSQL with --temporal postgres; pinned by tools/temporal-server/go.mod.
+TEMPORAL_SERVER_VERSION=v1.32.1
 HELM_VERSION=v3.22.0
 # The Prometheus Operator release whose ServiceMonitor and PrometheusRule CRDs the chart's tests apply.
 PROMETHEUS_OPERATOR_VERSION=v0.85.0
@@ -92,6 +94,9 @@ build_kube_scheduler() { build_kubernetes kube-scheduler; }
 build_kwok() { GOBIN="$out" go install "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION"; }
 build_nfd_master() { (cd "$here/nfd" && go build -trimpath -o "$out/nfd-master" sigs.k8s.io/node-feature-discovery/cmd/nfd-master); }
 build_etcd() { (cd "$here/etcd" && go build -trimpath -o "$out/etcd" .); }
+# temporal-server and temporal-sql-tool from one module (tools/temporal-server), so one server version.
+build_temporal_server() { (cd "$here/temporal-server" && go build -trimpath -o "$out/temporal-server" go.temporal.io/server/cmd/server); }
+build_temporal_sql_tool() { (cd "$here/temporal-server" && go build -trimpath -o "$out/temporal-sql-tool" go.temporal.io/server/cmd/tools/sql); }
 # helm, stamped as its Makefile stamps a release: its own version, and the Kubernetes version it
 # assumes without a cluster (`helm template`, `helm lint`), taken from the client-go its go.mod
 # requires (v0.37 -> 1.37). Unstamped it assumes v1.20.0, and the chart's kubeVersion refuses that.
@@ -152,6 +157,8 @@ if [[ "${1:-}" != "--servers" ]]; then
   build kube-scheduler "$KUBERNETES_BUILD" build_kube_scheduler
   build kwok "$KWOK_VERSION" build_kwok
   build nfd-master "$NFD_VERSION" build_nfd_master
+  build temporal-server "$TEMPORAL_SERVER_VERSION" build_temporal_server
+  build temporal-sql-tool "$TEMPORAL_SERVER_VERSION" build_temporal_sql_tool
   install_keystone
   build helm "$HELM_VERSION" build_helm
   build prometheus-operator-crds "$PROMETHEUS_OPERATOR_VERSION" fetch_prometheus_operator_crds prometheus-operator-crds
