@@ -4,7 +4,7 @@
  */
 import { Command, InvalidArgumentError } from 'commander';
 import { resolve } from 'node:path';
-import { DEFAULT_PORTS, readStack, startStack, stopStack, type StackInfo, type StackPorts } from './stack.ts';
+import { DEFAULT_PORTS, StackTemporal, readStack, startStack, stopStack, type StackInfo, type StackPorts } from './stack.ts';
 import { isAlive } from './processes.ts';
 
 /** Directory holding the local stack's data, logs and state. */
@@ -30,6 +30,12 @@ function keyValue(value: string, previous: Record<string, string> = {}): Record<
   return { ...previous, [value.slice(0, eq)]: value.slice(eq + 1) };
 }
 
+function temporalKind(value: string): StackTemporal {
+  const kinds = Object.values(StackTemporal) as string[];
+  if (!kinds.includes(value)) throw new InvalidArgumentError(`not one of ${kinds.join(', ')}: ${value}`);
+  return value as StackTemporal;
+}
+
 function port(value: string): number {
   const n = Number(value);
   if (!Number.isInteger(n) || n < 1 || n > 65535) throw new InvalidArgumentError(`not a TCP port: ${value}`);
@@ -40,7 +46,7 @@ function port(value: string): number {
 export function envLines(info: StackInfo): string[] {
   return [
     `export TEMPORAL_ADDRESS=${info.temporalAddress}`,
-    `export TEMPORAL_UI_URL=${info.temporalUiUrl}`,
+    ...(info.temporalUiUrl ? [`export TEMPORAL_UI_URL=${info.temporalUiUrl}`] : []),
     `export KUBECONFIG=${info.kubeconfig}`,
     `export RELABEL_ADMIN_KUBECONFIG=${info.adminKubeconfig}`,
   ];
@@ -74,6 +80,7 @@ interface UpOptions {
   kwokHeartbeat: number;
   kwokLease: number;
   output: string;
+  temporal: StackTemporal;
 }
 
 const program = new Command('stack').description('Run the local Temporal + Kubernetes stack on loopback');
@@ -97,6 +104,7 @@ program
   .option('--controller-manager-port <port>', 'kube-controller-manager health/metrics port (with --kwok-nodes)', port, DEFAULT_PORTS.controllerManager)
   .option('--scheduler-port <port>', 'kube-scheduler health/metrics port (with --kwok-nodes)', port, DEFAULT_PORTS.scheduler)
   .option('--kwok-port <port>', "KWOK's health port (with --kwok-nodes)", port, DEFAULT_PORTS.kwok)
+  .option('--temporal <kind>', 'dev: the CLI dev server with Web UI; postgres: temporal-server on PostgreSQL (production-shaped, no Web UI)', temporalKind, StackTemporal.dev)
   .option('-o, --output <format>', 'text or json', 'text')
   .action(async (opts: UpOptions) => {
     const ports: StackPorts = {
@@ -121,11 +129,11 @@ program
             leaseSeconds: opts.kwokLease,
             ...(opts.kwokNodeLabel ? { nodeLabels: opts.kwokNodeLabel } : {}),
           };
-    const info = await startStack({ dir: opts.dir, ports, log: (l) => console.error(l), ...(kwok ? { kwok } : {}) });
+    const info = await startStack({ dir: opts.dir, ports, temporal: opts.temporal, log: (l) => console.error(l), ...(kwok ? { kwok } : {}) });
     if (opts.output === 'json') {
       console.log(JSON.stringify(info, null, 2));
     } else {
-      console.log(`stack up in ${info.dir} (logs there). Temporal UI: ${info.temporalUiUrl}`);
+      console.log(`stack up in ${info.dir} (logs there). ${info.temporalUiUrl ? `Temporal UI: ${info.temporalUiUrl}` : 'Temporal: temporal-server on PostgreSQL (no Web UI)'}`);
       console.log([...simulatedLine(info), ...envLines(info)].join('\n'));
     }
   });

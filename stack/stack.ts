@@ -8,6 +8,7 @@ import { join, resolve } from 'node:path';
 import { freeLoopbackPort, isAlive, stopProcess, type ManagedProcess } from './processes.ts';
 import { startKube } from './kube.ts';
 import { startTemporal } from './temporal.ts';
+import { startTemporalPostgres } from './temporal-postgres.ts';
 import { startSimulatedCluster, type SimulatedClusterInfo, type SimulatedClusterOptions } from './simulated-cluster.ts';
 
 /** Loopback ports the stack listens on. */
@@ -39,11 +40,24 @@ export const DEFAULT_PORTS: StackPorts = {
   kwok: 10247,
 };
 
+/**
+ * Which Temporal the stack runs: the CLI's dev server (SQLite, Web UI; the
+ * default and the demo's), or temporal-server on PostgreSQL
+ * (./temporal-postgres.ts), shaped as a production cluster and without a Web UI.
+ */
+export const StackTemporal = { dev: 'dev', postgres: 'postgres' } as const;
+
+/** One of the {@link StackTemporal} kinds. */
+export type StackTemporal = (typeof StackTemporal)[keyof typeof StackTemporal];
+
 /** What a running stack offers its clients; saved as `stack.json` in its directory. */
 export interface StackInfo {
   dir: string;
   ports: StackPorts;
+  /** Which Temporal runs; absent in state saved before there was a choice (the dev server). */
+  temporal?: StackTemporal;
   temporalAddress: string;
+  /** The Web UI; empty when the stack's Temporal has none (`postgres`). */
   temporalUiUrl: string;
   kubeServer: string;
   /** Least-privilege kubeconfig for relabel (read and patch Nodes). */
@@ -83,8 +97,10 @@ export function readStack(dir: string): StackInfo | null {
  * Starts the whole stack under `dir` and waits until every server is ready.
  * With `kwok`, also the simulated cluster (controller manager, scheduler,
  * KWOK and its Nodes, all Ready); its ports come from `ports`, or free ones.
- * Refuses when a stack recorded in `dir` is still running. On any failure the
- * servers already started are stopped before the error is thrown.
+ * With `temporal: 'postgres'`, Temporal is temporal-server on a PostgreSQL
+ * of its own instead of the dev server (its frontend, HTTP and metrics on the
+ * same ports). Refuses when a stack recorded in `dir` is still running. On any
+ * failure the servers already started are stopped before the error is thrown.
  */
 export async function startStack(options: {
   dir: string;
@@ -92,6 +108,7 @@ export async function startStack(options: {
   env?: NodeJS.ProcessEnv;
   log?: (line: string) => void;
   kwok?: SimulatedClusterOptions;
+  temporal?: StackTemporal;
 }): Promise<StackInfo> {
   const dir = resolve(options.dir);
   const log = options.log ?? (() => {});
@@ -112,14 +129,28 @@ export async function startStack(options: {
     started.push(kube.etcd, kube.apiserver);
     log(`kube-apiserver ready at ${kube.server} (${Date.now() - t0} ms)`);
     t0 = Date.now();
-    mkdirSync(join(dir, 'temporal'), { recursive: true });
-    const temporal = await startTemporal(
-      join(dir, 'temporal'),
-      { frontend: ports.temporal, ui: ports.temporalUi, http: ports.temporalHttp, metrics: ports.temporalMetrics },
-      options.env,
-    );
-    started.push(temporal.process);
-    log(`Temporal ready at ${temporal.address}, Web UI ${temporal.uiUrl} (${Date.now() - t0} ms)`);
+    const temporalKind = options.temporal ?? StackTemporal.dev;
+    let temporal: { address: string; uiUrl: string };
+    if (temporalKind === StackTemporal.postgres) {
+      const server = await startTemporalPostgres(
+        join(dir, 'temporal-postgres'),
+        { frontend: ports.temporal, http: ports.temporalHttp, metrics: ports.temporalMetrics },
+        options.env,
+      );
+      started.push(...server.processes);
+      temporal = { address: server.address, uiUrl: '' };
+      log(`Temporal (temporal-server on PostgreSQL) ready at ${server.address} (${Date.now() - t0} ms)`);
+    } else {
+      mkdirSync(join(dir, 'temporal'), { recursive: true });
+      const dev = await startTemporal(
+        join(dir, 'temporal'),
+        { frontend: ports.temporal, ui: ports.temporalUi, http: ports.temporalHttp, metrics: ports.temporalMetrics },
+        options.env,
+      );
+      started.push(dev.process);
+      temporal = dev;
+      log(`Temporal ready at ${dev.address}, Web UI ${dev.uiUrl} (${Date.now() - t0} ms)`);
+    }
     let simulatedCluster: SimulatedClusterInfo | undefined;
     if (options.kwok) {
       const sim = await startSimulatedCluster(
@@ -144,6 +175,7 @@ export async function startStack(options: {
     const info: StackInfo = {
       dir,
       ports,
+      temporal: temporalKind,
       temporalAddress: temporal.address,
       temporalUiUrl: temporal.uiUrl,
       kubeServer: kube.server,
@@ -187,7 +219,7 @@ export async function stopStack(dir: string, options: { purge?: boolean } = {}):
 export async function restartTemporal(dir: string, downMs = 0): Promise<void> {
   const info = readStack(dir);
   const old = info?.processes.find((p) => p.name === 'temporal');
-  if (!info || !old) throw new Error(`no running stack with a Temporal server in ${dir}`);
+  if (!info || !old) throw new Error(`no running stack with a Temporal dev server in ${dir}`);
   await stopProcess(old);
   await new Promise((r) => setTimeout(r, downMs));
   const { ports } = info;

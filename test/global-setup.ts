@@ -3,20 +3,26 @@
  * etcd, kube-apiserver) on free loopback ports, shared by every integration
  * test through environment variables, and stopped afterwards. A server that
  * is missing or fails to start fails the whole run; nothing is skipped.
+ * RELABEL_TEST_TEMPORAL=postgres runs Temporal as temporal-server on
+ * PostgreSQL (stack/temporal-postgres.ts) instead of the dev server.
  */
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePorts, startStack, stopStack } from '../stack/stack.ts';
+import { StackTemporal, freePorts, startStack, stopStack } from '../stack/stack.ts';
 
 let stackDir: string | undefined;
 
 export async function globalSetup(): Promise<void> {
   const t0 = Date.now();
   stackDir = mkdtempSync(join(tmpdir(), 'relabel-test-stack-'));
-  const info = await startStack({ dir: stackDir, ports: await freePorts(), log: (l) => console.log(`# stack: ${l}`) });
+  const temporal = (process.env.RELABEL_TEST_TEMPORAL || StackTemporal.dev) as StackTemporal;
+  if (!Object.values(StackTemporal).includes(temporal)) {
+    throw new Error(`RELABEL_TEST_TEMPORAL=${temporal}: expected one of ${Object.values(StackTemporal).join(', ')}`);
+  }
+  const info = await startStack({ dir: stackDir, ports: await freePorts(), temporal, log: (l) => console.log(`# stack: ${l}`) });
   process.env.TEMPORAL_ADDRESS = info.temporalAddress;
-  process.env.TEMPORAL_UI_URL = info.temporalUiUrl;
+  if (info.temporalUiUrl) process.env.TEMPORAL_UI_URL = info.temporalUiUrl;
   process.env.KUBECONFIG = info.kubeconfig;
   process.env.RELABEL_ADMIN_KUBECONFIG = info.adminKubeconfig;
   process.env.RELABEL_TEST_STACK_DIR = stackDir;
