@@ -9,7 +9,7 @@
 import { describe, it, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { ApiException, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
-import { OWNED_LABELS_ANNOTATION } from '../src/core/plan/constants.ts';
+import { OWNED_LABELS_ANNOTATION, UNINITIALIZED_TAINT_KEY } from '../src/core/plan/constants.ts';
 import { planLabels } from '../src/core/plan/label-plan.ts';
 import { guardedPatch, planReads } from '../src/core/plan/node-guard.ts';
 import { nodePatch } from '../src/core/plan/node-reconcile.ts';
@@ -100,6 +100,40 @@ describe('the guarded node write on the real API server', () => {
     const mine = { key: 'example.com/storage', value: 'only', effect: 'NoSchedule' };
     const after = await nodes.patchNode(name, writeFor(read, { 'example.com/role': 'x' }, [mine]));
     assert.deepEqual(after.taints, [...read.taints, mine]);
+  });
+
+  it('lifts the uninitialized taint and appends its own by index: lands beside the node controller dropping not-ready; stale when a taint before it goes, or when someone added the taint it appends', async () => {
+    const uninitialized = { key: UNINITIALIZED_TAINT_KEY, effect: 'NoSchedule' };
+    const mine = { key: 'example.com/storage', value: 'only', effect: 'NoSchedule' };
+    const lift = (state: NodeState) => {
+      const plan = planLabels({ ...state, desired: { 'example.com/role': 'x' }, policy, desiredTaints: [mine] });
+      const patch = nodePatch(plan, state, true);
+      assert.ok(patch);
+      return guardedPatch(patch, state, planReads({ desired: { 'example.com/role': 'x' }, policy, desiredTaints: [mine], liftTaint: true }, state));
+    };
+    const setTaints = (name: string, taints: object[]) => admin.patchNode({ name, body: { spec: { taints } } }, merge);
+    // Read with the API server's not-ready after the uninitialized taint; the node controller drops not-ready, then relabel writes.
+    const read = await node('lift', {}, [uninitialized]);
+    assert.deepEqual(read.taints, [uninitialized, { key: 'node.kubernetes.io/not-ready', effect: 'NoSchedule' }]);
+    const ops = lift(read);
+    assert.ok(!ops.some((op) => op.path === '/spec/taints'), 'the list is not tested whole');
+    await setTaints(read.name, [uninitialized]);
+    const after = await nodes.patchNode(read.name, ops);
+    assert.deepEqual(after.taints, [mine], 'lifted, appended, and the other writer’s removal kept');
+    // A taint before the lifted one goes: the index moves, the test fails, stale.
+    const shifted = await node('shift', {}, [{ key: 'example.com/first', effect: 'NoSchedule' }, uninitialized]);
+    const shiftOps = lift(shifted);
+    await setTaints(shifted.name, (shifted.taints ?? []).slice(1));
+    const stale = await nodes.patchNode(shifted.name, shiftOps).catch((e: unknown) => e);
+    assert.equal(isStaleWrite(stale), true, String(stale));
+    // Someone adds the very taint relabel appends: the server refuses the duplicate; relabel reads it as stale.
+    const dup = await node('dup', {}, [uninitialized]);
+    const dupOps = lift(dup);
+    await setTaints(dup.name, [...(dup.taints ?? []), mine]);
+    const duplicate = await nodes.patchNode(dup.name, dupOps).catch((e: unknown) => e);
+    assert.ok(duplicate instanceof ApiException && duplicate.code === 422, String(duplicate));
+    assert.equal(isStaleWrite(duplicate), true, JSON.stringify((duplicate as ApiException<unknown>).body));
+    assert.deepEqual((await nodes.readNode(dup.name)).taints?.filter((t) => t.key === mine.key).length, 1, 'nothing written');
   });
 
   it('tells a refused test apart from a refused value', async () => {

@@ -103,6 +103,16 @@ describe('isStaleWrite', () => {
     assert.equal(isStaleWrite(answer(400, { message: 'testing value /x failed' })), false);
     assert.equal(isStaleWrite(new Error('testing value /x failed')), false);
   });
+
+  it('is true for a taint relabel appends that someone else added meanwhile (the server refuses the duplicate), false for any other duplicate', () => {
+    const duplicate = (field: string) => ({ message: 'Node "n1" is invalid: metadata.taints[2]: Duplicate value', reason: 'Invalid', details: { causes: [{ reason: 'FieldValueDuplicate', field, message: 'Duplicate value: taints must be unique by key and effect pair' }] }, code: 422 });
+    assert.equal(isStaleWrite(answer(422, duplicate('metadata.taints[2]'))), true);
+    assert.equal(isStaleWrite(answer(422, duplicate('spec.taints[0]'))), true);
+    assert.equal(isStaleWrite(answer(422, duplicate('metadata.labels'))), false);
+    const mixed = duplicate('metadata.taints[2]');
+    mixed.details.causes.push({ reason: 'FieldValueInvalid', field: 'metadata.labels', message: 'Invalid value' });
+    assert.equal(isStaleWrite(answer(422, mixed)), false, 'a duplicate beside a real refusal is a real refusal');
+  });
 });
 
 describe('conflictBackoffMs', () => {

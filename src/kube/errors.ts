@@ -29,7 +29,12 @@ export interface KubeStatus {
   name?: string;
   /** The messages of `details.causes`, when it names any. */
   causes?: string[];
+  /** Every cause is a taint listed twice (`FieldValueDuplicate` on the node's taints). */
+  duplicateTaint?: true;
 }
+
+/** The field a duplicate taint is reported under (the server names the list `metadata.taints` or `spec.taints`). */
+const TAINT_FIELD = /^(metadata|spec)\.taints\[\d+\]$/;
 
 /** `text` cut to {@link MAX_API_MESSAGE} characters. */
 function bounded(text: string): string {
@@ -55,7 +60,14 @@ export function kubeStatus(err: unknown): KubeStatus {
   const name = text(b.details?.name);
   const listed = Array.isArray(b.details?.causes) ? (b.details.causes as unknown[]) : [];
   const causes = listed.map((c) => bounded(text((c as { message?: unknown } | null)?.message) ?? ''));
+  const duplicateTaint =
+    listed.length > 0 &&
+    listed.every((c) => {
+      const cause = c as { reason?: unknown; field?: unknown } | null;
+      return cause?.reason === 'FieldValueDuplicate' && typeof cause.field === 'string' && TAINT_FIELD.test(cause.field);
+    });
   return {
+    ...(duplicateTaint ? { duplicateTaint: true as const } : {}),
     ...(message ? { message: bounded(message) } : {}),
     ...(kind ? { kind: bounded(kind) } : {}),
     ...(name ? { name: bounded(name) } : {}),
@@ -148,13 +160,17 @@ const FAILED_TEST = /testing value \S* failed|test operation does not apply/;
  * a resourceVersion no longer matched (409). relabel's patches test every
  * member they change or remove under (see `guardedPatch`), so a patch of
  * theirs that does not apply means a value the plan read has changed:
- * the caller re-reads and re-plans. Every other 422 is a real refusal.
+ * the caller re-reads and re-plans. So is a taint it appends that someone
+ * else added meanwhile (422, every cause a duplicate taint). Every other
+ * 422 is a real refusal.
  */
 export function isStaleWrite(err: unknown): boolean {
   const status = httpStatus(err);
   if (status === 409) return true;
   if (status !== 422) return false;
-  const { message = '', causes = [] } = kubeStatus(err);
+  const { message = '', causes = [], duplicateTaint } = kubeStatus(err);
+  // A taint relabel appends that someone else added after the read: the server's uniqueness check is the test.
+  if (duplicateTaint) return true;
   if (FAILED_TEST.test(message) || causes.some((cause) => FAILED_TEST.test(cause))) return true;
   return message === PATCH_NOT_APPLIED && causes.length === 0;
 }

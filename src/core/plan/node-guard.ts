@@ -12,11 +12,11 @@
  * and fails when it is present (the API server's JSON Patch behaves so);
  * an absent labels or annotations map is tested the same way.
  */
-import { APPLIED_ANNOTATION, OWNED_ANNOTATIONS_ANNOTATION, OWNED_LABELS_ANNOTATION, OWNED_TAINTS_ANNOTATION } from './constants.ts';
+import { APPLIED_ANNOTATION, OWNED_ANNOTATIONS_ANNOTATION, OWNED_LABELS_ANNOTATION, OWNED_TAINTS_ANNOTATION, UNINITIALIZED_TAINT_KEY } from './constants.ts';
 import { OS_ARCH_ALIASES } from './label-keys.ts';
 import type { PlanPolicy } from './label-plan.ts';
 import { readOwnedLabels, readOwnedRecord } from './owned-labels.ts';
-import type { Taint } from './taints.ts';
+import { taintId, type Taint } from './taints.ts';
 
 /** One JSON Patch operation, as relabel sends them. */
 export type JsonPatchOp =
@@ -32,6 +32,16 @@ export type PlanReads = {
   annotations: string[];
   /** Whether the plan depends on the node's taint list. */
   taints: boolean;
+  /**
+   * When it does: the taints (`key:effect`) it depends on, sorted: those the
+   * documents want and those relabel's record says it owns. Others' taints
+   * are kept as they are whatever they are; the guard tests only these (and
+   * any it removes), so a write by someone else to another taint (the node
+   * controller's not-ready taint on a new node) does not refuse relabel's.
+   */
+  taintIds?: string[];
+  /** The plan lifts relabel's uninitialized taint where it finds it: it depends on its absence too. */
+  lift?: boolean;
 };
 
 /** The node as read, as far as the guard tests it. */
@@ -79,7 +89,10 @@ export function planReads(
   if (input.desiredAnnotations !== undefined) {
     annotations.push(...Object.keys(input.desiredAnnotations), ...readOwnedRecord(state.annotations, OWNED_ANNOTATIONS_ANNOTATION, anyEntry).owned);
   }
-  return { labels: sorted(labels), annotations: sorted(annotations), taints: input.desiredTaints !== undefined || input.liftTaint === true };
+  const taints = input.desiredTaints !== undefined || input.liftTaint === true;
+  if (!taints) return { labels: sorted(labels), annotations: sorted(annotations), taints };
+  const taintIds = [...(input.desiredTaints ?? []).map(taintId), ...readOwnedRecord(state.annotations, OWNED_TAINTS_ANNOTATION, anyEntry).owned];
+  return { labels: sorted(labels), annotations: sorted(annotations), taints, taintIds: sorted(taintIds), ...(input.liftTaint === true ? { lift: true } : {}) };
 }
 
 /** A JSON Pointer reference token: `~` and `/` escaped. */
@@ -123,12 +136,64 @@ export function guardedPatch(changes: NodeChanges, state: GuardedState, reads: P
   const ops: JsonPatchOp[] = state.uid ? [{ op: 'test', path: '/metadata/uid', value: state.uid }] : [];
   ops.push(...mapOps('labels', state.labels, reads.labels, changes.metadata.labels));
   ops.push(...mapOps('annotations', state.annotations, reads.annotations, changes.metadata.annotations));
-  const taints = state.taints ?? [];
-  if (reads.taints || changes.spec) ops.push({ op: 'test', path: '/spec/taints', value: taints.length > 0 ? taints.map(storedTaint) : null });
-  if (changes.spec) {
-    const next = changes.spec.taints;
-    if (next !== null && next.length > 0) ops.push({ op: 'add', path: '/spec/taints', value: next.map(storedTaint) });
-    else if (taints.length > 0) ops.push({ op: 'remove', path: '/spec/taints' });
+  ops.push(...taintOps(changes.spec?.taints, state.taints ?? [], reads));
+  return ops;
+}
+
+/**
+ * `next` as a change of `taints`: the indexes it drops (the order of the
+ * rest kept) and the taints it appends. Undefined when it changes the list
+ * otherwise (a value changed in place), leaves it empty, or appends to a
+ * node without a list.
+ */
+function listChange(taints: readonly Taint[], next: readonly Taint[] | null | undefined): { removed: number[]; added: Taint[] } | undefined {
+  if (next === undefined) return { removed: [], added: [] };
+  if (next === null || next.length === 0) return undefined;
+  const same = (a: Taint, b: Taint) => JSON.stringify(storedTaint(a)) === JSON.stringify(storedTaint(b));
+  const removed: number[] = [];
+  let j = 0;
+  taints.forEach((t, i) => {
+    if (j < next.length && same(t, next[j] as Taint)) j++;
+    else removed.push(i);
+  });
+  const added = next.slice(j);
+  if (added.length > 0 && taints.length === 0) return undefined;
+  // A taint whose value changes stays where it is, as in the plan's list: written whole.
+  const dropped = new Set(removed.map((i) => taintId(taints[i] as Taint)));
+  if (added.some((t) => dropped.has(taintId(t)))) return undefined;
+  return { removed, added };
+}
+
+/**
+ * The tests and changes of the taint list. When the plan knows which taints
+ * it depends on, each of them present on the node, and its change drops
+ * taints and appends others: each such taint and each dropped one is
+ * tested at its index, the dropped ones are removed by index (last first),
+ * the new ones appended. A taint of someone else's added, changed or
+ * removed after them does not refuse the write (one before them moves the
+ * indexes, and does); a taint someone else adds that relabel appends too
+ * is refused by the API server as a duplicate, which relabel reads as a
+ * stale write. Otherwise the whole list as read is tested and written.
+ */
+function taintOps(next: Taint[] | null | undefined, taints: readonly Taint[], reads: PlanReads): JsonPatchOp[] {
+  const change = reads.taintIds === undefined ? undefined : listChange(taints, next);
+  const present = new Set([...taints, ...(change?.added ?? [])].map(taintId));
+  // What the plan found absent cannot be tested by index: a lift that found no taint to lift, an owned taint gone.
+  const liftable = !reads.lift || taints.some((t) => t.key === UNINITIALIZED_TAINT_KEY);
+  if (change === undefined || !liftable || !(reads.taintIds ?? []).every((id) => present.has(id))) {
+    if (!reads.taints && next === undefined) return [];
+    const ops: JsonPatchOp[] = [{ op: 'test', path: '/spec/taints', value: taints.length > 0 ? taints.map(storedTaint) : null }];
+    if (next !== undefined && next !== null && next.length > 0) ops.push({ op: 'add', path: '/spec/taints', value: next.map(storedTaint) });
+    else if (next !== undefined && taints.length > 0) ops.push({ op: 'remove', path: '/spec/taints' });
+    return ops;
   }
+  const depends = new Set(reads.taintIds);
+  const dropped = new Set(change.removed);
+  const ops: JsonPatchOp[] = [];
+  taints.forEach((t, i) => {
+    if (dropped.has(i) || depends.has(taintId(t))) ops.push({ op: 'test', path: `/spec/taints/${i}`, value: storedTaint(t) });
+  });
+  for (const i of [...change.removed].reverse()) ops.push({ op: 'remove', path: `/spec/taints/${i}` });
+  for (const t of change.added) ops.push({ op: 'add', path: '/spec/taints/-', value: storedTaint(t) });
   return ops;
 }

@@ -3,7 +3,8 @@
  * server's does for the operations relabel sends: `test` compares JSON
  * values, passes for an absent member tested against `null` and fails under
  * a missing parent; `add` sets a member of an existing object; `remove`
- * needs the member. Applies all or nothing. Not product code.
+ * needs the member; array elements by index. Applies all or nothing. Not
+ * product code.
  */
 import type { JsonPatchOp } from '../node-guard.ts';
 import type { NodeLabelState } from '../node-reconcile.ts';
@@ -32,6 +33,22 @@ function tokens(path: string): string[] {
   return path.split('/').slice(1).map((t) => t.replaceAll('~1', '/').replaceAll('~0', '~'));
 }
 
+/** One operation on an element of an array, by index (`-` appends): a test or remove past the end fails as the API server's does. */
+function applyToArray(list: unknown[], key: string, op: JsonPatchOp): void {
+  const index = key === '-' ? list.length : /^(0|[1-9]\d*)$/.test(key) ? Number(key) : Number.NaN;
+  if (Number.isNaN(index)) throw new PatchRefused(op.op === 'test' ? 'test' : 'apply', `not an array index: ${key}`);
+  if (op.op === 'add') {
+    if (index > list.length) throw new PatchRefused('apply', `add past the end: ${key}`);
+    list.splice(index, 0, structuredClone(op.value));
+  } else if (index >= list.length) {
+    throw new PatchRefused(op.op === 'test' ? 'test' : 'apply', `unable to access invalid index: ${key}`);
+  } else if (op.op === 'test') {
+    if (!sameJson(list[index], op.value)) throw new PatchRefused('test', `testing value at index ${key} failed`);
+  } else {
+    list.splice(index, 1);
+  }
+}
+
 /** `doc` (any JSON object) with `ops` applied, as a new object; throws {@link PatchRefused}. */
 export function applyJsonPatch<T extends object>(doc: T, ops: readonly JsonPatchOp[]): T {
   const next = structuredClone(doc) as Record<string, unknown>;
@@ -41,6 +58,10 @@ export function applyJsonPatch<T extends object>(doc: T, ops: readonly JsonPatch
     let parent: unknown = next;
     for (const t of path) parent = parent !== null && typeof parent === 'object' ? (parent as Record<string, unknown>)[t] : undefined;
     if (parent === null || typeof parent !== 'object') throw new PatchRefused(op.op === 'test' ? 'test' : 'apply', `missing path: ${op.path}`);
+    if (Array.isArray(parent)) {
+      applyToArray(parent, key, op);
+      continue;
+    }
     const obj = parent as Record<string, unknown>;
     const present = Object.hasOwn(obj, key) && obj[key] !== undefined;
     if (op.op === 'test') {
@@ -53,6 +74,15 @@ export function applyJsonPatch<T extends object>(doc: T, ops: readonly JsonPatch
       delete obj[key];
     }
   }
+  // The API server validates the node as patched: taints are unique by key and effect ("Duplicate value"),
+  // a refusal relabel reads as a stale write.
+  const spec = (next as { spec?: { taints?: Taint[] } }).spec;
+  const taints = spec?.taints;
+  if (Array.isArray(taints) && new Set(taints.map((t) => `${t.key}:${t.effect}`)).size !== taints.length) {
+    throw new PatchRefused('test', 'spec.taints: Duplicate value');
+  }
+  // And stores an empty list as none (omitempty).
+  if (spec && Array.isArray(taints) && taints.length === 0) delete spec.taints;
   return next as T;
 }
 
