@@ -1,5 +1,5 @@
 /**
- * `npm run bench:e2e -- [--nodes 500,5000] [--concurrency 50] [--passes …] [--continue-as-new-after N] [--heartbeat 20] [--join-kube-qps 50] [--join-delay-ms 100]`:
+ * `npm run bench:e2e -- [--nodes 500,5000] [--concurrency 50] [--passes …] [--continue-as-new-after N] [--heartbeat 20] [--join-kube-qps 50] [--join-delay-ms 25]`:
  * update_labels end to end (`--search-attributes off`: runs and children
  * without relabel's search attributes, to measure what they cost), on a local stack of its own per size (real
  * Temporal, real kube-apiserver, and by default the simulated cluster: KWOK
@@ -83,7 +83,7 @@ const { values: opts } = parseArgs({
     'search-attributes': { type: 'string', default: 'on' },
     heartbeat: { type: 'string', default: '20' },
     'join-kube-qps': { type: 'string', default: String(DEFAULT_KUBE_QPS) },
-    'join-delay-ms': { type: 'string', default: '100' },
+    'join-delay-ms': { type: 'string', default: '25' },
   },
 });
 const sizes = opts.nodes.split(',').map(Number);

@@ -36,7 +36,7 @@ export interface WatchJoinsInput {
 export const DEFAULT_JOIN_BATCH = 1000;
 
 /** How long the watcher waits for more joins before it starts a run, unless told: short, as a person is waiting. */
-export const DEFAULT_JOIN_DELAY_MS = 100;
+export const DEFAULT_JOIN_DELAY_MS = 25;
 
 /** Seconds one watching activity runs, unless told. */
 export const DEFAULT_WATCH_SECONDS = 3600;
