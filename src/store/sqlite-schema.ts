@@ -181,7 +181,7 @@ CREATE TABLE revision_designs (
  * The steps from each schema version to the next: the SQL that turns
  * version `from` into `from + 1`. A fresh database runs them all.
  */
-const MIGRATIONS: readonly { from: number; sql: string }[] = [
+export const MIGRATIONS: readonly { from: number; sql: string }[] = [
   { from: 0, sql: SCHEMA },
   { from: 1, sql: RUNS_SCHEMA },
   { from: 2, sql: DRIFT_SCHEMA },
