@@ -7,7 +7,8 @@ import pg from 'pg';
 import { freeLoopbackPort } from '../stack/processes.ts';
 import { startPostgres, type PostgresServer } from '../stack/postgres.ts';
 import { openStore } from '../src/store/open-store.ts';
-import { openPostgresStore, POSTGRES_SCHEMA_VERSION } from '../src/store/postgres-store.ts';
+import { openPostgresStore } from '../src/store/postgres-store.ts';
+import { SCHEMA_VERSION } from '../src/store/schema.ts';
 import { revisionStoreContract } from '../src/store/testing/contract.ts';
 import { assertActionsWork, assertAuditWorks, assertDriftWorks, assertRunsWork, rejectsWith } from '../src/store/testing/fixture.ts';
 
@@ -90,7 +91,7 @@ describe('PostgreSQL backend specifics', () => {
         await migrated.close();
       }
       const { rows } = await client.query(`SELECT value FROM "${schema}".meta WHERE key = 'schema_version'`);
-      assert.deepEqual(rows, [{ value: String(POSTGRES_SCHEMA_VERSION) }]);
+      assert.deepEqual(rows, [{ value: String(SCHEMA_VERSION) }]);
       const indexes = await client.query(`SELECT indexname FROM pg_indexes WHERE schemaname = $1 AND tablename = 'run_nodes' ORDER BY indexname`, [schema]);
       assert.ok(indexes.rows.some((r: { indexname: string }) => r.indexname === 'run_nodes_status'), 'the (run_id, status, seq) index was created');
       // Opening again is a no-op.
@@ -132,7 +133,7 @@ describe('PostgreSQL backend specifics', () => {
         await migrated.close();
       }
       const { rows } = await client.query(`SELECT value FROM "${schema}".meta WHERE key = 'schema_version'`);
-      assert.deepEqual(rows, [{ value: String(POSTGRES_SCHEMA_VERSION) }]);
+      assert.deepEqual(rows, [{ value: String(SCHEMA_VERSION) }]);
       const columns = await client.query(
         `SELECT column_name FROM information_schema.columns WHERE table_schema = $1 AND table_name = 'runs' AND column_name IN ('started_by', 'started_via', 'outcome') ORDER BY column_name`,
         [schema],
@@ -154,7 +155,7 @@ describe('PostgreSQL backend specifics', () => {
       await rejectsWith(
         openPostgresStore(baseUrl, { schema }),
         'SchemaVersion',
-        new RegExp(`schema "${schema}": version 99 is not supported .*knows version ${POSTGRES_SCHEMA_VERSION}`),
+        new RegExp(`schema "${schema}": version 99 is not supported .*knows version ${SCHEMA_VERSION}`),
       );
       const { rows } = await client.query(`SELECT value FROM "${schema}".meta`);
       assert.deepEqual(rows, [{ value: '99' }]);

@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { after, describe, test } from 'node:test';
-import { openSqliteStore, SQLITE_MEMORY, SQLITE_SCHEMA_VERSION } from './sqlite-store.ts';
+import { openSqliteStore, SQLITE_MEMORY } from './sqlite-store.ts';
+import { SCHEMA_VERSION } from './schema.ts';
 import { revisionStoreContract } from './testing/contract.ts';
 import { assertActionsWork, assertAuditWorks, assertDriftWorks, assertRunsWork, rejectsWith } from './testing/fixture.ts';
 
@@ -24,7 +25,7 @@ describe('SQLite backend specifics', () => {
     try {
       assert.equal(db.prepare('PRAGMA journal_mode').get()?.journal_mode, 'wal');
       assert.deepEqual({ ...db.prepare(`SELECT value FROM meta WHERE key = 'schema_version'`).get() }, {
-        value: String(SQLITE_SCHEMA_VERSION),
+        value: String(SCHEMA_VERSION),
       });
     } finally {
       db.close();
@@ -49,7 +50,7 @@ describe('SQLite backend specifics', () => {
     }
     const check = new DatabaseSync(path);
     try {
-      assert.equal(check.prepare(`SELECT value FROM meta WHERE key = 'schema_version'`).get()?.value, String(SQLITE_SCHEMA_VERSION));
+      assert.equal(check.prepare(`SELECT value FROM meta WHERE key = 'schema_version'`).get()?.value, String(SCHEMA_VERSION));
       const index = check.prepare(`SELECT name FROM sqlite_master WHERE type = 'index' AND name = 'run_nodes_status'`).get();
       assert.equal(index?.name, 'run_nodes_status', 'the (run_id, status, seq) index was created');
     } finally {
@@ -90,7 +91,7 @@ describe('SQLite backend specifics', () => {
     }
     const check = new DatabaseSync(path);
     try {
-      assert.equal(check.prepare(`SELECT value FROM meta WHERE key = 'schema_version'`).get()?.value, String(SQLITE_SCHEMA_VERSION));
+      assert.equal(check.prepare(`SELECT value FROM meta WHERE key = 'schema_version'`).get()?.value, String(SCHEMA_VERSION));
       const columns = check.prepare(`SELECT name FROM pragma_table_info('runs') WHERE name IN ('started_by', 'started_via', 'outcome') ORDER BY name`).all();
       assert.deepEqual(columns.map((c) => c.name), ['outcome', 'started_by', 'started_via']);
     } finally {
@@ -105,7 +106,7 @@ describe('SQLite backend specifics', () => {
     const db = new DatabaseSync(path);
     db.exec(`UPDATE meta SET value = '99' WHERE key = 'schema_version'`);
     db.close();
-    await rejectsWith(openSqliteStore(path), 'SchemaVersion', new RegExp(`schema version 99 is not supported .*knows version ${SQLITE_SCHEMA_VERSION}`));
+    await rejectsWith(openSqliteStore(path), 'SchemaVersion', new RegExp(`schema version 99 is not supported .*knows version ${SCHEMA_VERSION}`));
     const check = new DatabaseSync(path);
     assert.equal(check.prepare(`SELECT value FROM meta WHERE key = 'schema_version'`).get()?.value, '99');
     check.close();

@@ -13,10 +13,8 @@ import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlit
 import type { RevisionStore } from './revision-store.ts';
 import { StoreError, StoreErrorCode } from './store-error.ts';
 import { SqlRevisionStore } from './sql-revision-store.ts';
-import type { SqlDriver, SqlSession, SqlValue, TableNames } from './sql-driver.ts';
-import { migrate } from './sqlite-schema.ts';
-
-export { SQLITE_SCHEMA_VERSION } from './sqlite-schema.ts';
+import type { SqlDriver, SqlSession, SqlValue } from './sql-driver.ts';
+import { META_TABLE, migrationSteps, renderSql, SCHEMA_VERSION, SqlDialect, tableNames } from './schema.ts';
 
 /** Path that opens a private in-memory database (tests, dry runs). */
 export const SQLITE_MEMORY = ':memory:';
@@ -27,26 +25,7 @@ export interface SqliteStoreOptions {
   readonly busyTimeoutMs?: number;
 }
 
-const TABLES: TableNames = {
-  contents: 'contents',
-  revisions: 'revisions',
-  revisionFiles: 'revision_files',
-  revisionTags: 'revision_tags',
-  buffer: 'buffer',
-  bufferFiles: 'buffer_files',
-  runs: 'runs',
-  runNodes: 'run_nodes',
-  driftReports: 'drift_reports',
-  driftNodes: 'drift_nodes',
-  pluginSets: 'plugin_sets',
-  pluginSetPlugins: 'plugin_set_plugins',
-  pluginSetLabels: 'plugin_set_labels',
-  pluginStatus: 'plugin_status',
-  runPluginSets: 'run_plugin_sets',
-  runCommands: 'run_commands',
-  runWaves: 'run_waves',
-  revisionDesigns: 'revision_designs',
-};
+const TABLES = tableNames(SqlDialect.sqlite);
 
 /**
  * Most prepared statements a connection keeps. Multi-row statements (run
@@ -174,6 +153,32 @@ function whileBusy<T>(timeout: number, fn: () => T): T {
       if (!isBusy(error) || Date.now() >= deadline) throw error;
       Atomics.wait(pause, 0, 0, ms);
     }
+  }
+}
+
+/** Create the schema on a fresh database, or bring an older one up to {@link SCHEMA_VERSION} step by step. */
+function migrate(db: DatabaseSync, path: string): void {
+  db.exec('BEGIN IMMEDIATE');
+  try {
+    db.exec(renderSql(META_TABLE, SqlDialect.sqlite));
+    const row = db.prepare(`SELECT value FROM meta WHERE key = 'schema_version'`).get();
+    const found = row === undefined ? 0 : Number(row.value);
+    if (!(Number.isInteger(found) && found >= 0 && found <= SCHEMA_VERSION)) {
+      throw new StoreError(StoreErrorCode.SchemaVersion,
+        `${path}: schema version ${String(row?.value)} is not supported by this relabel ` +
+          `(it knows version ${SCHEMA_VERSION})`,
+      );
+    }
+    for (const sql of migrationSteps(found, SqlDialect.sqlite)) db.exec(sql);
+    if (row === undefined) {
+      db.prepare(`INSERT INTO meta (key, value) VALUES ('schema_version', ?)`).run(String(SCHEMA_VERSION));
+    } else if (found !== SCHEMA_VERSION) {
+      db.prepare(`UPDATE meta SET value = ? WHERE key = 'schema_version'`).run(String(SCHEMA_VERSION));
+    }
+    db.exec('COMMIT');
+  } catch (error) {
+    if (db.isTransaction) db.exec('ROLLBACK');
+    throw error;
   }
 }
 
