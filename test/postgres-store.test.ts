@@ -65,17 +65,17 @@ describe('PostgreSQL backend specifics', () => {
     t.after(() => one.close());
     const two = await openStore(urlWithSchema(freshSchema()));
     t.after(() => two.close());
-    await one.stage('site', [{ source: 'n.yaml', text: 'n' }]);
-    await one.commit();
-    assert.equal(await two.latestRevision(), null);
-    assert.deepEqual(await two.buffer(), []);
+    await one.revisions.stage('site', [{ source: 'n.yaml', text: 'n' }]);
+    await one.revisions.commit();
+    assert.equal(await two.revisions.latest(), null);
+    assert.deepEqual(await two.revisions.buffer(), []);
   });
 
   test('a version-1 schema (before runs were stored) is migrated in place, revisions kept', async () => {
     const schema = freshSchema();
     const store = await openPostgresStore(baseUrl, { schema });
-    await store.stage('site', [{ source: 'a.yaml', text: 'a: 1\n' }]);
-    await store.commit({ message: 'before runs' });
+    await store.revisions.stage('site', [{ source: 'a.yaml', text: 'a: 1\n' }]);
+    await store.revisions.commit({ message: 'before runs' });
     await store.close();
     const client = new pg.Client({ connectionString: baseUrl });
     await client.connect();
@@ -84,7 +84,7 @@ describe('PostgreSQL backend specifics', () => {
       await client.query(`DROP TABLE "${schema}".drift_nodes, "${schema}".drift_reports, "${schema}".plugin_set_labels, "${schema}".plugin_set_plugins, "${schema}".plugin_sets, "${schema}".plugin_status, "${schema}".run_plugin_sets, "${schema}".run_commands, "${schema}".run_waves, "${schema}".revision_designs; DROP TABLE "${schema}".run_nodes; DROP TABLE "${schema}".runs; UPDATE "${schema}".meta SET value = '1' WHERE key = 'schema_version'`);
       const migrated = await openPostgresStore(baseUrl, { schema });
       try {
-        assert.equal((await migrated.latestRevision())?.message, 'before runs');
+        assert.equal((await migrated.revisions.latest())?.message, 'before runs');
         await assertRunsWork(migrated);
         await assertDriftWorks(migrated);
       } finally {
@@ -119,16 +119,16 @@ describe('PostgreSQL backend specifics', () => {
       );
       const migrated = await openPostgresStore(baseUrl, { schema });
       try {
-        assert.deepEqual({ ...(await migrated.getRun(1)) }, {
+        assert.deepEqual({ ...(await migrated.runs.get(1)) }, {
           id: 1, key: null, createdAt: new Date('2026-01-02T03:04:05.000Z'), workflowId: 'update-labels/s', revision: 4, dryRun: false,
           retryOf: null, targetCount: 1, startedBy: null, startedVia: null, outcome: null, actionId: null, contextMarker: null, executionRunId: null,
         });
-        assert.deepEqual(await migrated.runCounts(1), { total: 1, queued: 0, pending: 0, success: 1, failure: 0, cancelled: 0, written: 1 });
+        assert.deepEqual(await migrated.runs.counts(1), { total: 1, queued: 0, pending: 0, success: 1, failure: 0, cancelled: 0, written: 1 });
         await assertAuditWorks(migrated, 1);
         await assertActionsWork(migrated, 1);
         await assertDriftWorks(migrated);
-        const set = await migrated.savePluginSet({ site: 's', digest: 'd', parts: [{ plugin: 'p', digest: 'x', polledAt: new Date(), labels: { n1: { 'a.example.com/k': 'v' } } }] });
-        assert.equal(await migrated.pinRunPluginSet(1, set.id), set.id);
+        const set = await migrated.plugins.saveSet({ site: 's', digest: 'd', parts: [{ plugin: 'p', digest: 'x', polledAt: new Date(), labels: { n1: { 'a.example.com/k': 'v' } } }] });
+        assert.equal(await migrated.plugins.pinRun(1, set.id), set.id);
       } finally {
         await migrated.close();
       }

@@ -1,5 +1,5 @@
 /**
- * The PostgreSQL revision store, for deployments running several API/worker
+ * The PostgreSQL store, for deployments running several API/worker
  * replicas against one database. Tables live in one schema (default
  * `relabel`), created on open. Every write transaction first locks the schema's
  * single `meta` row (`SELECT … FOR UPDATE`): writers from any process run one
@@ -7,9 +7,9 @@
  * previous writer's commit, so revision ids come out consecutive and distinct.
  */
 import { Pool, type PoolClient } from 'pg';
-import type { RevisionStore } from './revision-store.ts';
+import type { Store } from './store.ts';
 import { StoreError, StoreErrorCode } from './store-error.ts';
-import { SqlRevisionStore } from './sql-revision-store.ts';
+import { sqlStore } from './sql-store.ts';
 import type { SqlDriver, SqlRow, SqlSession, SqlValue, TableNames } from './sql-driver.ts';
 import { META_TABLE, migrationSteps, renderSql, SCHEMA_VERSION, SqlDialect, tableNames } from './schema.ts';
 
@@ -124,7 +124,7 @@ async function migrate(pool: Pool, schema: string): Promise<void> {
 }
 
 /**
- * Open the PostgreSQL revision store at `connectionString` (a `postgres://`
+ * Open the PostgreSQL store at `connectionString` (a `postgres://`
  * URL as `pg` understands it), creating its schema and tables when absent.
  * Throws InvalidName for a bad schema name, SchemaVersion for a schema written
  * by an incompatible relabel, and the driver's error when the server cannot be
@@ -133,7 +133,7 @@ async function migrate(pool: Pool, schema: string): Promise<void> {
 export async function openPostgresStore(
   connectionString: string,
   options: PostgresStoreOptions = {},
-): Promise<RevisionStore> {
+): Promise<Store> {
   const schema = options.schema ?? DEFAULT_POSTGRES_SCHEMA;
   if (!POSTGRES_SCHEMA_PATTERN.test(schema)) {
     throw new StoreError(StoreErrorCode.InvalidName,
@@ -151,5 +151,5 @@ export async function openPostgresStore(
     await pool.end();
     throw error;
   }
-  return new SqlRevisionStore(new PostgresDriver(pool, schema));
+  return sqlStore(new PostgresDriver(pool, schema));
 }

@@ -35,15 +35,15 @@ describe('SQLite backend specifics', () => {
   test('a version-1 database (before runs were stored) is migrated in place, revisions kept', async () => {
     const path = freshPath();
     const store = await openSqliteStore(path);
-    await store.stage('site', [{ source: 'a.yaml', text: 'a: 1\n' }]);
-    await store.commit();
+    await store.revisions.stage('site', [{ source: 'a.yaml', text: 'a: 1\n' }]);
+    await store.revisions.commit();
     await store.close();
     const db = new DatabaseSync(path);
     db.exec(`DROP TABLE drift_nodes; DROP TABLE drift_reports; DROP TABLE plugin_set_labels; DROP TABLE plugin_set_plugins; DROP TABLE plugin_sets; DROP TABLE plugin_status; DROP TABLE run_plugin_sets; DROP TABLE run_commands; DROP TABLE run_waves; DROP TABLE revision_designs; DROP TABLE run_nodes; DROP TABLE runs; UPDATE meta SET value = '1' WHERE key = 'schema_version'`);
     db.close();
     const migrated = await openSqliteStore(path);
     try {
-      assert.equal((await migrated.latestRevision())?.id, 1);
+      assert.equal((await migrated.revisions.latest())?.id, 1);
       await assertRunsWork(migrated);
     } finally {
       await migrated.close();
@@ -75,17 +75,17 @@ describe('SQLite backend specifics', () => {
     db.close();
     const migrated = await openSqliteStore(path);
     try {
-      const old = await migrated.getRun(1);
+      const old = await migrated.runs.get(1);
       assert.deepEqual({ ...old }, {
         id: 1, key: null, createdAt: new Date('2026-01-02T03:04:05.000Z'), workflowId: 'update-labels/s', revision: 4, dryRun: false,
         retryOf: null, targetCount: 1, startedBy: null, startedVia: null, outcome: null, actionId: null, contextMarker: null, executionRunId: null,
       });
-      assert.deepEqual(await migrated.runCounts(1), { total: 1, queued: 0, pending: 0, success: 1, failure: 0, cancelled: 0, written: 1 });
+      assert.deepEqual(await migrated.runs.counts(1), { total: 1, queued: 0, pending: 0, success: 1, failure: 0, cancelled: 0, written: 1 });
       await assertAuditWorks(migrated, 1);
       await assertActionsWork(migrated, 1);
       await assertDriftWorks(migrated);
-      const set = await migrated.savePluginSet({ site: 's', digest: 'd', parts: [{ plugin: 'p', digest: 'x', polledAt: new Date(), labels: { n1: { 'a.example.com/k': 'v' } } }] });
-      assert.equal(await migrated.pinRunPluginSet(1, set.id), set.id);
+      const set = await migrated.plugins.saveSet({ site: 's', digest: 'd', parts: [{ plugin: 'p', digest: 'x', polledAt: new Date(), labels: { n1: { 'a.example.com/k': 'v' } } }] });
+      assert.equal(await migrated.plugins.pinRun(1, set.id), set.id);
     } finally {
       await migrated.close();
     }
@@ -123,25 +123,25 @@ describe('SQLite backend specifics', () => {
         db.close();
       }
     };
-    await store.stage('a', [{ source: 'x.yaml', text: 'same' }]);
-    await store.stage('b', [{ source: 'y.yaml', text: 'same' }]);
-    await store.commit();
+    await store.revisions.stage('a', [{ source: 'x.yaml', text: 'same' }]);
+    await store.revisions.stage('b', [{ source: 'y.yaml', text: 'same' }]);
+    await store.revisions.commit();
     assert.equal(count(), 1);
-    await store.stage('a', [{ source: 'x.yaml', text: 'draft 1' }]);
-    await store.stage('a', [{ source: 'x.yaml', text: 'draft 2' }]);
+    await store.revisions.stage('a', [{ source: 'x.yaml', text: 'draft 1' }]);
+    await store.revisions.stage('a', [{ source: 'x.yaml', text: 'draft 2' }]);
     assert.equal(count(), 2, 'draft 1 was replaced, so pruned');
-    await store.discardBuffer();
+    await store.revisions.discardBuffer();
     assert.equal(count(), 1);
     await store.close();
   });
 
   test('an in-memory store works and is private to its connection', async () => {
     const store = await openSqliteStore(SQLITE_MEMORY);
-    await store.stage('site', [{ source: 'n.yaml', text: 'n' }]);
-    assert.equal((await store.commit()).id, 1);
+    await store.revisions.stage('site', [{ source: 'n.yaml', text: 'n' }]);
+    assert.equal((await store.revisions.commit()).id, 1);
     await store.close();
     const other = await openSqliteStore(SQLITE_MEMORY);
-    assert.equal(await other.latestRevision(), null);
+    assert.equal(await other.revisions.latest(), null);
     await other.close();
   });
 

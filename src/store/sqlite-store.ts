@@ -1,5 +1,5 @@
 /**
- * The embedded revision store: one SQLite file through Node's built-in
+ * The embedded store: one SQLite file through Node's built-in
  * `node:sqlite`, in WAL mode. Several processes may use the same file at once:
  * every write runs in a `BEGIN IMMEDIATE` transaction, which takes SQLite's
  * single write lock up front (waiting up to the busy timeout), so writers are
@@ -10,9 +10,9 @@
 import { mkdirSync, realpathSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlite';
-import type { RevisionStore } from './revision-store.ts';
+import type { Store } from './store.ts';
 import { StoreError, StoreErrorCode } from './store-error.ts';
-import { SqlRevisionStore } from './sql-revision-store.ts';
+import { sqlStore } from './sql-store.ts';
 import type { SqlDriver, SqlSession, SqlValue } from './sql-driver.ts';
 import { META_TABLE, migrationSteps, renderSql, SCHEMA_VERSION, SqlDialect, tableNames } from './schema.ts';
 
@@ -199,7 +199,7 @@ function openDatabase(path: string, timeout: number): DatabaseSync {
 }
 
 /**
- * Open (creating when absent, with its parent directories) the SQLite revision
+ * Open (creating when absent, with its parent directories) the SQLite
  * store at `path`, or a private in-memory one for {@link SQLITE_MEMORY}.
  * Stores opened on one file in one process share a connection (the first
  * opener's options apply). Throws SchemaVersion when the file holds a schema
@@ -208,11 +208,11 @@ function openDatabase(path: string, timeout: number): DatabaseSync {
 export async function openSqliteStore(
   path: string,
   options: SqliteStoreOptions = {},
-): Promise<RevisionStore> {
+): Promise<Store> {
   if (path.length === 0) throw new StoreError(StoreErrorCode.InvalidArgument, 'SQLite store path is empty');
   const timeout = options.busyTimeoutMs ?? 10_000;
   if (path === SQLITE_MEMORY) {
-    return new SqlRevisionStore(new SqliteDriver(new Connection(openDatabase(path, timeout), undefined)));
+    return sqlStore(new SqliteDriver(new Connection(openDatabase(path, timeout), undefined)));
   }
   mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
   const key = join(realpathSync(dirname(path)), basename(path));
@@ -223,5 +223,5 @@ export async function openSqliteStore(
     connection = new Connection(openDatabase(key, timeout), key);
     connections.set(key, connection);
   }
-  return new SqlRevisionStore(new SqliteDriver(connection));
+  return sqlStore(new SqliteDriver(connection));
 }
