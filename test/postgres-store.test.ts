@@ -9,7 +9,7 @@ import { startPostgres, type PostgresServer } from '../stack/postgres.ts';
 import { openStore } from '../src/store/open-store.ts';
 import { openPostgresStore } from '../src/store/postgres-store.ts';
 import { SCHEMA_VERSION } from '../src/store/schema.ts';
-import { revisionStoreContract } from '../src/store/testing/contract.ts';
+import { storeContract } from '../src/store/testing/contract.ts';
 import { assertActionsWork, assertAuditWorks, assertDriftWorks, assertRunsWork, rejectsWith } from '../src/store/testing/fixture.ts';
 
 // A real server: RELABEL_TEST_PG_URL when set, else one started here. A server
@@ -57,7 +57,7 @@ function urlWithSchema(schema: string): string {
   return url.toString();
 }
 
-revisionStoreContract('postgres', { freshUrl: async () => urlWithSchema(freshSchema()) });
+storeContract('postgres', { freshUrl: async () => urlWithSchema(freshSchema()) });
 
 describe('PostgreSQL backend specifics', () => {
   test('schemas are independent stores in one database', async (t) => {

@@ -79,7 +79,7 @@ export interface DriftNodesQuery {
 }
 
 /**
- * The drift half of the store. Atomic methods; StoreError InvalidArgument
+ * The drift part of the store. Atomic methods; StoreError InvalidArgument
  * for bad input and NotFound for an absent report.
  */
 export interface DriftStore {

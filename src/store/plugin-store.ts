@@ -94,7 +94,7 @@ export interface PluginStatusRow {
 }
 
 /**
- * The plugin half of the store. Every method is atomic. InvalidArgument for
+ * The plugin part of the store. Every method is atomic. InvalidArgument for
  * bad input (StoreError), the driver's error for I/O failures.
  */
 export interface PluginStore {

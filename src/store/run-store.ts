@@ -183,7 +183,7 @@ export const MAX_RUN_PAGE = 5000;
 export const MAX_NODE_NAME_LENGTH = 253;
 
 /**
- * The run half of the store. Every method is atomic: on any error nothing is
+ * The run part of the store. Every method is atomic: on any error nothing is
  * written. Methods reject with a StoreError for bad input (InvalidArgument)
  * and missing runs (NotFound), and with the driver's own error for I/O
  * failures. Run numbers are assigned under the store-wide write lock, so they

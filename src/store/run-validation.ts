@@ -1,5 +1,5 @@
 /**
- * Input checks of the run half of the store, pure and backend-independent:
+ * Input checks of the run part of the store, pure and backend-independent:
  * each throws a StoreError (InvalidArgument) naming the culprit before any
  * SQL runs, and turns what it accepts into the values the SQL binds.
  */

@@ -1,5 +1,5 @@
 /**
- * The drift half of the store ({@link DriftStore}), in portable SQL over a
+ * The drift part of the store ({@link DriftStore}), in portable SQL over a
  * {@link SqlDriver}, as the run half is.
  */
 import type { DriftCounts, DriftState } from '../core/plan/drift.ts';

@@ -1,5 +1,5 @@
 /**
- * The plugin half of the store ({@link PluginStore}), written once in
+ * The plugin part of the store ({@link PluginStore}), written once in
  * portable SQL over a {@link SqlDriver}. Set ids are read from the table
  * under the store-wide write lock, so they are consecutive across processes.
  * Labels travel in multi-row statements of at most {@link BATCH} rows.

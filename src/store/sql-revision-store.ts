@@ -77,7 +77,7 @@ function bufferMethods(driver: SqlDriver, t: TableNames): Pick<RevisionStore, 's
     async stage(bucket: string, files: readonly SourceFile[], options: StageOptions = {}) {
       assertBucketName(bucket);
       const valid = validateFiles(bucket, files);
-            const stagedAt = new Date();
+      const stagedAt = new Date();
       await driver.write(async (s) => {
         if (options.expectBuffer !== undefined) {
           const now = bufferKey(buildBuffer(await s.all(`SELECT bucket, staged_at FROM ${t.buffer}`), await bufferTexts(s, t)));
@@ -129,7 +129,7 @@ function bufferMethods(driver: SqlDriver, t: TableNames): Pick<RevisionStore, 's
     async commit(options: CommitOptions = {}) {
       assertMessage(options.message);
       const wanted = options.buckets === undefined ? undefined : validateBucketList(options.buckets);
-            return driver.write(async (s) => {
+      return driver.write(async (s) => {
         const staged = (await s.all(`SELECT bucket FROM ${t.buffer}`)).map((r) => columnString(r, 'bucket'));
         if (staged.length === 0) {
           throw new StoreError(StoreErrorCode.EmptyBuffer, 'nothing to commit: the staging buffer is empty');
@@ -196,7 +196,7 @@ function revisionReads(driver: SqlDriver, t: TableNames): Pick<RevisionStore, 'l
 
     async documents(id: number) {
       assertRevisionId(id);
-            return driver.read(async (s) => {
+      return driver.read(async (s) => {
         await assertRevisionExists(s, t, id);
         const rows = await s.all(
           `SELECT f.bucket, f.source, c.text FROM ${t.revisionFiles} f
@@ -216,7 +216,7 @@ function revisionReads(driver: SqlDriver, t: TableNames): Pick<RevisionStore, 'l
     async diff(from: number, to: number) {
       assertRevisionId(from, true);
       assertRevisionId(to, true);
-            return driver.read(async (s) => {
+      return driver.read(async (s) => {
         const side = async (id: number): Promise<DiffEntry[]> => {
           if (id === 0) return [];
           await assertRevisionExists(s, t, id);
@@ -243,7 +243,7 @@ function tagMethods(driver: SqlDriver, t: TableNames): Pick<RevisionStore, 'tag'
       assertRevisionId(id);
       assertTagName(tag);
       const json = serializeTagData(tag, data);
-            return driver.write(async (s) => {
+      return driver.write(async (s) => {
         await assertRevisionExists(s, t, id);
         await s.run(
           `INSERT INTO ${t.revisionTags} (revision_id, tag, data, created_at) VALUES (?, ?, ?, ?)
@@ -262,7 +262,7 @@ function tagMethods(driver: SqlDriver, t: TableNames): Pick<RevisionStore, 'tag'
     async untag(id: number, tag: string) {
       assertRevisionId(id);
       assertTagName(tag);
-            return driver.write(async (s) => {
+      return driver.write(async (s) => {
         await assertRevisionExists(s, t, id);
         const removed = await s.run(`DELETE FROM ${t.revisionTags} WHERE revision_id = ? AND tag = ?`, [id, tag]);
         return removed > 0;

@@ -1,5 +1,5 @@
 /**
- * The run half of the store ({@link RunStore}), written once in portable SQL
+ * The run part of the store ({@link RunStore}), written once in portable SQL
  * over a {@link SqlDriver}. Writes take the store-wide write lock, so run
  * numbers come out consecutive across processes, as revision ids do. Targets
  * and results travel in multi-row statements of at most {@link BATCH} rows,

@@ -6,7 +6,7 @@ import { DatabaseSync } from 'node:sqlite';
 import { after, describe, test } from 'node:test';
 import { openSqliteStore, SQLITE_MEMORY } from './sqlite-store.ts';
 import { SCHEMA_VERSION } from './schema.ts';
-import { revisionStoreContract } from './testing/contract.ts';
+import { storeContract } from './testing/contract.ts';
 import { assertActionsWork, assertAuditWorks, assertDriftWorks, assertRunsWork, rejectsWith } from './testing/fixture.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'relabel-sqlite-store-'));
@@ -14,7 +14,7 @@ after(() => rmSync(dir, { recursive: true, force: true }));
 let counter = 0;
 const freshPath = () => join(dir, `store-${++counter}`, 'revisions.db');
 
-revisionStoreContract('sqlite', { freshUrl: async () => `sqlite:${freshPath()}` });
+storeContract('sqlite', { freshUrl: async () => `sqlite:${freshPath()}` });
 
 describe('SQLite backend specifics', () => {
   test('creates parent directories, uses WAL and records the schema version', async () => {

@@ -1,5 +1,5 @@
 /**
- * The action half of the store contract: each run's Shipyard action id (a
+ * The action part of the store contract: each run's Shipyard action id (a
  * ULID), context marker, Temporal run id and command audit, the same on
  * every backend.
  */

@@ -1,5 +1,5 @@
 /**
- * The stored-design half of the store contract: a revision's design is
+ * The stored-design part of the store contract: a revision's design is
  * read back as stored, only in the format it was stored in, one format per
  * revision, the last write replacing it, the same on every backend.
  */

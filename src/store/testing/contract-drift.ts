@@ -1,5 +1,5 @@
 /**
- * The drift half of the store contract: reports and their per-node rows,
+ * The drift part of the store contract: reports and their per-node rows,
  * the same on every backend.
  */
 import assert from 'node:assert/strict';

@@ -1,5 +1,5 @@
 /**
- * The plugin half of the store contract: label plugin sets (stored, carried
+ * The plugin part of the store contract: label plugin sets (stored, carried
  * over, looked up per node, paged, pruned), plugin status, and the set each
  * run pins, the same on every backend.
  */

@@ -1,5 +1,5 @@
 /**
- * The run half of the store contract: runs and their per-node rows, the same
+ * The run part of the store contract: runs and their per-node rows, the same
  * on every backend.
  */
 import assert from 'node:assert/strict';
@@ -71,7 +71,7 @@ export function runsContract(fixture: StoreFixture): void {
       assert.equal((await store.runs.create({ targets: ['b'] })).id, retried.id + 1, 'the refused runs took no number');
     });
 
-    test('setRunWorkflow records the workflow ID of a run', async (t) => {
+    test('runs.setWorkflow records the workflow ID of a run', async (t) => {
       const store = await freshStore(t, fixture);
       const run = await store.runs.create({ key: 'k', targets: ['a'] });
       await store.runs.setWorkflow(run.id, 'update-labels/site');
@@ -213,7 +213,7 @@ export function runsContract(fixture: StoreFixture): void {
       assert.equal((await store.runs.nodes(run, { limit: 5000 })).length, 1);
     });
 
-    test('discardRun deletes a run and its rows, idempotently, and leaves the others', async (t) => {
+    test('runs.discard deletes a run and its rows, idempotently, and leaves the others', async (t) => {
       const store = await freshStore(t, fixture);
       const keep = (await store.runs.create({ targets: ['a', 'b'] })).id;
       const drop = (await store.runs.create({ key: 'gone', targets: ['a', 'c'] })).id;

@@ -1,5 +1,5 @@
 /**
- * The wave half of the store contract: a run's waves in order, each node in
+ * The wave part of the store contract: a run's waves in order, each node in
  * one wave, pages of pending nodes by wave, and each wave's nodes counted by
  * status, the same on every backend.
  */

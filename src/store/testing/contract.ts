@@ -1,6 +1,6 @@
 /**
  * The behavior every {@link Store} backend must show, as a node:test
- * suite. Each backend's test file calls {@link revisionStoreContract} with a
+ * suite. Each backend's test file calls {@link storeContract} with a
  * fixture that hands out URLs of fresh, empty stores.
  */
 import assert from 'node:assert/strict';
@@ -20,7 +20,7 @@ import { designsContract } from './contract-designs.ts';
 const f = (source: string, text: string): SourceFile => ({ source, text });
 
 /** Register the whole contract suite for one backend. */
-export function revisionStoreContract(backend: string, fixture: StoreFixture): void {
+export function storeContract(backend: string, fixture: StoreFixture): void {
   describe(`Store contract: ${backend}`, () => {
     test('an empty store has no revision, no buffer and no site action', async (t) => {
       const store = await freshStore(t, fixture);
