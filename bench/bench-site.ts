@@ -9,7 +9,8 @@ import { parseAllDocuments } from 'yaml';
 import type { Design } from '../src/core/site/validate-site.ts';
 import { createDocuments } from '../src/facade/documents.ts';
 import type { DesignMemory } from '../src/store/design-cache.ts';
-import type { RevisionStore, SourceFile } from '../src/store/revision-store.ts';
+import type { SourceFile } from '../src/store/revision-store.ts';
+import type { Store } from '../src/store/store.ts';
 
 const SAMPLE = new URL('../examples/site/', import.meta.url).pathname;
 
@@ -66,7 +67,7 @@ export function withChangedNodes(files: SourceFile[], changed: ReadonlySet<strin
  * (its documents facade validates them, keeps the design with the revision
  * and tells the facade's own cache, `designs`); the design.
  */
-export async function commitSite(store: RevisionStore, designs: DesignMemory, files: SourceFile[], message: string): Promise<Design> {
+export async function commitSite(store: Store, designs: DesignMemory, files: SourceFile[], message: string): Promise<Design> {
   const documents = createDocuments(store, designs);
   await documents.stage('site', files);
   const { revision } = await documents.commit({ message });

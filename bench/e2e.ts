@@ -62,7 +62,7 @@ import { freePorts, startStack, stopStack, type StackInfo } from '../stack/stack
 import { createDesignCache, type DesignMemory } from '../src/store/design-cache.ts';
 import { runRefusals } from './run-refusals.ts';
 import { openStore } from '../src/store/open-store.ts';
-import type { RevisionStore } from '../src/store/revision-store.ts';
+import type { Store } from '../src/store/store.ts';
 import { WORKER_NODE_FLAGS } from '../src/worker/config.ts';
 import { benchSite, commitSite, withChangedNodes } from './bench-site.ts';
 import { benchCore, floor, pool, registerNodes, wrongNodes } from './bench-nodes.ts';
@@ -146,7 +146,7 @@ async function withWorker<T>(ctx: { stack: StackInfo; storeUrl: string; taskQueu
 type Expect = { status: string; written: number; failure?: number; children?: number };
 
 /** One relabel pass: a fresh worker, one run (or retry), figures, checks. */
-async function pass(ctx: { stack: StackInfo; storeUrl: string; store: RevisionStore; runs: Runs; client: Client; taskQueue: string; floorMs: number; engineFloorMs: number; size: number }, name: string, start: () => Promise<{ workflowId: string; runId: string }>, expect: Expect): Promise<{ workflowId: string; runId: string }> {
+async function pass(ctx: { stack: StackInfo; storeUrl: string; store: Store; runs: Runs; client: Client; taskQueue: string; floorMs: number; engineFloorMs: number; size: number }, name: string, start: () => Promise<{ workflowId: string; runId: string }>, expect: Expect): Promise<{ workflowId: string; runId: string }> {
   const worker = await startWorker(ctx.stack, ctx.storeUrl, ctx.taskQueue);
   try {
     const writesBefore = await nodeRequestCount(ctx.stack.adminKubeconfig, 'PATCH', { code: 200 });
@@ -164,7 +164,7 @@ async function pass(ctx: { stack: StackInfo; storeUrl: string; store: RevisionSt
     const rss = peakRssMiB(worker.pid as number);
     // relabel's writes refused as stale (a guard's test failed), each re-read and re-planned; and the other clients' (on the simulated cluster, the node controller's taint patches).
     const refusedAll = (await refusedWrites(ctx.stack)) - refusedBefore;
-    const refused = done.result ? await runRefusals(ctx.store, done.result.run) : Number.NaN;
+    const refused = done.result ? await runRefusals(ctx.store.runs, done.result.run) : Number.NaN;
     const history = await historyFigures(ctx.client, ref.workflowId, ref.runId);
     // The server publishes its counters about once a second.
     await new Promise((r) => setTimeout(r, 2000));
@@ -198,7 +198,7 @@ async function pass(ctx: { stack: StackInfo; storeUrl: string; store: RevisionSt
 
 /** What every pass of one size shares. */
 type SizeContext = {
-  stack: StackInfo; storeUrl: string; store: RevisionStore; designs: DesignMemory; runs: Runs; client: Client; taskQueue: string; floorMs: number; engineFloorMs: number; size: number;
+  stack: StackInfo; storeUrl: string; store: Store; designs: DesignMemory; runs: Runs; client: Client; taskQueue: string; floorMs: number; engineFloorMs: number; size: number;
   core: CoreV1Api; site: ReturnType<typeof benchSite>; prefix: string; design: Design; seed: boolean;
 };
 
@@ -268,7 +268,7 @@ async function benchSize(size: number): Promise<void> {
   // With heartbeats, KWOK plays the nodes' kubelets (status every `heartbeat` s; no Leases, which touch no Node).
   const kwok = heartbeat > 0 ? { nodes: 0, heartbeatSeconds: heartbeat, leaseSeconds: 0 } : undefined;
   const stack = await startStack({ dir: join(dir, 'stack'), ports: await freePorts(), ...(kwok ? { kwok } : {}) });
-  let store: RevisionStore | undefined;
+  let store: Store | undefined;
   let connection: Connection | undefined;
   try {
     const prefix = 'bench-';
@@ -277,7 +277,7 @@ async function benchSize(size: number): Promise<void> {
     store = await openStore(storeUrl);
     const designs = createDesignCache(store);
     const design = await commitSite(store, designs, site.files, 'bench');
-    await store.tag((await store.latestRevision())?.id ?? 0, 'site-action-success');
+    await store.revisions.tag((await store.revisions.latest())?.id ?? 0, 'site-action-success');
     const { kc, core } = benchCore(stack.adminKubeconfig);
     const seed = passes.includes('seed');
     const t0 = performance.now();

@@ -16,7 +16,7 @@ const PAGE = 5000;
 export async function runRefusals(store: RunStore, run: number): Promise<number> {
   let refused = 0;
   for (let afterSeq = -1; ; ) {
-    const rows = await store.runNodes(run, { afterSeq, limit: PAGE });
+    const rows = await store.nodes(run, { afterSeq, limit: PAGE });
     for (const row of rows) refused += Math.max(0, (row.detail?.attempts ?? 1) - 1);
     const last = rows.at(-1);
     if (rows.length < PAGE || last === undefined) return refused;

@@ -36,7 +36,7 @@ import { progressQuery, type Progress } from '../src/contracts/messages.ts';
 import { createNodeApi, loadKubeConfig } from '../src/kube/nodes.ts';
 import { freePorts, startStack, stopStack, type StackInfo } from '../stack/stack.ts';
 import { createDesignCache, type DesignCache } from '../src/store/design-cache.ts';
-import type { RevisionStore } from '../src/store/revision-store.ts';
+import type { Store } from '../src/store/store.ts';
 import { openStore } from '../src/store/open-store.ts';
 import { createWorker } from '../src/worker/wiring.ts';
 import { prefixedSite } from '../test/site.ts';
@@ -48,7 +48,7 @@ interface Recording {
   dir: string;
   stack: StackInfo;
   site: ReturnType<typeof prefixedSite>;
-  store: RevisionStore;
+  store: Store;
   designs: DesignCache;
   runs: Runs;
   client: Client;
@@ -95,10 +95,10 @@ async function recordPluginPoll(rec: Recording): Promise<void> {
   const withPlugins = prefixedSite('rec', (doc) => {
     if (doc.schema === 'relabel/LabelPolicy/v1') doc.data.update_on_plugin_change = true;
   });
-  await store.stage('site', withPlugins.files);
+  await store.revisions.stage('site', withPlugins.files);
   const plugin = { schema: 'relabel/LabelPlugin/v1', metadata: { schema: 'metadata/Document/v1', name: 'rec-labels' }, data: { source: 'json', path: labelsFile, namespaces: ['rec.example.com/*'] } };
-  await store.stage('plugins', [{ source: 'plugins.yaml', text: `---\n${JSON.stringify(plugin)}\n` }]);
-  await store.tag((await store.commit()).id, 'site-action-success');
+  await store.revisions.stage('plugins', [{ source: 'plugins.yaml', text: `---\n${JSON.stringify(plugin)}\n` }]);
+  await store.revisions.tag((await store.revisions.commit()).id, 'site-action-success');
   const polled = await createPlugins({ store, designs, client, taskQueue }).poll('rec-site');
   await save('poll-plugins', polled.workflowId);
   if (polled.updateRun && 'workflowId' in polled.updateRun) await runs.wait({ workflowId: polled.updateRun.workflowId });
@@ -110,8 +110,8 @@ async function recordDriftHeal(rec: Recording): Promise<void> {
   const healing = prefixedSite('rec', (doc) => {
     if (doc.schema === 'relabel/LabelPolicy/v1') doc.data.drift = { action: 'heal' };
   });
-  await store.stage('site', healing.files);
-  await store.tag((await store.commit()).id, 'site-action-success');
+  await store.revisions.stage('site', healing.files);
+  await store.revisions.tag((await store.revisions.commit()).id, 'site-action-success');
   const relabelled = present.slice(0, 3);
   const done = await runs.wait(await runs.start({ targets: relabelled }));
   if (done.result?.status !== 'success') throw new Error(`the run before the detection ended ${JSON.stringify(done.result ?? done.failure)}`);
@@ -189,7 +189,7 @@ async function recordRunControl(rec: Recording): Promise<void> {
   await until('the running node', (p) => p.paused === true && p.counts.running === 0, stopped.workflowId);
   await runs.control(stopped.workflowId, stopped.runId, 'stop', 'recorder');
   const stoppedDone = await runs.wait(stopped);
-  const counts = await store.runCounts(stopped.run);
+  const counts = await store.runs.counts(stopped.run);
   if (stoppedDone.execution !== 'CANCELLED' || counts.cancelled === 0 || counts.pending + counts.queued > 0) {
     throw new Error(`the stopped run should end cancelled with its nodes settled: ${stoppedDone.execution} ${JSON.stringify(counts)}`);
   }
@@ -235,8 +235,8 @@ async function main(only?: string): Promise<void> {
     const site = prefixedSite('rec');
     const storeUrl = `sqlite:${join(dir, 'revisions.db')}`;
     const store = await openStore(storeUrl);
-    await store.stage('site', site.files);
-    await store.tag((await store.commit()).id, 'site-action-success');
+    await store.revisions.stage('site', site.files);
+    await store.revisions.tag((await store.revisions.commit()).id, 'site-action-success');
     const core = loadKubeConfig(stack.adminKubeconfig).makeApiClient(CoreV1Api);
     const [missing, ...present] = site.nodes;
     for (const name of present) await core.createNode({ body: { metadata: { name, labels: { 'kubernetes.io/hostname': name } } } });

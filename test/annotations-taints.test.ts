@@ -65,8 +65,8 @@ describe('annotations and taints managed with labels', () => {
 
   async function run(files?: { source: string; text: string }[]): Promise<{ done: RunStatusReport; patches: number; outcomes: NodeOutcome[] }> {
     if (files) {
-      await relabel.store.stage('site', files);
-      await relabel.store.commit({ message: 'documents changed' });
+      await relabel.store.revisions.stage('site', files);
+      await relabel.store.revisions.commit({ message: 'documents changed' });
     }
     const before = await nodePatchCount();
     const done = await relabel.runs.wait(await relabel.runs.start({ targets: site.nodes }));
@@ -186,8 +186,8 @@ describe('annotations and taints managed with labels', () => {
       longhorn(first, valid)(doc);
       longhorn(second, invalid)(doc);
     };
-    await relabel.store.stage('site', siteWith(prefix, both).files);
-    await relabel.store.commit({ message: 'invalid Longhorn configuration' });
+    await relabel.store.revisions.stage('site', siteWith(prefix, both).files);
+    await relabel.store.revisions.commit({ message: 'invalid Longhorn configuration' });
     const rvs = await Promise.all(site.nodes.map(async (name) => (await adminCore().readNode({ name })).metadata?.resourceVersion));
     const beforePatches = await nodePatchCount();
     await assert.rejects(relabel.runs.start({ targets: site.nodes }), (e: RelabelError) => {

@@ -59,8 +59,8 @@ describe("Shipyard's create action and action controls over HTTP", () => {
     return JSON.parse(Buffer.from(payload).toString('utf8')) as { allowMassRemoval?: boolean };
   };
   const commitSite = async () => {
-    await worker.store.stage('site', site.files);
-    return (await worker.store.commit({ message: 'again' })).id;
+    await worker.store.revisions.stage('site', site.files);
+    return (await worker.store.revisions.commit({ message: 'again' })).id;
   };
 
   it('takes --param values as text: target_nodes "a,b" and allow_mass_removal "true"/"false"; anything else is a 400 naming the field', async () => {
@@ -105,7 +105,7 @@ describe("Shipyard's create action and action controls over HTTP", () => {
     assertFailure(await control(action.id, 'pause', VIEWER), 403);
     await eventually(() => worker.runs.status(action.workflow_id), (s) => s.progress?.paused === true && s.progress.phase === 'applying' && s.progress.counts.running === 0);
     const pausedRun = (await worker.runs.status(action.workflow_id)).run as number;
-    assert.equal((await worker.store.runCounts(pausedRun)).written, 0, 'no node starts while paused');
+    assert.equal((await worker.store.runs.counts(pausedRun)).written, 0, 'no node starts while paused');
     const unpaused = await control(action.id, 'unpause');
     assert.equal(unpaused.status, 202, unpaused.text);
     const done = await ended(action.id);
@@ -135,7 +135,7 @@ describe("Shipyard's create action and action controls over HTTP", () => {
     assertFailure(await control(stoppedAction.id, 'restart'), 400, 'InvalidRequest');
 
     const firstRun = (await worker.runs.status(action.workflow_id, action.run_id)).run as number;
-    const audit = async (n: number) => (await worker.store.actionCommands(n)).filter((c) => c.command !== 'invoke').map((c) => [c.command, c.user]);
+    const audit = async (n: number) => (await worker.store.actions.commands(n)).filter((c) => c.command !== 'invoke').map((c) => [c.command, c.user]);
     assert.deepEqual(await audit(firstRun), [
       ['pause', 'ops-alice'],
       ['unpause', 'ops-alice'],

@@ -92,8 +92,8 @@ describe('HTTP API', () => {
     assertFailure(await action({ name: 'update_labels', parameters: { target_nodes: [n0] } }), 400, 'NoCommittedRevision');
     // 4. then a revision that took part in a site action: checked before the documents, which are invalid here.
     const broken = sampleSiteFiles(new URL('../examples/broken-site/', import.meta.url).pathname);
-    await worker.store.stage('site', broken);
-    await worker.store.commit({ message: 'stored without validation' });
+    await worker.store.revisions.stage('site', broken);
+    await worker.store.revisions.commit({ message: 'stored without validation' });
     assertFailure(await action({ name: 'relabel_nodes', parameters: { target_nodes: [n0] } }), 400, 'NoSiteActionRevision');
     const tag = await api.call('POST', '/api/v1.0/revisions/1/tags/site-action-success', { body: { action: 'deploy_site' } });
     assert.equal(tag.status, 201, tag.text);

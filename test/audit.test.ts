@@ -85,7 +85,7 @@ describe('the audit trail: who started each run, and how', () => {
     const view = await api.call('GET', `/api/v1.0/actions/${created.json.id}`, { token: 'viewer-token-for-tests' });
     assert.deepEqual([view.json.user, view.json.started_via], ['ops-alice', 'api']);
 
-    const record = await relabel.store.getRun(done.result?.run ?? 0);
+    const record = await relabel.store.runs.get(done.result?.run ?? 0);
     assert.deepEqual([record.startedBy, record.startedVia, record.outcome], ['ops-alice', 'api', 'partial_success']);
   });
 
@@ -107,7 +107,7 @@ describe('the audit trail: who started each run, and how', () => {
 
     const store = relabel.store;
     assert.deepEqual(
-      [(await store.getRun(retry.result.run)).startedVia, (await store.getRun(retry.result.run)).retryOf, (await store.getRun(retry.result.run)).outcome],
+      [(await store.runs.get(retry.result.run)).startedVia, (await store.runs.get(retry.result.run)).retryOf, (await store.runs.get(retry.result.run)).outcome],
       ['retry', report.result.run, 'failure'],
     );
     const status = exits(await relabelCli(['status', report.workflowId, '--run-id', report.runId], env), 4).stdout;
@@ -132,11 +132,11 @@ describe('the audit trail: who started each run, and how', () => {
       const workflowId = action?.action.workflow.workflowId ?? '';
       const result = (await relabel.client.workflow.getHandle(workflowId).result()) as UpdateLabelsResult;
       assert.equal(result.status, 'success');
-      const record = await relabel.store.getRun(result.run);
+      const record = await relabel.store.runs.get(result.run);
       assert.deepEqual([record.startedBy, record.startedVia, record.outcome], [scheduleId, 'schedule', 'success']);
       // Recorded by the workflow, not the facade: its action id still finds this execution.
       assert.equal(record.executionRunId, action?.action.workflow.firstExecutionRunId);
-      assert.equal((await relabel.store.runByActionId(record.actionId ?? ''))?.id, result.run);
+      assert.equal((await relabel.store.runs.byActionId(record.actionId ?? ''))?.id, result.run);
       const runs = await eventually(
         async () => JSON.parse(exits(await relabelCli(['runs', '-o', 'json'], env), 0).stdout) as Listed[],
         (all) => all.some((r) => r.workflowId === workflowId && r.outcome !== undefined),
@@ -151,13 +151,13 @@ describe('the audit trail: who started each run, and how', () => {
   });
 
   it('a run refused after it was recorded has the outcome rejected', async () => {
-    const record = await relabel.store.createRun({ workflowId: `relabel-audit-rejected-${prefix}`, revision: 1, targets: [present[0] as string], startedBy: 'ops-alice', startedVia: 'api' });
+    const record = await relabel.store.runs.create({ workflowId: `relabel-audit-rejected-${prefix}`, revision: 1, targets: [present[0] as string], startedBy: 'ops-alice', startedVia: 'api' });
     const handle = await relabel.client.workflow.start('updateLabels', {
       workflowId: `relabel-audit-rejected-${prefix}`,
       taskQueue: relabel.taskQueue,
       args: [{ run: record.id, revision: 99, audit: { by: 'ops-alice', via: 'api' } }],
     });
     await assert.rejects(handle.result(), (err: Error & { cause?: { type?: string } }) => err.cause?.type === 'RevisionNotFound');
-    assert.equal((await relabel.store.getRun(record.id)).outcome, 'rejected');
+    assert.equal((await relabel.store.runs.get(record.id)).outcome, 'rejected');
   });
 });

@@ -62,12 +62,12 @@ describe('a worker killed mid-run', () => {
     assert.equal(final.result?.counts.success, NODES);
 
     const landed = (await nodePatchCount({ code: 200 })) - writesBefore;
-    const rows = await relabel.store.runNodes(final.result?.run ?? 0, { limit: NODES });
+    const rows = await relabel.store.runs.nodes(final.result?.run ?? 0, { limit: NODES });
     const recovered = rows.filter((r) => r.detail?.recovered).length;
     console.log(`# ${landed} node writes landed for ${NODES} nodes; the run counted ${final.result?.counts.written} written (${recovered} after a lost completion)`);
     assert.equal(landed, NODES, 'each node written exactly once');
     assert.equal(final.result?.counts.written, landed, "the run's written count equals the writes the API server counted");
-    assert.equal((await relabel.store.runCounts(final.result?.run ?? 0)).written, landed, 'and so do the stored rows');
+    assert.equal((await relabel.store.runs.counts(final.result?.run ?? 0)).written, landed, 'and so do the stored rows');
 
     const validation = validateSite(site.files);
     assert.ok(validation.ok);

@@ -38,8 +38,8 @@ describe('drift detection and plugin polls of an invalid revision', () => {
     ({ url: storeUrl } = await storeWithSite(prefixedSite(prefix).files));
     relabel = await startRelabel(storeUrl);
     // The store takes what it is given, as `docs commit --force` makes it.
-    await relabel.store.stage('site', invalid.files);
-    revision = (await relabel.store.commit({ message: 'forced, invalid' })).id;
+    await relabel.store.revisions.stage('site', invalid.files);
+    revision = (await relabel.store.revisions.commit({ message: 'forced, invalid' })).id;
   });
   after(async () => {
     await relabel.stop();

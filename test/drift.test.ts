@@ -59,13 +59,13 @@ describe('drift detection and healing', () => {
   const want = (node: string, key: string) => wanted.design.nodes[node]?.labels[key];
 
   const commit = async (edit: (doc: Doc) => void, message: string) => {
-    await relabel.store.stage('site', prefixedSite(prefix, edit).files);
-    return (await relabel.store.commit({ message })).id;
+    await relabel.store.revisions.stage('site', prefixedSite(prefix, edit).files);
+    return (await relabel.store.revisions.commit({ message })).id;
   };
   const labels = async (node: string) => (await adminCore().readNode({ name: node })).metadata?.labels ?? {};
   /** Who started run `run` and how, as the store and `relabel runs -o json` record it. */
   const startedOf = async (run: number) => {
-    const stored = await relabel.store.getRun(run);
+    const stored = await relabel.store.runs.get(run);
     // Temporal's visibility store lists a run shortly after it ends.
     const listed = await eventually(
       async () => JSON.parse(exits(await relabelCli(['runs', '--site', siteName, '-o', 'json'], env()), 0).stdout) as { run?: number; startedBy?: string; startedVia?: string }[],
@@ -168,7 +168,7 @@ describe('drift detection and healing', () => {
     assert.deepEqual(await startedOf(healRun?.run ?? 0), { store: by, runs: by });
     assert.deepEqual((await relabel.runs.nodes(healRun?.run ?? 0, { limit: 100 })).items.map((o) => o.node).sort(), [...changedNodes, removed].sort());
     // Recorded on the report; the next detection finds nothing drifted and starts nothing.
-    assert.deepEqual((await relabel.store.getDriftReport(result.report)).heal, result.heal);
+    assert.deepEqual((await relabel.store.drift.getReport(result.report)).heal, result.heal);
     const again = await drift.detect();
     assert.equal(again.counts.drifted, 0);
     assert.equal(again.counts.pending, 2);
@@ -248,7 +248,7 @@ describe('drift detection and healing', () => {
 
     // A node drifts: the detection the Schedule starts heals it, and its heal run names the Schedule.
     await createNodeApi(loadKubeConfig(adminKubeconfigPath())).patchNode(changed3, { metadata: { labels: { fluentd: 'scheduled-off' } } });
-    const latestBefore = (await relabel.store.latestDriftReport(siteName))?.id ?? 0;
+    const latestBefore = (await relabel.store.drift.latestReport(siteName))?.id ?? 0;
     const triggered = JSON.parse(exits(await relabelCli(['schedule', 'trigger', 'drift', '--site', siteName, '-o', 'json'], env()), 0).stdout);
     assert.ok(triggered.workflow.workflowId.startsWith(`${id}-`), triggered.workflow.workflowId);
     const result = (await relabel.client.workflow.getHandle(triggered.workflow.workflowId, triggered.workflow.runId).result()) as DetectDriftResult;

@@ -13,7 +13,7 @@ import { DefaultLogger, NativeConnection, Runtime, bundleWorkflowCode, type Work
 import { createRuns, type Runs } from '../src/facade/runs.ts';
 import { createDesignCache, type DesignCache } from '../src/store/design-cache.ts';
 import { openStore } from '../src/store/open-store.ts';
-import type { RevisionStore } from '../src/store/revision-store.ts';
+import type { Store } from '../src/store/store.ts';
 import { WORKFLOWS_PATH } from '../src/worker/bundle.ts';
 import { WORKER_NODE_FLAGS } from '../src/worker/config.ts';
 import { createWorker } from '../src/worker/wiring.ts';
@@ -112,7 +112,7 @@ export function workflowBundle(): Promise<WorkflowBundle> {
 export async function startRelabel(storeUrl: string, options: { worker?: boolean; kubeQps?: number } = {}): Promise<{
   runs: Runs;
   client: Client;
-  store: RevisionStore;
+  store: Store;
   designs: DesignCache;
   taskQueue: string;
   stop(): Promise<void>;

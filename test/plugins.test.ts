@@ -115,7 +115,7 @@ describe('label plugins', () => {
     assert.deepEqual(status.rows.map((r) => [r.plugin, r.ok, r.lastGoodSet]), [['features', false, null], ['nics', false, null]]);
 
     const { started, nodes } = await runOnce();
-    assert.equal(await relabel.store.runPluginSet(started.run), 0, 'the run pinned no plugin set');
+    assert.equal(await relabel.store.plugins.pinnedSet(started.run), 0, 'the run pinned no plugin set');
     const labels = await labelsOf(n1);
     assert.equal(labels['feature.example.com/doc'], 'from-doc', 'document labels applied');
     assert.equal(labels['nic.example.com/speed'], undefined);
@@ -131,7 +131,7 @@ describe('label plugins', () => {
     const setId = polled.set.id;
 
     const { started, nodes } = await runOnce();
-    assert.equal(await relabel.store.runPluginSet(started.run), setId, 'the run pinned the new set');
+    assert.equal(await relabel.store.plugins.pinnedSet(started.run), setId, 'the run pinned the new set');
     const [l1, l2, l3] = await Promise.all([labelsOf(n1), labelsOf(n2), labelsOf(n3)]);
     assert.equal(l1['feature.example.com/gpu'], 'a100');
     assert.equal(l1['nic.example.com/speed'], '100g');
@@ -153,7 +153,7 @@ describe('label plugins', () => {
   });
 
   it('relabel plan and POST plans name the plugin a label comes from; a key where the document wins keeps its document source', async () => {
-    const setId = (await relabel.store.latestPluginSet(siteName))?.id;
+    const setId = (await relabel.store.plugins.latestSet(siteName))?.id;
     assert.ok(setId, 'the previous test stored a set');
     const bySource = (labels: Record<string, { sources: { source: Record<string, unknown>; nodes: number }[] }>) =>
       Object.fromEntries(
@@ -170,7 +170,7 @@ describe('label plugins', () => {
     };
     const env = { RELABEL_STORE_URL: url, RELABEL_TASK_QUEUE: relabel.taskQueue };
     const plan = JSON.parse(exits(await relabelCli(['plan', '--nodes', targets.join(','), '--nodes-detail', '-o', 'json'], env), 0).stdout) as FleetPlan;
-    assert.equal(await relabel.store.runPluginSet(plan.run), setId, 'the plan pinned the latest set');
+    assert.equal(await relabel.store.plugins.pinnedSet(plan.run), setId, 'the plan pinned the latest set');
     assert.deepEqual(bySource(plan.labels), expected);
     assert.equal(plan.labels['feature.example.com/gpu']?.desired, 2);
     const first = plan.nodes?.items.find((n) => n.node === n1)?.labels ?? {};
@@ -202,7 +202,7 @@ describe('label plugins', () => {
   });
 
   it('an executable that times out, prints bad JSON, prints too much or writes outside its namespace keeps its last good labels; the error shows', async () => {
-    const before = await relabel.store.latestPluginSet(siteName);
+    const before = await relabel.store.plugins.latestSet(siteName);
     for (const [mode, error] of [
       ['timeout', /did not finish within 2 s; killed/],
       ['badjson', /output is not valid JSON/],
@@ -244,7 +244,7 @@ describe('label plugins', () => {
     setMode('env');
     const polled = await plugins.poll(siteName);
     assert.equal(polled.plugins.find((p) => p.plugin === 'nics')?.ok, true, JSON.stringify(polled));
-    const rows = await relabel.store.pluginSetLabels(polled.set?.id ?? 0, [n1]);
+    const rows = await relabel.store.plugins.labels(polled.set?.id ?? 0, [n1]);
     assert.deepEqual(rows.get(n1)?.find((e) => e.plugin === 'nics')?.labels, { 'nic.example.com/env': '0' });
   });
 
@@ -261,20 +261,20 @@ describe('label plugins', () => {
   });
 
   it('a retry run applies the plugin set of the run it retries, not a newer one', async () => {
-    const used = (await relabel.store.latestPluginSet(siteName))?.id;
+    const used = (await relabel.store.plugins.latestSet(siteName))?.id;
     const started = await relabel.runs.start({ targets: [n1, `${prefix}-ghost`] });
     const done = await relabel.runs.wait(started);
     assert.equal(done.result?.status, 'partial_success');
-    assert.equal(await relabel.store.runPluginSet(started.run), used);
+    assert.equal(await relabel.store.plugins.pinnedSet(started.run), used);
     writeJson({ [n3]: { 'feature.example.com/gpu': 'b200' } });
     const newer = await plugins.poll(siteName);
     assert.ok(newer.set?.created && newer.set.id !== used);
     const retried = await relabel.runs.retry(started.workflowId);
     await relabel.runs.wait(retried);
-    assert.equal(await relabel.store.runPluginSet(retried.run), used, 'the retry pinned its run\'s set');
+    assert.equal(await relabel.store.plugins.pinnedSet(retried.run), used, 'the retry pinned its run\'s set');
     const fresh = await relabel.runs.start({ targets: [n3] });
     await relabel.runs.wait(fresh);
-    assert.equal(await relabel.store.runPluginSet(fresh.run), newer.set.id, 'a new run takes the newest set');
+    assert.equal(await relabel.store.plugins.pinnedSet(fresh.run), newer.set.id, 'a new run takes the newest set');
     assert.equal((await labelsOf(n3))['feature.example.com/gpu'], 'b200');
   });
 
@@ -293,10 +293,10 @@ describe('label plugins', () => {
       assert.equal((await handle.describe()).spec.intervals?.[0]?.every, 900_000);
       await assert.rejects(ensurePluginSchedule(relabel.client, { site: siteName, taskQueue: relabel.taskQueue, every: '5s' }), /--every "5s"/);
       // A poll the schedule starts is a real poll: the plugins' status moves on.
-      const before = Math.max(...(await relabel.store.pluginStatus(siteName)).map((r) => r.polledAt.getTime()));
+      const before = Math.max(...(await relabel.store.plugins.status(siteName)).map((r) => r.polledAt.getTime()));
       await handle.trigger();
       const deadline = Date.now() + 60_000;
-      while (Math.max(...(await relabel.store.pluginStatus(siteName)).map((r) => r.polledAt.getTime())) <= before) {
+      while (Math.max(...(await relabel.store.plugins.status(siteName)).map((r) => r.polledAt.getTime())) <= before) {
         assert.ok(Date.now() < deadline, 'the triggered poll ran within 60 s');
         await new Promise((r) => setTimeout(r, 500));
       }
@@ -340,7 +340,7 @@ describe('label plugins with update_on_plugin_change', () => {
     assert.equal(first.updateRun.targets, 2);
     const done = await relabel.runs.wait({ workflowId: first.updateRun.workflowId });
     assert.equal(done.result?.status, 'success', JSON.stringify(done.result ?? done.failure));
-    assert.equal(await relabel.store.runPluginSet(first.updateRun.run), first.set?.id);
+    assert.equal(await relabel.store.plugins.pinnedSet(first.updateRun.run), first.set?.id);
     const core = adminCore();
     assert.equal((await core.readNode({ name: n1 })).metadata?.labels?.['rack.example.com/row'], 'a');
     assert.equal((await core.readNode({ name: n2 })).metadata?.labels?.['rack.example.com/row'], 'b');

@@ -7,8 +7,9 @@ import pg from 'pg';
 import { freeLoopbackPort } from '../stack/processes.ts';
 import { startPostgres, type PostgresServer } from '../stack/postgres.ts';
 import { openStore } from '../src/store/open-store.ts';
-import { openPostgresStore, POSTGRES_SCHEMA_VERSION } from '../src/store/postgres-store.ts';
-import { revisionStoreContract } from '../src/store/testing/contract.ts';
+import { openPostgresStore } from '../src/store/postgres-store.ts';
+import { SCHEMA_VERSION } from '../src/store/schema.ts';
+import { storeContract } from '../src/store/testing/contract.ts';
 import { assertActionsWork, assertAuditWorks, assertDriftWorks, assertRunsWork, rejectsWith } from '../src/store/testing/fixture.ts';
 
 // A real server: RELABEL_TEST_PG_URL when set, else one started here. A server
@@ -56,7 +57,7 @@ function urlWithSchema(schema: string): string {
   return url.toString();
 }
 
-revisionStoreContract('postgres', { freshUrl: async () => urlWithSchema(freshSchema()) });
+storeContract('postgres', { freshUrl: async () => urlWithSchema(freshSchema()) });
 
 describe('PostgreSQL backend specifics', () => {
   test('schemas are independent stores in one database', async (t) => {
@@ -64,17 +65,17 @@ describe('PostgreSQL backend specifics', () => {
     t.after(() => one.close());
     const two = await openStore(urlWithSchema(freshSchema()));
     t.after(() => two.close());
-    await one.stage('site', [{ source: 'n.yaml', text: 'n' }]);
-    await one.commit();
-    assert.equal(await two.latestRevision(), null);
-    assert.deepEqual(await two.buffer(), []);
+    await one.revisions.stage('site', [{ source: 'n.yaml', text: 'n' }]);
+    await one.revisions.commit();
+    assert.equal(await two.revisions.latest(), null);
+    assert.deepEqual(await two.revisions.buffer(), []);
   });
 
   test('a version-1 schema (before runs were stored) is migrated in place, revisions kept', async () => {
     const schema = freshSchema();
     const store = await openPostgresStore(baseUrl, { schema });
-    await store.stage('site', [{ source: 'a.yaml', text: 'a: 1\n' }]);
-    await store.commit({ message: 'before runs' });
+    await store.revisions.stage('site', [{ source: 'a.yaml', text: 'a: 1\n' }]);
+    await store.revisions.commit({ message: 'before runs' });
     await store.close();
     const client = new pg.Client({ connectionString: baseUrl });
     await client.connect();
@@ -83,14 +84,14 @@ describe('PostgreSQL backend specifics', () => {
       await client.query(`DROP TABLE "${schema}".drift_nodes, "${schema}".drift_reports, "${schema}".plugin_set_labels, "${schema}".plugin_set_plugins, "${schema}".plugin_sets, "${schema}".plugin_status, "${schema}".run_plugin_sets, "${schema}".run_commands, "${schema}".run_waves, "${schema}".revision_designs; DROP TABLE "${schema}".run_nodes; DROP TABLE "${schema}".runs; UPDATE "${schema}".meta SET value = '1' WHERE key = 'schema_version'`);
       const migrated = await openPostgresStore(baseUrl, { schema });
       try {
-        assert.equal((await migrated.latestRevision())?.message, 'before runs');
+        assert.equal((await migrated.revisions.latest())?.message, 'before runs');
         await assertRunsWork(migrated);
         await assertDriftWorks(migrated);
       } finally {
         await migrated.close();
       }
       const { rows } = await client.query(`SELECT value FROM "${schema}".meta WHERE key = 'schema_version'`);
-      assert.deepEqual(rows, [{ value: String(POSTGRES_SCHEMA_VERSION) }]);
+      assert.deepEqual(rows, [{ value: String(SCHEMA_VERSION) }]);
       const indexes = await client.query(`SELECT indexname FROM pg_indexes WHERE schemaname = $1 AND tablename = 'run_nodes' ORDER BY indexname`, [schema]);
       assert.ok(indexes.rows.some((r: { indexname: string }) => r.indexname === 'run_nodes_status'), 'the (run_id, status, seq) index was created');
       // Opening again is a no-op.
@@ -118,21 +119,21 @@ describe('PostgreSQL backend specifics', () => {
       );
       const migrated = await openPostgresStore(baseUrl, { schema });
       try {
-        assert.deepEqual({ ...(await migrated.getRun(1)) }, {
+        assert.deepEqual({ ...(await migrated.runs.get(1)) }, {
           id: 1, key: null, createdAt: new Date('2026-01-02T03:04:05.000Z'), workflowId: 'update-labels/s', revision: 4, dryRun: false,
           retryOf: null, targetCount: 1, startedBy: null, startedVia: null, outcome: null, actionId: null, contextMarker: null, executionRunId: null,
         });
-        assert.deepEqual(await migrated.runCounts(1), { total: 1, queued: 0, pending: 0, success: 1, failure: 0, cancelled: 0, written: 1 });
+        assert.deepEqual(await migrated.runs.counts(1), { total: 1, queued: 0, pending: 0, success: 1, failure: 0, cancelled: 0, written: 1 });
         await assertAuditWorks(migrated, 1);
         await assertActionsWork(migrated, 1);
         await assertDriftWorks(migrated);
-        const set = await migrated.savePluginSet({ site: 's', digest: 'd', parts: [{ plugin: 'p', digest: 'x', polledAt: new Date(), labels: { n1: { 'a.example.com/k': 'v' } } }] });
-        assert.equal(await migrated.pinRunPluginSet(1, set.id), set.id);
+        const set = await migrated.plugins.saveSet({ site: 's', digest: 'd', parts: [{ plugin: 'p', digest: 'x', polledAt: new Date(), labels: { n1: { 'a.example.com/k': 'v' } } }] });
+        assert.equal(await migrated.plugins.pinRun(1, set.id), set.id);
       } finally {
         await migrated.close();
       }
       const { rows } = await client.query(`SELECT value FROM "${schema}".meta WHERE key = 'schema_version'`);
-      assert.deepEqual(rows, [{ value: String(POSTGRES_SCHEMA_VERSION) }]);
+      assert.deepEqual(rows, [{ value: String(SCHEMA_VERSION) }]);
       const columns = await client.query(
         `SELECT column_name FROM information_schema.columns WHERE table_schema = $1 AND table_name = 'runs' AND column_name IN ('started_by', 'started_via', 'outcome') ORDER BY column_name`,
         [schema],
@@ -154,7 +155,7 @@ describe('PostgreSQL backend specifics', () => {
       await rejectsWith(
         openPostgresStore(baseUrl, { schema }),
         'SchemaVersion',
-        new RegExp(`schema "${schema}": version 99 is not supported .*knows version ${POSTGRES_SCHEMA_VERSION}`),
+        new RegExp(`schema "${schema}": version 99 is not supported .*knows version ${SCHEMA_VERSION}`),
       );
       const { rows } = await client.query(`SELECT value FROM "${schema}".meta`);
       assert.deepEqual(rows, [{ value: '99' }]);

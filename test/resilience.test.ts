@@ -113,11 +113,11 @@ describe('a 300-node run when things go wrong', () => {
     assert.equal(report.result?.status, 'success');
     assert.equal(report.result?.counts.success, NODES);
     const landed = (await nodePatchCount({ code: 200 })) - before;
-    const recovered = (await s.relabel.store.runNodes(report.result?.run ?? 0, { limit: NODES })).filter((r) => r.detail?.recovered).length;
+    const recovered = (await s.relabel.store.runs.nodes(report.result?.run ?? 0, { limit: NODES })).filter((r) => r.detail?.recovered).length;
     console.log(`# ${landed} node writes landed; the run counted ${report.result?.counts.written} written (${recovered} after a lost completion)`);
     assert.equal(landed, NODES, 'each node written exactly once');
     assert.equal(report.result?.counts.written, landed, "the run's written count equals the writes the API server counted");
-    assert.equal((await s.relabel.store.runCounts(report.result?.run ?? 0)).written, landed, 'and so do the stored rows');
+    assert.equal((await s.relabel.store.runs.counts(report.result?.run ?? 0)).written, landed, 'and so do the stored rows');
     await s.assertNodesCorrect();
     await s.close();
     s = undefined;
@@ -140,7 +140,7 @@ describe('a 300-node run when things go wrong', () => {
     const report = await finished(s.relabel.runs, run);
     assert.equal(report.result?.status, 'success', JSON.stringify(report.result?.failures));
     const landed = (await nodePatchCount({ code: 200 })) - before;
-    const recovered = (await s.relabel.store.runNodes(report.result?.run ?? 0, { limit: NODES })).filter((r) => r.detail?.recovered).length;
+    const recovered = (await s.relabel.store.runs.nodes(report.result?.run ?? 0, { limit: NODES })).filter((r) => r.detail?.recovered).length;
     console.log(`# ${landed} node writes landed; the run counted ${report.result?.counts.written} written (${recovered} after a lost completion)`);
     assert.equal(landed, NODES, 'each node written exactly once');
     assert.equal(report.result?.counts.written, landed, "the run's written count equals the writes the API server counted");
@@ -216,7 +216,7 @@ describe('a 300-node run when things go wrong', () => {
     }
     const flippedWhileRunning = (await s.relabel.runs.status(run.workflowId, run.runId)).execution === 'RUNNING';
     const report = await finished(s.relabel.runs, run);
-    const rows = new Map((await s.relabel.store.runNodes(report.result?.run ?? 0, { limit: NODES })).map((r) => [r.node, r]));
+    const rows = new Map((await s.relabel.store.runs.nodes(report.result?.run ?? 0, { limit: NODES })).map((r) => [r.node, r]));
     let theirs = 0;
     let replacedAfterReading = 0;
     for (const name of s.site.nodes) {

@@ -173,11 +173,11 @@ describe('runs in waves on a simulated cluster: health gates, halts, approvals',
       assert.match(exits(await relabelCli(['status', started.workflowId, '--wait'], env), 7).stdout, /aborted after wave 2 by ops-b/);
       for (const node of rackNodes(2)) {
         assert.equal(await carries(node), false, `${node} was never started`);
-        const row = await relabel.store.runNode(result?.run ?? 0, node);
+        const row = await relabel.store.runs.node(result?.run ?? 0, node);
         assert.equal(row?.status, 'cancelled');
         assert.match(row?.detail?.error?.message ?? '', /aborted by ops-b after wave 2/);
       }
-      const commands = (await relabel.store.actionCommands(result?.run ?? 0)).map((c) => `${c.command}:${c.user ?? ''}`);
+      const commands = (await relabel.store.actions.commands(result?.run ?? 0)).map((c) => `${c.command}:${c.user ?? ''}`);
       assert.ok(commands.includes('resume:ops-a') && commands.includes('abort:ops-b'), commands.join(' '));
       await apps.deleteNamespacedDaemonSet({ name: ds, namespace: NAMESPACE });
     } finally {
@@ -215,7 +215,7 @@ describe('runs in waves on a simulated cluster: health gates, halts, approvals',
       const after = await relabel.runs.status(started.workflowId, undefined);
       assert.deepEqual(after.progress?.wave?.approved, approved.answer.wave.approved, 'the run records the approval the answer promised');
       for (const node of storage) assert.ok(await carries(node), `${node} written after the approval`);
-      const commands = (await relabel.store.actionCommands(report.result?.run ?? 0)).map((c) => `${c.command}:${c.user ?? ''}`);
+      const commands = (await relabel.store.actions.commands(report.result?.run ?? 0)).map((c) => `${c.command}:${c.user ?? ''}`);
       assert.ok(commands.includes(`approve:${by}`), commands.join(' '));
     } finally {
       worker?.kill('SIGKILL');
@@ -230,7 +230,7 @@ describe('runs in waves on a simulated cluster: health gates, halts, approvals',
     const api = await startTestApi({ storeUrl: url, taskQueue: relabel.taskQueue });
     try {
       const started = await startRun(relabel.runs, { by: 'rack', approval: 'each', healthTimeoutSeconds: 0 });
-      const actionId = (await relabel.store.getRun(started.run)).actionId ?? '';
+      const actionId = (await relabel.store.runs.get(started.run)).actionId ?? '';
       const steps = async () => {
         const answer = await api.call('GET', `/api/v1.0/actions/${actionId}`, { token: ADMIN });
         assert.equal(answer.status, 200, answer.text);
@@ -247,7 +247,7 @@ describe('runs in waves on a simulated cluster: health gates, halts, approvals',
       const report = await relabel.runs.wait(started);
       assert.deepEqual(report.result?.aborted?.notStarted, rackNodes(2).length);
       assert.deepEqual((await steps()).slice(2), ['relabel_wave_1:success', 'relabel_wave_2:success', 'relabel_wave_3:skipped']);
-      const commands = (await relabel.store.actionCommands(started.run)).map((c) => c.command);
+      const commands = (await relabel.store.actions.commands(started.run)).map((c) => c.command);
       assert.deepEqual(commands.filter((c) => c !== 'invoke'), ['approve', 'abort'], 'Shipyard\'s unpause is recorded as the approval it was');
     } finally {
       await api.close();

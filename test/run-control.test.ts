@@ -46,17 +46,17 @@ describe('run control: pause, unpause and stop', () => {
     assert.equal(paused.answer?.changed, true);
     await eventually(() => progressOf(run.workflowId), (p: Progress) => p.phase === 'applying' && p.paused === true && p.counts.running === 0);
     await sleep(1500);
-    assert.equal((await relabel.store.runCounts(run.run)).written, 0, 'a run paused before its first node starts none');
+    assert.equal((await relabel.store.runs.counts(run.run)).written, 0, 'a run paused before its first node starts none');
     const again = await relabel.runs.control(run.workflowId, run.runId, 'pause', 'ops-alice');
     assert.deepEqual([again.answer?.paused, again.answer?.changed], [true, false], 'pausing a paused run changes nothing');
 
     // Unpaused, it relabels nodes again; paused once three are done, it lets the running one finish and starts no other.
     await relabel.runs.control(run.workflowId, run.runId, 'unpause', 'ops-bob');
-    await eventually(() => relabel.store.runCounts(run.run), (c) => c.success >= 3, 60_000, 50);
+    await eventually(() => relabel.store.runs.counts(run.run), (c) => c.success >= 3, 60_000, 50);
     await relabel.runs.control(run.workflowId, run.runId, 'pause', 'ops-alice');
     const still = await eventually(() => progressOf(run.workflowId), (p: Progress) => p.paused === true && p.counts.running === 0);
     await sleep(1500);
-    const settledBefore = (await relabel.store.runCounts(run.run)).success;
+    const settledBefore = (await relabel.store.runs.counts(run.run)).success;
     assert.equal(settledBefore, still.counts.success, 'no node started while paused');
     assert.ok(settledBefore >= 3 && settledBefore < targets.length, `stopped mid-way: ${settledBefore} of ${targets.length} done`);
     const status = await relabel.runs.status(run.workflowId, run.runId);
@@ -84,12 +84,12 @@ describe('run control: pause, unpause and stop', () => {
       const applied = isAppliedBy(annotations, { run: run.run, revision: run.revision });
       assert.equal(applied, r.status === 'success' && r.written, `${r.node} (${r.status}, written ${r.written}) matches the cluster`);
     }
-    assert.equal((await relabel.store.getRun(run.run)).outcome, 'cancelled');
-    const counts = await relabel.store.runCounts(run.run);
+    assert.equal((await relabel.store.runs.get(run.run)).outcome, 'cancelled');
+    const counts = await relabel.store.runs.counts(run.run);
     assert.deepEqual([counts.queued, counts.pending, counts.cancelled], [0, 0, cancelled.length]);
 
     // Every control is in the command audit, with who gave it, in order.
-    const audit = (await relabel.store.actionCommands(run.run)).filter((c) => c.command !== 'invoke');
+    const audit = (await relabel.store.actions.commands(run.run)).filter((c) => c.command !== 'invoke');
     assert.deepEqual(
       audit.map((c) => [c.command, c.user]),
       [
@@ -102,13 +102,13 @@ describe('run control: pause, unpause and stop', () => {
     );
     // An ended run takes no control, and none is recorded.
     await assert.rejects(relabel.runs.control(run.workflowId, run.runId, 'unpause', 'ops-bob'), (err: RelabelError) => err.type === 'NotRunning');
-    assert.equal((await relabel.store.actionCommands(run.run)).filter((c) => c.command !== 'invoke').length, 5);
+    assert.equal((await relabel.store.actions.commands(run.run)).filter((c) => c.command !== 'invoke').length, 5);
   });
 
   it('a run stopped while nodes are being relabelled lets them finish, and settles the rest', async () => {
     const targets = site.nodes.slice(10, 22);
     const run = await relabel.runs.start({ targets, concurrency: 2 });
-    await eventually(() => relabel.store.runCounts(run.run), (c) => c.success >= 2, 60_000, 20);
+    await eventually(() => relabel.store.runs.counts(run.run), (c) => c.success >= 2, 60_000, 20);
     await relabel.runs.control(run.workflowId, run.runId, 'stop', 'ops-carol');
     const done = await relabel.runs.wait(run);
     assert.equal(done.execution, 'CANCELLED');
@@ -124,8 +124,8 @@ describe('run control: pause, unpause and stop', () => {
 
   it('a run carried over continue-as-new while paused stays paused until unpaused', async () => {
     const targets = site.nodes.slice(22, 24);
-    const { id: run } = await relabel.store.createRun({ workflowId: `update-labels/${prefix}-carried`, revision: 1, targets });
-    await relabel.store.setNodeResults(run, targets.map((node) => ({ node, status: 'pending' as const })));
+    const { id: run } = await relabel.store.runs.create({ workflowId: `update-labels/${prefix}-carried`, revision: 1, targets });
+    await relabel.store.runs.setNodeResults(run, targets.map((node) => ({ node, status: 'pending' as const })));
     const workflowId = `update-labels/${prefix}-carried`;
     const handle = await relabel.client.workflow.start(updateLabels, {
       taskQueue: relabel.taskQueue,
@@ -151,7 +151,7 @@ describe('run control: pause, unpause and stop', () => {
     });
     await eventually(() => progressOf(workflowId), (p: Progress) => p.paused === true && p.phase === 'applying');
     await sleep(1500);
-    assert.equal((await relabel.store.runCounts(run)).success, 0, 'the carried pause holds');
+    assert.equal((await relabel.store.runs.counts(run)).success, 0, 'the carried pause holds');
     await relabel.runs.control(workflowId, undefined, 'unpause', 'ops-bob');
     const result = await handle.result();
     assert.deepEqual([result.status, result.counts.success, result.counts.written], ['success', 2, 2]);
@@ -176,7 +176,7 @@ describe('run control: pause, unpause and stop', () => {
     assert.deepEqual([json.verb, json.run, json.answer.paused, json.answer.changed], ['unpause', run.run, false, true]);
     const done = await relabel.runs.wait(run);
     assert.deepEqual([done.result?.status, done.result?.counts.written], ['success', 3]);
-    const users = (await relabel.store.actionCommands(run.run)).filter((c) => c.command !== 'invoke').map((c) => [c.command, c.user]);
+    const users = (await relabel.store.actions.commands(run.run)).filter((c) => c.command !== 'invoke').map((c) => [c.command, c.user]);
     assert.equal(users.length, 3);
     assert.deepEqual(users[0], ['pause', 'ops-alice']);
     assert.deepEqual(users.slice(1), [['pause', userInfo().username], ['unpause', userInfo().username]], 'the CLI records its commands, with the OS user');

@@ -59,7 +59,7 @@ describe('a run over 20,000 targets', () => {
 
     const retry = await relabel.runs.retry(started.workflowId, started.runId);
     assert.equal(retry.targets.length, TARGETS);
-    assert.equal((await relabel.store.getRun(retry.run)).retryOf, started.run);
+    assert.equal((await relabel.store.runs.get(retry.run)).retryOf, started.run);
     const retried = await relabel.runs.wait(retry);
     assert.deepEqual(retried.result?.counts, { total: TARGETS, success: 0, failure: TARGETS, written: 0 });
   });

@@ -149,8 +149,8 @@ describe('simulated cluster: KWOK nodes, the real controller manager and schedul
       assert.equal(first.result?.status, 'success', JSON.stringify(first.result));
       await podsFollow(ds, [s0, s1, s2]);
 
-      await relabel.store.stage('site', site([s2, s3]).files);
-      await relabel.store.commit({ message: 'the agent moves to s2 and s3' });
+      await relabel.store.revisions.stage('site', site([s2, s3]).files);
+      await relabel.store.revisions.commit({ message: 'the agent moves to s2 and s3' });
       const second = await relabel.runs.wait(await relabel.runs.start({ targets: siteNodes }));
       assert.equal(second.result?.status, 'success', JSON.stringify(second.result));
       assert.equal(second.result?.counts.written, 3, 'the run writes the three nodes whose label changes');

@@ -140,8 +140,8 @@ describe('taint eviction on a simulated cluster: the plan names the pods the rea
       const daemonPods = async () => (await core.listNamespacedPod({ namespace: NAMESPACE, labelSelector: `app=${ds}` })).items;
       const daemonBefore = await eventually(daemonPods, (items) => items.length === 3 && items.every(running), 60_000, 250);
 
-      await relabel.store.stage('site', site({ [both]: [MAINTENANCE, FENCE], [one]: [MAINTENANCE] }).files);
-      await relabel.store.commit({ message: 'maintenance: two nodes drained' });
+      await relabel.store.revisions.stage('site', site({ [both]: [MAINTENANCE, FENCE], [one]: [MAINTENANCE] }).files);
+      await relabel.store.revisions.commit({ message: 'maintenance: two nodes drained' });
       const plan = await createPlans(relabel.runs).plan({ targets: compute });
       assert.ok(plan.impact && !('unavailable' in plan.impact), `the plan weighs its workload impact: ${JSON.stringify(plan.impact)}`);
       const impact: WorkloadImpact = plan.impact;

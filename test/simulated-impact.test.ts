@@ -100,8 +100,8 @@ describe('workload impact on a simulated cluster: the plan names the nodes the r
       assert.equal(labelled.result?.status, 'success', JSON.stringify(labelled.result));
       const before = await podsSettle(ds, nodes);
 
-      await relabel.store.stage('site', site(lost).files);
-      await relabel.store.commit({ message: `ceph-osd leaves ${lost.length} nodes` });
+      await relabel.store.revisions.stage('site', site(lost).files);
+      await relabel.store.revisions.commit({ message: `ceph-osd leaves ${lost.length} nodes` });
       const plan = await createPlans(relabel.runs).plan({ targets: nodes });
       assert.ok(plan.impact && !('unavailable' in plan.impact), `the plan weighs its workload impact: ${JSON.stringify(plan.impact)}`);
       const impact: WorkloadImpact = plan.impact;

@@ -7,7 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { openStore } from '../src/store/open-store.ts';
-import type { RevisionStore, SourceFile } from '../src/store/revision-store.ts';
+import type { SourceFile } from '../src/store/revision-store.ts';
+import type { Store } from '../src/store/store.ts';
 
 /** Directory of the sample site. */
 export const SAMPLE_SITE_DIR = new URL('../examples/site/', import.meta.url).pathname;
@@ -47,12 +48,12 @@ export function prefixedSite(prefix: string, edit?: (doc: Record<string, any>) =
 }
 
 /** A fresh SQLite store holding `files` committed as revision 1, tagged as a site action unless told not to. */
-export async function storeWithSite(files: SourceFile[], options: { siteAction?: boolean } = {}): Promise<{ store: RevisionStore; url: string }> {
+export async function storeWithSite(files: SourceFile[], options: { siteAction?: boolean } = {}): Promise<{ store: Store; url: string }> {
   const url = `sqlite:${join(mkdtempSync(join(tmpdir(), 'relabel-store-')), 'revisions.db')}`;
   const store = await openStore(url);
-  await store.stage('site', files);
-  const revision = await store.commit({ message: 'test site' });
-  if (options.siteAction !== false) await store.tag(revision.id, 'site-action-success');
+  await store.revisions.stage('site', files);
+  const revision = await store.revisions.commit({ message: 'test site' });
+  if (options.siteAction !== false) await store.revisions.tag(revision.id, 'site-action-success');
   return { store, url };
 }
 

@@ -184,7 +184,7 @@ describe('relabel docs commit --force, then update-labels on that revision', () 
     assert.deepEqual(await versions(), before, 'no node was written');
     const store = await openStore(url);
     try {
-      await assert.rejects(store.getRun(1), (err: unknown) => isStoreError(err, StoreErrorCode.NotFound), 'no run was recorded');
+      await assert.rejects(store.runs.get(1), (err: unknown) => isStoreError(err, StoreErrorCode.NotFound), 'no run was recorded');
     } finally {
       await store.close();
     }
@@ -298,6 +298,6 @@ describe('HTTP API commitconfigdocs?force=true, then update_labels on that revis
     assert.equal(refused.message, 'revision 2: 1 document error(s)');
     assert.deepEqual(refused.details.messageList, [{ message: expected[0], error: true }]);
     assert.deepEqual(await versions(), before, 'no node was written');
-    await assert.rejects(worker.store.getRun(1), (err: unknown) => isStoreError(err, StoreErrorCode.NotFound), 'no run was recorded');
+    await assert.rejects(worker.store.runs.get(1), (err: unknown) => isStoreError(err, StoreErrorCode.NotFound), 'no run was recorded');
   });
 });

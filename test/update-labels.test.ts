@@ -112,8 +112,8 @@ describe('updateLabels on the sample site', () => {
         doc.data.metadata.owner_data = { 'sriov-nic': 'enabled' };
       }
     });
-    await relabel.store.stage('site', changed.files);
-    await relabel.store.commit({ message: 'sriov on one node' });
+    await relabel.store.revisions.stage('site', changed.files);
+    await relabel.store.revisions.commit({ message: 'sriov on one node' });
     const newDesired = designOf(changed.files).nodes[target]?.labels ?? {};
     const done = await relabel.runs.wait(await relabel.runs.start({ targets: site.nodes }));
     assert.equal(done.result?.status, 'success');
@@ -182,8 +182,8 @@ describe('updateLabels on the sample site', () => {
     const everyNode = prefixedSite(prefix, (doc) => {
       if (doc.schema === 'drydock/BaremetalNode/v1') doc.data.metadata.owner_data = { ...doc.data.metadata.owner_data, 'can-test': 'yes' };
     });
-    await relabel.store.stage('site', everyNode.files);
-    await relabel.store.commit({ message: 'a label on every node' });
+    await relabel.store.revisions.stage('site', everyNode.files);
+    await relabel.store.revisions.commit({ message: 'a label on every node' });
     const started = await relabel.runs.start({ targets: site.nodes, continueAsNewAfter: 5, concurrency: 3 });
     const done = await relabel.runs.wait(started);
     // Known by its first run ID for its whole life: status follows the chain.

@@ -23,7 +23,7 @@ import { validateSite, type Design } from '../src/core/site/validate-site.ts';
 import { createNodeApi, loadKubeConfig, type NodeApi } from '../src/kube/nodes.ts';
 import { startPostgres, type PostgresServer } from '../stack/postgres.ts';
 import { openStore } from '../src/store/open-store.ts';
-import type { RevisionStore } from '../src/store/revision-store.ts';
+import type { Store } from '../src/store/store.ts';
 import type { NodeResultDetail } from '../src/store/run-store.ts';
 import { adminCore, adminKubeconfigPath, createNode, kubeconfigPath, nodePatchCount, startRelabel, temporalAddress, uniqueSuffix, workflowBundle } from './helpers.ts';
 import { prefixedSite } from './site.ts';
@@ -58,7 +58,7 @@ describe('written across a lost completion', () => {
   let design: Design;
   let pgDir: string;
   let postgres: PostgresServer;
-  let store: RevisionStore;
+  let store: Store;
   let storeUrl: string;
   const revision = 1;
   const core = adminCore();
@@ -108,10 +108,10 @@ describe('written across a lost completion', () => {
 
   /** A run of one node in the store, planned as the workflow's planRun activity plans it: the node pending with its observed state. */
   async function plannedRun(name: string): Promise<number> {
-    const { id } = await store.createRun({ targets: [name], revision });
+    const { id } = await store.runs.create({ targets: [name], revision });
     const plan = await asAttempt(1, () => createActivities({ nodes, store }).planRun({ run: id, revision, dryRun: false, allowMassRemoval: true }));
     assert.deepEqual([plan.toChange, plan.counts.failure], [1, 0]);
-    assert.notEqual(await store.observedState(id, name), null);
+    assert.notEqual(await store.runs.observedState(id, name), null);
     return id;
   }
 
@@ -128,7 +128,7 @@ describe('written across a lost completion', () => {
     });
     await assert.rejects(asAttempt(1, () => dying.applyNodePlan({ run, node: name, revision })), /worker killed/);
     assert.equal((await annotationsOf(name))[APPLIED_ANNOTATION], `revision=${revision},run=${run}`, 'the patch landed with its applied-run record');
-    assert.deepEqual((await store.runNode(run, name))?.status, 'pending', 'no result recorded');
+    assert.deepEqual((await store.runs.node(run, name))?.status, 'pending', 'no result recorded');
   }
 
   // A write refused as stale: its guard's test failed (422), or a resourceVersion moved (409).
@@ -142,10 +142,10 @@ describe('written across a lost completion', () => {
     postgres = await startPostgres({ dir: pgDir });
     storeUrl = postgres.url;
     store = await openStore(storeUrl);
-    await store.stage('site', site.files);
-    const committed = await store.commit({ message: 'written test site' });
+    await store.revisions.stage('site', site.files);
+    const committed = await store.revisions.commit({ message: 'written test site' });
     assert.equal(committed.id, revision);
-    await store.tag(revision, 'site-action-success');
+    await store.revisions.tag(revision, 'site-action-success');
     for (const name of site.nodes.slice(0, 9)) await prepare(name);
   });
   after(async () => {
@@ -169,8 +169,8 @@ describe('written across a lost completion', () => {
         taintLifted: false,
         attempts: 1,
       });
-      assert.deepEqual(await store.runNode(run, name), { seq: 0, node: name, status: 'success', written: true, detail: { ...expected, recovered: true } });
-      assert.equal(await store.observedState(run, name), null, 'the observed state is released');
+      assert.deepEqual(await store.runs.node(run, name), { seq: 0, node: name, status: 'success', written: true, detail: { ...expected, recovered: true } });
+      assert.equal(await store.runs.observedState(run, name), null, 'the observed state is released');
       const after = await patches();
       assert.deepEqual([after.landed - before.landed, after.conflicts - before.conflicts], [1, 0], 'the node was written once');
     });
@@ -182,7 +182,7 @@ describe('written across a lost completion', () => {
       await attemptDyingBeforeItsResult(run, name);
       const result = await asAttempt(1, () => createActivities({ nodes, store }).applyNodePlan({ run, node: name, revision }));
       assert.deepEqual([result.written, result.attempts, result.counts.removed, result.counts.adopted], [true, 2, 1, 1]);
-      assert.deepEqual(await store.runNode(run, name), { seq: 0, node: name, status: 'success', written: true, detail: { ...writtenDetail(name), attempts: 2, recovered: true } });
+      assert.deepEqual(await store.runs.node(run, name), { seq: 0, node: name, status: 'success', written: true, detail: { ...writtenDetail(name), attempts: 2, recovered: true } });
       const after = await patches();
       assert.deepEqual([after.landed - before.landed, after.conflicts - before.conflicts], [1, 1], 'one write landed; the re-execution’s patch was refused');
     });
@@ -193,11 +193,11 @@ describe('written across a lost completion', () => {
       const before = await patches();
       const first = await asAttempt(1, () => createActivities({ nodes, store }).applyNodePlan({ run, node: name, revision }));
       assert.equal(first.written, true);
-      const recorded = await store.runNode(run, name);
+      const recorded = await store.runs.node(run, name);
       assert.deepEqual(recorded, { seq: 0, node: name, status: 'success', written: true, detail: writtenDetail(name) });
       const again = await asAttempt(1, () => createActivities({ nodes, store }).applyNodePlan({ run, node: name, revision }));
       assert.deepEqual(again, first);
-      assert.deepEqual(await store.runNode(run, name), recorded);
+      assert.deepEqual(await store.runs.node(run, name), recorded);
       const after = await patches();
       assert.deepEqual([after.landed - before.landed, after.conflicts - before.conflicts], [1, 0]);
     });
@@ -205,7 +205,7 @@ describe('written across a lost completion', () => {
     it('another run finds nothing to change on a node a run wrote: written false, its record untouched', async () => {
       const name = node(6);
       const record = (await annotationsOf(name))[APPLIED_ANNOTATION];
-      const { id } = await store.createRun({ targets: [name], revision });
+      const { id } = await store.runs.create({ targets: [name], revision });
       const plan = await asAttempt(1, () => createActivities({ nodes, store }).planRun({ run: id, revision, dryRun: false }));
       assert.deepEqual([plan.toChange, plan.counts.success], [0, 1], 'settled by the bulk plan: no child');
       // Even applied directly (as a stale pending row would be), nothing is written and nothing recovered.
@@ -213,7 +213,7 @@ describe('written across a lost completion', () => {
       const result = await asAttempt(2, () => createActivities({ nodes, store }).applyNodePlan({ run: id, node: name, revision }));
       assert.deepEqual([result.written, result.counts.set], [false, 0]);
       assert.deepEqual(await patches(), before);
-      assert.equal((await store.runNode(id, name))?.detail?.recovered, undefined);
+      assert.equal((await store.runs.node(id, name))?.detail?.recovered, undefined);
       assert.equal((await annotationsOf(name))[APPLIED_ANNOTATION], record);
     });
   });
@@ -256,9 +256,9 @@ describe('written across a lost completion', () => {
       assert.equal(done.result?.counts.written, 4, 'written equals the writes the API server counted');
       assert.ok(done.result);
       const { run } = done.result;
-      assert.equal((await relabel.store.runCounts(run)).written, 4);
+      assert.equal((await relabel.store.runs.counts(run)).written, 4);
       for (const name of targets) {
-        const row = await relabel.store.runNode(run, name);
+        const row = await relabel.store.runs.node(run, name);
         const recovered = name === node(0) || name === node(1);
         assert.deepEqual(row, { seq: targets.indexOf(name), node: name, status: 'success', written: true, detail: { ...writtenDetail(name), ...(recovered ? { recovered: true } : {}) } }, name);
         assert.equal((await annotationsOf(name))[APPLIED_ANNOTATION], `revision=${revision},run=${run}`);
@@ -277,7 +277,7 @@ describe('written across a lost completion', () => {
       assert.ok(done.result);
       const { run } = done.result;
       for (const name of targets) {
-        const row = await relabel.store.runNode(run, name);
+        const row = await relabel.store.runs.node(run, name);
         assert.deepEqual([row?.status, row?.written], ['success', false], name);
       }
       assert.deepEqual(await Promise.all(targets.map(async (name) => (await annotationsOf(name))[APPLIED_ANNOTATION])), named, 'the records are left as they were');

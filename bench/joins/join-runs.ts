@@ -59,7 +59,7 @@ export async function runsFrom(store: RunStore, first: number): Promise<RunRecor
   const out: RunRecord[] = [];
   for (let id = first; ; id++) {
     try {
-      out.push(await store.getRun(id));
+      out.push(await store.get(id));
     } catch (err) {
       if (isStoreError(err, StoreErrorCode.NotFound)) return out;
       throw err;
@@ -73,11 +73,11 @@ async function ended(client: Client, store: RunStore, record: RunRecord): Promis
   // A run's first execution is recorded a moment after it is created.
   for (let i = 0; (!r.workflowId || !r.executionRunId) && i < 100; i++) {
     await sleep(100);
-    r = await store.getRun(r.id);
+    r = await store.get(r.id);
   }
   if (!r.workflowId || !r.executionRunId) throw new Error(`run ${r.id} has no workflow execution recorded after 10 s`);
   await client.workflow.getHandle(r.workflowId, r.executionRunId).result().catch(() => undefined);
-  return store.getRun(r.id);
+  return store.get(r.id);
 }
 
 /** A workflow's history figures from its first execution `runId` on: executions, events of the largest, children, largest payload, when it last recorded an event. */
@@ -91,7 +91,7 @@ export async function historyOf(client: Client, workflowId: string, runId: strin
 export async function runFigures(client: Client, store: RunStore, record: RunRecord): Promise<RunFigures> {
   const r = await ended(client, store, record);
   const history = await historyOf(client, r.workflowId as string, r.executionRunId as string);
-  const counts = await store.runCounts(r.id);
+  const counts = await store.counts(r.id);
   return { run: r.id, via: r.startedVia, targets: r.targetCount, written: counts.written, refused: await runRefusals(store, r.id), outcome: r.outcome, createdAt: r.createdAt.getTime(), ...history };
 }
 
@@ -111,7 +111,7 @@ export async function writers(store: RunStore, runs: readonly number[], names: R
   const out = new Map<string, number[]>();
   for (const run of runs) {
     for (let afterSeq = -1; ; ) {
-      const rows = await store.runNodes(run, { afterSeq, limit: MAX_RUN_PAGE });
+      const rows = await store.nodes(run, { afterSeq, limit: MAX_RUN_PAGE });
       for (const row of rows) if (row.written && names.has(row.node)) out.set(row.node, [...(out.get(row.node) ?? []), run]);
       const last = rows.at(-1);
       if (rows.length < MAX_RUN_PAGE || last === undefined) break;

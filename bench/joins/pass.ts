@@ -19,7 +19,7 @@ import { joinWorkflowId } from '../../src/contracts/join-messages.ts';
 import { createJoins } from '../../src/facade/joins.ts';
 import type { Runs } from '../../src/facade/runs.ts';
 import type { DesignMemory } from '../../src/store/design-cache.ts';
-import type { RevisionStore } from '../../src/store/revision-store.ts';
+import type { Store } from '../../src/store/store.ts';
 import type { StackInfo } from '../../stack/stack.ts';
 import { pool } from '../bench-nodes.ts';
 import { benchSite, commitSite } from '../bench-site.ts';
@@ -44,7 +44,7 @@ export interface JoinPassContext {
   /** Admin kubeconfig, loaded (kept-alive connections): creates and watches the nodes. */
   kc: KubeConfig;
   client: Client;
-  store: RevisionStore;
+  store: Store;
   /** The designs the bench commits are told to, as the API server's facade. */
   designs: DesignMemory;
   runs: Runs;

@@ -13,7 +13,8 @@ import { UNINITIALIZED_TAINT_KEY } from '../../src/core/plan/constants.ts';
 import { StartedVia } from '../../src/core/plan/run-audit.ts';
 import type { Design } from '../../src/core/site/validate-site.ts';
 import type { Runs } from '../../src/facade/runs.ts';
-import type { RevisionStore, SourceFile } from '../../src/store/revision-store.ts';
+import type { SourceFile } from '../../src/store/revision-store.ts';
+import type { Store } from '../../src/store/store.ts';
 import { nodeRequestCount } from '../../stack/kube-metrics.ts';
 import { kwokNode } from '../../stack/kwok.ts';
 import type { StackInfo } from '../../stack/stack.ts';
@@ -34,7 +35,7 @@ export interface Scene {
   stack: StackInfo;
   core: CoreV1Api;
   client: Client;
-  store: RevisionStore;
+  store: Store;
   runs: Runs;
   watch: LabelWatch;
   size: number;
@@ -96,13 +97,13 @@ async function outcome(s: Scene, pass: string, joiners: readonly string[], m: Me
   const missing = joiners.filter((n) => !m.arrivals.has(n));
   const ms = lastArrivalMs(m, missing.length === 0);
   const writes = (await nodeRequestCount(s.stack.adminKubeconfig, 'PATCH', { code: 200 })) - m.writes0;
-  const records = await runsFrom(s.store, m.firstRun);
+  const records = await runsFrom(s.store.runs, m.firstRun);
   s.nextRun = m.firstRun + records.length;
   const figures = [];
-  for (const r of records) figures.push(await runFigures(s.client, s.store, r));
+  for (const r of records) figures.push(await runFigures(s.client, s.store.runs, r));
   const joinRuns = figures.filter((f) => f.via === StartedVia.join);
   const joinIds = new Set(joinRuns.map((f) => f.run));
-  const twice = [...(await writers(s.store, figures.map((f) => f.run), new Set(joiners)))].filter(([, runs]) => runs.length > 1);
+  const twice = [...(await writers(s.store.runs, figures.map((f) => f.run), new Set(joiners)))].filter(([, runs]) => runs.length > 1);
   const notByJoin = [...m.arrivals].filter(([, a]) => !a.applied || !joinIds.has(a.applied.run));
   const relabelWrites = joinRuns.reduce((sum, f) => sum + f.written, 0);
   const row = {
@@ -170,7 +171,7 @@ export async function duringRun(s: Scene, pass: string, joiners: readonly string
   const endAt = done.closeTime ? Date.parse(done.closeTime) - performance.timeOrigin : performance.now();
   m.arrivals = await s.watch.until(joiners, Math.max(performance.now(), endAt) + BURST_DEADLINE_MS + joiners.length * PER_NODE_DEADLINE_MS);
   const inOperatorRun = [];
-  for (const name of joiners) if ((await s.store.runNode(operator.run, name)) !== null) inOperatorRun.push(name);
+  for (const name of joiners) if ((await s.store.runs.node(operator.run, name)) !== null) inOperatorRun.push(name);
   const status = done.result?.status ?? done.execution;
   const main = await outcome(s, pass, joiners, m, {
     row: { operatorRun: operator.run, operatorStatus: status, operatorSeconds: round((endAt - m.t0) / 1000), createdBeforeRunEnded: [...m.created.values()].filter((t) => t < endAt).length, createSeconds: round((createdAt - m.t0) / 1000) },

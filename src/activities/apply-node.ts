@@ -14,7 +14,7 @@ import { liftsTaint, nodePatch, reconcileNodeLabels } from '../core/plan/node-re
 import { nodeWants, type PluginEntry } from '../core/plan/node-wants.ts';
 import type { Design } from '../core/site/validate-site.ts';
 import type { NodeApi, NodeState } from '../kube/nodes.ts';
-import type { RevisionStore } from '../store/revision-store.ts';
+import type { Store } from '../store/store.ts';
 import type { NodeResultDetail } from '../store/run-store.ts';
 import type { RelabelNodeResult } from '../contracts/messages.ts';
 import type { NodeEvents } from './node-events.ts';
@@ -35,7 +35,7 @@ export interface ApplyNodeInput {
 /** What applying a node needs: the clients and the lookups the activities share. */
 export interface ApplyNodeDeps {
   nodes: NodeApi;
-  store: RevisionStore;
+  store: Store;
   results: ResultWriter;
   /** Kubernetes Events about the nodes written or failed on; none recorded when absent. */
   events?: NodeEvents;
@@ -100,9 +100,9 @@ async function recoverWritten(deps: ApplyNodeDeps, lost: LostWrite): Promise<Rel
   const { store, results, events } = deps;
   const { applied, node, design, attempts, uid } = lost;
   const { run } = applied;
-  const observed = lost.bulkObserved ?? ((await store.observedState(run, node)) as Omit<NodeState, 'name'> | null);
+  const observed = lost.bulkObserved ?? ((await store.runs.observedState(run, node)) as Omit<NodeState, 'name'> | null);
   if (observed === null) {
-    const row = await store.runNode(run, node);
+    const row = await store.runs.node(run, node);
     const d = row?.status === 'success' && row.written ? row.detail : null;
     // The writing attempt recorded this result, and its Event with it.
     if (d) return { node, written: true, counts: detailCounts(d), taintLifted: d.taintLifted === true, attempts: d.attempts ?? attempts };
@@ -123,7 +123,7 @@ async function applyPlan(deps: ApplyNodeDeps, input: ApplyNodeInput, seen: NodeS
   const plugins = await deps.nodePluginLabels(run, node);
   const wants = nodeWants(design, node, plugins);
   if (!wants) throw ApplicationFailure.nonRetryable(`node ${node} is not in the design of revision ${revision}`, FailureType.NodeNotInDesign);
-  const bulkObserved = Context.current().info.attempt === 1 ? ((await store.observedState(run, node)) as Omit<NodeState, 'name'> | null) : null;
+  const bulkObserved = Context.current().info.attempt === 1 ? ((await store.runs.observedState(run, node)) as Omit<NodeState, 'name'> | null) : null;
   const applied: AppliedRun = { revision, run };
   const outcome = await reconcileNodeLabels(
     {

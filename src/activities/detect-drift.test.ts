@@ -62,20 +62,20 @@ describe('detectDrift (bulk)', () => {
     assert.ok(found.sample.every((s) => s.state === 'drifted'), 'drifted first');
     assert.equal(found.sample[0]?.detail, 'label rack changed (wants r1, has r9)');
     assert.ok(JSON.stringify(found).length < 5000, 'the result stays small');
-    const report = await store.getDriftReport(found.report);
+    const report = await store.drift.getReport(found.report);
     assert.deepEqual(report.counts, found.counts);
-    assert.equal((await store.driftNodes(found.report, { limit: 5000 })).length, 600, 'one row per node not in sync');
+    assert.equal((await store.drift.nodes(found.report, { limit: 5000 })).length, 600, 'one row per node not in sync');
     assert.equal((await driftedNodes(store, found.report, 1)).length, 150);
     assert.deepEqual((await driftedNodes(store, found.report, 2)).slice(0, 2), [name(300), name(301)]);
-    const unknown = await store.driftNodes(found.report, { states: ['unmanaged'], revision: 7, limit: 1 });
+    const unknown = await store.drift.nodes(found.report, { states: ['unmanaged'], revision: 7, limit: 1 });
     assert.match(unknown[0]?.detail.note ?? '', /names revision 7/);
-    const [missing] = await store.driftNodes(found.report, { states: ['missing'], limit: 1 });
+    const [missing] = await store.drift.nodes(found.report, { states: ['missing'], limit: 1 });
     assert.equal(missing?.node, name(900));
 
     // A retried detection (same key) rewrites the same report.
     const again = await detectDrift({ nodes, store, designs: cache }, { key: 'k', workflowId: 'relabel-drift/s', revision: 2, design: designs[2] as Design });
     assert.equal(again.report, found.report);
-    assert.equal((await store.driftNodes(found.report, { limit: 5000 })).length, 600);
+    assert.equal((await store.drift.nodes(found.report, { limit: 5000 })).length, 600);
     await store.close();
   });
 
@@ -83,11 +83,11 @@ describe('detectDrift (bulk)', () => {
     const store = await openSqliteStore(SQLITE_MEMORY);
     const d = design(3, 'new');
     const cache: DesignCache = { get: async (r) => (r === 2 ? { ok: true, design: d } : { ok: false, errors: [] }) };
-    const run = await store.createRun({ targets: [name(0), name(1), name(2)] });
+    const run = await store.runs.create({ targets: [name(0), name(1), name(2)] });
     const gpu = (value: string) => ({ site: 's', digest: value, parts: [{ plugin: 'gpus', digest: value, polledAt: new Date(), labels: { [name(0)]: { 'feature.example.com/gpu': value }, [name(1)]: { 'feature.example.com/gpu': value }, [name(2)]: { 'feature.example.com/gpu': value } } }] });
-    const first = await store.savePluginSet(gpu('a100'));
-    await store.pinRunPluginSet(run.id, first.id);
-    await store.savePluginSet(gpu('h100')); // newer output, not yet applied by any run
+    const first = await store.plugins.saveSet(gpu('a100'));
+    await store.plugins.pinRun(run.id, first.id);
+    await store.plugins.saveSet(gpu('h100')); // newer output, not yet applied by any run
     const applied = (i: number, value: string | undefined): NodeState => ({
       name: name(i),
       resourceVersion: '1',
@@ -100,7 +100,7 @@ describe('detectDrift (bulk)', () => {
     const nodes = { async *listNodes() { yield cluster; } } as unknown as NodeApi;
     const found = await detectDrift({ nodes, store, designs: cache }, { key: 'p', workflowId: 'relabel-drift/s', revision: 2, design: d });
     assert.deepEqual(found.counts, { total: 3, drifted: 2, pending: 1, unmanaged: 0, missing: 0, in_sync: 0 });
-    const rows = await store.driftNodes(found.report, { limit: 10 });
+    const rows = await store.drift.nodes(found.report, { limit: 10 });
     assert.deepEqual(rows.map((r) => [r.node, r.state, (r.detail.keys?.labels ?? []).map((k) => k.key)]), [
       [name(0), 'pending', []],
       [name(1), 'drifted', ['feature.example.com/gpu']],

@@ -12,7 +12,7 @@ import { mapNodeError } from '../kube/errors.ts';
 import type { NodeApi, NodeState } from '../kube/nodes.ts';
 import type { DesignCache } from '../store/design-cache.ts';
 import type { DriftNodeRow } from '../store/drift-store.ts';
-import type { RevisionStore } from '../store/revision-store.ts';
+import type { Store } from '../store/store.ts';
 import { DRIFT_SAMPLE_LIMIT, MAX_HEAL_GROUPS, type DriftDetection, type DriftSampleNode } from '../contracts/drift-messages.ts';
 
 /** Nodes per LIST page, and rows per store write. */
@@ -24,7 +24,7 @@ const MAX_DETAIL = 300;
 /** What detection works with. */
 export interface DriftDeps {
   nodes: NodeApi;
-  store: RevisionStore;
+  store: Store;
   designs: DesignCache;
   /** Called after each page, so a long detection heartbeats. */
   progress?(classified: number): void;
@@ -41,7 +41,7 @@ export async function detectDrift(deps: DriftDeps, input: { key: string; workflo
   const { revision, design } = input;
   const site = design.site;
   const action: DriftAction = design.policy.drift.action;
-  const report = await store.createDriftReport({ key: input.key, site, revision, workflowId: input.workflowId, action });
+  const report = await store.drift.createReport({ key: input.key, site, revision, workflowId: input.workflowId, action });
   const counts = emptyDriftCounts();
   const drifted: DriftSampleNode[] = [];
   const others: DriftSampleNode[] = [];
@@ -60,23 +60,23 @@ export async function detectDrift(deps: DriftDeps, input: { key: string; workflo
   let seq = 0;
   const flush = async (force: boolean) => {
     if (rows.length === 0 || (!force && rows.length < DRIFT_PAGE_SIZE)) return;
-    await store.addDriftNodes(report.id, rows);
+    await store.drift.addNodes(report.id, rows);
     rows = [];
   };
   // Plugin labels are wanted as runs applied them: the set the node's run pinned for the revision it
   // carries, and the site's newest set for the latest revision (the set a run started now would pin).
-  const latestSet = (await store.latestPluginSet(site))?.id ?? 0;
+  const latestSet = (await store.plugins.latestSet(site))?.id ?? 0;
   const pinned = new Map<number, number>();
   const setOf = async (observed: NodeState | null): Promise<number> => {
     const run = observed ? readAppliedRun(observed.annotations)?.run : undefined;
     if (run === undefined) return 0;
-    if (!pinned.has(run)) pinned.set(run, (await store.runPluginSet(run)) ?? 0);
+    if (!pinned.has(run)) pinned.set(run, (await store.plugins.pinnedSet(run)) ?? 0);
     return pinned.get(run) ?? 0;
   };
   /** Each set's plugin labels of `nodes`, one store lookup per set. */
   const pluginLabels = async (sets: Iterable<number>, nodes: readonly string[]) => {
     const found = new Map<number, Map<string, PluginEntry[]>>();
-    for (const set of sets) if (set !== 0 && !found.has(set) && nodes.length > 0) found.set(set, await store.pluginSetLabels(set, nodes));
+    for (const set of sets) if (set !== 0 && !found.has(set) && nodes.length > 0) found.set(set, await store.plugins.labels(set, nodes));
     return (set: number, node: string) => found.get(set)?.get(node) ?? [];
   };
 
@@ -121,7 +121,7 @@ export async function detectDrift(deps: DriftDeps, input: { key: string; workflo
   }
   for (const node of [...unseen].sort()) await record(node, null);
   await flush(true);
-  await store.finishDriftReport(report.id, counts);
+  await store.drift.finishReport(report.id, counts);
 
   const groups = [...byRevision.entries()].sort(([a], [b]) => a - b).map(([r, nodes]) => ({ revision: r, nodes }));
   const kept = groups.slice(0, MAX_HEAL_GROUPS);
@@ -138,10 +138,10 @@ export async function detectDrift(deps: DriftDeps, input: { key: string; workflo
 }
 
 /** Every drifted node of `report` carrying `revision`, read a page at a time. */
-export async function driftedNodes(store: RevisionStore, report: number, revision: number): Promise<string[]> {
+export async function driftedNodes(store: Store, report: number, revision: number): Promise<string[]> {
   const names: string[] = [];
   for (let afterSeq = -1; ; ) {
-    const page = await store.driftNodes(report, { states: [DriftState.drifted], revision, afterSeq, limit: 5000 });
+    const page = await store.drift.nodes(report, { states: [DriftState.drifted], revision, afterSeq, limit: 5000 });
     names.push(...page.map((r) => r.node));
     if (page.length < 5000) return names;
     afterSeq = page.at(-1)?.seq ?? afterSeq;

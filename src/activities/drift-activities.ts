@@ -12,7 +12,7 @@ import type { RunAudit } from '../core/plan/run-audit.ts';
 import type { Design } from '../core/site/validate-site.ts';
 import type { NodeApi } from '../kube/nodes.ts';
 import type { DesignCache } from '../store/design-cache.ts';
-import type { RevisionStore } from '../store/revision-store.ts';
+import type { Store } from '../store/store.ts';
 import { failureSummary } from '../temporal/failure.ts';
 import type { DetectDriftInput, DriftDetection, HealOutcome } from '../contracts/drift-messages.ts';
 import type { UpdateLabelsResult } from '../contracts/messages.ts';
@@ -38,7 +38,7 @@ export type StartedHeal = { workflowId: string; runId: string; run: number; node
 /** What the drift activities need. */
 export interface DriftActivityDeps {
   nodes: NodeApi;
-  store: RevisionStore;
+  store: Store;
   designs: DesignCache;
   validDesign(revision: number): Promise<Design>;
   startRun?: RunStarter;
@@ -60,7 +60,7 @@ export function createDriftActivities(deps: DriftActivityDeps) {
     async detectDrift(input: DetectDriftInput & { key: string; workflowId: string }): Promise<DriftDetection> {
       const context = Context.current();
       context.heartbeat({ classified: 0 });
-      const latest = await store.latestRevision();
+      const latest = await store.revisions.latest();
       if (!latest) throw ApplicationFailure.nonRetryable('no revision has been committed yet: nothing to compare the nodes with', FailureType.NoCommittedRevision);
       const design = await deps.validDesign(latest.id);
       const site = design.site;
@@ -85,13 +85,13 @@ export function createDriftActivities(deps: DriftActivityDeps) {
     async startHealRun(input: { report: number; revision: number; audit?: RunAudit }): Promise<StartedHeal | { skipped: string }> {
       if (!deps.startRun) throw ApplicationFailure.nonRetryable('this worker cannot start heal runs (no run starter)', FailureType.InternalError);
       // An earlier attempt that started the run but whose completion was lost left it on the report.
-      const earlier = (await store.getDriftReport(input.report)).heal as { starting?: StartedHeal & { revision: number } } | null;
+      const earlier = (await store.drift.getReport(input.report)).heal as { starting?: StartedHeal & { revision: number } } | null;
       if (earlier?.starting?.revision === input.revision) return earlier.starting;
       const targets = await driftedNodes(store, input.report, input.revision);
       if (targets.length === 0) return { skipped: `no drifted node of revision ${input.revision} in drift report ${input.report}` };
       try {
         const started = { ...(await deps.startRun(Context.current().client, { targets, revision: input.revision, action: HEAL_ACTION, ...(input.audit ? { audit: input.audit } : {}) })), nodes: targets.length };
-        await store.setDriftHeal(input.report, { runs: [], starting: { ...started, revision: input.revision } });
+        await store.drift.setHeal(input.report, { runs: [], starting: { ...started, revision: input.revision } });
         return started;
       } catch (err) {
         const type = (err as { type?: unknown }).type;
@@ -117,7 +117,7 @@ export function createDriftActivities(deps: DriftActivityDeps) {
 
     /** Records what healing did on the report. */
     async recordHeal(input: { report: number; heal: HealOutcome }): Promise<void> {
-      await store.setDriftHeal(input.report, input.heal);
+      await store.drift.setHeal(input.report, input.heal);
     },
   };
 }

@@ -10,7 +10,7 @@ import type { NodeWatchApi } from '../kube/node-watch.ts';
 import type { NodeApi } from '../kube/nodes.ts';
 import type { WorkloadApi } from '../kube/workloads.ts';
 import { createDesignCache, type DesignCache } from '../store/design-cache.ts';
-import type { RevisionStore } from '../store/revision-store.ts';
+import type { Store } from '../store/store.ts';
 import { createApplyNodeActivities } from './apply-node.ts';
 import { documentValidationFailure } from './document-failure.ts';
 import { createDriftActivities, type RunStarter } from './drift-activities.ts';
@@ -27,7 +27,7 @@ export type { JoinHealth, JoinTelemetry } from './join-watch.ts';
 /** Injected clients. */
 export interface ActivityDeps {
   nodes: NodeApi;
-  store: RevisionStore;
+  store: Store;
   designs?: DesignCache;
   results?: ResultWriter;
   /** Starts heal runs for drift detection (the facade's start); without it, healing fails. */
@@ -58,7 +58,7 @@ const missingWatch: NodeWatchApi = {
 export function createActivities(deps: ActivityDeps) {
   const { nodes, store, events, workloads } = deps;
   const designs = deps.designs ?? createDesignCache(store);
-  const results = deps.results ?? createResultWriter(store);
+  const results = deps.results ?? createResultWriter(store.runs);
   const { pinnedPluginSet, nodePluginLabels } = createRunPluginLabels(store);
 
   /** The revision's design; DocumentValidationFailed (every error listed) when its documents are invalid. */

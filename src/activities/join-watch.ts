@@ -22,7 +22,7 @@ import { FailureType } from '../core/plan/failure-types.ts';
 import type { JoinWatchReport } from '../contracts/join-messages.ts';
 import type { NodeWatchApi } from '../kube/node-watch.ts';
 import type { DesignCache } from '../store/design-cache.ts';
-import type { RevisionStore } from '../store/revision-store.ts';
+import type { Store } from '../store/store.ts';
 import type { RunStarter } from './drift-activities.ts';
 import { JoinWatcher } from './join-watcher.ts';
 
@@ -49,7 +49,7 @@ export interface JoinHealth {
 /** What the join watcher needs. */
 export interface JoinWatchDeps {
   watch: NodeWatchApi;
-  store: RevisionStore;
+  store: Store;
   designs: DesignCache;
   startRun?: RunStarter;
   telemetry?: JoinTelemetry;

@@ -6,7 +6,7 @@ import { FailureType } from '../core/plan/failure-types.ts';
 import { WatchExpiredError, type NodeWatchApi, type NodeWatchEvent } from '../kube/node-watch.ts';
 import type { NodeState } from '../kube/nodes.ts';
 import type { DesignCache } from '../store/design-cache.ts';
-import type { RevisionStore } from '../store/revision-store.ts';
+import type { Store } from '../store/store.ts';
 import type { RunStarter } from './drift-activities.ts';
 import { JoinWatcher } from './join-watcher.ts';
 
@@ -14,7 +14,7 @@ const joining = (name: string): NodeState => ({ name, uid: `${name}-uid`, resour
 
 /** A store whose latest revision is 1, of site `s`, naming `nodes`. */
 function fakes(nodes: string[]) {
-  const store = { latestRevision: async () => ({ id: 1 }) } as unknown as RevisionStore;
+  const store = { revisions: { latest: async () => ({ id: 1 }) } } as unknown as Store;
   const designs = { get: async () => ({ ok: true, design: { site: 's', nodes: Object.fromEntries(nodes.map((n) => [n, {}])) } }) } as unknown as DesignCache;
   const client = { workflow: { getHandle: () => ({ result: async () => ({ status: 'success' }) }) } } as unknown as Client;
   return { store, designs, client };

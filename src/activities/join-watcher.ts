@@ -16,7 +16,7 @@ import { DEFAULT_JOIN_BATCH, DEFAULT_JOIN_DELAY_MS, DEFAULT_WATCH_SECONDS, JOIN_
 import { WatchExpiredError, type NodeWatchApi, type NodeWatchEvent } from '../kube/node-watch.ts';
 import type { NodeState } from '../kube/nodes.ts';
 import type { DesignCache } from '../store/design-cache.ts';
-import type { RevisionStore } from '../store/revision-store.ts';
+import type { Store } from '../store/store.ts';
 import { failureSummary } from '../temporal/failure.ts';
 import { runWorkflowId } from '../contracts/messages.ts';
 import type { RunStarter } from './drift-activities.ts';
@@ -39,7 +39,7 @@ type Target = { revision: number; site: string; manages(name: string): boolean }
 /** What a watcher works with. */
 export interface JoinWatcherDeps {
   watch: NodeWatchApi;
-  store: RevisionStore;
+  store: Store;
   designs: DesignCache;
   startRun: RunStarter;
   client: Client;
@@ -159,7 +159,7 @@ export class JoinWatcher {
 
   /** The design nodes join into: the latest committed revision's. */
   private async currentTarget(): Promise<Target> {
-    const latest = await this.deps.store.latestRevision();
+    const latest = await this.deps.store.revisions.latest();
     if (!latest) return { held: 'no revision has been committed yet' };
     const result = await this.deps.designs.get(latest.id);
     if (!result.ok) return { revision: latest.id, held: `the documents of revision ${latest.id} are invalid (${result.errors.length} error(s)); joining nodes wait for a valid revision` };
@@ -246,7 +246,7 @@ export class JoinWatcher {
 
   /** Reads the latest committed revision again when it changed; a new design may manage nodes skipped before. */
   private async refreshTarget(): Promise<void> {
-    const latest = await this.deps.store.latestRevision();
+    const latest = await this.deps.store.revisions.latest();
     if (latest?.id === this.target.revision) return;
     this.target = await this.currentTarget();
     if ('manages' in this.target) await this.relist();

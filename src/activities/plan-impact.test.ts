@@ -60,7 +60,7 @@ describe('planRun weighs the workload impact of a dry run', () => {
   const design = { site: 's', nodes: { n1: { name: 'n1', labels: {} } }, racks: {}, policy: DEFAULT_SITE_POLICY } as unknown as Design;
   const cluster: NodeState = { name: 'n1', resourceVersion: '1', labels: { 'ceph-osd': 'enabled' }, annotations: { [OWNED_LABELS_ANNOTATION]: 'ceph-osd' }, taints: [] };
   const store = {
-    runNodes: async (_run: number, q: { afterSeq?: number }) => ((q.afterSeq ?? -1) < 0 ? [{ seq: 0, node: 'n1', status: 'queued', written: false, detail: null }] : []),
+    nodes: async (_run: number, q: { afterSeq?: number }) => ((q.afterSeq ?? -1) < 0 ? [{ seq: 0, node: 'n1', status: 'queued', written: false, detail: null }] : []),
     setNodeResults: async (_run: number, _rows: readonly NodeResultUpdate[]) => undefined,
   } as unknown as RunStore;
   const nodes = { readNode: async () => cluster, listNodes: () => [][Symbol.iterator]() as never, patchNode: async () => cluster };

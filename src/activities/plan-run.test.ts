@@ -33,7 +33,7 @@ const state = (name: string, labels: Record<string, string>, owned?: string, tai
 function memoryRuns(targets: string[]) {
   const rows = new Map<string, NodeResultUpdate>();
   const store = {
-    async runNodes(_id: number, q: { afterSeq?: number; limit: number }): Promise<RunNodeRow[]> {
+    async nodes(_id: number, q: { afterSeq?: number; limit: number }): Promise<RunNodeRow[]> {
       return targets
         .map((node, seq) => ({ seq, node, status: 'queued' as const, written: false, detail: null }))
         .filter((r) => r.seq > (q.afterSeq ?? -1))
@@ -170,7 +170,7 @@ describe('planRun and the mass-removal brake', () => {
   function statusStore() {
     const rows = new Map<string, NodeResultUpdate>(['n1', 'n2', 'n3'].map((node) => [node, { node, status: 'queued' }]));
     const store = {
-      async runNodes(_id: number, q: { status?: string; afterSeq?: number; limit: number }): Promise<RunNodeRow[]> {
+      async nodes(_id: number, q: { status?: string; afterSeq?: number; limit: number }): Promise<RunNodeRow[]> {
         return [...rows.values()]
           .map((r, seq) => ({ seq, node: r.node, status: r.status, written: false, detail: r.detail ?? null }))
           .filter((r) => r.seq > (q.afterSeq ?? -1) && (q.status === undefined || r.status === q.status))

@@ -96,7 +96,7 @@ export interface PlanDeps {
 
 async function* targetsOf(store: RunStore, run: number): AsyncGenerator<string> {
   for (let afterSeq = -1; ; ) {
-    const rows = await store.runNodes(run, { afterSeq, limit: 5000 });
+    const rows = await store.nodes(run, { afterSeq, limit: 5000 });
     for (const row of rows) yield row.node;
     if (rows.length < 5000) return;
     afterSeq = rows.at(-1)?.seq ?? afterSeq;
@@ -144,7 +144,7 @@ async function refuse(store: RunStore, run: number, removal: RemovalAssessment):
   const message = removalRefusal(removal, run);
   const error = { type: FailureType.MassRemovalRefused, message: `not written: run ${run} was refused by the mass-removal brake` };
   for (let afterSeq = -1; ; ) {
-    const rows = await store.runNodes(run, { status: 'pending', afterSeq, limit: PAGE_SIZE });
+    const rows = await store.nodes(run, { status: 'pending', afterSeq, limit: PAGE_SIZE });
     if (rows.length > 0) await store.setNodeResults(run, rows.map((row) => ({ node: row.node, status: 'failure' as const, detail: { error }, observed: null })));
     const last = rows.at(-1);
     if (rows.length < PAGE_SIZE || last === undefined) break;

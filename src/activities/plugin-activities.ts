@@ -5,13 +5,13 @@
  */
 import { log } from '@temporalio/activity';
 import type { DesignCache } from '../store/design-cache.ts';
-import type { RevisionStore } from '../store/revision-store.ts';
+import type { Store } from '../store/store.ts';
 import type { PollResult } from '../contracts/plugin-messages.ts';
 import { pollSite, preparePluginChangeRun, type PluginChangeRun } from './plugins.ts';
 
 /** What the plugin activities need. */
 export interface PluginActivityDeps {
-  store: RevisionStore;
+  store: Store;
   designs: DesignCache;
 }
 
@@ -40,7 +40,7 @@ export function createPluginActivities(deps: PluginActivityDeps) {
 
     /** Discards a run recorded for a plugin change whose workflow could not start. */
     async discardPluginRun(input: { run: number }): Promise<void> {
-      await store.discardRun(input.run);
+      await store.runs.discard(input.run);
     },
   };
 }

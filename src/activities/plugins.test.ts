@@ -4,15 +4,15 @@ import type { PluginSpec } from '../core/site/label-plugin.ts';
 import { nodeDoc, source, yamlDoc } from '../core/site/testing.ts';
 import { createDesignCache } from '../store/design-cache.ts';
 import { openStore } from '../store/open-store.ts';
-import type { RevisionStore } from '../store/revision-store.ts';
+import type { Store } from '../store/store.ts';
 import type { PluginRead } from './plugin-runner.ts';
 import { pollSite, preparePluginChangeRun } from './plugins.ts';
 
 const plugin = (name: string, ns: string) => yamlDoc('relabel/LabelPlugin/v1', name, `  source: json\n  path: /p/${name}.json\n  namespaces: ["${ns}"]`);
 
-async function commit(store: RevisionStore, ...docs: string[]): Promise<void> {
-  await store.stage('site', [source('s.yaml', yamlDoc('drydock/Region/v1', 'lab', ''), nodeDoc('n1', ''), nodeDoc('n2', ''), ...docs)].map((s) => ({ source: s.source, text: s.text })));
-  await store.tag((await store.commit()).id, 'site-action-success');
+async function commit(store: Store, ...docs: string[]): Promise<void> {
+  await store.revisions.stage('site', [source('s.yaml', yamlDoc('drydock/Region/v1', 'lab', ''), nodeDoc('n1', ''), nodeDoc('n2', ''), ...docs)].map((s) => ({ source: s.source, text: s.text })));
+  await store.revisions.tag((await store.revisions.commit()).id, 'site-action-success');
 }
 
 describe('polling a site', () => {
@@ -48,24 +48,24 @@ describe('polling a site', () => {
     outputs.set('b', { ok: true, text: '{"n2": {"b.example.com/y": "3"}}' });
     const carried = await pollSite(deps, { site: 'lab' });
     assert.deepEqual(carried.set, { id: 2, created: true, nodes: 2, labels: 2, previous: 1 });
-    assert.deepEqual(Object.fromEntries(await store.pluginSetLabels(2, ['n1', 'n2'])), {
+    assert.deepEqual(Object.fromEntries(await store.plugins.labels(2, ['n1', 'n2'])), {
       n1: [{ plugin: 'a', labels: { 'a.example.com/x': '1' } }],
       n2: [{ plugin: 'b', labels: { 'b.example.com/y': '3' } }],
     });
     assert.deepEqual(
-      (await store.pluginStatus('lab')).map((r) => [r.plugin, r.ok, r.lastGoodSet]),
+      (await store.plugins.status('lab')).map((r) => [r.plugin, r.ok, r.lastGoodSet]),
       [['a', false, 1], ['b', true, 2]],
     );
 
     const change = await preparePluginChangeRun({ store, designs }, { site: 'lab', set: 2, previous: 1 });
     assert.ok('run' in change);
     assert.equal(change.targets, 1, 'n2 changed; n9 is not in the design');
-    assert.deepEqual((await store.runNodes(change.run, { limit: 10 })).map((r) => r.node), ['n2']);
-    assert.equal(await store.runPluginSet(change.run), 2);
+    assert.deepEqual((await store.runs.nodes(change.run, { limit: 10 })).map((r) => r.node), ['n2']);
+    assert.equal(await store.plugins.pinnedSet(change.run), 2);
 
     await commit(store);
     const gone = await pollSite(deps, { site: 'lab' });
     assert.deepEqual([gone.status, gone.set?.created, gone.set?.labels], ['none', true, 0]);
-    assert.deepEqual(Object.fromEntries(await store.pluginSetLabels(gone.set?.id ?? 0, ['n1', 'n2'])), {}, 'labels of removed plugins are no longer desired');
+    assert.deepEqual(Object.fromEntries(await store.plugins.labels(gone.set?.id ?? 0, ['n1', 'n2'])), {}, 'labels of removed plugins are no longer desired');
   });
 });

@@ -15,7 +15,7 @@ import { MAX_TARGETS } from '../core/plan/targets.ts';
 import { runnableRevision } from '../store/revision-checks.ts';
 import type { DesignCache } from '../store/design-cache.ts';
 import type { CarriedPluginPart, FreshPluginPart } from '../store/plugin-store.ts';
-import type { RevisionStore } from '../store/revision-store.ts';
+import type { Store } from '../store/store.ts';
 import { runWorkflowId } from '../contracts/messages.ts';
 import { PollStatus, type PluginPollOutcome, type PollResult } from '../contracts/plugin-messages.ts';
 import { documentValidationFailure } from './document-failure.ts';
@@ -29,7 +29,7 @@ const POLL_CONCURRENCY = 4;
 
 /** What polling needs. */
 export interface PollDeps {
-  store: RevisionStore;
+  store: Store;
   designs: DesignCache;
   read?: (plugin: PluginSpec) => Promise<PluginRead>;
   warn?: (message: string, fields: Record<string, unknown>) => void;
@@ -66,7 +66,7 @@ async function mapLimited<T, R>(items: readonly T[], limit: number, fn: (item: T
  */
 export async function pollSite(deps: PollDeps, input: { site: string }): Promise<PollResult> {
   const { store } = deps;
-  const latest = await store.latestRevision();
+  const latest = await store.revisions.latest();
   if (!latest) throw ApplicationFailure.nonRetryable('no revision has been committed yet; nothing declares plugins', FailureType.NoCommittedRevision);
   const design = await deps.designs.get(latest.id);
   if (!design.ok) throw documentValidationFailure(latest.id, design.errors, 'plugins are not polled until a valid revision is committed');
@@ -82,7 +82,7 @@ export async function pollSite(deps: PollDeps, input: { site: string }): Promise
     return { spec, output };
   });
 
-  const previous = await store.latestPluginSet(site);
+  const previous = await store.plugins.latestSet(site);
   const before = new Set(previous?.plugins.map((p) => p.plugin) ?? []);
   const parts: (FreshPluginPart | CarriedPluginPart)[] = [];
   const digests: string[] = [];
@@ -108,10 +108,10 @@ export async function pollSite(deps: PollDeps, input: { site: string }): Promise
   let set = previous;
   let created = false;
   if (previous?.digest !== digest && (previous !== null || parts.length > 0)) {
-    set = await store.savePluginSet({ site, digest, parts });
+    set = await store.plugins.saveSet({ site, digest, parts });
     created = true;
   }
-  await store.setPluginStatus(
+  await store.plugins.setStatus(
     site,
     polledAt,
     outcomes.map((o) => (o.ok ? { plugin: o.plugin, ok: true, nodes: o.nodes ?? 0, labels: o.labels ?? 0, ...(set ? { set: set.id } : {}) } : { plugin: o.plugin, ok: false, error: o.error ?? 'failed' })),
@@ -130,11 +130,11 @@ export async function pollSite(deps: PollDeps, input: { site: string }): Promise
 }
 
 /** Every node's rows of a plugin set, as one comparable string per node, read a page at a time. */
-async function nodeSignatures(store: RevisionStore, set: number): Promise<Map<string, string>> {
+async function nodeSignatures(store: Store, set: number): Promise<Map<string, string>> {
   const signatures = new Map<string, string>();
   if (set === 0) return signatures;
   for (let after: { node: string; plugin: string } | undefined; ; ) {
-    const page = await store.pluginSetRows(set, { ...(after ? { after } : {}), limit: 5000 });
+    const page = await store.plugins.rows(set, { ...(after ? { after } : {}), limit: 5000 });
     for (const row of page) signatures.set(row.node, `${signatures.get(row.node) ?? ''}${row.plugin}=${JSON.stringify(row.labels)};`);
     const last = page.at(-1);
     if (page.length < 5000 || !last) return signatures;
@@ -166,7 +166,7 @@ export async function preparePluginChangeRun(deps: Pick<PollDeps, 'store' | 'des
   const targets = [...changed].filter((node) => Object.hasOwn(design.design.nodes, node)).sort();
   if (targets.length === 0) return { skipped: 'no node of the design has plugin labels that changed' };
   if (targets.length > MAX_TARGETS) return { skipped: `${targets.length} nodes changed, more than a run takes (${MAX_TARGETS}); run update-labels by rack or filter` };
-  const run = await store.createRun({ key: `plugins/${input.site}/${input.set}`, workflowId: runWorkflowId(input.site), revision: checked.revision, targets });
-  await store.pinRunPluginSet(run.id, input.set);
+  const run = await store.runs.create({ key: `plugins/${input.site}/${input.set}`, workflowId: runWorkflowId(input.site), revision: checked.revision, targets });
+  await store.plugins.pinRun(run.id, input.set);
   return { run: run.id, revision: checked.revision, targets: targets.length };
 }

@@ -11,7 +11,7 @@ import type { Design } from '../core/site/validate-site.ts';
 import type { NodeApi } from '../kube/nodes.ts';
 import type { WorkloadApi } from '../kube/workloads.ts';
 import { runnableRevision } from '../store/revision-checks.ts';
-import type { RevisionStore } from '../store/revision-store.ts';
+import type { Store } from '../store/store.ts';
 import type { RunOutcome } from '../store/run-store.ts';
 import type { NodeFailure } from '../contracts/messages.ts';
 import type { NodeEvents } from './node-events.ts';
@@ -23,7 +23,7 @@ import { checkWaveHealth, planWaves, waveInfo, type HealthOutcome, type PlannedW
 /** What the run activities need. */
 export interface RunActivityDeps {
   nodes: NodeApi;
-  store: RevisionStore;
+  store: Store;
   /** Kubernetes Events about target nodes the plan fails on; none recorded when absent. */
   events?: NodeEvents;
   /** Read-only lists of DaemonSets, pods and budgets: with them, a dry run weighs its workload impact. */
@@ -64,9 +64,9 @@ export function createRunActivities(deps: RunActivityDeps) {
       startedBy?: string;
       startedVia?: string;
     }): Promise<{ run: number }> {
-      const run = await store.createRun(input);
+      const run = await store.runs.create(input);
       const execution = Context.current().info.workflowExecution;
-      if (execution) await store.setRunExecution(run.id, execution.runId);
+      if (execution) await store.actions.setExecution(run.id, execution.runId);
       return { run: run.id };
     },
 
@@ -83,24 +83,24 @@ export function createRunActivities(deps: RunActivityDeps) {
       context.heartbeat({ planned: 0 });
       const design = await validDesign(input.revision);
       const set = await pinnedPluginSet(input.run, design.site);
-      const plugins: PluginLabelSource | undefined = set === 0 ? undefined : { set, lookup: (names) => store.pluginSetLabels(set, names) };
+      const plugins: PluginLabelSource | undefined = set === 0 ? undefined : { set, lookup: (names) => store.plugins.labels(set, names) };
       const extra = { ...(events ? { events } : {}), ...(plugins ? { plugins } : {}), ...(workloads ? { workloads } : {}) };
       const { rollout, ...rest } = input;
-      const plan = await planRun({ nodes, store, ...extra, progress: (planned) => context.heartbeat({ planned }) }, { ...rest, design });
+      const plan = await planRun({ nodes, store: store.runs, ...extra, progress: (planned) => context.heartbeat({ planned }) }, { ...rest, design });
       // A run in waves (its own rollout, or the policy's): the changed nodes split into waves, recorded with the run.
-      const waves = input.dryRun ? undefined : await planWaves(store, input.run, design, rollout);
+      const waves = input.dryRun ? undefined : await planWaves(store.runs, input.run, design, rollout);
       return waves ? { ...plan, waves } : plan;
     },
 
     /** The next page of a run's pending nodes after sequence number `afterSeq`, in target order (of one wave, when given). */
     async pendingNodes(input: { run: number; afterSeq: number; limit: number; wave?: number }): Promise<{ seq: number; node: string }[]> {
-      const rows = await store.runNodes(input.run, { status: 'pending', afterSeq: input.afterSeq, limit: input.limit, ...(input.wave !== undefined ? { wave: input.wave } : {}) });
+      const rows = await store.runs.nodes(input.run, { status: 'pending', afterSeq: input.afterSeq, limit: input.limit, ...(input.wave !== undefined ? { wave: input.wave } : {}) });
       return rows.map(({ seq, node }) => ({ seq, node }));
     },
 
     /** Wave `wave` of a run in waves: its name and size (null: no such wave). */
     async waveInfo(input: { run: number; wave: number }): Promise<WaveInfo | null> {
-      return waveInfo(store, input.run, input.wave);
+      return waveInfo(store.runs, input.run, input.wave);
     },
 
     /**
@@ -110,7 +110,7 @@ export function createRunActivities(deps: RunActivityDeps) {
      */
     async checkWaveHealth(input: { run: number; wave: number; timeoutSeconds: number }): Promise<HealthOutcome> {
       const deadline = Context.current().info.scheduledTimestampMs + input.timeoutSeconds * 1000;
-      return checkWaveHealth({ store, nodes, ...(workloads ? { workloads } : {}) }, { run: input.run, wave: input.wave, deadline });
+      return checkWaveHealth({ store: store.runs, nodes, ...(workloads ? { workloads } : {}) }, { run: input.run, wave: input.wave, deadline });
     },
 
     /**
@@ -120,7 +120,7 @@ export function createRunActivities(deps: RunActivityDeps) {
      */
     async abortRunNodes(input: { run: number; after: string; by: string | null }): Promise<{ settled: number }> {
       const who = input.by === null ? '' : ` by ${input.by}`;
-      const settled = await store.cancelRunNodes(input.run, {
+      const settled = await store.runs.cancelNodes(input.run, {
         error: { type: FailureType.NotStarted, message: `not started: the run was aborted${who} after ${input.after}; nothing was written to this node` },
       });
       return { settled };
@@ -128,7 +128,7 @@ export function createRunActivities(deps: RunActivityDeps) {
 
     /** Records how a run ended (its status, or `rejected`) with the run in the store. Idempotent. */
     async setRunOutcome(input: { run: number; outcome: RunOutcome }): Promise<void> {
-      await store.setRunOutcome(input.run, input.outcome);
+      await store.runs.setOutcome(input.run, input.outcome);
     },
 
     /**
@@ -137,16 +137,16 @@ export function createRunActivities(deps: RunActivityDeps) {
      * outcome `cancelled`. Idempotent.
      */
     async settleCancelledRun(input: { run: number }): Promise<{ settled: number }> {
-      const settled = await store.cancelRunNodes(input.run, {
+      const settled = await store.runs.cancelNodes(input.run, {
         error: { type: FailureType.NotStarted, message: 'not started: the run was cancelled before it reached this node; nothing was written to it' },
       });
-      await store.setRunOutcome(input.run, 'cancelled');
+      await store.runs.setOutcome(input.run, 'cancelled');
       return { settled };
     },
 
     /** Records failed nodes of a run with their reasons. Idempotent. */
     async recordFailures(input: { run: number; failures: NodeFailure[] }): Promise<void> {
-      await store.setNodeResults(
+      await store.runs.setNodeResults(
         input.run,
         input.failures.map((f) => ({ node: f.node, status: 'failure' as const, detail: { error: f.error }, observed: null })),
       );

@@ -5,13 +5,13 @@
  * joins the same plugin labels with the documents'.
  */
 import type { PluginEntry } from '../core/plan/node-wants.ts';
-import type { RevisionStore } from '../store/revision-store.ts';
+import type { Store } from '../store/store.ts';
 
 /** Runs whose pinned set a worker remembers. */
 const REMEMBERED_RUNS = 100;
 
 /** Builds the lookups over `store`. */
-export function createRunPluginLabels(store: RevisionStore) {
+export function createRunPluginLabels(store: Store) {
   // A run's pinned set never changes once pinned: each worker asks the store once per run.
   const pinnedSets = new Map<number, number>();
 
@@ -22,24 +22,24 @@ export function createRunPluginLabels(store: RevisionStore) {
      * only).
      */
     async pinnedPluginSet(run: number, site: string): Promise<number> {
-      const pinned = await store.runPluginSet(run);
+      const pinned = await store.plugins.pinnedSet(run);
       if (pinned !== null) return pinned;
-      const latest = await store.latestPluginSet(site);
-      return store.pinRunPluginSet(run, latest?.id ?? 0);
+      const latest = await store.plugins.latestSet(site);
+      return store.plugins.pinRun(run, latest?.id ?? 0);
     },
 
     /** One node's labels from the run's plugin set (none before the set is pinned, or with set 0). */
     async nodePluginLabels(run: number, node: string): Promise<PluginEntry[]> {
       let set = pinnedSets.get(run) ?? null;
       if (set === null) {
-        set = await store.runPluginSet(run);
+        set = await store.plugins.pinnedSet(run);
         if (set !== null) {
           if (pinnedSets.size >= REMEMBERED_RUNS) pinnedSets.delete(pinnedSets.keys().next().value as number);
           pinnedSets.set(run, set);
         }
       }
       if (set === null || set === 0) return [];
-      return (await store.pluginSetLabels(set, [node])).get(node) ?? [];
+      return (await store.plugins.labels(set, [node])).get(node) ?? [];
     },
   };
 }

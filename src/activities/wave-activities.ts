@@ -43,7 +43,7 @@ export async function planWaves(store: RunStore, run: number, design: Design, as
   const by = rollout.by;
   const members: WaveMember[] = [];
   for (let afterSeq = -1; ; ) {
-    const rows = await store.runNodes(run, { status: 'pending', afterSeq, limit: PAGE });
+    const rows = await store.nodes(run, { status: 'pending', afterSeq, limit: PAGE });
     for (const { node } of rows) {
       const designed = design.nodes[node];
       const group = by === undefined ? null : by === 'rack' ? (designed?.rack ?? null) : (designed?.labels[by.label] ?? null);
@@ -58,13 +58,13 @@ export async function planWaves(store: RunStore, run: number, design: Design, as
   if (waves.length > MAX_WAVES) {
     throw ApplicationFailure.nonRetryable(`run ${run} would have ${waves.length} waves; at most ${MAX_WAVES}: set a larger wave size or group otherwise`, FailureType.InvalidRequest);
   }
-  await store.setRunWaves(run, waves);
+  await store.setWaves(run, waves);
   return { count: waves.length, rollout };
 }
 
 /** Wave `wave` of `run` (name and size), or null when the run has no such wave. */
 export async function waveInfo(store: RunStore, run: number, wave: number): Promise<WaveInfo | null> {
-  const [found] = await store.runWaves(run, { afterIndex: wave - 1, limit: 1 });
+  const [found] = await store.waves(run, { afterIndex: wave - 1, limit: 1 });
   return found && found.index === wave ? { index: found.index, name: found.name, nodes: found.nodes } : null;
 }
 
@@ -72,7 +72,7 @@ export async function waveInfo(store: RunStore, run: number, wave: number): Prom
 async function waveNodes(store: RunStore, nodes: NodeApi, run: number, wave: number): Promise<NodeState[]> {
   const names: string[] = [];
   for (let afterSeq = -1; ; ) {
-    const rows = await store.runNodes(run, { status: 'success', wave, afterSeq, limit: PAGE });
+    const rows = await store.nodes(run, { status: 'success', wave, afterSeq, limit: PAGE });
     names.push(...rows.map((r) => r.node));
     const last = rows.at(-1);
     if (rows.length < PAGE || last === undefined) break;

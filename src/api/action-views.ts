@@ -6,7 +6,8 @@
  */
 import type { RunStatusReport } from '../facade/runs.ts';
 import type { RunStepTimes } from '../facade/run-actions.ts';
-import type { ActionCommand, RunNodeCounts, RunNodeRow, RunRecord, RunWave } from '../store/run-store.ts';
+import type { ActionCommand } from '../store/action-store.ts';
+import type { RunNodeCounts, RunNodeRow, RunRecord, RunWave } from '../store/run-store.ts';
 import { ACTION_STEPS, actionSteps, dagStatus, executionDate, type StepFacts } from './action-steps.ts';
 import { waveNoteText, type WaveStepsInput } from './wave-steps.ts';
 import type { NoteView, StepDetailView, StepSummaryView, ValidationView, WorkflowDetailView, WorkflowView } from './action-schemas.ts';

@@ -6,7 +6,8 @@
 import type { NodeOutcome, RunListing, RunStatusReport } from '../facade/runs.ts';
 import { RunStatus } from '../contracts/messages.ts';
 import type { RunStepTimes } from '../facade/run-actions.ts';
-import type { ActionCommand, RunNodeCounts, RunNodeRow, RunRecord, RunWave } from '../store/run-store.ts';
+import type { ActionCommand } from '../store/action-store.ts';
+import type { RunNodeCounts, RunNodeRow, RunRecord, RunWave } from '../store/run-store.ts';
 import { dagStatus, executionDate } from './action-steps.ts';
 import { waitsForPerson, waveState } from './action-rollout.ts';
 import { actionNotes, commandAudit, firstStart, stepFacts, stepSummaries, validations, type ActionFacts } from './action-views.ts';

@@ -21,7 +21,7 @@ export type StepState = 'queued' | 'running' | 'success' | 'failed' | 'upstream_
 
 /** What the wave steps are derived from. */
 export interface WaveStepsInput {
-  /** The run's first waves with their nodes counted by status (the store's `runWaves`, at most {@link MAX_WAVE_STEPS} are used). */
+  /** The run's first waves with their nodes counted by status (the store's `runs.waves`, at most {@link MAX_WAVE_STEPS} are used). */
   waves: readonly RunWave[];
   /** Waves in the run (the progress query's or the result's count; the waves given when neither is known). */
   count?: number;

@@ -8,7 +8,8 @@
  */
 import { FailureType } from '../core/plan/failure-types.ts';
 import { compareText, contentDigest, diffEntries, type DiffEntry } from '../store/revision-diff.ts';
-import { SiteActionTag, type DiffStatus, type RevisionDocument, type RevisionStore, type SourceFile, type StagedBucket } from '../store/revision-store.ts';
+import { SiteActionTag, type DiffStatus, type RevisionDocument, type SourceFile, type StagedBucket } from '../store/revision-store.ts';
+import type { Store } from '../store/store.ts';
 import { RelabelError } from './relabel-error.ts';
 
 /** Shipyard's version names. */
@@ -56,19 +57,19 @@ export interface ConfigdocsDeps {
 }
 
 /** Builds Shipyard's configdocs semantics over a store. */
-export function createConfigdocs(store: RevisionStore, { check, call }: ConfigdocsDeps) {
+export function createConfigdocs(store: Store, { check, call }: ConfigdocsDeps) {
   /** The revision a committed version names, or null when there is none. */
   async function revisionOf(version: Exclude<VersionName, 'buffer'>): Promise<number | null> {
-    if (version === 'committed') return (await store.latestRevision())?.id ?? null;
+    if (version === 'committed') return (await store.revisions.latest())?.id ?? null;
     const wanted: string[] = version === 'successful_site_action' ? [SiteActionTag.success] : [SiteActionTag.success, SiteActionTag.failure];
-    const found = (await store.listRevisions()).reverse().find((r) => r.tags.some((t) => wanted.includes(t.tag)));
+    const found = (await store.revisions.list()).reverse().find((r) => r.tags.some((t) => wanted.includes(t.tag)));
     return found?.id ?? null;
   }
 
   /** The committed files (none before the first commit) with the staged buckets laid over them. */
   async function bufferFiles(committed: number | null, staged: readonly StagedBucket[]): Promise<RevisionDocument[]> {
     const replaced = new Set(staged.map((b) => b.bucket));
-    const kept = committed === null ? [] : (await store.documents(committed)).filter((d) => !replaced.has(d.bucket));
+    const kept = committed === null ? [] : (await store.revisions.documents(committed)).filter((d) => !replaced.has(d.bucket));
     const laid = staged.flatMap((b) => b.files.map((f) => ({ bucket: b.bucket, source: f.source, text: f.text })));
     return [...kept, ...laid].sort((a, b) => compareText(a.bucket, b.bucket) || compareText(a.source, b.source));
   }
@@ -76,8 +77,8 @@ export function createConfigdocs(store: RevisionStore, { check, call }: Configdo
   /** How each collection of the buffer (as read now, or `staged`) differs from the committed site (buckets on either side, sorted). */
   async function bufferChanges(staged?: readonly StagedBucket[]): Promise<{ committed: number | null; files: RevisionDocument[]; changed: Map<string, CollectionStatus> }> {
     const committed = await revisionOf('committed');
-    const before = committed === null ? [] : await store.documents(committed);
-    const files = await bufferFiles(committed, staged ?? (await store.buffer()));
+    const before = committed === null ? [] : await store.revisions.documents(committed);
+    const files = await bufferFiles(committed, staged ?? (await store.revisions.buffer()));
     const changed = new Map<string, CollectionStatus>();
     for (const b of diffEntries(committed ?? 0, 0, entries(before), entries(files)).buckets) {
       if (b.status !== 'unchanged') changed.set(b.bucket, STATUS_OF[b.status]);
@@ -99,7 +100,7 @@ export function createConfigdocs(store: RevisionStore, { check, call }: Configdo
     }
     const revision = await revisionOf(version);
     if (revision === null) throw new RelabelError(FailureType.RevisionNotFound, `${version} version does not exist`);
-    return { revision, files: await store.documents(revision) };
+    return { revision, files: await store.revisions.documents(revision) };
   }
 
   /**
@@ -119,7 +120,7 @@ export function createConfigdocs(store: RevisionStore, { check, call }: Configdo
     const side = async (version: VersionName): Promise<VersionDocuments> => {
       if (version === 'committed') {
         const id = await revisionOf('committed');
-        return { revision: id ?? 0, files: id === null ? [] : await store.documents(id) };
+        return { revision: id ?? 0, files: id === null ? [] : await store.revisions.documents(id) };
       }
       if (version === 'buffer') {
         const { committed, files, changed } = await bufferChanges();
@@ -161,7 +162,7 @@ export function createConfigdocs(store: RevisionStore, { check, call }: Configdo
    */
   async function stage(bucket: string, files: readonly SourceFile[] | null, mode: BufferMode): Promise<CollectionStatus> {
     // Decided from this reading of the buffer, and staged only into it as read: a concurrent stage or commit is a Conflict.
-    const snapshot = await store.buffer();
+    const snapshot = await store.revisions.buffer();
     const { committed, changed } = await bufferChanges(snapshot);
     const busy = mode === 'rejectoncontents' ? changed.size > 0 : mode === 'append' ? changed.has(bucket) : false;
     if (busy) {
@@ -173,13 +174,13 @@ export function createConfigdocs(store: RevisionStore, { check, call }: Configdo
     }
     // As Shipyard, the buffer is judged before the documents are.
     if (files !== null) check(bucket, files);
-    const before = committed === null ? [] : (await store.documents(committed)).filter((d) => d.bucket === bucket);
+    const before = committed === null ? [] : (await store.revisions.documents(committed)).filter((d) => d.bucket === bucket);
     const after = (files ?? []).map((f) => ({ bucket, source: f.source, text: f.text }));
     const status = diffEntries(0, 0, entries(before), entries(after)).buckets[0]?.status ?? 'unchanged';
     if (files !== null && status === 'unchanged' && mode !== 'bucket') {
       throw new RelabelError(FailureType.Invalid, `collection ${bucket} added no change: it holds the same documents as the committed one; nothing staged`);
     }
-    await store.stage(bucket, files ?? [], mode === 'bucket' ? {} : { expectBuffer: snapshot, ...(mode === 'replace' ? { replaceBuffer: true } : {}) });
+    await store.revisions.stage(bucket, files ?? [], mode === 'bucket' ? {} : { expectBuffer: snapshot, ...(mode === 'replace' ? { replaceBuffer: true } : {}) });
     return STATUS_OF[status];
   }
 

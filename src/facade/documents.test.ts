@@ -75,19 +75,19 @@ describe('documents facade: stage checks each document, commit the whole site', 
       await documents.stage('nodes', nodes);
       const { revision } = await documents.commit();
       assert.deepEqual(remembered, [revision.id], "the facade's own cache is told the design");
-      const stored = await store.storedDesign(revision.id, designFormat());
+      const stored = await store.designs.get(revision.id, designFormat());
       assert.ok(stored, 'the design is stored at commit');
       const design = await decodeDesign(stored);
       assert.deepEqual(Object.keys(design.nodes), ['n1']);
-      const read = store.documents.bind(store);
+      const read = store.revisions.documents.bind(store.revisions);
       let reads = 0;
-      store.documents = (id) => (reads++, read(id));
+      store.revisions.documents = (id) => (reads++, read(id));
       assert.deepEqual(await createDesignCache(store).get(revision.id), { ok: true, design });
       assert.equal(reads, 0, 'the design was read back, not validated');
 
       await documents.stage('nodes', [source('nodes.yaml', nodeDoc('n2', '  host_profile: missing'))]);
       const forced = await documents.commit({ force: true });
-      assert.equal(await store.storedDesign(forced.revision.id, designFormat()), null, 'an invalid site keeps no design');
+      assert.equal(await store.designs.get(forced.revision.id, designFormat()), null, 'an invalid site keeps no design');
       assert.deepEqual(remembered, [revision.id]);
     } finally {
       await store.close();

@@ -13,7 +13,8 @@ import { validateSite, type SiteValidation } from '../core/site/validate-site.ts
 import { keepCommittedDesign, type DesignMemory } from '../store/design-cache.ts';
 import { validateDocuments } from '../store/revision-checks.ts';
 import { isStoreError, StoreErrorCode } from '../store/store-error.ts';
-import type { Revision, RevisionDocument, RevisionStore, SourceFile } from '../store/revision-store.ts';
+import type { Revision, RevisionDocument, SourceFile } from '../store/revision-store.ts';
+import type { Store } from '../store/store.ts';
 import { createConfigdocs } from './configdocs.ts';
 import { documentValidationError, RelabelError } from './relabel-error.ts';
 
@@ -30,19 +31,19 @@ async function storeCall<T>(call: () => Promise<T>): Promise<T> {
 }
 
 /** Builds the documents facade over a store; a commit's design is remembered in `designs` when given (the facade's own cache). */
-export function createDocuments(store: RevisionStore, designs?: Pick<DesignMemory, 'remember'>) {
+export function createDocuments(store: Store, designs?: Pick<DesignMemory, 'remember'>) {
   /** Files of the committed site with the buffer laid over it, bucket by bucket. */
   async function prospective(): Promise<{ bucket: string; files: readonly SourceFile[] }[]> {
     const buckets = new Map<string, SourceFile[]>();
-    const latest = await store.latestRevision();
+    const latest = await store.revisions.latest();
     if (latest) {
-      for (const d of await store.documents(latest.id)) {
+      for (const d of await store.revisions.documents(latest.id)) {
         const files = buckets.get(d.bucket) ?? [];
         files.push({ source: d.source, text: d.text });
         buckets.set(d.bucket, files);
       }
     }
-    for (const staged of await store.buffer()) buckets.set(staged.bucket, [...staged.files]);
+    for (const staged of await store.revisions.buffer()) buckets.set(staged.bucket, [...staged.files]);
     return [...buckets].sort(([a], [b]) => (a < b ? -1 : 1)).map(([bucket, files]) => ({ bucket, files }));
   }
 
@@ -58,7 +59,7 @@ export function createDocuments(store: RevisionStore, designs?: Pick<DesignMemor
 
   /** The staged buckets' names and every error of the site they would make (with its files and validation); EmptyBuffer when nothing is staged. */
   async function checkBuffer(): Promise<{ buckets: string[]; errors: SiteError[]; files: RevisionDocument[]; validation: SiteValidation }> {
-    const buffered = await store.buffer();
+    const buffered = await store.revisions.buffer();
     if (buffered.length === 0) throw new RelabelError(FailureType.EmptyBuffer, 'nothing is staged: stage documents before committing');
     const files = asDocuments(await prospective());
     const validation = validateDocuments(files);
@@ -80,17 +81,17 @@ export function createDocuments(store: RevisionStore, designs?: Pick<DesignMemor
      */
     async stage(bucket: string, files: readonly SourceFile[]) {
       checkAlone(bucket, files);
-      return storeCall(() => store.stage(bucket, files));
+      return storeCall(() => store.revisions.stage(bucket, files));
     },
 
     /** Shipyard's named versions, collection status and buffer modes over the same store and checks. */
     configdocs: createConfigdocs(store, { check: checkAlone, call: storeCall }),
 
     /** The staged buckets. */
-    buffer: () => store.buffer(),
+    buffer: () => store.revisions.buffer(),
 
     /** Drops the buffer; returns the buckets dropped. */
-    discard: () => store.discardBuffer(),
+    discard: () => store.revisions.discardBuffer(),
 
     /**
      * What a commit would find (Shipyard's dry run): the staged buckets and
@@ -114,38 +115,38 @@ export function createDocuments(store: RevisionStore, designs?: Pick<DesignMemor
     async commit(options: { message?: string; force?: boolean } = {}): Promise<{ revision: Revision; warnings: SiteError[] }> {
       const { errors, files, validation } = await checkBuffer();
       if (errors.length > 0 && options.force !== true) throw invalid(errors, 'the staged site is invalid');
-      const revision = await storeCall(() => store.commit(options.message === undefined ? {} : { message: options.message }));
+      const revision = await storeCall(() => store.revisions.commit(options.message === undefined ? {} : { message: options.message }));
       // The site was validated just now: runs of this revision read its design instead of validating again.
       if (validation.ok && (await keepCommittedDesign(store, revision.id, files, validation.design))) designs?.remember(revision.id, validation.design);
       return { revision, warnings: errors };
     },
 
     /** Every revision, oldest first. */
-    list: () => store.listRevisions(),
+    list: () => store.revisions.list(),
 
     /** The latest revision, or null. */
-    latest: () => store.latestRevision(),
+    latest: () => store.revisions.latest(),
 
     /** One revision with its tags; RevisionNotFound when absent. */
-    show: (id: number) => storeCall(() => store.getRevision(id)),
+    show: (id: number) => storeCall(() => store.revisions.get(id)),
 
     /** A revision's files. */
-    files: (id: number) => storeCall(() => store.documents(id)),
+    files: (id: number) => storeCall(() => store.revisions.documents(id)),
 
     /** A revision's files and its validated design (or every error). */
     async rendered(id: number) {
-      const docs = await storeCall(() => store.documents(id));
+      const docs = await storeCall(() => store.revisions.documents(id));
       return { documents: docs, validation: validateDocuments(docs) };
     },
 
     /** What changed between two revisions, by bucket and file. */
-    diff: (from: number, to: number) => storeCall(() => store.diff(from, to)),
+    diff: (from: number, to: number) => storeCall(() => store.revisions.diff(from, to)),
 
     /** Tags a revision (site-action-success, site-action-failure or free-form). */
-    tag: (id: number, tag: string, data?: Record<string, unknown>) => storeCall(() => store.tag(id, tag, data)),
+    tag: (id: number, tag: string, data?: Record<string, unknown>) => storeCall(() => store.revisions.tag(id, tag, data)),
 
     /** Removes a tag; returns whether it was there. */
-    untag: (id: number, tag: string) => storeCall(() => store.untag(id, tag)),
+    untag: (id: number, tag: string) => storeCall(() => store.revisions.untag(id, tag)),
   };
 }
 

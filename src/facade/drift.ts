@@ -10,7 +10,7 @@ import { FailureType } from '../core/plan/failure-types.ts';
 import { runAudit, type RunAudit } from '../core/plan/run-audit.ts';
 import type { DesignCache } from '../store/design-cache.ts';
 import { MAX_DRIFT_PAGE, type DriftNodeRow, type DriftReportRecord } from '../store/drift-store.ts';
-import type { RevisionStore } from '../store/revision-store.ts';
+import type { Store } from '../store/store.ts';
 import { isStoreError, StoreErrorCode } from '../store/store-error.ts';
 import { detectDrift } from '../workflows/detect-drift.ts';
 import { DRIFT_ID_PREFIX, type DetectDriftResult } from '../contracts/drift-messages.ts';
@@ -21,7 +21,7 @@ import { storeSite } from './store-site.ts';
 /** What the drift facade needs. */
 export interface DriftDeps {
   client: Client;
-  store: RevisionStore;
+  store: Store;
   /** Validated designs by revision, shared by the facade's parts (revisions are immutable: each is validated once). */
   designs: DesignCache;
   taskQueue: string;
@@ -74,7 +74,7 @@ export function createDrift(deps: DriftDeps) {
 
     /** The newest finished report (of `site`, when given); NotFound when there is none. */
     async latest(site?: string): Promise<DriftReportRecord> {
-      const found = await store.latestDriftReport(site);
+      const found = await store.drift.latestReport(site);
       if (!found) throw new RelabelError(FailureType.NotFound, `no drift report yet${site ? ` for site ${site}` : ''}: run relabel drift, or create its schedule`);
       return found;
     },
@@ -82,7 +82,7 @@ export function createDrift(deps: DriftDeps) {
     /** One report; NotFound when absent. */
     async report(id: number): Promise<DriftReportRecord> {
       try {
-        return await store.getDriftReport(id);
+        return await store.drift.getReport(id);
       } catch (err) {
         if (isStoreError(err, StoreErrorCode.NotFound)) throw new RelabelError(FailureType.NotFound, `no drift report ${id} (reports older than the newest 24 of a site are pruned)`);
         throw err;
@@ -96,7 +96,7 @@ export function createDrift(deps: DriftDeps) {
       const states = query.states;
       const c = report.counts;
       const total = c ? (states ?? (['drifted', 'pending', 'unmanaged', 'missing'] as const)).reduce((n, s) => n + (s === 'in_sync' ? 0 : c[s]), 0) : 0;
-      const items = await store.driftNodes(report.id, { ...(states ? { states } : {}), offset, limit });
+      const items = await store.drift.nodes(report.id, { ...(states ? { states } : {}), offset, limit });
       return { report: report.id, total, offset, items };
     },
   };

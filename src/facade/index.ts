@@ -189,7 +189,7 @@ export async function openRelabel(config: RelabelConfig): Promise<Relabel> {
       })();
       const storeCheck = (async (): Promise<HealthCheck> => {
         try {
-          await within(store.latestRevision(), timeoutMs);
+          await within(store.revisions.latest(), timeoutMs);
           return { ok: true, message: 'revision store: reachable' };
         } catch (err) {
           return { ok: false, message: `revision store: ${bounded(err)}` };

@@ -8,7 +8,7 @@ import { defaultPayloadConverter, WorkflowIdConflictPolicy, WorkflowIdReusePolic
 import { joinWorkflowId, type JoinWatchReport, type WatchJoinsInput } from '../contracts/join-messages.ts';
 import { clip } from '../core/plan/text.ts';
 import type { DesignCache } from '../store/design-cache.ts';
-import type { RevisionStore } from '../store/revision-store.ts';
+import type { Store } from '../store/store.ts';
 import { timestampMs } from '../temporal/timestamp.ts';
 import { watchJoins } from '../workflows/watch-joins.ts';
 import { idleTaskQueueWarning } from './idle-task-queue.ts';
@@ -17,7 +17,7 @@ import { storeSite } from './store-site.ts';
 /** What the joins facade needs. */
 export interface JoinsDeps {
   client: Client;
-  store: RevisionStore;
+  store: Store;
   designs: DesignCache;
   taskQueue: string;
   namespace: string;

@@ -8,7 +8,7 @@ import { ScheduleAlreadyRunning, ScheduleOverlapPolicy, type Client } from '@tem
 import { FailureType } from '../core/plan/failure-types.ts';
 import type { DesignCache } from '../store/design-cache.ts';
 import type { PluginStatusRow } from '../store/plugin-store.ts';
-import type { RevisionStore } from '../store/revision-store.ts';
+import type { Store } from '../store/store.ts';
 import { pollPlugins } from '../workflows/poll-plugins.ts';
 import { DEFAULT_PLUGIN_POLL_EVERY, PLUGIN_SCHEDULE_PREFIX, type PollPluginsResult } from '../contracts/plugin-messages.ts';
 import { parseInterval } from './schedules.ts';
@@ -74,7 +74,7 @@ export async function ensurePluginSchedule(client: Client, options: PluginSchedu
 
 /** What the plugins facade needs. */
 export interface PluginsDeps {
-  store: RevisionStore;
+  store: Store;
   /** Validated designs by revision, shared by the facade's parts (revisions are immutable: each is validated once). */
   designs: DesignCache;
   /** Temporal, for polls and schedules (status needs only the store). */
@@ -98,7 +98,7 @@ export function createPlugins(deps: PluginsDeps) {
 
   /** Each plugin's last poll and last good one, of `site` (default: every site). */
   async function status(site?: string): Promise<PluginStatusRow[]> {
-    return store.pluginStatus(site);
+    return store.plugins.status(site);
   }
 
   /**

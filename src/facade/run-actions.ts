@@ -8,8 +8,9 @@
 import type { Client } from '@temporalio/client';
 import { timestampMs } from '../temporal/timestamp.ts';
 import { isStoreError, StoreErrorCode } from '../store/store-error.ts';
-import type { RevisionStore } from '../store/revision-store.ts';
-import type { ActionCommand, RunNodeCounts, RunNodeRow, RunNodesQuery, RunRecord, RunWave } from '../store/run-store.ts';
+import type { Store } from '../store/store.ts';
+import type { ActionCommand } from '../store/action-store.ts';
+import type { RunNodeCounts, RunNodeRow, RunNodesQuery, RunRecord, RunWave } from '../store/run-store.ts';
 
 /** When one activity of a run was scheduled, started and closed (ISO times), and its attempt. */
 export interface ActivityTimes {
@@ -59,7 +60,7 @@ export interface RunActions {
    * Empty when the history cannot be read.
    */
   stepTimes(workflowId: string, runId: string): Promise<RunStepTimes>;
-  /** A page of run `run`'s rows, with their positions (see the store's `runNodes`). */
+  /** A page of run `run`'s rows, with their positions (see the store's `runs.nodes`). */
   nodeRows(run: number, query: RunNodesQuery): Promise<RunNodeRow[]>;
   /** The row at position `seq` of run `run`, or null. */
   nodeAt(run: number, seq: number): Promise<RunNodeRow | null>;
@@ -70,23 +71,23 @@ export interface RunActions {
 }
 
 /** Builds the action half of the runs facade over `client` and `store`. */
-export function createRunActions(deps: { client: Client; store: RevisionStore; namespace: string }): RunActions {
+export function createRunActions(deps: { client: Client; store: Store; namespace: string }): RunActions {
   const { client, store } = deps;
 
   async function byActionId(actionId: string): Promise<RunRecord | null> {
-    return store.runByActionId(actionId);
+    return store.runs.byActionId(actionId);
   }
 
   async function record(run: number): Promise<RunRecord | null> {
-    return orNull(store.getRun(run));
+    return orNull(store.runs.get(run));
   }
 
   async function commands(run: number): Promise<ActionCommand[]> {
-    return store.actionCommands(run);
+    return store.actions.commands(run);
   }
 
   async function recordCommand(run: number, command: string, user: string | null): Promise<ActionCommand> {
-    return store.recordActionCommand(run, command, user);
+    return store.actions.recordCommand(run, command, user);
   }
 
   async function stepTimes(workflowId: string, runId: string): Promise<RunStepTimes> {
@@ -123,18 +124,18 @@ export function createRunActions(deps: { client: Client; store: RevisionStore; n
   }
 
   async function nodeRows(run: number, query: RunNodesQuery): Promise<RunNodeRow[]> {
-    return store.runNodes(run, query);
+    return store.runs.nodes(run, query);
   }
 
   async function nodeAt(run: number, seq: number): Promise<RunNodeRow | null> {
-    const [row] = await store.runNodes(run, { afterSeq: seq - 1, limit: 1 });
+    const [row] = await store.runs.nodes(run, { afterSeq: seq - 1, limit: 1 });
     return row?.seq === seq ? row : null;
   }
 
   async function counts(run: number): Promise<RunNodeCounts | null> {
-    return orNull(store.runCounts(run));
+    return orNull(store.runs.counts(run));
   }
 
-  const waves = (run: number, query: { afterIndex?: number; limit: number }) => store.runWaves(run, query);
+  const waves = (run: number, query: { afterIndex?: number; limit: number }) => store.runs.waves(run, query);
   return { byActionId, record, commands, recordCommand, stepTimes, nodeRows, nodeAt, counts, waves };
 }

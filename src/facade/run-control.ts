@@ -9,7 +9,7 @@
  */
 import { WorkflowNotFoundError, WorkflowUpdateFailedError, WorkflowUpdateRPCTimeoutOrCancelledError, type Client } from '@temporalio/client';
 import { FailureType } from '../core/plan/failure-types.ts';
-import type { RevisionStore } from '../store/revision-store.ts';
+import type { Store } from '../store/store.ts';
 import { controlUpdate, type ControlAnswer } from '../contracts/messages.ts';
 import { RelabelError, relabelErrorOf } from './relabel-error.ts';
 import { describeRun, type RunReads, type RunRef } from './run-reads.ts';
@@ -32,7 +32,7 @@ export interface ControlOutcome extends RunRef {
 /** What the controls need: the client, the store's command audit, and the read half's status and links. */
 export interface RunControlDeps {
   client: Client;
-  store: Pick<RevisionStore, 'recordActionCommand'>;
+  store: Pick<Store, 'actions'>;
   reads: Pick<RunReads, 'status' | 'link'>;
 }
 
@@ -96,7 +96,7 @@ export function createRunControl(deps: RunControlDeps): RunControls {
       outcome = { workflowId, runId: report.runId, ...(report.uiLink ? { uiLink: report.uiLink } : {}), verb, answer };
     }
     if (run !== undefined) {
-      await deps.store.recordActionCommand(run, verb, user);
+      await deps.store.actions.recordCommand(run, verb, user);
       outcome.run = run;
     }
     return outcome;

@@ -11,7 +11,7 @@ import type { PluginEntry } from '../core/plan/node-wants.ts';
 import type { StartedVia } from '../core/plan/run-audit.ts';
 import type { Design } from '../core/site/validate-site.ts';
 import type { DesignCache } from '../store/design-cache.ts';
-import type { RevisionStore } from '../store/revision-store.ts';
+import type { Store } from '../store/store.ts';
 import { MAX_RUN_PAGE, type RunNodeCounts, type RunNodeRow, type RunNodeStatus } from '../store/run-store.ts';
 import { isStoreError, StoreErrorCode } from '../store/store-error.ts';
 import { failureSummary } from '../temporal/failure.ts';
@@ -146,7 +146,7 @@ export interface RunReads {
 /** What the read half needs. */
 export interface RunReadDeps {
   client: Client;
-  store: RevisionStore;
+  store: Store;
   designs: DesignCache;
   taskQueue: string;
   namespace: string;
@@ -231,7 +231,7 @@ export function createRunReads(deps: RunReadDeps): RunReads {
     };
     if (d.status.name === 'COMPLETED') {
       report.result = (await handle.result()) as UpdateLabelsResult;
-      const pinned = await store.runPluginSet(report.result.run);
+      const pinned = await store.plugins.pinnedSet(report.result.run);
       if (pinned !== null) report.pluginSet = pinned;
     } else if (d.status.name === 'FAILED') {
       try {
@@ -254,7 +254,7 @@ export function createRunReads(deps: RunReadDeps): RunReads {
   /** A run's counts; RunNotFound for an unknown run number. */
   async function countsOf(run: number): Promise<RunNodeCounts> {
     try {
-      return await store.runCounts(run);
+      return await store.runs.counts(run);
     } catch (err) {
       if (isStoreError(err, StoreErrorCode.NotFound)) throw new RelabelError(FailureType.RunNotFound, `no run ${run} in the revision store`);
       throw err;
@@ -263,7 +263,7 @@ export function createRunReads(deps: RunReadDeps): RunReads {
 
   async function* rows(run: number, status?: RunNodeStatus): AsyncGenerator<RunNodeRow> {
     for (let afterSeq = -1; ; ) {
-      const page = await store.runNodes(run, { ...(status ? { status } : {}), afterSeq, limit: MAX_RUN_PAGE });
+      const page = await store.runs.nodes(run, { ...(status ? { status } : {}), afterSeq, limit: MAX_RUN_PAGE });
       yield* page;
       const last = page.at(-1);
       if (page.length < MAX_RUN_PAGE || last === undefined) return;
@@ -282,7 +282,7 @@ export function createRunReads(deps: RunReadDeps): RunReads {
       const counts = await countsOf(run);
       const statuses = query.status === undefined ? undefined : typeof query.status === 'string' ? [query.status] : query.status;
       const total = statuses ? statuses.reduce((n, st) => n + counts[st], 0) : counts.total;
-      const page = await store.runNodes(run, { ...(statuses ? { status: statuses } : {}), offset, limit });
+      const page = await store.runs.nodes(run, { ...(statuses ? { status: statuses } : {}), offset, limit });
       return { run, total, offset, items: page.map(nodeOutcome) };
     },
     async summary(run) {
@@ -300,7 +300,7 @@ export function createRunReads(deps: RunReadDeps): RunReads {
     rows,
     async pluginLabels(set, nodes) {
       if (set === 0 || nodes.length === 0) return new Map();
-      return store.pluginSetLabels(set, nodes);
+      return store.plugins.labels(set, nodes);
     },
   };
 }

@@ -14,7 +14,7 @@ import { rolloutErrors, type Rollout } from '../core/plan/waves.ts';
 import { selectNodes, type NodeFilterSet } from '../core/site/node-filter.ts';
 import type { DesignCache } from '../store/design-cache.ts';
 import { runnableRevision } from '../store/revision-checks.ts';
-import type { RevisionStore } from '../store/revision-store.ts';
+import type { Store } from '../store/store.ts';
 import { JOIN_ACTION } from '../contracts/join-messages.ts';
 import { runWorkflowId, type UpdateLabelsInput } from '../contracts/messages.ts';
 import { updateLabels } from '../workflows/update-labels.ts';
@@ -108,7 +108,7 @@ export interface RunStarts {
 /** What the start half needs: the clients, where runs go, and the read half (a retry reads the run it retries). */
 export interface RunStartDeps {
   client: Client;
-  store: RevisionStore;
+  store: Store;
   designs: DesignCache;
   taskQueue: string;
   /** Whether the server has relabel's search attributes registered. */
@@ -209,7 +209,7 @@ export function createRunStarts(deps: RunStartDeps): RunStarts {
     const dryRun = options.dryRun ?? false;
     const workflowId = dryRun ? `${runWorkflowId(site)}/dry-run/${randomUUID().slice(0, 8)}` : runWorkflowId(site);
     const audit = options.audit && runAudit(options.audit.by, options.audit.via);
-    const record = await store.createRun({
+    const record = await store.runs.create({
       workflowId,
       revision,
       dryRun,
@@ -219,8 +219,8 @@ export function createRunStarts(deps: RunStartDeps): RunStarts {
       ...(options.contextMarker !== undefined ? { contextMarker: options.contextMarker } : {}),
     });
     // The label plugin set the run applies: a retry keeps its run's, a new run takes the site's newest (0: none).
-    const retried = options.retryOfRun !== undefined ? await store.runPluginSet(options.retryOfRun) : null;
-    await store.pinRunPluginSet(record.id, retried ?? (await store.latestPluginSet(site))?.id ?? 0);
+    const retried = options.retryOfRun !== undefined ? await store.plugins.pinnedSet(options.retryOfRun) : null;
+    await store.plugins.pinRun(record.id, retried ?? (await store.plugins.latestSet(site))?.id ?? 0);
     try {
       const handle = await client.workflow.start(updateLabels, {
         workflowId,
@@ -238,10 +238,10 @@ export function createRunStarts(deps: RunStartDeps): RunStarts {
       });
       const runId = handle.firstExecutionRunId;
       // The action id finds the run through the store: keep which execution it is.
-      await store.setRunExecution(record.id, runId);
+      await store.actions.setExecution(record.id, runId);
       return { workflowId, runId, run: record.id, uiLink: reads.link(workflowId, runId), revision, site, targets, ...(record.actionId ? { actionId: record.actionId } : {}) };
     } catch (err) {
-      await store.discardRun(record.id);
+      await store.runs.discard(record.id);
       if (err instanceof WorkflowExecutionAlreadyStartedError) {
         throw new RelabelError(FailureType.RunInProgress, `an update_labels run is already in progress for site ${site} (${workflowId}); wait for it or cancel it`, { workflowId });
       }

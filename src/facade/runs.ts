@@ -8,7 +8,7 @@
  */
 import type { Client } from '@temporalio/client';
 import type { DesignCache } from '../store/design-cache.ts';
-import type { RevisionStore } from '../store/revision-store.ts';
+import type { Store } from '../store/store.ts';
 import { createRunActions, type RunActions } from './run-actions.ts';
 import { createRunControl, type RunControls } from './run-control.ts';
 import { createRunReads, type RunReads } from './run-reads.ts';
@@ -22,7 +22,7 @@ export type { RetryOptions, StartedRun, StartOptions, TargetSelection } from './
 /** What the facade needs. */
 export interface RunsDeps {
   client: Client;
-  store: RevisionStore;
+  store: Store;
   taskQueue: string;
   namespace: string;
   /** Base URL of the Temporal Web UI, for links. */

@@ -7,7 +7,7 @@
 import { ScheduleAlreadyRunning, ScheduleNotFoundError, ScheduleOverlapPolicy, type Client, type ScheduleDescription } from '@temporalio/client';
 import { FailureType } from '../core/plan/failure-types.ts';
 import type { DesignCache } from '../store/design-cache.ts';
-import type { RevisionStore } from '../store/revision-store.ts';
+import type { Store } from '../store/store.ts';
 import { DRIFT_ID_PREFIX, type DetectDriftResult } from '../contracts/drift-messages.ts';
 import { DEFAULT_PLUGIN_POLL_EVERY, PLUGIN_SCHEDULE_PREFIX, type PollPluginsResult } from '../contracts/plugin-messages.ts';
 import { RelabelError } from './relabel-error.ts';
@@ -113,7 +113,7 @@ export interface ScheduleView {
 /** What the schedules facade needs. */
 export interface SchedulesDeps {
   client: Client;
-  store: RevisionStore;
+  store: Store;
   /** Validated designs by revision, shared by the facade's parts (revisions are immutable: each is validated once). */
   designs: DesignCache;
   taskQueue: string;

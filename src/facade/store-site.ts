@@ -5,7 +5,7 @@
  */
 import { FailureType } from '../core/plan/failure-types.ts';
 import type { DesignCache } from '../store/design-cache.ts';
-import type { RevisionStore } from '../store/revision-store.ts';
+import type { Store } from '../store/store.ts';
 import { documentValidationError, RelabelError } from './relabel-error.ts';
 
 /**
@@ -14,8 +14,8 @@ import { documentValidationError, RelabelError } from './relabel-error.ts';
  * NoCommittedRevision before any commit; DocumentValidationFailed when the
  * latest revision's documents are invalid.
  */
-export async function storeSite(store: RevisionStore, designs: DesignCache, expected?: string): Promise<{ site: string; revision: number }> {
-  const latest = await store.latestRevision();
+export async function storeSite(store: Store, designs: DesignCache, expected?: string): Promise<{ site: string; revision: number }> {
+  const latest = await store.revisions.latest();
   if (!latest) throw new RelabelError(FailureType.NoCommittedRevision, 'no revision has been committed yet, so the store has no site');
   const validation = await designs.get(latest.id);
   if (!validation.ok) throw documentValidationError(`revision ${latest.id}`, validation.errors);

@@ -17,7 +17,8 @@ import type { Design, SiteValidation } from '../core/site/validate-site.ts';
 import { designFormat } from './design-format.ts';
 import { parseShared, stringifyShared } from './shared-json.ts';
 import { validateDocuments } from './revision-checks.ts';
-import type { RevisionDocument, RevisionStore } from './revision-store.ts';
+import type { RevisionDocument } from './revision-store.ts';
+import type { Store } from './store.ts';
 
 /** A revision's design, or every error found in its documents. */
 export type DesignResult = { ok: true; design: Design } | Extract<SiteValidation, { ok: false }>;
@@ -55,8 +56,8 @@ export async function decodeDesign(text: string): Promise<Design> {
 }
 
 /** The stored design of `revision`, or undefined when none can be read back. */
-async function storedDesign(store: RevisionStore, revision: number, format: string): Promise<Design | undefined> {
-  const text = await store.storedDesign(revision, format);
+async function storedDesign(store: Store, revision: number, format: string): Promise<Design | undefined> {
+  const text = await store.designs.get(revision, format);
   if (text === null) return undefined;
   try {
     return await decodeDesign(text);
@@ -66,17 +67,17 @@ async function storedDesign(store: RevisionStore, revision: number, format: stri
 }
 
 /** Stores `design` as `revision`'s, best effort: a design too large for one string, or one the store refuses, is validated again by the next reader. */
-async function storeDesign(store: RevisionStore, revision: number, format: string, design: Design): Promise<void> {
+async function storeDesign(store: Store, revision: number, format: string, design: Design): Promise<void> {
   try {
-    await store.storeDesign(revision, format, await encodeDesign(design));
+    await store.designs.save(revision, format, await encodeDesign(design));
   } catch {
     // Readers validate instead.
   }
 }
 
 /** Validates `revision`'s documents; stores a valid design for the next reader. */
-async function validated(store: RevisionStore, revision: number, format: string): Promise<DesignResult> {
-  const v = validateDocuments(await store.documents(revision));
+async function validated(store: Store, revision: number, format: string): Promise<DesignResult> {
+  const v = validateDocuments(await store.revisions.documents(revision));
   if (!v.ok) return v;
   await storeDesign(store, revision, format, v.design);
   return { ok: true, design: v.design };
@@ -89,17 +90,17 @@ async function validated(store: RevisionStore, revision: number, format: string)
  * when it holds them, so the design is the revision's. Storing is best
  * effort, as in {@link validated}.
  */
-export async function keepCommittedDesign(store: RevisionStore, revision: number, files: readonly RevisionDocument[], design: Design): Promise<boolean> {
+export async function keepCommittedDesign(store: Store, revision: number, files: readonly RevisionDocument[], design: Design): Promise<boolean> {
   const key = (d: RevisionDocument) => `${d.bucket}\0${d.source}`;
   const expected = new Map(files.map((d) => [key(d), d.text]));
-  const committed = await store.documents(revision);
+  const committed = await store.revisions.documents(revision);
   if (committed.length !== expected.size || committed.some((d) => expected.get(key(d)) !== d.text)) return false;
   await storeDesign(store, revision, designFormat(), design);
   return true;
 }
 
 /** A {@link DesignCache} over `store` keeping the `size` most recently used revisions. */
-export function createDesignCache(store: RevisionStore, size = 4): DesignMemory {
+export function createDesignCache(store: Store, size = 4): DesignMemory {
   const entries = new Map<number, Promise<DesignResult>>();
   const keep = (revision: number, entry: Promise<DesignResult>) => {
     entries.delete(revision);

@@ -9,7 +9,7 @@ import type { DriftCounts, DriftKeys, DriftState } from '../core/plan/drift.ts';
 /** Reports kept per site: creating one deletes the site's reports older than the newest this many. */
 export const DRIFT_REPORTS_KEPT = 24;
 
-/** Most rows one {@link DriftStore.driftNodes} page returns. */
+/** Most rows one {@link DriftStore.nodes} page returns. */
 export const MAX_DRIFT_PAGE = 5000;
 
 /** What a report row says of one node beyond its state and revision. JSON-serialisable. */
@@ -54,7 +54,7 @@ export interface DriftReportRecord {
   heal: unknown;
 }
 
-/** What {@link DriftStore.createDriftReport} takes. */
+/** What {@link DriftStore.createReport} takes. */
 export interface CreateDriftReportInput {
   /** Idempotency key (the detection's workflow and run). */
   key?: string;
@@ -64,7 +64,7 @@ export interface CreateDriftReportInput {
   action: string;
 }
 
-/** Which rows {@link DriftStore.driftNodes} returns. */
+/** Which rows {@link DriftStore.nodes} returns. */
 export interface DriftNodesQuery {
   /** Only rows in one of these states (an empty list matches nothing). */
   states?: readonly DriftState[];
@@ -79,7 +79,7 @@ export interface DriftNodesQuery {
 }
 
 /**
- * The drift half of the store. Atomic methods; StoreError InvalidArgument
+ * The drift part of the store. Atomic methods; StoreError InvalidArgument
  * for bad input and NotFound for an absent report.
  */
 export interface DriftStore {
@@ -89,17 +89,17 @@ export interface DriftStore {
    * with that key is returned emptied of its rows, counts and heal outcome
    * (a retried detection writes them again).
    */
-  createDriftReport(input: CreateDriftReportInput): Promise<DriftReportRecord>;
+  createReport(input: CreateDriftReportInput): Promise<DriftReportRecord>;
   /** Appends node rows (seq given by the caller, unique in the report). */
-  addDriftNodes(id: number, rows: readonly DriftNodeRow[]): Promise<void>;
+  addNodes(id: number, rows: readonly DriftNodeRow[]): Promise<void>;
   /** Records the counts and marks the report finished. */
-  finishDriftReport(id: number, counts: DriftCounts): Promise<void>;
+  finishReport(id: number, counts: DriftCounts): Promise<void>;
   /** Records what healing did. */
-  setDriftHeal(id: number, heal: unknown): Promise<void>;
+  setHeal(id: number, heal: unknown): Promise<void>;
   /** One report; NotFound when absent. */
-  getDriftReport(id: number): Promise<DriftReportRecord>;
+  getReport(id: number): Promise<DriftReportRecord>;
   /** The newest finished report (of `site`, when given), or null. */
-  latestDriftReport(site?: string): Promise<DriftReportRecord | null>;
+  latestReport(site?: string): Promise<DriftReportRecord | null>;
   /** A page of a report's rows in seq order; an absent report has none. */
-  driftNodes(id: number, query: DriftNodesQuery): Promise<DriftNodeRow[]>;
+  nodes(id: number, query: DriftNodesQuery): Promise<DriftNodeRow[]>;
 }

@@ -58,12 +58,12 @@ describe('openStore', () => {
   test('a plain path opens a SQLite store, creating its directories', async () => {
     const path = join(dir, 'deep', 'er', 'r.db');
     const store = await openStore(path);
-    await store.stage('site', [{ source: 'n.yaml', text: 'n' }]);
-    await store.commit();
+    await store.revisions.stage('site', [{ source: 'n.yaml', text: 'n' }]);
+    await store.revisions.commit();
     await store.close();
     assert.ok(existsSync(path));
     const again = await openStore(`sqlite:${path}`);
-    assert.equal((await again.latestRevision())?.id, 1);
+    assert.equal((await again.revisions.latest())?.id, 1);
     await again.close();
   });
 

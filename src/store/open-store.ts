@@ -4,7 +4,7 @@
  */
 import { homedir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
-import type { RevisionStore } from './revision-store.ts';
+import type { Store } from './store.ts';
 import { StoreError, StoreErrorCode } from './store-error.ts';
 import { openSqliteStore, SQLITE_MEMORY } from './sqlite-store.ts';
 import { openPostgresStore } from './postgres-store.ts';
@@ -82,11 +82,11 @@ function redact(url: string): string {
 }
 
 /**
- * Open the revision store a URL names (see {@link parseStoreUrl}); without a
+ * Open the store a URL names (see {@link parseStoreUrl}); without a
  * URL, the embedded store in the default data directory. The caller owns the
  * store and must `close()` it.
  */
-export async function openStore(url: string = defaultStoreUrl()): Promise<RevisionStore> {
+export async function openStore(url: string = defaultStoreUrl()): Promise<Store> {
   const location = parseStoreUrl(url);
   if (location.kind === 'sqlite') return openSqliteStore(location.path);
   return location.schema === undefined

@@ -13,7 +13,7 @@ import type { PluginLabels } from '../core/site/plugin-output.ts';
 /** Sets of a site kept besides those a run pinned: the newest ones. */
 export const KEPT_PLUGIN_SETS = 3;
 
-/** Most nodes one {@link PluginStore.pluginSetLabels} call looks up. */
+/** Most nodes one {@link PluginStore.labels} call looks up. */
 export const MAX_PLUGIN_LOOKUP = 5000;
 
 /** A plugin's fresh output in a new set. */
@@ -31,7 +31,7 @@ export interface CarriedPluginPart {
   carryFrom: number;
 }
 
-/** What {@link PluginStore.savePluginSet} stores. */
+/** What {@link PluginStore.saveSet} stores. */
 export interface SavePluginSetInput {
   site: string;
   /** Digest of the whole set (every part's digest, by plugin). */
@@ -94,7 +94,7 @@ export interface PluginStatusRow {
 }
 
 /**
- * The plugin half of the store. Every method is atomic. InvalidArgument for
+ * The plugin part of the store. Every method is atomic. InvalidArgument for
  * bad input (StoreError), the driver's error for I/O failures.
  */
 export interface PluginStore {
@@ -104,31 +104,31 @@ export interface PluginStore {
    * nor pinned by a run. InvalidArgument when a carried plugin is not in
    * its `carryFrom` set, or for a bad name.
    */
-  savePluginSet(input: SavePluginSetInput): Promise<PluginSetRecord>;
+  saveSet(input: SavePluginSetInput): Promise<PluginSetRecord>;
   /** The newest set of `site`, or null. */
-  latestPluginSet(site: string): Promise<PluginSetRecord | null>;
+  latestSet(site: string): Promise<PluginSetRecord | null>;
   /** One set, or null when there is none with that id. */
-  pluginSet(id: number): Promise<PluginSetRecord | null>;
+  getSet(id: number): Promise<PluginSetRecord | null>;
   /**
    * The plugin labels of `nodes` (at most {@link MAX_PLUGIN_LOOKUP}) in set
    * `id`: for each node with any, its entries sorted by plugin.
    */
-  pluginSetLabels(id: number, nodes: readonly string[]): Promise<Map<string, PluginEntry[]>>;
+  labels(id: number, nodes: readonly string[]): Promise<Map<string, PluginEntry[]>>;
   /** A page of a set's rows in (node, plugin) order, after `after`; `limit` 1 to 5,000. */
-  pluginSetRows(id: number, query: { after?: { node: string; plugin: string }; limit: number }): Promise<PluginSetRow[]>;
+  rows(id: number, query: { after?: { node: string; plugin: string }; limit: number }): Promise<PluginSetRow[]>;
   /**
    * Records the last poll of every plugin of `site` (the site's plugins not
    * listed are forgotten). A failed poll keeps the plugin's last good time
    * and set; a good one sets them.
    */
-  setPluginStatus(site: string, polledAt: Date, updates: readonly PluginStatusUpdate[]): Promise<void>;
+  setStatus(site: string, polledAt: Date, updates: readonly PluginStatusUpdate[]): Promise<void>;
   /** The plugins' status, of one site or all, sorted by site and plugin. */
-  pluginStatus(site?: string): Promise<PluginStatusRow[]>;
+  status(site?: string): Promise<PluginStatusRow[]>;
   /**
    * Pins the set run `run` uses (0: none, document labels only) unless one
    * is pinned already; returns the pinned one.
    */
-  pinRunPluginSet(run: number, set: number): Promise<number>;
+  pinRun(run: number, set: number): Promise<number>;
   /** The set run `run` pinned (0: none), or null when it pinned none yet. */
-  runPluginSet(run: number): Promise<number | null>;
+  pinnedSet(run: number): Promise<number | null>;
 }

@@ -1,5 +1,5 @@
 /**
- * The PostgreSQL revision store, for deployments running several API/worker
+ * The PostgreSQL store, for deployments running several API/worker
  * replicas against one database. Tables live in one schema (default
  * `relabel`), created on open. Every write transaction first locks the schema's
  * single `meta` row (`SELECT … FOR UPDATE`): writers from any process run one
@@ -7,13 +7,11 @@
  * previous writer's commit, so revision ids come out consecutive and distinct.
  */
 import { Pool, type PoolClient } from 'pg';
-import type { RevisionStore } from './revision-store.ts';
+import type { Store } from './store.ts';
 import { StoreError, StoreErrorCode } from './store-error.ts';
-import { SqlRevisionStore } from './sql-revision-store.ts';
+import { sqlStore } from './sql-store.ts';
 import type { SqlDriver, SqlRow, SqlSession, SqlValue, TableNames } from './sql-driver.ts';
-import { POSTGRES_MIGRATIONS, POSTGRES_SCHEMA_VERSION } from './postgres-schema.ts';
-
-export { POSTGRES_SCHEMA_VERSION } from './postgres-schema.ts';
+import { META_TABLE, migrationSteps, renderSql, SCHEMA_VERSION, SqlDialect, tableNames } from './schema.ts';
 
 /** Schema used when none is given. */
 export const DEFAULT_POSTGRES_SCHEMA = 'relabel';
@@ -27,30 +25,6 @@ export interface PostgresStoreOptions {
   readonly schema?: string;
   /** Most connections the pool opens. Default 10. */
   readonly maxConnections?: number;
-}
-
-function tableNames(schema: string): TableNames {
-  const q = (table: string) => `"${schema}".${table}`;
-  return {
-    contents: q('contents'),
-    revisions: q('revisions'),
-    revisionFiles: q('revision_files'),
-    revisionTags: q('revision_tags'),
-    buffer: q('buffer'),
-    bufferFiles: q('buffer_files'),
-    runs: q('runs'),
-    runNodes: q('run_nodes'),
-    driftReports: q('drift_reports'),
-    driftNodes: q('drift_nodes'),
-    pluginSets: q('plugin_sets'),
-    pluginSetPlugins: q('plugin_set_plugins'),
-    pluginSetLabels: q('plugin_set_labels'),
-    pluginStatus: q('plugin_status'),
-    runPluginSets: q('run_plugin_sets'),
-    runCommands: q('run_commands'),
-    runWaves: q('run_waves'),
-    revisionDesigns: q('revision_designs'),
-  };
 }
 
 /** Rewrite portable `?` placeholders as PostgreSQL's `$1, $2, …`. Our SQL has no `?` in literals. */
@@ -98,7 +72,7 @@ class PostgresDriver implements SqlDriver {
 
   constructor(pool: Pool, schema: string) {
     this.#pool = pool;
-    this.tables = tableNames(schema);
+    this.tables = tableNames(SqlDialect.postgres(schema));
     this.#lockSql = `SELECT value FROM "${schema}".meta WHERE key = 'schema_version' FOR UPDATE`;
   }
 
@@ -127,29 +101,30 @@ async function migrate(pool: Pool, schema: string): Promise<void> {
     // advisory lock per schema makes the second wait and then see the tables.
     await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`relabel-schema:${schema}`]);
     await client.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
-    await client.query(`CREATE TABLE IF NOT EXISTS "${schema}".meta (key text PRIMARY KEY, value text NOT NULL)`);
+    const dialect = SqlDialect.postgres(schema);
+    await client.query(renderSql(META_TABLE, dialect));
     const { rows } = await client.query<{ value: string }>(
       `SELECT value FROM "${schema}".meta WHERE key = 'schema_version'`,
     );
     const [row] = rows;
     const found = row === undefined ? 0 : Number(row.value);
-    if (!(Number.isInteger(found) && found >= 0 && found <= POSTGRES_SCHEMA_VERSION)) {
+    if (!(Number.isInteger(found) && found >= 0 && found <= SCHEMA_VERSION)) {
       throw new StoreError(StoreErrorCode.SchemaVersion,
         `schema "${schema}": version ${String(row?.value)} is not supported by this relabel ` +
-          `(it knows version ${POSTGRES_SCHEMA_VERSION})`,
+          `(it knows version ${SCHEMA_VERSION})`,
       );
     }
-    for (const step of POSTGRES_MIGRATIONS) if (step.from >= found) await client.query(step.sql(schema));
+    for (const sql of migrationSteps(found, dialect)) await client.query(sql);
     if (!row) {
-      await client.query(`INSERT INTO "${schema}".meta (key, value) VALUES ('schema_version', $1)`, [String(POSTGRES_SCHEMA_VERSION)]);
-    } else if (found !== POSTGRES_SCHEMA_VERSION) {
-      await client.query(`UPDATE "${schema}".meta SET value = $1 WHERE key = 'schema_version'`, [String(POSTGRES_SCHEMA_VERSION)]);
+      await client.query(`INSERT INTO "${schema}".meta (key, value) VALUES ('schema_version', $1)`, [String(SCHEMA_VERSION)]);
+    } else if (found !== SCHEMA_VERSION) {
+      await client.query(`UPDATE "${schema}".meta SET value = $1 WHERE key = 'schema_version'`, [String(SCHEMA_VERSION)]);
     }
   });
 }
 
 /**
- * Open the PostgreSQL revision store at `connectionString` (a `postgres://`
+ * Open the PostgreSQL store at `connectionString` (a `postgres://`
  * URL as `pg` understands it), creating its schema and tables when absent.
  * Throws InvalidName for a bad schema name, SchemaVersion for a schema written
  * by an incompatible relabel, and the driver's error when the server cannot be
@@ -158,7 +133,7 @@ async function migrate(pool: Pool, schema: string): Promise<void> {
 export async function openPostgresStore(
   connectionString: string,
   options: PostgresStoreOptions = {},
-): Promise<RevisionStore> {
+): Promise<Store> {
   const schema = options.schema ?? DEFAULT_POSTGRES_SCHEMA;
   if (!POSTGRES_SCHEMA_PATTERN.test(schema)) {
     throw new StoreError(StoreErrorCode.InvalidName,
@@ -176,5 +151,5 @@ export async function openPostgresStore(
     await pool.end();
     throw error;
   }
-  return new SqlRevisionStore(new PostgresDriver(pool, schema));
+  return sqlStore(new PostgresDriver(pool, schema));
 }

@@ -8,7 +8,8 @@
 import { FailureType } from '../core/plan/failure-types.ts';
 import { validateSite, type SiteValidation } from '../core/site/validate-site.ts';
 import { isStoreError, StoreErrorCode } from './store-error.ts';
-import type { RevisionDocument, RevisionStore } from './revision-store.ts';
+import type { RevisionDocument } from './revision-store.ts';
+import type { Store } from './store.ts';
 
 /** The revision a run may apply, or why it may not. */
 export type RunnableRevision =
@@ -19,21 +20,21 @@ export type RunnableRevision =
  * Resolves `revision` (the latest committed one when absent) and checks it
  * may be applied, in Shipyard's order. Reads only.
  */
-export async function runnableRevision(store: RevisionStore, revision?: number): Promise<RunnableRevision> {
-  const latest = await store.latestRevision();
+export async function runnableRevision(store: Store, revision?: number): Promise<RunnableRevision> {
+  const latest = await store.revisions.latest();
   if (!latest) {
     return { ok: false, type: FailureType.NoCommittedRevision, message: 'no committed revision of the site documents: stage and commit documents first' };
   }
   let id = latest.id;
   if (revision !== undefined) {
     try {
-      id = (await store.getRevision(revision)).id;
+      id = (await store.revisions.get(revision)).id;
     } catch (err) {
       if (!isStoreError(err, StoreErrorCode.NotFound)) throw err;
       return { ok: false, type: FailureType.RevisionNotFound, message: `revision ${revision} does not exist (latest is ${latest.id})` };
     }
   }
-  if (!(await store.hasSiteActionRevision())) {
+  if (!(await store.revisions.hasSiteAction())) {
     return {
       ok: false,
       type: FailureType.NoSiteActionRevision,

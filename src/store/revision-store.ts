@@ -1,5 +1,5 @@
 /**
- * The document/revision store contract (Deckhand/Shipyard model), shared by the
+ * The revisions part of the store (Deckhand/Shipyard model), shared by the
  * SQLite and PostgreSQL backends.
  *
  * Documents live in named buckets. A bucket's content is a list of source files
@@ -7,9 +7,6 @@
  * Changes are staged per bucket into one shared buffer and committed as an
  * immutable, monotonically numbered revision.
  */
-import type { DriftStore } from './drift-store.ts';
-import type { PluginStore } from './plugin-store.ts';
-import type { RunStore } from './run-store.ts';
 
 /** One source file: its name (e.g. `site/nodes.yaml`) and its raw multi-document YAML text. */
 export interface SourceFile {
@@ -123,12 +120,13 @@ export const BUCKET_NAME_PATTERN = /^[a-z0-9]([-a-z0-9_.]*[a-z0-9])?$/;
 export const MAX_NAME_LENGTH = 63;
 
 /**
- * A revision store. Every method is atomic: on any error nothing is written.
- * Methods reject with {@link StoreError} for bad input and missing things, and
+ * The revisions part of the store: the staging buffer, committed revisions
+ * and their tags. Every method is atomic: on any error nothing is written.
+ * Methods reject with a StoreError for bad input and missing things, and
  * with the driver's own error for I/O failures. Safe to use from several
  * processes on the same database at once.
  */
-export interface RevisionStore extends RunStore, DriftStore, PluginStore {
+export interface RevisionStore {
   /**
    * Replace the buffered content of `bucket` with `files` (an empty list stages
    * the bucket's deletion). Files are validated first: names (InvalidName),
@@ -152,13 +150,13 @@ export interface RevisionStore extends RunStore, DriftStore, PluginStore {
   commit(options?: CommitOptions): Promise<Revision>;
 
   /** The highest-numbered revision, or null when none was committed. */
-  latestRevision(): Promise<Revision | null>;
+  latest(): Promise<Revision | null>;
 
   /** One revision; NotFound when it does not exist. */
-  getRevision(id: number): Promise<Revision>;
+  get(id: number): Promise<Revision>;
 
   /** Every revision in ascending id order. */
-  listRevisions(): Promise<Revision[]>;
+  list(): Promise<Revision[]>;
 
   /** All source files of a revision, sorted by bucket then source. NotFound when absent. */
   documents(id: number): Promise<RevisionDocument[]>;
@@ -170,24 +168,8 @@ export interface RevisionStore extends RunStore, DriftStore, PluginStore {
   untag(id: number, tag: string): Promise<boolean>;
 
   /** True when any revision carries `site-action-success` or `site-action-failure`. */
-  hasSiteActionRevision(): Promise<boolean>;
-
-  /**
-   * The design kept for revision `id` in `format` (opaque text, see
-   * {@link storeDesign}), or null when none is kept in that format.
-   */
-  storedDesign(id: number, format: string): Promise<string | null>;
-
-  /**
-   * Keep `design` (opaque, non-empty text) as revision `id`'s validated
-   * design in `format`, in place of the one kept before (in any format).
-   * NotFound when the revision is absent.
-   */
-  storeDesign(id: number, format: string, design: string): Promise<void>;
+  hasSiteAction(): Promise<boolean>;
 
   /** Differences from revision `from` (0 = empty) to revision `to`. NotFound for absent revisions. */
   diff(from: number, to: number): Promise<RevisionDiff>;
-
-  /** Release the database; later calls reject with Closed. Idempotent. */
-  close(): Promise<void>;
 }

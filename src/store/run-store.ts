@@ -70,29 +70,15 @@ export interface RunRecord {
   startedBy: string | null;
   /** How the run was started (`cli`, `api`, `schedule`, `retry`); null for runs recorded before it was kept. */
   startedVia: string | null;
-  /** How the run ended (`success`, `partial_success`, `failure`, `rejected`, `cancelled`), once it has; set by {@link RunStore.setRunOutcome}. */
+  /** How the run ended (`success`, `partial_success`, `failure`, `rejected`, `cancelled`), once it has; set by {@link RunStore.setOutcome}. */
   outcome: string | null;
   /** The run's Shipyard action id: a ULID assigned at creation, increasing across the store; null for runs recorded before it was kept. */
   actionId: string | null;
   /** A UUID correlating the run's action (Shipyard's context marker), given or assigned at creation; null for runs recorded before it was kept. */
   contextMarker: string | null;
-  /** Temporal's run id of the run's first execution, once recorded by {@link RunStore.setRunExecution}. */
+  /** Temporal's run id of the run's first execution, once recorded by {@link ActionStore.setExecution}. */
   executionRunId: string | null;
 }
-
-/** A command issued against a run's action, as Shipyard's command audit lists it. */
-export interface ActionCommand {
-  /** A ULID. */
-  id: string;
-  /** `invoke` (recorded by {@link RunStore.createRun}), `stop`, `pause`, `unpause`. */
-  command: string;
-  /** Who issued it; null when unknown. */
-  user: string | null;
-  at: Date;
-}
-
-/** Most commands {@link RunStore.actionCommands} returns. */
-export const MAX_ACTION_COMMANDS = 100;
 
 /** How a run ended, as the store records it: the run's status, or `rejected` (nothing planned or written). */
 export const RunOutcome = {
@@ -140,7 +126,7 @@ export interface RunNodeCounts {
   written: number;
 }
 
-/** What {@link RunStore.createRun} takes. */
+/** What {@link RunStore.create} takes. */
 export interface CreateRunInput {
   /** Idempotency key (non-empty); a second call with it returns the first run. */
   key?: string;
@@ -159,7 +145,7 @@ export interface CreateRunInput {
   contextMarker?: string;
 }
 
-/** Which rows {@link RunStore.runNodes} returns. */
+/** Which rows {@link RunStore.nodes} returns. */
 export interface RunNodesQuery {
   /** Only rows with this status or one of these (an empty list matches nothing). */
   status?: RunNodeStatus | readonly RunNodeStatus[];
@@ -169,7 +155,7 @@ export interface RunNodesQuery {
   offset?: number;
   /** Most rows to return, 1 to {@link MAX_RUN_PAGE}. */
   limit: number;
-  /** Only the nodes of this wave (from 0; see {@link RunStore.setRunWaves}). */
+  /** Only the nodes of this wave (from 0; see {@link RunStore.setWaves}). */
   wave?: number;
 }
 
@@ -187,17 +173,17 @@ export interface RunWave {
   pending: number;
 }
 
-/** Most waves one {@link RunStore.runWaves} page returns. */
+/** Most waves one {@link RunStore.waves} page returns. */
 export const MAX_WAVE_PAGE = 1000;
 
-/** Most rows one {@link RunStore.runNodes} page returns. */
+/** Most rows one {@link RunStore.nodes} page returns. */
 export const MAX_RUN_PAGE = 5000;
 
 /** Longest node name (a DNS-1123 subdomain). */
 export const MAX_NODE_NAME_LENGTH = 253;
 
 /**
- * The run half of the store. Every method is atomic: on any error nothing is
+ * The run part of the store. Every method is atomic: on any error nothing is
  * written. Methods reject with a StoreError for bad input (InvalidArgument)
  * and missing runs (NotFound), and with the driver's own error for I/O
  * failures. Run numbers are assigned under the store-wide write lock, so they
@@ -213,39 +199,21 @@ export interface RunStore {
    * duplicate name (named), or a malformed key, workflow ID, revision, run
    * number, `startedBy` or `startedVia`.
    */
-  createRun(input: CreateRunInput): Promise<RunRecord>;
+  create(input: CreateRunInput): Promise<RunRecord>;
   /** One run; NotFound when absent. */
-  getRun(id: number): Promise<RunRecord>;
+  get(id: number): Promise<RunRecord>;
   /**
    * Records how a run ended (a {@link RunOutcome}); recording it again
    * overwrites it (a replayed or retried activity). NotFound when the run is
    * absent; InvalidArgument for an outcome not in the set.
    */
-  setRunOutcome(id: number, outcome: RunOutcome): Promise<void>;
+  setOutcome(id: number, outcome: RunOutcome): Promise<void>;
   /** Sets the workflow ID of a run (known only after the run is created). NotFound when absent. */
-  setRunWorkflow(id: number, workflowId: string): Promise<void>;
-  /**
-   * Records Temporal's run id of the run's first execution, so that its
-   * action id finds it. NotFound when the run is absent; InvalidArgument for
-   * a run id that is empty or longer than 128 characters.
-   */
-  setRunExecution(id: number, runId: string): Promise<void>;
+  setWorkflow(id: number, workflowId: string): Promise<void>;
   /** The run whose action id is `actionId`, or null (none, or not a ULID). */
-  runByActionId(actionId: string): Promise<RunRecord | null>;
-  /**
-   * Appends a command to a run's command audit and returns it (its id a
-   * fresh ULID). NotFound when the run is absent; InvalidArgument for a
-   * command that is not 1 to 32 lowercase letters or underscores, or a user
-   * that is empty or longer than 128 characters.
-   */
-  recordActionCommand(id: number, command: string, user: string | null): Promise<ActionCommand>;
-  /**
-   * The newest `limit` (1 to {@link MAX_ACTION_COMMANDS}) commands of a run,
-   * oldest first; none for an absent run. InvalidArgument for a bad limit.
-   */
-  actionCommands(id: number, limit?: number): Promise<ActionCommand[]>;
+  byActionId(actionId: string): Promise<RunRecord | null>;
   /** Deletes a run and its rows (a run whose workflow could not be started). Idempotent. */
-  discardRun(id: number): Promise<void>;
+  discard(id: number): Promise<void>;
   /**
    * Records results in one transaction, matched by node name; updates for the
    * same node apply in order. `written` only goes from false to true.
@@ -257,13 +225,13 @@ export interface RunStore {
    * A page of rows in seq (target) order; see {@link RunNodesQuery}. An absent
    * run has no rows. InvalidArgument for a bad status, limit, offset or afterSeq.
    */
-  runNodes(id: number, query: RunNodesQuery): Promise<RunNodeRow[]>;
+  nodes(id: number, query: RunNodesQuery): Promise<RunNodeRow[]>;
   /** The `observed` value recorded for one node (parsed), or null (none, or no such node or run). */
   observedState(id: number, node: string): Promise<unknown | null>;
   /** One node's row, or null when the run has no such node (or there is no such run). */
-  runNode(id: number, node: string): Promise<RunNodeRow | null>;
+  node(id: number, node: string): Promise<RunNodeRow | null>;
   /** Rows by status, and how many were written. NotFound when the run is absent. */
-  runCounts(id: number): Promise<RunNodeCounts>;
+  counts(id: number): Promise<RunNodeCounts>;
   /**
    * Settles a cancelled run: every row still `queued` or `pending` becomes
    * `cancelled` with `detail` (its observed state dropped); final rows
@@ -271,7 +239,7 @@ export interface RunStore {
    * rows it settled; idempotent. NotFound when the run is absent;
    * InvalidArgument for a detail that is not JSON.
    */
-  cancelRunNodes(id: number, detail: NodeResultDetail): Promise<number>;
+  cancelNodes(id: number, detail: NodeResultDetail): Promise<number>;
   /**
    * Records a run's waves, in order (index 0 first): each wave's name (1 to
    * 200 characters) and its nodes, which must be nodes of the run, each in
@@ -279,11 +247,11 @@ export interface RunStore {
    * NotFound when the run is absent; InvalidArgument (nothing written) for
    * a node the run does not have, a node in two waves, or a bad name.
    */
-  setRunWaves(id: number, waves: readonly { name: string; nodes: readonly string[] }[]): Promise<void>;
+  setWaves(id: number, waves: readonly { name: string; nodes: readonly string[] }[]): Promise<void>;
   /**
    * A page of a run's waves in order, each with its nodes counted by status:
    * those with an index greater than `afterIndex`, at most `limit` (1 to
    * {@link MAX_WAVE_PAGE}). None for a run without waves or an absent run.
    */
-  runWaves(id: number, query: { afterIndex?: number; limit: number }): Promise<RunWave[]>;
+  waves(id: number, query: { afterIndex?: number; limit: number }): Promise<RunWave[]>;
 }

@@ -1,5 +1,5 @@
 /**
- * Input checks of the run half of the store, pure and backend-independent:
+ * Input checks of the run part of the store, pure and backend-independent:
  * each throws a StoreError (InvalidArgument) naming the culprit before any
  * SQL runs, and turns what it accepts into the values the SQL binds.
  */
@@ -40,7 +40,7 @@ function assertText(value: unknown, what: string): void {
 
 const OUTCOMES: ReadonlySet<string> = new Set(Object.values(RunOutcome));
 
-/** Checks an outcome given to `setRunOutcome` (one of {@link RunOutcome}). */
+/** Checks an outcome given to `runs.setOutcome` (one of {@link RunOutcome}). */
 export function assertOutcome(outcome: unknown): void {
   if (typeof outcome !== 'string' || !OUTCOMES.has(outcome)) {
     throw invalid(`invalid run outcome ${JSON.stringify(outcome)}: must be one of ${[...OUTCOMES].join(', ')}`);
@@ -61,14 +61,14 @@ function assertAudit(input: CreateRunInput): void {
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/** Checks a workflow ID given to `setRunWorkflow` (a non-empty string). */
+/** Checks a workflow ID given to `runs.setWorkflow` (a non-empty string). */
 export function assertWorkflowId(workflowId: unknown): void {
   if (workflowId === undefined) throw invalid('invalid workflow ID undefined: must be a non-empty string without NUL');
   assertText(workflowId, 'workflow ID');
 }
 
 /**
- * Checks everything {@link RunStore.createRun} takes: the targets (at least
+ * Checks everything {@link RunStore.create} takes: the targets (at least
  * one; each a valid node name, the first bad or repeated one named) and the
  * optional fields.
  */

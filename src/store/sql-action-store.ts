@@ -1,11 +1,11 @@
 /**
- * The action half of the SQL run store: a run's Temporal run id and its
+ * The action part of the store in SQL: a run's Temporal run id and its
  * command audit (Shipyard's `invoke`, `stop`, `pause`, `unpause`), over a
  * {@link SqlDriver}. Ids are ULIDs that increase across processes: each is
  * drawn under the store-wide write lock, above every id already stored.
  */
-import type { ActionCommand, RunStore } from './run-store.ts';
-import { MAX_ACTION_COMMANDS } from './run-store.ts';
+import type { ActionCommand, ActionStore } from './action-store.ts';
+import { MAX_ACTION_COMMANDS } from './action-store.ts';
 import { assertRunId } from './run-validation.ts';
 import { columnDate, columnString, columnStringOrNull, type SqlDriver, type SqlRow, type SqlSession } from './sql-driver.ts';
 import { StoreError, StoreErrorCode } from './store-error.ts';
@@ -25,7 +25,7 @@ function actionCommand(row: SqlRow): ActionCommand {
 
 const COMMAND = /^[a-z_]{1,32}$/;
 
-/** Throws InvalidArgument for a command or user {@link RunStore.recordActionCommand} refuses. */
+/** Throws InvalidArgument for a command or user {@link ActionStore.recordCommand} refuses. */
 function assertCommand(command: string, user: string | null): void {
   if (typeof command !== 'string' || !COMMAND.test(command)) {
     throw new StoreError(StoreErrorCode.InvalidArgument, `invalid action command ${JSON.stringify(String(command).slice(0, 40))}: expected 1 to 32 lowercase letters or underscores`);
@@ -40,11 +40,11 @@ export function runNotFound(id: number): StoreError {
   return new StoreError(StoreErrorCode.NotFound, `run ${id} not found`);
 }
 
-/** The execution and command-audit methods of {@link RunStore} over `driver`. */
-export function sqlActionCommands(driver: SqlDriver): Pick<RunStore, 'setRunExecution' | 'recordActionCommand' | 'actionCommands'> {
+/** The {@link ActionStore} over `driver`. */
+export function sqlActionStore(driver: SqlDriver): ActionStore {
   const t = driver.tables;
   return {
-    async setRunExecution(id, runId) {
+    async setExecution(id, runId) {
       assertRunId(id);
       if (typeof runId !== 'string' || runId.length === 0 || runId.length > 128) {
         throw new StoreError(StoreErrorCode.InvalidArgument, 'invalid execution run id: expected a non-empty string of at most 128 characters');
@@ -53,7 +53,7 @@ export function sqlActionCommands(driver: SqlDriver): Pick<RunStore, 'setRunExec
       if (changed === 0) throw runNotFound(id);
     },
 
-    async recordActionCommand(id, command, user) {
+    async recordCommand(id, command, user) {
       assertRunId(id);
       assertCommand(command, user);
       return driver.write(async (s) => {
@@ -70,7 +70,7 @@ export function sqlActionCommands(driver: SqlDriver): Pick<RunStore, 'setRunExec
       });
     },
 
-    async actionCommands(id, limit = MAX_ACTION_COMMANDS) {
+    async commands(id, limit = MAX_ACTION_COMMANDS) {
       assertRunId(id);
       if (!Number.isInteger(limit) || limit < 1 || limit > MAX_ACTION_COMMANDS) {
         throw new StoreError(StoreErrorCode.InvalidArgument, `invalid limit ${String(limit)}: expected a whole number from 1 to ${MAX_ACTION_COMMANDS}`);

@@ -1,5 +1,5 @@
 /**
- * The drift half of the store ({@link DriftStore}), in portable SQL over a
+ * The drift part of the store ({@link DriftStore}), in portable SQL over a
  * {@link SqlDriver}, as the run half is.
  */
 import type { DriftCounts, DriftState } from '../core/plan/drift.ts';
@@ -123,7 +123,7 @@ export function sqlDriftStore(driver: SqlDriver): DriftStore {
     if (changed === 0) throw notFound(id);
   };
   return {
-    async createDriftReport(input) {
+    async createReport(input) {
       if (input.key !== undefined) text(input.key, 'drift report key');
       text(input.site, 'site');
       if (input.workflowId !== undefined) text(input.workflowId, 'workflow ID');
@@ -132,7 +132,7 @@ export function sqlDriftStore(driver: SqlDriver): DriftStore {
       return driver.write((s) => createReport(s, t, input));
     },
 
-    async addDriftNodes(id, rows) {
+    async addNodes(id, rows) {
       assertRunId(id, 'drift report number');
       for (const r of rows) {
         if (!isNodeName(r.node)) throw invalid(`invalid node name ${JSON.stringify(r.node)}`);
@@ -150,28 +150,28 @@ export function sqlDriftStore(driver: SqlDriver): DriftStore {
       });
     },
 
-    async finishDriftReport(id, counts) {
+    async finishReport(id, counts) {
       await write(id, `UPDATE ${t.driftReports} SET counts = ?, finished_at = ? WHERE id = ?`, [JSON.stringify(counts), new Date().toISOString(), id]);
     },
 
-    async setDriftHeal(id, heal) {
+    async setHeal(id, heal) {
       await write(id, `UPDATE ${t.driftReports} SET heal = ? WHERE id = ?`, [JSON.stringify(heal ?? null), id]);
     },
 
-    async getDriftReport(id) {
+    async getReport(id) {
       assertRunId(id, 'drift report number');
       const found = await driver.read((s) => select(s, t, 'id = ?', [id]));
       if (!found) throw notFound(id);
       return found;
     },
 
-    async latestDriftReport(site) {
+    async latestReport(site) {
       if (site !== undefined) text(site, 'site');
       const where = site === undefined ? 'finished_at IS NOT NULL' : 'finished_at IS NOT NULL AND site = ?';
       return (await driver.read((s) => select(s, t, `${where} ORDER BY id DESC LIMIT 1`, site === undefined ? [] : [site]))) ?? null;
     },
 
-    async driftNodes(id, query) {
+    async nodes(id, query) {
       assertRunId(id, 'drift report number');
       const { limit, offset = 0, afterSeq, states, revision } = query;
       if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_DRIFT_PAGE) throw invalid(`invalid limit ${String(limit)}: must be 1 to ${MAX_DRIFT_PAGE}`);

@@ -1,6 +1,6 @@
 /**
- * The narrow seam between the revision-store logic (written once, in
- * sql-revision-store.ts) and a database backend. A backend supplies
+ * The narrow seam between the store's parts (each written once, in its
+ * sql-*-store.ts module) and a database backend. A backend supplies
  * transactions and table names; the SQL itself is portable between SQLite and
  * PostgreSQL (`?` placeholders, which the PostgreSQL driver renumbers).
  */
@@ -69,8 +69,8 @@ export interface SqlDriver {
 /**
  * `driver`, refusing transactions once closed: after {@link SqlDriver.close}
  * (which stays idempotent) `read` and `write` reject with Closed instead of
- * reaching the released database. Shared by the halves of one store, so
- * closing the store closes both.
+ * reaching the released database. Shared by the parts of one store, so
+ * closing the store closes them all.
  */
 export function closableDriver(driver: SqlDriver): SqlDriver {
   let closed = false;

@@ -1,5 +1,5 @@
 /**
- * The plugin half of the store ({@link PluginStore}), written once in
+ * The plugin part of the store ({@link PluginStore}), written once in
  * portable SQL over a {@link SqlDriver}. Set ids are read from the table
  * under the store-wide write lock, so they are consecutive across processes.
  * Labels travel in multi-row statements of at most {@link BATCH} rows.
@@ -119,10 +119,10 @@ function statusRow(row: Record<string, unknown>): PluginStatusRow {
 }
 
 /** The plugin sets: saving one (and forgetting old ones), reading one, its labels and rows. */
-function setStore(driver: SqlDriver): Pick<PluginStore, 'savePluginSet' | 'latestPluginSet' | 'pluginSet' | 'pluginSetLabels' | 'pluginSetRows'> {
+function setStore(driver: SqlDriver): Pick<PluginStore, 'saveSet' | 'latestSet' | 'getSet' | 'labels' | 'rows'> {
   const t = driver.tables;
   return {
-    async savePluginSet(input) {
+    async saveSet(input) {
       assertName('site', input.site);
       assertName('digest', input.digest);
       const seen = new Set<string>();
@@ -147,7 +147,7 @@ function setStore(driver: SqlDriver): Pick<PluginStore, 'savePluginSet' | 'lates
       });
     },
 
-    async latestPluginSet(site) {
+    async latestSet(site) {
       assertName('site', site);
       return driver.read(async (s) => {
         const [row] = await s.all(`SELECT MAX(id) AS id FROM ${t.pluginSets} WHERE site = ?`, [site]);
@@ -156,12 +156,12 @@ function setStore(driver: SqlDriver): Pick<PluginStore, 'savePluginSet' | 'lates
       });
     },
 
-    async pluginSet(id) {
+    async getSet(id) {
       assertSetId(id);
       return driver.read((s) => setRecord(s, t, id));
     },
 
-    async pluginSetLabels(id, nodes) {
+    async labels(id, nodes) {
       assertSetId(id);
       if (nodes.length > MAX_PLUGIN_LOOKUP) throw invalid(`at most ${MAX_PLUGIN_LOOKUP} nodes are looked up at once, got ${nodes.length}`);
       const names = [...new Set(nodes.filter(isNodeName))];
@@ -184,7 +184,7 @@ function setStore(driver: SqlDriver): Pick<PluginStore, 'savePluginSet' | 'lates
       return found;
     },
 
-    async pluginSetRows(id, query) {
+    async rows(id, query) {
       assertSetId(id);
       if (!Number.isSafeInteger(query.limit) || query.limit < 1 || query.limit > 5000) throw invalid(`limit must be 1 to 5000, got ${String(query.limit)}`);
       const after = query.after;
@@ -206,10 +206,10 @@ function setStore(driver: SqlDriver): Pick<PluginStore, 'savePluginSet' | 'lates
 }
 
 /** Each site's plugins' last poll: how it went, and their last good set. */
-function statusStore(driver: SqlDriver): Pick<PluginStore, 'setPluginStatus' | 'pluginStatus'> {
+function statusStore(driver: SqlDriver): Pick<PluginStore, 'setStatus' | 'status'> {
   const t = driver.tables;
   return {
-    async setPluginStatus(site, polledAt, updates) {
+    async setStatus(site, polledAt, updates) {
       assertName('site', site);
       for (const u of updates) assertName('plugin', u.plugin);
       const at = polledAt.toISOString();
@@ -240,7 +240,7 @@ function statusStore(driver: SqlDriver): Pick<PluginStore, 'setPluginStatus' | '
       });
     },
 
-    async pluginStatus(site) {
+    async status(site) {
       if (site !== undefined) assertName('site', site);
       const rows = await driver.read((s) =>
         site === undefined
@@ -253,10 +253,10 @@ function statusStore(driver: SqlDriver): Pick<PluginStore, 'setPluginStatus' | '
 }
 
 /** The plugin set each run applies, pinned once. */
-function pinStore(driver: SqlDriver): Pick<PluginStore, 'pinRunPluginSet' | 'runPluginSet'> {
+function pinStore(driver: SqlDriver): Pick<PluginStore, 'pinRun' | 'pinnedSet'> {
   const t = driver.tables;
   return {
-    async pinRunPluginSet(run, set) {
+    async pinRun(run, set) {
       assertRunId(run);
       assertSetId(set);
       return driver.write(async (s) => {
@@ -266,7 +266,7 @@ function pinStore(driver: SqlDriver): Pick<PluginStore, 'pinRunPluginSet' | 'run
       });
     },
 
-    async runPluginSet(run) {
+    async pinnedSet(run) {
       assertRunId(run);
       const [row] = await driver.read((s) => s.all(`SELECT set_id FROM ${t.runPluginSets} WHERE run_id = ?`, [run]));
       return row ? columnNumber(row, 'set_id') : null;

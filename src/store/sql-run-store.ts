@@ -1,5 +1,5 @@
 /**
- * The run half of the store ({@link RunStore}), written once in portable SQL
+ * The run part of the store ({@link RunStore}), written once in portable SQL
  * over a {@link SqlDriver}. Writes take the store-wide write lock, so run
  * numbers come out consecutive across processes, as revision ids do. Targets
  * and results travel in multi-row statements of at most {@link BATCH} rows,
@@ -12,7 +12,7 @@ import { assertOutcome, assertRunId, assertWorkflowId, isNodeName, mergeResults,
 import { columnDate, columnNumber, columnString, columnStringOrNull, type SqlDriver, type SqlRow, type SqlSession, type SqlValue, type TableNames } from './sql-driver.ts';
 import { StoreError, StoreErrorCode } from './store-error.ts';
 import { isUlid } from './ulid.ts';
-import { freshUlid, runNotFound, sqlActionCommands } from './sql-action-store.ts';
+import { freshUlid, runNotFound } from './sql-action-store.ts';
 import { sqlRunWaves } from './sql-run-waves.ts';
 import { batches, valueRows } from './sql-batches.ts';
 
@@ -142,41 +142,41 @@ async function insertRun(s: SqlSession, t: TableNames, input: CreateRunInput): P
 }
 
 /** The runs' own records: create, read, name the workflow, record the outcome, discard. */
-function runRecords(driver: SqlDriver): Pick<RunStore, 'createRun' | 'getRun' | 'setRunWorkflow' | 'runByActionId' | 'setRunOutcome' | 'discardRun'> {
+function runRecords(driver: SqlDriver): Pick<RunStore, 'create' | 'get' | 'setWorkflow' | 'byActionId' | 'setOutcome' | 'discard'> {
   const t = driver.tables;
   return {
-    async createRun(input) {
+    async create(input) {
       validateRunInput(input);
       return driver.write((s) => insertRun(s, t, input));
     },
 
-    async getRun(id) {
+    async get(id) {
       assertRunId(id);
       const run = await driver.read((s) => selectRun(s, t, 'id', id));
       if (!run) throw runNotFound(id);
       return run;
     },
 
-    async setRunWorkflow(id, workflowId) {
+    async setWorkflow(id, workflowId) {
       assertRunId(id);
       assertWorkflowId(workflowId);
       const changed = await driver.write((s) => s.run(`UPDATE ${t.runs} SET workflow_id = ? WHERE id = ?`, [workflowId, id]));
       if (changed === 0) throw runNotFound(id);
     },
 
-    async runByActionId(actionId) {
+    async byActionId(actionId) {
       if (!isUlid(actionId)) return null;
       return (await driver.read((s) => selectRun(s, t, 'action_id', actionId))) ?? null;
     },
 
-    async setRunOutcome(id, outcome) {
+    async setOutcome(id, outcome) {
       assertRunId(id);
       assertOutcome(outcome);
       const changed = await driver.write((s) => s.run(`UPDATE ${t.runs} SET outcome = ? WHERE id = ?`, [outcome, id]));
       if (changed === 0) throw runNotFound(id);
     },
 
-    async discardRun(id) {
+    async discard(id) {
       assertRunId(id);
       await driver.write(async (s) => {
         await s.run(`DELETE FROM ${t.runNodes} WHERE run_id = ?`, [id]);
@@ -190,7 +190,7 @@ function runRecords(driver: SqlDriver): Pick<RunStore, 'createRun' | 'getRun' | 
 }
 
 /** A run's node rows: results, pages, one node, counts, and settling a cancelled run. */
-function runRows(driver: SqlDriver): Pick<RunStore, 'setNodeResults' | 'runNodes' | 'observedState' | 'runNode' | 'runCounts' | 'cancelRunNodes'> {
+function runRows(driver: SqlDriver): Pick<RunStore, 'setNodeResults' | 'nodes' | 'observedState' | 'node' | 'counts' | 'cancelNodes'> {
   const t = driver.tables;
   return {
     async setNodeResults(id, updates) {
@@ -202,7 +202,7 @@ function runRows(driver: SqlDriver): Pick<RunStore, 'setNodeResults' | 'runNodes
       });
     },
 
-    async runNodes(id, query) {
+    async nodes(id, query) {
       assertRunId(id);
       const { statuses, afterSeq, offset, limit, wave } = validatePageQuery(query);
       if (statuses?.length === 0) return [];
@@ -238,14 +238,14 @@ function runRows(driver: SqlDriver): Pick<RunStore, 'setNodeResults' | 'runNodes
       return text === null ? null : (JSON.parse(text) as unknown);
     },
 
-    async runNode(id, node) {
+    async node(id, node) {
       assertRunId(id);
       if (!isNodeName(node)) return null;
       const [row] = await driver.read((s) => s.all(`SELECT seq, node, status, written, detail FROM ${t.runNodes} WHERE run_id = ? AND node = ?`, [id, node]));
       return row ? runNodeRow(row) : null;
     },
 
-    async runCounts(id) {
+    async counts(id) {
       assertRunId(id);
       return driver.read(async (s) => {
         if ((await s.all(`SELECT 1 AS found FROM ${t.runs} WHERE id = ?`, [id])).length === 0) throw runNotFound(id);
@@ -261,7 +261,7 @@ function runRows(driver: SqlDriver): Pick<RunStore, 'setNodeResults' | 'runNodes
       });
     },
 
-    async cancelRunNodes(id, detail) {
+    async cancelNodes(id, detail) {
       assertRunId(id);
       let text: string;
       try {
@@ -286,5 +286,5 @@ function runRows(driver: SqlDriver): Pick<RunStore, 'setNodeResults' | 'runNodes
 
 /** The {@link RunStore} over `driver` (whose `read`/`write` refuse once the owning store is closed). */
 export function sqlRunStore(driver: SqlDriver): RunStore {
-  return { ...runRecords(driver), ...sqlActionCommands(driver), ...runRows(driver), ...sqlRunWaves(driver) };
+  return { ...runRecords(driver), ...runRows(driver), ...sqlRunWaves(driver) };
 }

@@ -30,10 +30,10 @@ function checkWaves(id: number, waves: readonly { name: string; nodes: readonly 
 }
 
 /** The wave half of the run store over `driver`. */
-export function sqlRunWaves(driver: SqlDriver): Pick<RunStore, 'setRunWaves' | 'runWaves'> {
+export function sqlRunWaves(driver: SqlDriver): Pick<RunStore, 'setWaves' | 'waves'> {
   const t = driver.tables;
   return {
-    async setRunWaves(id, waves) {
+    async setWaves(id, waves) {
       assertRunId(id);
       const rows = checkWaves(id, waves);
       await driver.write(async (s) => {
@@ -57,7 +57,7 @@ export function sqlRunWaves(driver: SqlDriver): Pick<RunStore, 'setRunWaves' | '
       });
     },
 
-    async runWaves(id, { afterIndex = -1, limit }) {
+    async waves(id, { afterIndex = -1, limit }) {
       assertRunId(id);
       if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_WAVE_PAGE) throw invalid(`limit must be an integer from 1 to ${MAX_WAVE_PAGE}, not ${String(limit)}`);
       if (!Number.isSafeInteger(afterIndex)) throw invalid(`afterIndex must be an integer, not ${String(afterIndex)}`);

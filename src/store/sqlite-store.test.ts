@@ -4,8 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { after, describe, test } from 'node:test';
-import { openSqliteStore, SQLITE_MEMORY, SQLITE_SCHEMA_VERSION } from './sqlite-store.ts';
-import { revisionStoreContract } from './testing/contract.ts';
+import { openSqliteStore, SQLITE_MEMORY } from './sqlite-store.ts';
+import { SCHEMA_VERSION } from './schema.ts';
+import { storeContract } from './testing/contract.ts';
 import { assertActionsWork, assertAuditWorks, assertDriftWorks, assertRunsWork, rejectsWith } from './testing/fixture.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'relabel-sqlite-store-'));
@@ -13,7 +14,7 @@ after(() => rmSync(dir, { recursive: true, force: true }));
 let counter = 0;
 const freshPath = () => join(dir, `store-${++counter}`, 'revisions.db');
 
-revisionStoreContract('sqlite', { freshUrl: async () => `sqlite:${freshPath()}` });
+storeContract('sqlite', { freshUrl: async () => `sqlite:${freshPath()}` });
 
 describe('SQLite backend specifics', () => {
   test('creates parent directories, uses WAL and records the schema version', async () => {
@@ -24,7 +25,7 @@ describe('SQLite backend specifics', () => {
     try {
       assert.equal(db.prepare('PRAGMA journal_mode').get()?.journal_mode, 'wal');
       assert.deepEqual({ ...db.prepare(`SELECT value FROM meta WHERE key = 'schema_version'`).get() }, {
-        value: String(SQLITE_SCHEMA_VERSION),
+        value: String(SCHEMA_VERSION),
       });
     } finally {
       db.close();
@@ -34,22 +35,22 @@ describe('SQLite backend specifics', () => {
   test('a version-1 database (before runs were stored) is migrated in place, revisions kept', async () => {
     const path = freshPath();
     const store = await openSqliteStore(path);
-    await store.stage('site', [{ source: 'a.yaml', text: 'a: 1\n' }]);
-    await store.commit();
+    await store.revisions.stage('site', [{ source: 'a.yaml', text: 'a: 1\n' }]);
+    await store.revisions.commit();
     await store.close();
     const db = new DatabaseSync(path);
     db.exec(`DROP TABLE drift_nodes; DROP TABLE drift_reports; DROP TABLE plugin_set_labels; DROP TABLE plugin_set_plugins; DROP TABLE plugin_sets; DROP TABLE plugin_status; DROP TABLE run_plugin_sets; DROP TABLE run_commands; DROP TABLE run_waves; DROP TABLE revision_designs; DROP TABLE run_nodes; DROP TABLE runs; UPDATE meta SET value = '1' WHERE key = 'schema_version'`);
     db.close();
     const migrated = await openSqliteStore(path);
     try {
-      assert.equal((await migrated.latestRevision())?.id, 1);
+      assert.equal((await migrated.revisions.latest())?.id, 1);
       await assertRunsWork(migrated);
     } finally {
       await migrated.close();
     }
     const check = new DatabaseSync(path);
     try {
-      assert.equal(check.prepare(`SELECT value FROM meta WHERE key = 'schema_version'`).get()?.value, String(SQLITE_SCHEMA_VERSION));
+      assert.equal(check.prepare(`SELECT value FROM meta WHERE key = 'schema_version'`).get()?.value, String(SCHEMA_VERSION));
       const index = check.prepare(`SELECT name FROM sqlite_master WHERE type = 'index' AND name = 'run_nodes_status'`).get();
       assert.equal(index?.name, 'run_nodes_status', 'the (run_id, status, seq) index was created');
     } finally {
@@ -74,23 +75,23 @@ describe('SQLite backend specifics', () => {
     db.close();
     const migrated = await openSqliteStore(path);
     try {
-      const old = await migrated.getRun(1);
+      const old = await migrated.runs.get(1);
       assert.deepEqual({ ...old }, {
         id: 1, key: null, createdAt: new Date('2026-01-02T03:04:05.000Z'), workflowId: 'update-labels/s', revision: 4, dryRun: false,
         retryOf: null, targetCount: 1, startedBy: null, startedVia: null, outcome: null, actionId: null, contextMarker: null, executionRunId: null,
       });
-      assert.deepEqual(await migrated.runCounts(1), { total: 1, queued: 0, pending: 0, success: 1, failure: 0, cancelled: 0, written: 1 });
+      assert.deepEqual(await migrated.runs.counts(1), { total: 1, queued: 0, pending: 0, success: 1, failure: 0, cancelled: 0, written: 1 });
       await assertAuditWorks(migrated, 1);
       await assertActionsWork(migrated, 1);
       await assertDriftWorks(migrated);
-      const set = await migrated.savePluginSet({ site: 's', digest: 'd', parts: [{ plugin: 'p', digest: 'x', polledAt: new Date(), labels: { n1: { 'a.example.com/k': 'v' } } }] });
-      assert.equal(await migrated.pinRunPluginSet(1, set.id), set.id);
+      const set = await migrated.plugins.saveSet({ site: 's', digest: 'd', parts: [{ plugin: 'p', digest: 'x', polledAt: new Date(), labels: { n1: { 'a.example.com/k': 'v' } } }] });
+      assert.equal(await migrated.plugins.pinRun(1, set.id), set.id);
     } finally {
       await migrated.close();
     }
     const check = new DatabaseSync(path);
     try {
-      assert.equal(check.prepare(`SELECT value FROM meta WHERE key = 'schema_version'`).get()?.value, String(SQLITE_SCHEMA_VERSION));
+      assert.equal(check.prepare(`SELECT value FROM meta WHERE key = 'schema_version'`).get()?.value, String(SCHEMA_VERSION));
       const columns = check.prepare(`SELECT name FROM pragma_table_info('runs') WHERE name IN ('started_by', 'started_via', 'outcome') ORDER BY name`).all();
       assert.deepEqual(columns.map((c) => c.name), ['outcome', 'started_by', 'started_via']);
     } finally {
@@ -105,7 +106,7 @@ describe('SQLite backend specifics', () => {
     const db = new DatabaseSync(path);
     db.exec(`UPDATE meta SET value = '99' WHERE key = 'schema_version'`);
     db.close();
-    await rejectsWith(openSqliteStore(path), 'SchemaVersion', new RegExp(`schema version 99 is not supported .*knows version ${SQLITE_SCHEMA_VERSION}`));
+    await rejectsWith(openSqliteStore(path), 'SchemaVersion', new RegExp(`schema version 99 is not supported .*knows version ${SCHEMA_VERSION}`));
     const check = new DatabaseSync(path);
     assert.equal(check.prepare(`SELECT value FROM meta WHERE key = 'schema_version'`).get()?.value, '99');
     check.close();
@@ -122,25 +123,25 @@ describe('SQLite backend specifics', () => {
         db.close();
       }
     };
-    await store.stage('a', [{ source: 'x.yaml', text: 'same' }]);
-    await store.stage('b', [{ source: 'y.yaml', text: 'same' }]);
-    await store.commit();
+    await store.revisions.stage('a', [{ source: 'x.yaml', text: 'same' }]);
+    await store.revisions.stage('b', [{ source: 'y.yaml', text: 'same' }]);
+    await store.revisions.commit();
     assert.equal(count(), 1);
-    await store.stage('a', [{ source: 'x.yaml', text: 'draft 1' }]);
-    await store.stage('a', [{ source: 'x.yaml', text: 'draft 2' }]);
+    await store.revisions.stage('a', [{ source: 'x.yaml', text: 'draft 1' }]);
+    await store.revisions.stage('a', [{ source: 'x.yaml', text: 'draft 2' }]);
     assert.equal(count(), 2, 'draft 1 was replaced, so pruned');
-    await store.discardBuffer();
+    await store.revisions.discardBuffer();
     assert.equal(count(), 1);
     await store.close();
   });
 
   test('an in-memory store works and is private to its connection', async () => {
     const store = await openSqliteStore(SQLITE_MEMORY);
-    await store.stage('site', [{ source: 'n.yaml', text: 'n' }]);
-    assert.equal((await store.commit()).id, 1);
+    await store.revisions.stage('site', [{ source: 'n.yaml', text: 'n' }]);
+    assert.equal((await store.revisions.commit()).id, 1);
     await store.close();
     const other = await openSqliteStore(SQLITE_MEMORY);
-    assert.equal(await other.latestRevision(), null);
+    assert.equal(await other.revisions.latest(), null);
     await other.close();
   });
 

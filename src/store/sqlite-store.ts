@@ -1,5 +1,5 @@
 /**
- * The embedded revision store: one SQLite file through Node's built-in
+ * The embedded store: one SQLite file through Node's built-in
  * `node:sqlite`, in WAL mode. Several processes may use the same file at once:
  * every write runs in a `BEGIN IMMEDIATE` transaction, which takes SQLite's
  * single write lock up front (waiting up to the busy timeout), so writers are
@@ -10,13 +10,11 @@
 import { mkdirSync, realpathSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlite';
-import type { RevisionStore } from './revision-store.ts';
+import type { Store } from './store.ts';
 import { StoreError, StoreErrorCode } from './store-error.ts';
-import { SqlRevisionStore } from './sql-revision-store.ts';
-import type { SqlDriver, SqlSession, SqlValue, TableNames } from './sql-driver.ts';
-import { migrate } from './sqlite-schema.ts';
-
-export { SQLITE_SCHEMA_VERSION } from './sqlite-schema.ts';
+import { sqlStore } from './sql-store.ts';
+import type { SqlDriver, SqlSession, SqlValue } from './sql-driver.ts';
+import { META_TABLE, migrationSteps, renderSql, SCHEMA_VERSION, SqlDialect, tableNames } from './schema.ts';
 
 /** Path that opens a private in-memory database (tests, dry runs). */
 export const SQLITE_MEMORY = ':memory:';
@@ -27,26 +25,7 @@ export interface SqliteStoreOptions {
   readonly busyTimeoutMs?: number;
 }
 
-const TABLES: TableNames = {
-  contents: 'contents',
-  revisions: 'revisions',
-  revisionFiles: 'revision_files',
-  revisionTags: 'revision_tags',
-  buffer: 'buffer',
-  bufferFiles: 'buffer_files',
-  runs: 'runs',
-  runNodes: 'run_nodes',
-  driftReports: 'drift_reports',
-  driftNodes: 'drift_nodes',
-  pluginSets: 'plugin_sets',
-  pluginSetPlugins: 'plugin_set_plugins',
-  pluginSetLabels: 'plugin_set_labels',
-  pluginStatus: 'plugin_status',
-  runPluginSets: 'run_plugin_sets',
-  runCommands: 'run_commands',
-  runWaves: 'run_waves',
-  revisionDesigns: 'revision_designs',
-};
+const TABLES = tableNames(SqlDialect.sqlite);
 
 /**
  * Most prepared statements a connection keeps. Multi-row statements (run
@@ -177,6 +156,32 @@ function whileBusy<T>(timeout: number, fn: () => T): T {
   }
 }
 
+/** Create the schema on a fresh database, or bring an older one up to {@link SCHEMA_VERSION} step by step. */
+function migrate(db: DatabaseSync, path: string): void {
+  db.exec('BEGIN IMMEDIATE');
+  try {
+    db.exec(renderSql(META_TABLE, SqlDialect.sqlite));
+    const row = db.prepare(`SELECT value FROM meta WHERE key = 'schema_version'`).get();
+    const found = row === undefined ? 0 : Number(row.value);
+    if (!(Number.isInteger(found) && found >= 0 && found <= SCHEMA_VERSION)) {
+      throw new StoreError(StoreErrorCode.SchemaVersion,
+        `${path}: schema version ${String(row?.value)} is not supported by this relabel ` +
+          `(it knows version ${SCHEMA_VERSION})`,
+      );
+    }
+    for (const sql of migrationSteps(found, SqlDialect.sqlite)) db.exec(sql);
+    if (row === undefined) {
+      db.prepare(`INSERT INTO meta (key, value) VALUES ('schema_version', ?)`).run(String(SCHEMA_VERSION));
+    } else if (found !== SCHEMA_VERSION) {
+      db.prepare(`UPDATE meta SET value = ? WHERE key = 'schema_version'`).run(String(SCHEMA_VERSION));
+    }
+    db.exec('COMMIT');
+  } catch (error) {
+    if (db.isTransaction) db.exec('ROLLBACK');
+    throw error;
+  }
+}
+
 function openDatabase(path: string, timeout: number): DatabaseSync {
   const db = new DatabaseSync(path, { timeout, enableForeignKeyConstraints: true });
   try {
@@ -194,7 +199,7 @@ function openDatabase(path: string, timeout: number): DatabaseSync {
 }
 
 /**
- * Open (creating when absent, with its parent directories) the SQLite revision
+ * Open (creating when absent, with its parent directories) the SQLite
  * store at `path`, or a private in-memory one for {@link SQLITE_MEMORY}.
  * Stores opened on one file in one process share a connection (the first
  * opener's options apply). Throws SchemaVersion when the file holds a schema
@@ -203,11 +208,11 @@ function openDatabase(path: string, timeout: number): DatabaseSync {
 export async function openSqliteStore(
   path: string,
   options: SqliteStoreOptions = {},
-): Promise<RevisionStore> {
+): Promise<Store> {
   if (path.length === 0) throw new StoreError(StoreErrorCode.InvalidArgument, 'SQLite store path is empty');
   const timeout = options.busyTimeoutMs ?? 10_000;
   if (path === SQLITE_MEMORY) {
-    return new SqlRevisionStore(new SqliteDriver(new Connection(openDatabase(path, timeout), undefined)));
+    return sqlStore(new SqliteDriver(new Connection(openDatabase(path, timeout), undefined)));
   }
   mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
   const key = join(realpathSync(dirname(path)), basename(path));
@@ -218,5 +223,5 @@ export async function openSqliteStore(
     connection = new Connection(openDatabase(key, timeout), key);
     connections.set(key, connection);
   }
-  return new SqlRevisionStore(new SqliteDriver(connection));
+  return sqlStore(new SqliteDriver(connection));
 }

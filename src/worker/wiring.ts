@@ -15,7 +15,7 @@ import { createWorkloadApi } from '../kube/workloads.ts';
 import { tokenBucket } from '../kube/rate-limit.ts';
 import { createDesignCache, type DesignCache } from '../store/design-cache.ts';
 import { openStore } from '../store/open-store.ts';
-import type { RevisionStore } from '../store/revision-store.ts';
+import type { Store } from '../store/store.ts';
 import { connectOptions } from '../temporal/settings.ts';
 import { temporalUnreachable } from '../temporal/reach.ts';
 import { buildBundle } from './bundle.ts';
@@ -30,7 +30,7 @@ import { joinMetrics, kubeEventMetrics, kubeRequestMetrics } from './telemetry.t
  * numbered run, `update-labels/<site>`), on the activity's client and this
  * worker's task queue.
  */
-function runStarter(config: WorkerConfig, store: RevisionStore, designs: DesignCache): RunStarter {
+function runStarter(config: WorkerConfig, store: Store, designs: DesignCache): RunStarter {
   const searchAttributes = config.searchAttributes ?? variableFromEnv(VARIABLES.searchAttributes);
   return async (client, options) => {
     const runs = createRuns({ client, store, designs, taskQueue: config.taskQueue, namespace: config.namespace, searchAttributes });

@@ -91,7 +91,7 @@ describe('joining nodes', () => {
     const labelled = await until(`${node(0)} labelled`, () => readNode(node(0)), isLabelled);
     console.log(`# the joining node was labelled ${Date.now() - t1} ms after it was created`);
     assertDesired(design, labelled);
-    const run = await relabel.store.getRun(appliedRun(labelled));
+    const run = await relabel.store.runs.get(appliedRun(labelled));
     assert.equal(run.startedVia, 'join');
     assert.match(run.startedBy ?? '', new RegExp(`^join:relabel-join/${siteName}`));
     const s = await until('the watcher counts the stranger', status, (x) => (x.watcher?.unmanaged ?? 0) >= 1 && (x.watcher?.labelled ?? 0) >= 1);
@@ -126,7 +126,7 @@ describe('joining nodes', () => {
     console.log(`# the node that joined during the operator run was labelled ${Date.now() - closedAt} ms after it ended`);
     assertDesired(design, joined);
     assert.notEqual(appliedRun(joined), done.result?.run, 'labelled by a run of its own');
-    assert.equal((await relabel.store.getRun(appliedRun(joined))).startedVia, 'join');
+    assert.equal((await relabel.store.runs.get(appliedRun(joined))).startedVia, 'join');
 
     // Now the other way round: a burst of joins, and an operator's run started while their run goes.
     const burst = site.nodes.slice(14, 22);

@@ -29,10 +29,10 @@ try {
   for (let i = 0; i < Number(countText); i++) {
     if (mode === 'runs') {
       const targets = Array.from({ length: 100 }, (_, k) => `${name}-${i}-${k}`);
-      ids.push((await store.createRun({ key: `${name}:${i}`, targets })).id);
+      ids.push((await store.runs.create({ key: `${name}:${i}`, targets })).id);
     } else {
-      await store.stage(bucket, [{ source: 'iteration.yaml', text: `${name}: ${i}\n` }]);
-      ids.push((await store.commit({ buckets: [bucket], message: `${name}:${i}` })).id);
+      await store.revisions.stage(bucket, [{ source: 'iteration.yaml', text: `${name}: ${i}\n` }]);
+      ids.push((await store.revisions.commit({ buckets: [bucket], message: `${name}:${i}` })).id);
     }
     // A breath between commits: SQLite's busy handler backs off in sleeps, so
     // without one a writer could finish all its commits before the other wakes

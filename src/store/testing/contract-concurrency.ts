@@ -10,7 +10,7 @@ import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { describe, test } from 'node:test';
 import { openStore } from '../open-store.ts';
-import type { RevisionStore } from '../revision-store.ts';
+import type { Store } from '../store.ts';
 import type { StoreFixture } from './fixture.ts';
 
 const CHILD = fileURLToPath(new URL('./commit-child.ts', import.meta.url));
@@ -56,8 +56,8 @@ async function nextLine(child: Child, what: string): Promise<string> {
  * Replay the history: every revision must be its predecessor with exactly the
  * committing writer's bucket replaced by that commit's content.
  */
-async function assertHistory(store: RevisionStore, writers: readonly string[], count: number): Promise<void> {
-  const revisions = await store.listRevisions();
+async function assertHistory(store: Store, writers: readonly string[], count: number): Promise<void> {
+  const revisions = await store.revisions.list();
   assert.deepEqual(
     revisions.map((r) => r.id),
     Array.from({ length: writers.length * count }, (_, i) => i + 1),
@@ -72,7 +72,7 @@ async function assertHistory(store: RevisionStore, writers: readonly string[], c
     assert.ok(!seen.has(message), `commit ${message} appears twice`);
     seen.add(message);
     expected.set(`w-${name}`, `${name}: ${i}\n`);
-    const actual = new Map((await store.documents(revision.id)).map((d) => [d.bucket, d.text]));
+    const actual = new Map((await store.revisions.documents(revision.id)).map((d) => [d.bucket, d.text]));
     assert.deepEqual(actual, expected, `content of revision ${revision.id} (${message})`);
   }
   assert.equal(seen.size, writers.length * count, 'every commit must have its own revision');
@@ -111,7 +111,7 @@ export function concurrencyContract(fixture: StoreFixture): void {
       const store = await openStore(url);
       t.after(() => store.close());
       await assertHistory(store, writers, PER_PROCESS);
-      assert.deepEqual(await store.buffer(), []);
+      assert.deepEqual(await store.revisions.buffer(), []);
     });
 
     test('two processes creating runs at once: run numbers distinct and gapless, targets kept apart', { timeout: 120_000 }, async (t) => {
@@ -135,9 +135,9 @@ export function concurrencyContract(fixture: StoreFixture): void {
       const store = await openStore(url);
       t.after(() => store.close());
       for (let id = 1; id <= writers.length * count; id++) {
-        const run = await store.getRun(id);
+        const run = await store.runs.get(id);
         const [name, i] = (run.key ?? '').split(':');
-        const nodes = (await store.runNodes(id, { limit: 200 })).map((r) => r.node);
+        const nodes = (await store.runs.nodes(id, { limit: 200 })).map((r) => r.node);
         assert.deepEqual(nodes, Array.from({ length: 100 }, (_, k) => `${name}-${i}-${k}`), `targets of run ${id} (${run.key})`);
       }
     });
@@ -170,8 +170,8 @@ export function concurrencyContract(fixture: StoreFixture): void {
           const store = stores[w];
           assert.ok(store);
           for (let i = 0; i < count; i++) {
-            await store.stage(`w-${name}`, [{ source: 'iteration.yaml', text: `${name}: ${i}\n` }]);
-            await store.commit({ buckets: [`w-${name}`], message: `${name}:${i}` });
+            await store.revisions.stage(`w-${name}`, [{ source: 'iteration.yaml', text: `${name}: ${i}\n` }]);
+            await store.revisions.commit({ buckets: [`w-${name}`], message: `${name}:${i}` });
           }
         }),
       );

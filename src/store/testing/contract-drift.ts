@@ -1,5 +1,5 @@
 /**
- * The drift half of the store contract: reports and their per-node rows,
+ * The drift part of the store contract: reports and their per-node rows,
  * the same on every backend.
  */
 import assert from 'node:assert/strict';
@@ -15,7 +15,7 @@ export function driftContract(fixture: StoreFixture): void {
   describe('drift reports', () => {
     test('numbers reports, keeps rows paged and filtered, and finds the latest finished one per site', async (t) => {
       const store = await freshStore(t, fixture);
-      const first = await store.createDriftReport({ key: 'relabel-drift/s/run-1', site: 's', revision: 2, workflowId: 'relabel-drift/s', action: 'heal' });
+      const first = await store.drift.createReport({ key: 'relabel-drift/s/run-1', site: 's', revision: 2, workflowId: 'relabel-drift/s', action: 'heal' });
       assert.deepEqual({ ...first, createdAt: undefined }, {
         id: 1, key: 'relabel-drift/s/run-1', createdAt: undefined, finishedAt: null, site: 's', revision: 2, workflowId: 'relabel-drift/s', action: 'heal', counts: null, heal: null,
       });
@@ -26,65 +26,65 @@ export function driftContract(fixture: StoreFixture): void {
         revision: i % 3 === 2 ? null : 1 + (i % 2),
         detail: i % 3 === 0 ? { run: 4, keys } : {},
       }));
-      await store.addDriftNodes(1, rows);
-      assert.equal(await store.latestDriftReport('s'), null, 'an unfinished report is not the latest');
+      await store.drift.addNodes(1, rows);
+      assert.equal(await store.drift.latestReport('s'), null, 'an unfinished report is not the latest');
       const counts = { ...emptyDriftCounts(), total: 1300, drifted: 400, pending: 400, missing: 400, in_sync: 100 };
-      await store.finishDriftReport(1, counts);
-      await store.setDriftHeal(1, { skipped: 'RunInProgress' });
-      const latest = await store.latestDriftReport('s');
+      await store.drift.finishReport(1, counts);
+      await store.drift.setHeal(1, { skipped: 'RunInProgress' });
+      const latest = await store.drift.latestReport('s');
       assert.deepEqual(latest?.counts, counts);
       assert.deepEqual(latest?.heal, { skipped: 'RunInProgress' });
       assert.ok(latest?.finishedAt instanceof Date);
-      assert.equal(await store.latestDriftReport('other'), null);
-      assert.equal((await store.latestDriftReport())?.id, 1);
-      const drifted = await store.driftNodes(1, { states: ['drifted'], limit: 5000 });
+      assert.equal(await store.drift.latestReport('other'), null);
+      assert.equal((await store.drift.latestReport())?.id, 1);
+      const drifted = await store.drift.nodes(1, { states: ['drifted'], limit: 5000 });
       assert.equal(drifted.length, 400);
       assert.deepEqual(drifted[0], { seq: 0, node: 'n0000', state: 'drifted', revision: 1, detail: { run: 4, keys } });
-      assert.deepEqual((await store.driftNodes(1, { states: ['drifted'], revision: 2, limit: 5000 })).map((r) => r.seq).slice(0, 3), [3, 9, 15]);
-      assert.deepEqual((await store.driftNodes(1, { offset: 1198, limit: 10 })).map((r) => r.node), ['n1198', 'n1199']);
-      assert.deepEqual((await store.driftNodes(1, { afterSeq: 1197, limit: 1 })).map((r) => r.seq), [1198]);
-      assert.deepEqual(await store.driftNodes(1, { states: [], limit: 10 }), []);
-      assert.deepEqual(await store.driftNodes(9, { limit: 10 }), []);
+      assert.deepEqual((await store.drift.nodes(1, { states: ['drifted'], revision: 2, limit: 5000 })).map((r) => r.seq).slice(0, 3), [3, 9, 15]);
+      assert.deepEqual((await store.drift.nodes(1, { offset: 1198, limit: 10 })).map((r) => r.node), ['n1198', 'n1199']);
+      assert.deepEqual((await store.drift.nodes(1, { afterSeq: 1197, limit: 1 })).map((r) => r.seq), [1198]);
+      assert.deepEqual(await store.drift.nodes(1, { states: [], limit: 10 }), []);
+      assert.deepEqual(await store.drift.nodes(9, { limit: 10 }), []);
     });
 
     test('a retried detection (same key) gets its report back, emptied', async (t) => {
       const store = await freshStore(t, fixture);
       const input = { key: 'k', site: 's', revision: 1, action: 'report' };
-      const report = await store.createDriftReport(input);
-      await store.addDriftNodes(report.id, [{ seq: 0, node: 'a', state: 'missing', revision: null, detail: {} }]);
-      assert.equal((await store.createDriftReport(input)).id, report.id);
-      assert.deepEqual(await store.driftNodes(report.id, { limit: 10 }), []);
-      await store.addDriftNodes(report.id, [{ seq: 0, node: 'a', state: 'missing', revision: null, detail: {} }]);
-      await store.finishDriftReport(report.id, { ...emptyDriftCounts(), total: 1, missing: 1 });
-      const again = await store.createDriftReport(input);
+      const report = await store.drift.createReport(input);
+      await store.drift.addNodes(report.id, [{ seq: 0, node: 'a', state: 'missing', revision: null, detail: {} }]);
+      assert.equal((await store.drift.createReport(input)).id, report.id);
+      assert.deepEqual(await store.drift.nodes(report.id, { limit: 10 }), []);
+      await store.drift.addNodes(report.id, [{ seq: 0, node: 'a', state: 'missing', revision: null, detail: {} }]);
+      await store.drift.finishReport(report.id, { ...emptyDriftCounts(), total: 1, missing: 1 });
+      const again = await store.drift.createReport(input);
       assert.deepEqual({ id: again.id, counts: again.counts, finishedAt: again.finishedAt }, { id: report.id, counts: null, finishedAt: null });
-      assert.deepEqual(await store.driftNodes(report.id, { limit: 10 }), []);
-      assert.equal(await store.latestDriftReport('s'), null);
+      assert.deepEqual(await store.drift.nodes(report.id, { limit: 10 }), []);
+      assert.equal(await store.drift.latestReport('s'), null);
     });
 
     test(`keeps the newest ${DRIFT_REPORTS_KEPT} reports of a site`, async (t) => {
       const store = await freshStore(t, fixture);
-      const other = await store.createDriftReport({ site: 'other', revision: 1, action: 'report' });
+      const other = await store.drift.createReport({ site: 'other', revision: 1, action: 'report' });
       for (let i = 0; i < DRIFT_REPORTS_KEPT + 2; i++) {
-        const r = await store.createDriftReport({ site: 's', revision: 1, action: 'report' });
-        await store.addDriftNodes(r.id, [{ seq: 0, node: 'a', state: 'missing', revision: null, detail: {} }]);
+        const r = await store.drift.createReport({ site: 's', revision: 1, action: 'report' });
+        await store.drift.addNodes(r.id, [{ seq: 0, node: 'a', state: 'missing', revision: null, detail: {} }]);
       }
-      await rejectsWith(store.getDriftReport(2), 'NotFound', /^drift report 2 not found$/);
-      await rejectsWith(store.getDriftReport(3), 'NotFound');
-      assert.equal((await store.getDriftReport(4)).site, 's');
-      assert.equal((await store.getDriftReport(other.id)).site, 'other', 'other sites are not pruned');
-      assert.deepEqual(await store.driftNodes(2, { limit: 10 }), [], 'rows of pruned reports are gone');
+      await rejectsWith(store.drift.getReport(2), 'NotFound', /^drift report 2 not found$/);
+      await rejectsWith(store.drift.getReport(3), 'NotFound');
+      assert.equal((await store.drift.getReport(4)).site, 's');
+      assert.equal((await store.drift.getReport(other.id)).site, 'other', 'other sites are not pruned');
+      assert.deepEqual(await store.drift.nodes(2, { limit: 10 }), [], 'rows of pruned reports are gone');
     });
 
     test('refuses bad input, naming it', async (t) => {
       const store = await freshStore(t, fixture);
-      await rejectsWith(store.createDriftReport({ site: '', revision: 1, action: 'report' }), 'InvalidArgument', /invalid site ""/);
-      await rejectsWith(store.createDriftReport({ site: 's', revision: 0, action: 'report' }), 'InvalidArgument', /invalid revision 0/);
-      const r = await store.createDriftReport({ site: 's', revision: 1, action: 'report' });
-      await rejectsWith(store.addDriftNodes(r.id, [{ seq: 0, node: 'a', state: 'weird' as 'missing', revision: null, detail: {} }]), 'InvalidArgument', /invalid drift state "weird"/);
-      await rejectsWith(store.addDriftNodes(99, [{ seq: 0, node: 'a', state: 'missing', revision: null, detail: {} }]), 'NotFound', /drift report 99/);
-      await rejectsWith(store.driftNodes(r.id, { limit: 0 }), 'InvalidArgument', /invalid limit 0/);
-      await rejectsWith(store.finishDriftReport(77, emptyDriftCounts()), 'NotFound', /drift report 77/);
+      await rejectsWith(store.drift.createReport({ site: '', revision: 1, action: 'report' }), 'InvalidArgument', /invalid site ""/);
+      await rejectsWith(store.drift.createReport({ site: 's', revision: 0, action: 'report' }), 'InvalidArgument', /invalid revision 0/);
+      const r = await store.drift.createReport({ site: 's', revision: 1, action: 'report' });
+      await rejectsWith(store.drift.addNodes(r.id, [{ seq: 0, node: 'a', state: 'weird' as 'missing', revision: null, detail: {} }]), 'InvalidArgument', /invalid drift state "weird"/);
+      await rejectsWith(store.drift.addNodes(99, [{ seq: 0, node: 'a', state: 'missing', revision: null, detail: {} }]), 'NotFound', /drift report 99/);
+      await rejectsWith(store.drift.nodes(r.id, { limit: 0 }), 'InvalidArgument', /invalid limit 0/);
+      await rejectsWith(store.drift.finishReport(77, emptyDriftCounts()), 'NotFound', /drift report 77/);
     });
   });
 }

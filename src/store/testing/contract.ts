@@ -1,6 +1,6 @@
 /**
- * The behavior every {@link RevisionStore} backend must show, as a node:test
- * suite. Each backend's test file calls {@link revisionStoreContract} with a
+ * The behavior every {@link Store} backend must show, as a node:test
+ * suite. Each backend's test file calls {@link storeContract} with a
  * fixture that hands out URLs of fresh, empty stores.
  */
 import assert from 'node:assert/strict';
@@ -20,25 +20,25 @@ import { designsContract } from './contract-designs.ts';
 const f = (source: string, text: string): SourceFile => ({ source, text });
 
 /** Register the whole contract suite for one backend. */
-export function revisionStoreContract(backend: string, fixture: StoreFixture): void {
-  describe(`RevisionStore contract: ${backend}`, () => {
+export function storeContract(backend: string, fixture: StoreFixture): void {
+  describe(`Store contract: ${backend}`, () => {
     test('an empty store has no revision, no buffer and no site action', async (t) => {
       const store = await freshStore(t, fixture);
-      assert.equal(await store.latestRevision(), null);
-      assert.deepEqual(await store.listRevisions(), []);
-      assert.deepEqual(await store.buffer(), []);
-      assert.equal(await store.hasSiteActionRevision(), false);
-      await rejectsWith(store.getRevision(1), 'NotFound', /^revision 1 not found \(no revision has been committed yet\)$/);
-      await rejectsWith(store.documents(1), 'NotFound', /revision 1 not found/);
+      assert.equal(await store.revisions.latest(), null);
+      assert.deepEqual(await store.revisions.list(), []);
+      assert.deepEqual(await store.revisions.buffer(), []);
+      assert.equal(await store.revisions.hasSiteAction(), false);
+      await rejectsWith(store.revisions.get(1), 'NotFound', /^revision 1 not found \(no revision has been committed yet\)$/);
+      await rejectsWith(store.revisions.documents(1), 'NotFound', /revision 1 not found/);
     });
 
     test('stage fills the buffer sorted by bucket and source; restaging replaces', async (t) => {
       const store = await freshStore(t, fixture);
-      const staged = await store.stage('site', [f('b.yaml', 'b'), f('a.yaml', 'a')]);
+      const staged = await store.revisions.stage('site', [f('b.yaml', 'b'), f('a.yaml', 'a')]);
       assert.deepEqual(staged.files, [f('a.yaml', 'a'), f('b.yaml', 'b')]);
-      await store.stage('global', [f('g.yaml', 'g')]);
-      await store.stage('site', [f('c.yaml', 'c')]);
-      const buffer = await store.buffer();
+      await store.revisions.stage('global', [f('g.yaml', 'g')]);
+      await store.revisions.stage('site', [f('c.yaml', 'c')]);
+      const buffer = await store.revisions.buffer();
       assert.deepEqual(
         buffer.map((b) => [b.bucket, b.files]),
         [
@@ -51,51 +51,51 @@ export function revisionStoreContract(backend: string, fixture: StoreFixture): v
 
     test('committing an empty buffer is EmptyBuffer and creates nothing', async (t) => {
       const store = await freshStore(t, fixture);
-      await rejectsWith(store.commit(), 'EmptyBuffer', /^nothing to commit: the staging buffer is empty$/);
-      assert.equal(await store.latestRevision(), null);
+      await rejectsWith(store.revisions.commit(), 'EmptyBuffer', /^nothing to commit: the staging buffer is empty$/);
+      assert.equal(await store.revisions.latest(), null);
     });
 
     test('commit makes revision 1 from the buffer, keeps text verbatim and clears the buffer', async (t) => {
       const store = await freshStore(t, fixture);
       const odd = '---\r\nschema: x\t \n# ünïcødé ✓ 𝄞\n\n\n';
-      await store.stage('site', [f('nodes/n1.yaml', odd), f('a.yaml', 'a: 1\n')]);
-      await store.stage('global', [f('z.yaml', 'z')]);
+      await store.revisions.stage('site', [f('nodes/n1.yaml', odd), f('a.yaml', 'a: 1\n')]);
+      await store.revisions.stage('global', [f('z.yaml', 'z')]);
       const before = Date.now();
-      const revision = await store.commit({ message: 'initial site' });
+      const revision = await store.revisions.commit({ message: 'initial site' });
       assert.equal(revision.id, 1);
       assert.equal(revision.message, 'initial site');
       assert.deepEqual(revision.buckets, ['global', 'site']);
       assert.deepEqual(revision.tags, []);
       assert.ok(Math.abs(revision.createdAt.getTime() - before) < 60_000);
-      assert.deepEqual(await store.buffer(), []);
-      assert.deepEqual(await store.documents(1), [
+      assert.deepEqual(await store.revisions.buffer(), []);
+      assert.deepEqual(await store.revisions.documents(1), [
         { bucket: 'global', source: 'z.yaml', text: 'z' },
         { bucket: 'site', source: 'a.yaml', text: 'a: 1\n' },
         { bucket: 'site', source: 'nodes/n1.yaml', text: odd },
       ]);
-      assert.deepEqual(await store.getRevision(1), revision);
-      assert.deepEqual(await store.latestRevision(), revision);
+      assert.deepEqual(await store.revisions.get(1), revision);
+      assert.deepEqual(await store.revisions.latest(), revision);
     });
 
     test('later revisions carry unstaged buckets forward, replace staged ones, drop emptied ones', async (t) => {
       const store = await freshStore(t, fixture);
-      await store.stage('a', [f('a.yaml', 'a1')]);
-      await store.stage('b', [f('b.yaml', 'b1')]);
-      await store.stage('c', [f('c.yaml', 'c1')]);
-      await store.commit();
-      await store.stage('b', [f('b2.yaml', 'b2')]);
-      await store.stage('c', []);
-      const second = await store.commit({ message: 'second' });
+      await store.revisions.stage('a', [f('a.yaml', 'a1')]);
+      await store.revisions.stage('b', [f('b.yaml', 'b1')]);
+      await store.revisions.stage('c', [f('c.yaml', 'c1')]);
+      await store.revisions.commit();
+      await store.revisions.stage('b', [f('b2.yaml', 'b2')]);
+      await store.revisions.stage('c', []);
+      const second = await store.revisions.commit({ message: 'second' });
       assert.equal(second.id, 2);
       assert.deepEqual(second.buckets, ['a', 'b']);
-      assert.deepEqual(await store.documents(2), [
+      assert.deepEqual(await store.revisions.documents(2), [
         { bucket: 'a', source: 'a.yaml', text: 'a1' },
         { bucket: 'b', source: 'b2.yaml', text: 'b2' },
       ]);
-      await store.stage('d', [f('d.yaml', 'd')]);
-      assert.equal((await store.commit()).id, 3);
+      await store.revisions.stage('d', [f('d.yaml', 'd')]);
+      assert.equal((await store.revisions.commit()).id, 3);
       assert.deepEqual(
-        (await store.listRevisions()).map((r) => [r.id, r.message, r.buckets]),
+        (await store.revisions.list()).map((r) => [r.id, r.message, r.buckets]),
         [
           [1, null, ['a', 'b', 'c']],
           [2, 'second', ['a', 'b']],
@@ -106,70 +106,70 @@ export function revisionStoreContract(backend: string, fixture: StoreFixture): v
 
     test('committed revisions are immutable', async (t) => {
       const store = await freshStore(t, fixture);
-      await store.stage('site', [f('n.yaml', 'v1')]);
-      await store.commit();
-      const first = await store.documents(1);
-      await store.stage('site', [f('n.yaml', 'v2')]);
-      assert.deepEqual(await store.documents(1), first, 'staging must not touch a revision');
-      await store.commit();
-      await store.stage('site', [f('n.yaml', 'v1')]);
-      await store.discardBuffer();
-      assert.deepEqual(await store.documents(1), [{ bucket: 'site', source: 'n.yaml', text: 'v1' }]);
-      assert.deepEqual(await store.documents(2), [{ bucket: 'site', source: 'n.yaml', text: 'v2' }]);
+      await store.revisions.stage('site', [f('n.yaml', 'v1')]);
+      await store.revisions.commit();
+      const first = await store.revisions.documents(1);
+      await store.revisions.stage('site', [f('n.yaml', 'v2')]);
+      assert.deepEqual(await store.revisions.documents(1), first, 'staging must not touch a revision');
+      await store.revisions.commit();
+      await store.revisions.stage('site', [f('n.yaml', 'v1')]);
+      await store.revisions.discardBuffer();
+      assert.deepEqual(await store.revisions.documents(1), [{ bucket: 'site', source: 'n.yaml', text: 'v1' }]);
+      assert.deepEqual(await store.revisions.documents(2), [{ bucket: 'site', source: 'n.yaml', text: 'v2' }]);
     });
 
     test('commit with buckets commits only those and leaves the rest staged', async (t) => {
       const store = await freshStore(t, fixture);
-      await store.stage('mine', [f('m.yaml', 'm')]);
-      await store.stage('theirs', [f('t.yaml', 't')]);
+      await store.revisions.stage('mine', [f('m.yaml', 'm')]);
+      await store.revisions.stage('theirs', [f('t.yaml', 't')]);
       await rejectsWith(
-        store.commit({ buckets: ['mine', 'nobody'] }),
+        store.revisions.commit({ buckets: ['mine', 'nobody'] }),
         'EmptyBuffer',
         /^nothing staged for bucket\(s\) 'nobody'; staged: 'mine', 'theirs'$/,
       );
-      assert.equal(await store.latestRevision(), null, 'a refused commit writes nothing');
-      const revision = await store.commit({ buckets: ['mine'] });
+      assert.equal(await store.revisions.latest(), null, 'a refused commit writes nothing');
+      const revision = await store.revisions.commit({ buckets: ['mine'] });
       assert.deepEqual(revision.buckets, ['mine']);
-      assert.deepEqual((await store.buffer()).map((b) => b.bucket), ['theirs']);
-      await rejectsWith(store.commit({ buckets: [] }), 'EmptyBuffer');
+      assert.deepEqual((await store.revisions.buffer()).map((b) => b.bucket), ['theirs']);
+      await rejectsWith(store.revisions.commit({ buckets: [] }), 'EmptyBuffer');
     });
 
     test('stage with expectBuffer stages only into the buffer as read; replaceBuffer empties it first', async (t) => {
       const store = await freshStore(t, fixture);
-      await store.stage('a', [f('a.yaml', 'a')]);
-      const seen = await store.buffer();
-      await store.stage('b', [f('b.yaml', 'b')], { expectBuffer: seen });
-      await rejectsWith(store.stage('c', [f('c.yaml', 'c')], { expectBuffer: seen }), 'Conflict', /^the buffer changed since it was read; nothing staged for bucket 'c'$/);
-      assert.deepEqual((await store.buffer()).map((b) => b.bucket), ['a', 'b'], 'a conflict stages nothing');
-      await store.stage('c', [f('c.yaml', 'c')], { replaceBuffer: true, expectBuffer: await store.buffer() });
-      assert.deepEqual((await store.buffer()).map((b) => [b.bucket, b.files.map((x) => x.text)]), [['c', ['c']]]);
-      await rejectsWith(store.stage('d', [f('d.yaml', 'd')], { expectBuffer: [] }), 'Conflict');
-      await store.commit();
-      await rejectsWith(store.stage('d', [f('d.yaml', 'd')], { expectBuffer: seen }), 'Conflict', /buffer changed/);
-      await store.stage('d', [f('d.yaml', 'd')], { expectBuffer: [] });
-      assert.deepEqual(await store.documents(1), [{ bucket: 'c', source: 'c.yaml', text: 'c' }], 'a revision keeps what it committed');
+      await store.revisions.stage('a', [f('a.yaml', 'a')]);
+      const seen = await store.revisions.buffer();
+      await store.revisions.stage('b', [f('b.yaml', 'b')], { expectBuffer: seen });
+      await rejectsWith(store.revisions.stage('c', [f('c.yaml', 'c')], { expectBuffer: seen }), 'Conflict', /^the buffer changed since it was read; nothing staged for bucket 'c'$/);
+      assert.deepEqual((await store.revisions.buffer()).map((b) => b.bucket), ['a', 'b'], 'a conflict stages nothing');
+      await store.revisions.stage('c', [f('c.yaml', 'c')], { replaceBuffer: true, expectBuffer: await store.revisions.buffer() });
+      assert.deepEqual((await store.revisions.buffer()).map((b) => [b.bucket, b.files.map((x) => x.text)]), [['c', ['c']]]);
+      await rejectsWith(store.revisions.stage('d', [f('d.yaml', 'd')], { expectBuffer: [] }), 'Conflict');
+      await store.revisions.commit();
+      await rejectsWith(store.revisions.stage('d', [f('d.yaml', 'd')], { expectBuffer: seen }), 'Conflict', /buffer changed/);
+      await store.revisions.stage('d', [f('d.yaml', 'd')], { expectBuffer: [] });
+      assert.deepEqual(await store.revisions.documents(1), [{ bucket: 'c', source: 'c.yaml', text: 'c' }], 'a revision keeps what it committed');
     });
 
     test('discardBuffer empties the buffer and reports what was there', async (t) => {
       const store = await freshStore(t, fixture);
-      await store.stage('b', [f('x', 'x')]);
-      await store.stage('a', []);
-      assert.deepEqual(await store.discardBuffer(), ['a', 'b']);
-      assert.deepEqual(await store.buffer(), []);
-      assert.deepEqual(await store.discardBuffer(), []);
-      await rejectsWith(store.commit(), 'EmptyBuffer');
+      await store.revisions.stage('b', [f('x', 'x')]);
+      await store.revisions.stage('a', []);
+      assert.deepEqual(await store.revisions.discardBuffer(), ['a', 'b']);
+      assert.deepEqual(await store.revisions.buffer(), []);
+      assert.deepEqual(await store.revisions.discardBuffer(), []);
+      await rejectsWith(store.revisions.commit(), 'EmptyBuffer');
     });
 
     test('tags: set, replace, list sorted, remove; site-action tags are found', async (t) => {
       const store = await freshStore(t, fixture);
-      await store.stage('site', [f('n.yaml', 'n')]);
-      await store.commit();
-      const tag = await store.tag(1, 'site-action-failure', { action: 'a1', nodes: ['n1'] });
+      await store.revisions.stage('site', [f('n.yaml', 'n')]);
+      await store.revisions.commit();
+      const tag = await store.revisions.tag(1, 'site-action-failure', { action: 'a1', nodes: ['n1'] });
       assert.deepEqual(tag.data, { action: 'a1', nodes: ['n1'] });
-      assert.equal(await store.hasSiteActionRevision(), true);
-      await store.tag(1, 'reviewed.by-ops');
-      await store.tag(1, 'site-action-failure', { action: 'a2' });
-      const revision = await store.getRevision(1);
+      assert.equal(await store.revisions.hasSiteAction(), true);
+      await store.revisions.tag(1, 'reviewed.by-ops');
+      await store.revisions.tag(1, 'site-action-failure', { action: 'a2' });
+      const revision = await store.revisions.get(1);
       assert.deepEqual(
         revision.tags.map((x) => [x.tag, x.data]),
         [
@@ -177,26 +177,26 @@ export function revisionStoreContract(backend: string, fixture: StoreFixture): v
           ['site-action-failure', { action: 'a2' }],
         ],
       );
-      assert.equal(await store.untag(1, 'site-action-failure'), true);
-      assert.equal(await store.untag(1, 'site-action-failure'), false);
-      assert.equal(await store.hasSiteActionRevision(), false);
-      await store.tag(1, 'site-action-success');
-      assert.equal(await store.hasSiteActionRevision(), true);
-      await rejectsWith(store.tag(2, 'x'), 'NotFound', /^revision 2 not found \(the latest is 1\)$/);
-      await rejectsWith(store.untag(9, 'x'), 'NotFound', /revision 9/);
+      assert.equal(await store.revisions.untag(1, 'site-action-failure'), true);
+      assert.equal(await store.revisions.untag(1, 'site-action-failure'), false);
+      assert.equal(await store.revisions.hasSiteAction(), false);
+      await store.revisions.tag(1, 'site-action-success');
+      assert.equal(await store.revisions.hasSiteAction(), true);
+      await rejectsWith(store.revisions.tag(2, 'x'), 'NotFound', /^revision 2 not found \(the latest is 1\)$/);
+      await rejectsWith(store.revisions.untag(9, 'x'), 'NotFound', /revision 9/);
     });
 
     test('diff reports added, deleted, modified and unchanged per bucket and source', async (t) => {
       const store = await freshStore(t, fixture);
-      await store.stage('keep', [f('k.yaml', 'k')]);
-      await store.stage('edit', [f('same.yaml', 's'), f('edit.yaml', 'e1'), f('gone.yaml', 'g')]);
-      await store.stage('drop', [f('d.yaml', 'd')]);
-      await store.commit();
-      await store.stage('edit', [f('same.yaml', 's'), f('edit.yaml', 'e2'), f('new.yaml', 'n')]);
-      await store.stage('drop', []);
-      await store.stage('add', [f('a.yaml', 'a')]);
-      await store.commit();
-      assert.deepEqual(await store.diff(1, 2), {
+      await store.revisions.stage('keep', [f('k.yaml', 'k')]);
+      await store.revisions.stage('edit', [f('same.yaml', 's'), f('edit.yaml', 'e1'), f('gone.yaml', 'g')]);
+      await store.revisions.stage('drop', [f('d.yaml', 'd')]);
+      await store.revisions.commit();
+      await store.revisions.stage('edit', [f('same.yaml', 's'), f('edit.yaml', 'e2'), f('new.yaml', 'n')]);
+      await store.revisions.stage('drop', []);
+      await store.revisions.stage('add', [f('a.yaml', 'a')]);
+      await store.revisions.commit();
+      assert.deepEqual(await store.revisions.diff(1, 2), {
         from: 1,
         to: 2,
         buckets: [
@@ -215,15 +215,15 @@ export function revisionStoreContract(backend: string, fixture: StoreFixture): v
           { bucket: 'keep', status: 'unchanged', sources: [{ source: 'k.yaml', status: 'unchanged' }] },
         ],
       });
-      const fromEmpty = await store.diff(0, 1);
+      const fromEmpty = await store.revisions.diff(0, 1);
       assert.deepEqual(fromEmpty.buckets.map((b) => [b.bucket, b.status]), [
         ['drop', 'added'],
         ['edit', 'added'],
         ['keep', 'added'],
       ]);
-      assert.ok((await store.diff(2, 2)).buckets.every((b) => b.status === 'unchanged'));
-      await rejectsWith(store.diff(1, 3), 'NotFound', /revision 3 not found/);
-      await rejectsWith(store.diff(-1, 1), 'InvalidArgument', /invalid revision id -1/);
+      assert.ok((await store.revisions.diff(2, 2)).buckets.every((b) => b.status === 'unchanged'));
+      await rejectsWith(store.revisions.diff(1, 3), 'NotFound', /revision 3 not found/);
+      await rejectsWith(store.revisions.diff(-1, 1), 'InvalidArgument', /invalid revision id -1/);
     });
 
     test('two connections to one store see each other', async (t) => {
@@ -232,20 +232,20 @@ export function revisionStoreContract(backend: string, fixture: StoreFixture): v
       t.after(() => one.close());
       const two = await openStore(url);
       t.after(() => two.close());
-      await one.stage('site', [f('n.yaml', 'n')]);
-      assert.deepEqual((await two.buffer()).map((b) => b.bucket), ['site']);
-      await two.commit();
-      assert.equal((await one.latestRevision())?.id, 1);
-      await one.tag(1, 'site-action-success');
-      assert.equal(await two.hasSiteActionRevision(), true);
+      await one.revisions.stage('site', [f('n.yaml', 'n')]);
+      assert.deepEqual((await two.revisions.buffer()).map((b) => b.bucket), ['site']);
+      await two.revisions.commit();
+      assert.equal((await one.revisions.latest())?.id, 1);
+      await one.revisions.tag(1, 'site-action-success');
+      assert.equal(await two.revisions.hasSiteAction(), true);
     });
 
     test('a closed store rejects with Closed; close is idempotent', async () => {
       const store = await openStore(await fixture.freshUrl());
       await store.close();
       await store.close();
-      await rejectsWith(store.buffer(), 'Closed', /closed/);
-      await rejectsWith(store.stage('site', []), 'Closed');
+      await rejectsWith(store.revisions.buffer(), 'Closed', /closed/);
+      await rejectsWith(store.revisions.stage('site', []), 'Closed');
     });
 
     validationContract(fixture);

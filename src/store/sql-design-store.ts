@@ -7,7 +7,7 @@
  * design resolved by other code is never read. A revision keeps one
  * design: saving replaces the one kept (in any format).
  */
-import type { RevisionStore } from './revision-store.ts';
+import type { DesignStore } from './design-store.ts';
 import { assertRevisionId } from './store-validation.ts';
 import { assertRevisionExists } from './revision-lookups.ts';
 import { invalid } from './run-validation.ts';
@@ -20,11 +20,11 @@ function assertFormat(format: string): void {
   if (typeof format !== 'string' || format.length === 0 || format.length > MAX_FORMAT) throw invalid(`a design format needs 1 to ${MAX_FORMAT} characters`);
 }
 
-/** The design half of the revision store over `driver`. */
-export function sqlRevisionDesigns(driver: SqlDriver): Pick<RevisionStore, 'storedDesign' | 'storeDesign'> {
+/** The {@link DesignStore} over `driver`. */
+export function sqlDesignStore(driver: SqlDriver): DesignStore {
   const t = driver.tables;
   return {
-    async storedDesign(id, format) {
+    async get(id, format) {
       assertRevisionId(id);
       assertFormat(format);
       const rows = await driver.read((s) => s.all(`SELECT design FROM ${t.revisionDesigns} WHERE revision_id = ? AND format = ?`, [id, format]));
@@ -32,7 +32,7 @@ export function sqlRevisionDesigns(driver: SqlDriver): Pick<RevisionStore, 'stor
       return row === undefined ? null : columnString(row, 'design');
     },
 
-    async storeDesign(id, format, design) {
+    async save(id, format, design) {
       assertRevisionId(id);
       assertFormat(format);
       if (typeof design !== 'string' || design.length === 0) throw invalid(`revision ${id}: a stored design must be non-empty text`);
