@@ -7,6 +7,8 @@
 # tests, helm and the Prometheus Operator's ServiceMonitor and PrometheusRule
 # CRDs from their Go modules. Idempotent: a tool already in the cache is not
 # rebuilt.
+# Also temporal-server and temporal-sql-tool (go.temporal.io/server, pinned by
+# tools/temporal-server/go.mod) for the stack's Temporal on PostgreSQL; not with --servers.
 #
 #   tools/build-tools.sh            build what is missing, print where it is
 #   tools/build-tools.sh --print    print the cache directory only
