@@ -1,0 +1,27 @@
+/**
+ * The benchmark's command line (`npm run bench:e2e -- …`; see bench/e2e.ts), parsed once.
+ */
+import { parseArgs } from 'node:util';
+import { DEFAULT_KUBE_QPS } from '../src/kube/nodes.ts';
+
+export const { values: opts } = parseArgs({
+  options: {
+    nodes: { type: 'string', default: '500,5000' },
+    concurrency: { type: 'string', default: '50' },
+    passes: { type: 'string', default: 'floor,engine-floor,all,noop,plan,one-percent,drift,nfd' },
+    retry: { type: 'string', default: '1000' },
+    'kube-qps': { type: 'string', default: '0' },
+    'continue-as-new-after': { type: 'string' },
+    'search-attributes': { type: 'string', default: 'on' },
+    heartbeat: { type: 'string', default: '20' },
+    'join-kube-qps': { type: 'string', default: String(DEFAULT_KUBE_QPS) },
+    'join-delay-ms': { type: 'string', default: '25' },
+  },
+});
+export const sizes = opts.nodes.split(',').map(Number);
+export const concurrency = Number(opts.concurrency);
+export const passes = opts.passes.split(',');
+export const retryCount = Number(opts.retry);
+/** Seconds between the KWOK nodes' status heartbeats; 0: plain nodes on a bare API server, which nobody else writes. */
+export const heartbeat = Number(opts.heartbeat);
+export const continueAsNewAfter = opts['continue-as-new-after'] === undefined ? undefined : Number(opts['continue-as-new-after']);

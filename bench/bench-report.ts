@@ -1,0 +1,21 @@
+/**
+ * The benchmark's figures: every row printed as a JSON line as it is
+ * measured, kept for the summary, and whether any run did not end as
+ * expected (the benchmark then exits non-zero).
+ */
+
+/** Every figure printed, for the summary. */
+export const rows: Record<string, unknown>[] = [];
+let failed = false;
+
+/** Whether any row reported was not ok. */
+export function anyFailed(): boolean {
+  return failed;
+}
+
+/** Prints `row` (with `ok`, and `why` when not), and keeps it. */
+export function report(row: Record<string, unknown>, ok: boolean, why = ''): void {
+  rows.push({ ...row, ok });
+  console.log(JSON.stringify({ ...row, ok, ...(why ? { why } : {}) }));
+  if (!ok) failed = true;
+}
