@@ -1,6 +1,6 @@
 /**
  * `node scripts/record-histories.ts`: records the Temporal histories the
- * replay test (test/replay.test.ts) replays against the current workflow
+ * replay test (test/runs/replay.test.ts) replays against the current workflow
  * code, from real runs on a local stack of its own: a run that relabels
  * every node (parent and one child), a partial success, its retry, a dry
  * run, a run that continued as new (its first and last executions) and a

@@ -12,9 +12,9 @@ import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { createNodeApi, loadKubeConfig, type NodeApi } from '../src/kube/nodes.ts';
 import { openRelabel, relabelConfigFromEnv, type Relabel } from '../src/facade/index.ts';
-import type { ApiToken } from '../src/api/auth.ts';
-import { StatusBody } from '../src/api/response-schemas.ts';
-import { createApiServer } from '../src/api/server.ts';
+import type { ApiToken } from '../src/api/http/auth.ts';
+import { StatusBody } from '../src/api/http/response-schemas.ts';
+import { createApiServer } from '../src/api/http/server.ts';
 import { adminCore, createNode, kubeconfigPath, startRelabel } from './helpers.ts';
 
 /** Tokens every API test server accepts. */

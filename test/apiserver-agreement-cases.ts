@@ -1,6 +1,6 @@
 /**
  * Generators of the Node contents the API-server agreement test asks about
- * (see apiserver-agreement.test.ts), biased towards the edges of
+ * (see cluster/apiserver-agreement.test.ts), biased towards the edges of
  * Kubernetes' rules: name parts of 62-64 bytes, prefixes of 252-254 bytes,
  * dots, dashes and underscores at the ends, upper case, empty prefixes,
  * extra slashes, multi-byte characters (the limits are in bytes), the

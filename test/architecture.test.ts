@@ -5,10 +5,13 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { ESLint } from 'eslint';
 import { workflowBundle } from './helpers.ts';
 
-const eslint = new ESLint({ cwd: new URL('..', import.meta.url).pathname });
+const ROOT = new URL('..', import.meta.url).pathname;
+const eslint = new ESLint({ cwd: ROOT });
 
 /** The rule ids ESLint reports for `code` placed at `filePath`. */
 async function violations(code: string, filePath: string): Promise<string[]> {
@@ -72,6 +75,20 @@ describe('architecture rules (lint)', () => {
     assert.deepEqual(contracts, [], 'the activities may import src/contracts');
   });
 
+  it('keeps every folder of src/api out of the workflows, the I/O layers and the facade, however deep', async () => {
+    const places: [string, string][] = [
+      ['src/workflows/rollup.ts', '../api/http/server.ts'],
+      ['src/workflows/rollup.ts', '../api/shipyard/action-rollout.ts'],
+      ['src/activities/plan-run.ts', '../api/runs/run-ids.ts'],
+      ['src/kube/nodes.ts', '../api/promenade/node-labels.ts'],
+      ['src/facade/runs.ts', '../api/drydock/task-views.ts'],
+    ];
+    for (const [file, from] of places) {
+      const found = await violations(`import { x } from '${from}';\nexport const y = x;\n`, file);
+      assert.ok(found.includes('no-restricted-imports'), `${file} importing ${from}: ${found.join()}`);
+    }
+  });
+
   it('keeps src/contracts at the bottom: only itself, src/core/plan and the workflow-side Temporal packages', async () => {
     for (const from of ['../workflows/failure.ts', '../activities/index.ts', '../store/run-store.ts', '../core/site/schema.ts', '@temporalio/client', 'node:fs', 'zod']) {
       const found = await violations(`import { x } from '${from}';\nexport const y = x;\n`, 'src/contracts/messages.ts');
@@ -126,6 +143,8 @@ describe('the local stack stays out of the product (lint)', () => {
     const places: [string, string][] = [
       ['src/worker/run.ts', '../../stack/processes.ts'],
       ['src/api/main.ts', '../../stack/prometheus.ts'],
+      ['src/api/http/server.ts', '../../../stack/prometheus.ts'],
+      ['src/api/shipyard/routes-actions.ts', '../../../stack/stack.ts'],
       ['src/store/open-store.ts', '../../stack/postgres.ts'],
       ['src/facade/runs.ts', '../../stack/stack.ts'],
       ['src/workflows/rollup.ts', '../../stack/stack.ts'],
@@ -140,6 +159,28 @@ describe('the local stack stays out of the product (lint)', () => {
   it('lets the stack itself use product code', async () => {
     const found = await violations(`import { SEARCH_ATTRIBUTES } from '../src/core/plan/constants.ts';\nexport const x = SEARCH_ATTRIBUTES;\n`, 'stack/temporal.ts');
     assert.deepEqual(found.filter((r) => r === 'no-restricted-imports'), []);
+  });
+});
+
+describe('the feature map (docs/architecture.md)', () => {
+  const doc = readFileSync(join(ROOT, 'docs/architecture.md'), 'utf8');
+  const named = [...doc.matchAll(/`((?:src|test|bench|stack)\/[\w./-]*)`/g)].map((m) => m[1] ?? '');
+
+  it('names only paths that exist', () => {
+    assert.ok(named.length > 50, `the map names ${named.length} paths`);
+    assert.deepEqual([...new Set(named)].filter((p) => !existsSync(join(ROOT, p))), []);
+  });
+
+  it('the CI script (.ci/run) names only test files that exist', () => {
+    const ci = readFileSync(join(ROOT, '.ci/run'), 'utf8');
+    const files = [...ci.matchAll(/(?:src|test|bench|stack)\/[\w./-]+\.ts/g)].map((m) => m[0]);
+    assert.deepEqual(files.filter((p) => !existsSync(join(ROOT, p))), []);
+  });
+
+  it('names every folder of integration tests', () => {
+    const support = new Set(['fixtures', 'histories', 'artifacts']);
+    const folders = readdirSync(join(ROOT, 'test'), { withFileTypes: true }).filter((e) => e.isDirectory() && !support.has(e.name));
+    assert.deepEqual(folders.map((e) => `test/${e.name}/`).filter((f) => !named.some((p) => p.startsWith(f))), []);
   });
 });
 

@@ -5,7 +5,7 @@
  * (a YAML or JSON list of `{token, role, name?}`) or `RELABEL_API_TOKENS`
  * (`token:role,token:role`). With `--keystone-url` (RELABEL_KEYSTONE_URL)
  * a token none of those matches is validated by Keystone
- * (src/api/keystone.ts), and static tokens become optional; without either
+ * (src/api/http/keystone.ts), and static tokens become optional; without either
  * the server refuses to start.
  * SIGTERM/SIGINT stop it gracefully: no new connections, in-flight requests
  * finish, then the store and Temporal connections are closed.
@@ -15,9 +15,9 @@ import { Command, type Option } from 'commander';
 import type { FastifyInstance } from 'fastify';
 import { createNodeApi, loadKubeConfig } from '../kube/nodes.ts';
 import { openRelabel, relabelConfigFromEnv, type RelabelConfig } from '../facade/index.ts';
-import { parseTokensEnv, parseTokensFile, type ApiToken } from './auth.ts';
-import { createKeystoneVerifier, DEFAULT_KEYSTONE_ROLES, parseKeystoneRoles, type KeystoneOptions } from './keystone.ts';
-import { createApiServer, DEFAULT_BODY_LIMIT } from './server.ts';
+import { parseTokensEnv, parseTokensFile, type ApiToken } from './http/auth.ts';
+import { createKeystoneVerifier, DEFAULT_KEYSTONE_ROLES, parseKeystoneRoles, type KeystoneOptions } from './http/keystone.ts';
+import { createApiServer, DEFAULT_BODY_LIMIT } from './http/server.ts';
 import { connectOptions } from '../temporal/settings.ts';
 import { connectionOptions } from '../settings/connection-options.ts';
 import { addSettingOptions, settingOption, variableFromEnv } from '../settings/setting.ts';

@@ -89,7 +89,7 @@ const CLUSTER_SCOPED = new Set(['Namespace', 'ClusterRole', 'ClusterRoleBinding'
 
 /**
  * deploy/ as `kubectl apply -k` renders it, for the fields its
- * kustomization uses (test/deploy.test.ts checks it keeps to them): the
+ * kustomization uses (test/deploy/manifests.test.ts checks it keeps to them): the
  * listed files, the namespace on namespaced objects and binding subjects,
  * the image replaced.
  */
