@@ -2,14 +2,37 @@
 // boundaries that keep the layout's promise (core is pure, workflows are deterministic).
 import tseslint from 'typescript-eslint';
 
-const nodeBuiltins = ['node:*', 'fs', 'fs/*', 'path', 'os', 'crypto', 'child_process', 'http', 'https', 'net', 'tls', 'url', 'util', 'timers', 'timers/*', 'stream', 'events', 'worker_threads', 'process'];
+const nodeBuiltins = [
+  'node:*',
+  'fs',
+  'fs/*',
+  'path',
+  'os',
+  'crypto',
+  'child_process',
+  'http',
+  'https',
+  'net',
+  'tls',
+  'url',
+  'util',
+  'timers',
+  'timers/*',
+  'stream',
+  'events',
+  'worker_threads',
+  'process',
+];
 
 /**
  * Product code never imports the local stack (stack/: throwaway servers for the demo, tests and
  * benchmark). Every src/ rule below carries this group, as a later block's options replace an
  * earlier one's for the same rule.
  */
-const noStack = [['../stack/*', '../../stack/*', '../../../stack/*', '../../../../stack/*'], 'src/ never imports the local stack (stack/): it is for the demo, tests and benchmark only'];
+const noStack = [
+  ['../stack/*', '../../stack/*', '../../../stack/*', '../../../../stack/*'],
+  'src/ never imports the local stack (stack/): it is for the demo, tests and benchmark only',
+];
 
 /** What every file of src/core must not import (src/core/site and src/core/plan, one level down). */
 const coreRules = [
@@ -76,7 +99,10 @@ export default tseslint.config(
           'MemberExpression[object.type="Identifier"][object.name="env"]',
           'VariableDeclarator[init.property.name="env"] > ObjectPattern',
           'VariableDeclarator[init.name="env"] > ObjectPattern',
-        ].map((selector) => ({ selector, message: 'read an environment variable through its row of the settings table (src/settings/table.ts: settingFromEnv, variableFromEnv)' })),
+        ].map((selector) => ({
+          selector,
+          message: 'read an environment variable through its row of the settings table (src/settings/table.ts: settingFromEnv, variableFromEnv)',
+        })),
       ],
     },
   },
@@ -100,14 +126,27 @@ export default tseslint.config(
     rules: {
       ...forbid(
         [nodeBuiltins, 'workflow code is deterministic: no Node built-ins'],
-        [['@kubernetes/*', 'pg', '@temporalio/client', '@temporalio/worker', '@temporalio/activity'], 'workflow code runs in the Temporal sandbox: no clients, no worker or activity APIs'],
-        [['../kube/*', '../store/*', '../facade/*', '../api/*', '../cli/*'], 'workflows import only src/contracts, src/core/plan and `import type` of activities'],
-        [{ regex: '^\\.\\./core/(?!plan/)' }, 'workflows import only src/core/plan from the core: the site side (documents, schemas) stays out of the workflow sandbox'],
+        [
+          ['@kubernetes/*', 'pg', '@temporalio/client', '@temporalio/worker', '@temporalio/activity'],
+          'workflow code runs in the Temporal sandbox: no clients, no worker or activity APIs',
+        ],
+        [
+          ['../kube/*', '../store/*', '../facade/*', '../api/*', '../cli/*'],
+          'workflows import only src/contracts, src/core/plan and `import type` of activities',
+        ],
+        [
+          { regex: '^\\.\\./core/(?!plan/)' },
+          'workflows import only src/core/plan from the core: the site side (documents, schemas) stays out of the workflow sandbox',
+        ],
         noStack,
       ),
       '@typescript-eslint/no-restricted-imports': [
         'error',
-        { patterns: [{ group: ['../activities/*'], allowTypeImports: true, message: 'workflows import activities as types only (proxyActivities<Activities>)' }] },
+        {
+          patterns: [
+            { group: ['../activities/*'], allowTypeImports: true, message: 'workflows import activities as types only (proxyActivities<Activities>)' },
+          ],
+        },
       ],
       'no-restricted-globals': [
         'error',

@@ -56,7 +56,7 @@ export function asDesired(design: Design, name: string): V1Node {
   const labels = { ...registered.labels, ...patch?.metadata.labels };
   const annotations = patch?.metadata.annotations ?? {};
   const taints = patch?.spec?.taints ?? [];
-  const present = <T,>(o: Record<string, T | null>) => Object.fromEntries(Object.entries(o).filter((e): e is [string, T] => e[1] !== null));
+  const present = <T>(o: Record<string, T | null>) => Object.fromEntries(Object.entries(o).filter((e): e is [string, T] => e[1] !== null));
   // A node freshly made carries no taint times: the taints go as documents write them.
   const spec = { taints: taints.map(({ key, value, effect }) => ({ key, effect, ...(value === undefined ? {} : { value }) })) };
   return { metadata: { name, labels: present(labels), annotations: present(annotations) }, ...(taints.length > 0 ? { spec } : {}) };
@@ -73,7 +73,11 @@ export async function registerNodes(kc: KubeConfig, names: readonly string[], op
     const plain: V1Node = options.design ? asDesired(options.design, name) : { metadata: { name, labels: { 'kubernetes.io/hostname': name } } };
     if (!options.kwok) return core.createNode({ body: plain });
     const simulated = kwokNode(name);
-    const metadata = { ...plain.metadata, labels: { ...simulated.metadata?.labels, ...plain.metadata?.labels }, annotations: { ...simulated.metadata?.annotations, ...plain.metadata?.annotations } };
+    const metadata = {
+      ...plain.metadata,
+      labels: { ...simulated.metadata?.labels, ...plain.metadata?.labels },
+      annotations: { ...simulated.metadata?.annotations, ...plain.metadata?.annotations },
+    };
     return core.createNode({ body: { ...plain, metadata } });
   });
   if (options.kwok) await waitForKwokNodes(kc, names, 30 * 60_000);
@@ -114,7 +118,11 @@ export async function wrongNodes(core: CoreV1Api, prefix: string, design: Design
     if (skip.has(name)) continue;
     const desired = design.nodes[name]?.labels ?? {};
     const labels = n.metadata?.labels ?? {};
-    const owned = formatOwnedLabels(Object.keys(desired).filter((k) => !isKubeletLabelKey(k)).sort());
+    const owned = formatOwnedLabels(
+      Object.keys(desired)
+        .filter((k) => !isKubeletLabelKey(k))
+        .sort(),
+    );
     if (Object.entries(desired).some(([k, v]) => labels[k] !== v) || n.metadata?.annotations?.[OWNED_LABELS_ANNOTATION] !== owned) wrong.push(name);
   }
   return wrong;

@@ -13,8 +13,12 @@ import { validateSite } from '../src/core/site/validate-site.ts';
 
 const count = Number(process.argv[2] ?? 5000);
 const dir = new URL('../examples/site/', import.meta.url).pathname;
-const files = readdirSync(dir).filter((f) => f.endsWith('.yaml')).map((f) => ({ source: f, text: readFileSync(join(dir, f), 'utf8') }));
-const templates = parseAllDocuments(files.find((f) => f.source === 'nodes.yaml')?.text ?? '').map((d) => d.toJS()).filter(Boolean);
+const files = readdirSync(dir)
+  .filter((f) => f.endsWith('.yaml'))
+  .map((f) => ({ source: f, text: readFileSync(join(dir, f), 'utf8') }));
+const templates = parseAllDocuments(files.find((f) => f.source === 'nodes.yaml')?.text ?? '')
+  .map((d) => d.toJS())
+  .filter(Boolean);
 const nodes = Array.from({ length: count }, (_, i) => {
   const doc = structuredClone(templates[i % templates.length]);
   doc.metadata.name = `node-${String(i).padStart(5, '0')}`;
@@ -38,4 +42,13 @@ for (const node of Object.values(result.design.nodes)) {
 }
 const planMs = performance.now() - t0;
 
-console.log(JSON.stringify({ nodes: count, validateMs: Math.round(validateMs), planMs: Math.round(planMs), planPerNodeUs: Math.round((planMs * 1000) / count), labelsToSet: sets, heapMB: heapAfterValidate }));
+console.log(
+  JSON.stringify({
+    nodes: count,
+    validateMs: Math.round(validateMs),
+    planMs: Math.round(planMs),
+    planPerNodeUs: Math.round((planMs * 1000) / count),
+    labelsToSet: sets,
+    heapMB: heapAfterValidate,
+  }),
+);

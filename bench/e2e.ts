@@ -46,6 +46,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { CoreV1Api } from '@kubernetes/client-node';
 import { Client, Connection } from '@temporalio/client';
 import { createRuns } from '../src/facade/runs.ts';
 import { freePorts, startStack, stopStack } from '../stack/stack.ts';
@@ -60,6 +61,26 @@ import { joinPasses } from './joins/pass.ts';
 import { concurrency, continueAsNewAfter, heartbeat, opts, passes, sizes } from './bench-options.ts';
 import { anyFailed, report, rows } from './bench-report.ts';
 import { relabelPasses, startWorker } from './relabel-passes.ts';
+
+/** The plain client's floor, twice, the faster counting (the best a plain client does here); its row, and its time. */
+async function floorPass(core: CoreV1Api, prefix: string, size: number): Promise<number> {
+  const tries = [await floor(core, prefix, concurrency), await floor(core, prefix, concurrency)];
+  const floorMs = Math.min(...tries.map((f) => f.ms));
+  const row = {
+    nodes: size,
+    pass: 'floor',
+    seconds: +(floorMs / 1000).toFixed(2),
+    ratioToFloor: 1,
+    nodesPerSecond: Math.round(size / (floorMs / 1000)),
+    tries: tries.map((f) => +(f.ms / 1000).toFixed(2)),
+    refused: tries.map((f) => f.conflicts),
+  };
+  report(
+    row,
+    tries.every((f) => f.nodes === size),
+  );
+  return floorMs;
+}
 
 async function benchSize(size: number): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'relabel-bench-'));
@@ -80,16 +101,11 @@ async function benchSize(size: number): Promise<void> {
     const seed = passes.includes('seed');
     const t0 = performance.now();
     await registerNodes(kc, site.nodes, { kwok: kwok !== undefined, ...(seed ? { design } : {}) });
-    console.log(`# ${size} nodes registered${kwok ? ` and Ready, heartbeating every ${heartbeat} s,` : ''} in ${Math.round(performance.now() - t0)} ms${seed ? ' (already as desired)' : ''}`);
+    console.log(
+      `# ${size} nodes registered${kwok ? ` and Ready, heartbeating every ${heartbeat} s,` : ''} in ${Math.round(performance.now() - t0)} ms${seed ? ' (already as desired)' : ''}`,
+    );
 
-    let floorMs = Number.NaN;
-    if (passes.includes('floor')) {
-      // Twice, and the faster counts: the floor is the best a plain client does here.
-      const tries = [await floor(core, prefix, concurrency), await floor(core, prefix, concurrency)];
-      floorMs = Math.min(...tries.map((f) => f.ms));
-      const row = { nodes: size, pass: 'floor', seconds: +(floorMs / 1000).toFixed(2), ratioToFloor: 1, nodesPerSecond: Math.round(size / (floorMs / 1000)), tries: tries.map((f) => +(f.ms / 1000).toFixed(2)), refused: tries.map((f) => f.conflicts) };
-      report(row, tries.every((f) => f.nodes === size));
-    }
+    const floorMs = passes.includes('floor') ? await floorPass(core, prefix, size) : Number.NaN;
 
     connection = await Connection.connect({ address: stack.temporalAddress });
     const client = new Client({ connection });
@@ -97,19 +113,56 @@ async function benchSize(size: number): Promise<void> {
     const runs = createRuns({ client, store, designs, taskQueue, namespace: 'default', searchAttributes: opts['search-attributes'] !== 'off' });
     let engineFloorMs = Number.NaN;
     if (passes.includes('engine-floor')) {
-      const ef = await engineFloorPass({ stack, client, core, size, prefix, concurrency, kubeQps: Number(opts['kube-qps']), floorMs, othersWrite: heartbeat > 0, ...(continueAsNewAfter !== undefined ? { continueAsNewAfter } : {}) });
+      const ef = await engineFloorPass({
+        stack,
+        client,
+        core,
+        size,
+        prefix,
+        concurrency,
+        kubeQps: Number(opts['kube-qps']),
+        floorMs,
+        othersWrite: heartbeat > 0,
+        ...(continueAsNewAfter !== undefined ? { continueAsNewAfter } : {}),
+      });
       engineFloorMs = ef.ms;
       report(ef.row, ef.problems.length === 0, ef.problems.join('; '));
     }
     await relabelPasses({ stack, storeUrl, store, designs, runs, client, taskQueue, floorMs, engineFloorMs, size, core, site, prefix, design, seed });
     if (passes.includes('join')) {
       const [joinQps, batchDelayMs] = [opts['join-kube-qps'], Number(opts['join-delay-ms'])];
-      const joined = await joinPasses({ stack, kc, client, store, designs, runs, taskQueue, dir, size, registered: site.nodes, prefix, concurrency, kubeQps: Number(joinQps), batchDelayMs, startWorker: () => startWorker(stack, storeUrl, taskQueue, joinQps) });
+      const joined = await joinPasses({
+        stack,
+        kc,
+        client,
+        store,
+        designs,
+        runs,
+        taskQueue,
+        dir,
+        size,
+        registered: site.nodes,
+        prefix,
+        concurrency,
+        kubeQps: Number(joinQps),
+        batchDelayMs,
+        startWorker: () => startWorker(stack, storeUrl, taskQueue, joinQps),
+      });
       for (const j of joined) report(j.row, j.problems.length === 0, j.problems.join('; '));
     }
     if (passes.includes('nfd')) {
       const relabel = rows.find((r) => r.nodes === size && r.pass === 'all-changed' && typeof r.seconds === 'number');
-      const nfd = await nfdPasses({ stack, kc, dir, nodes: site.nodes, prefix, concurrency, kubeQps: Number(opts['kube-qps']), floorMs, ...(relabel ? { relabelMs: (relabel.seconds as number) * 1000 } : {}) });
+      const nfd = await nfdPasses({
+        stack,
+        kc,
+        dir,
+        nodes: site.nodes,
+        prefix,
+        concurrency,
+        kubeQps: Number(opts['kube-qps']),
+        floorMs,
+        ...(relabel ? { relabelMs: (relabel.seconds as number) * 1000 } : {}),
+      });
       for (const n of nfd) report(n.row, n.problems.length === 0, n.problems.join('; '));
     }
   } finally {
@@ -129,10 +182,53 @@ async function main(): Promise<void> {
     const temporal = r.temporal as { dbOpsPerChangedNode?: number } | undefined;
     return { temporalMs: cpu?.temporal, workerMs: cpu?.worker, dbOps: temporal?.dbOpsPerChangedNode };
   };
-  console.table(rows.filter((r) => r.seconds !== undefined).map((r) => {
-    const { nodes, pass, seconds, p50Ms, p95Ms, p99Ms, maxMs, ratioToFloor, ratioToEngineFloor, relabelRatio, nodesPerSecond, writesCounted, refused, children, eventsPerChangedNode, largestPayloadKB, workerPeakRssMiB, ok } = r;
-    return { nodes, pass, seconds, p50Ms, p95Ms, p99Ms, maxMs, ratioToFloor, ratioToEngineFloor, relabelRatio, nodesPerSecond, writesCounted, refused, children, eventsPerChangedNode, largestPayloadKB, workerPeakRssMiB, ...perNode(r), ok };
-  }));
+  console.table(
+    rows
+      .filter((r) => r.seconds !== undefined)
+      .map((r) => {
+        const {
+          nodes,
+          pass,
+          seconds,
+          p50Ms,
+          p95Ms,
+          p99Ms,
+          maxMs,
+          ratioToFloor,
+          ratioToEngineFloor,
+          relabelRatio,
+          nodesPerSecond,
+          writesCounted,
+          refused,
+          children,
+          eventsPerChangedNode,
+          largestPayloadKB,
+          workerPeakRssMiB,
+          ok,
+        } = r;
+        return {
+          nodes,
+          pass,
+          seconds,
+          p50Ms,
+          p95Ms,
+          p99Ms,
+          maxMs,
+          ratioToFloor,
+          ratioToEngineFloor,
+          relabelRatio,
+          nodesPerSecond,
+          writesCounted,
+          refused,
+          children,
+          eventsPerChangedNode,
+          largestPayloadKB,
+          workerPeakRssMiB,
+          ...perNode(r),
+          ok,
+        };
+      }),
+  );
   if (anyFailed()) {
     console.error('bench: a measured run did not end as expected (see the rows with ok: false)');
     process.exit(1);

@@ -51,7 +51,7 @@ function largestPayload(value: unknown, seen = 0): number {
 export async function historyFigures(client: Client, workflowId: string, firstRunId: string, sampleChildren = 5): Promise<HistoryFigures> {
   const figures: HistoryFigures = { executions: 0, events: 0, allEvents: 0, children: 0, largestPayload: 0 };
   const childIds: string[] = [];
-  for (let runId: string | undefined = firstRunId; runId; ) {
+  for (let runId: string | undefined = firstRunId; runId;) {
     const history: temporal.api.history.v1.IHistory = await client.workflow.getHandle(workflowId, runId).fetchHistory();
     const events: Event[] = history.events ?? [];
     if (figures.executions === 0) Object.assign(figures, planTimes(events));

@@ -26,6 +26,8 @@ export function cpuOf(stack: StackInfo, worker: { pid?: number | undefined }, be
 
 /** Peak resident memory of a process, in MiB (VmHWM). */
 export function peakRssMiB(pid: number): number {
-  const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((l) => l.startsWith('VmHWM:'));
+  const line = readFileSync(`/proc/${pid}/status`, 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith('VmHWM:'));
   return Math.round(Number(line?.split(/\s+/)[1] ?? 0) / 1024);
 }

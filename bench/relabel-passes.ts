@@ -27,14 +27,25 @@ import { report } from './bench-report.ts';
 
 /** Node writes the API server has refused as stale so far (422: a JSON Patch test failed; 409: a resourceVersion moved). */
 async function refusedWrites(stack: StackInfo): Promise<number> {
-  const [tests, versions] = await Promise.all([nodeRequestCount(stack.adminKubeconfig, 'PATCH', { code: 422 }), nodeRequestCount(stack.adminKubeconfig, 'PATCH', { code: 409 })]);
+  const [tests, versions] = await Promise.all([
+    nodeRequestCount(stack.adminKubeconfig, 'PATCH', { code: 422 }),
+    nodeRequestCount(stack.adminKubeconfig, 'PATCH', { code: 409 }),
+  ]);
   return tests + versions;
 }
 
 /** A worker process on `taskQueue` (its client at `kubeQps`, 0: no limit); resolves once it polls. */
 export function startWorker(stack: StackInfo, storeUrl: string, taskQueue: string, kubeQps = opts['kube-qps']): Promise<ChildProcess> {
   const child = fork(new URL('../src/worker.ts', import.meta.url).pathname, ['--kube-qps', kubeQps], {
-    env: { ...process.env, TEMPORAL_ADDRESS: stack.temporalAddress, KUBECONFIG: stack.kubeconfig, RELABEL_STORE_URL: storeUrl, RELABEL_TASK_QUEUE: taskQueue, RELABEL_LOG_LEVEL: 'warn', RELABEL_METRICS_PORT: '0' },
+    env: {
+      ...process.env,
+      TEMPORAL_ADDRESS: stack.temporalAddress,
+      KUBECONFIG: stack.kubeconfig,
+      RELABEL_STORE_URL: storeUrl,
+      RELABEL_TASK_QUEUE: taskQueue,
+      RELABEL_LOG_LEVEL: 'warn',
+      RELABEL_METRICS_PORT: '0',
+    },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     // e.g. BENCH_WORKER_NODE_OPTIONS='--cpu-prof --cpu-prof-dir=/tmp/prof' to profile the worker.
     execArgv: [...process.execArgv, ...WORKER_NODE_FLAGS, ...(process.env.BENCH_WORKER_NODE_OPTIONS?.split(' ').filter(Boolean) ?? [])],
@@ -46,7 +57,12 @@ export function startWorker(stack: StackInfo, storeUrl: string, taskQueue: strin
 }
 
 /** A timed step with its own fresh worker (plan, drift): time, the worker's peak RSS, and `check`'s verdict on the answer. */
-export async function withWorker<T>(ctx: { stack: StackInfo; storeUrl: string; taskQueue: string; size: number }, name: string, step: () => Promise<T>, check: (answer: T) => { ok: boolean; why?: string; figures?: Record<string, unknown> }): Promise<void> {
+export async function withWorker<T>(
+  ctx: { stack: StackInfo; storeUrl: string; taskQueue: string; size: number },
+  name: string,
+  step: () => Promise<T>,
+  check: (answer: T) => { ok: boolean; why?: string; figures?: Record<string, unknown> },
+): Promise<void> {
   const worker = await startWorker(ctx.stack, ctx.storeUrl, ctx.taskQueue);
   try {
     const writesBefore = await nodeRequestCount(ctx.stack.adminKubeconfig, 'PATCH', { code: 200 });
@@ -57,7 +73,18 @@ export async function withWorker<T>(ctx: { stack: StackInfo; storeUrl: string; t
     const verdict = check(answer);
     // Nothing may be written; on the simulated cluster its controllers' writes are counted too, so there only the answer is checked.
     const wrote = heartbeat === 0 && writes !== 0;
-    report({ nodes: ctx.size, pass: name, seconds: +(ms / 1000).toFixed(2), writesCounted: writes, workerPeakRssMiB: peakRssMiB(worker.pid as number), ...verdict.figures }, verdict.ok && !wrote, [verdict.why, wrote && `${writes} writes, expected none`].filter(Boolean).join('; '));
+    report(
+      {
+        nodes: ctx.size,
+        pass: name,
+        seconds: +(ms / 1000).toFixed(2),
+        writesCounted: writes,
+        workerPeakRssMiB: peakRssMiB(worker.pid as number),
+        ...verdict.figures,
+      },
+      verdict.ok && !wrote,
+      [verdict.why, wrote && `${writes} writes, expected none`].filter(Boolean).join('; '),
+    );
   } finally {
     worker.kill('SIGTERM');
     await new Promise((r) => worker.once('exit', r));
@@ -67,7 +94,22 @@ export async function withWorker<T>(ctx: { stack: StackInfo; storeUrl: string; t
 type Expect = { status: string; written: number; failure?: number; children?: number };
 
 /** One relabel pass: a fresh worker, one run (or retry), figures, checks. */
-export async function pass(ctx: { stack: StackInfo; storeUrl: string; store: Store; runs: Runs; client: Client; taskQueue: string; floorMs: number; engineFloorMs: number; size: number }, name: string, start: () => Promise<{ workflowId: string; runId: string }>, expect: Expect): Promise<{ workflowId: string; runId: string }> {
+export async function pass(
+  ctx: {
+    stack: StackInfo;
+    storeUrl: string;
+    store: Store;
+    runs: Runs;
+    client: Client;
+    taskQueue: string;
+    floorMs: number;
+    engineFloorMs: number;
+    size: number;
+  },
+  name: string,
+  start: () => Promise<{ workflowId: string; runId: string }>,
+  expect: Expect,
+): Promise<{ workflowId: string; runId: string }> {
   const worker = await startWorker(ctx.stack, ctx.storeUrl, ctx.taskQueue);
   try {
     const writesBefore = await nodeRequestCount(ctx.stack.adminKubeconfig, 'PATCH', { code: 200 });
@@ -92,12 +134,29 @@ export async function pass(ctx: { stack: StackInfo; storeUrl: string; store: Sto
     const temporal = temporalFigures(temporal0, await temporalCounts(temporalMetrics, ctx.taskQueue), history.children);
     const r = done.result;
     const row = {
-      nodes: ctx.size, pass: name, status: r?.status ?? done.execution, seconds: +(ms / 1000).toFixed(2), ratioToFloor: +(ms / ctx.floorMs).toFixed(2), ratioToEngineFloor: +(ms / ctx.engineFloorMs).toFixed(2),
-      nodesPerSecond: Math.round(ctx.size / (ms / 1000)), written: r?.counts.written, writesCounted: writes, refused, othersRefused: refusedAll - refused, failed: r?.counts.failure,
-      children: history.children, executions: history.executions, parentEvents: history.events, beforePlanSeconds: history.beforePlan, planSeconds: history.plan,
+      nodes: ctx.size,
+      pass: name,
+      status: r?.status ?? done.execution,
+      seconds: +(ms / 1000).toFixed(2),
+      ratioToFloor: +(ms / ctx.floorMs).toFixed(2),
+      ratioToEngineFloor: +(ms / ctx.engineFloorMs).toFixed(2),
+      nodesPerSecond: Math.round(ctx.size / (ms / 1000)),
+      written: r?.counts.written,
+      writesCounted: writes,
+      refused,
+      othersRefused: refusedAll - refused,
+      failed: r?.counts.failure,
+      children: history.children,
+      executions: history.executions,
+      parentEvents: history.events,
+      beforePlanSeconds: history.beforePlan,
+      planSeconds: history.plan,
       eventsPerChangedNode: history.children > 0 ? +(history.allEvents / history.children).toFixed(1) : null,
-      largestPayloadKB: +(history.largestPayload / 1024).toFixed(1), workerPeakRssMiB: rss, cpuSeconds: cpuSecondsUsed,
-      cpuMsPerChangedNode: history.children > 0 ? Object.fromEntries(Object.entries(cpuSecondsUsed).map(([k, v]) => [k, +((v * 1000) / history.children).toFixed(1)])) : null,
+      largestPayloadKB: +(history.largestPayload / 1024).toFixed(1),
+      workerPeakRssMiB: rss,
+      cpuSeconds: cpuSecondsUsed,
+      cpuMsPerChangedNode:
+        history.children > 0 ? Object.fromEntries(Object.entries(cpuSecondsUsed).map(([k, v]) => [k, +((v * 1000) / history.children).toFixed(1)])) : null,
       temporal,
     };
     const problems = [
@@ -119,8 +178,21 @@ export async function pass(ctx: { stack: StackInfo; storeUrl: string; store: Sto
 
 /** What every pass of one size shares. */
 export type SizeContext = {
-  stack: StackInfo; storeUrl: string; store: Store; designs: DesignMemory; runs: Runs; client: Client; taskQueue: string; floorMs: number; engineFloorMs: number; size: number;
-  core: CoreV1Api; site: ReturnType<typeof benchSite>; prefix: string; design: Design; seed: boolean;
+  stack: StackInfo;
+  storeUrl: string;
+  store: Store;
+  designs: DesignMemory;
+  runs: Runs;
+  client: Client;
+  taskQueue: string;
+  floorMs: number;
+  engineFloorMs: number;
+  size: number;
+  core: CoreV1Api;
+  site: ReturnType<typeof benchSite>;
+  prefix: string;
+  design: Design;
+  seed: boolean;
 };
 
 /** relabel's passes over one size's nodes, in order. */
@@ -145,11 +217,20 @@ export async function relabelPasses(ctx: SizeContext): Promise<void> {
   if (passes.includes('plan')) {
     // The fleet-wide plan of that revision over every node: per key counts and sources, nothing written.
     const plans = createPlans(runs);
-    await withWorker(ctx, 'plan', () => plans.plan({ targets: site.nodes }), (p) => {
-      const round = p.labels['bench-round'];
-      const ok = p.targets === size && round?.gain === changed.length && round.sources.length > 0;
-      return { ok, ...(ok ? {} : { why: `plan says ${p.targets} targets, bench-round gained on ${round?.gain ?? 0}` }), figures: { labelKeys: Object.keys(p.labels).length } };
-    });
+    await withWorker(
+      ctx,
+      'plan',
+      () => plans.plan({ targets: site.nodes }),
+      (p) => {
+        const round = p.labels['bench-round'];
+        const ok = p.targets === size && round?.gain === changed.length && round.sources.length > 0;
+        return {
+          ok,
+          ...(ok ? {} : { why: `plan says ${p.targets} targets, bench-round gained on ${round?.gain ?? 0}` }),
+          figures: { labelKeys: Object.keys(p.labels).length },
+        };
+      },
+    );
   }
   if (passes.includes('one-percent')) {
     await pass(ctx, 'one-percent', all, { status: 'success', written: changed.length });
@@ -160,7 +241,10 @@ export async function relabelPasses(ctx: SizeContext): Promise<void> {
     await pool(missing, 32, (name) => core.deleteNode({ name }));
     const first = await pass(ctx, 'retry-missing', all, { status: 'partial_success', written: 0, failure: missing.length });
     const page = await runs.nodes((await runs.status(first.workflowId, first.runId)).result?.run ?? 0, { status: 'failure', limit: 5000 });
-    report({ nodes: size, pass: 'retry-missing: failures paged', failuresListed: page.total }, page.total === missing.length && page.items.every((n) => n.error?.type === 'NodeNotFound'));
+    report(
+      { nodes: size, pass: 'retry-missing: failures paged', failuresListed: page.total },
+      page.total === missing.length && page.items.every((n) => n.error?.type === 'NodeNotFound'),
+    );
     await registerNodes(loadKubeConfig(ctx.stack.adminKubeconfig), missing, { kwok: heartbeat > 0 });
     await pass(ctx, 'retry', () => runs.retry(first.workflowId, first.runId, { concurrency }), { status: 'success', written: missing.length });
     await checkNodes('retry: nodes as desired');
@@ -177,9 +261,14 @@ async function driftPass(ctx: SizeContext, design: Design): Promise<void> {
     await ctx.core.patchNode({ name, body: { metadata: { labels: { [key]: 'edited-by-hand' } } } }, merge);
   });
   const drift = createDrift({ client: ctx.client, store: ctx.store, designs: ctx.designs, taskQueue: ctx.taskQueue, namespace: 'default' });
-  await withWorker(ctx, 'drift', () => drift.detect(), (r) => {
-    // Seeded nodes were never written by a run, so they carry no applied-run record: unmanaged, rightly.
-    const ok = r.counts.drifted === edited.length && r.counts.missing === 0 && (ctx.seed || r.counts.unmanaged === 0);
-    return { ok, ...(ok ? {} : { why: `drift counts ${JSON.stringify(r.counts)}, expected ${edited.length} drifted` }), figures: { counts: r.counts } };
-  });
+  await withWorker(
+    ctx,
+    'drift',
+    () => drift.detect(),
+    (r) => {
+      // Seeded nodes were never written by a run, so they carry no applied-run record: unmanaged, rightly.
+      const ok = r.counts.drifted === edited.length && r.counts.missing === 0 && (ctx.seed || r.counts.unmanaged === 0);
+      return { ok, ...(ok ? {} : { why: `drift counts ${JSON.stringify(r.counts)}, expected ${edited.length} drifted` }), figures: { counts: r.counts } };
+    },
+  );
 }

@@ -15,7 +15,7 @@ const PAGE = 5000;
 /** Writes of run `run` refused as stale and re-planned. */
 export async function runRefusals(store: RunStore, run: number): Promise<number> {
   let refused = 0;
-  for (let afterSeq = -1; ; ) {
+  for (let afterSeq = -1; ;) {
     const rows = await store.nodes(run, { afterSeq, limit: PAGE });
     for (const row of rows) refused += Math.max(0, (row.detail?.attempts ?? 1) - 1);
     const last = rows.at(-1);

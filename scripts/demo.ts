@@ -38,7 +38,11 @@ async function ensureStack(dir: string): Promise<StackInfo> {
 }
 
 function startWorker(env: NodeJS.ProcessEnv): Promise<ChildProcess> {
-  const child = fork(join(root, 'src/worker.ts'), [], { execArgv: [...process.execArgv, ...WORKER_NODE_FLAGS], env: { ...env, RELABEL_LOG_LEVEL: 'warn' }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const child = fork(join(root, 'src/worker.ts'), [], {
+    execArgv: [...process.execArgv, ...WORKER_NODE_FLAGS],
+    env: { ...env, RELABEL_LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
   return new Promise((res, rej) => {
     child.once('message', () => res(child));
     child.once('exit', (code) => rej(new Error(`the worker exited with ${code}`)));
@@ -63,7 +67,14 @@ async function registerNodes(adminKubeconfig: string, names: string[]): Promise<
           spec: { taints: [{ key: UNINITIALIZED_TAINT_KEY, effect: 'NoSchedule' }] },
           metadata: {
             name,
-            labels: { 'kubernetes.io/hostname': name, 'kubernetes.io/os': 'linux', 'kubernetes.io/arch': 'amd64', 'beta.kubernetes.io/os': 'linux', 'beta.kubernetes.io/arch': 'amd64', 'example.com/owner': 'ops-team' },
+            labels: {
+              'kubernetes.io/hostname': name,
+              'kubernetes.io/os': 'linux',
+              'kubernetes.io/arch': 'amd64',
+              'beta.kubernetes.io/os': 'linux',
+              'beta.kubernetes.io/arch': 'amd64',
+              'example.com/owner': 'ops-team',
+            },
           },
         },
       });
@@ -97,7 +108,9 @@ async function main(): Promise<void> {
   const worker = await startWorker(env);
   try {
     const site = join(root, 'examples/site');
-    const validation = validateSite(['nodes.yaml', 'policy.yaml', 'profiles.yaml', 'racks.yaml', 'site.yaml'].map((f) => ({ source: f, text: readFileSync(join(site, f), 'utf8') })));
+    const validation = validateSite(
+      ['nodes.yaml', 'policy.yaml', 'profiles.yaml', 'racks.yaml', 'site.yaml'].map((f) => ({ source: f, text: readFileSync(join(site, f), 'utf8') })),
+    );
     if (!validation.ok) throw new Error('the sample site does not validate');
     const nodes = Object.keys(validation.design.nodes);
 
@@ -129,15 +142,21 @@ async function main(): Promise<void> {
 
     const sample = nodes.find((n) => validation.design.nodes[n]?.hostProfile === 'compute-dpdk') ?? nodes[0];
     say(`Labels of ${sample} now (kubectl get node ${sample} --show-labels)`);
-    const node = await loadKubeConfig(stack.adminKubeconfig).makeApiClient(CoreV1Api).readNode({ name: sample as string });
+    const node = await loadKubeConfig(stack.adminKubeconfig)
+      .makeApiClient(CoreV1Api)
+      .readNode({ name: sample as string });
     for (const [k, v] of Object.entries(node.metadata?.labels ?? {}).sort()) console.log(`  ${k}=${v}`);
-    console.log(`  (annotation ${OWNED_LABELS_ANNOTATION} lists the ${node.metadata?.annotations?.[OWNED_LABELS_ANNOTATION]?.split(',').length} keys relabel owns)`);
+    console.log(
+      `  (annotation ${OWNED_LABELS_ANNOTATION} lists the ${node.metadata?.annotations?.[OWNED_LABELS_ANNOTATION]?.split(',').length} keys relabel owns)`,
+    );
     const taints = (node.spec?.taints ?? []).map((t) => `${t.key}:${t.effect}`);
     console.log(`  taints: ${taints.length ? taints.join(', ') : 'none'} (${UNINITIALIZED_TAINT_KEY} lifted by the first run)`);
 
     const storage = nodes.find((n) => validation.design.nodes[n]?.hostProfile === 'storage') ?? nodes[0];
     say(`Annotations and taints relabel manages on ${storage} (from the storage host profile)`);
-    const stored = await loadKubeConfig(stack.adminKubeconfig).makeApiClient(CoreV1Api).readNode({ name: storage as string });
+    const stored = await loadKubeConfig(stack.adminKubeconfig)
+      .makeApiClient(CoreV1Api)
+      .readNode({ name: storage as string });
     const owned = stored.metadata?.annotations?.[OWNED_ANNOTATIONS_ANNOTATION]?.split(',') ?? [];
     for (const key of owned) console.log(`  annotation ${key}=${stored.metadata?.annotations?.[key] ?? ''}`);
     console.log(`  taints: ${(stored.spec?.taints ?? []).map((t) => `${t.key}${t.value ? `=${t.value}` : ''}:${t.effect}`).join(', ') || 'none'}`);

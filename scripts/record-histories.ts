@@ -82,7 +82,11 @@ async function recordRuns(rec: Recording): Promise<void> {
   await save('update-labels-continued', all.workflowId, all.runId);
   await save('update-labels-after-continue', allDone.workflowId, allDone.runId);
 
-  const rejected = await client.workflow.start('updateLabels', { taskQueue, workflowId: 'update-labels/rec-rejected', args: [{ targets: ['a'], revision: 99 }] });
+  const rejected = await client.workflow.start('updateLabels', {
+    taskQueue,
+    workflowId: 'update-labels/rec-rejected',
+    args: [{ targets: ['a'], revision: 99 }],
+  });
   await rejected.result().catch(() => undefined);
   await save('update-labels-rejected', rejected.workflowId, rejected.firstExecutionRunId);
 }
@@ -96,7 +100,11 @@ async function recordPluginPoll(rec: Recording): Promise<void> {
     if (doc.schema === 'relabel/LabelPolicy/v1') doc.data.update_on_plugin_change = true;
   });
   await store.revisions.stage('site', withPlugins.files);
-  const plugin = { schema: 'relabel/LabelPlugin/v1', metadata: { schema: 'metadata/Document/v1', name: 'rec-labels' }, data: { source: 'json', path: labelsFile, namespaces: ['rec.example.com/*'] } };
+  const plugin = {
+    schema: 'relabel/LabelPlugin/v1',
+    metadata: { schema: 'metadata/Document/v1', name: 'rec-labels' },
+    data: { source: 'json', path: labelsFile, namespaces: ['rec.example.com/*'] },
+  };
   await store.revisions.stage('plugins', [{ source: 'plugins.yaml', text: `---\n${JSON.stringify(plugin)}\n` }]);
   await store.revisions.tag((await store.revisions.commit()).id, 'site-action-success');
   const polled = await createPlugins({ store, designs, client, taskQueue }).poll('rec-site');
@@ -117,7 +125,8 @@ async function recordDriftHeal(rec: Recording): Promise<void> {
   if (done.result?.status !== 'success') throw new Error(`the run before the detection ended ${JSON.stringify(done.result ?? done.failure)}`);
   await createNodeApi(loadKubeConfig(stack.adminKubeconfig)).patchNode(relabelled[0] as string, { metadata: { labels: { fluentd: 'disabled' } } });
   const detected = await createDrift({ client, store, designs, taskQueue, namespace: 'default' }).detect({ site: 'rec-site' });
-  if (detected.counts.drifted !== 1 || detected.heal?.runs.length !== 1) throw new Error(`the detection should find and heal one node: ${JSON.stringify(detected)}`);
+  if (detected.counts.drifted !== 1 || detected.heal?.runs.length !== 1)
+    throw new Error(`the detection should find and heal one node: ${JSON.stringify(detected)}`);
   await save('detect-drift', detected.workflowId, detected.runId);
 }
 
@@ -144,9 +153,20 @@ async function recordJoins(rec: Recording): Promise<void> {
   // A node re-provisioned: deleted, and registered again with the taint.
   const joiner = present[present.length - 1] as string;
   await core.deleteNode({ name: joiner });
-  await core.createNode({ body: { metadata: { name: joiner, labels: { 'kubernetes.io/hostname': joiner } }, spec: { taints: [{ key: UNINITIALIZED_TAINT_KEY, effect: 'NoSchedule' }] } } });
-  await until(`${joiner} labelled by a join run`, async () => (await core.readNode({ name: joiner })).metadata?.annotations?.[APPLIED_ANNOTATION] !== undefined);
-  await until('the first execution continued as new', async () => (await client.workflow.getHandle(workflowId, first).describe()).status.name === 'CONTINUED_AS_NEW');
+  await core.createNode({
+    body: {
+      metadata: { name: joiner, labels: { 'kubernetes.io/hostname': joiner } },
+      spec: { taints: [{ key: UNINITIALIZED_TAINT_KEY, effect: 'NoSchedule' }] },
+    },
+  });
+  await until(
+    `${joiner} labelled by a join run`,
+    async () => (await core.readNode({ name: joiner })).metadata?.annotations?.[APPLIED_ANNOTATION] !== undefined,
+  );
+  await until(
+    'the first execution continued as new',
+    async () => (await client.workflow.getHandle(workflowId, first).describe()).status.name === 'CONTINUED_AS_NEW',
+  );
   await save('watch-joins-continued', workflowId, first);
   const next = (await client.workflow.getHandle(workflowId).describe()).runId;
   await joins.disable({ site: 'rec-site' });
@@ -242,7 +262,13 @@ async function main(only?: string): Promise<void> {
     for (const name of present) await core.createNode({ body: { metadata: { name, labels: { 'kubernetes.io/hostname': name } } } });
 
     const taskQueue = 'relabel-record';
-    const { worker, close } = await createWorker({ temporalAddress: stack.temporalAddress, namespace: 'default', taskQueue, kubeconfig: stack.kubeconfig, storeUrl });
+    const { worker, close } = await createWorker({
+      temporalAddress: stack.temporalAddress,
+      namespace: 'default',
+      taskQueue,
+      kubeconfig: stack.kubeconfig,
+      storeUrl,
+    });
     const running = worker.run();
     const connection = await Connection.connect({ address: stack.temporalAddress });
     const client = new Client({ connection });

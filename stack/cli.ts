@@ -104,7 +104,12 @@ program
   .option('--controller-manager-port <port>', 'kube-controller-manager health/metrics port (with --kwok-nodes)', port, DEFAULT_PORTS.controllerManager)
   .option('--scheduler-port <port>', 'kube-scheduler health/metrics port (with --kwok-nodes)', port, DEFAULT_PORTS.scheduler)
   .option('--kwok-port <port>', "KWOK's health port (with --kwok-nodes)", port, DEFAULT_PORTS.kwok)
-  .option('--temporal <kind>', 'dev: the CLI dev server with Web UI; postgres: temporal-server on PostgreSQL (production-shaped, no Web UI)', temporalKind, StackTemporal.dev)
+  .option(
+    '--temporal <kind>',
+    'dev: the CLI dev server with Web UI; postgres: temporal-server on PostgreSQL (production-shaped, no Web UI)',
+    temporalKind,
+    StackTemporal.dev,
+  )
   .option('-o, --output <format>', 'text or json', 'text')
   .action(async (opts: UpOptions) => {
     const ports: StackPorts = {
@@ -133,7 +138,9 @@ program
     if (opts.output === 'json') {
       console.log(JSON.stringify(info, null, 2));
     } else {
-      console.log(`stack up in ${info.dir} (logs there). ${info.temporalUiUrl ? `Temporal UI: ${info.temporalUiUrl}` : 'Temporal: temporal-server on PostgreSQL (no Web UI)'}`);
+      console.log(
+        `stack up in ${info.dir} (logs there). ${info.temporalUiUrl ? `Temporal UI: ${info.temporalUiUrl}` : 'Temporal: temporal-server on PostgreSQL (no Web UI)'}`,
+      );
       console.log([...simulatedLine(info), ...envLines(info)].join('\n'));
     }
   });

@@ -98,11 +98,7 @@ function controllerManagerArgs(options: ControlPlaneOptions, certDir: string): s
  * the log tail, when either fails to come up; what it had started is
  * stopped first.
  */
-export async function startControlPlane(
-  dir: string,
-  options: ControlPlaneOptions,
-  env: NodeJS.ProcessEnv = process.env,
-): Promise<ControlPlane> {
+export async function startControlPlane(dir: string, options: ControlPlaneOptions, env: NodeJS.ProcessEnv = process.env): Promise<ControlPlane> {
   const kcmBin = toolPath('kube-controller-manager', env);
   const schedulerBin = toolPath('kube-scheduler', env);
   const started: ManagedProcess[] = [];

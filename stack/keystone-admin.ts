@@ -81,7 +81,10 @@ export class KeystoneAdmin {
   async ensureUser(options: { name: string; password: string; project: string; roles: readonly string[] }): Promise<string> {
     const projectId = await this.ensureProject(options.project);
     const found = await this.#find('users', options.name);
-    const userId = found ?? (await this.#call<{ user: { id: string } }>('POST', '/users', { user: { name: options.name, password: options.password, domain_id: 'default' } })).user.id;
+    const userId =
+      found ??
+      (await this.#call<{ user: { id: string } }>('POST', '/users', { user: { name: options.name, password: options.password, domain_id: 'default' } })).user
+        .id;
     if (found !== undefined) await this.#call('PATCH', `/users/${found}`, { user: { password: options.password } });
     for (const role of options.roles) {
       const roleId = await this.ensureRole(role);
@@ -96,7 +99,8 @@ export class KeystoneAdmin {
    */
   async registerService(type: string, name: string, url: string): Promise<void> {
     const services = await this.#call<{ services: { id: string }[] }>('GET', `/services?type=${encodeURIComponent(type)}`);
-    const serviceId = services.services[0]?.id ?? (await this.#call<{ service: { id: string } }>('POST', '/services', { service: { type, name, enabled: true } })).service.id;
+    const serviceId =
+      services.services[0]?.id ?? (await this.#call<{ service: { id: string } }>('POST', '/services', { service: { type, name, enabled: true } })).service.id;
     const endpoints = await this.#call<{ endpoints: { id: string }[] }>('GET', `/endpoints?service_id=${serviceId}`);
     for (const endpoint of endpoints.endpoints) await this.#call('DELETE', `/endpoints/${endpoint.id}`);
     for (const iface of ['public', 'internal', 'admin']) {

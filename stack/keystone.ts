@@ -41,7 +41,9 @@ export interface Keystone {
 export function keystonePython(env: NodeJS.ProcessEnv = process.env): string {
   const python = join(toolsDir(env), 'keystone-venv', 'bin', 'python');
   if (!existsSync(python)) {
-    throw new MissingToolError(`Keystone is not installed: expected its venv at ${python}. Run \`npm run tools\` (tools/build-tools.sh) to install it from PyPI.`);
+    throw new MissingToolError(
+      `Keystone is not installed: expected its venv at ${python}. Run \`npm run tools\` (tools/build-tools.sh) to install it from PyPI.`,
+    );
   }
   return python;
 }

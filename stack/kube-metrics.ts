@@ -32,5 +32,10 @@ export async function nodeRequestCount(adminKubeconfig: string, verb: string, op
     req.on('error', reject);
     req.end();
   });
-  return metricValue(text, 'apiserver_request_total', { resource: 'nodes', verb, subresource: '', ...(options.code !== undefined ? { code: String(options.code) } : {}) });
+  return metricValue(text, 'apiserver_request_total', {
+    resource: 'nodes',
+    verb,
+    subresource: '',
+    ...(options.code !== undefined ? { code: String(options.code) } : {}),
+  });
 }

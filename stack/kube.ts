@@ -80,11 +80,7 @@ function writeCredentials(pki: string): Credentials {
   const adminToken = randomBytes(24).toString('hex');
   const relabelToken = randomBytes(24).toString('hex');
   const tokens = join(pki, 'tokens.csv');
-  writeFileSync(
-    tokens,
-    `${adminToken},relabel-admin,relabel-admin,"system:masters"\n${relabelToken},${RELABEL_USER},${RELABEL_USER}\n`,
-    { mode: 0o600 },
-  );
+  writeFileSync(tokens, `${adminToken},relabel-admin,relabel-admin,"system:masters"\n${relabelToken},${RELABEL_USER},${RELABEL_USER}\n`, { mode: 0o600 });
   return { saKey, saPub, tokens, adminToken, relabelToken };
 }
 
@@ -146,7 +142,13 @@ export async function startKube(
     started.push(etcd);
     await waitUntil(etcd, 'client port open', () => portOpen(ports.etcdClient), 30_000);
 
-    const apiserver = await startProcess('kube-apiserver', apiserverBin, apiserverArgs(etcdUrl, ports.apiserver, certDir, creds), join(dir, 'kube-apiserver.log'), env);
+    const apiserver = await startProcess(
+      'kube-apiserver',
+      apiserverBin,
+      apiserverArgs(etcdUrl, ports.apiserver, certDir, creds),
+      join(dir, 'kube-apiserver.log'),
+      env,
+    );
     started.push(apiserver);
     const servingCert = join(certDir, 'apiserver.crt');
     await waitUntil(apiserver, 'serving certificate written', async () => existsSync(servingCert), 60_000);

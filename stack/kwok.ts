@@ -116,12 +116,7 @@ export function kwokNode(name: string, labels: Record<string, string> = {}): V1N
  * at a time. A Node that already exists is left as it is (a restarted
  * stack); any other error is thrown.
  */
-export async function createKwokNodes(
-  admin: KubeConfig,
-  names: readonly string[],
-  labels: Record<string, string> = {},
-  concurrency = 50,
-): Promise<void> {
+export async function createKwokNodes(admin: KubeConfig, names: readonly string[], labels: Record<string, string> = {}, concurrency = 50): Promise<void> {
   const core = admin.makeApiClient(CoreV1Api);
   let next = 0;
   const worker = async () => {

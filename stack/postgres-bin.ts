@@ -9,18 +9,7 @@
  * 3. the system's, for platforms without a build: the newest Debian
  *    `/usr/lib/postgresql/<major>/bin`, then `PATH`.
  */
-import {
-  chmodSync,
-  cpSync,
-  existsSync,
-  lstatSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  statSync,
-} from 'node:fs';
+import { chmodSync, cpSync, existsSync, lstatSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -80,7 +69,9 @@ export function findPostgresBin(env: NodeJS.ProcessEnv = process.env, sources: P
   const candidates: string[] = [];
   if (sources.packaged) candidates.push(sources.packaged);
   if (existsSync(sources.debianRoot)) {
-    const versions = readdirSync(sources.debianRoot).filter((v) => /^\d+$/.test(v)).sort((a, b) => Number(b) - Number(a));
+    const versions = readdirSync(sources.debianRoot)
+      .filter((v) => /^\d+$/.test(v))
+      .sort((a, b) => Number(b) - Number(a));
     candidates.push(...versions.map((v) => join(sources.debianRoot, v, 'bin')));
   }
   candidates.push(...(env.PATH ?? '').split(':').filter(Boolean));

@@ -42,7 +42,9 @@ function groupGone(pid: number): boolean {
 }
 
 function uidOf(pid: number): number {
-  const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((l) => l.startsWith('Uid:'));
+  const line = readFileSync(`/proc/${pid}/status`, 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith('Uid:'));
   return Number(line?.split(/\s+/)[1]);
 }
 
@@ -52,7 +54,10 @@ describe('startPostgres', () => {
     const server = await startPostgres({ dir });
     try {
       assert.match(server.url, /^postgres:\/\/postgres@127\.0\.0\.1:\d+\/postgres$/);
-      const [row] = await query(server.url, `SELECT current_user AS who, current_setting('listen_addresses') AS listen, current_setting('server_version') AS version`);
+      const [row] = await query(
+        server.url,
+        `SELECT current_user AS who, current_setting('listen_addresses') AS listen, current_setting('server_version') AS version`,
+      );
       const binary = execFileSync(join(findPostgresBin(), 'postgres'), ['--version'], { encoding: 'utf8' });
       assert.deepEqual(row, { who: 'postgres', listen: '127.0.0.1', version: /\) (\S+)/.exec(binary)?.[1] });
       assert.ok(existsSync(join(server.dataDir, `.s.PGSQL.${server.port}`)), 'Unix socket inside the data dir');
@@ -79,7 +84,7 @@ describe('startPostgres', () => {
     const dir = join(base, 'created', 'below');
     const first = await startPostgres({ dir });
     try {
-      await query(first.url, 'CREATE TABLE kept (v text); INSERT INTO kept VALUES (\'still here\')');
+      await query(first.url, "CREATE TABLE kept (v text); INSERT INTO kept VALUES ('still here')");
     } finally {
       await first.stop();
     }
@@ -159,7 +164,8 @@ describe('findPostgresBin', () => {
   test('a RELABEL_PG_BIN without the binaries is an error naming it, not a fallback', () => {
     assert.throws(
       () => findPostgresBin({ RELABEL_PG_BIN: join(root, 'empty'), PATH: onPath }, { packaged, debianRoot }),
-      (error: unknown) => error instanceof MissingPostgresError && error.message.startsWith(`RELABEL_PG_BIN=${join(root, 'empty')} holds no initdb and postgres`),
+      (error: unknown) =>
+        error instanceof MissingPostgresError && error.message.startsWith(`RELABEL_PG_BIN=${join(root, 'empty')} holds no initdb and postgres`),
     );
   });
 

@@ -74,11 +74,9 @@ function serverIdentity(): Identity | undefined {
   const existing = lookupUser(POSTGRES_USER);
   if (existing) return existing;
   try {
-    execFileSync(
-      'useradd',
-      ['--system', '--user-group', '--no-create-home', '--home-dir', '/nonexistent', '--shell', '/usr/sbin/nologin', POSTGRES_USER],
-      { stdio: ['ignore', 'ignore', 'pipe'] },
-    );
+    execFileSync('useradd', ['--system', '--user-group', '--no-create-home', '--home-dir', '/nonexistent', '--shell', '/usr/sbin/nologin', POSTGRES_USER], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
   } catch (error) {
     throw new Error(`PostgreSQL cannot run as root and creating the '${POSTGRES_USER}' user failed: ${String(error)}`);
   }
@@ -207,14 +205,7 @@ export async function stopPostgres(p: Pick<ManagedProcess, 'pid'>, graceMs = 30_
   }
 }
 
-function spawnServer(
-  bin: string,
-  dataDir: string,
-  port: number,
-  log: string,
-  who: Identity | undefined,
-  durable: boolean,
-): Promise<ManagedProcess> {
+function spawnServer(bin: string, dataDir: string, port: number, log: string, who: Identity | undefined, durable: boolean): Promise<ManagedProcess> {
   const settings = [
     'listen_addresses=127.0.0.1',
     `unix_socket_directories=${dataDir}`,

@@ -22,13 +22,7 @@ export interface ManagedProcess {
  * Starts `command` detached, in its own process group, output appended to `log`.
  * Throws at once when the binary cannot be executed.
  */
-export async function startProcess(
-  name: string,
-  command: string,
-  args: string[],
-  log: string,
-  env: NodeJS.ProcessEnv = process.env,
-): Promise<ManagedProcess> {
+export async function startProcess(name: string, command: string, args: string[], log: string, env: NodeJS.ProcessEnv = process.env): Promise<ManagedProcess> {
   const fd = openSync(log, 'a');
   try {
     const child = spawn(command, args, { detached: true, stdio: ['ignore', fd, fd], env });
@@ -92,12 +86,7 @@ export function logTail(log: string, lines = 15): string {
  * Polls `check` until it returns true, failing with the process's log tail
  * when the process dies or `timeoutMs` passes.
  */
-export async function waitUntil(
-  p: ManagedProcess,
-  what: string,
-  check: () => Promise<boolean>,
-  timeoutMs: number,
-): Promise<void> {
+export async function waitUntil(p: ManagedProcess, what: string, check: () => Promise<boolean>, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (!isAlive(p.pid)) {

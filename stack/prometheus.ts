@@ -21,7 +21,9 @@ export function* samples(text: string, name?: string): Generator<Sample> {
     const match = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? ([0-9.eE+-]+|NaN|\+Inf)$/.exec(line);
     if (!match) continue;
     if (name !== undefined && match[1] !== name) continue;
-    const labels = Object.fromEntries([...(match[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)].map((m) => [m[1] as string, m[2] as string]));
+    const labels = Object.fromEntries(
+      [...(match[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)].map((m) => [m[1] as string, m[2] as string]),
+    );
     yield { name: match[1] as string, labels, value: Number(match[3]) };
   }
 }

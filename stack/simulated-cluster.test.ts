@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { graceSeconds } from './simulated-cluster.ts';
 
 describe('the node lifecycle grace period of a simulated cluster', () => {
-  it('stays at Kubernetes\' 50 s for the kubelet-like defaults and grows with long heartbeats', () => {
+  it("stays at Kubernetes' 50 s for the kubelet-like defaults and grows with long heartbeats", () => {
     assert.equal(graceSeconds({ heartbeatSeconds: 20, leaseSeconds: 40 }), 50, 'Leases renewed every 10 s');
     assert.equal(graceSeconds({ heartbeatSeconds: 20, leaseSeconds: 0 }), 55, 'status every 22 s at most');
     assert.equal(graceSeconds({ heartbeatSeconds: 60, leaseSeconds: 0 }), 165);

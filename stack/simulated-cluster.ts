@@ -133,7 +133,12 @@ export async function startSimulatedCluster(
 /** Waits for the service account controller to create `default/default`, without which no pod is admitted. */
 async function waitForServiceAccount(core: CoreV1Api, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  while (!(await core.readNamespacedServiceAccount({ name: 'default', namespace: 'default' }).then(() => true, () => false))) {
+  while (
+    !(await core.readNamespacedServiceAccount({ name: 'default', namespace: 'default' }).then(
+      () => true,
+      () => false,
+    ))
+  ) {
     if (Date.now() > deadline) throw new Error(`the service account default/default was not created within ${timeoutMs / 1000}s`);
     await sleep(200);
   }

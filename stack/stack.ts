@@ -121,11 +121,7 @@ export async function startStack(options: {
   const started: ManagedProcess[] = [];
   try {
     let t0 = Date.now();
-    const kube = await startKube(
-      join(dir, 'kube'),
-      { etcdClient: ports.etcdClient, etcdPeer: ports.etcdPeer, apiserver: ports.apiserver },
-      options.env,
-    );
+    const kube = await startKube(join(dir, 'kube'), { etcdClient: ports.etcdClient, etcdPeer: ports.etcdPeer, apiserver: ports.apiserver }, options.env);
     started.push(kube.etcd, kube.apiserver);
     log(`kube-apiserver ready at ${kube.server} (${Date.now() - t0} ms)`);
     t0 = Date.now();

@@ -249,11 +249,7 @@ async function namespaceReady(address: string, env: NodeJS.ProcessEnv): Promise<
  * the same `dir`. On failure stops what it started and throws with the log
  * tail.
  */
-export async function startTemporalPostgres(
-  dir: string,
-  ports: ServerPorts,
-  env: NodeJS.ProcessEnv = process.env,
-): Promise<TemporalPostgresStack> {
+export async function startTemporalPostgres(dir: string, ports: ServerPorts, env: NodeJS.ProcessEnv = process.env): Promise<TemporalPostgresStack> {
   const server = temporalServerToolPath(TemporalServerTool.server, env);
   mkdirSync(dir, { recursive: true });
   // PostgreSQL runs as another user when we are root (./postgres.ts): let it traverse (not list)
@@ -280,7 +276,16 @@ export async function startTemporalPostgres(
     processes.push(proc);
     const address = `127.0.0.1:${ports.frontend}`;
     await waitUntil(proc, 'frontend port open', () => portOpen(ports.frontend), 120_000);
-    await waitUntil(proc, 'namespace registered', () => registerNamespace(address, env).then(() => true, () => false), 60_000);
+    await waitUntil(
+      proc,
+      'namespace registered',
+      () =>
+        registerNamespace(address, env).then(
+          () => true,
+          () => false,
+        ),
+      60_000,
+    );
     await waitUntil(proc, 'namespace and search attributes served', () => namespaceReady(address, env), 60_000);
     return { processes, address, postgresUrl: postgres.url };
   } catch (error) {

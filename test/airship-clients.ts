@@ -30,7 +30,11 @@ export function pyQuery(params: Record<string, PyValue>): string {
 export type Exchange = { method: string; path: string; headers: Record<string, string>; body?: string; answer: Answer };
 
 async function send(api: TestApi, method: string, path: string, headers: Record<string, string>, body?: string): Promise<Exchange> {
-  const answer = await api.call(method, path, { token: null, headers, ...(body !== undefined ? { body, type: headers['content-type'] ?? 'application/json' } : {}) });
+  const answer = await api.call(method, path, {
+    token: null,
+    headers,
+    ...(body !== undefined ? { body, type: headers['content-type'] ?? 'application/json' } : {}),
+  });
   return { method, path, headers, ...(body !== undefined ? { body } : {}), answer };
 }
 
@@ -45,7 +49,13 @@ export function shipyardClient(api: TestApi, token: string, verbosity = 1) {
   const get = (path: string, params: Record<string, PyValue> = {}) =>
     send(api, 'GET', `/api/v1.0/${path}${pyQuery({ ...params, verbosity })}`, { 'X-Context-Marker': marker, 'X-Auth-Token': token });
   const post = (path: string, params: Record<string, PyValue>, data?: string, contentType = 'application/x-yaml') =>
-    send(api, 'POST', `/api/v1.0/${path}${pyQuery({ ...params, verbosity })}`, { 'X-Context-Marker': marker, 'content-type': contentType, 'X-Auth-Token': token }, data ? data : undefined);
+    send(
+      api,
+      'POST',
+      `/api/v1.0/${path}${pyQuery({ ...params, verbosity })}`,
+      { 'X-Context-Marker': marker, 'content-type': contentType, 'X-Auth-Token': token },
+      data ? data : undefined,
+    );
   return {
     /** `post_configdocs`: `buffermode` (None, the CLI's default, is left out), `empty-collection=True` only when set. */
     postConfigdocs: (collection: string, bufferMode: string | null, emptyCollection: boolean, data: string) =>
@@ -56,7 +66,8 @@ export function shipyardClient(api: TestApi, token: string, verbosity = 1) {
     /** `get_configdocs_status`: `versions`, a list (the CLI's default committed and buffer) or None. */
     getConfigdocsStatus: (versions: readonly string[] | null = ['committed', 'buffer']) => get('configdocs', { versions }),
     /** `get_rendereddocs`: `version` (the CLI's default `buffer`). */
-    getRendereddocs: (version = 'buffer', cleartextSecrets = false) => get('renderedconfigdocs', { version, ...(cleartextSecrets ? { 'cleartext-secrets': 'true' } : {}) }),
+    getRendereddocs: (version = 'buffer', cleartextSecrets = false) =>
+      get('renderedconfigdocs', { version, ...(cleartextSecrets ? { 'cleartext-secrets': 'true' } : {}) }),
     /** `commit_configdocs`: `force` and `dryrun` always sent (False by default), no body. */
     commitConfigdocs: (force = false, dryrun = false) => post('commitconfigdocs', { force, dryrun }),
   };
@@ -73,10 +84,20 @@ export function drydockClient(api: TestApi, token: string, endUser?: string) {
   return {
     /** `create_task(design_ref, task_action, node_filter)`: the three fields, node_filter null when not given. */
     createTask: (designRef: string, action: string, nodeFilter: unknown = null) =>
-      send(api, 'POST', '/api/v1.0/tasks', { ...headers, 'content-type': 'application/json' }, JSON.stringify({ action, design_ref: designRef, node_filter: nodeFilter })),
+      send(
+        api,
+        'POST',
+        '/api/v1.0/tasks',
+        { ...headers, 'content-type': 'application/json' },
+        JSON.stringify({ action, design_ref: designRef, node_filter: nodeFilter }),
+      ),
     /** `get_task(task_id, builddata, subtaskerrors, layers)`: the query built by hand, only the options set. */
     getTask: (taskId: string, options: { builddata?: boolean; subtaskerrors?: boolean; layers?: number } = {}) => {
-      const query = [...(options.builddata ? ['builddata=true'] : []), ...(options.subtaskerrors ? ['subtaskerrors=true'] : []), ...(options.layers ? [`layers=${options.layers}`] : [])];
+      const query = [
+        ...(options.builddata ? ['builddata=true'] : []),
+        ...(options.subtaskerrors ? ['subtaskerrors=true'] : []),
+        ...(options.layers ? [`layers=${options.layers}`] : []),
+      ];
       return send(api, 'GET', `/api/v1.0/tasks/${taskId}${query.length > 0 ? `?${query.join('&')}` : ''}`, headers);
     },
     /** `get_tasks()`: no query. */
@@ -88,4 +109,5 @@ export function drydockClient(api: TestApi, token: string, endUser?: string) {
 export const nodeNameFilter = (nodes: readonly string[]) => ({ filter_set_type: 'union', filter_set: [{ filter_type: 'union', node_names: [...nodes] }] });
 
 /** The design_ref Shipyard's DesignRefHelper gives a revision (Deckhand's rendered documents). */
-export const deckhandDesignRef = (revision: number) => `deckhand+http://deckhand-int.ucp.svc.cluster.local:9000/api/v1.0/revisions/${revision}/rendered-documents`;
+export const deckhandDesignRef = (revision: number) =>
+  `deckhand+http://deckhand-int.ucp.svc.cluster.local:9000/api/v1.0/revisions/${revision}/rendered-documents`;

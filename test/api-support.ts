@@ -142,7 +142,11 @@ export async function eventually<T>(probe: () => Promise<T>, done: (value: T) =>
  * A relabel worker and an API server over the store at `storeUrl`, with
  * `nodes` registered (carrying `labels`) on the test cluster.
  */
-export async function startApiAndWorker(storeUrl: string, nodes: readonly string[], labels: Record<string, string>): Promise<{ worker: Awaited<ReturnType<typeof startRelabel>>; api: TestApi }> {
+export async function startApiAndWorker(
+  storeUrl: string,
+  nodes: readonly string[],
+  labels: Record<string, string>,
+): Promise<{ worker: Awaited<ReturnType<typeof startRelabel>>; api: TestApi }> {
   const worker = await startRelabel(storeUrl);
   const api = await startTestApi({ storeUrl, taskQueue: worker.taskQueue });
   const core = adminCore();

@@ -8,7 +8,13 @@
  * side of 256 KiB.
  */
 import fc from 'fast-check';
-import { APPLIED_ANNOTATION, OWNED_ANNOTATIONS_ANNOTATION, OWNED_LABELS_ANNOTATION, OWNED_TAINTS_ANNOTATION, RECORD_ANNOTATIONS } from '../src/core/plan/constants.ts';
+import {
+  APPLIED_ANNOTATION,
+  OWNED_ANNOTATIONS_ANNOTATION,
+  OWNED_LABELS_ANNOTATION,
+  OWNED_TAINTS_ANNOTATION,
+  RECORD_ANNOTATIONS,
+} from '../src/core/plan/constants.ts';
 import { KUBELET_LABEL_KEYS, NODE_CONFIG_ANNOTATIONS } from '../src/core/plan/label-keys.ts';
 import { ANNOTATIONS_MAX_BYTES } from '../src/core/site/node-metadata-checks.ts';
 import { UNINITIALIZED_TAINT_KEY } from '../src/core/plan/constants.ts';
@@ -159,7 +165,8 @@ const taint: fc.Arbitrary<CaseTaint> = fc
 const taints = fc.tuple(fc.array(taint, { minLength: 1, maxLength: 2 }), fc.boolean()).map(([list, duplicate]) => {
   const [first, second] = list;
   // Sometimes the same key and effect twice, which Kubernetes refuses.
-  if (duplicate && first !== undefined && second !== undefined) list[1] = { ...second, key: first.key, ...(first.effect === undefined ? {} : { effect: first.effect }) };
+  if (duplicate && first !== undefined && second !== undefined)
+    list[1] = { ...second, key: first.key, ...(first.effect === undefined ? {} : { effect: first.effect }) };
   return list;
 });
 
@@ -169,7 +176,10 @@ function recordBytes(c: NodeCase): number {
   return (
     record(OWNED_LABELS_ANNOTATION, Object.keys(c.labels)) +
     record(OWNED_ANNOTATIONS_ANNOTATION, Object.keys(c.annotations)) +
-    record(OWNED_TAINTS_ANNOTATION, c.taints.map((t) => `${t.key}:${t.effect ?? ''}`)) +
+    record(
+      OWNED_TAINTS_ANNOTATION,
+      c.taints.map((t) => `${t.key}:${t.effect ?? ''}`),
+    ) +
     bytes(APPLIED_ANNOTATION) +
     bytes(LONGEST_APPLIED)
   );

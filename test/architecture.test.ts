@@ -39,7 +39,10 @@ describe('architecture rules (lint)', () => {
 
   it('keeps src/core pure: nothing of ours outside it, no Temporal', async () => {
     for (const file of ['src/core/plan/targets.ts', 'src/core/site/schema.ts']) {
-      const found = await violations(`import { openStore } from '../../store/open-store.ts';\nimport { proxyActivities } from '@temporalio/workflow';\nexport const x = [openStore, proxyActivities];\n`, file);
+      const found = await violations(
+        `import { openStore } from '../../store/open-store.ts';\nimport { proxyActivities } from '@temporalio/workflow';\nexport const x = [openStore, proxyActivities];\n`,
+        file,
+      );
       assert.equal(found.filter((r) => r === 'no-restricted-imports').length, 2, `${file}: ${found.join()}`);
     }
   });
@@ -48,7 +51,11 @@ describe('architecture rules (lint)', () => {
     const found = await violations(`import { SchemaName } from '../site/schema.ts';\nexport const x = SchemaName;\n`, 'src/core/plan/targets.ts');
     assert.ok(found.includes('no-restricted-imports'), found.join());
     const reverse = await violations(`import { planLabels } from '../plan/label-plan.ts';\nexport const x = planLabels;\n`, 'src/core/site/schema.ts');
-    assert.deepEqual(reverse.filter((r) => r === 'no-restricted-imports'), [], 'the site side may import the plan side');
+    assert.deepEqual(
+      reverse.filter((r) => r === 'no-restricted-imports'),
+      [],
+      'the site side may import the plan side',
+    );
   });
 
   it('lets workflow code import only src/core/plan from the core, even as a type', async () => {
@@ -71,7 +78,10 @@ describe('architecture rules (lint)', () => {
       const found = await violations(code, 'src/activities/plan-run.ts');
       assert.ok(found.includes('no-restricted-imports'), `${code}: ${found.join()}`);
     }
-    const contracts = await violations(`import { runWorkflowId } from '../contracts/messages.ts';\nexport const x = runWorkflowId;\n`, 'src/activities/plan-run.ts');
+    const contracts = await violations(
+      `import { runWorkflowId } from '../contracts/messages.ts';\nexport const x = runWorkflowId;\n`,
+      'src/activities/plan-run.ts',
+    );
     assert.deepEqual(contracts, [], 'the activities may import src/contracts');
   });
 
@@ -90,7 +100,15 @@ describe('architecture rules (lint)', () => {
   });
 
   it('keeps src/contracts at the bottom: only itself, src/core/plan and the workflow-side Temporal packages', async () => {
-    for (const from of ['../workflows/failure.ts', '../activities/index.ts', '../store/run-store.ts', '../core/site/schema.ts', '@temporalio/client', 'node:fs', 'zod']) {
+    for (const from of [
+      '../workflows/failure.ts',
+      '../activities/index.ts',
+      '../store/run-store.ts',
+      '../core/site/schema.ts',
+      '@temporalio/client',
+      'node:fs',
+      'zod',
+    ]) {
       const found = await violations(`import { x } from '${from}';\nexport const y = x;\n`, 'src/contracts/messages.ts');
       assert.ok(found.includes('no-restricted-imports'), `src/contracts importing ${from}: ${found.join()}`);
     }
@@ -120,14 +138,20 @@ describe('one settings table (lint)', () => {
 
   it('lets the table read variables, and others pass the environment whole to it', async () => {
     const byName = await violations(`export const x = process.env.RELABEL_DEBUG;\n`, 'src/settings/table.ts');
-    assert.deepEqual(byName.filter((r) => r === 'no-restricted-syntax'), []);
+    assert.deepEqual(
+      byName.filter((r) => r === 'no-restricted-syntax'),
+      [],
+    );
     const whole = await violations(`export function f(env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {\n  return env;\n}\n`, 'src/facade/index.ts');
-    assert.deepEqual(whole.filter((r) => r === 'no-restricted-syntax'), []);
+    assert.deepEqual(
+      whole.filter((r) => r === 'no-restricted-syntax'),
+      [],
+    );
   });
 });
 
 describe('the fast workflow tests beside the workflow code (lint)', () => {
-  it('may use Node, the SDK\'s testing package and the stack\'s tool lookup, which workflow code still may not', async () => {
+  it("may use Node, the SDK's testing package and the stack's tool lookup, which workflow code still may not", async () => {
     const code = `import { readFileSync } from 'node:fs';\nimport { TestWorkflowEnvironment } from '@temporalio/testing';\nimport { toolPath } from '../../stack/tools.ts';\nexport const x = [readFileSync, TestWorkflowEnvironment, toolPath, Date.now()];\n`;
     for (const file of ['src/workflows/update-labels-window.test.ts', 'src/workflows/testing/environment.ts']) {
       assert.deepEqual(await violations(code, file), [], file);
@@ -157,8 +181,14 @@ describe('the local stack stays out of the product (lint)', () => {
   });
 
   it('lets the stack itself use product code', async () => {
-    const found = await violations(`import { SEARCH_ATTRIBUTES } from '../src/core/plan/constants.ts';\nexport const x = SEARCH_ATTRIBUTES;\n`, 'stack/temporal.ts');
-    assert.deepEqual(found.filter((r) => r === 'no-restricted-imports'), []);
+    const found = await violations(
+      `import { SEARCH_ATTRIBUTES } from '../src/core/plan/constants.ts';\nexport const x = SEARCH_ATTRIBUTES;\n`,
+      'stack/temporal.ts',
+    );
+    assert.deepEqual(
+      found.filter((r) => r === 'no-restricted-imports'),
+      [],
+    );
   });
 });
 
@@ -168,19 +198,28 @@ describe('the feature map (docs/architecture.md)', () => {
 
   it('names only paths that exist', () => {
     assert.ok(named.length > 50, `the map names ${named.length} paths`);
-    assert.deepEqual([...new Set(named)].filter((p) => !existsSync(join(ROOT, p))), []);
+    assert.deepEqual(
+      [...new Set(named)].filter((p) => !existsSync(join(ROOT, p))),
+      [],
+    );
   });
 
   it('the CI script (.ci/run) names only test files that exist', () => {
     const ci = readFileSync(join(ROOT, '.ci/run'), 'utf8');
     const files = [...ci.matchAll(/(?:src|test|bench|stack)\/[\w./-]+\.ts/g)].map((m) => m[0]);
-    assert.deepEqual(files.filter((p) => !existsSync(join(ROOT, p))), []);
+    assert.deepEqual(
+      files.filter((p) => !existsSync(join(ROOT, p))),
+      [],
+    );
   });
 
   it('names every folder of integration tests', () => {
     const support = new Set(['fixtures', 'histories', 'artifacts']);
     const folders = readdirSync(join(ROOT, 'test'), { withFileTypes: true }).filter((e) => e.isDirectory() && !support.has(e.name));
-    assert.deepEqual(folders.map((e) => `test/${e.name}/`).filter((f) => !named.some((p) => p.startsWith(f))), []);
+    assert.deepEqual(
+      folders.map((e) => `test/${e.name}/`).filter((f) => !named.some((p) => p.startsWith(f))),
+      [],
+    );
   });
 });
 
@@ -192,10 +231,18 @@ describe('the workflow bundle', () => {
   it('holds only the Temporal SDK and relabel code that workflows need, no schema library', async () => {
     const { code } = await workflowBundle();
     const packages = new Set([...code.matchAll(/node_modules\/((?:@[^/"']+\/)?[^/"']+)/g)].map((m) => m[1]));
-    assert.deepEqual([...packages].filter((p) => !/^(@temporalio\/(common|workflow)|nexus-rpc|long|ms)$/.test(p ?? '')), []);
+    assert.deepEqual(
+      [...packages].filter((p) => !/^(@temporalio\/(common|workflow)|nexus-rpc|long|ms)$/.test(p ?? '')),
+      [],
+    );
     const ours = new Set([...code.matchAll(/"\.\/src\/([a-z/.-]+\.ts)"/g)].map((m) => m[1]));
     assert.ok(ours.has('core/plan/failure-types.ts'), 'the bundle names the modules it holds as read here');
-    assert.deepEqual([...ours].filter((m) => m?.startsWith('core/') === true && !m.startsWith('core/plan/')), [], 'workflow code holds no core module outside src/core/plan');
-    for (const heavy of ['core/site/schema.ts', 'core/site/validate-site.ts', 'core/site/design-resolve.ts']) assert.ok(!ours.has(heavy), `${heavy} is not in the workflow bundle`);
+    assert.deepEqual(
+      [...ours].filter((m) => m?.startsWith('core/') === true && !m.startsWith('core/plan/')),
+      [],
+      'workflow code holds no core module outside src/core/plan',
+    );
+    for (const heavy of ['core/site/schema.ts', 'core/site/validate-site.ts', 'core/site/design-resolve.ts'])
+      assert.ok(!ours.has(heavy), `${heavy} is not in the workflow bundle`);
   });
 });

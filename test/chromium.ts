@@ -28,7 +28,15 @@ export interface HeadlessChromium {
 }
 
 /** Flags for a Chromium we did not choose, running as root in a container as readily as on a desktop. */
-const GENERIC_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const GENERIC_ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 
 /** Decompress the file `archive` to `target`. */
 async function unbrotli(archive: string, target: string, mode = 0o644): Promise<void> {
@@ -92,11 +100,14 @@ async function unpackBundled(cache: string): Promise<string> {
 export async function headlessChromium(env: NodeJS.ProcessEnv = process.env): Promise<HeadlessChromium> {
   const explicit = env.RELABEL_CHROMIUM;
   if (explicit) {
-    if (!existsSync(explicit)) throw new Error(`RELABEL_CHROMIUM=${explicit} does not exist; point it at a Chromium executable, or unset it to use the bundled build`);
+    if (!existsSync(explicit))
+      throw new Error(`RELABEL_CHROMIUM=${explicit} does not exist; point it at a Chromium executable, or unset it to use the bundled build`);
     return { executablePath: explicit, args: GENERIC_ARGS, env: { ...env } };
   }
   if (process.platform !== 'linux' || process.arch !== 'x64') {
-    throw new Error(`the bundled Chromium (@sparticuz/chromium) runs on Linux x64 only, not ${process.platform}-${process.arch}: set RELABEL_CHROMIUM to a Chromium executable`);
+    throw new Error(
+      `the bundled Chromium (@sparticuz/chromium) runs on Linux x64 only, not ${process.platform}-${process.arch}: set RELABEL_CHROMIUM to a Chromium executable`,
+    );
   }
   const dir = await unpackBundled(toolsDir(env));
   return {

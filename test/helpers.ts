@@ -109,7 +109,10 @@ export function workflowBundle(): Promise<WorkflowBundle> {
  * task queue of its own over the store at `storeUrl`, with the facade
  * clients use. `stop()` shuts it down.
  */
-export async function startRelabel(storeUrl: string, options: { worker?: boolean; kubeQps?: number } = {}): Promise<{
+export async function startRelabel(
+  storeUrl: string,
+  options: { worker?: boolean; kubeQps?: number } = {},
+): Promise<{
   runs: Runs;
   client: Client;
   store: Store;
@@ -215,7 +218,13 @@ export async function serviceAccountKubeconfig(
   writeFileSync(path, JSON.stringify(config), { mode: 0o600 });
   // RBAC takes effect asynchronously.
   const own = loadKubeConfig(path).makeApiClient(CoreV1Api);
-  for (let deadline = Date.now() + 30_000; !(await own.readNode({ name: node }).then(() => true, () => false)); ) {
+  for (
+    let deadline = Date.now() + 30_000;
+    !(await own.readNode({ name: node }).then(
+      () => true,
+      () => false,
+    ));
+  ) {
     if (Date.now() > deadline) throw new Error(`service account ${name} still cannot read node ${node} after 30 s`);
     await new Promise((resolve) => setTimeout(resolve, 200));
   }

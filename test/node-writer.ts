@@ -41,7 +41,13 @@ function adminCredentials(): { server: string; ca: Buffer; token: string } {
 /** Sends one PATCH on `session`; resolves once the API server answers 200, rejects with its answer otherwise. */
 function patch(session: ClientHttp2Session, token: string, path: string, contentType: string, body: string): Promise<void> {
   return new Promise((resolve, reject) => {
-    const stream = session.request({ ':method': 'PATCH', ':path': path, authorization: `Bearer ${token}`, 'content-type': contentType, accept: 'application/json' });
+    const stream = session.request({
+      ':method': 'PATCH',
+      ':path': path,
+      authorization: `Bearer ${token}`,
+      'content-type': contentType,
+      accept: 'application/json',
+    });
     let status = 0;
     let answer = '';
     stream.setEncoding('utf8');
@@ -84,11 +90,23 @@ export function startNodeWriter(nodes: readonly string[], lanes: number): NodeWr
       for (let i = first; i < nodes.length && !stopping; i += lanes) {
         const name = encodeURIComponent(nodes[i] as string);
         const value = `r${round}`;
-        await patch(session, token, `/api/v1/nodes/${name}`, 'application/merge-patch+json', JSON.stringify({ metadata: { labels: { [WRITER_LABEL]: value } } }));
+        await patch(
+          session,
+          token,
+          `/api/v1/nodes/${name}`,
+          'application/merge-patch+json',
+          JSON.stringify({ metadata: { labels: { [WRITER_LABEL]: value } } }),
+        );
         last.set(nodes[i] as string, value);
         landed(i);
         const condition = { type: WRITER_CONDITION, status: 'True', reason: value, lastHeartbeatTime: new Date().toISOString() };
-        await patch(session, token, `/api/v1/nodes/${name}/status`, 'application/strategic-merge-patch+json', JSON.stringify({ status: { conditions: [condition] } }));
+        await patch(
+          session,
+          token,
+          `/api/v1/nodes/${name}/status`,
+          'application/strategic-merge-patch+json',
+          JSON.stringify({ status: { conditions: [condition] } }),
+        );
         landed(i);
       }
     }

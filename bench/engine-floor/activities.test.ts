@@ -17,7 +17,9 @@ describe('floorPatch', () => {
 
   it("replaces the previous pass's values and leaves every other key alone", () => {
     const before = floorValues('t1');
-    const stored: Stored = { metadata: { uid: 'u1', labels: { ...before.labels, 'kubernetes.io/hostname': 'n1' }, annotations: { ...before.annotations, other: 'x' } } };
+    const stored: Stored = {
+      metadata: { uid: 'u1', labels: { ...before.labels, 'kubernetes.io/hostname': 'n1' }, annotations: { ...before.annotations, other: 'x' } },
+    };
     const node: FloorNode = { name: 'n1', uid: 'u1', labels: before.labels, annotations: before.annotations };
     const after = applyJsonPatch(stored, floorPatch(node, 't2'));
     assert.deepEqual(after.metadata.labels, { ...next.labels, 'kubernetes.io/hostname': 'n1' });

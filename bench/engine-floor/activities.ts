@@ -29,7 +29,11 @@ export type FloorNode = {
 export type FloorPage = { nodes: FloorNode[]; cont?: string; last?: string };
 
 /** The tests and adds of one map: each key tested as read (absent: `null`), then set; an absent map is tested absent and added whole. */
-function mapOps(field: 'labels' | 'annotations', read: Record<string, string> | null, next: Record<string, string>): { tests: JsonPatchOp[]; adds: JsonPatchOp[] } {
+function mapOps(
+  field: 'labels' | 'annotations',
+  read: Record<string, string> | null,
+  next: Record<string, string>,
+): { tests: JsonPatchOp[]; adds: JsonPatchOp[] } {
   const base = `/metadata/${field}`;
   if (read === null) return { tests: [{ op: 'test', path: base, value: null }], adds: [{ op: 'add', path: base, value: next }] };
   const entries = Object.entries(next);
@@ -56,7 +60,8 @@ export function floorPatch(node: FloorNode, tag: string): JsonPatchOp[] {
 
 /** `state` as the floor's write needs it: the values of the floor's keys only. */
 function floorNodeOf(state: Pick<NodeState, 'name' | 'uid' | 'labels' | 'annotations'>, hasLabels = true, hasAnnotations = true): FloorNode {
-  const pick = (from: Record<string, string>, keys: readonly string[]) => Object.fromEntries(keys.filter((k) => Object.hasOwn(from, k)).map((k) => [k, from[k] as string]));
+  const pick = (from: Record<string, string>, keys: readonly string[]) =>
+    Object.fromEntries(keys.filter((k) => Object.hasOwn(from, k)).map((k) => [k, from[k] as string]));
   return {
     name: state.name,
     uid: state.uid ?? '',
@@ -68,7 +73,10 @@ function floorNodeOf(state: Pick<NodeState, 'name' | 'uid' | 'labels' | 'annotat
 /** Whether `state` already carries the pass's values. */
 function carries(state: Pick<NodeState, 'labels' | 'annotations'>, tag: string): boolean {
   const next = floorValues(tag);
-  return Object.entries(next.labels).every(([k, v]) => state.labels[k] === v) && state.annotations[FLOOR_OWNED_ANNOTATION] === next.annotations[FLOOR_OWNED_ANNOTATION];
+  return (
+    Object.entries(next.labels).every(([k, v]) => state.labels[k] === v) &&
+    state.annotations[FLOOR_OWNED_ANNOTATION] === next.annotations[FLOOR_OWNED_ANNOTATION]
+  );
 }
 
 /**
@@ -83,7 +91,13 @@ export function createEngineFloorActivities(kc: KubeConfig, qps: number) {
   const toPage = (items: V1Node[], prefix: string, cont: string | undefined): FloorPage => ({
     nodes: items
       .filter((n) => n.metadata?.name?.startsWith(prefix))
-      .map((n) => floorNodeOf({ name: n.metadata?.name ?? '', uid: n.metadata?.uid, labels: n.metadata?.labels ?? {}, annotations: n.metadata?.annotations ?? {} }, n.metadata?.labels !== undefined, n.metadata?.annotations !== undefined)),
+      .map((n) =>
+        floorNodeOf(
+          { name: n.metadata?.name ?? '', uid: n.metadata?.uid, labels: n.metadata?.labels ?? {}, annotations: n.metadata?.annotations ?? {} },
+          n.metadata?.labels !== undefined,
+          n.metadata?.annotations !== undefined,
+        ),
+      ),
     ...(cont ? { cont } : {}),
     ...(items.length > 0 ? { last: items.at(-1)?.metadata?.name } : {}),
   });

@@ -41,7 +41,13 @@ export interface EngineFloorPassContext {
 /** Forks the engine-floor worker; resolves once it is created. */
 function startFloorWorker(stack: StackInfo, kubeQps: number): Promise<ChildProcess> {
   const child = fork(new URL('./worker.ts', import.meta.url).pathname, [], {
-    env: { ...process.env, TEMPORAL_ADDRESS: stack.temporalAddress, KUBECONFIG: stack.kubeconfig, ENGINE_FLOOR_TASK_QUEUE: TASK_QUEUE, ENGINE_FLOOR_KUBE_QPS: String(kubeQps) },
+    env: {
+      ...process.env,
+      TEMPORAL_ADDRESS: stack.temporalAddress,
+      KUBECONFIG: stack.kubeconfig,
+      ENGINE_FLOOR_TASK_QUEUE: TASK_QUEUE,
+      ENGINE_FLOOR_KUBE_QPS: String(kubeQps),
+    },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     execArgv: [...process.execArgv, ...WORKER_NODE_FLAGS, ...(process.env.BENCH_WORKER_NODE_OPTIONS?.split(' ').filter(Boolean) ?? [])],
   });
@@ -68,7 +74,16 @@ export async function engineFloorPass(ctx: EngineFloorPassContext): Promise<{ ms
     const handle = await client.workflow.start<typeof engineFloor>('engineFloor', {
       taskQueue: TASK_QUEUE,
       workflowId: `engine-floor-${tag}`,
-      args: [{ prefix: ctx.prefix, tag, concurrency: ctx.concurrency, continueAsNewAfter: ctx.continueAsNewAfter ?? DEFAULT_CONTINUE_AS_NEW_AFTER, maxHistoryEvents: MAX_HISTORY_EVENTS, maxHistoryBytes: MAX_HISTORY_BYTES }],
+      args: [
+        {
+          prefix: ctx.prefix,
+          tag,
+          concurrency: ctx.concurrency,
+          continueAsNewAfter: ctx.continueAsNewAfter ?? DEFAULT_CONTINUE_AS_NEW_AFTER,
+          maxHistoryEvents: MAX_HISTORY_EVENTS,
+          maxHistoryBytes: MAX_HISTORY_BYTES,
+        },
+      ],
     });
     const result = await handle.result();
     const ms = performance.now() - t0;
@@ -81,13 +96,25 @@ export async function engineFloorPass(ctx: EngineFloorPassContext): Promise<{ ms
     const temporal = temporalFigures(temporal0, await temporalCounts(metricsUrl, TASK_QUEUE), history.children);
     const wrong = await nodesWithout(ctx.core, ctx.prefix, tag);
     const row = {
-      nodes: size, pass: 'engine-floor', seconds: +(ms / 1000).toFixed(2), ratioToFloor: +(ms / ctx.floorMs).toFixed(2),
-      nodesPerSecond: Math.round(size / (ms / 1000)), written: result.written, writesCounted: writes, failed: result.failed,
-      children: history.children, executions: history.executions, parentEvents: history.events,
+      nodes: size,
+      pass: 'engine-floor',
+      seconds: +(ms / 1000).toFixed(2),
+      ratioToFloor: +(ms / ctx.floorMs).toFixed(2),
+      nodesPerSecond: Math.round(size / (ms / 1000)),
+      written: result.written,
+      writesCounted: writes,
+      failed: result.failed,
+      children: history.children,
+      executions: history.executions,
+      parentEvents: history.events,
       eventsPerChangedNode: history.children > 0 ? +(history.allEvents / history.children).toFixed(1) : null,
-      largestPayloadKB: +(history.largestPayload / 1024).toFixed(1), workerPeakRssMiB: peakRssMiB(worker.pid as number), cpuSeconds: cpuSecondsUsed,
-      cpuMsPerChangedNode: history.children > 0 ? Object.fromEntries(Object.entries(cpuSecondsUsed).map(([k, v]) => [k, +((v * 1000) / history.children).toFixed(1)])) : null,
-      temporal, wrongNodes: wrong.length,
+      largestPayloadKB: +(history.largestPayload / 1024).toFixed(1),
+      workerPeakRssMiB: peakRssMiB(worker.pid as number),
+      cpuSeconds: cpuSecondsUsed,
+      cpuMsPerChangedNode:
+        history.children > 0 ? Object.fromEntries(Object.entries(cpuSecondsUsed).map(([k, v]) => [k, +((v * 1000) / history.children).toFixed(1)])) : null,
+      temporal,
+      wrongNodes: wrong.length,
     };
     const problems = [
       result.written !== size && `result says ${result.written} written, expected ${size}`,

@@ -56,7 +56,9 @@ export async function engineFloorNode(input: { node: FloorNode; tag: string }): 
  * children or when its history nears the limits, after the window drains.
  */
 export async function engineFloor(input: EngineFloorInput): Promise<EngineFloorResult> {
-  const state: EngineFloorCarried = input.carried ? { ...input.carried, executions: input.carried.executions + 1 } : { rest: [], written: 0, failed: 0, children: 0, executions: 1 };
+  const state: EngineFloorCarried = input.carried
+    ? { ...input.carried, executions: input.carried.executions + 1 }
+    : { rest: [], written: 0, failed: 0, children: 0, executions: 1 };
   const queue = [...state.rest];
   let listed = input.carried !== undefined;
   let running = 0;
@@ -69,7 +71,12 @@ export async function engineFloor(input: EngineFloorInput): Promise<EngineFloorR
   while (!full()) {
     if (queue.length === 0) {
       if (listed && state.cont === undefined) break;
-      const page = await listFloorNodes({ prefix: input.prefix, limit: PAGE_SIZE, ...(state.cont ? { cont: state.cont } : {}), ...(state.after ? { after: state.after } : {}) });
+      const page = await listFloorNodes({
+        prefix: input.prefix,
+        limit: PAGE_SIZE,
+        ...(state.cont ? { cont: state.cont } : {}),
+        ...(state.after ? { after: state.after } : {}),
+      });
       listed = true;
       queue.push(...page.nodes);
       state.cont = page.cont;

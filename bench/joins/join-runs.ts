@@ -39,7 +39,7 @@ export interface RunFigures {
 async function executionEvents(client: Client, workflowId: string, runId: string): Promise<{ events: number[]; lastAt: number }> {
   const out: number[] = [];
   let lastAt = Number.NaN;
-  for (let id: string | undefined = runId; id; ) {
+  for (let id: string | undefined = runId; id;) {
     const history: temporal.api.history.v1.IHistory = await client.workflow.getHandle(workflowId, id).fetchHistory();
     const events = history.events ?? [];
     out.push(events.length);
@@ -76,15 +76,28 @@ async function ended(client: Client, store: RunStore, record: RunRecord): Promis
     r = await store.get(r.id);
   }
   if (!r.workflowId || !r.executionRunId) throw new Error(`run ${r.id} has no workflow execution recorded after 10 s`);
-  await client.workflow.getHandle(r.workflowId, r.executionRunId).result().catch(() => undefined);
+  await client.workflow
+    .getHandle(r.workflowId, r.executionRunId)
+    .result()
+    .catch(() => undefined);
   return store.get(r.id);
 }
 
 /** A workflow's history figures from its first execution `runId` on: executions, events of the largest, children, largest payload, when it last recorded an event. */
-export async function historyOf(client: Client, workflowId: string, runId: string): Promise<Pick<RunFigures, 'executions' | 'maxEvents' | 'children' | 'largestPayload' | 'lastEventAt'>> {
+export async function historyOf(
+  client: Client,
+  workflowId: string,
+  runId: string,
+): Promise<Pick<RunFigures, 'executions' | 'maxEvents' | 'children' | 'largestPayload' | 'lastEventAt'>> {
   const history = await historyFigures(client, workflowId, runId);
   const chain = await executionEvents(client, workflowId, runId);
-  return { executions: history.executions, maxEvents: Math.max(...chain.events), children: history.children, largestPayload: history.largestPayload, lastEventAt: chain.lastAt };
+  return {
+    executions: history.executions,
+    maxEvents: Math.max(...chain.events),
+    children: history.children,
+    largestPayload: history.largestPayload,
+    lastEventAt: chain.lastAt,
+  };
 }
 
 /** Waits for `record`'s run to end, then reads its figures. */
@@ -92,7 +105,16 @@ export async function runFigures(client: Client, store: RunStore, record: RunRec
   const r = await ended(client, store, record);
   const history = await historyOf(client, r.workflowId as string, r.executionRunId as string);
   const counts = await store.counts(r.id);
-  return { run: r.id, via: r.startedVia, targets: r.targetCount, written: counts.written, refused: await runRefusals(store, r.id), outcome: r.outcome, createdAt: r.createdAt.getTime(), ...history };
+  return {
+    run: r.id,
+    via: r.startedVia,
+    targets: r.targetCount,
+    written: counts.written,
+    refused: await runRefusals(store, r.id),
+    outcome: r.outcome,
+    createdAt: r.createdAt.getTime(),
+    ...history,
+  };
 }
 
 /** The first few runs whose history is over Temporal's limits, in words. */
@@ -110,7 +132,7 @@ export function historyProblems(figures: readonly { run: number | string; maxEve
 export async function writers(store: RunStore, runs: readonly number[], names: ReadonlySet<string>): Promise<Map<string, number[]>> {
   const out = new Map<string, number[]>();
   for (const run of runs) {
-    for (let afterSeq = -1; ; ) {
+    for (let afterSeq = -1; ;) {
       const rows = await store.nodes(run, { afterSeq, limit: MAX_RUN_PAGE });
       for (const row of rows) if (row.written && names.has(row.node)) out.set(row.node, [...(out.get(row.node) ?? []), run]);
       const last = rows.at(-1);

@@ -53,7 +53,12 @@ const SETTLE_MS = 2000;
 export async function nfdBurst(ctx: NfdBurstContext): Promise<NfdBurst> {
   nfdMasterPath();
   await prepareNfd(ctx.kc);
-  const master = await startNfdMaster({ kubeconfig: ctx.stack.adminKubeconfig, nodeName: MASTER_NODE, namespace: NFD_NAMESPACE, log: join(ctx.dir, 'nfd-join-burst.log') });
+  const master = await startNfdMaster({
+    kubeconfig: ctx.stack.adminKubeconfig,
+    nodeName: MASTER_NODE,
+    namespace: NFD_NAMESPACE,
+    log: join(ctx.dir, 'nfd-join-burst.log'),
+  });
   try {
     for (let i = 0; (await nodesUpdated(master)) === undefined; i++) {
       if (i > 300) throw new Error(`nfd-master's metrics did not answer within 30 s (log: ${master.process.log})`);

@@ -81,7 +81,9 @@ async function removeCreated(kc: KubeConfig, nodes: readonly string[], features:
   const gone = (err: unknown) => {
     if ((err as { code?: number }).code !== 404) throw err;
   };
-  await pool(features, CREATE_WIDTH, (name) => custom.deleteNamespacedCustomObject({ group: NFD_GROUP, version: 'v1alpha1', namespace: NFD_NAMESPACE, plural: 'nodefeatures', name }).catch(gone));
+  await pool(features, CREATE_WIDTH, (name) =>
+    custom.deleteNamespacedCustomObject({ group: NFD_GROUP, version: 'v1alpha1', namespace: NFD_NAMESPACE, plural: 'nodefeatures', name }).catch(gone),
+  );
   await pool(nodes, CREATE_WIDTH, (name) => core.deleteNode({ name }).catch(gone));
 }
 
@@ -102,7 +104,9 @@ export async function joinPasses(ctx: JoinPassContext): Promise<PassOutcome[]> {
     const t = performance.now();
     const setup = await ctx.runs.start({ targets: ctx.registered, concurrency: ctx.concurrency });
     const setupDone = await ctx.runs.wait(setup, undefined, 100);
-    console.log(`# join: the ${ctx.size} registered nodes brought to the revision by run ${setup.run} (${setupDone.result?.status ?? setupDone.execution}, ${setupDone.result?.counts.written ?? 0} written) in ${Math.round(performance.now() - t)} ms`);
+    console.log(
+      `# join: the ${ctx.size} registered nodes brought to the revision by run ${setup.run} (${setupDone.result?.status ?? setupDone.execution}, ${setupDone.result?.counts.written ?? 0} written) in ${Math.round(performance.now() - t)} ms`,
+    );
     watch = await startLabelWatch(ctx.kc);
     const enabled = await joins.enable({ by: 'bench', watch: { batchDelayMs: ctx.batchDelayMs } });
     const enabledAt = performance.now();
@@ -111,38 +115,52 @@ export async function joinPasses(ctx: JoinPassContext): Promise<PassOutcome[]> {
       if (performance.now() - enabledAt > 60_000) throw new Error(`the join watcher has not listed the nodes after 60 s: ${JSON.stringify(s)}`);
       await sleep(100);
     }
-    console.log(`# join: the watcher of site ${enabled.site} watches, ${Math.round(performance.now() - enabledAt)} ms after joins were enabled (batch delay ${ctx.batchDelayMs} ms, worker at ${ctx.kubeQps || 'no'} QPS)`);
+    console.log(
+      `# join: the watcher of site ${enabled.site} watches, ${Math.round(performance.now() - enabledAt)} ms after joins were enabled (batch delay ${ctx.batchDelayMs} ms, worker at ${ctx.kubeQps || 'no'} QPS)`,
+    );
     const scene: Scene = {
-      stack: ctx.stack, core: ctx.kc.makeApiClient(CoreV1Api), client: ctx.client, store: ctx.store, runs: ctx.runs, watch, size: ctx.size, concurrency: ctx.concurrency,
-      width: CREATE_WIDTH, registered: ctx.registered, siteFiles: site.files, design, nextRun: setup.run + 1, commit: (files, message) => commitSite(ctx.store, ctx.designs, files, message),
+      stack: ctx.stack,
+      core: ctx.kc.makeApiClient(CoreV1Api),
+      client: ctx.client,
+      store: ctx.store,
+      runs: ctx.runs,
+      watch,
+      size: ctx.size,
+      concurrency: ctx.concurrency,
+      width: CREATE_WIDTH,
+      registered: ctx.registered,
+      siteFiles: site.files,
+      design,
+      nextRun: setup.run + 1,
+      commit: (files, message) => commitSite(ctx.store, ctx.designs, files, message),
     };
     const workerQps = { workerKubeQps: ctx.kubeQps };
     const withQps = (rows: PassOutcome[]) => rows.map((o) => ({ ...o, row: { ...o.row, ...workerQps } }));
     out.push(...withQps(await guarded(ctx.size, `join-${one.length}-one-at-a-time`, () => oneAtATime(scene, `join-${one.length}-one-at-a-time`, one))));
     out.push(...withQps(await guarded(ctx.size, `join-${many.length}-at-once`, () => burst(scene, `join-${many.length}-at-once`, many))));
     const relabelBurst = out.at(-1)?.row.seconds;
-    out.push(...(await guarded(ctx.size, `nfd-${nfdNodes.length}-at-once`, async () => {
-      const nfd = await nfdBurst({ stack: ctx.stack, kc: ctx.kc, core: scene.core, dir: ctx.dir, watch: scene.watch, names: nfdNodes, width: CREATE_WIDTH });
-      const seconds = +(nfd.ms / 1000).toFixed(2);
-      return {
-        row: {
-          nodes: ctx.size, pass: `nfd-${nfdNodes.length}-at-once`, seconds, ...percentiles(nfd.latencies), joiners: nfdNodes.length, labelled: nfd.latencies.length,
-          relabelRatio: typeof relabelBurst === 'number' ? +(relabelBurst / seconds).toFixed(2) : null, writesCounted: nfd.writes, createSeconds: +(nfd.createMs / 1000).toFixed(2), updaters: nfd.updaters, args: nfd.args,
-        },
-        problems: nfd.missing.length > 0 ? [`${nfd.missing.length} of ${nfdNodes.length} not labelled by nfd-master by the deadline`] : [],
-      };
-    })));
+    out.push(...(await guarded(ctx.size, `nfd-${nfdNodes.length}-at-once`, () => nfdBurstRow(ctx, scene, nfdNodes, relabelBurst))));
     out.push(...withQps(await guarded(ctx.size, `join-${during.length}-during-a-run`, () => duringRun(scene, `join-${during.length}-during-a-run`, during))));
     // The watcher's own history, so far: it must stay within the limits however long it runs.
     const status = await joins.status();
     const history = await historyOf(ctx.client, joinWorkflowId(enabled.site), enabled.runId ?? '');
     out.push({
       row: {
-        nodes: ctx.size, pass: 'join-watcher', seconds: +((performance.now() - enabledAt) / 1000).toFixed(2), executions: history.executions, maxEventsPerExecution: history.maxEvents,
-        largestPayloadKB: +(history.largestPayload / 1024).toFixed(1), joinRuns: status.watcher?.runs, dispatched: status.watcher?.dispatched, unmanaged: status.watcher?.unmanaged,
+        nodes: ctx.size,
+        pass: 'join-watcher',
+        seconds: +((performance.now() - enabledAt) / 1000).toFixed(2),
+        executions: history.executions,
+        maxEventsPerExecution: history.maxEvents,
+        largestPayloadKB: +(history.largestPayload / 1024).toFixed(1),
+        joinRuns: status.watcher?.runs,
+        dispatched: status.watcher?.dispatched,
+        unmanaged: status.watcher?.unmanaged,
         workerPeakRssMiB: peakRssMiB(worker.pid as number),
       },
-      problems: [...historyProblems([{ run: joinWorkflowId(enabled.site), ...history }], 'watcher'), ...(status.enabled ? [] : [`the watcher stopped: ${status.ended ?? '?'}`])],
+      problems: [
+        ...historyProblems([{ run: joinWorkflowId(enabled.site), ...history }], 'watcher'),
+        ...(status.enabled ? [] : [`the watcher stopped: ${status.ended ?? '?'}`]),
+      ],
     });
   } finally {
     await joins.disable().catch(() => undefined);
@@ -152,4 +170,26 @@ export async function joinPasses(ctx: JoinPassContext): Promise<PassOutcome[]> {
     await removeCreated(ctx.kc, [...site.joiners, ...nfdNodes], nfdNodes);
   }
   return out;
+}
+
+/** NFD labelling a burst of nodes beside relabel's: the row, with relabel's time over NFD's. */
+async function nfdBurstRow(ctx: JoinPassContext, scene: Scene, nfdNodes: string[], relabelBurst: unknown): Promise<PassOutcome> {
+  const nfd = await nfdBurst({ stack: ctx.stack, kc: ctx.kc, core: scene.core, dir: ctx.dir, watch: scene.watch, names: nfdNodes, width: CREATE_WIDTH });
+  const seconds = +(nfd.ms / 1000).toFixed(2);
+  return {
+    row: {
+      nodes: ctx.size,
+      pass: `nfd-${nfdNodes.length}-at-once`,
+      seconds,
+      ...percentiles(nfd.latencies),
+      joiners: nfdNodes.length,
+      labelled: nfd.latencies.length,
+      relabelRatio: typeof relabelBurst === 'number' ? +(relabelBurst / seconds).toFixed(2) : null,
+      writesCounted: nfd.writes,
+      createSeconds: +(nfd.createMs / 1000).toFixed(2),
+      updaters: nfd.updaters,
+      args: nfd.args,
+    },
+    problems: nfd.missing.length > 0 ? [`${nfd.missing.length} of ${nfdNodes.length} not labelled by nfd-master by the deadline`] : [],
+  };
 }

@@ -74,7 +74,13 @@ interface Measured {
 
 /** Starts measuring: the time, node writes so far, the next run number. */
 async function mark(s: Scene): Promise<Measured> {
-  return { t0: performance.now(), writes0: await nodeRequestCount(s.stack.adminKubeconfig, 'PATCH', { code: 200 }), firstRun: s.nextRun, created: new Map(), arrivals: new Map() };
+  return {
+    t0: performance.now(),
+    writes0: await nodeRequestCount(s.stack.adminKubeconfig, 'PATCH', { code: 200 }),
+    firstRun: s.nextRun,
+    created: new Map(),
+    arrivals: new Map(),
+  };
 }
 
 /** Creates `names` as joining nodes, `width` at once, noting when each create was sent. */
@@ -103,26 +109,61 @@ async function outcome(s: Scene, pass: string, joiners: readonly string[], m: Me
   for (const r of records) figures.push(await runFigures(s.client, s.store.runs, r));
   const joinRuns = figures.filter((f) => f.via === StartedVia.join);
   const joinIds = new Set(joinRuns.map((f) => f.run));
-  const twice = [...(await writers(s.store.runs, figures.map((f) => f.run), new Set(joiners)))].filter(([, runs]) => runs.length > 1);
+  const twice = [
+    ...(await writers(
+      s.store.runs,
+      figures.map((f) => f.run),
+      new Set(joiners),
+    )),
+  ].filter(([, runs]) => runs.length > 1);
   const notByJoin = [...m.arrivals].filter(([, a]) => !a.applied || !joinIds.has(a.applied.run));
   const relabelWrites = joinRuns.reduce((sum, f) => sum + f.written, 0);
   const row = {
-    nodes: s.size, pass, seconds: round(ms / 1000), ...percentiles([...m.arrivals].map(([name, a]) => a.at - (m.created.get(name) ?? m.t0))),
-    joiners: joiners.length, labelled: m.arrivals.size, writesCounted: writes, writesPerJoinedNode: round(writes / joiners.length),
-    relabelWritesPerJoinedNode: round(relabelWrites / joiners.length), refused: joinRuns.reduce((sum, f) => sum + f.refused, 0), joinRuns: joinRuns.length,
-    maxEventsPerExecution: Math.max(0, ...figures.map((f) => f.maxEvents)), largestPayloadKB: round(Math.max(0, ...figures.map((f) => f.largestPayload)) / 1024, 1),
+    nodes: s.size,
+    pass,
+    seconds: round(ms / 1000),
+    ...percentiles([...m.arrivals].map(([name, a]) => a.at - (m.created.get(name) ?? m.t0))),
+    joiners: joiners.length,
+    labelled: m.arrivals.size,
+    writesCounted: writes,
+    writesPerJoinedNode: round(writes / joiners.length),
+    relabelWritesPerJoinedNode: round(relabelWrites / joiners.length),
+    refused: joinRuns.reduce((sum, f) => sum + f.refused, 0),
+    joinRuns: joinRuns.length,
+    maxEventsPerExecution: Math.max(0, ...figures.map((f) => f.maxEvents)),
+    largestPayloadKB: round(Math.max(0, ...figures.map((f) => f.largestPayload)) / 1024, 1),
     // Each run's start and end, in seconds from the scenario's start: where the time went.
     runs: figures.slice(0, 20).map((f) => ({
-      run: f.run, via: f.via, targets: f.targets, written: f.written, refused: f.refused, outcome: f.outcome, executions: f.executions, maxEvents: f.maxEvents, children: f.children,
-      fromS: round((f.createdAt - performance.timeOrigin - m.t0) / 1000), toS: round((f.lastEventAt - performance.timeOrigin - m.t0) / 1000),
+      run: f.run,
+      via: f.via,
+      targets: f.targets,
+      written: f.written,
+      refused: f.refused,
+      outcome: f.outcome,
+      executions: f.executions,
+      maxEvents: f.maxEvents,
+      children: f.children,
+      fromS: round((f.createdAt - performance.timeOrigin - m.t0) / 1000),
+      toS: round((f.lastEventAt - performance.timeOrigin - m.t0) / 1000),
     })),
     ...extra.row,
   };
   const problems = [
     missing.length > 0 && `${missing.length} of ${joiners.length} not labelled by the deadline (${missing.slice(0, 3).join(', ')})`,
-    twice.length > 0 && `${twice.length} written by two runs (${twice.slice(0, 3).map(([n, runs]) => `${n}: runs ${runs.join(', ')}`).join('; ')})`,
-    notByJoin.length > 0 && `${notByJoin.length} labelled under no join run's record (${notByJoin.slice(0, 3).map(([n, a]) => `${n}: ${a.applied ? `run ${a.applied.run}` : 'none'}`).join(', ')})`,
-    ...joinRuns.filter((f) => f.outcome !== 'success').slice(0, 3).map((f) => `join run ${f.run} ended ${f.outcome ?? 'without an outcome'}`),
+    twice.length > 0 &&
+      `${twice.length} written by two runs (${twice
+        .slice(0, 3)
+        .map(([n, runs]) => `${n}: runs ${runs.join(', ')}`)
+        .join('; ')})`,
+    notByJoin.length > 0 &&
+      `${notByJoin.length} labelled under no join run's record (${notByJoin
+        .slice(0, 3)
+        .map(([n, a]) => `${n}: ${a.applied ? `run ${a.applied.run}` : 'none'}`)
+        .join(', ')})`,
+    ...joinRuns
+      .filter((f) => f.outcome !== 'success')
+      .slice(0, 3)
+      .map((f) => `join run ${f.run} ended ${f.outcome ?? 'without an outcome'}`),
     ...historyProblems(figures),
     ...extra.problems,
   ].filter((p): p is string => typeof p === 'string');
@@ -174,7 +215,13 @@ export async function duringRun(s: Scene, pass: string, joiners: readonly string
   for (const name of joiners) if ((await s.store.runs.node(operator.run, name)) !== null) inOperatorRun.push(name);
   const status = done.result?.status ?? done.execution;
   const main = await outcome(s, pass, joiners, m, {
-    row: { operatorRun: operator.run, operatorStatus: status, operatorSeconds: round((endAt - m.t0) / 1000), createdBeforeRunEnded: [...m.created.values()].filter((t) => t < endAt).length, createSeconds: round((createdAt - m.t0) / 1000) },
+    row: {
+      operatorRun: operator.run,
+      operatorStatus: status,
+      operatorSeconds: round((endAt - m.t0) / 1000),
+      createdBeforeRunEnded: [...m.created.values()].filter((t) => t < endAt).length,
+      createSeconds: round((createdAt - m.t0) / 1000),
+    },
     problems: [
       ...(status === 'success' ? [] : [`the operator's run ${operator.run} ended ${status}`]),
       ...(inOperatorRun.length > 0 ? [`${inOperatorRun.length} joiners among the operator run's targets`] : []),
@@ -183,7 +230,15 @@ export async function duringRun(s: Scene, pass: string, joiners: readonly string
   const afterEnd = [...m.arrivals.values()].map((a) => Math.max(0, a.at - endAt));
   const late = afterEnd.filter((ms) => ms > AFTER_RUN_LIMIT_MS).length;
   const fromEnd = {
-    row: { nodes: s.size, pass: `${pass}: from the run's end`, seconds: round(Math.max(0, ...afterEnd) / 1000), ...percentiles(afterEnd), joiners: joiners.length, labelled: m.arrivals.size, limitMs: AFTER_RUN_LIMIT_MS },
+    row: {
+      nodes: s.size,
+      pass: `${pass}: from the run's end`,
+      seconds: round(Math.max(0, ...afterEnd) / 1000),
+      ...percentiles(afterEnd),
+      joiners: joiners.length,
+      labelled: m.arrivals.size,
+      limitMs: AFTER_RUN_LIMIT_MS,
+    },
     problems: late > 0 ? [`${late} labelled more than ${AFTER_RUN_LIMIT_MS / 1000} s after the operator's run ended`] : [],
   };
   return [main, fromEnd];

@@ -60,7 +60,13 @@ export function nfdMasterArgs(options: { kubeconfig: string; port: number; paral
  * exist); KUBERNETES_NAMESPACE is "its" namespace, where it expects
  * nfd-worker's NodeFeatures.
  */
-export async function startNfdMaster(options: { kubeconfig: string; nodeName: string; namespace: string; log: string; parallelism?: number }): Promise<NfdMaster> {
+export async function startNfdMaster(options: {
+  kubeconfig: string;
+  nodeName: string;
+  namespace: string;
+  log: string;
+  parallelism?: number;
+}): Promise<NfdMaster> {
   const port = await freeLoopbackPort();
   const args = nfdMasterArgs({ kubeconfig: options.kubeconfig, port, ...(options.parallelism === undefined ? {} : { parallelism: options.parallelism }) });
   const env = { ...process.env, NODE_NAME: options.nodeName, KUBERNETES_NAMESPACE: options.namespace };

@@ -130,16 +130,25 @@ export async function nfdPasses(ctx: NfdPassContext): Promise<{ row: Record<stri
     const ms = run.ms;
     out.push({
       row: {
-        nodes: size, pass: setting.pass, seconds: ms === undefined ? null : +(ms / 1000).toFixed(2),
+        nodes: size,
+        pass: setting.pass,
+        seconds: ms === undefined ? null : +(ms / 1000).toFixed(2),
         ratioToFloor: ms === undefined ? null : +(ms / ctx.floorMs).toFixed(2),
         nodesPerSecond: ms === undefined ? null : Math.round(size / (ms / 1000)),
         relabelRatio: ms === undefined || ctx.relabelMs === undefined ? null : +(ctx.relabelMs / ms).toFixed(2),
         firstWriteSeconds: run.firstWriteMs === undefined ? null : +(run.firstWriteMs / 1000).toFixed(2),
-        writesCounted: writes, updaters, clientLimit: `${NFD_CLIENT_RATE.qps} QPS / ${NFD_CLIENT_RATE.burst} burst per updater (≤ ${NFD_CLIENT_RATE.qps * updaters} requests/s)`,
-        cpuSeconds: cpu, publishSeconds: +(publishMs / 1000).toFixed(2), args: master.args.join(' '), crds: crds.length,
+        writesCounted: writes,
+        updaters,
+        clientLimit: `${NFD_CLIENT_RATE.qps} QPS / ${NFD_CLIENT_RATE.burst} burst per updater (≤ ${NFD_CLIENT_RATE.qps * updaters} requests/s)`,
+        cpuSeconds: cpu,
+        publishSeconds: +(publishMs / 1000).toFixed(2),
+        args: master.args.join(' '),
+        crds: crds.length,
       },
       // One node write each, plus the version annotation on nfd-master's own node.
-      problems: [run.why, run.ms !== undefined && writes < size && `${writes} writes, expected at least ${size}`].filter((p): p is string => typeof p === 'string'),
+      problems: [run.why, run.ms !== undefined && writes < size && `${writes} writes, expected at least ${size}`].filter(
+        (p): p is string => typeof p === 'string',
+      ),
     });
   }
   return out;

@@ -8,7 +8,16 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ApiException, ApiextensionsV1Api, CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions, type KubeConfig, type V1CustomResourceDefinition } from '@kubernetes/client-node';
+import {
+  ApiException,
+  ApiextensionsV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  PatchStrategy,
+  setHeaderOptions,
+  type KubeConfig,
+  type V1CustomResourceDefinition,
+} from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
 
 /** NFD's API group and version of NodeFeature. */
@@ -26,7 +35,11 @@ const TOOLS_NFD = new URL('../../tools/nfd/', import.meta.url).pathname;
  * module has not been downloaded.
  */
 export function nfdModuleDir(): string {
-  const out = execFileSync('go', ['list', '-m', '-json', 'sigs.k8s.io/node-feature-discovery'], { cwd: TOOLS_NFD, encoding: 'utf8', env: { ...process.env, GOFLAGS: '-mod=mod' } });
+  const out = execFileSync('go', ['list', '-m', '-json', 'sigs.k8s.io/node-feature-discovery'], {
+    cwd: TOOLS_NFD,
+    encoding: 'utf8',
+    env: { ...process.env, GOFLAGS: '-mod=mod' },
+  });
   const { Dir: dir, Version: version } = JSON.parse(out) as { Dir?: string; Version?: string };
   if (!dir) throw new Error(`Node Feature Discovery ${version ?? ''} is not in the Go module cache: run \`npm run tools\``);
   return dir;
@@ -70,9 +83,11 @@ export async function ensureNamespace(kc: KubeConfig, namespace: string): Promis
 /** Runs `fn` over `items`, `width` at once. */
 async function pool<T>(items: readonly T[], width: number, fn: (item: T) => Promise<unknown>): Promise<void> {
   let next = 0;
-  await Promise.all(Array.from({ length: Math.min(width, items.length) }, async () => {
-    for (let i = next++; i < items.length; i = next++) await fn(items[i] as T);
-  }));
+  await Promise.all(
+    Array.from({ length: Math.min(width, items.length) }, async () => {
+      for (let i = next++; i < items.length; i = next++) await fn(items[i] as T);
+    }),
+  );
 }
 
 /**

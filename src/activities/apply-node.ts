@@ -108,7 +108,8 @@ async function recoverWritten(deps: ApplyNodeDeps, lost: LostWrite): Promise<Rel
     if (d) return { node, written: true, counts: detailCounts(d), taintLifted: d.taintLifted === true, attempts: d.attempts ?? attempts };
   }
   const plan = observed ? planOf(design, observed, node, lost.plugins) : lost.plan;
-  const taintLifted = observed !== null && nodePatch(plan, observed, design.policy.liftUninitializedTaint) !== null && liftsTaint(observed, design.policy.liftUninitializedTaint);
+  const taintLifted =
+    observed !== null && nodePatch(plan, observed, design.policy.liftUninitializedTaint) !== null && liftsTaint(observed, design.policy.liftUninitializedTaint);
   const detail: NodeResultDetail = { ...planDetail(plan, observed ?? { labels: {} }, taintLifted), attempts, recovered: true };
   await results.record(run, { node, status: 'success', written: true, detail, observed: null });
   events?.applied({ run, revision: applied.revision, node, ...(uid ? { uid } : {}), plan });

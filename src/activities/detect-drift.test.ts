@@ -13,7 +13,9 @@ import { DRIFT_PAGE_SIZE, detectDrift, driftedNodes } from './detect-drift.ts';
 const name = (i: number) => `n${String(i).padStart(4, '0')}`;
 
 function design(count: number, role: string, policy: SitePolicy = DEFAULT_SITE_POLICY): Design {
-  const nodes = Object.fromEntries(Array.from({ length: count }, (_, i) => [name(i), { name: name(i), labels: { role, rack: 'r1' }, annotations: {}, taints: [] }]));
+  const nodes = Object.fromEntries(
+    Array.from({ length: count }, (_, i) => [name(i), { name: name(i), labels: { role, rack: 'r1' }, annotations: {}, taints: [] }]),
+  );
   return { site: 's', nodes, racks: {}, hostProfiles: [], policy } as unknown as Design;
 }
 
@@ -39,9 +41,12 @@ describe('detectDrift (bulk)', () => {
     const cache: DesignCache = { get: async (r) => (designs[r] ? { ok: true, design: designs[r] } : { ok: false, errors: [] }) };
     const cluster: NodeState[] = [];
     for (let i = 0; i < 1000; i++) {
-      if (i < 300) cluster.push(node(i, 1, { role: 'old', rack: i < 150 ? 'r9' : 'r1' })); // 150 drifted at 1, 150 pending
-      else if (i < 800) cluster.push(node(i, 2, { role: 'new', rack: i < 400 ? 'tampered' : 'r1' })); // 100 drifted at 2, 400 in sync
-      else if (i < 850) cluster.push(node(i, 7, { role: 'new', rack: 'r1' })); // revision 7 is unknown: unmanaged
+      if (i < 300)
+        cluster.push(node(i, 1, { role: 'old', rack: i < 150 ? 'r9' : 'r1' })); // 150 drifted at 1, 150 pending
+      else if (i < 800)
+        cluster.push(node(i, 2, { role: 'new', rack: i < 400 ? 'tampered' : 'r1' })); // 100 drifted at 2, 400 in sync
+      else if (i < 850)
+        cluster.push(node(i, 7, { role: 'new', rack: 'r1' })); // revision 7 is unknown: unmanaged
       else if (i < 900) cluster.push(node(i, null, { role: 'new', rack: 'r1' })); // unmanaged
       // 900…999 missing
     }
@@ -57,9 +62,15 @@ describe('detectDrift (bulk)', () => {
     assert.deepEqual(pageSizes, [DRIFT_PAGE_SIZE], 'one paginated LIST');
     assert.deepEqual(found.counts, { total: 1000, drifted: 250, pending: 150, unmanaged: 100, missing: 100, in_sync: 400 });
     assert.equal(found.action, 'heal');
-    assert.deepEqual(found.groups, [{ revision: 1, nodes: 150 }, { revision: 2, nodes: 100 }]);
+    assert.deepEqual(found.groups, [
+      { revision: 1, nodes: 150 },
+      { revision: 2, nodes: 100 },
+    ]);
     assert.equal(found.sample.length, DRIFT_SAMPLE_LIMIT);
-    assert.ok(found.sample.every((s) => s.state === 'drifted'), 'drifted first');
+    assert.ok(
+      found.sample.every((s) => s.state === 'drifted'),
+      'drifted first',
+    );
     assert.equal(found.sample[0]?.detail, 'label rack changed (wants r1, has r9)');
     assert.ok(JSON.stringify(found).length < 5000, 'the result stays small');
     const report = await store.drift.getReport(found.report);
@@ -84,7 +95,22 @@ describe('detectDrift (bulk)', () => {
     const d = design(3, 'new');
     const cache: DesignCache = { get: async (r) => (r === 2 ? { ok: true, design: d } : { ok: false, errors: [] }) };
     const run = await store.runs.create({ targets: [name(0), name(1), name(2)] });
-    const gpu = (value: string) => ({ site: 's', digest: value, parts: [{ plugin: 'gpus', digest: value, polledAt: new Date(), labels: { [name(0)]: { 'feature.example.com/gpu': value }, [name(1)]: { 'feature.example.com/gpu': value }, [name(2)]: { 'feature.example.com/gpu': value } } }] });
+    const gpu = (value: string) => ({
+      site: 's',
+      digest: value,
+      parts: [
+        {
+          plugin: 'gpus',
+          digest: value,
+          polledAt: new Date(),
+          labels: {
+            [name(0)]: { 'feature.example.com/gpu': value },
+            [name(1)]: { 'feature.example.com/gpu': value },
+            [name(2)]: { 'feature.example.com/gpu': value },
+          },
+        },
+      ],
+    });
     const first = await store.plugins.saveSet(gpu('a100'));
     await store.plugins.pinRun(run.id, first.id);
     await store.plugins.saveSet(gpu('h100')); // newer output, not yet applied by any run
@@ -97,15 +123,22 @@ describe('detectDrift (bulk)', () => {
     });
     // As the run left it; a plugin label edited by hand; a plugin label removed by hand.
     const cluster = [applied(0, 'a100'), applied(1, 'edited'), applied(2, undefined)];
-    const nodes = { async *listNodes() { yield cluster; } } as unknown as NodeApi;
+    const nodes = {
+      async *listNodes() {
+        yield cluster;
+      },
+    } as unknown as NodeApi;
     const found = await detectDrift({ nodes, store, designs: cache }, { key: 'p', workflowId: 'relabel-drift/s', revision: 2, design: d });
     assert.deepEqual(found.counts, { total: 3, drifted: 2, pending: 1, unmanaged: 0, missing: 0, in_sync: 0 });
     const rows = await store.drift.nodes(found.report, { limit: 10 });
-    assert.deepEqual(rows.map((r) => [r.node, r.state, (r.detail.keys?.labels ?? []).map((k) => k.key)]), [
-      [name(0), 'pending', []],
-      [name(1), 'drifted', ['feature.example.com/gpu']],
-      [name(2), 'drifted', ['feature.example.com/gpu']],
-    ]);
+    assert.deepEqual(
+      rows.map((r) => [r.node, r.state, (r.detail.keys?.labels ?? []).map((k) => k.key)]),
+      [
+        [name(0), 'pending', []],
+        [name(1), 'drifted', ['feature.example.com/gpu']],
+        [name(2), 'drifted', ['feature.example.com/gpu']],
+      ],
+    );
     await store.close();
   });
 });

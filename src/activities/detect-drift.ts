@@ -98,7 +98,12 @@ export async function detectDrift(deps: DriftDeps, input: { key: string; workflo
     };
     rows.push({ seq: seq++, node, state: verdict.state, revision: verdict.revision, detail });
     const text = verdict.keys ? driftText(verdict.keys, 5) : verdict.note;
-    const entry: DriftSampleNode = { node, state: verdict.state, revision: verdict.revision, ...(text ? { detail: text.length > MAX_DETAIL ? `${text.slice(0, MAX_DETAIL)}…` : text } : {}) };
+    const entry: DriftSampleNode = {
+      node,
+      state: verdict.state,
+      revision: verdict.revision,
+      ...(text ? { detail: text.length > MAX_DETAIL ? `${text.slice(0, MAX_DETAIL)}…` : text } : {}),
+    };
     if (verdict.state === DriftState.drifted) {
       if (verdict.revision !== null) byRevision.set(verdict.revision, (byRevision.get(verdict.revision) ?? 0) + 1);
       if (drifted.length < DRIFT_SAMPLE_LIMIT) drifted.push(entry);
@@ -112,7 +117,10 @@ export async function detectDrift(deps: DriftDeps, input: { key: string; workflo
       const mine = page.filter((node) => unseen.delete(node.name));
       const sets = [latestSet];
       for (const node of mine) sets.push(await setOf(node)); // one by one: each run's set is read once
-      const plugins = await pluginLabels(sets, mine.map((node) => node.name));
+      const plugins = await pluginLabels(
+        sets,
+        mine.map((node) => node.name),
+      );
       for (const node of mine) await record(node.name, node, plugins);
       deps.progress?.(counts.total);
     }
@@ -140,7 +148,7 @@ export async function detectDrift(deps: DriftDeps, input: { key: string; workflo
 /** Every drifted node of `report` carrying `revision`, read a page at a time. */
 export async function driftedNodes(store: Store, report: number, revision: number): Promise<string[]> {
   const names: string[] = [];
-  for (let afterSeq = -1; ; ) {
+  for (let afterSeq = -1; ;) {
     const page = await store.drift.nodes(report, { states: [DriftState.drifted], revision, afterSeq, limit: 5000 });
     names.push(...page.map((r) => r.node));
     if (page.length < 5000) return names;

@@ -61,11 +61,15 @@ export function createDriftActivities(deps: DriftActivityDeps) {
       const context = Context.current();
       context.heartbeat({ classified: 0 });
       const latest = await store.revisions.latest();
-      if (!latest) throw ApplicationFailure.nonRetryable('no revision has been committed yet: nothing to compare the nodes with', FailureType.NoCommittedRevision);
+      if (!latest)
+        throw ApplicationFailure.nonRetryable('no revision has been committed yet: nothing to compare the nodes with', FailureType.NoCommittedRevision);
       const design = await deps.validDesign(latest.id);
       const site = design.site;
       if (input.site !== undefined && input.site !== site) {
-        throw ApplicationFailure.nonRetryable(`unknown site ${input.site}: the store's latest revision (${latest.id}) is of site ${site}`, FailureType.InvalidArgument);
+        throw ApplicationFailure.nonRetryable(
+          `unknown site ${input.site}: the store's latest revision (${latest.id}) is of site ${site}`,
+          FailureType.InvalidArgument,
+        );
       }
       return detectDrift(
         { nodes: deps.nodes, store, designs: deps.designs, progress: (classified) => context.heartbeat({ classified }) },
@@ -90,7 +94,15 @@ export function createDriftActivities(deps: DriftActivityDeps) {
       const targets = await driftedNodes(store, input.report, input.revision);
       if (targets.length === 0) return { skipped: `no drifted node of revision ${input.revision} in drift report ${input.report}` };
       try {
-        const started = { ...(await deps.startRun(Context.current().client, { targets, revision: input.revision, action: HEAL_ACTION, ...(input.audit ? { audit: input.audit } : {}) })), nodes: targets.length };
+        const started = {
+          ...(await deps.startRun(Context.current().client, {
+            targets,
+            revision: input.revision,
+            action: HEAL_ACTION,
+            ...(input.audit ? { audit: input.audit } : {}),
+          })),
+          nodes: targets.length,
+        };
         await store.drift.setHeal(input.report, { runs: [], starting: { ...started, revision: input.revision } });
         return started;
       } catch (err) {

@@ -10,7 +10,14 @@ import type { Store } from '../store/store.ts';
 import type { RunStarter } from './drift-activities.ts';
 import { JoinWatcher } from './join-watcher.ts';
 
-const joining = (name: string): NodeState => ({ name, uid: `${name}-uid`, resourceVersion: '1', labels: {}, annotations: {}, taints: [{ key: UNINITIALIZED_TAINT_KEY, effect: 'NoSchedule' }] });
+const joining = (name: string): NodeState => ({
+  name,
+  uid: `${name}-uid`,
+  resourceVersion: '1',
+  labels: {},
+  annotations: {},
+  taints: [{ key: UNINITIALIZED_TAINT_KEY, effect: 'NoSchedule' }],
+});
 
 /** A store whose latest revision is 1, of site `s`, naming `nodes`. */
 function fakes(nodes: string[]) {
@@ -34,7 +41,10 @@ describe('JoinWatcher', () => {
         watches++;
         // The first watch finds its version gone (410): the watcher lists again, which finds b.
         if (watches === 1) throw new WatchExpiredError('too old');
-        const events: NodeWatchEvent[] = [{ type: 'ADDED', node: joining('c') }, { type: 'ADDED', node: joining('stranger') }];
+        const events: NodeWatchEvent[] = [
+          { type: 'ADDED', node: joining('c') },
+          { type: 'ADDED', node: joining('stranger') },
+        ];
         for (const e of events) onEvent(e);
         await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
         return rv;
@@ -48,7 +58,10 @@ describe('JoinWatcher', () => {
       return { workflowId: 'update-labels/s', runId: `r${started.length}`, run: started.length };
     };
     const beats: unknown[] = [];
-    const watcher = new JoinWatcher({ watch, ...fakes(['a', 'b', 'c']), startRun, heartbeat: (r) => beats.push(r) }, { site: 's', batchDelayMs: 5, watchSeconds: 1 });
+    const watcher = new JoinWatcher(
+      { watch, ...fakes(['a', 'b', 'c']), startRun, heartbeat: (r) => beats.push(r) },
+      { site: 's', batchDelayMs: 5, watchSeconds: 1 },
+    );
     assert.deepEqual(await watcher.checkSite(), { ok: true });
     const report = await watcher.run();
     assert.deepEqual(started.flat().sort(), ['a', 'b', 'c'], 'each managed joining node handed to a run once');

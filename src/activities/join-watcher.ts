@@ -12,7 +12,15 @@ import { FailureType } from '../core/plan/failure-types.ts';
 import { JoinQueue } from '../core/plan/join-queue.ts';
 import { runAudit, StartedVia, type RunAudit } from '../core/plan/run-audit.ts';
 import { clip } from '../core/plan/text.ts';
-import { DEFAULT_JOIN_BATCH, DEFAULT_JOIN_DELAY_MS, DEFAULT_WATCH_SECONDS, JOIN_ACTION, joinWorkflowId, type JoinRunRef, type JoinWatchReport } from '../contracts/join-messages.ts';
+import {
+  DEFAULT_JOIN_BATCH,
+  DEFAULT_JOIN_DELAY_MS,
+  DEFAULT_WATCH_SECONDS,
+  JOIN_ACTION,
+  joinWorkflowId,
+  type JoinRunRef,
+  type JoinWatchReport,
+} from '../contracts/join-messages.ts';
 import { WatchExpiredError, type NodeWatchApi, type NodeWatchEvent } from '../kube/node-watch.ts';
 import type { NodeState } from '../kube/nodes.ts';
 import type { DesignCache } from '../store/design-cache.ts';
@@ -154,7 +162,10 @@ export class JoinWatcher {
   /** `promise`, or undefined once the watcher stops. */
   private unlessStopped<T>(promise: Promise<T>): Promise<T | undefined> {
     if (this.stopping.signal.aborted) return Promise.resolve(undefined);
-    return Promise.race([promise, new Promise<undefined>((resolve) => this.stopping.signal.addEventListener('abort', () => resolve(undefined), { once: true }))]);
+    return Promise.race([
+      promise,
+      new Promise<undefined>((resolve) => this.stopping.signal.addEventListener('abort', () => resolve(undefined), { once: true })),
+    ]);
   }
 
   /** The design nodes join into: the latest committed revision's. */
@@ -162,7 +173,11 @@ export class JoinWatcher {
     const latest = await this.deps.store.revisions.latest();
     if (!latest) return { held: 'no revision has been committed yet' };
     const result = await this.deps.designs.get(latest.id);
-    if (!result.ok) return { revision: latest.id, held: `the documents of revision ${latest.id} are invalid (${result.errors.length} error(s)); joining nodes wait for a valid revision` };
+    if (!result.ok)
+      return {
+        revision: latest.id,
+        held: `the documents of revision ${latest.id} are invalid (${result.errors.length} error(s)); joining nodes wait for a valid revision`,
+      };
     const nodes = result.design.nodes;
     return { revision: latest.id, site: result.design.site, manages: (name) => Object.hasOwn(nodes, name) };
   }
@@ -299,7 +314,8 @@ export class JoinWatcher {
     this.lastRun = { run: started.run, workflowId: started.workflowId, runId: started.runId, nodes: batch.length };
     this.beat();
     try {
-      const result = (await this.unlessStopped(this.deps.client.workflow.getHandle(started.workflowId, started.runId).result())) as { status?: string } | undefined;
+      const result = (await this.unlessStopped(this.deps.client.workflow.getHandle(started.workflowId, started.runId).result())) as
+        { status?: string } | undefined;
       if (result) this.lastRun = { ...this.lastRun, status: result.status ?? 'completed' };
     } catch (err) {
       const { type, message } = failureSummary(err);

@@ -26,7 +26,10 @@ describe('Events about nodes', () => {
       'run 42 applied revision 7: set 3, removed 1 (ceph-osd, rack, zone, old)',
     );
     const many = Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`k${i}`, 'v']));
-    assert.match(appliedNote({ run: 1, revision: 1, node: 'n', plan: plan(many) }), /^run 1 applied revision 1: set 20, removed 0 \(k0, k1, k2, k3, k4, k5, k6, k7, …\)$/);
+    assert.match(
+      appliedNote({ run: 1, revision: 1, node: 'n', plan: plan(many) }),
+      /^run 1 applied revision 1: set 20, removed 0 \(k0, k1, k2, k3, k4, k5, k6, k7, …\)$/,
+    );
     const failed = failedNote({ run: 3, revision: 2, node: 'n', error: { type: 'Forbidden', message: 'x'.repeat(5000) } });
     assert.match(failed, /^run 3 could not apply revision 2: Forbidden: x+…$/);
     assert.ok(failed.length < 900);
@@ -58,10 +61,19 @@ describe('Events about nodes', () => {
     events.failed({ run: 2, revision: 1, node: 'broken', error: { type: 'Invalid', message: 'bad' } });
     await events.idle();
     assert.equal(created.filter((e) => e.reason === 'LabelsApplied' && e.note.startsWith('run 1 ')).length, MAX_EVENTS_PER_RUN);
-    assert.deepEqual(created.find((e) => e.node === 'f1'), { node: 'f1', uid: 'uf', reason: 'RelabelFailed', note: 'run 1 could not apply revision 1: Forbidden: denied' });
-    assert.ok(created.some((e) => e.node === 'other-run'), 'another run has a cap of its own');
+    assert.deepEqual(
+      created.find((e) => e.node === 'f1'),
+      { node: 'f1', uid: 'uf', reason: 'RelabelFailed', note: 'run 1 could not apply revision 1: Forbidden: denied' },
+    );
+    assert.ok(
+      created.some((e) => e.node === 'other-run'),
+      'another run has a cap of its own',
+    );
     assert.equal(counted.filter((c) => c === 'LabelsApplied/suppressed').length, 30);
     assert.equal(counted.filter((c) => c === 'RelabelFailed/failed').length, 1);
-    assert.deepEqual(warnings, [`run 1 reached ${MAX_EVENTS_PER_RUN} LabelsApplied Events in this worker; no more are recorded for it`, 'could not record an Event']);
+    assert.deepEqual(warnings, [
+      `run 1 reached ${MAX_EVENTS_PER_RUN} LabelsApplied Events in this worker; no more are recorded for it`,
+      'could not record an Event',
+    ]);
   });
 });

@@ -114,13 +114,21 @@ export function createNodeEvents(api: EventApi, options: NodeEventsOptions = {})
       options.count?.(event.reason, EventResult.suppressed);
       return;
     }
-    const request = api.createNodeEvent(event).then(
-      () => options.count?.(event.reason, EventResult.created),
-      (err: unknown) => {
-        options.count?.(event.reason, EventResult.failed);
-        options.warn?.('could not record an Event', { run, node: event.node, reason: event.reason, error: clip(err instanceof Error ? err.message : String(err), 300) });
-      },
-    ).catch(() => undefined);
+    const request = api
+      .createNodeEvent(event)
+      .then(
+        () => options.count?.(event.reason, EventResult.created),
+        (err: unknown) => {
+          options.count?.(event.reason, EventResult.failed);
+          options.warn?.('could not record an Event', {
+            run,
+            node: event.node,
+            reason: event.reason,
+            error: clip(err instanceof Error ? err.message : String(err), 300),
+          });
+        },
+      )
+      .catch(() => undefined);
     pending.add(request);
     void request.finally(() => pending.delete(request));
   };

@@ -32,7 +32,11 @@ function fakeWorkloads(pods: PodInfo[], refuse?: number) {
   return { api, podLists };
 }
 
-const change = (name: string) => ({ name, before: { labels: { 'ceph-osd': 'enabled' }, taints: [] }, after: { labels: {}, taints: [{ key: 'maint', effect: 'NoExecute' }] } });
+const change = (name: string) => ({
+  name,
+  before: { labels: { 'ceph-osd': 'enabled' }, taints: [] },
+  after: { labels: {}, taints: [{ key: 'maint', effect: 'NoExecute' }] },
+});
 
 describe('assessImpact', () => {
   it('lists the pods of a few changed nodes one node at a time, of many in one list, and weighs them', async () => {
@@ -58,9 +62,16 @@ describe('assessImpact', () => {
 
 describe('planRun weighs the workload impact of a dry run', () => {
   const design = { site: 's', nodes: { n1: { name: 'n1', labels: {} } }, racks: {}, policy: DEFAULT_SITE_POLICY } as unknown as Design;
-  const cluster: NodeState = { name: 'n1', resourceVersion: '1', labels: { 'ceph-osd': 'enabled' }, annotations: { [OWNED_LABELS_ANNOTATION]: 'ceph-osd' }, taints: [] };
+  const cluster: NodeState = {
+    name: 'n1',
+    resourceVersion: '1',
+    labels: { 'ceph-osd': 'enabled' },
+    annotations: { [OWNED_LABELS_ANNOTATION]: 'ceph-osd' },
+    taints: [],
+  };
   const store = {
-    nodes: async (_run: number, q: { afterSeq?: number }) => ((q.afterSeq ?? -1) < 0 ? [{ seq: 0, node: 'n1', status: 'queued', written: false, detail: null }] : []),
+    nodes: async (_run: number, q: { afterSeq?: number }) =>
+      (q.afterSeq ?? -1) < 0 ? [{ seq: 0, node: 'n1', status: 'queued', written: false, detail: null }] : [],
     setNodeResults: async (_run: number, _rows: readonly NodeResultUpdate[]) => undefined,
   } as unknown as RunStore;
   const nodes = { readNode: async () => cluster, listNodes: () => [][Symbol.iterator]() as never, patchNode: async () => cluster };
@@ -69,7 +80,10 @@ describe('planRun weighs the workload impact of a dry run', () => {
     const { api } = fakeWorkloads([pod('osd-a', 'n1')]);
     const dry = await planRun({ nodes, store, workloads: api }, { run: 1, revision: 1, design, dryRun: true });
     const impact = dry.impact as WorkloadImpact;
-    assert.deepEqual(impact.daemonSets.map((d) => [d.name, d.loses.sample]), [['osd', ['n1']]]);
+    assert.deepEqual(
+      impact.daemonSets.map((d) => [d.name, d.loses.sample]),
+      [['osd', ['n1']]],
+    );
     assert.equal(impact.totals.nodesChanged, 1);
     const real = await planRun({ nodes, store, workloads: api }, { run: 1, revision: 1, design, dryRun: false, allowMassRemoval: true });
     assert.equal(real.impact, undefined);

@@ -62,7 +62,9 @@ export async function assessImpact(workloads: WorkloadApi, changes: readonly Nod
   } catch (err) {
     const status = httpStatus(err);
     if (status === 401 || status === 403) {
-      return { unavailable: `the API server refused to list DaemonSets, Pods or PodDisruptionBudgets (HTTP ${status}): grant relabel get and list on them (deploy/rbac.yaml)` };
+      return {
+        unavailable: `the API server refused to list DaemonSets, Pods or PodDisruptionBudgets (HTTP ${status}): grant relabel get and list on them (deploy/rbac.yaml)`,
+      };
     }
     throw err;
   }

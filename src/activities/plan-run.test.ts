@@ -76,7 +76,10 @@ describe('planRun', () => {
         ['gone', 'failure', 'NodeNotFound'],
       ],
     );
-    assert.deepEqual(plan.failures.map((f) => f.node), ['ghost', 'gone']);
+    assert.deepEqual(
+      plan.failures.map((f) => f.node),
+      ['ghost', 'gone'],
+    );
     assert.deepEqual(plan.failureTypes, { NodeNotInDesign: 1, NodeNotFound: 1 });
   });
 
@@ -127,7 +130,11 @@ describe('planRun and the RelabelFailed Events of targets not in the design', ()
       },
     };
     const told: string[] = [];
-    const events = { failed: (e: { node: string; uid?: string; error: { type: string } }) => told.push(`${e.node}/${e.uid}/${e.error.type}`), applied: () => undefined, idle: async () => undefined };
+    const events = {
+      failed: (e: { node: string; uid?: string; error: { type: string } }) => told.push(`${e.node}/${e.uid}/${e.error.type}`),
+      applied: () => undefined,
+      idle: async () => undefined,
+    };
     const { store } = memoryRuns([...ghostNames, ...extraNames, ...designedNames]);
     return { d: design(Object.fromEntries(designedNames.map((n) => [n, { k: 'v' }]))), nodes, store, events, told, reads, extraNames };
   }
@@ -136,7 +143,10 @@ describe('planRun and the RelabelFailed Events of targets not in the design', ()
     const s = scenario(GET_THRESHOLD, 5, 2);
     const plan = await planRun({ nodes: s.nodes, store: s.store, events: s.events }, { run: 4, revision: 1, design: s.d, dryRun: false });
     assert.equal(plan.failureTypes.NodeNotInDesign, GET_THRESHOLD + 5);
-    assert.deepEqual(s.told, s.extraNames.map((n) => `${n}/uid-${n}/NodeNotInDesign`));
+    assert.deepEqual(
+      s.told,
+      s.extraNames.map((n) => `${n}/uid-${n}/NodeNotInDesign`),
+    );
     assert.deepEqual(s.reads, [], 'more than the GET threshold of targets to look for: one LIST');
   });
 
@@ -185,24 +195,44 @@ describe('planRun and the mass-removal brake', () => {
 
   it('refuses a run removing more than the fraction, naming counts and keys, its pending nodes failed and none written', async () => {
     const { store, rows } = statusStore();
-    await assert.rejects(planRun({ nodes, store }, { run: 9, revision: 2, design: d, dryRun: false }), (err: Error & { type?: string; nonRetryable?: boolean }) => {
-      assert.equal(err.type, 'MassRemovalRefused');
-      assert.equal(err.nonRetryable, true);
-      assert.match(err.message, /^mass-removal brake: run 9 would remove 6 of 9 owned labels \(67%\) on 3 nodes, more than the policy's max_removal_fraction 0\.5; keys: b \(3 nodes\), c \(3 nodes\)\. Nothing was written\./);
-      assert.match(err.message, /--allow-mass-removal/);
-      return true;
-    });
-    assert.deepEqual([...rows.values()].map((r) => [r.node, r.status, r.detail?.error?.type]), [
-      ['n1', 'failure', 'MassRemovalRefused'],
-      ['n2', 'failure', 'MassRemovalRefused'],
-      ['n3', 'failure', 'MassRemovalRefused'],
-    ]);
+    await assert.rejects(
+      planRun({ nodes, store }, { run: 9, revision: 2, design: d, dryRun: false }),
+      (err: Error & { type?: string; nonRetryable?: boolean }) => {
+        assert.equal(err.type, 'MassRemovalRefused');
+        assert.equal(err.nonRetryable, true);
+        assert.match(
+          err.message,
+          /^mass-removal brake: run 9 would remove 6 of 9 owned labels \(67%\) on 3 nodes, more than the policy's max_removal_fraction 0\.5; keys: b \(3 nodes\), c \(3 nodes\)\. Nothing was written\./,
+        );
+        assert.match(err.message, /--allow-mass-removal/);
+        return true;
+      },
+    );
+    assert.deepEqual(
+      [...rows.values()].map((r) => [r.node, r.status, r.detail?.error?.type]),
+      [
+        ['n1', 'failure', 'MassRemovalRefused'],
+        ['n2', 'failure', 'MassRemovalRefused'],
+        ['n3', 'failure', 'MassRemovalRefused'],
+      ],
+    );
   });
 
   it('lets the run through when allowed, and a dry run reports what the brake would say', async () => {
     const allowed = await planRun({ nodes, store: statusStore().store }, { run: 9, revision: 2, design: d, dryRun: false, allowMassRemoval: true });
     assert.equal(allowed.toChange, 3);
-    assert.deepEqual(allowed.removal, { owned: 9, removed: 6, nodes: 3, keys: [{ key: 'b', nodes: 3 }, { key: 'c', nodes: 3 }], moreKeys: 0, maxFraction: 0.5, exceeded: true });
+    assert.deepEqual(allowed.removal, {
+      owned: 9,
+      removed: 6,
+      nodes: 3,
+      keys: [
+        { key: 'b', nodes: 3 },
+        { key: 'c', nodes: 3 },
+      ],
+      moreKeys: 0,
+      maxFraction: 0.5,
+      exceeded: true,
+    });
     const dry = await planRun({ nodes, store: statusStore().store }, { run: 9, revision: 2, design: d, dryRun: true });
     assert.equal(dry.removal.exceeded, true);
     assert.equal(dry.counts.success, 3);
@@ -219,7 +249,9 @@ describe('planRun and the mass-removal brake', () => {
 describe('a design read back from the store', () => {
   it('plans every node as the validated design does, and is never written to (its shared parts frozen)', async () => {
     const dir = new URL('../../examples/site/', import.meta.url).pathname;
-    const files = readdirSync(dir).filter((f) => f.endsWith('.yaml')).map((f) => ({ source: `site/${f}`, text: readFileSync(join(dir, f), 'utf8') }));
+    const files = readdirSync(dir)
+      .filter((f) => f.endsWith('.yaml'))
+      .map((f) => ({ source: `site/${f}`, text: readFileSync(join(dir, f), 'utf8') }));
     const validated = validateSite(files);
     assert.ok(validated.ok);
     const stored = await decodeDesign(await encodeDesign(validated.design));

@@ -93,9 +93,8 @@ export interface PlanDeps {
   workloads?: WorkloadApi;
 }
 
-
 async function* targetsOf(store: RunStore, run: number): AsyncGenerator<string> {
-  for (let afterSeq = -1; ; ) {
+  for (let afterSeq = -1; ;) {
     const rows = await store.nodes(run, { afterSeq, limit: 5000 });
     for (const row of rows) yield row.node;
     if (rows.length < 5000) return;
@@ -143,9 +142,13 @@ export async function* getNodes(nodes: NodeApi, names: readonly string[]): Async
 async function refuse(store: RunStore, run: number, removal: RemovalAssessment): Promise<never> {
   const message = removalRefusal(removal, run);
   const error = { type: FailureType.MassRemovalRefused, message: `not written: run ${run} was refused by the mass-removal brake` };
-  for (let afterSeq = -1; ; ) {
+  for (let afterSeq = -1; ;) {
     const rows = await store.nodes(run, { status: 'pending', afterSeq, limit: PAGE_SIZE });
-    if (rows.length > 0) await store.setNodeResults(run, rows.map((row) => ({ node: row.node, status: 'failure' as const, detail: { error }, observed: null })));
+    if (rows.length > 0)
+      await store.setNodeResults(
+        run,
+        rows.map((row) => ({ node: row.node, status: 'failure' as const, detail: { error }, observed: null })),
+      );
     const last = rows.at(-1);
     if (rows.length < PAGE_SIZE || last === undefined) break;
     afterSeq = last.seq;
@@ -213,8 +216,7 @@ export async function planRun(
     batch.push(update);
     await write(false);
   };
-  const fail = (node: string, type: FailureType, message: string) =>
-    settle({ node, status: 'failure', detail: { error: { type, message } }, observed: null });
+  const fail = (node: string, type: FailureType, message: string) => settle({ node, status: 'failure', detail: { error: { type, message } }, observed: null });
 
   const wanted = new Set<string>();
   // Targets not in the design, by name only (as `wanted`): each gets an Event if the bulk read finds it.

@@ -29,7 +29,10 @@ const exec = (path: string, more: Partial<PluginSpec> = {}): PluginSpec => ({
 
 describe('running an exec plugin', () => {
   it('passes the fixed arguments as they are, without a shell, with only PATH in the environment', async () => {
-    const path = script('args.sh', 'printf "%s|" "$@"; printf "cwd=%s|" "$(pwd)"; env | grep -v -e "^PATH=" -e "^PWD=" -e "^SHLVL=" -e "^_=" | wc -l | tr -d " "');
+    const path = script(
+      'args.sh',
+      'printf "%s|" "$@"; printf "cwd=%s|" "$(pwd)"; env | grep -v -e "^PATH=" -e "^PWD=" -e "^SHLVL=" -e "^_=" | wc -l | tr -d " "',
+    );
     const read = await readPlugin(exec(path, { args: ['a b', '$(touch /tmp/x)', '*'] }));
     assert.deepEqual(read, { ok: true, text: 'a b|$(touch /tmp/x)|*|cwd=/|0\n' });
   });

@@ -42,7 +42,8 @@ async function readJsonFile(plugin: PluginSpec): Promise<PluginRead> {
       const { bytesRead } = await handle.read(buffer, length, buffer.length - length, length);
       if (bytesRead === 0) break;
       length += bytesRead;
-      if (length > plugin.maxOutputBytes) return { ok: false, error: `${plugin.path} grew past the plugin's limit of ${plugin.maxOutputBytes} bytes while read` };
+      if (length > plugin.maxOutputBytes)
+        return { ok: false, error: `${plugin.path} grew past the plugin's limit of ${plugin.maxOutputBytes} bytes while read` };
     }
     return { ok: true, text: buffer.subarray(0, length).toString('utf8') };
   } finally {

@@ -11,12 +11,15 @@ import { pollSite, preparePluginChangeRun } from './plugins.ts';
 const plugin = (name: string, ns: string) => yamlDoc('relabel/LabelPlugin/v1', name, `  source: json\n  path: /p/${name}.json\n  namespaces: ["${ns}"]`);
 
 async function commit(store: Store, ...docs: string[]): Promise<void> {
-  await store.revisions.stage('site', [source('s.yaml', yamlDoc('drydock/Region/v1', 'lab', ''), nodeDoc('n1', ''), nodeDoc('n2', ''), ...docs)].map((s) => ({ source: s.source, text: s.text })));
+  await store.revisions.stage(
+    'site',
+    [source('s.yaml', yamlDoc('drydock/Region/v1', 'lab', ''), nodeDoc('n1', ''), nodeDoc('n2', ''), ...docs)].map((s) => ({ source: s.source, text: s.text })),
+  );
   await store.revisions.tag((await store.revisions.commit()).id, 'site-action-success');
 }
 
 describe('polling a site', () => {
-  it('stores good output, keeps a failed plugin\'s last good labels, stores nothing when nothing changed, and empties the set when the plugins go', async (t) => {
+  it("stores good output, keeps a failed plugin's last good labels, stores nothing when nothing changed, and empties the set when the plugins go", async (t) => {
     const store = await openStore('sqlite::memory:');
     t.after(() => store.close());
     const designs = createDesignCache(store);
@@ -54,13 +57,19 @@ describe('polling a site', () => {
     });
     assert.deepEqual(
       (await store.plugins.status('lab')).map((r) => [r.plugin, r.ok, r.lastGoodSet]),
-      [['a', false, 1], ['b', true, 2]],
+      [
+        ['a', false, 1],
+        ['b', true, 2],
+      ],
     );
 
     const change = await preparePluginChangeRun({ store, designs }, { site: 'lab', set: 2, previous: 1 });
     assert.ok('run' in change);
     assert.equal(change.targets, 1, 'n2 changed; n9 is not in the design');
-    assert.deepEqual((await store.runs.nodes(change.run, { limit: 10 })).map((r) => r.node), ['n2']);
+    assert.deepEqual(
+      (await store.runs.nodes(change.run, { limit: 10 })).map((r) => r.node),
+      ['n2'],
+    );
     assert.equal(await store.plugins.pinnedSet(change.run), 2);
 
     await commit(store);

@@ -71,7 +71,8 @@ export async function pollSite(deps: PollDeps, input: { site: string }): Promise
   const design = await deps.designs.get(latest.id);
   if (!design.ok) throw documentValidationFailure(latest.id, design.errors, 'plugins are not polled until a valid revision is committed');
   const site = design.design.site;
-  if (site !== input.site) throw ApplicationFailure.nonRetryable(`the latest revision (${latest.id}) is of site ${site}, not ${input.site}`, FailureType.InvalidArgument);
+  if (site !== input.site)
+    throw ApplicationFailure.nonRetryable(`the latest revision (${latest.id}) is of site ${site}, not ${input.site}`, FailureType.InvalidArgument);
   const specs = design.design.plugins ?? [];
   const protectedKeys = design.design.policy.protectedKeys;
   const polledAt = new Date();
@@ -114,7 +115,11 @@ export async function pollSite(deps: PollDeps, input: { site: string }): Promise
   await store.plugins.setStatus(
     site,
     polledAt,
-    outcomes.map((o) => (o.ok ? { plugin: o.plugin, ok: true, nodes: o.nodes ?? 0, labels: o.labels ?? 0, ...(set ? { set: set.id } : {}) } : { plugin: o.plugin, ok: false, error: o.error ?? 'failed' })),
+    outcomes.map((o) =>
+      o.ok
+        ? { plugin: o.plugin, ok: true, nodes: o.nodes ?? 0, labels: o.labels ?? 0, ...(set ? { set: set.id } : {}) }
+        : { plugin: o.plugin, ok: false, error: o.error ?? 'failed' },
+    ),
   );
   const failed = outcomes.filter((o) => !o.ok).length;
   const status = specs.length === 0 ? PollStatus.none : failed === 0 ? PollStatus.ok : failed === specs.length ? PollStatus.failed : PollStatus.partial;
@@ -133,7 +138,7 @@ export async function pollSite(deps: PollDeps, input: { site: string }): Promise
 async function nodeSignatures(store: Store, set: number): Promise<Map<string, string>> {
   const signatures = new Map<string, string>();
   if (set === 0) return signatures;
-  for (let after: { node: string; plugin: string } | undefined; ; ) {
+  for (let after: { node: string; plugin: string } | undefined; ;) {
     const page = await store.plugins.rows(set, { ...(after ? { after } : {}), limit: 5000 });
     for (const row of page) signatures.set(row.node, `${signatures.get(row.node) ?? ''}${row.plugin}=${JSON.stringify(row.labels)};`);
     const last = page.at(-1);
@@ -152,7 +157,10 @@ export type PluginChangeRun = { run: number; revision: number; targets: number }
  * pinned. Skipped (not an error) when no revision may run, none of the
  * design's nodes changed, or more than {@link MAX_TARGETS} did.
  */
-export async function preparePluginChangeRun(deps: Pick<PollDeps, 'store' | 'designs'>, input: { site: string; set: number; previous: number }): Promise<PluginChangeRun> {
+export async function preparePluginChangeRun(
+  deps: Pick<PollDeps, 'store' | 'designs'>,
+  input: { site: string; set: number; previous: number },
+): Promise<PluginChangeRun> {
   const { store } = deps;
   const checked = await runnableRevision(store, undefined);
   if (!checked.ok) return { skipped: checked.message };
@@ -165,8 +173,14 @@ export async function preparePluginChangeRun(deps: Pick<PollDeps, 'store' | 'des
   for (const node of before.keys()) if (!after.has(node)) changed.add(node);
   const targets = [...changed].filter((node) => Object.hasOwn(design.design.nodes, node)).sort();
   if (targets.length === 0) return { skipped: 'no node of the design has plugin labels that changed' };
-  if (targets.length > MAX_TARGETS) return { skipped: `${targets.length} nodes changed, more than a run takes (${MAX_TARGETS}); run update-labels by rack or filter` };
-  const run = await store.runs.create({ key: `plugins/${input.site}/${input.set}`, workflowId: runWorkflowId(input.site), revision: checked.revision, targets });
+  if (targets.length > MAX_TARGETS)
+    return { skipped: `${targets.length} nodes changed, more than a run takes (${MAX_TARGETS}); run update-labels by rack or filter` };
+  const run = await store.runs.create({
+    key: `plugins/${input.site}/${input.set}`,
+    workflowId: runWorkflowId(input.site),
+    revision: checked.revision,
+    targets,
+  });
   await store.plugins.pinRun(run.id, input.set);
   return { run: run.id, revision: checked.revision, targets: targets.length };
 }

@@ -30,7 +30,10 @@ export function createResultWriter(store: Pick<RunStore, 'setNodeResults'>, maxB
       for (const w of batch) byRun.set(w.run, [...(byRun.get(w.run) ?? []), w]);
       for (const [run, items] of byRun) {
         try {
-          await store.setNodeResults(run, items.map((w) => w.update));
+          await store.setNodeResults(
+            run,
+            items.map((w) => w.update),
+          );
           for (const w of items) w.resolve();
         } catch (err) {
           for (const w of items) w.reject(err);

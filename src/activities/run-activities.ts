@@ -78,7 +78,13 @@ export function createRunActivities(deps: RunActivityDeps) {
      * (MassRemovalRefused) unless `allowMassRemoval`. A dry run with
      * workload access also weighs its workload impact (see `assessImpact`).
      */
-    async planRun(input: { run: number; revision: number; dryRun: boolean; allowMassRemoval?: boolean; rollout?: Rollout }): Promise<RunPlan & { waves?: PlannedWaves }> {
+    async planRun(input: {
+      run: number;
+      revision: number;
+      dryRun: boolean;
+      allowMassRemoval?: boolean;
+      rollout?: Rollout;
+    }): Promise<RunPlan & { waves?: PlannedWaves }> {
       const context = Context.current();
       context.heartbeat({ planned: 0 });
       const design = await validDesign(input.revision);
@@ -94,7 +100,12 @@ export function createRunActivities(deps: RunActivityDeps) {
 
     /** The next page of a run's pending nodes after sequence number `afterSeq`, in target order (of one wave, when given). */
     async pendingNodes(input: { run: number; afterSeq: number; limit: number; wave?: number }): Promise<{ seq: number; node: string }[]> {
-      const rows = await store.runs.nodes(input.run, { status: 'pending', afterSeq: input.afterSeq, limit: input.limit, ...(input.wave !== undefined ? { wave: input.wave } : {}) });
+      const rows = await store.runs.nodes(input.run, {
+        status: 'pending',
+        afterSeq: input.afterSeq,
+        limit: input.limit,
+        ...(input.wave !== undefined ? { wave: input.wave } : {}),
+      });
       return rows.map(({ seq, node }) => ({ seq, node }));
     },
 

@@ -42,7 +42,7 @@ export async function planWaves(store: RunStore, run: number, design: Design, as
   if (!rollout) return undefined;
   const by = rollout.by;
   const members: WaveMember[] = [];
-  for (let afterSeq = -1; ; ) {
+  for (let afterSeq = -1; ;) {
     const rows = await store.nodes(run, { status: 'pending', afterSeq, limit: PAGE });
     for (const { node } of rows) {
       const designed = design.nodes[node];
@@ -56,7 +56,10 @@ export async function planWaves(store: RunStore, run: number, design: Design, as
   if (members.length === 0) return undefined;
   const waves = assignWaves(members, rollout);
   if (waves.length > MAX_WAVES) {
-    throw ApplicationFailure.nonRetryable(`run ${run} would have ${waves.length} waves; at most ${MAX_WAVES}: set a larger wave size or group otherwise`, FailureType.InvalidRequest);
+    throw ApplicationFailure.nonRetryable(
+      `run ${run} would have ${waves.length} waves; at most ${MAX_WAVES}: set a larger wave size or group otherwise`,
+      FailureType.InvalidRequest,
+    );
   }
   await store.setWaves(run, waves);
   return { count: waves.length, rollout };
@@ -71,7 +74,7 @@ export async function waveInfo(store: RunStore, run: number, wave: number): Prom
 /** The nodes of wave `wave` that the run wrote or found right (success), as they are now. */
 async function waveNodes(store: RunStore, nodes: NodeApi, run: number, wave: number): Promise<NodeState[]> {
   const names: string[] = [];
-  for (let afterSeq = -1; ; ) {
+  for (let afterSeq = -1; ;) {
     const rows = await store.nodes(run, { status: 'success', wave, afterSeq, limit: PAGE });
     names.push(...rows.map((r) => r.node));
     const last = rows.at(-1);
@@ -101,9 +104,13 @@ export type HealthOutcome = { healthy: true; checked: number } | { healthy: fals
  * Heartbeats each poll. Without workload access it fails (Forbidden) rather
  * than pass unchecked.
  */
-export async function checkWaveHealth(deps: { store: RunStore; nodes: NodeApi; workloads?: WorkloadApi }, input: { run: number; wave: number; deadline: number }): Promise<HealthOutcome> {
+export async function checkWaveHealth(
+  deps: { store: RunStore; nodes: NodeApi; workloads?: WorkloadApi },
+  input: { run: number; wave: number; deadline: number },
+): Promise<HealthOutcome> {
   const { workloads } = deps;
-  if (!workloads) throw ApplicationFailure.nonRetryable('the health gate needs to read DaemonSets and pods, and this worker has no workload access', FailureType.Forbidden);
+  if (!workloads)
+    throw ApplicationFailure.nonRetryable('the health gate needs to read DaemonSets and pods, and this worker has no workload access', FailureType.Forbidden);
   for (;;) {
     const nodes = await waveNodes(deps.store, deps.nodes, input.run, input.wave);
     const daemonSets = await all(workloads.listDaemonSets({ pageSize: DEFAULT_WORKLOAD_PAGE }));

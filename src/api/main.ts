@@ -63,9 +63,11 @@ export interface KeystoneFlags {
  */
 export function keystoneOptions(flags: KeystoneFlags, env: NodeJS.ProcessEnv = process.env): KeystoneOptions | undefined {
   if (!flags.keystoneUrl) return undefined;
-  const password = flags.keystonePasswordFile ? (readFileSync(flags.keystonePasswordFile, 'utf8').split('\n', 1)[0] ?? '') : (variableFromEnv(VARIABLES.keystonePassword, env) ?? '');
-  if (password === '') throw new Error('--keystone-url needs relabel\'s service password: --keystone-password-file FILE or RELABEL_KEYSTONE_PASSWORD');
-  if (!flags.keystoneUsername) throw new Error('--keystone-url needs relabel\'s service user: --keystone-username or RELABEL_KEYSTONE_USERNAME');
+  const password = flags.keystonePasswordFile
+    ? (readFileSync(flags.keystonePasswordFile, 'utf8').split('\n', 1)[0] ?? '')
+    : (variableFromEnv(VARIABLES.keystonePassword, env) ?? '');
+  if (password === '') throw new Error("--keystone-url needs relabel's service password: --keystone-password-file FILE or RELABEL_KEYSTONE_PASSWORD");
+  if (!flags.keystoneUsername) throw new Error("--keystone-url needs relabel's service user: --keystone-username or RELABEL_KEYSTONE_USERNAME");
   const cacheSeconds = Number(flags.keystoneCacheSeconds);
   if (!/^[0-9]+$/.test(flags.keystoneCacheSeconds) || cacheSeconds > 3600) {
     throw new Error(`--keystone-cache-seconds ${flags.keystoneCacheSeconds}: expected a whole number of seconds from 0 to 3600`);
@@ -134,7 +136,9 @@ function apiOptions(env: NodeJS.ProcessEnv, facade: RelabelConfig): Option[] {
   return [
     settingOption(API.listen).makeOptionMandatory(),
     settingOption(API.tokensFile),
-    ...[API.keystoneUrl, API.keystoneUsername, API.keystonePasswordFile, API.keystoneProject, API.keystoneUserDomain, API.keystoneProjectDomain].map((s) => settingOption<string>(s, from)),
+    ...[API.keystoneUrl, API.keystoneUsername, API.keystonePasswordFile, API.keystoneProject, API.keystoneUserDomain, API.keystoneProjectDomain].map((s) =>
+      settingOption<string>(s, from),
+    ),
     settingOption(API.keystoneRoles, { env, fallback: DEFAULT_KEYSTONE_ROLES }),
     settingOption(API.keystoneCacheSeconds, from),
     ...connectionOptions(env, facade),

@@ -27,7 +27,8 @@ describe('relabel api (commander)', () => {
     const api = relabel(['api', '--help']);
     assert.equal(api.status, 0, api.stderr);
     assert.match(api.stdout, /^Usage: relabel api \[options\]\n\nServe the Airship-compatible HTTP API of relabel\n/);
-    for (const flag of ['--listen <host:port>', '--tokens-file <file>', '--keystone-url <url>', '--store <url>', '--kubeconfig <path>']) assert.ok(api.stdout.includes(flag), flag);
+    for (const flag of ['--listen <host:port>', '--tokens-file <file>', '--keystone-url <url>', '--store <url>', '--kubeconfig <path>'])
+      assert.ok(api.stdout.includes(flag), flag);
   });
 
   it('refuses to start without tokens: relabel api: <why>, exit 1', () => {
@@ -51,7 +52,10 @@ describe('relabel api (commander)', () => {
       for (const [name, args] of placings) {
         const store = `sqlite:${join(dir, name)}`;
         const argv = args(store);
-        const child = spawn(process.execPath, [CLIENT, ...argv], { env: { ...process.env, RELABEL_API_TOKENS: 'api-command-test:admin' }, stdio: ['ignore', 'ignore', 'pipe', 'ipc'] });
+        const child = spawn(process.execPath, [CLIENT, ...argv], {
+          env: { ...process.env, RELABEL_API_TOKENS: 'api-command-test:admin' },
+          stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+        });
         let stderr = '';
         child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
         // The server says it is ready (and handles SIGTERM) over the IPC channel.

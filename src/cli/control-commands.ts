@@ -31,8 +31,8 @@ function addGateCommands(program: Command, setExit: SetExit): void {
       .addOption(outputOption())
       .addHelpText(
         'after',
-        "\nA run that does not wait at such a gate is refused, nothing changed; `relabel status <id>` says what it waits for.\n" +
-          "JSON: {workflowId, runId, run?, uiLink, verb, answer: {paused, changed, running, pending, wave?: {current: {index, name, nodes}, count, waiting?, reason?, approved?}}}.\n" +
+        '\nA run that does not wait at such a gate is refused, nothing changed; `relabel status <id>` says what it waits for.\n' +
+          'JSON: {workflowId, runId, run?, uiLink, verb, answer: {paused, changed, running, pending, wave?: {current: {index, name, nodes}, count, waiting?, reason?, approved?}}}.\n' +
           "The command is kept in the run's command audit with your user name.",
       )
       .action(async (id: string, opts: { runId?: string }, cmd: Command) => {
@@ -51,11 +51,13 @@ function addGateCommands(program: Command, setExit: SetExit): void {
 export function addControlCommands(program: Command, setExit: SetExit): void {
   program
     .command('cancel')
-    .description('cancel (stop) a running run: nodes being relabelled finish, nodes already relabelled stay relabelled (no rollback), the others are marked cancelled')
+    .description(
+      'cancel (stop) a running run: nodes being relabelled finish, nodes already relabelled stay relabelled (no rollback), the others are marked cancelled',
+    )
     .argument('<id>', 'workflow ID of the run')
     .addOption(runIdOption())
     .addOption(outputOption())
-    .addHelpText('after', '\nJSON: {workflowId, runId, run?, uiLink, verb}. The command is kept in the run\'s command audit with your user name.')
+    .addHelpText('after', "\nJSON: {workflowId, runId, run?, uiLink, verb}. The command is kept in the run's command audit with your user name.")
     .action(async (id: string, opts: { runId?: string }, cmd: Command) => {
       setExit(
         await withContext(cmd, async (ctx) => {
@@ -79,14 +81,19 @@ export function addControlCommands(program: Command, setExit: SetExit): void {
       .argument('<id>', 'workflow ID of the run')
       .addOption(runIdOption())
       .addOption(outputOption())
-      .addHelpText('after', `\nJSON: {workflowId, runId, run?, uiLink, verb, answer: {paused, changed, running, pending}}. The command is kept in the run's command audit with your user name.`)
+      .addHelpText(
+        'after',
+        `\nJSON: {workflowId, runId, run?, uiLink, verb, answer: {paused, changed, running, pending}}. The command is kept in the run's command audit with your user name.`,
+      )
       .action(async (id: string, opts: { runId?: string }, cmd: Command) => {
         setExit(
           await withContext(cmd, async (ctx) => {
             const done = await (await ctx.runs()).control(id, opts.runId, verb, cliUser());
             if (ctx.format === 'json') return printJson(done);
             const a = done.answer;
-            const state = a ? `${a.paused ? 'paused' : 'running'}${a.changed ? '' : ' (it already was)'}: ${a.running} node(s) running, ${a.pending} not started` : verb;
+            const state = a
+              ? `${a.paused ? 'paused' : 'running'}${a.changed ? '' : ' (it already was)'}: ${a.running} node(s) running, ${a.pending} not started`
+              : verb;
             say(`${done.workflowId} (run ${done.runId}) ${state}`);
           }),
         );

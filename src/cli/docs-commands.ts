@@ -53,13 +53,13 @@ function addBufferCommands(docs: Command, setExit: SetExit): void {
 
   docs
     .command('stage')
-    .description("stage files as the whole content of a bucket, after checking each document on its own")
+    .description('stage files as the whole content of a bucket, after checking each document on its own')
     .argument('<bucket>', 'bucket name, such as site')
     .argument('<path...>', 'YAML files (named by base name) or directories (files named by path inside them)')
     .addOption(outputOption())
     .addHelpText(
       'after',
-      '\nChecked here: YAML syntax, each document\'s schema, label syntax, names given twice in the bucket.\n' +
+      "\nChecked here: YAML syntax, each document's schema, label syntax, names given twice in the bucket.\n" +
         'References to other documents (host profiles, racks, the label policy), in this bucket or\n' +
         'another, are checked by docs commit, so a site can be staged one bucket at a time.\n' +
         'Invalid documents: every error listed, nothing staged.\nJSON: {bucket, sources, stagedAt}.',
@@ -87,7 +87,12 @@ function addBufferCommands(docs: Command, setExit: SetExit): void {
           const buffer = await documents.buffer();
           if (format === 'json') return printJson(buffer.map(stagedJson));
           if (buffer.length === 0) return say('the buffer is empty');
-          say(table(['BUCKET', 'FILES', 'STAGED'], buffer.map((b) => [b.bucket, String(b.files.length), b.stagedAt.toISOString()])));
+          say(
+            table(
+              ['BUCKET', 'FILES', 'STAGED'],
+              buffer.map((b) => [b.bucket, String(b.files.length), b.stagedAt.toISOString()]),
+            ),
+          );
         }),
       );
     });
@@ -150,7 +155,9 @@ function addCommitCommand(docs: Command, setExit: SetExit): void {
             ...(opts.force ? { force: true } : {}),
           });
           if (warnings.length > 0) {
-            note(`relabel: warning: revision ${revision.id} was committed with --force despite ${warnings.length} site validation error(s); update-labels refuses it until a later commit fixes them`);
+            note(
+              `relabel: warning: revision ${revision.id} was committed with --force despite ${warnings.length} site validation error(s); update-labels refuses it until a later commit fixes them`,
+            );
             if (format !== 'json') for (const line of listedErrors(warnings)) note(line);
           }
           if (format === 'json') return printJson({ ...revision, warnings });

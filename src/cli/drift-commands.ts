@@ -22,7 +22,8 @@ function stateList(value: string): DriftState[] {
   if (value === 'all') return [...STORED];
   const states = value.split(',').map((s) => s.trim());
   for (const s of states) {
-    if (!(STORED as readonly string[]).includes(s)) throw new InvalidArgumentError(`must be all or comma-separated states of ${STORED.join(', ')} (in_sync nodes are counted, not listed)`);
+    if (!(STORED as readonly string[]).includes(s))
+      throw new InvalidArgumentError(`must be all or comma-separated states of ${STORED.join(', ')} (in_sync nodes are counted, not listed)`);
   }
   return [...new Set(states)] as DriftState[];
 }
@@ -30,14 +31,19 @@ function stateList(value: string): DriftState[] {
 /** The report's heading lines. */
 function heading(r: DriftReportRecord): string {
   const c = r.counts;
-  const counts = c ? `${c.drifted} drifted, ${c.pending} pending, ${c.unmanaged} unmanaged, ${c.missing} missing, ${c.in_sync} in sync of ${c.total}` : 'not finished';
+  const counts = c
+    ? `${c.drifted} drifted, ${c.pending} pending, ${c.unmanaged} unmanaged, ${c.missing} missing, ${c.in_sync} in sync of ${c.total}`
+    : 'not finished';
   return `drift report ${r.id}, site ${r.site}, revision ${r.revision} (policy: ${r.action}), ${r.finishedAt?.toISOString() ?? r.createdAt.toISOString()}: ${counts}`;
 }
 
 function healText(heal: (HealOutcome & { starting?: { run: number; revision: number } }) | null): string | undefined {
   if (!heal) return undefined;
   if (heal.starting) return `heal: run ${heal.starting.run} (revision ${heal.starting.revision}) is going`;
-  const runs = heal.runs.map((r) => `  run ${r.run} (${r.workflowId}): revision ${r.revision}, ${r.nodes} node(s): ${r.status}${r.written !== undefined ? `, ${r.written} written` : ''}${r.message ? `: ${r.message}` : ''}`);
+  const runs = heal.runs.map(
+    (r) =>
+      `  run ${r.run} (${r.workflowId}): revision ${r.revision}, ${r.nodes} node(s): ${r.status}${r.written !== undefined ? `, ${r.written} written` : ''}${r.message ? `: ${r.message}` : ''}`,
+  );
   return ['heal:', ...(runs.length > 0 ? runs : ['  no run started']), ...(heal.skipped ? [`  ${heal.skipped}`] : [])].join('\n');
 }
 
@@ -47,7 +53,9 @@ function pageText(page: DriftPage, states: readonly string[]): string {
     r.node,
     r.state,
     r.revision === null ? '-' : String(r.revision),
-    r.detail.keys ? driftText(r.detail.keys, 8) : r.detail.note ?? (r.detail.changes !== undefined ? `${r.detail.changes} key(s) to change at the latest revision` : ''),
+    r.detail.keys
+      ? driftText(r.detail.keys, 8)
+      : (r.detail.note ?? (r.detail.changes !== undefined ? `${r.detail.changes} key(s) to change at the latest revision` : '')),
   ]);
   const end = page.offset + page.items.length;
   const more = end < page.total ? `; more with --offset ${end}` : '';
@@ -62,7 +70,9 @@ export function addDriftCommands(program: Command, setExit: SetExit): void {
     .option('--site <name>', "the site (default: the store's; another is refused)")
     .option('--latest', 'show the latest report instead of detecting now')
     .addOption(new Option('--report <n>', 'show this report instead of detecting now').argParser(positiveInteger).conflicts('latest'))
-    .addOption(new Option('--state <states>', `nodes to list: all, or some of ${STORED.join(', ')}`).argParser(stateList).default([DriftState.drifted], 'drifted'))
+    .addOption(
+      new Option('--state <states>', `nodes to list: all, or some of ${STORED.join(', ')}`).argParser(stateList).default([DriftState.drifted], 'drifted'),
+    )
     .addOption(new Option('--offset <n>', 'first node of the list to show').argParser(nonNegativeInteger).default(0))
     .addOption(new Option('--limit <n>', `most nodes to list (at most ${MAX_DRIFT_PAGE})`).argParser(positiveInteger).default(100))
     .addOption(outputOption())
@@ -71,7 +81,7 @@ export function addDriftCommands(program: Command, setExit: SetExit): void {
       '\nStates: drifted (an owned label, annotation or taint is no longer as the revision the node carries wants),\n' +
         'pending (as its revision wants; a newer committed revision would change it), unmanaged (no update run\n' +
         'wrote it), missing (in the design, not in the cluster), in_sync. Drifted beats pending.\n' +
-        'With the label policy\'s drift: {action: heal}, a detection starts one update run per carried revision over\n' +
+        "With the label policy's drift: {action: heal}, a detection starts one update run per carried revision over\n" +
         'exactly the drifted nodes (skipped, and said, while a run of the site is going).\n' +
         'JSON: {report: {id, site, revision, action, counts, heal, createdAt, finishedAt, workflowId}, nodes: {report, total, offset, items}}.',
     )
@@ -86,7 +96,9 @@ export function addDriftCommands(program: Command, setExit: SetExit): void {
           else {
             // Heal runs this detection starts record who asked for it.
             const audit = runAudit(cliUser(), StartedVia.cli);
-            report = await drift.report((await drift.detect({ ...(opts.site !== undefined ? { site: opts.site } : {}), audit }, (w) => note(`warning: ${w}`))).report);
+            report = await drift.report(
+              (await drift.detect({ ...(opts.site !== undefined ? { site: opts.site } : {}), audit }, (w) => note(`warning: ${w}`))).report,
+            );
           }
           const page = await drift.nodes(report, { states: opts.state, offset: opts.offset, limit: opts.limit });
           if (ctx.format === 'json') return printJson({ report, nodes: page });

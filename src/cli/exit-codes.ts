@@ -91,11 +91,21 @@ const typesOf = (code: ExitCode): FailureType[] =>
 
 /** The codes with their meanings and the failure types (or the run status) that give each, for the help text. */
 export const EXIT_CODES: readonly ExitCodeRow[] = [
-  { code: ExitCode.ok, meaning: 'done; a run finished with status success (or, not waited for, started or still running)', types: [], runStatus: RunStatus.success },
+  {
+    code: ExitCode.ok,
+    meaning: 'done; a run finished with status success (or, not waited for, started or still running)',
+    types: [],
+    runStatus: RunStatus.success,
+  },
   { code: ExitCode.unexpected, meaning: 'unexpected error (a bug, or a failure relabel does not know)', types: typesOf(ExitCode.unexpected) },
   { code: ExitCode.invalidInput, meaning: 'usage error or invalid input; nothing was stored or started', types: typesOf(ExitCode.invalidInput) },
   { code: ExitCode.rejected, meaning: 'rejected by the current state; nothing was stored or started', types: typesOf(ExitCode.rejected) },
-  { code: ExitCode.partialSuccess, meaning: 'the run finished with status partial_success: some nodes failed (see the table)', types: [], runStatus: RunStatus.partialSuccess },
+  {
+    code: ExitCode.partialSuccess,
+    meaning: 'the run finished with status partial_success: some nodes failed (see the table)',
+    types: [],
+    runStatus: RunStatus.partialSuccess,
+  },
   {
     code: ExitCode.failure,
     meaning: 'the run finished with status failure, or failed, was cancelled, terminated or timed out',
@@ -105,7 +115,6 @@ export const EXIT_CODES: readonly ExitCodeRow[] = [
   { code: ExitCode.unavailable, meaning: 'Temporal or the store could not be reached; nothing was started', types: typesOf(ExitCode.unavailable) },
   { code: ExitCode.aborted, meaning: 'the run was aborted at a gate of its waves (relabel abort): later waves were not started', types: [] },
 ];
-
 
 const byRunStatus = new Map<string, ExitCode>(EXIT_CODES.flatMap((row) => (row.runStatus ? [[row.runStatus, row.code] as const] : [])));
 

@@ -31,12 +31,31 @@ export function impactText(impact: PlanImpact): string {
       `${t.disruptionBudgets} PodDisruptionBudget(s) concerned`,
   ];
   if (impact.daemonSets.length > 0) {
-    const rows = impact.daemonSets.map((d) => [`${d.namespace}/${d.name}`, String(d.gains.count), String(d.loses.count), namesCell(d.gains.sample, d.gains.count), namesCell(d.loses.sample, d.loses.count)]);
-    parts.push(table(['DAEMONSET', 'GAINS', 'LOSES', 'GAINED ON', 'LOST ON'], rows) + (impact.moreDaemonSets > 0 ? `\n(and ${impact.moreDaemonSets} more DaemonSets)` : ''));
+    const rows = impact.daemonSets.map((d) => [
+      `${d.namespace}/${d.name}`,
+      String(d.gains.count),
+      String(d.loses.count),
+      namesCell(d.gains.sample, d.gains.count),
+      namesCell(d.loses.sample, d.loses.count),
+    ]);
+    parts.push(
+      table(['DAEMONSET', 'GAINS', 'LOSES', 'GAINED ON', 'LOST ON'], rows) +
+        (impact.moreDaemonSets > 0 ? `\n(and ${impact.moreDaemonSets} more DaemonSets)` : ''),
+    );
   }
   if (impact.workloads.length > 0) {
-    const rows = impact.workloads.map((w) => [`${w.namespace}/${w.workload}`, String(w.evicted.count), String(w.stranded.count), podsCell(w.evicted), podsCell(w.stranded), w.disruptionBudgets.join(', ') || '-']);
-    parts.push(table(['WORKLOAD', 'EVICTED', 'STRANDED', 'EVICTED PODS', 'STRANDED PODS', 'BUDGETS'], rows) + (impact.moreWorkloads > 0 ? `\n(and ${impact.moreWorkloads} more workloads)` : ''));
+    const rows = impact.workloads.map((w) => [
+      `${w.namespace}/${w.workload}`,
+      String(w.evicted.count),
+      String(w.stranded.count),
+      podsCell(w.evicted),
+      podsCell(w.stranded),
+      w.disruptionBudgets.join(', ') || '-',
+    ]);
+    parts.push(
+      table(['WORKLOAD', 'EVICTED', 'STRANDED', 'EVICTED PODS', 'STRANDED PODS', 'BUDGETS'], rows) +
+        (impact.moreWorkloads > 0 ? `\n(and ${impact.moreWorkloads} more workloads)` : ''),
+    );
   }
   return parts.join('\n');
 }

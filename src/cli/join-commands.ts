@@ -35,7 +35,7 @@ export function addJoinCommands(program: Command, setExit: SetExit): void {
     .description("label nodes as they join the cluster: turn the site's join watcher on or off, or show it")
     .addHelpText(
       'after',
-      '\nA node joins when it is new to relabel (no record of relabel\'s on it: a new Node, or one registered again)\n' +
+      "\nA node joins when it is new to relabel (no record of relabel's on it: a new Node, or one registered again)\n" +
         'or carries the uninitialized taint. With joins enabled, every joining node the latest committed revision\n' +
         'manages gets its labels, annotations and taints (the uninitialized taint lifted in the same write) in an\n' +
         'ordinary update run, via join, a batch at a time; nodes not in the design are left alone and counted.\n' +
@@ -52,7 +52,10 @@ export function addJoinCommands(program: Command, setExit: SetExit): void {
       setExit(
         await withContext(cmd, async (ctx) => {
           const joins = await ctx.joins();
-          const watch = { ...(opts.batch !== undefined ? { maxBatch: opts.batch } : {}), ...(opts.delayMs !== undefined ? { batchDelayMs: opts.delayMs } : {}) };
+          const watch = {
+            ...(opts.batch !== undefined ? { maxBatch: opts.batch } : {}),
+            ...(opts.delayMs !== undefined ? { batchDelayMs: opts.delayMs } : {}),
+          };
           const status = await joins.enable({ ...(opts.site !== undefined ? { site: opts.site } : {}), by: cliUser(), watch });
           if (ctx.format === 'json') return printJson(status);
           say(statusText(status, 'enabled'));
@@ -79,7 +82,10 @@ export function addJoinCommands(program: Command, setExit: SetExit): void {
     .description("whether the site's joins are enabled, what its watcher has done and what waits")
     .option('--site <name>', "the site (default: the store's; another is refused)")
     .addOption(outputOption())
-    .addHelpText('after', '\nJSON: {site, enabled, workflowId, runId, since, watcher: {resourceVersion, revision, pending, oldestPendingSeconds,\ndispatched, labelled, unmanaged, runs, lastRun, held, watchError, at}, attempt, lastFailure, ended, warning}.')
+    .addHelpText(
+      'after',
+      '\nJSON: {site, enabled, workflowId, runId, since, watcher: {resourceVersion, revision, pending, oldestPendingSeconds,\ndispatched, labelled, unmanaged, runs, lastRun, held, watchError, at}, attempt, lastFailure, ended, warning}.',
+    )
     .action(async (opts: { site?: string }, cmd: Command) => {
       setExit(
         await withContext(cmd, async (ctx) => {

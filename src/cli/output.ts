@@ -17,9 +17,7 @@ export type OutputFormat = (typeof OutputFormat)[keyof typeof OutputFormat];
 
 /** The `-o, --output` option every command takes. */
 export function outputOption(): Option {
-  return new Option('-o, --output <format>', 'output: text for people, json for scripts')
-    .choices(Object.values(OutputFormat))
-    .default(OutputFormat.text);
+  return new Option('-o, --output <format>', 'output: text for people, json for scripts').choices(Object.values(OutputFormat)).default(OutputFormat.text);
 }
 
 /** Writes a line (or lines) to stdout. */
@@ -42,7 +40,12 @@ export function table(headers: readonly string[], rows: readonly (readonly strin
   const all = [headers, ...rows];
   const widths = headers.map((_, i) => Math.max(...all.map((r) => (r[i] ?? '').length)));
   return all
-    .map((r) => r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i] ?? 0))).join('  ').trimEnd())
+    .map((r) =>
+      r
+        .map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i] ?? 0)))
+        .join('  ')
+        .trimEnd(),
+    )
     .join('\n');
 }
 
@@ -69,7 +72,13 @@ function isSiteErrorList(details: unknown): details is SiteError[] {
 /** The failure type, message and details of anything thrown; `undefined` type when unknown. */
 export function describeError(err: unknown): ReportedError & { known: boolean } {
   if (err instanceof RelabelError) {
-    return { type: err.type, message: err.message, details: err.details, ...(err.problemCount !== undefined ? { problemCount: err.problemCount } : {}), known: true };
+    return {
+      type: err.type,
+      message: err.message,
+      details: err.details,
+      ...(err.problemCount !== undefined ? { problemCount: err.problemCount } : {}),
+      known: true,
+    };
   }
   if (isStoreError(err)) return { type: err.code, message: err.message, known: true };
   return { type: 'Error', message: err instanceof Error ? err.message : String(err), known: false };

@@ -13,7 +13,7 @@ import { note, outputOption, printJson, say, table } from './output.ts';
 import { nonNegativeInteger, positiveInteger } from './parsers.ts';
 import { impactText } from './impact-output.ts';
 import { brakeText, MAX_SUMMARY_KEYS, nodeTable, progressReporter } from './run-output.ts';
-import { targetsOf, withTargetOptions, type TargetOptions } from './run-commands.ts';
+import { targetsOf, withTargetOptions, type TargetOptions } from './target-options.ts';
 
 /** Sources one cell of the per-key table names. */
 const SOURCES_SHOWN = 3;
@@ -42,7 +42,9 @@ export function planText(p: FleetPlan): string {
   if (rows.length === 0) parts.push('no labels desired or changed');
   else {
     parts.push(`per label key (NODES: planned nodes that want it; SOURCES: where it comes from, with node counts):`);
-    parts.push(`${table(['LABEL', 'NODES', 'GAIN', 'CHANGE', 'LOSE', 'ADOPT', 'SOURCES'], rows)}${more > 0 ? `\n(and ${more} more keys: -o json lists up to 1000)` : ''}`);
+    parts.push(
+      `${table(['LABEL', 'NODES', 'GAIN', 'CHANGE', 'LOSE', 'ADOPT', 'SOURCES'], rows)}${more > 0 ? `\n(and ${more} more keys: -o json lists up to 1000)` : ''}`,
+    );
   }
   if (p.removal) parts.push(brakeText(p.removal, true));
   if (p.impact) parts.push(impactText(p.impact));
@@ -54,7 +56,8 @@ export function planText(p: FleetPlan): string {
       if (labelRows.length > 0) parts.push(`desired labels and their sources:\n${table(['NODE', 'LABEL', 'VALUE', 'SOURCE'], labelRows)}`);
     }
     const last = offset + items.length;
-    if (offset > 0 || last < total) parts.push(`nodes ${items.length === 0 ? 0 : offset + 1}–${last} of ${total}${last < total ? ` (more with --offset ${last})` : ''}`);
+    if (offset > 0 || last < total)
+      parts.push(`nodes ${items.length === 0 ? 0 : offset + 1}–${last} of ${total}${last < total ? ` (more with --offset ${last})` : ''}`);
   }
   return parts.join('\n');
 }
@@ -68,13 +71,15 @@ export function addPlanCommand(program: Command, setExit: SetExit): void {
     .addOption(new Option('--revision <n>', 'revision to plan (default: the latest committed)').argParser(positiveInteger))
     .addOption(new Option('--nodes-detail', "add each node's plan and its desired labels with their sources (a page of nodes: --offset, --limit)"))
     .addOption(new Option('--offset <n>', 'first node of the per-node detail (target order)').argParser(nonNegativeInteger).default(0))
-    .addOption(new Option('--limit <n>', `most nodes in the per-node detail (at most ${MAX_PLAN_NODE_PAGE})`).argParser(positiveInteger).default(DEFAULT_PLAN_NODE_PAGE))
+    .addOption(
+      new Option('--limit <n>', `most nodes in the per-node detail (at most ${MAX_PLAN_NODE_PAGE})`).argParser(positiveInteger).default(DEFAULT_PLAN_NODE_PAGE),
+    )
     .addOption(outputOption())
     .addHelpText(
       'after',
       '\nTargets as for update-labels: --nodes, --nodes-from, --all, or a filter of --rack, --tag and --label; exactly one.\n' +
         'Runs a dry run (one bulk read of the nodes, every plan computed in the worker, nothing written), then sums its\n' +
-        'per-node plans from the store. Sources: node (its own owner_data), host profile P (depth N: 1 is the node\'s\n' +
+        "per-node plans from the store. Sources: node (its own owner_data), host profile P (depth N: 1 is the node's\n" +
         "own profile, 2 its parent…), rack R (the rack document's labels), generated (rack, site, host_profile, tag),\n" +
         'plugin P (a label plugin of the plugin set the dry run pinned, for a key the documents do not give the node).\n' +
         'Exit 0 whatever the brake would say.\n' +

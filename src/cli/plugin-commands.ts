@@ -37,7 +37,11 @@ export function pollText(result: PollPluginsResult & { workflowId: string }): st
     : 'no plugin set yet: runs apply document labels only';
   const lines = [`poll ${result.workflowId}: ${result.status}; site ${result.site}, revision ${result.revision}; ${set}`];
   for (const p of result.plugins) {
-    lines.push(p.ok ? `  ${p.plugin}: ok, ${p.labels ?? 0} label(s) on ${p.nodes ?? 0} node(s)` : `  ${p.plugin}: FAILED${p.keptLastGood ? ' (last good labels kept)' : ''}: ${p.error ?? ''}`);
+    lines.push(
+      p.ok
+        ? `  ${p.plugin}: ok, ${p.labels ?? 0} label(s) on ${p.nodes ?? 0} node(s)`
+        : `  ${p.plugin}: FAILED${p.keptLastGood ? ' (last good labels kept)' : ''}: ${p.error ?? ''}`,
+    );
   }
   const u = result.updateRun;
   if (u) lines.push('workflowId' in u ? `update run ${u.run} started (${u.workflowId}) for ${u.targets} node(s)` : `no update run: ${u.skipped}`);
@@ -54,7 +58,10 @@ export function addPluginCommands(program: Command, setExit: SetExit): void {
     .description("each plugin's last poll: whether it was good, when it last was, its error")
     .option('--site <name>', 'only this site (default: every site)')
     .addOption(outputOption())
-    .addHelpText('after', '\nExit code: 0 when every plugin\'s last poll was good, 4 when any failed.\nJSON: [{site, plugin, polledAt, ok, error, lastGoodAt, lastGoodSet, nodes, labels}].')
+    .addHelpText(
+      'after',
+      "\nExit code: 0 when every plugin's last poll was good, 4 when any failed.\nJSON: [{site, plugin, polledAt, ok, error, lastGoodAt, lastGoodSet, nodes, labels}].",
+    )
     .action(async (opts: { site?: string }, cmd: Command) => {
       setExit(
         await withContext(cmd, async (ctx) => {

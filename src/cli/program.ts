@@ -68,7 +68,9 @@ export function buildProgram(setExit: SetExit): Command {
  * values of the global options are skipped), else undefined.
  */
 function unknownCommand(program: Command, argv: readonly string[]): string | undefined {
-  const takesValue = new Set(program.options.filter((o) => o.required || o.optional).flatMap((o) => [o.long, o.short].filter((f): f is string => f !== undefined)));
+  const takesValue = new Set(
+    program.options.filter((o) => o.required || o.optional).flatMap((o) => [o.long, o.short].filter((f): f is string => f !== undefined)),
+  );
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] ?? '';
     if (arg === '--') return undefined;

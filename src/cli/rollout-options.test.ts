@@ -3,7 +3,16 @@ import { test } from 'node:test';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { ExitCode } from './exit-codes.ts';
 import type { Rollout } from '../core/plan/waves.ts';
-import { checkedRollout, parseCanaryFlag, parseHealthTimeoutFlag, parseMaxFailedNodesFlag, parseWaveSizeFlag, parseWavesFlag, withRolloutOptions, type RolloutFlags } from './rollout-options.ts';
+import {
+  checkedRollout,
+  parseCanaryFlag,
+  parseHealthTimeoutFlag,
+  parseMaxFailedNodesFlag,
+  parseWaveSizeFlag,
+  parseWavesFlag,
+  withRolloutOptions,
+  type RolloutFlags,
+} from './rollout-options.ts';
 
 /** Parses `args` as a command with the rollout flags; the flags it got, or the usage error it gave. */
 function parse(args: string[]): { flags?: RolloutFlags; rollout?: Rollout | undefined; error?: string; exitCode?: number } {
@@ -24,8 +33,21 @@ function parse(args: string[]): { flags?: RolloutFlags; rollout?: Rollout | unde
   }
 }
 
-test('the rollout flags parse into the run\'s rollout', () => {
-  const { rollout } = parse(['--waves', 'rack', '--wave-size', '10%', '--canary', '1', '--approval', 'first', '--health-timeout', '600', '--max-failed-nodes', '2']);
+test("the rollout flags parse into the run's rollout", () => {
+  const { rollout } = parse([
+    '--waves',
+    'rack',
+    '--wave-size',
+    '10%',
+    '--canary',
+    '1',
+    '--approval',
+    'first',
+    '--health-timeout',
+    '600',
+    '--max-failed-nodes',
+    '2',
+  ]);
   assert.deepEqual(rollout, { by: 'rack', size: { percent: 10 }, canary: 1, approval: 'first', healthTimeoutSeconds: 600, maxFailedNodes: 2 });
   assert.deepEqual(parse(['--waves', 'label:ceph-osd', '--wave-size', '25']).rollout, { by: { label: 'ceph-osd' }, size: { count: 25 } });
   assert.deepEqual(parse(['--waves', 'none']).rollout, { by: 'none' });
@@ -52,13 +74,16 @@ test('a bad value is a usage error naming the flag', () => {
   }
 });
 
-test('the parsers throw commander\'s InvalidArgumentError with the core\'s message', () => {
+test("the parsers throw commander's InvalidArgumentError with the core's message", () => {
   assert.deepEqual(parseWavesFlag(' rack '), 'rack');
   assert.deepEqual(parseWaveSizeFlag('5'), { count: 5 });
   assert.equal(parseCanaryFlag('3'), 3);
   assert.equal(parseHealthTimeoutFlag('86400'), 86_400);
   assert.equal(parseMaxFailedNodesFlag('0'), 0);
-  assert.throws(() => parseWavesFlag('label:a b'), (e: unknown) => e instanceof InvalidArgumentError && /expected rack, label:<key> or none/.test(e.message));
+  assert.throws(
+    () => parseWavesFlag('label:a b'),
+    (e: unknown) => e instanceof InvalidArgumentError && /expected rack, label:<key> or none/.test(e.message),
+  );
   assert.throws(() => parseWaveSizeFlag('ten'), InvalidArgumentError);
   assert.throws(() => parseCanaryFlag('1e3'), InvalidArgumentError);
 });

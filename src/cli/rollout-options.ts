@@ -61,18 +61,35 @@ export const parseMaxFailedNodesFlag = wholeNumber(0, 1e9, 'a whole number of no
 /** Adds the rollout flags to `cmd`. */
 export function withRolloutOptions(cmd: Command): Command {
   return cmd
-    .addOption(new Option('--waves <rack|label:KEY|none>', "roll the run out in waves: one group of nodes per rack, or per value of a label key (none: all at once, even when the policy rolls out in waves)").argParser(parseWavesFlag))
-    .addOption(new Option('--wave-size <N|P%>', 'at most N nodes (or P% of the changed nodes) per wave; splits a group into several waves').argParser(parseWaveSizeFlag))
+    .addOption(
+      new Option(
+        '--waves <rack|label:KEY|none>',
+        'roll the run out in waves: one group of nodes per rack, or per value of a label key (none: all at once, even when the policy rolls out in waves)',
+      ).argParser(parseWavesFlag),
+    )
+    .addOption(
+      new Option('--wave-size <N|P%>', 'at most N nodes (or P% of the changed nodes) per wave; splits a group into several waves').argParser(parseWaveSizeFlag),
+    )
     .addOption(new Option('--canary <n>', 'a first wave of n nodes, before any other').argParser(parseCanaryFlag))
-    .addOption(new Option('--approval <gate>', 'where the run waits for relabel approve: none, first (after the first wave), each (after every wave but the last)').choices(Object.values(ApprovalGate)))
-    .addOption(new Option('--health-timeout <seconds>', `seconds a wave's DaemonSet pods get to become Ready (and those it loses to go) before the run halts; 0: no health gate (default ${DEFAULT_HEALTH_TIMEOUT_SECONDS})`).argParser(parseHealthTimeoutFlag))
+    .addOption(
+      new Option(
+        '--approval <gate>',
+        'where the run waits for relabel approve: none, first (after the first wave), each (after every wave but the last)',
+      ).choices(Object.values(ApprovalGate)),
+    )
+    .addOption(
+      new Option(
+        '--health-timeout <seconds>',
+        `seconds a wave's DaemonSet pods get to become Ready (and those it loses to go) before the run halts; 0: no health gate (default ${DEFAULT_HEALTH_TIMEOUT_SECONDS})`,
+      ).argParser(parseHealthTimeoutFlag),
+    )
     .addOption(new Option('--max-failed-nodes <n>', 'failed nodes a wave may have without halting the run (default 0)').argParser(parseMaxFailedNodesFlag));
 }
 
 /** Help text of the rollout flags, for the command's `after` help. */
 export const ROLLOUT_HELP =
-  'Rollout: --waves, --wave-size or --canary roll the run out in waves (over the label policy\'s rollout:, which they\n' +
-  'override; --waves none turns the policy\'s waves off). Between waves the health gate waits for the wave\'s DaemonSet\n' +
+  "Rollout: --waves, --wave-size or --canary roll the run out in waves (over the label policy's rollout:, which they\n" +
+  "override; --waves none turns the policy's waves off). Between waves the health gate waits for the wave's DaemonSet\n" +
   'pods (--health-timeout), and an approval gate (--approval) for `relabel approve <id>`; too many failed nodes\n' +
   '(--max-failed-nodes) or a health gate timing out halt the run until `relabel resume <id>` or `relabel abort <id>`.\n' +
   'See docs/rollouts.md.';

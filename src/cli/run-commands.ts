@@ -4,31 +4,37 @@
  * code the run's outcome maps to.
  */
 import { type Command, Option } from 'commander';
-import { readFileSync } from 'node:fs';
 import { runAudit, StartedVia } from '../core/plan/run-audit.ts';
-import { normalizeTargets } from '../core/plan/targets.ts';
-import type { NodePage, Runs, RunStatusReport, StartedRun, TargetSelection } from '../facade/index.ts';
+import type { NodePage, Runs, RunStatusReport, StartedRun } from '../facade/index.ts';
 import type { RunSummary } from '../facade/run-results.ts';
 import { RelabelStatusValue } from '../contracts/search-attributes.ts';
 import { cliUser, withContext, type CliContext, type SetExit } from './context.ts';
 import { ExitCode, exitCodeForRun } from './exit-codes.ts';
 import { note, outputOption, printJson, say, table } from './output.ts';
-import { labelPair, nameList, nodeList, nonNegativeInteger, positiveInteger } from './parsers.ts';
+import { nonNegativeInteger, positiveInteger } from './parsers.ts';
+import { targetsOf, withTargetOptions, type TargetOptions } from './target-options.ts';
 import { runIdOption } from './control-commands.ts';
 import { outcomeText, progressReporter, reportText, startedText } from './run-output.ts';
 import { checkedRollout, ROLLOUT_HELP, withRolloutOptions, type RolloutFlags } from './rollout-options.ts';
 
 const allowMassRemovalOption = () =>
-  new Option('--allow-mass-removal', "go ahead even when the run removes more of the labels relabel owns on its targets than the policy's max_removal_fraction (default 0.5); without it such a run is refused, nothing written");
-const concurrencyOption = () =>
-  new Option('--concurrency <k>', "nodes relabelled at once (default: the site policy's)").argParser(positiveInteger);
+  new Option(
+    '--allow-mass-removal',
+    "go ahead even when the run removes more of the labels relabel owns on its targets than the policy's max_removal_fraction (default 0.5); without it such a run is refused, nothing written",
+  );
+const concurrencyOption = () => new Option('--concurrency <k>', "nodes relabelled at once (default: the site policy's)").argParser(positiveInteger);
 /** Adds the options choosing which part of the per-node table to show. */
 function withNodeOptions(cmd: Command): Command {
   return cmd
     .addOption(new Option('--offset <n>', 'first node of the per-node table to show (target order)').argParser(nonNegativeInteger).default(0))
     .addOption(new Option('--limit <n>', 'most nodes in the per-node table (at most 5000)').argParser(positiveInteger).default(1000))
     .addOption(new Option('--failures', 'show only the failed nodes in the per-node table'))
-    .addOption(new Option('--summary', 'instead of the per-node table, the whole run summed up: nodes by status, failures by type, label keys gained, changed, lost, adopted').conflicts(['failures', 'offset']));
+    .addOption(
+      new Option(
+        '--summary',
+        'instead of the per-node table, the whole run summed up: nodes by status, failures by type, label keys gained, changed, lost, adopted',
+      ).conflicts(['failures', 'offset']),
+    );
 }
 
 /** How much of the per-node table to show, or the whole run's summary instead. */
@@ -58,72 +64,25 @@ async function nodePage(runs: Runs, report: RunStatusReport, view: NodeView): Pr
   return runs.nodes(run, { offset: view.offset ?? 0, limit: view.limit ?? 1000, ...(view.failures ? { status: 'failure' as const } : {}) });
 }
 
-/** The flags of update-labels (and plan) that choose the targets. */
-export type TargetOptions = { nodes?: string[]; nodesFrom?: string; all?: boolean; rack?: string[]; tag?: string[]; label?: Record<string, string> };
-
-/** Node names read from `file` (`-`: standard input), separated by commas or white space. */
-function namesFrom(file: string, cmd: Command): string[] {
-  let text: string;
-  try {
-    text = readFileSync(file === '-' ? 0 : file, 'utf8');
-  } catch (err) {
-    cmd.error(`error: cannot read ${file === '-' ? 'standard input' : file}: ${(err as Error).message}`, { exitCode: ExitCode.invalidInput });
-  }
-  const names = text.split(/[\s,]+/).filter((n) => n !== '');
-  const parsed = normalizeTargets(names);
-  if (!parsed.ok) cmd.error(`error: --nodes-from ${file}: ${parsed.message}`, { exitCode: ExitCode.invalidInput });
-  return parsed.targets;
-}
-
-/**
- * What update-labels runs on: named targets, or a selection from the
- * design. Exactly one of --nodes, --nodes-from, --all and a filter; a usage
- * error (exit 2) otherwise, before anything is opened.
- */
-export function targetsOf(opts: TargetOptions, cmd: Command): { targets: string[] } | { targets: undefined; select: TargetSelection } {
-  const filter = {
-    ...(opts.rack ? { rack_names: opts.rack } : {}),
-    ...(opts.tag ? { node_tags: opts.tag } : {}),
-    ...(opts.label ? { node_labels: opts.label } : {}),
-  };
-  const hasFilter = Object.keys(filter).length > 0;
-  const given = [opts.nodes !== undefined, opts.nodesFrom !== undefined, opts.all === true, hasFilter].filter(Boolean).length;
-  if (given !== 1) {
-    cmd.error(`error: choose the targets with exactly one of --nodes, --nodes-from, --all, or --rack/--tag/--label${given > 1 ? ' (several were given)' : ''}`, {
-      exitCode: ExitCode.invalidInput,
-    });
-  }
-  if (opts.nodes) return { targets: opts.nodes };
-  if (opts.nodesFrom !== undefined) return { targets: namesFrom(opts.nodesFrom, cmd) };
-  if (opts.all) return { targets: undefined, select: { all: true } };
-  return { targets: undefined, select: { filter: { filter_set_type: 'intersection', filter_set: [{ filter_type: 'intersection', ...filter }] } } };
-}
-
-/** Adds the flags choosing the targets: --nodes, --nodes-from, --all, and the filter flags --rack, --tag, --label. */
-export function withTargetOptions(cmd: Command): Command {
-  return cmd
-    .option('--nodes <names>', 'comma-separated node names, such as n1,n2', nodeList)
-    .option('--nodes-from <file>', 'node names from a file (- for standard input), separated by commas, spaces or lines')
-    .option('--all', "every node of the revision's design")
-    .option('--rack <names>', 'nodes in one of these racks (comma-separated; repeatable)', nameList)
-    .option('--tag <tags>', 'nodes with every one of these tags (comma-separated; repeatable)', nameList)
-    .option('--label <key=value>', "nodes whose design labels include this pair (repeatable; all must match)", labelPair);
-}
-
 /** Statuses `relabel runs --status` filters on (the RelabelStatus search attribute). */
 const RUN_LIST_STATUSES = Object.values(RelabelStatusValue);
 
 /** Most runs one `relabel runs` lists. */
 const MAX_RUN_LIST = 1000;
 
-const waitOption = () =>
-  new Option('--wait', 'wait for the run to finish: progress on stderr, then the per-node table; exit code by final status');
+const waitOption = () => new Option('--wait', 'wait for the run to finish: progress on stderr, then the per-node table; exit code by final status');
 
 /**
  * Waits for a run with progress on stderr, prints its final report and
  * returns the exit code of its outcome. Ctrl-C stops waiting, not the run.
  */
-async function waitAndReport(ctx: CliContext, runs: Runs, ref: { workflowId: string; runId?: string }, shownStart: boolean, view: NodeView = {}): Promise<number> {
+async function waitAndReport(
+  ctx: CliContext,
+  runs: Runs,
+  ref: { workflowId: string; runId?: string },
+  shownStart: boolean,
+  view: NodeView = {},
+): Promise<number> {
   const progress = progressReporter(process.stderr);
   const interrupted = () => {
     progress.done();
@@ -149,7 +108,9 @@ async function waitAndReport(ctx: CliContext, runs: Runs, ref: { workflowId: str
   const summary = await runSummary(runs, report, view);
   printReport(ctx, report, page, summary, () =>
     // The start block already named the run; add only what is new.
-    shownStart ? `${report.runId !== ref.runId ? `continued as new; final run ID ${report.runId}\n` : ''}\n${outcomeText(report, page, summary)}` : reportText(report, page, summary),
+    shownStart
+      ? `${report.runId !== ref.runId ? `continued as new; final run ID ${report.runId}\n` : ''}\n${outcomeText(report, page, summary)}`
+      : reportText(report, page, summary),
   );
   return exitCodeForRun(report);
 }
@@ -178,12 +139,14 @@ async function started(
 
 /** `update-labels`: start a run over named or selected targets, and follow it when asked. */
 function addUpdateLabelsCommand(program: Command, setExit: SetExit): void {
-  withRolloutOptions(withTargetOptions(program.command('update-labels'))
-    .description('relabel nodes to a committed revision of the site documents (the Airship update_labels action)')
-    .addOption(new Option('--revision <n>', 'revision to apply (default: the latest committed)').argParser(positiveInteger))
-    .addOption(concurrencyOption())
-    .option('--dry-run', 'plan every node and report the plans; write nothing')
-    .addOption(allowMassRemovalOption()))
+  withRolloutOptions(
+    withTargetOptions(program.command('update-labels'))
+      .description('relabel nodes to a committed revision of the site documents (the Airship update_labels action)')
+      .addOption(new Option('--revision <n>', 'revision to apply (default: the latest committed)').argParser(positiveInteger))
+      .addOption(concurrencyOption())
+      .option('--dry-run', 'plan every node and report the plans; write nothing')
+      .addOption(allowMassRemovalOption()),
+  )
     .addOption(waitOption())
     .addOption(outputOption())
     .addHelpText(
@@ -198,25 +161,30 @@ function addUpdateLabelsCommand(program: Command, setExit: SetExit): void {
         `${ROLLOUT_HELP}\n` +
         'JSON: {workflowId, runId, uiLink, revision, site, targets, dryRun}; with --wait the final report (as `relabel status -o json`).',
     )
-    .action(async (opts: TargetOptions & RolloutFlags & { revision?: number; concurrency?: number; dryRun?: boolean; allowMassRemoval?: boolean; wait?: boolean }, cmd: Command) => {
-      const chosen = targetsOf(opts, cmd);
-      const rollout = checkedRollout(opts, cmd);
-      setExit(
-        await withContext(cmd, async (ctx) => {
-          const runs = await ctx.runs();
-          const run = await runs.start({
-            ...chosen,
-            ...(opts.revision !== undefined ? { revision: opts.revision } : {}),
-            ...(opts.concurrency !== undefined ? { concurrency: opts.concurrency } : {}),
-            dryRun: opts.dryRun ?? false,
-            ...(opts.allowMassRemoval ? { allowMassRemoval: true } : {}),
-            ...(rollout ? { rollout } : {}),
-            audit: runAudit(cliUser(), StartedVia.cli),
-          });
-          return started(ctx, runs, run, opts);
-        }),
-      );
-    });
+    .action(
+      async (
+        opts: TargetOptions & RolloutFlags & { revision?: number; concurrency?: number; dryRun?: boolean; allowMassRemoval?: boolean; wait?: boolean },
+        cmd: Command,
+      ) => {
+        const chosen = targetsOf(opts, cmd);
+        const rollout = checkedRollout(opts, cmd);
+        setExit(
+          await withContext(cmd, async (ctx) => {
+            const runs = await ctx.runs();
+            const run = await runs.start({
+              ...chosen,
+              ...(opts.revision !== undefined ? { revision: opts.revision } : {}),
+              ...(opts.concurrency !== undefined ? { concurrency: opts.concurrency } : {}),
+              dryRun: opts.dryRun ?? false,
+              ...(opts.allowMassRemoval ? { allowMassRemoval: true } : {}),
+              ...(rollout ? { rollout } : {}),
+              audit: runAudit(cliUser(), StartedVia.cli),
+            });
+            return started(ctx, runs, run, opts);
+          }),
+        );
+      },
+    );
 }
 
 /** `runs` and `status`: list runs, and show one with its per-node table or summary. */
@@ -225,13 +193,13 @@ function addRunReadCommands(program: Command, setExit: SetExit): void {
     .command('runs')
     .description('list update runs on the task queue, newest first')
     .option('--site <name>', 'only runs of this site')
-    .addOption(new Option('--status <status>', 'only runs with this status (a dry run\'s is dry_run)').choices(RUN_LIST_STATUSES))
+    .addOption(new Option('--status <status>', "only runs with this status (a dry run's is dry_run)").choices(RUN_LIST_STATUSES))
     .option('--dry-run', 'only dry runs (the same as --status dry_run)')
     .addOption(new Option('--limit <n>', `most runs to list (at most ${MAX_RUN_LIST})`).argParser(positiveInteger).default(20))
     .addOption(outputOption())
     .addHelpText(
       'after',
-      '\nBY is who started the run (the API token\'s name, or the OS user of the CLI), VIA how (cli, api, schedule, retry, heal).\n' +
+      "\nBY is who started the run (the API token's name, or the OS user of the CLI), VIA how (cli, api, schedule, retry, heal).\n" +
         'JSON: [{workflowId, runId, run?, action?, startedBy?, startedVia?, execution, outcome?, startTime, closeTime?}], newest first.',
     )
     .action(async (opts: { site?: string; status?: string; dryRun?: boolean; limit: number }, cmd: Command) => {
@@ -242,7 +210,9 @@ function addRunReadCommands(program: Command, setExit: SetExit): void {
       const status = opts.dryRun ? RelabelStatusValue.dryRun : opts.status;
       setExit(
         await withContext(cmd, async (ctx) => {
-          const listed = await (await ctx.runs()).list(opts.limit, { ...(opts.site !== undefined ? { site: opts.site } : {}), ...(status !== undefined ? { status } : {}) });
+          const listed = await (
+            await ctx.runs()
+          ).list(opts.limit, { ...(opts.site !== undefined ? { site: opts.site } : {}), ...(status !== undefined ? { status } : {}) });
           if (ctx.format === 'json') printJson(listed);
           else if (listed.length === 0) say('no runs');
           else {
@@ -275,7 +245,7 @@ function addRunReadCommands(program: Command, setExit: SetExit): void {
     .addOption(outputOption())
     .addHelpText(
       'after',
-      '\nExit code: the run\'s outcome (0 while it runs or after success, 4 partial_success, 5 failure).\n' +
+      "\nExit code: the run's outcome (0 while it runs or after success, 4 partial_success, 5 failure).\n" +
         'JSON: {workflowId, runId, run, uiLink, action?, startedBy?, startedVia?, execution, startTime, closeTime?, progress?, result?, failure?, warnings?, nodes?: {run, total, offset, items}};\n' +
         'with --summary, summary: {run, statuses, failureTypes, written, labels: {KEY: {gain, change, lose, adopt}}, moreLabelKeys} instead of nodes.',
     )

@@ -151,7 +151,9 @@ export function labelSummary(nodes: readonly NodeOutcome[]): string | undefined 
 
 /** A whole run's summary for people: nodes by status, failures by type, and the per-label-key table. */
 export function summaryText(s: RunSummary): string {
-  const statuses = Object.entries(s.statuses).sort(([a], [b]) => byText(a, b)).map(([st, n]) => `${n} ${st}`);
+  const statuses = Object.entries(s.statuses)
+    .sort(([a], [b]) => byText(a, b))
+    .map(([st, n]) => `${n} ${st}`);
   const parts = [`nodes: ${statuses.join(', ') || 'none'} (${s.written} written)`];
   const types = Object.entries(s.failureTypes).sort(([a, x], [b, y]) => y - x || byText(a, b));
   if (types.length > 0) parts.push(`failures by type: ${types.map(([t, n]) => `${t} ${n}`).join(', ')}`);

@@ -78,7 +78,14 @@ export function addScheduleCommands(program: Command, setExit: SetExit): void {
             say(
               table(
                 ['SCHEDULE', 'STATE', 'EVERY', 'NEXT RUN', 'LAST RUN', 'LAST RESULT'],
-                views.map((v) => [v.scheduleId, v.paused ? 'paused' : 'active', v.every ?? '-', v.nextRun ?? '-', v.lastRun ? `${v.lastRun.startedAt} ${v.lastRun.status ?? ''}` : '-', v.lastRun?.result ?? '-']),
+                views.map((v) => [
+                  v.scheduleId,
+                  v.paused ? 'paused' : 'active',
+                  v.every ?? '-',
+                  v.nextRun ?? '-',
+                  v.lastRun ? `${v.lastRun.startedAt} ${v.lastRun.status ?? ''}` : '-',
+                  v.lastRun?.result ?? '-',
+                ]),
               ),
             );
           }
@@ -118,7 +125,10 @@ export function addScheduleCommands(program: Command, setExit: SetExit): void {
   onOne(schedule, setExit, 'trigger', "take a schedule's action now (skipped while one is running)", async (s, id, ctx) => {
     const started = await s.trigger(id);
     if (ctx.format === 'json') printJson({ scheduleId: id, triggered: true, ...(started ? { workflow: started } : {}) });
-    else say(started ? `triggered ${id}: started ${started.workflowId} (run ${started.runId})` : `triggered ${id} (the action is skipped while another is running)`);
+    else
+      say(
+        started ? `triggered ${id}: started ${started.workflowId} (run ${started.runId})` : `triggered ${id} (the action is skipped while another is running)`,
+      );
   });
   onOne(schedule, setExit, 'delete', 'delete a schedule (workflows it started are left alone)', async (s, id, ctx) => {
     await s.delete(id);

@@ -21,12 +21,14 @@ const YAML_FILE = /\.ya?ml$/i;
 
 async function yamlFilesUnder(dir: string): Promise<string[]> {
   const entries = await readdir(dir, { recursive: true, withFileTypes: true });
-  return entries
-    .filter((e) => e.isFile() && YAML_FILE.test(e.name))
-    .map((e) => relative(dir, join(e.parentPath, e.name)))
-    // Hidden files and directories (editor backups, .git) are not documents.
-    .filter((rel) => !rel.split(sep).some((part) => part.startsWith('.')))
-    .sort();
+  return (
+    entries
+      .filter((e) => e.isFile() && YAML_FILE.test(e.name))
+      .map((e) => relative(dir, join(e.parentPath, e.name)))
+      // Hidden files and directories (editor backups, .git) are not documents.
+      .filter((rel) => !rel.split(sep).some((part) => part.startsWith('.')))
+      .sort()
+  );
 }
 
 /**
@@ -40,7 +42,10 @@ export async function readSourceFiles(paths: readonly string[], naming: SourceNa
     try {
       isDirectory = (await stat(path)).isDirectory();
     } catch (err) {
-      throw new RelabelError(USAGE_ERROR, `cannot read ${path}: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file or directory' : (err as Error).message}`);
+      throw new RelabelError(
+        USAGE_ERROR,
+        `cannot read ${path}: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file or directory' : (err as Error).message}`,
+      );
     }
     if (!isDirectory) {
       files.push({ source: naming === 'path' ? path : basename(path), text: await readFile(path, 'utf8') });

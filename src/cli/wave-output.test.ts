@@ -15,7 +15,13 @@ const progress = (w?: WaveProgress): Progress => ({
   failures: [],
   ...(w ? { wave: w } : {}),
 });
-const running = (w?: WaveProgress): RunStatusReport => ({ workflowId: ID, runId: 'r1', execution: 'RUNNING', startTime: '2026-01-01T00:00:00.000Z', progress: progress(w) });
+const running = (w?: WaveProgress): RunStatusReport => ({
+  workflowId: ID,
+  runId: 'r1',
+  execution: 'RUNNING',
+  startTime: '2026-01-01T00:00:00.000Z',
+  progress: progress(w),
+});
 
 test('a running run in waves names its wave, numbered from 1', () => {
   assert.equal(waveLine(wave()), 'wave 2 of 5 (rack r2, 12 nodes)');
@@ -30,7 +36,10 @@ test('what a gate waits for comes with the command that moves the run on', () =>
     `halted: 3 nodes failed (max_failed_nodes 0) — relabel resume ${ID} or relabel abort ${ID}`,
   );
   assert.equal(
-    waveLines(wave({ waiting: 'halted', reason: 'wave 2 (rack r2): 3 node(s) failed, more than the 0 allowed; resume to go on, abort to end the run here' }), ID)[1],
+    waveLines(
+      wave({ waiting: 'halted', reason: 'wave 2 (rack r2): 3 node(s) failed, more than the 0 allowed; resume to go on, abort to end the run here' }),
+      ID,
+    )[1],
     `halted: wave 2 (rack r2): 3 node(s) failed, more than the 0 allowed — relabel resume ${ID} or relabel abort ${ID}`,
     'the words of what to do give way to the commands',
   );
@@ -57,16 +66,35 @@ test('the final result says how many waves and who aborted after which', () => {
     runId: 'r1',
     execution: 'COMPLETED',
     startTime: '2026-01-01T00:00:00.000Z',
-    result: { status: 'partial_success', run: 3, revision: 2, site: 'site-a', dryRun: false, counts: { total: 60, success: 24, failure: 0, written: 24 }, failures: [], waves: 5, aborted: { wave: 1, by: 'ops-bob', notStarted: 36 } },
+    result: {
+      status: 'partial_success',
+      run: 3,
+      revision: 2,
+      site: 'site-a',
+      dryRun: false,
+      counts: { total: 60, success: 24, failure: 0, written: 24 },
+      failures: [],
+      waves: 5,
+      aborted: { wave: 1, by: 'ops-bob', notStarted: 36 },
+    },
   };
   assert.match(outcomeText(report), /status: partial_success: 24 of 60 node\(s\) succeeded, 0 failed, 24 written\nwaves: 5\naborted after wave 2 by ops-bob/);
 });
 
 test('a gate verb says what it did and where the run stands', () => {
-  const answer = { paused: false, changed: true, running: 3, pending: 36, wave: wave({ current: { index: 2, name: 'rack r3', nodes: 12 }, approved: { wave: 1, by: 'ops-alice' } }) };
+  const answer = {
+    paused: false,
+    changed: true,
+    running: 3,
+    pending: 36,
+    wave: wave({ current: { index: 2, name: 'rack r3', nodes: 12 }, approved: { wave: 1, by: 'ops-alice' } }),
+  };
   assert.equal(
     gateAnswerText('approve', ID, 'r1', answer),
     `${ID} (run r1) approved: 3 node(s) running, 36 not started\nwave 3 of 5 (rack r3, 12 nodes)\napproved after wave 2 by ops-alice`,
   );
-  assert.match(gateAnswerText('abort', ID, 'r1', undefined), /aborted: no more nodes start; those not started are settled as not started, and the run ends as a partial run$/);
+  assert.match(
+    gateAnswerText('abort', ID, 'r1', undefined),
+    /aborted: no more nodes start; those not started are settled as not started, and the run ends as a partial run$/,
+  );
 });

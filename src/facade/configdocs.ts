@@ -75,7 +75,9 @@ export function createConfigdocs(store: Store, { check, call }: ConfigdocsDeps) 
   }
 
   /** How each collection of the buffer (as read now, or `staged`) differs from the committed site (buckets on either side, sorted). */
-  async function bufferChanges(staged?: readonly StagedBucket[]): Promise<{ committed: number | null; files: RevisionDocument[]; changed: Map<string, CollectionStatus> }> {
+  async function bufferChanges(
+    staged?: readonly StagedBucket[],
+  ): Promise<{ committed: number | null; files: RevisionDocument[]; changed: Map<string, CollectionStatus> }> {
     const committed = await revisionOf('committed');
     const before = committed === null ? [] : await store.revisions.documents(committed);
     const files = await bufferFiles(committed, staged ?? (await store.revisions.buffer()));
@@ -95,7 +97,8 @@ export function createConfigdocs(store: Store, { check, call }: ConfigdocsDeps) 
   async function documentsOf(version: VersionName): Promise<VersionDocuments> {
     if (version === 'buffer') {
       const { committed, files, changed } = await bufferChanges();
-      if (committed === null && changed.size === 0) throw new RelabelError(FailureType.RevisionNotFound, 'buffer version does not exist: nothing is committed or staged');
+      if (committed === null && changed.size === 0)
+        throw new RelabelError(FailureType.RevisionNotFound, 'buffer version does not exist: nothing is committed or staged');
       return { revision: changed.size > 0 ? null : committed, files };
     }
     const revision = await revisionOf(version);
@@ -180,7 +183,11 @@ export function createConfigdocs(store: Store, { check, call }: ConfigdocsDeps) 
     if (files !== null && status === 'unchanged' && mode !== 'bucket') {
       throw new RelabelError(FailureType.Invalid, `collection ${bucket} added no change: it holds the same documents as the committed one; nothing staged`);
     }
-    await store.revisions.stage(bucket, files ?? [], mode === 'bucket' ? {} : { expectBuffer: snapshot, ...(mode === 'replace' ? { replaceBuffer: true } : {}) });
+    await store.revisions.stage(
+      bucket,
+      files ?? [],
+      mode === 'bucket' ? {} : { expectBuffer: snapshot, ...(mode === 'replace' ? { replaceBuffer: true } : {}) },
+    );
     return STATUS_OF[status];
   }
 

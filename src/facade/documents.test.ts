@@ -12,7 +12,8 @@ import { withDocuments } from './testing.ts';
 
 const profiles = [source('profiles.yaml', profileDoc('base', ''), profileDoc('compute', '  host_profile: base'))];
 const nodes = [source('nodes.yaml', nodeDoc('n1', '  host_profile: compute'))];
-const dangling = 'nodes/nodes.yaml:7:17 drydock/BaremetalNode/v1 "n1" data.host_profile: host profile "compute" is not defined (no drydock/HostProfile/v1 document named "compute")';
+const dangling =
+  'nodes/nodes.yaml:7:17 drydock/BaremetalNode/v1 "n1" data.host_profile: host profile "compute" is not defined (no drydock/HostProfile/v1 document named "compute")';
 
 /** The errors a facade call was refused with (DocumentValidationFailed), formatted. */
 async function refusal(call: Promise<unknown>): Promise<string[]> {
@@ -31,7 +32,10 @@ describe('documents facade: stage checks each document, commit the whole site', 
       await documents.stage('nodes', nodes);
       assert.deepEqual(await refusal(documents.commit({ message: 'half' })), [dangling]);
       assert.deepEqual(await documents.list(), []);
-      assert.deepEqual((await documents.buffer()).map((b) => b.bucket), ['nodes']);
+      assert.deepEqual(
+        (await documents.buffer()).map((b) => b.bucket),
+        ['nodes'],
+      );
       const dryRun = await documents.checkCommit();
       assert.deepEqual([dryRun.buckets, dryRun.errors.map(formatError)], [['nodes'], [dangling]]);
 
@@ -44,7 +48,9 @@ describe('documents facade: stage checks each document, commit the whole site', 
 
   it('refuses a bucket with a per-document error, listing each, staging nothing', () =>
     withDocuments(async (documents) => {
-      const errors = await refusal(documents.stage('nodes', [...nodes, source('bad.yaml', nodeDoc('n2', '  metadata:\n    rack: 42')), source('worse.yaml', 'a: [1\n')]));
+      const errors = await refusal(
+        documents.stage('nodes', [...nodes, source('bad.yaml', nodeDoc('n2', '  metadata:\n    rack: 42')), source('worse.yaml', 'a: [1\n')]),
+      );
       assert.deepEqual(errors, [
         'nodes/bad.yaml:8:11 drydock/BaremetalNode/v1 "n2" data.metadata.rack: rack must be a string',
         'nodes/worse.yaml:2:1 document 1: Flow sequence in block collection must be sufficiently indented and end with a ]',

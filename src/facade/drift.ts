@@ -50,7 +50,10 @@ export function createDrift(deps: DriftDeps) {
      * worker polls the task queue, `onWarning` is told so before waiting.
      * Heal runs it starts record `audit.by` (via `heal`).
      */
-    async detect(options: { site?: string; audit?: RunAudit } = {}, onWarning?: (warning: string) => void): Promise<DetectDriftResult & { workflowId: string; runId: string }> {
+    async detect(
+      options: { site?: string; audit?: RunAudit } = {},
+      onWarning?: (warning: string) => void,
+    ): Promise<DetectDriftResult & { workflowId: string; runId: string }> {
       const { site } = await storeSite(store, designs, options.site);
       const workflowId = `${DRIFT_ID_PREFIX}/${site}`;
       const audit = options.audit && runAudit(options.audit.by, options.audit.via);
@@ -75,7 +78,8 @@ export function createDrift(deps: DriftDeps) {
     /** The newest finished report (of `site`, when given); NotFound when there is none. */
     async latest(site?: string): Promise<DriftReportRecord> {
       const found = await store.drift.latestReport(site);
-      if (!found) throw new RelabelError(FailureType.NotFound, `no drift report yet${site ? ` for site ${site}` : ''}: run relabel drift, or create its schedule`);
+      if (!found)
+        throw new RelabelError(FailureType.NotFound, `no drift report yet${site ? ` for site ${site}` : ''}: run relabel drift, or create its schedule`);
       return found;
     },
 
@@ -84,7 +88,8 @@ export function createDrift(deps: DriftDeps) {
       try {
         return await store.drift.getReport(id);
       } catch (err) {
-        if (isStoreError(err, StoreErrorCode.NotFound)) throw new RelabelError(FailureType.NotFound, `no drift report ${id} (reports older than the newest 24 of a site are pruned)`);
+        if (isStoreError(err, StoreErrorCode.NotFound))
+          throw new RelabelError(FailureType.NotFound, `no drift report ${id} (reports older than the newest 24 of a site are pruned)`);
         throw err;
       }
     },

@@ -180,7 +180,10 @@ export async function openRelabel(config: RelabelConfig): Promise<Relabel> {
           await within(connectRuns(), timeoutMs);
           const c = connection;
           if (c === undefined) throw new Error('not connected');
-          await within(c.withDeadline(Date.now() + timeoutMs, () => c.workflowService.getSystemInfo({})), timeoutMs + 500);
+          await within(
+            c.withDeadline(Date.now() + timeoutMs, () => c.workflowService.getSystemInfo({})),
+            timeoutMs + 500,
+          );
           return { ok: true, message: `temporal: reachable at ${address} (namespace ${namespace})` };
         } catch (err) {
           const reason = err instanceof RelabelError ? err.message : await temporalUnreachable(address, namespace, err);

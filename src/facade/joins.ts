@@ -100,7 +100,9 @@ export function createJoins(deps: JoinsDeps) {
      * starts its watcher, or leaves the running one as it is. `changed`
      * says which.
      */
-    async enable(options: { site?: string; by?: string; watch?: Pick<WatchJoinsInput, 'maxBatch' | 'batchDelayMs' | 'watchSeconds' | 'continueAsNewAfter'> } = {}): Promise<JoinStatus & { changed: boolean }> {
+    async enable(
+      options: { site?: string; by?: string; watch?: Pick<WatchJoinsInput, 'maxBatch' | 'batchDelayMs' | 'watchSeconds' | 'continueAsNewAfter'> } = {},
+    ): Promise<JoinStatus & { changed: boolean }> {
       const { site } = await storeSite(store, designs, options.site);
       const before = await describe(site);
       const workflowId = joinWorkflowId(site);

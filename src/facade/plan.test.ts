@@ -4,14 +4,14 @@ import { nodeDoc, policyDoc, profileDoc, rackDoc, source } from '../core/site/te
 import { validateSite } from '../core/site/validate-site.ts';
 import { sourcedLabels } from './plan.ts';
 
-describe('a planned node\'s desired labels with their sources', () => {
+describe("a planned node's desired labels with their sources", () => {
   const result = validateSite([
     source(
       'site.yaml',
       policyDoc('policy'),
       rackDoc('r1', { 'power-domain': 'pd-a' }),
       profileDoc('base', "  metadata:\n    rack: r1\n    owner_data:\n      x: '1'"),
-      nodeDoc('n1', "  host_profile: base\n  metadata:\n    owner_data:\n      feature.example.com/doc: from-doc"),
+      nodeDoc('n1', '  host_profile: base\n  metadata:\n    owner_data:\n      feature.example.com/doc: from-doc'),
     ),
   ]);
   assert.ok(result.ok);
@@ -29,7 +29,7 @@ describe('a planned node\'s desired labels with their sources', () => {
     assert.deepEqual(labels['power-domain'], { value: 'pd-a', source: { kind: 'rack', rack: 'r1' } }, 'and with the same value');
     assert.deepEqual(labels['x'], { value: '1', source: { kind: 'host_profile', profile: 'base', depth: 1 } });
     const plain = sourcedLabels(design, 'n1');
-    assert.deepEqual(Object.keys(plain ?? {}), Object.keys(design.nodes['n1']?.labels ?? {}), 'without plugins, the design\'s labels only');
+    assert.deepEqual(Object.keys(plain ?? {}), Object.keys(design.nodes['n1']?.labels ?? {}), "without plugins, the design's labels only");
     assert.equal(sourcedLabels(design, 'not-in-design', [{ plugin: 'alpha', labels: { 'feature.example.com/gpu': 'a' } }]), undefined);
   });
 });

@@ -100,7 +100,11 @@ export interface PlanOptions {
  * its plugin labels joined in as a run joins them (the documents win; a
  * key a plugin gives is that plugin's). Undefined for a node not in the design.
  */
-export function sourcedLabels(design: Design, node: string, plugins: readonly PluginEntry[] = []): Record<string, { value: string; source: LabelSource }> | undefined {
+export function sourcedLabels(
+  design: Design,
+  node: string,
+  plugins: readonly PluginEntry[] = [],
+): Record<string, { value: string; source: LabelSource }> | undefined {
   const wants = nodeWants(design, node, plugins);
   const sources = design.nodes[node]?.labelSources;
   if (!wants || !sources) return undefined;
@@ -138,8 +142,18 @@ function createKeyTally(design: Design) {
       const labels = Object.fromEntries(
         listed.map((key): [string, LabelKeyPlan] => {
           const entry = keys.get(key);
-          const sources = [...(entry?.sources.values() ?? [])].sort((a, b) => b.nodes - a.nodes || byText(formatLabelSource(a.source), formatLabelSource(b.source)));
-          return [key, { ...(summary.labels[key] ?? none), desired: entry?.desired ?? 0, sources: sources.slice(0, MAX_KEY_SOURCES), moreSources: Math.max(0, sources.length - MAX_KEY_SOURCES) }];
+          const sources = [...(entry?.sources.values() ?? [])].sort(
+            (a, b) => b.nodes - a.nodes || byText(formatLabelSource(a.source), formatLabelSource(b.source)),
+          );
+          return [
+            key,
+            {
+              ...(summary.labels[key] ?? none),
+              desired: entry?.desired ?? 0,
+              sources: sources.slice(0, MAX_KEY_SOURCES),
+              moreSources: Math.max(0, sources.length - MAX_KEY_SOURCES),
+            },
+          ];
         }),
       );
       return { statuses: summary.statuses, failureTypes: summary.failureTypes, labels, moreLabelKeys: all.length - listed.length + summary.moreLabelKeys };
@@ -165,7 +179,10 @@ export function createPlans(runs: Runs) {
     // The plugin set the dry run pinned (0, or none pinned: document labels only), looked up a page of planned nodes at a time.
     const set = status.pluginSet ?? 0;
     const pluginsOf = (outcomes: readonly NodeOutcome[], planned: boolean) =>
-      runs.pluginLabels(set, outcomes.flatMap((o) => ((!planned || o.status === 'success') && Object.hasOwn(design.nodes, o.node) ? [o.node] : [])));
+      runs.pluginLabels(
+        set,
+        outcomes.flatMap((o) => ((!planned || o.status === 'success') && Object.hasOwn(design.nodes, o.node) ? [o.node] : [])),
+      );
     const tally = createKeyTally(design);
     let page: NodeOutcome[] = [];
     const flush = async () => {

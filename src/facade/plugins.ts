@@ -68,7 +68,9 @@ export async function ensurePluginSchedule(client: Client, options: PluginSchedu
   } catch (err) {
     if (!(err instanceof ScheduleAlreadyRunning)) throw err;
   }
-  await client.schedule.getHandle(scheduleId).update((previous) => ({ ...previous, spec, action, policies: { ...previous.policies, overlap: ScheduleOverlapPolicy.SKIP } }));
+  await client.schedule
+    .getHandle(scheduleId)
+    .update((previous) => ({ ...previous, spec, action, policies: { ...previous.policies, overlap: ScheduleOverlapPolicy.SKIP } }));
   return { scheduleId, every, created: false };
 }
 
@@ -125,7 +127,15 @@ export function createPlugins(deps: PluginsDeps) {
   /** Creates (or updates) the site's poll schedule; see {@link ensurePluginSchedule}. */
   async function schedule(options: { site?: string; every?: string }) {
     const site = await siteOf(options.site);
-    return { site, ...(await ensurePluginSchedule(temporal(), { site, taskQueue: deps.taskQueue, searchAttributes: deps.searchAttributes, ...(options.every ? { every: options.every } : {}) })) };
+    return {
+      site,
+      ...(await ensurePluginSchedule(temporal(), {
+        site,
+        taskQueue: deps.taskQueue,
+        searchAttributes: deps.searchAttributes,
+        ...(options.every ? { every: options.every } : {}),
+      })),
+    };
   }
 
   return { siteOf, status, poll, schedule };

@@ -110,7 +110,13 @@ export interface RunReads {
   /** A run's status, progress and (when finished) result or rejection; RunNotFound for an unknown run. */
   status(workflowId: string, runId?: string): Promise<RunStatusReport>;
   /** Waits for a run to close (see {@link waitForRun}): its final status, or its status at `deadline`. */
-  wait(ref: { workflowId: string; runId?: string }, onProgress?: (p: Progress) => void, everyMs?: number, onWarning?: (warning: string | undefined) => void, deadline?: number): Promise<RunStatusReport>;
+  wait(
+    ref: { workflowId: string; runId?: string },
+    onProgress?: (p: Progress) => void,
+    everyMs?: number,
+    onWarning?: (warning: string | undefined) => void,
+    deadline?: number,
+  ): Promise<RunStatusReport>;
   /**
    * A page of a run's node outcomes from the store, in target order,
    * optionally only those with the given statuses. RunNotFound for an
@@ -262,7 +268,7 @@ export function createRunReads(deps: RunReadDeps): RunReads {
   }
 
   async function* rows(run: number, status?: RunNodeStatus): AsyncGenerator<RunNodeRow> {
-    for (let afterSeq = -1; ; ) {
+    for (let afterSeq = -1; ;) {
       const page = await store.runs.nodes(run, { ...(status ? { status } : {}), afterSeq, limit: MAX_RUN_PAGE });
       yield* page;
       const last = page.at(-1);

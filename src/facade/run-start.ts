@@ -137,6 +137,36 @@ function inputOf(run: number, revision: number, options: StartOptions, audit: Ru
   };
 }
 
+/** The checks of {@link RunStarts.preflight}, against `store`; the targets, revision and site. */
+async function preflightRun(
+  store: RunStartDeps['store'],
+  designs: DesignCache,
+  options: Pick<StartOptions, 'targets' | 'revision' | 'select'>,
+): Promise<{ targets: string[]; revision: number; site: string }> {
+  const { select } = options;
+  if (select && options.targets !== undefined) throw new RelabelError(FailureType.InvalidTargets, 'name the targets or select them from the design, not both');
+  const named = select ? undefined : normalizeTargets(options.targets);
+  if (named && !named.ok) throw new RelabelError(FailureType.InvalidTargets, named.message);
+  const checked = await runnableRevision(store, options.revision);
+  if (!checked.ok) throw new RelabelError(checked.type, checked.message);
+  const revision = checked.revision;
+  const validation = await designs.get(revision);
+  if (!validation.ok) {
+    throw documentValidationError(`revision ${revision}`, validation.errors);
+  }
+  const { design } = validation;
+  let targets = named?.ok ? named.targets : [];
+  if (select) {
+    // Names the filter gives that the design lacks stay targets: they fail (NodeNotInDesign), never silently dropped.
+    const chosen = 'all' in select ? { nodes: Object.keys(design.nodes).sort(), unknownNodeNames: [] } : selectNodes(design, select.filter);
+    targets = [...chosen.nodes, ...chosen.unknownNodeNames];
+    if (targets.length === 0) throw new RelabelError(FailureType.NoNodesMatched, `the selection matches no node of revision ${revision}`);
+    const parsed = normalizeTargets(targets);
+    if (!parsed.ok) throw new RelabelError(FailureType.InvalidTargets, parsed.message);
+  }
+  return { targets, revision, site: design.site };
+}
+
 /** Whether the run going under `workflowId` is a join run (its memo says so). */
 async function joinRunGoing(client: Client, workflowId: string): Promise<boolean> {
   try {
@@ -164,10 +194,17 @@ function waitingForJoinRuns(client: Client, startNow: (options: StartOptions) =>
       try {
         return await startNow(options);
       } catch (err) {
-        const going = err instanceof RelabelError && err.type === FailureType.RunInProgress ? (err.details as { workflowId?: string } | undefined)?.workflowId : undefined;
+        const going =
+          err instanceof RelabelError && err.type === FailureType.RunInProgress ? (err.details as { workflowId?: string } | undefined)?.workflowId : undefined;
         if (!waits || going === undefined || Date.now() >= deadline || !(await joinRunGoing(client, going))) throw err;
         const left = deadline - Date.now();
-        await Promise.race([client.workflow.getHandle(going).result().catch(() => undefined), new Promise((resolve) => setTimeout(resolve, left).unref())]);
+        await Promise.race([
+          client.workflow
+            .getHandle(going)
+            .result()
+            .catch(() => undefined),
+          new Promise((resolve) => setTimeout(resolve, left).unref()),
+        ]);
       }
     }
   };
@@ -177,30 +214,7 @@ function waitingForJoinRuns(client: Client, startNow: (options: StartOptions) =>
 export function createRunStarts(deps: RunStartDeps): RunStarts {
   const { client, store, designs, reads } = deps;
 
-  async function preflight(options: Pick<StartOptions, 'targets' | 'revision' | 'select'>): Promise<{ targets: string[]; revision: number; site: string }> {
-    const { select } = options;
-    if (select && options.targets !== undefined) throw new RelabelError(FailureType.InvalidTargets, 'name the targets or select them from the design, not both');
-    const named = select ? undefined : normalizeTargets(options.targets);
-    if (named && !named.ok) throw new RelabelError(FailureType.InvalidTargets, named.message);
-    const checked = await runnableRevision(store, options.revision);
-    if (!checked.ok) throw new RelabelError(checked.type, checked.message);
-    const revision = checked.revision;
-    const validation = await designs.get(revision);
-    if (!validation.ok) {
-      throw documentValidationError(`revision ${revision}`, validation.errors);
-    }
-    const { design } = validation;
-    let targets = named?.ok ? named.targets : [];
-    if (select) {
-      // Names the filter gives that the design lacks stay targets: they fail (NodeNotInDesign), never silently dropped.
-      const chosen = 'all' in select ? { nodes: Object.keys(design.nodes).sort(), unknownNodeNames: [] } : selectNodes(design, select.filter);
-      targets = [...chosen.nodes, ...chosen.unknownNodeNames];
-      if (targets.length === 0) throw new RelabelError(FailureType.NoNodesMatched, `the selection matches no node of revision ${revision}`);
-      const parsed = normalizeTargets(targets);
-      if (!parsed.ok) throw new RelabelError(FailureType.InvalidTargets, parsed.message);
-    }
-    return { targets, revision, site: design.site };
-  }
+  const preflight = (options: Pick<StartOptions, 'targets' | 'revision' | 'select'>) => preflightRun(store, designs, options);
 
   async function startNow(options: StartOptions): Promise<StartedRun> {
     const wrong = options.rollout ? rolloutErrors(options.rollout) : [];
@@ -228,7 +242,13 @@ export function createRunStarts(deps: RunStartDeps): RunStarts {
         args: [inputOf(record.id, revision, options, audit, deps.searchAttributes !== false)],
         workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
         workflowIdConflictPolicy: WorkflowIdConflictPolicy.FAIL,
-        memo: { run: record.id, ...(record.actionId ? { actionId: record.actionId } : {}), ...(options.action ? { action: options.action } : {}), ...(audit ? { audit } : {}), ...(options.task ? { task: taskMemo(options.task) } : {}) },
+        memo: {
+          run: record.id,
+          ...(record.actionId ? { actionId: record.actionId } : {}),
+          ...(options.action ? { action: options.action } : {}),
+          ...(audit ? { audit } : {}),
+          ...(options.task ? { task: taskMemo(options.task) } : {}),
+        },
         staticSummary: `${dryRun ? 'Dry run: plan' : 'Update'} labels of ${targets.length} node(s) to revision ${revision}`,
         staticDetails:
           `update_labels on site **${site}**, revision ${revision}, run ${record.id}${dryRun ? ' (dry run: nothing written)' : ''}.\n\n` +
@@ -239,11 +259,24 @@ export function createRunStarts(deps: RunStartDeps): RunStarts {
       const runId = handle.firstExecutionRunId;
       // The action id finds the run through the store: keep which execution it is.
       await store.actions.setExecution(record.id, runId);
-      return { workflowId, runId, run: record.id, uiLink: reads.link(workflowId, runId), revision, site, targets, ...(record.actionId ? { actionId: record.actionId } : {}) };
+      return {
+        workflowId,
+        runId,
+        run: record.id,
+        uiLink: reads.link(workflowId, runId),
+        revision,
+        site,
+        targets,
+        ...(record.actionId ? { actionId: record.actionId } : {}),
+      };
     } catch (err) {
       await store.runs.discard(record.id);
       if (err instanceof WorkflowExecutionAlreadyStartedError) {
-        throw new RelabelError(FailureType.RunInProgress, `an update_labels run is already in progress for site ${site} (${workflowId}); wait for it or cancel it`, { workflowId });
+        throw new RelabelError(
+          FailureType.RunInProgress,
+          `an update_labels run is already in progress for site ${site} (${workflowId}); wait for it or cancel it`,
+          { workflowId },
+        );
       }
       throw err;
     }

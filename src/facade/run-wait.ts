@@ -52,7 +52,12 @@ export async function waitForRun(deps: RunWaitDeps, ref: { workflowId: string; r
   );
   let finished = false;
   void done.then(() => (finished = true));
-  const taskQueue = onWarning ? await handle.describe().then((d) => d.taskQueue, () => undefined) : undefined;
+  const taskQueue = onWarning
+    ? await handle.describe().then(
+        (d) => d.taskQueue,
+        () => undefined,
+      )
+    : undefined;
   let idle: string | undefined;
   let checkedAt = 0;
   while (!finished && (deadline === undefined || Date.now() < deadline)) {

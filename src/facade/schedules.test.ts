@@ -5,7 +5,14 @@ import { RelabelError } from './relabel-error.ts';
 
 describe('schedule intervals and kinds', () => {
   it('reads intervals as 90s, 10m, 1h30m, 1d and writes them back the same way', () => {
-    for (const [text, ms] of [['90s', 90_000], ['10m', 600_000], ['1h30m', 5_400_000], ['1d', 86_400_000], ['7d', 604_800_000], ['1m', 60_000]] as const) {
+    for (const [text, ms] of [
+      ['90s', 90_000],
+      ['10m', 600_000],
+      ['1h30m', 5_400_000],
+      ['1d', 86_400_000],
+      ['7d', 604_800_000],
+      ['1m', 60_000],
+    ] as const) {
       assert.equal(parseInterval(text), ms, text);
     }
     assert.equal(formatInterval(600_000), '10m');
@@ -15,7 +22,10 @@ describe('schedule intervals and kinds', () => {
 
   it('refuses a bad interval, naming it and the rule', () => {
     const refused = (text: string, why: RegExp) =>
-      assert.throws(() => parseInterval(text), (err: unknown) => err instanceof RelabelError && err.type === 'InvalidArgument' && why.test(err.message));
+      assert.throws(
+        () => parseInterval(text),
+        (err: unknown) => err instanceof RelabelError && err.type === 'InvalidArgument' && why.test(err.message),
+      );
     refused('10', /bad interval "10": use a number and a unit, s, m, h or d/);
     refused('ten minutes', /use a number and a unit/);
     refused('-5m', /use a number and a unit/);

@@ -87,7 +87,12 @@ export function parseInterval(text: string): number {
 export function formatInterval(ms: number): string {
   let rest = Math.round(ms / 1000);
   const parts: string[] = [];
-  for (const [unit, size] of [['d', 86_400], ['h', 3600], ['m', 60], ['s', 1]] as const) {
+  for (const [unit, size] of [
+    ['d', 86_400],
+    ['h', 3600],
+    ['m', 60],
+    ['s', 1],
+  ] as const) {
     if (rest >= size) {
       parts.push(`${Math.floor(rest / size)}${unit}`);
       rest %= size;
@@ -122,7 +127,11 @@ export interface SchedulesDeps {
 /** The kind named `name`; InvalidArgument listing the kinds otherwise. */
 export function scheduleKind(name: string): ScheduleKind & { name: string } {
   const kind = Object.hasOwn(SCHEDULE_KINDS, name) ? (SCHEDULE_KINDS as Record<string, ScheduleKind>)[name] : undefined;
-  if (!kind) throw new RelabelError(FailureType.InvalidArgument, `unknown schedule kind ${JSON.stringify(name.slice(0, 40))}: one of ${Object.keys(SCHEDULE_KINDS).join(', ')}`);
+  if (!kind)
+    throw new RelabelError(
+      FailureType.InvalidArgument,
+      `unknown schedule kind ${JSON.stringify(name.slice(0, 40))}: one of ${Object.keys(SCHEDULE_KINDS).join(', ')}`,
+    );
   return { ...kind, name };
 }
 
@@ -237,7 +246,10 @@ export function createSchedules(deps: SchedulesDeps) {
       ids.sort();
       const views: ScheduleView[] = [];
       for (const id of ids) {
-        const d = await client.schedule.getHandle(id).describe().catch(() => undefined);
+        const d = await client.schedule
+          .getHandle(id)
+          .describe()
+          .catch(() => undefined);
         if (d) views.push(await view(d));
       }
       return views;
@@ -272,7 +284,7 @@ export function createSchedules(deps: SchedulesDeps) {
       return onHandle(id, async (h) => {
         const before = new Set((await h.describe()).info.recentActions.map((a) => a.action.workflow.firstExecutionRunId));
         await h.trigger();
-        for (let deadline = Date.now() + 10_000; Date.now() < deadline; ) {
+        for (let deadline = Date.now() + 10_000; Date.now() < deadline;) {
           const fresh = (await h.describe()).info.recentActions.find((a) => !before.has(a.action.workflow.firstExecutionRunId));
           if (fresh) return { workflowId: fresh.action.workflow.workflowId, runId: fresh.action.workflow.firstExecutionRunId };
           await new Promise((resolve) => setTimeout(resolve, 250));

@@ -21,7 +21,10 @@ export async function storeSite(store: Store, designs: DesignCache, expected?: s
   if (!validation.ok) throw documentValidationError(`revision ${latest.id}`, validation.errors);
   const site = validation.design.site;
   if (expected !== undefined && expected !== site) {
-    throw new RelabelError(FailureType.InvalidArgument, `unknown site ${JSON.stringify(expected.slice(0, 100))}: this store's site is ${site} (latest revision ${latest.id})`);
+    throw new RelabelError(
+      FailureType.InvalidArgument,
+      `unknown site ${JSON.stringify(expected.slice(0, 100))}: this store's site is ${site} (latest revision ${latest.id})`,
+    );
   }
   return { site, revision: latest.id };
 }

@@ -51,7 +51,10 @@ describe('mapNodeError', () => {
     const unauthorized = new ApiException(401, 'Unauthorized', undefined, {});
     const read = mapped(unauthorized, 'n1', 'read');
     assert.equal(read.type, 'Unauthorized');
-    assert.equal(read.message, "the Kubernetes API server rejected relabel's credentials (401) reading node n1: check the token or client certificate of the kubeconfig");
+    assert.equal(
+      read.message,
+      "the Kubernetes API server rejected relabel's credentials (401) reading node n1: check the token or client certificate of the kubeconfig",
+    );
     assert.match(mapped(unauthorized, 'n1', 'patch').message, /\(401\) patching node n1:/);
     assert.match(mapped(unauthorized, '(all)', 'list').message, /\(401\) listing nodes:/);
   });
@@ -68,7 +71,12 @@ describe('mapNodeError', () => {
       'get on nodes "n2" denied (403): denied by policy X; relabel needs get, list and patch on nodes',
     );
     // A webhook authorizer's reason after the standard sentence is kept.
-    const webhook = new ApiException(403, 'x', JSON.stringify({ message: 'nodes "n1" is forbidden: User "u" cannot patch resource "nodes" in API group "" at the cluster scope: change freeze' }), {});
+    const webhook = new ApiException(
+      403,
+      'x',
+      JSON.stringify({ message: 'nodes "n1" is forbidden: User "u" cannot patch resource "nodes" in API group "" at the cluster scope: change freeze' }),
+      {},
+    );
     assert.match(mapped(webhook, 'n1', 'patch').message, /^patch on nodes "n1" denied for user "u" \(403\): change freeze;/);
   });
 
@@ -96,7 +104,14 @@ describe('isStaleWrite', () => {
     assert.equal(isStaleWrite(answer(422, { message: 'testing value /metadata/labels/a failed: test failed' })), true);
     assert.equal(isStaleWrite(answer(422, '{"message":"test operation does not apply: is missing path: /metadata/labels/a: missing value"}')), true);
     assert.equal(isStaleWrite(answer(409, { message: 'the object has been modified' })), true);
-    const notApplied = { kind: 'Status', status: 'Failure', message: 'the server rejected our request due to an error in our request', reason: 'Invalid', details: {}, code: 422 };
+    const notApplied = {
+      kind: 'Status',
+      status: 'Failure',
+      message: 'the server rejected our request due to an error in our request',
+      reason: 'Invalid',
+      details: {},
+      code: 422,
+    };
     assert.equal(isStaleWrite(answer(422, JSON.stringify(notApplied))), true, "the API server's answer to a JSON Patch that does not apply");
     assert.equal(isStaleWrite(answer(422, { ...notApplied, details: { causes: [{ field: 'metadata.labels', message: 'Invalid value' }] } })), false);
     assert.equal(isStaleWrite(answer(422, { message: 'Node "n1" is invalid: metadata.labels: Invalid value: "bad key"' })), false);
@@ -105,7 +120,12 @@ describe('isStaleWrite', () => {
   });
 
   it('is true for a taint relabel appends that someone else added meanwhile (the server refuses the duplicate), false for any other duplicate', () => {
-    const duplicate = (field: string) => ({ message: 'Node "n1" is invalid: metadata.taints[2]: Duplicate value', reason: 'Invalid', details: { causes: [{ reason: 'FieldValueDuplicate', field, message: 'Duplicate value: taints must be unique by key and effect pair' }] }, code: 422 });
+    const duplicate = (field: string) => ({
+      message: 'Node "n1" is invalid: metadata.taints[2]: Duplicate value',
+      reason: 'Invalid',
+      details: { causes: [{ reason: 'FieldValueDuplicate', field, message: 'Duplicate value: taints must be unique by key and effect pair' }] },
+      code: 422,
+    });
     assert.equal(isStaleWrite(answer(422, duplicate('metadata.taints[2]'))), true);
     assert.equal(isStaleWrite(answer(422, duplicate('spec.taints[0]'))), true);
     assert.equal(isStaleWrite(answer(422, duplicate('metadata.labels'))), false);
@@ -117,7 +137,10 @@ describe('isStaleWrite', () => {
 
 describe('conflictBackoffMs', () => {
   it('grows from 100 ms, doubling, capped, with full jitter', () => {
-    assert.deepEqual([1, 2, 3, 10].map((n) => conflictBackoffMs(n, 0.999)), [99, 199, 399, MAX_CONFLICT_BACKOFF_MS - 2]);
+    assert.deepEqual(
+      [1, 2, 3, 10].map((n) => conflictBackoffMs(n, 0.999)),
+      [99, 199, 399, MAX_CONFLICT_BACKOFF_MS - 2],
+    );
     assert.equal(conflictBackoffMs(4, 0), 0);
   });
 });

@@ -98,7 +98,12 @@ export function forbiddenMessage(status: KubeStatus, action: NodeAction, node: s
   const name = status.name ?? (action === 'list' ? undefined : node);
   const user = parsed?.[1];
   // The authorizer's explanation after the standard sentence (such as an RBAC or webhook reason).
-  const reason = parsed ? said.slice(said.indexOf(parsed[0]) + parsed[0].length).replace(/^ in API group "[^"]*"( in the namespace "[^"]*"| at the cluster scope)?:? ?/, '').trim() : said;
+  const reason = parsed
+    ? said
+        .slice(said.indexOf(parsed[0]) + parsed[0].length)
+        .replace(/^ in API group "[^"]*"( in the namespace "[^"]*"| at the cluster scope)?:? ?/, '')
+        .trim()
+    : said;
   return (
     `${verb} on ${resource}${name ? ` ${JSON.stringify(name)}` : ''} denied${user !== undefined ? ` for user ${JSON.stringify(user)}` : ''} (403)` +
     `${reason ? `: ${reason}` : ''}; relabel needs get, list and patch on nodes`
@@ -118,8 +123,7 @@ export function mapNodeError(err: unknown, node: string, action: NodeAction): un
   const status = httpStatus(err);
   const answer = kubeStatus(err);
   const detail = answer.message ?? `HTTP ${status}`;
-  const fail = (type: FailureType, message: string) =>
-    ApplicationFailure.create({ message, type, nonRetryable: true, details: [{ node, status, detail }] });
+  const fail = (type: FailureType, message: string) => ApplicationFailure.create({ message, type, nonRetryable: true, details: [{ node, status, detail }] });
   switch (status) {
     case 404:
       return fail(FailureType.NodeNotFound, `node ${node} not found in the cluster (${action})`);

@@ -72,13 +72,19 @@ describe('loadKubeConfig', () => {
   });
 
   it('refuses a server that is not an https URL and certificate files that do not exist', () => {
-    assert.match(refusal(file('plainhttp', kubeconfig({ cluster: '{name: c, cluster: {server: "http://10.0.0.1:8080"}}' }))), /server "http:\/\/10\.0\.0\.1:8080" is plain HTTP/);
+    assert.match(
+      refusal(file('plainhttp', kubeconfig({ cluster: '{name: c, cluster: {server: "http://10.0.0.1:8080"}}' }))),
+      /server "http:\/\/10\.0\.0\.1:8080" is plain HTTP/,
+    );
     assert.match(refusal(file('noserver', kubeconfig({ cluster: '{name: c, cluster: {}}' }))), /clusters\[0\]\.cluster\.server is missing/);
     assert.equal(
       refusal(file('noca', kubeconfig({ cluster: '{name: c, cluster: {server: "https://h:6443", certificate-authority: ca.crt}}' }))),
       `cluster "c": certificate-authority ${join(dir, 'ca.crt')} does not exist`,
     );
-    assert.match(refusal(file('nokey', kubeconfig({ user: '{name: u, user: {client-certificate: /no/cert.pem}}' }))), /^user "u": client-certificate \/no\/cert\.pem does not exist$/);
+    assert.match(
+      refusal(file('nokey', kubeconfig({ user: '{name: u, user: {client-certificate: /no/cert.pem}}' }))),
+      /^user "u": client-certificate \/no\/cert\.pem does not exist$/,
+    );
     assert.match(refusal(file('notoken', kubeconfig({ user: '{name: u, user: {token-file: /no/token}}' }))), /^\/no\/token \(named in it\) does not exist$/);
   });
 
@@ -88,10 +94,16 @@ describe('loadKubeConfig', () => {
     const kc = loadKubeConfig(`${a}${delimiter}${b}`);
     assert.equal(kc.getCurrentContext(), 'y');
     assert.equal(kc.getCurrentCluster()?.server, 'https://127.0.0.1:6443', 'the first file to define a name wins');
-    assert.deepEqual(kc.getContexts().map((c) => c.name), ['y', 'x']);
+    assert.deepEqual(
+      kc.getContexts().map((c) => c.name),
+      ['y', 'x'],
+    );
     const bad = file('bad', 'a: b\n  c: d\n');
     assert.match(refusal(`${a}${delimiter}${bad}`, bad), /^invalid YAML at line 2/);
-    assert.match(refusal(`${file('c', kubeconfig({ current: 'z' }))}${delimiter}${b}`, `${join(dir, 'c')}${delimiter}${b}`), /current-context "z" names no context/);
+    assert.match(
+      refusal(`${file('c', kubeconfig({ current: 'z' }))}${delimiter}${b}`, `${join(dir, 'c')}${delimiter}${b}`),
+      /current-context "z" names no context/,
+    );
   });
 
   it('bounds the message whatever the names', () => {

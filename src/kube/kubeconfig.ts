@@ -69,16 +69,31 @@ export function kubeconfigDefect(parts: KubeconfigParts, exists: (path: string) 
   }
   const current = parts.currentContext;
   if (current === undefined || current === null || current === '') {
-    return `no current-context is set ${defined('contexts', contexts.map((c) => c.name))}`;
+    return `no current-context is set ${defined(
+      'contexts',
+      contexts.map((c) => c.name),
+    )}`;
   }
   const context = contexts.find((c) => c.name === String(current));
-  if (!context) return `current-context ${quoted(current)} names no context in the file ${defined('contexts', contexts.map((c) => c.name))}`;
+  if (!context)
+    return `current-context ${quoted(current)} names no context in the file ${defined(
+      'contexts',
+      contexts.map((c) => c.name),
+    )}`;
   const cluster = clusters.find((c) => c.name === context.cluster);
-  if (!cluster) return `context ${quoted(context.name)} names cluster ${quoted(context.cluster)}, which is not defined ${defined('clusters', clusters.map((c) => c.name))}`;
+  if (!cluster)
+    return `context ${quoted(context.name)} names cluster ${quoted(context.cluster)}, which is not defined ${defined(
+      'clusters',
+      clusters.map((c) => c.name),
+    )}`;
   // A context without a user is anonymous; one naming a user must find it.
   const userName = context.user as string | undefined;
   const user = userName ? users.find((u) => u.name === userName) : undefined;
-  if (userName && !user) return `context ${quoted(context.name)} names user ${quoted(userName)}, which is not defined ${defined('users', users.map((u) => u.name))}`;
+  if (userName && !user)
+    return `context ${quoted(context.name)} names user ${quoted(userName)}, which is not defined ${defined(
+      'users',
+      users.map((u) => u.name),
+    )}`;
   let url: URL | undefined;
   try {
     url = new URL(cluster.server);

@@ -51,10 +51,16 @@ export function nodePageLister(kc: KubeConfig): NodePageLister {
     }
     if (protobuf) {
       const page = decodeNodeList(bytes);
-      return { items: page.items, metadata: { ...(page.continue ? { _continue: page.continue } : {}), ...(page.resourceVersion ? { resourceVersion: page.resourceVersion } : {}) } };
+      return {
+        items: page.items,
+        metadata: { ...(page.continue ? { _continue: page.continue } : {}), ...(page.resourceVersion ? { resourceVersion: page.resourceVersion } : {}) },
+      };
     }
     const list = JSON.parse(bytes.toString('utf8')) as { items?: V1NodeList['items'] | null; metadata?: { continue?: string; resourceVersion?: string } };
     const rv = list.metadata?.resourceVersion;
-    return { items: list.items ?? [], metadata: { ...(list.metadata?.continue ? { _continue: list.metadata.continue } : {}), ...(rv ? { resourceVersion: rv } : {}) } };
+    return {
+      items: list.items ?? [],
+      metadata: { ...(list.metadata?.continue ? { _continue: list.metadata.continue } : {}), ...(rv ? { resourceVersion: rv } : {}) },
+    };
   };
 }

@@ -86,7 +86,10 @@ export function createNodeWatchApi(kc: KubeConfig, limiter: RateLimiter, lister:
           }
           if (type === 'ERROR') {
             const status = object as { code?: number; message?: string };
-            failure = status.code === 410 ? new WatchExpiredError(status.message ?? 'too old resource version') : new Error(`the Node watch answered an error: ${status.code ?? '?'} ${status.message ?? ''}`.trim());
+            failure =
+              status.code === 410
+                ? new WatchExpiredError(status.message ?? 'too old resource version')
+                : new Error(`the Node watch answered an error: ${status.code ?? '?'} ${status.message ?? ''}`.trim());
             stop();
             return;
           }

@@ -38,29 +38,43 @@ describe('limited', () => {
   it('takes a token for every attempt, retries included', async () => {
     const limiter = countingLimiter();
     let calls = 0;
-    await limited(limiter, async () => {
-      if (++calls < 3) throw tooMany('0');
-      return 'ok';
-    }, async () => undefined);
+    await limited(
+      limiter,
+      async () => {
+        if (++calls < 3) throw tooMany('0');
+        return 'ok';
+      },
+      async () => undefined,
+    );
     assert.equal(limiter.taken, 3);
   });
 
   it('gives up after a bounded number of 429s, returning the error; other errors at once', async () => {
     let calls = 0;
     await assert.rejects(
-      limited(UNLIMITED, async () => {
-        calls++;
-        throw tooMany('1');
-      }, async () => undefined),
+      limited(
+        UNLIMITED,
+        async () => {
+          calls++;
+          throw tooMany('1');
+        },
+        async () => undefined,
+      ),
       (err: unknown) => err instanceof ApiException && err.code === 429,
     );
     assert.equal(calls, MAX_TOO_MANY_REQUESTS_RETRIES + 1);
     for (const code of [500, 503, 410]) {
       calls = 0;
-      await assert.rejects(limited(UNLIMITED, async () => {
-        calls++;
-        throw new ApiException(code, 'boom', '', { 'retry-after': '1' });
-      }, async () => undefined));
+      await assert.rejects(
+        limited(
+          UNLIMITED,
+          async () => {
+            calls++;
+            throw new ApiException(code, 'boom', '', { 'retry-after': '1' });
+          },
+          async () => undefined,
+        ),
+      );
       assert.equal(calls, 1, `${code} is not retried here`);
     }
   });
@@ -111,7 +125,11 @@ describe('listNodes', () => {
     const pages: string[][] = [];
     for await (const page of nodeApiOver(core, limiter).listNodes({ pageSize: 3 })) pages.push(page.map((n) => n.name));
     assert.deepEqual(pages, [['n0', 'n1', 'n2'], ['n3', 'n4', 'n5'], ['n6']]);
-    assert.deepEqual(requests, [{ limit: 3, _continue: undefined }, { limit: 3, _continue: '3' }, { limit: 3, _continue: '6' }]);
+    assert.deepEqual(requests, [
+      { limit: 3, _continue: undefined },
+      { limit: 3, _continue: '3' },
+      { limit: 3, _continue: '6' },
+    ]);
     assert.equal(limiter.taken, 3);
   });
 
@@ -129,7 +147,10 @@ describe('listNodes', () => {
     const seen: string[] = [];
     for await (const page of nodeApiOver(core, UNLIMITED).listNodes({ pageSize: 2 })) seen.push(...page.map((n) => n.name));
     assert.deepEqual(seen, ['a', 'b', 'c']);
-    assert.deepEqual(requests.map((r) => r._continue), [undefined, '2', '2']);
+    assert.deepEqual(
+      requests.map((r) => r._continue),
+      [undefined, '2', '2'],
+    );
   });
 
   it('reports every request sent to the observer: verb, status and seconds, a 429 and its retry each once', async () => {
@@ -140,7 +161,11 @@ describe('listNodes', () => {
       seen.push([verb, code]);
     });
     for await (const _page of api.listNodes({ pageSize: 2 }));
-    assert.deepEqual(seen, [['list', 200], ['list', 429], ['list', 200]]);
+    assert.deepEqual(seen, [
+      ['list', 200],
+      ['list', 429],
+      ['list', 200],
+    ]);
   });
 
   it('ends with a retryable ListExpiredError when the continue token expires (410)', async () => {
@@ -211,13 +236,18 @@ describe('createNodeApi over HTTP', () => {
     };
     const state = await createNodeApi(kc, { qps: 0, burst: 1 }).readNode('n1');
     assert.equal(state.name, 'n1');
-    assert.deepEqual(seen.map((s) => `${s.method} ${s.url}`), ['GET /api/v1/nodes/n1', 'GET /api/v1/nodes/n1']);
+    assert.deepEqual(
+      seen.map((s) => `${s.method} ${s.url}`),
+      ['GET /api/v1/nodes/n1', 'GET /api/v1/nodes/n1'],
+    );
 
     // Always 429: the header is read from the client's exception (0 s, not the 1 s fallback), then the 429 is returned.
     seen.length = 0;
     handler = (_req, _body, res) => json(res, 429, status(429, 'too many requests'), { 'Retry-After': '0' });
     const t0 = performance.now();
-    const err = await createNodeApi(kc, { qps: 0, burst: 1 }).readNode('n1').catch((e: unknown) => e);
+    const err = await createNodeApi(kc, { qps: 0, burst: 1 })
+      .readNode('n1')
+      .catch((e: unknown) => e);
     assert.ok(err instanceof ApiException && err.code === 429);
     assert.equal(retryAfterSeconds(err), 0);
     assert.equal(seen.length, MAX_TOO_MANY_REQUESTS_RETRIES + 1);

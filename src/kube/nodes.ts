@@ -201,7 +201,12 @@ export function nodeApiOver(core: NodeRequests, limiter: RateLimiter, observe?: 
   const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
   return {
     async readNode(name) {
-      return toNodeState(await limited(limiter, observed(observe, 'get', () => core.readNode({ name }))));
+      return toNodeState(
+        await limited(
+          limiter,
+          observed(observe, 'get', () => core.readNode({ name })),
+        ),
+      );
     },
     async *listNodes({ pageSize }) {
       // limit 0 would ask the server for everything in one answer.
@@ -226,7 +231,12 @@ export function nodeApiOver(core: NodeRequests, limiter: RateLimiter, observe?: 
       } while (cont);
     },
     async patchNode(name, patch) {
-      return toNodeState(await limited(limiter, observed(observe, 'patch', () => core.patchNode({ name, body: patch, fieldManager: 'relabel' }, Array.isArray(patch) ? jsonPatch : mergePatch))));
+      return toNodeState(
+        await limited(
+          limiter,
+          observed(observe, 'patch', () => core.patchNode({ name, body: patch, fieldManager: 'relabel' }, Array.isArray(patch) ? jsonPatch : mergePatch)),
+        ),
+      );
     },
   };
 }

@@ -28,7 +28,10 @@ describe('tokenBucket', () => {
     const limiter = tokenBucket(10, 5, clock);
     const order: number[] = [];
     await Promise.all(Array.from({ length: 25 }, (_, i) => limiter.acquire().then(() => order.push(i))));
-    assert.deepEqual(order, Array.from({ length: 25 }, (_, i) => i));
+    assert.deepEqual(
+      order,
+      Array.from({ length: 25 }, (_, i) => i),
+    );
     // 5 at once, the other 20 at 10 a second.
     assert.ok(Math.abs(clock.time - 2000) < 1e-6, `took ${clock.time} ms`);
     assert.ok(clock.sleeps <= 20, `slept ${clock.sleeps} times: no busy loop`);

@@ -79,7 +79,9 @@ describe('conversions keep what the impact needs', () => {
         nodeName: 'n1',
         containers: [],
         nodeSelector: { rack: 'r1' },
-        affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'gpu', operator: 'Exists' }] }] } } },
+        affinity: {
+          nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'gpu', operator: 'Exists' }] }] } },
+        },
         tolerations: [{ key: 'maint', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 60 }],
       },
     });
@@ -107,7 +109,10 @@ describe('conversions keep what the impact needs', () => {
     assert.equal(toDisruptionBudgetInfo({ metadata: { name: 'b', namespace: 'ns' }, spec: {} }).selector, null);
     assert.deepEqual(toDisruptionBudgetInfo({ metadata: { name: 'b', namespace: 'ns' }, spec: { selector: {} } }).selector, {});
     assert.deepEqual(
-      toDisruptionBudgetInfo({ metadata: { name: 'b', namespace: 'ns' }, spec: { selector: { matchExpressions: [{ key: 'app', operator: 'In', values: ['web'] }] } } }).selector,
+      toDisruptionBudgetInfo({
+        metadata: { name: 'b', namespace: 'ns' },
+        spec: { selector: { matchExpressions: [{ key: 'app', operator: 'In', values: ['web'] }] } },
+      }).selector,
       { matchExpressions: [{ key: 'app', operator: 'In', values: ['web'] }] },
     );
   });

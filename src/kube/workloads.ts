@@ -5,7 +5,19 @@
  * as Nodes are (limit and continue, one rate-limit token a page, 429s
  * retried after Retry-After), so a caller never holds more than a page.
  */
-import { ApiException, AppsV1Api, CoreV1Api, type KubeConfig, PolicyV1Api, type V1DaemonSet, type V1LabelSelector, type V1NodeSelector, type V1Pod, type V1PodDisruptionBudget, type V1PodSpec } from '@kubernetes/client-node';
+import {
+  ApiException,
+  AppsV1Api,
+  CoreV1Api,
+  type KubeConfig,
+  PolicyV1Api,
+  type V1DaemonSet,
+  type V1LabelSelector,
+  type V1NodeSelector,
+  type V1Pod,
+  type V1PodDisruptionBudget,
+  type V1PodSpec,
+} from '@kubernetes/client-node';
 import type { LabelSelector, NodeSelector, SelectorRequirement } from '../core/plan/node-affinity.ts';
 import type { Toleration } from '../core/plan/tolerations.ts';
 import type { DaemonSetInfo, DisruptionBudgetInfo, PodInfo, PodPlacement } from '../core/plan/workload-impact.ts';
@@ -53,15 +65,13 @@ function nodeSelector(selector: V1NodeSelector | undefined): NodeSelector | unde
 /** A pod spec's placement: node selector, required node affinity, tolerations. */
 function placement(spec: V1PodSpec | undefined): PodPlacement {
   const affinity = nodeSelector(spec?.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution);
-  const tolerations = spec?.tolerations?.map(
-    (t): Toleration => ({
-      ...(t.key !== undefined ? { key: t.key } : {}),
-      ...(t.operator !== undefined ? { operator: t.operator } : {}),
-      ...(t.value !== undefined ? { value: t.value } : {}),
-      ...(t.effect !== undefined ? { effect: t.effect } : {}),
-      ...(t.tolerationSeconds !== undefined && t.tolerationSeconds !== null ? { tolerationSeconds: Number(t.tolerationSeconds) } : {}),
-    }),
-  );
+  const tolerations = spec?.tolerations?.map((t): Toleration => ({
+    ...(t.key !== undefined ? { key: t.key } : {}),
+    ...(t.operator !== undefined ? { operator: t.operator } : {}),
+    ...(t.value !== undefined ? { value: t.value } : {}),
+    ...(t.effect !== undefined ? { effect: t.effect } : {}),
+    ...(t.tolerationSeconds !== undefined && t.tolerationSeconds !== null ? { tolerationSeconds: Number(t.tolerationSeconds) } : {}),
+  }));
   return {
     ...(spec?.nodeSelector && Object.keys(spec.nodeSelector).length > 0 ? { nodeSelector: { ...spec.nodeSelector } } : {}),
     ...(affinity ? { affinity } : {}),
@@ -163,7 +173,8 @@ export function workloadApiOver(requests: WorkloadRequests, limiter: RateLimiter
     listDaemonSets: ({ pageSize }) => paged('DaemonSet', pageSize, limiter, observe, (p) => requests.apps.listDaemonSetForAllNamespaces(p), toDaemonSetInfo),
     listPods: ({ pageSize, nodeName }) =>
       paged('Pod', pageSize, limiter, observe, (p) => requests.core.listPodForAllNamespaces({ ...p, fieldSelector: podFieldSelector(nodeName) }), toPodInfo),
-    listDisruptionBudgets: ({ pageSize }) => paged('PodDisruptionBudget', pageSize, limiter, observe, (p) => requests.policy.listPodDisruptionBudgetForAllNamespaces(p), toDisruptionBudgetInfo),
+    listDisruptionBudgets: ({ pageSize }) =>
+      paged('PodDisruptionBudget', pageSize, limiter, observe, (p) => requests.policy.listPodDisruptionBudgetForAllNamespaces(p), toDisruptionBudgetInfo),
   };
 }
 
@@ -172,6 +183,10 @@ export function workloadApiOver(requests: WorkloadRequests, limiter: RateLimiter
  * API's `limiter` so both share one client-side rate; without one, a
  * limiter of its own at the Node API's default rate.
  */
-export function createWorkloadApi(kc: KubeConfig, limiter: RateLimiter = tokenBucket(DEFAULT_KUBE_QPS, DEFAULT_KUBE_BURST), observe?: NodeRequestObserver): WorkloadApi {
+export function createWorkloadApi(
+  kc: KubeConfig,
+  limiter: RateLimiter = tokenBucket(DEFAULT_KUBE_QPS, DEFAULT_KUBE_BURST),
+  observe?: NodeRequestObserver,
+): WorkloadApi {
   return workloadApiOver({ apps: kc.makeApiClient(AppsV1Api), core: kc.makeApiClient(CoreV1Api), policy: kc.makeApiClient(PolicyV1Api) }, limiter, observe);
 }

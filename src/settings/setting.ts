@@ -58,7 +58,8 @@ export function settingFromEnv<T>(setting: Setting<T> | Variable<T>, env: NodeJS
     return setting.parse(value);
   } catch (err) {
     const shown = value.length > MAX_VALUE ? `${value.slice(0, MAX_VALUE)}…` : value;
-    const source = setting.flags === undefined ? `env '${setting.env}' value '${shown}'` : `option '${setting.flags}' value '${shown}' from env '${setting.env}'`;
+    const source =
+      setting.flags === undefined ? `env '${setting.env}' value '${shown}'` : `option '${setting.flags}' value '${shown}' from env '${setting.env}'`;
     throw new SettingError(`${source} is invalid. ${(err as Error).message}`);
   }
 }
@@ -91,7 +92,9 @@ export function settingOption<T>(setting: Setting<T>, from?: { env: NodeJS.Proce
 
 /** Help lines for the variables behind `settings`: `  VARIABLE  what it sets (note)  --flag`, aligned. */
 export function environmentHelp(settings: readonly (Setting<unknown> | Variable<unknown>)[]): string {
-  const rows = settings.filter((s) => s.env !== undefined).map((s) => [s.env ?? '', `${s.help}${s.envNote ? ` (${s.envNote})` : ''}`, s.flags?.split(' ')[0] ?? '']);
+  const rows = settings
+    .filter((s) => s.env !== undefined)
+    .map((s) => [s.env ?? '', `${s.help}${s.envNote ? ` (${s.envNote})` : ''}`, s.flags?.split(' ')[0] ?? '']);
   const width = (i: number) => Math.max(...rows.map((r) => (r[i] ?? '').length));
   return rows.map(([env, help, flag]) => `  ${(env ?? '').padEnd(width(0))}  ${(help ?? '').padEnd(width(1))}  ${flag}`.trimEnd()).join('\n');
 }

@@ -20,7 +20,10 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 /** Commander's message for `value` given as the setting's flag. */
 function flagError(setting: Setting<unknown>, value: string): string {
   let message = '';
-  const program = new Command('t').exitOverride().configureOutput({ writeErr: (text) => (message += text) }).addOption(settingOption(setting));
+  const program = new Command('t')
+    .exitOverride()
+    .configureOutput({ writeErr: (text) => (message += text) })
+    .addOption(settingOption(setting));
   assert.throws(() => program.parse([setting.flags.split(' ')[0] ?? '', value], { from: 'user' }), CommanderError);
   return message.trim();
 }
@@ -94,7 +97,10 @@ describe('settings: variables with no flag', () => {
 
   it('names the variable of a refused value', () => {
     const strict = { env: 'RELABEL_X', help: 'x', parse: (v: string) => WORKER.kubeQps.parse(v) };
-    assert.throws(() => settingFromEnv(strict, { RELABEL_X: 'many' }), { name: 'SettingError', message: "env 'RELABEL_X' value 'many' is invalid. must be a whole number ≥ 0" });
+    assert.throws(() => settingFromEnv(strict, { RELABEL_X: 'many' }), {
+      name: 'SettingError',
+      message: "env 'RELABEL_X' value 'many' is invalid. must be a whole number ≥ 0",
+    });
   });
 
   it('lists a variable in the help with no flag after it', () => {

@@ -9,7 +9,9 @@ import type { Store } from './store.ts';
 import { openSqliteStore, SQLITE_MEMORY } from './sqlite-store.ts';
 
 const SAMPLE = new URL('../../examples/site/', import.meta.url).pathname;
-const sample = readdirSync(SAMPLE).filter((f) => f.endsWith('.yaml')).map((source) => ({ source, text: readFileSync(join(SAMPLE, source), 'utf8') }));
+const sample = readdirSync(SAMPLE)
+  .filter((f) => f.endsWith('.yaml'))
+  .map((source) => ({ source, text: readFileSync(join(SAMPLE, source), 'utf8') }));
 
 /** A store holding the sample site as revision 1, counting the reads of its documents. */
 async function sampleStore(t: { after(fn: () => Promise<void>): void }): Promise<{ store: Store; reads: () => number }> {
@@ -78,7 +80,12 @@ test('a design validated before a commit is kept only when the revision holds ex
   assert.ok(v.ok);
   await keepCommittedDesign(store, 1, files.slice(1), v.design);
   assert.equal(await store.designs.get(1, designFormat()), null, 'a file missing: another site');
-  await keepCommittedDesign(store, 1, files.map((f, i) => (i === 0 ? { ...f, text: `${f.text}\n` } : f)), v.design);
+  await keepCommittedDesign(
+    store,
+    1,
+    files.map((f, i) => (i === 0 ? { ...f, text: `${f.text}\n` } : f)),
+    v.design,
+  );
   assert.equal(await store.designs.get(1, designFormat()), null, 'a file changed: another site');
   await keepCommittedDesign(store, 1, [...files].reverse(), v.design);
   assert.deepEqual(await decodeDesign((await store.designs.get(1, designFormat())) ?? ''), v.design, 'the same files in any order');

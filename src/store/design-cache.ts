@@ -51,7 +51,8 @@ export async function encodeDesign(design: Design): Promise<string> {
 /** The design {@link encodeDesign} stored (its equal parts shared: read only); throws when the text is not one. */
 export async function decodeDesign(text: string): Promise<Design> {
   const design = parseShared((await decompress(Buffer.from(text, 'base64'))).toString('utf8')) as Design;
-  if (typeof design !== 'object' || design === null || typeof design.nodes !== 'object' || typeof design.site !== 'string') throw new Error('not a stored design');
+  if (typeof design !== 'object' || design === null || typeof design.nodes !== 'object' || typeof design.site !== 'string')
+    throw new Error('not a stored design');
   return design;
 }
 

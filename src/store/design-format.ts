@@ -23,7 +23,11 @@ export function designFormat(): string {
     .filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts'))
     .sort();
   const hash = createHash('sha256').update(`${ENCODING}\0`);
-  for (const file of files) hash.update(`${file}\0`).update(readFileSync(join(CORE, file))).update('\0');
+  for (const file of files)
+    hash
+      .update(`${file}\0`)
+      .update(readFileSync(join(CORE, file)))
+      .update('\0');
   format = `design-${hash.digest('hex').slice(0, 24)}`;
   return format;
 }

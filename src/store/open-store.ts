@@ -16,8 +16,7 @@ export const SQLITE_FILE_NAME = 'revisions.db';
 
 /** A parsed store URL. */
 export type StoreLocation =
-  | { readonly kind: 'sqlite'; readonly path: string }
-  | { readonly kind: 'postgres'; readonly connectionString: string; readonly schema?: string };
+  { readonly kind: 'sqlite'; readonly path: string } | { readonly kind: 'postgres'; readonly connectionString: string; readonly schema?: string };
 
 /**
  * The data directory: `$RELABEL_DATA_DIR`, else `$XDG_DATA_HOME/relabel`, else
@@ -69,9 +68,7 @@ export function parseStoreUrl(url: string): StoreLocation {
   // A scheme other than ours (two or more letters, so Windows drive letters stay paths).
   const scheme = /^([a-z][a-z0-9+.-]+):/i.exec(url);
   if (scheme) {
-    throw new StoreError(StoreErrorCode.InvalidArgument,
-      `unsupported store URL scheme '${scheme[1]}:' in ${redact(url)}; use sqlite:<path> or postgres://…`,
-    );
+    throw new StoreError(StoreErrorCode.InvalidArgument, `unsupported store URL scheme '${scheme[1]}:' in ${redact(url)}; use sqlite:<path> or postgres://…`);
   }
   return { kind: 'sqlite', path: resolve(url) };
 }

@@ -35,10 +35,8 @@ function numbered(sql: string): string {
 
 function session(client: PoolClient): SqlSession {
   return {
-    all: async (sql, params: readonly SqlValue[] = []) =>
-      (await client.query(numbered(sql), [...params])).rows as SqlRow[],
-    run: async (sql, params: readonly SqlValue[] = []) =>
-      (await client.query(numbered(sql), [...params])).rowCount ?? 0,
+    all: async (sql, params: readonly SqlValue[] = []) => (await client.query(numbered(sql), [...params])).rows as SqlRow[],
+    run: async (sql, params: readonly SqlValue[] = []) => (await client.query(numbered(sql), [...params])).rowCount ?? 0,
   };
 }
 
@@ -103,15 +101,13 @@ async function migrate(pool: Pool, schema: string): Promise<void> {
     await client.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
     const dialect = SqlDialect.postgres(schema);
     await client.query(renderSql(META_TABLE, dialect));
-    const { rows } = await client.query<{ value: string }>(
-      `SELECT value FROM "${schema}".meta WHERE key = 'schema_version'`,
-    );
+    const { rows } = await client.query<{ value: string }>(`SELECT value FROM "${schema}".meta WHERE key = 'schema_version'`);
     const [row] = rows;
     const found = row === undefined ? 0 : Number(row.value);
     if (!(Number.isInteger(found) && found >= 0 && found <= SCHEMA_VERSION)) {
-      throw new StoreError(StoreErrorCode.SchemaVersion,
-        `schema "${schema}": version ${String(row?.value)} is not supported by this relabel ` +
-          `(it knows version ${SCHEMA_VERSION})`,
+      throw new StoreError(
+        StoreErrorCode.SchemaVersion,
+        `schema "${schema}": version ${String(row?.value)} is not supported by this relabel ` + `(it knows version ${SCHEMA_VERSION})`,
       );
     }
     for (const sql of migrationSteps(found, dialect)) await client.query(sql);
@@ -130,15 +126,10 @@ async function migrate(pool: Pool, schema: string): Promise<void> {
  * by an incompatible relabel, and the driver's error when the server cannot be
  * reached.
  */
-export async function openPostgresStore(
-  connectionString: string,
-  options: PostgresStoreOptions = {},
-): Promise<Store> {
+export async function openPostgresStore(connectionString: string, options: PostgresStoreOptions = {}): Promise<Store> {
   const schema = options.schema ?? DEFAULT_POSTGRES_SCHEMA;
   if (!POSTGRES_SCHEMA_PATTERN.test(schema)) {
-    throw new StoreError(StoreErrorCode.InvalidName,
-      `invalid PostgreSQL schema name ${JSON.stringify(schema)}: must match ${POSTGRES_SCHEMA_PATTERN.source}`,
-    );
+    throw new StoreError(StoreErrorCode.InvalidName, `invalid PostgreSQL schema name ${JSON.stringify(schema)}: must match ${POSTGRES_SCHEMA_PATTERN.source}`);
   }
   const pool = new Pool({ connectionString, max: options.maxConnections ?? 10 });
   // An idle pooled connection dropped by the server emits 'error' on the pool;

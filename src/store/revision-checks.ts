@@ -14,7 +14,11 @@ import type { Store } from './store.ts';
 /** The revision a run may apply, or why it may not. */
 export type RunnableRevision =
   | { ok: true; revision: number }
-  | { ok: false; type: typeof FailureType.NoCommittedRevision | typeof FailureType.RevisionNotFound | typeof FailureType.NoSiteActionRevision; message: string };
+  | {
+      ok: false;
+      type: typeof FailureType.NoCommittedRevision | typeof FailureType.RevisionNotFound | typeof FailureType.NoSiteActionRevision;
+      message: string;
+    };
 
 /**
  * Resolves `revision` (the latest committed one when absent) and checks it

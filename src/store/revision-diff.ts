@@ -44,15 +44,9 @@ function sourceStatus(before: string | undefined, after: string | undefined): Di
   return before === after ? 'unchanged' : 'modified';
 }
 
-function diffBucket(
-  bucket: string,
-  before: Map<string, string> | undefined,
-  after: Map<string, string> | undefined,
-): BucketDiff {
+function diffBucket(bucket: string, before: Map<string, string> | undefined, after: Map<string, string> | undefined): BucketDiff {
   const names = new Set([...(before?.keys() ?? []), ...(after?.keys() ?? [])]);
-  const sources: SourceDiff[] = [...names]
-    .sort(compareText)
-    .map((source) => ({ source, status: sourceStatus(before?.get(source), after?.get(source)) }));
+  const sources: SourceDiff[] = [...names].sort(compareText).map((source) => ({ source, status: sourceStatus(before?.get(source), after?.get(source)) }));
   let status: DiffStatus;
   if (!before) status = 'added';
   else if (!after) status = 'deleted';
@@ -66,12 +60,7 @@ function diffBucket(
  * when any of its sources differs, `unchanged` otherwise. Output is sorted by
  * bucket then source; input order does not matter.
  */
-export function diffEntries(
-  from: number,
-  to: number,
-  before: readonly DiffEntry[],
-  after: readonly DiffEntry[],
-): RevisionDiff {
+export function diffEntries(from: number, to: number, before: readonly DiffEntry[], after: readonly DiffEntry[]): RevisionDiff {
   const a = byBucket(before);
   const b = byBucket(after);
   const names = [...new Set([...a.keys(), ...b.keys()])].sort(compareText);

@@ -5,13 +5,7 @@
 import type { Revision, RevisionTag, SourceFile, StagedBucket } from './revision-store.ts';
 import { compareText } from './revision-diff.ts';
 import { parseTagData } from './store-validation.ts';
-import {
-  columnDate,
-  columnNumber,
-  columnString,
-  columnStringOrNull,
-  type SqlRow,
-} from './sql-driver.ts';
+import { columnDate, columnNumber, columnString, columnStringOrNull, type SqlRow } from './sql-driver.ts';
 
 /** A tag from a row with `tag`, `data` (JSON text) and `created_at`. */
 export function buildTag(row: SqlRow): RevisionTag {
@@ -38,11 +32,7 @@ function groupBy<V>(rows: readonly SqlRow[], key: (row: SqlRow) => number, value
  * (`revision_id`, `bucket`) rows and tag rows (`revision_id`, `tag`, `data`,
  * `created_at`). Output in ascending id; buckets and tags sorted by name.
  */
-export function buildRevisions(
-  revisions: readonly SqlRow[],
-  buckets: readonly SqlRow[],
-  tags: readonly SqlRow[],
-): Revision[] {
+export function buildRevisions(revisions: readonly SqlRow[], buckets: readonly SqlRow[], tags: readonly SqlRow[]): Revision[] {
   const revisionId = (row: SqlRow) => columnNumber(row, 'revision_id');
   const bucketsById = groupBy(buckets, revisionId, (row) => columnString(row, 'bucket'));
   const tagsById = groupBy(tags, revisionId, buildTag);

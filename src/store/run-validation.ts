@@ -151,7 +151,8 @@ export interface PageQuery {
 /** Checks a {@link RunNodesQuery}: known statuses, an integer afterSeq, offset ≥ 0, limit 1…5000. */
 export function validatePageQuery(query: RunNodesQuery): PageQuery {
   const { limit, afterSeq, offset = 0 } = query;
-  if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_RUN_PAGE) throw invalid(`limit must be an integer from 1 to ${MAX_RUN_PAGE}, not ${String(limit)}`);
+  if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_RUN_PAGE)
+    throw invalid(`limit must be an integer from 1 to ${MAX_RUN_PAGE}, not ${String(limit)}`);
   if (!Number.isSafeInteger(offset) || offset < 0) throw invalid(`offset must be a non-negative integer, not ${String(offset)}`);
   if (afterSeq !== undefined && !Number.isSafeInteger(afterSeq)) throw invalid(`afterSeq must be an integer, not ${String(afterSeq)}`);
   const { wave } = query;

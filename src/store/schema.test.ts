@@ -4,7 +4,10 @@ import { describe, test } from 'node:test';
 import { META_TABLE, migrationSteps, renderSql, SCHEMA_VERSION, SqlDialect, tableNames } from './schema.ts';
 
 function sqliteMaster(db: DatabaseSync): unknown[] {
-  return db.prepare(`SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY name`).all().map((r) => ({ ...r }));
+  return db
+    .prepare(`SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY name`)
+    .all()
+    .map((r) => ({ ...r }));
 }
 
 describe('the schema, written once', () => {

@@ -28,7 +28,10 @@ const COMMAND = /^[a-z_]{1,32}$/;
 /** Throws InvalidArgument for a command or user {@link ActionStore.recordCommand} refuses. */
 function assertCommand(command: string, user: string | null): void {
   if (typeof command !== 'string' || !COMMAND.test(command)) {
-    throw new StoreError(StoreErrorCode.InvalidArgument, `invalid action command ${JSON.stringify(String(command).slice(0, 40))}: expected 1 to 32 lowercase letters or underscores`);
+    throw new StoreError(
+      StoreErrorCode.InvalidArgument,
+      `invalid action command ${JSON.stringify(String(command).slice(0, 40))}: expected 1 to 32 lowercase letters or underscores`,
+    );
   }
   if (user !== null && (typeof user !== 'string' || user.length === 0 || user.length > 128)) {
     throw new StoreError(StoreErrorCode.InvalidArgument, 'invalid command user: expected a non-empty string of at most 128 characters, or null');

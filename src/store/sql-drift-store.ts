@@ -14,7 +14,17 @@ import {
   type DriftStore,
 } from './drift-store.ts';
 import { assertRunId, isNodeName } from './run-validation.ts';
-import { columnDate, columnNumber, columnString, columnStringOrNull, type SqlDriver, type SqlRow, type SqlSession, type SqlValue, type TableNames } from './sql-driver.ts';
+import {
+  columnDate,
+  columnNumber,
+  columnString,
+  columnStringOrNull,
+  type SqlDriver,
+  type SqlRow,
+  type SqlSession,
+  type SqlValue,
+  type TableNames,
+} from './sql-driver.ts';
 import { StoreError, StoreErrorCode } from './store-error.ts';
 
 const STATES: ReadonlySet<string> = new Set(Object.values(State));
@@ -145,7 +155,10 @@ export function sqlDriftStore(driver: SqlDriver): DriftStore {
         for (let start = 0; start < rows.length; start += BATCH) {
           const chunk = rows.slice(start, start + BATCH);
           const params = chunk.flatMap((r): SqlValue[] => [id, r.seq, r.node, r.state, r.revision, JSON.stringify(r.detail)]);
-          await s.run(`INSERT INTO ${t.driftNodes} (report_id, seq, node, state, revision, detail) VALUES ${chunk.map(() => '(?, ?, ?, ?, ?, ?)').join(', ')}`, params);
+          await s.run(
+            `INSERT INTO ${t.driftNodes} (report_id, seq, node, state, revision, detail) VALUES ${chunk.map(() => '(?, ?, ?, ?, ?, ?)').join(', ')}`,
+            params,
+          );
         }
       });
     },
@@ -193,7 +206,11 @@ export function sqlDriftStore(driver: SqlDriver): DriftStore {
         params.push(afterSeq);
       }
       const rows = await driver.read((s) =>
-        s.all(`SELECT seq, node, state, revision, detail FROM ${t.driftNodes} WHERE ${where.join(' AND ')} ORDER BY seq LIMIT ? OFFSET ?`, [...params, limit, offset]),
+        s.all(`SELECT seq, node, state, revision, detail FROM ${t.driftNodes} WHERE ${where.join(' AND ')} ORDER BY seq LIMIT ? OFFSET ?`, [
+          ...params,
+          limit,
+          offset,
+        ]),
       );
       return rows.map(nodeRow);
     },

@@ -131,7 +131,9 @@ function setStore(driver: SqlDriver): Pick<PluginStore, 'saveSet' | 'latestSet' 
         if (seen.has(part.plugin)) throw invalid(`plugin ${part.plugin} is given twice`);
         seen.add(part.plugin);
         if ('carryFrom' in part) assertSetId(part.carryFrom);
-        else for (const node of Object.keys(part.labels)) if (!isNodeName(node)) throw invalid(`plugin ${part.plugin}: invalid node name ${JSON.stringify(String(node).slice(0, 300))}`);
+        else
+          for (const node of Object.keys(part.labels))
+            if (!isNodeName(node)) throw invalid(`plugin ${part.plugin}: invalid node name ${JSON.stringify(String(node).slice(0, 300))}`);
       }
       return driver.write(async (s) => {
         const [last] = await s.all(`SELECT COALESCE(MAX(id), 0) AS last FROM ${t.pluginSets}`);
@@ -215,10 +217,10 @@ function statusStore(driver: SqlDriver): Pick<PluginStore, 'setStatus' | 'status
       const at = polledAt.toISOString();
       await driver.write(async (s) => {
         const listed = updates.map((u) => u.plugin);
-        await s.run(
-          `DELETE FROM ${t.pluginStatus} WHERE site = ?${listed.length > 0 ? ` AND plugin NOT IN (${listed.map(() => '?').join(', ')})` : ''}`,
-          [site, ...listed],
-        );
+        await s.run(`DELETE FROM ${t.pluginStatus} WHERE site = ?${listed.length > 0 ? ` AND plugin NOT IN (${listed.map(() => '?').join(', ')})` : ''}`, [
+          site,
+          ...listed,
+        ]);
         for (const u of updates) {
           const error = u.ok ? null : (u.error ?? 'failed');
           const counts = [u.nodes ?? null, u.labels ?? null];

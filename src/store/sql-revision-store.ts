@@ -7,27 +7,11 @@
  * table under the write lock, never from memory, so concurrent committers in
  * different processes get consecutive, distinct ids.
  */
-import type {
-  CommitOptions,
-  Revision,
-  RevisionStore,
-  SourceFile,
-  StagedBucket,
-  StageOptions,
-  TagData,
-} from './revision-store.ts';
+import type { CommitOptions, Revision, RevisionStore, SourceFile, StagedBucket, StageOptions, TagData } from './revision-store.ts';
 import { SiteActionTag } from './revision-store.ts';
 import { StoreError, StoreErrorCode } from './store-error.ts';
 import { compareText, contentDigest, diffEntries, type DiffEntry } from './revision-diff.ts';
-import {
-  assertBucketName,
-  assertMessage,
-  assertRevisionId,
-  assertTagName,
-  serializeTagData,
-  validateBucketList,
-  validateFiles,
-} from './store-validation.ts';
+import { assertBucketName, assertMessage, assertRevisionId, assertTagName, serializeTagData, validateBucketList, validateFiles } from './store-validation.ts';
 import { columnString, type SqlDriver, type SqlSession, type TableNames } from './sql-driver.ts';
 import { buildBuffer, buildRevisions, buildTag } from './revision-rows.ts';
 import { assertRevisionExists, lastRevisionId, notFound } from './revision-lookups.ts';
@@ -96,17 +80,14 @@ function bufferMethods(driver: SqlDriver, t: TableNames): Pick<RevisionStore, 's
         );
         for (const file of valid) {
           const digest = contentDigest(file.text);
-          await s.run(
-            `INSERT INTO ${t.contents} (digest, text) VALUES (?, ?) ON CONFLICT (digest) DO NOTHING`,
-            [digest, file.text],
-          );
-          await s.run(`INSERT INTO ${t.bufferFiles} (bucket, source, digest) VALUES (?, ?, ?)`, [
-            bucket,
-            file.source,
-            digest,
-          ]);
+          await s.run(`INSERT INTO ${t.contents} (digest, text) VALUES (?, ?) ON CONFLICT (digest) DO NOTHING`, [digest, file.text]);
+          await s.run(`INSERT INTO ${t.bufferFiles} (bucket, source, digest) VALUES (?, ?, ?)`, [bucket, file.source, digest]);
         }
-        await prune(s, t, old.map((row) => columnString(row, 'digest')));
+        await prune(
+          s,
+          t,
+          old.map((row) => columnString(row, 'digest')),
+        );
       });
       return { bucket, files: valid, stagedAt };
     },
@@ -121,7 +102,11 @@ function bufferMethods(driver: SqlDriver, t: TableNames): Pick<RevisionStore, 's
         const old = await s.all(`SELECT DISTINCT digest FROM ${t.bufferFiles}`);
         await s.run(`DELETE FROM ${t.bufferFiles}`);
         await s.run(`DELETE FROM ${t.buffer}`);
-        await prune(s, t, old.map((row) => columnString(row, 'digest')));
+        await prune(
+          s,
+          t,
+          old.map((row) => columnString(row, 'digest')),
+        );
         return buckets.map((row) => columnString(row, 'bucket')).sort(compareText);
       });
     },
@@ -136,18 +121,18 @@ function bufferMethods(driver: SqlDriver, t: TableNames): Pick<RevisionStore, 's
         }
         const missing = wanted?.filter((bucket) => !staged.includes(bucket)) ?? [];
         if (missing.length > 0) {
-          throw new StoreError(StoreErrorCode.EmptyBuffer,
+          throw new StoreError(
+            StoreErrorCode.EmptyBuffer,
             `nothing staged for bucket(s) ${missing.map((b) => `'${b}'`).join(', ')}; ` +
-              `staged: ${staged.sort(compareText).map((b) => `'${b}'`).join(', ')}`,
+              `staged: ${staged
+                .sort(compareText)
+                .map((b) => `'${b}'`)
+                .join(', ')}`,
           );
         }
         const last = await lastRevisionId(s, t);
         const next = last + 1;
-        await s.run(`INSERT INTO ${t.revisions} (id, created_at, message) VALUES (?, ?, ?)`, [
-          next,
-          new Date().toISOString(),
-          options.message ?? null,
-        ]);
+        await s.run(`INSERT INTO ${t.revisions} (id, created_at, message) VALUES (?, ?, ?)`, [next, new Date().toISOString(), options.message ?? null]);
         await s.run(
           `INSERT INTO ${t.revisionFiles} (revision_id, bucket, source, digest)
            SELECT ?, bucket, source, digest FROM ${t.revisionFiles} WHERE revision_id = ?`,
@@ -220,10 +205,7 @@ function revisionReads(driver: SqlDriver, t: TableNames): Pick<RevisionStore, 'l
         const side = async (id: number): Promise<DiffEntry[]> => {
           if (id === 0) return [];
           await assertRevisionExists(s, t, id);
-          const rows = await s.all(
-            `SELECT bucket, source, digest FROM ${t.revisionFiles} WHERE revision_id = ?`,
-            [id],
-          );
+          const rows = await s.all(`SELECT bucket, source, digest FROM ${t.revisionFiles} WHERE revision_id = ?`, [id]);
           return rows.map((r) => ({
             bucket: columnString(r, 'bucket'),
             source: columnString(r, 'source'),
@@ -250,10 +232,7 @@ function tagMethods(driver: SqlDriver, t: TableNames): Pick<RevisionStore, 'tag'
            ON CONFLICT (revision_id, tag) DO UPDATE SET data = excluded.data, created_at = excluded.created_at`,
           [id, tag, json, new Date().toISOString()],
         );
-        const [row] = await s.all(
-          `SELECT tag, data, created_at FROM ${t.revisionTags} WHERE revision_id = ? AND tag = ?`,
-          [id, tag],
-        );
+        const [row] = await s.all(`SELECT tag, data, created_at FROM ${t.revisionTags} WHERE revision_id = ? AND tag = ?`, [id, tag]);
         if (!row) throw new Error(`tag '${tag}' of revision ${id} vanished inside its own transaction`);
         return buildTag(row);
       });
@@ -271,10 +250,7 @@ function tagMethods(driver: SqlDriver, t: TableNames): Pick<RevisionStore, 'tag'
 
     hasSiteAction() {
       return driver.read(async (s) => {
-        const rows = await s.all(`SELECT 1 AS found FROM ${t.revisionTags} WHERE tag IN (?, ?) LIMIT 1`, [
-          SiteActionTag.success,
-          SiteActionTag.failure,
-        ]);
+        const rows = await s.all(`SELECT 1 AS found FROM ${t.revisionTags} WHERE tag IN (?, ?) LIMIT 1`, [SiteActionTag.success, SiteActionTag.failure]);
         return rows.length > 0;
       });
     },

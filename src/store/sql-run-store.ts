@@ -8,8 +8,27 @@
 import { randomUUID } from 'node:crypto';
 import type { CreateRunInput, NodeResultDetail, RunNodeCounts, RunNodeRow, RunNodeStatus, RunRecord, RunStore } from './run-store.ts';
 import { RunNodeStatus as Status } from './run-store.ts';
-import { assertOutcome, assertRunId, assertWorkflowId, isNodeName, mergeResults, validatePageQuery, validateRunInput, type MergedResult } from './run-validation.ts';
-import { columnDate, columnNumber, columnString, columnStringOrNull, type SqlDriver, type SqlRow, type SqlSession, type SqlValue, type TableNames } from './sql-driver.ts';
+import {
+  assertOutcome,
+  assertRunId,
+  assertWorkflowId,
+  isNodeName,
+  mergeResults,
+  validatePageQuery,
+  validateRunInput,
+  type MergedResult,
+} from './run-validation.ts';
+import {
+  columnDate,
+  columnNumber,
+  columnString,
+  columnStringOrNull,
+  type SqlDriver,
+  type SqlRow,
+  type SqlSession,
+  type SqlValue,
+  type TableNames,
+} from './sql-driver.ts';
 import { StoreError, StoreErrorCode } from './store-error.ts';
 import { isUlid } from './ulid.ts';
 import { freshUlid, runNotFound } from './sql-action-store.ts';
@@ -39,7 +58,6 @@ function runRecord(row: SqlRow): RunRecord {
   };
 }
 
-
 function runNodeRow(row: SqlRow): RunNodeRow {
   const detail = columnStringOrNull(row, 'detail');
   return {
@@ -51,8 +69,8 @@ function runNodeRow(row: SqlRow): RunNodeRow {
   };
 }
 
-
-const RUN_COLUMNS = 'id, key, created_at, workflow_id, revision, dry_run, retry_of, target_count, started_by, started_via, outcome, action_id, context_marker, execution_run_id';
+const RUN_COLUMNS =
+  'id, key, created_at, workflow_id, revision, dry_run, retry_of, target_count, started_by, started_via, outcome, action_id, context_marker, execution_run_id';
 
 async function selectRun(s: SqlSession, t: TableNames, column: 'id' | 'key' | 'action_id', value: SqlValue): Promise<RunRecord | undefined> {
   const [row] = await s.all(`SELECT ${RUN_COLUMNS} FROM ${t.runs} WHERE ${column} = ?`, [value]);
@@ -67,7 +85,16 @@ async function selectRun(s: SqlSession, t: TableNames, column: 'id' | 'key' | 'a
 async function updateBatch(s: SqlSession, t: TableNames, id: number, chunk: readonly MergedResult[]): Promise<void> {
   const params: SqlValue[] = [];
   for (const r of chunk) {
-    params.push(r.node, r.status, r.written ? 1 : 0, r.detail === undefined ? 0 : 1, r.detail ?? null, r.observed === undefined ? 0 : 1, r.observed ?? null, id);
+    params.push(
+      r.node,
+      r.status,
+      r.written ? 1 : 0,
+      r.detail === undefined ? 0 : 1,
+      r.detail ?? null,
+      r.observed === undefined ? 0 : 1,
+      r.observed ?? null,
+      id,
+    );
   }
   // VALUES columns are named column1, column2, … on both backends. The run
   // number rides in every row (column8) rather than as one constant: joined

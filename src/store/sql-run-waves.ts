@@ -18,7 +18,8 @@ function checkWaves(id: number, waves: readonly { name: string; nodes: readonly 
   const seen = new Map<string, number>();
   const rows: { node: string; wave: number }[] = [];
   waves.forEach(({ name, nodes }, wave) => {
-    if (typeof name !== 'string' || name.length === 0 || name.length > MAX_WAVE_NAME) throw invalid(`run ${id}: wave ${wave} needs a name of 1 to ${MAX_WAVE_NAME} characters`);
+    if (typeof name !== 'string' || name.length === 0 || name.length > MAX_WAVE_NAME)
+      throw invalid(`run ${id}: wave ${wave} needs a name of 1 to ${MAX_WAVE_NAME} characters`);
     for (const node of nodes) {
       const other = seen.get(node);
       if (other !== undefined) throw invalid(`run ${id}: node ${node.slice(0, 253)} is in waves ${other} and ${wave}`);
@@ -59,7 +60,8 @@ export function sqlRunWaves(driver: SqlDriver): Pick<RunStore, 'setWaves' | 'wav
 
     async waves(id, { afterIndex = -1, limit }) {
       assertRunId(id);
-      if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_WAVE_PAGE) throw invalid(`limit must be an integer from 1 to ${MAX_WAVE_PAGE}, not ${String(limit)}`);
+      if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_WAVE_PAGE)
+        throw invalid(`limit must be an integer from 1 to ${MAX_WAVE_PAGE}, not ${String(limit)}`);
       if (!Number.isSafeInteger(afterIndex)) throw invalid(`afterIndex must be an integer, not ${String(afterIndex)}`);
       return driver.read(async (s) => {
         const names = await s.all(`SELECT idx, name FROM ${t.runWaves} WHERE run_id = ? AND idx > ? ORDER BY idx LIMIT ?`, [id, afterIndex, limit]);
@@ -70,10 +72,11 @@ export function sqlRunWaves(driver: SqlDriver): Pick<RunStore, 'setWaves' | 'wav
           waves.set(index, { index, name: columnString(row, 'name'), nodes: 0, success: 0, failure: 0, cancelled: 0, pending: 0 });
         }
         const last = columnNumber(names.at(-1) ?? {}, 'idx');
-        const counts = await s.all(
-          `SELECT wave, status, COUNT(*) AS n FROM ${t.runNodes} WHERE run_id = ? AND wave > ? AND wave <= ? GROUP BY wave, status`,
-          [id, afterIndex, last],
-        );
+        const counts = await s.all(`SELECT wave, status, COUNT(*) AS n FROM ${t.runNodes} WHERE run_id = ? AND wave > ? AND wave <= ? GROUP BY wave, status`, [
+          id,
+          afterIndex,
+          last,
+        ]);
         for (const row of counts) {
           const wave = waves.get(columnNumber(row, 'wave'));
           if (!wave) continue;

@@ -24,9 +24,12 @@ describe('SQLite backend specifics', () => {
     const db = new DatabaseSync(path);
     try {
       assert.equal(db.prepare('PRAGMA journal_mode').get()?.journal_mode, 'wal');
-      assert.deepEqual({ ...db.prepare(`SELECT value FROM meta WHERE key = 'schema_version'`).get() }, {
-        value: String(SCHEMA_VERSION),
-      });
+      assert.deepEqual(
+        { ...db.prepare(`SELECT value FROM meta WHERE key = 'schema_version'`).get() },
+        {
+          value: String(SCHEMA_VERSION),
+        },
+      );
     } finally {
       db.close();
     }
@@ -39,7 +42,9 @@ describe('SQLite backend specifics', () => {
     await store.revisions.commit();
     await store.close();
     const db = new DatabaseSync(path);
-    db.exec(`DROP TABLE drift_nodes; DROP TABLE drift_reports; DROP TABLE plugin_set_labels; DROP TABLE plugin_set_plugins; DROP TABLE plugin_sets; DROP TABLE plugin_status; DROP TABLE run_plugin_sets; DROP TABLE run_commands; DROP TABLE run_waves; DROP TABLE revision_designs; DROP TABLE run_nodes; DROP TABLE runs; UPDATE meta SET value = '1' WHERE key = 'schema_version'`);
+    db.exec(
+      `DROP TABLE drift_nodes; DROP TABLE drift_reports; DROP TABLE plugin_set_labels; DROP TABLE plugin_set_plugins; DROP TABLE plugin_sets; DROP TABLE plugin_status; DROP TABLE run_plugin_sets; DROP TABLE run_commands; DROP TABLE run_waves; DROP TABLE revision_designs; DROP TABLE run_nodes; DROP TABLE runs; UPDATE meta SET value = '1' WHERE key = 'schema_version'`,
+    );
     db.close();
     const migrated = await openSqliteStore(path);
     try {
@@ -65,26 +70,51 @@ describe('SQLite backend specifics', () => {
     await (await openSqliteStore(path)).close();
     // What a version-2 relabel left behind: the runs table without the audit columns, and a run in it.
     const db = new DatabaseSync(path);
-    db.exec(`DROP TABLE drift_nodes; DROP TABLE drift_reports; DROP TABLE plugin_set_labels; DROP TABLE plugin_set_plugins; DROP TABLE plugin_sets; DROP TABLE plugin_status; DROP TABLE run_plugin_sets`);
+    db.exec(
+      `DROP TABLE drift_nodes; DROP TABLE drift_reports; DROP TABLE plugin_set_labels; DROP TABLE plugin_set_plugins; DROP TABLE plugin_sets; DROP TABLE plugin_status; DROP TABLE run_plugin_sets`,
+    );
     db.exec(`DROP TABLE run_waves; DROP TABLE revision_designs; DROP INDEX run_nodes_wave; ALTER TABLE run_nodes DROP COLUMN wave;`);
-    db.exec(`DROP TABLE run_commands; DROP INDEX runs_action_id; ALTER TABLE runs DROP COLUMN action_id; ALTER TABLE runs DROP COLUMN context_marker; ALTER TABLE runs DROP COLUMN execution_run_id`);
+    db.exec(
+      `DROP TABLE run_commands; DROP INDEX runs_action_id; ALTER TABLE runs DROP COLUMN action_id; ALTER TABLE runs DROP COLUMN context_marker; ALTER TABLE runs DROP COLUMN execution_run_id`,
+    );
     db.exec(`ALTER TABLE runs DROP COLUMN started_by; ALTER TABLE runs DROP COLUMN started_via; ALTER TABLE runs DROP COLUMN outcome`);
     db.exec(`UPDATE meta SET value = '2' WHERE key = 'schema_version'`);
-    db.exec(`INSERT INTO runs (id, key, created_at, workflow_id, revision, dry_run, retry_of, target_count) VALUES (1, NULL, '2026-01-02T03:04:05.000Z', 'update-labels/s', 4, 0, NULL, 1)`);
+    db.exec(
+      `INSERT INTO runs (id, key, created_at, workflow_id, revision, dry_run, retry_of, target_count) VALUES (1, NULL, '2026-01-02T03:04:05.000Z', 'update-labels/s', 4, 0, NULL, 1)`,
+    );
     db.exec(`INSERT INTO run_nodes (run_id, seq, node, status, written) VALUES (1, 0, 'n1', 'success', 1)`);
     db.close();
     const migrated = await openSqliteStore(path);
     try {
       const old = await migrated.runs.get(1);
-      assert.deepEqual({ ...old }, {
-        id: 1, key: null, createdAt: new Date('2026-01-02T03:04:05.000Z'), workflowId: 'update-labels/s', revision: 4, dryRun: false,
-        retryOf: null, targetCount: 1, startedBy: null, startedVia: null, outcome: null, actionId: null, contextMarker: null, executionRunId: null,
-      });
+      assert.deepEqual(
+        { ...old },
+        {
+          id: 1,
+          key: null,
+          createdAt: new Date('2026-01-02T03:04:05.000Z'),
+          workflowId: 'update-labels/s',
+          revision: 4,
+          dryRun: false,
+          retryOf: null,
+          targetCount: 1,
+          startedBy: null,
+          startedVia: null,
+          outcome: null,
+          actionId: null,
+          contextMarker: null,
+          executionRunId: null,
+        },
+      );
       assert.deepEqual(await migrated.runs.counts(1), { total: 1, queued: 0, pending: 0, success: 1, failure: 0, cancelled: 0, written: 1 });
       await assertAuditWorks(migrated, 1);
       await assertActionsWork(migrated, 1);
       await assertDriftWorks(migrated);
-      const set = await migrated.plugins.saveSet({ site: 's', digest: 'd', parts: [{ plugin: 'p', digest: 'x', polledAt: new Date(), labels: { n1: { 'a.example.com/k': 'v' } } }] });
+      const set = await migrated.plugins.saveSet({
+        site: 's',
+        digest: 'd',
+        parts: [{ plugin: 'p', digest: 'x', polledAt: new Date(), labels: { n1: { 'a.example.com/k': 'v' } } }],
+      });
       assert.equal(await migrated.plugins.pinRun(1, set.id), set.id);
     } finally {
       await migrated.close();
@@ -93,7 +123,10 @@ describe('SQLite backend specifics', () => {
     try {
       assert.equal(check.prepare(`SELECT value FROM meta WHERE key = 'schema_version'`).get()?.value, String(SCHEMA_VERSION));
       const columns = check.prepare(`SELECT name FROM pragma_table_info('runs') WHERE name IN ('started_by', 'started_via', 'outcome') ORDER BY name`).all();
-      assert.deepEqual(columns.map((c) => c.name), ['outcome', 'started_by', 'started_via']);
+      assert.deepEqual(
+        columns.map((c) => c.name),
+        ['outcome', 'started_by', 'started_via'],
+      );
     } finally {
       check.close();
     }

@@ -164,9 +164,9 @@ function migrate(db: DatabaseSync, path: string): void {
     const row = db.prepare(`SELECT value FROM meta WHERE key = 'schema_version'`).get();
     const found = row === undefined ? 0 : Number(row.value);
     if (!(Number.isInteger(found) && found >= 0 && found <= SCHEMA_VERSION)) {
-      throw new StoreError(StoreErrorCode.SchemaVersion,
-        `${path}: schema version ${String(row?.value)} is not supported by this relabel ` +
-          `(it knows version ${SCHEMA_VERSION})`,
+      throw new StoreError(
+        StoreErrorCode.SchemaVersion,
+        `${path}: schema version ${String(row?.value)} is not supported by this relabel ` + `(it knows version ${SCHEMA_VERSION})`,
       );
     }
     for (const sql of migrationSteps(found, SqlDialect.sqlite)) db.exec(sql);
@@ -205,10 +205,7 @@ function openDatabase(path: string, timeout: number): DatabaseSync {
  * opener's options apply). Throws SchemaVersion when the file holds a schema
  * this code does not know; the driver's own error when it cannot be opened.
  */
-export async function openSqliteStore(
-  path: string,
-  options: SqliteStoreOptions = {},
-): Promise<Store> {
+export async function openSqliteStore(path: string, options: SqliteStoreOptions = {}): Promise<Store> {
   if (path.length === 0) throw new StoreError(StoreErrorCode.InvalidArgument, 'SQLite store path is empty');
   const timeout = options.busyTimeoutMs ?? 10_000;
   if (path === SQLITE_MEMORY) {

@@ -1,14 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { isStoreError } from './store-error.ts';
-import {
-  assertBucketName,
-  assertTagName,
-  parseTagData,
-  serializeTagData,
-  validateBucketList,
-  validateFiles,
-} from './store-validation.ts';
+import { assertBucketName, assertTagName, parseTagData, serializeTagData, validateBucketList, validateFiles } from './store-validation.ts';
 
 const code = (fn: () => unknown): string | undefined => {
   try {
@@ -22,19 +15,35 @@ const code = (fn: () => unknown): string | undefined => {
 describe('names', () => {
   test('bucket names', () => {
     for (const ok of ['a', 'site', 'site-design', 'site_design.v1', '0', 'a'.repeat(63)]) {
-      assert.equal(code(() => assertBucketName(ok)), undefined, ok);
+      assert.equal(
+        code(() => assertBucketName(ok)),
+        undefined,
+        ok,
+      );
     }
     for (const bad of ['', 'A', '_a', 'a_', '.a', 'a.', 'a b', 'a/b', 'a'.repeat(64), null]) {
-      assert.equal(code(() => assertBucketName(bad)), 'InvalidName', String(bad));
+      assert.equal(
+        code(() => assertBucketName(bad)),
+        'InvalidName',
+        String(bad),
+      );
     }
   });
 
   test('tag names', () => {
     for (const ok of ['site-action-success', 'site-action-failure', 'v1.2', 'x']) {
-      assert.equal(code(() => assertTagName(ok)), undefined, ok);
+      assert.equal(
+        code(() => assertTagName(ok)),
+        undefined,
+        ok,
+      );
     }
     for (const bad of ['', 'Tag', 'a_b', '-a', 'a-', 'a'.repeat(64), 3]) {
-      assert.equal(code(() => assertTagName(bad)), 'InvalidName', String(bad));
+      assert.equal(
+        code(() => assertTagName(bad)),
+        'InvalidName',
+        String(bad),
+      );
     }
   });
 });
@@ -69,14 +78,23 @@ describe('tag data', () => {
   test('cycles are InvalidArgument', () => {
     const cyclic: Record<string, unknown> = {};
     cyclic.self = cyclic;
-    assert.equal(code(() => serializeTagData('t', cyclic)), 'InvalidArgument');
+    assert.equal(
+      code(() => serializeTagData('t', cyclic)),
+      'InvalidArgument',
+    );
   });
 });
 
 describe('validateBucketList', () => {
   test('dedupes and sorts; empty is EmptyBuffer', () => {
     assert.deepEqual(validateBucketList(['b', 'a', 'b']), ['a', 'b']);
-    assert.equal(code(() => validateBucketList([])), 'EmptyBuffer');
-    assert.equal(code(() => validateBucketList(['Bad'])), 'InvalidName');
+    assert.equal(
+      code(() => validateBucketList([])),
+      'EmptyBuffer',
+    );
+    assert.equal(
+      code(() => validateBucketList(['Bad'])),
+      'InvalidName',
+    );
   });
 });

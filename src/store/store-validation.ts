@@ -3,13 +3,7 @@
  * invalid call writes nothing. Each check throws a {@link StoreError} whose
  * message names the offending value and where it came from.
  */
-import {
-  BUCKET_NAME_PATTERN,
-  MAX_NAME_LENGTH,
-  TAG_NAME_PATTERN,
-  type SourceFile,
-  type TagData,
-} from './revision-store.ts';
+import { BUCKET_NAME_PATTERN, MAX_NAME_LENGTH, TAG_NAME_PATTERN, type SourceFile, type TagData } from './revision-store.ts';
 import { StoreError, StoreErrorCode } from './store-error.ts';
 import { compareText } from './revision-diff.ts';
 
@@ -25,9 +19,9 @@ function assertName(kind: string, name: unknown, pattern: RegExp): asserts name 
     throw new StoreError(StoreErrorCode.InvalidName, `${kind} name must be a string, got ${typeof name}`);
   }
   if (name.length > MAX_NAME_LENGTH || !pattern.test(name)) {
-    throw new StoreError(StoreErrorCode.InvalidName,
-      `invalid ${kind} name ${JSON.stringify(name)}: must match ${pattern.source} ` +
-        `and be at most ${MAX_NAME_LENGTH} characters`,
+    throw new StoreError(
+      StoreErrorCode.InvalidName,
+      `invalid ${kind} name ${JSON.stringify(name)}: must match ${pattern.source} ` + `and be at most ${MAX_NAME_LENGTH} characters`,
     );
   }
 }
@@ -49,9 +43,7 @@ export function assertTagName(name: unknown): asserts name is string {
 export function assertRevisionId(id: unknown, allowZero = false): asserts id is number {
   const min = allowZero ? 0 : 1;
   if (typeof id !== 'number' || !Number.isSafeInteger(id) || id < min) {
-    throw new StoreError(StoreErrorCode.InvalidArgument,
-      `invalid revision id ${String(id)}: must be an integer >= ${min}`,
-    );
+    throw new StoreError(StoreErrorCode.InvalidArgument, `invalid revision id ${String(id)}: must be an integer >= ${min}`);
   }
 }
 
@@ -77,9 +69,9 @@ export function validateFiles(bucket: string, files: unknown): SourceFile[] {
       throw new StoreError(StoreErrorCode.InvalidName, `${where}: source must be a non-empty string`);
     }
     if (source.length > MAX_SOURCE_LENGTH || CONTROL_CHARACTER.test(source)) {
-      throw new StoreError(StoreErrorCode.InvalidName,
-        `${where}: invalid source name ${JSON.stringify(source)}: at most ` +
-          `${MAX_SOURCE_LENGTH} characters, no control characters`,
+      throw new StoreError(
+        StoreErrorCode.InvalidName,
+        `${where}: invalid source name ${JSON.stringify(source)}: at most ` + `${MAX_SOURCE_LENGTH} characters, no control characters`,
       );
     }
     const at = `bucket '${bucket}', source '${source}'`;

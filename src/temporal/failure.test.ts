@@ -6,7 +6,8 @@ import { applicationFailureOf, clientFailure, failureSummary, isUnreachable } fr
 
 const failed = (cause?: Error) => new WorkflowFailedError('Workflow execution failed', cause, RetryState.NON_RETRYABLE_FAILURE);
 const activity = (cause?: Error) => new ActivityFailure('Activity task failed', 'detectDrift', '1', RetryState.NON_RETRYABLE_FAILURE, 'worker', cause);
-const child = (cause?: Error) => new ChildWorkflowFailure('default', { workflowId: 'w/n1', runId: 'r' }, 'relabelNode', RetryState.NON_RETRYABLE_FAILURE, cause);
+const child = (cause?: Error) =>
+  new ChildWorkflowFailure('default', { workflowId: 'w/n1', runId: 'r' }, 'relabelNode', RetryState.NON_RETRYABLE_FAILURE, cause);
 const errors = [
   { source: 'site.yaml', line: 3, message: 'bad' },
   { source: 'site.yaml', line: 9, message: 'worse' },
@@ -16,17 +17,37 @@ const grpc = (code: number) => Object.assign(new Error(`${code} UNAVAILABLE: con
 
 describe('client failure helper', () => {
   it("keeps a workflow's DocumentValidationFailed with every listed error and the full count", () => {
-    const app = ApplicationFailure.create({ type: 'DocumentValidationFailed', message: 'revision 2: 3 document error(s)', nonRetryable: true, details: [{ revision: 2, errorCount: 3, errors }] });
-    assert.deepEqual(clientFailure(failed(app)), { type: 'DocumentValidationFailed', message: 'revision 2: 3 document error(s)', details: errors, problemCount: 3 });
+    const app = ApplicationFailure.create({
+      type: 'DocumentValidationFailed',
+      message: 'revision 2: 3 document error(s)',
+      nonRetryable: true,
+      details: [{ revision: 2, errorCount: 3, errors }],
+    });
+    assert.deepEqual(clientFailure(failed(app)), {
+      type: 'DocumentValidationFailed',
+      message: 'revision 2: 3 document error(s)',
+      details: errors,
+      problemCount: 3,
+    });
     // Still found when the workflow let the activity failure through, under a child too.
     assert.deepEqual(clientFailure(failed(child(activity(app))))?.details, errors);
   });
 
   it('keeps other details as they are, and leaves missing or empty details out', () => {
     const detail = { node: 'n1', status: 403 };
-    assert.deepEqual(clientFailure(failed(ApplicationFailure.create({ type: 'Forbidden', message: 'no', nonRetryable: true, details: [detail] }))), { type: 'Forbidden', message: 'no', details: [detail] });
-    assert.deepEqual(clientFailure(failed(ApplicationFailure.nonRetryable('none yet', 'NoCommittedRevision'))), { type: 'NoCommittedRevision', message: 'none yet' });
-    const update = new WorkflowUpdateFailedError('Workflow Update failed', ApplicationFailure.create({ type: 'NotRunning', message: 'all started', details: [] }));
+    assert.deepEqual(clientFailure(failed(ApplicationFailure.create({ type: 'Forbidden', message: 'no', nonRetryable: true, details: [detail] }))), {
+      type: 'Forbidden',
+      message: 'no',
+      details: [detail],
+    });
+    assert.deepEqual(clientFailure(failed(ApplicationFailure.nonRetryable('none yet', 'NoCommittedRevision'))), {
+      type: 'NoCommittedRevision',
+      message: 'none yet',
+    });
+    const update = new WorkflowUpdateFailedError(
+      'Workflow Update failed',
+      ApplicationFailure.create({ type: 'NotRunning', message: 'all started', details: [] }),
+    );
     assert.deepEqual(clientFailure(update), { type: 'NotRunning', message: 'all started' });
   });
 

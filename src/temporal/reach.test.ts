@@ -28,9 +28,11 @@ describe('temporal reach', () => {
   });
 
   it("keeps the gist of a client's transport error, bounded", () => {
-    const native = 'tonic::transport::Error(Transport, ConnectError(ConnectError("tcp connect error", 127.0.0.1:7999, Os { code: 111, kind: ConnectionRefused, message: "Connection refused" })))';
+    const native =
+      'tonic::transport::Error(Transport, ConnectError(ConnectError("tcp connect error", 127.0.0.1:7999, Os { code: 111, kind: ConnectionRefused, message: "Connection refused" })))';
     assert.equal(transportCause(new Error(native)), 'Connection refused');
-    const dns = 'tonic::transport::Error(Transport, ConnectError(ConnectError("dns error", Custom { kind: Uncategorized, error: "failed to lookup address information: Name or service not known" })))';
+    const dns =
+      'tonic::transport::Error(Transport, ConnectError(ConnectError("dns error", Custom { kind: Uncategorized, error: "failed to lookup address information: Name or service not known" })))';
     assert.equal(transportCause(new Error(dns)), 'failed to lookup address information: Name or service not known');
     assert.equal(transportCause(new Error('Failed to connect before the deadline\nmore')), 'Failed to connect before the deadline');
     assert.ok(transportCause(new Error('x'.repeat(10_000))).length <= 200);

@@ -120,7 +120,11 @@ export async function temporalUnreachable(
  * timeout, goes through a proxy, or the address is not host:port), leaving
  * the verdict to the client.
  */
-export async function refusedAtOnce(address: string, namespace: string, options: { timeoutMs?: number; env?: NodeJS.ProcessEnv } = {}): Promise<string | undefined> {
+export async function refusedAtOnce(
+  address: string,
+  namespace: string,
+  options: { timeoutMs?: number; env?: NodeJS.ProcessEnv } = {},
+): Promise<string | undefined> {
   const timeoutMs = options.timeoutMs ?? PROBE_TIMEOUT_MS;
   const target = hostPort(address);
   if (!target || proxied(options.env ?? process.env)) return undefined;

@@ -39,13 +39,23 @@ describe('temporalSettingsFromEnv', () => {
 
   it('reads the variables; an empty one counts as unset', () => {
     const { home } = profiles('');
-    const settings = temporalSettingsFromEnv({ HOME: home, TEMPORAL_ADDRESS: 'a:1', TEMPORAL_NAMESPACE: '', RELABEL_TASK_QUEUE: 'q', TEMPORAL_GRPC_META_X_TEAM: 'ops' });
+    const settings = temporalSettingsFromEnv({
+      HOME: home,
+      TEMPORAL_ADDRESS: 'a:1',
+      TEMPORAL_NAMESPACE: '',
+      RELABEL_TASK_QUEUE: 'q',
+      TEMPORAL_GRPC_META_X_TEAM: 'ops',
+    });
     assert.deepEqual(settings, { temporalAddress: 'a:1', namespace: 'default', taskQueue: 'q', connect: { metadata: { 'x-team': 'ops' } } });
   });
 
   it('reads the profile TEMPORAL_PROFILE names from TEMPORAL_CONFIG_FILE, the default profile when none is named', () => {
     const { file, home } = profiles(FILE);
-    assert.deepEqual(temporalSettingsFromEnv({ HOME: home, TEMPORAL_CONFIG_FILE: file }), { temporalAddress: 'temporal.example:7233', namespace: 'from-default', taskQueue: 'relabel' });
+    assert.deepEqual(temporalSettingsFromEnv({ HOME: home, TEMPORAL_CONFIG_FILE: file }), {
+      temporalAddress: 'temporal.example:7233',
+      namespace: 'from-default',
+      taskQueue: 'relabel',
+    });
     // An API key turns TLS on (Temporal Cloud).
     assert.deepEqual(temporalSettingsFromEnv({ HOME: home, TEMPORAL_CONFIG_FILE: file, TEMPORAL_PROFILE: 'cloud' }), {
       temporalAddress: 'ns.acct.tmprl.cloud:7233',
@@ -62,7 +72,14 @@ describe('temporalSettingsFromEnv', () => {
 
   it('lets variables override the profile', () => {
     const { file, home } = profiles(FILE);
-    const settings = temporalSettingsFromEnv({ HOME: home, TEMPORAL_CONFIG_FILE: file, TEMPORAL_PROFILE: 'cloud', TEMPORAL_ADDRESS: 'b:2', TEMPORAL_API_KEY: 'key-from-env', TEMPORAL_TLS: 'false' });
+    const settings = temporalSettingsFromEnv({
+      HOME: home,
+      TEMPORAL_CONFIG_FILE: file,
+      TEMPORAL_PROFILE: 'cloud',
+      TEMPORAL_ADDRESS: 'b:2',
+      TEMPORAL_API_KEY: 'key-from-env',
+      TEMPORAL_TLS: 'false',
+    });
     assert.deepEqual(settings, { temporalAddress: 'b:2', namespace: 'ns.acct', taskQueue: 'relabel', connect: { tls: false, apiKey: 'key-from-env' } });
   });
 
@@ -84,6 +101,10 @@ describe('temporalSettingsFromEnv', () => {
 
   it('reads a TEMPORAL_CONFIG_FILE that does not exist as no profiles', () => {
     const { home } = profiles('');
-    assert.deepEqual(temporalSettingsFromEnv({ HOME: home, TEMPORAL_CONFIG_FILE: '/nonexistent/temporal.toml' }), { temporalAddress: 'localhost:7233', namespace: 'default', taskQueue: 'relabel' });
+    assert.deepEqual(temporalSettingsFromEnv({ HOME: home, TEMPORAL_CONFIG_FILE: '/nonexistent/temporal.toml' }), {
+      temporalAddress: 'localhost:7233',
+      namespace: 'default',
+      taskQueue: 'relabel',
+    });
   });
 });

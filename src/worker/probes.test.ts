@@ -11,7 +11,12 @@ describe('the worker probes server', () => {
     await new Promise<void>((resolve) => exporter.listen(0, '127.0.0.1', resolve));
     const exporterUrl = `http://127.0.0.1:${(exporter.address() as AddressInfo).port}/metrics`;
     let ready = false;
-    const probes = await startWorkerProbes({ port: 0, host: '127.0.0.1', sdkMetricsUrl: exporterUrl, readiness: async () => ({ ready, message: ready ? 'ok' : 'not yet' }) });
+    const probes = await startWorkerProbes({
+      port: 0,
+      host: '127.0.0.1',
+      sdkMetricsUrl: exporterUrl,
+      readiness: async () => ({ ready, message: ready ? 'ok' : 'not yet' }),
+    });
     try {
       const get = async (path: string, method = 'GET') => {
         const r = await fetch(`${probes.url}${path}`, { method });
@@ -57,15 +62,16 @@ describe('the worker probes server', () => {
     try {
       await assert.rejects(
         listenForProbes({ address: '127.0.0.1', port: taken.port, readiness, warn }),
-        new RegExp(`^Error: --metrics-port ${taken.port} \\(RELABEL_METRICS_PORT\\): 127\\.0\\.0\\.1:${taken.port} is already in use \\(another worker on this host\\?\\): give each worker a port of its own, or 0 for any free one$`),
+        new RegExp(
+          `^Error: --metrics-port ${taken.port} \\(RELABEL_METRICS_PORT\\): 127\\.0\\.0\\.1:${taken.port} is already in use \\(another worker on this host\\?\\): give each worker a port of its own, or 0 for any free one$`,
+        ),
       );
       // A documentation address (RFC 5737) that no interface of this host has.
       const mine = new Set(Object.values(networkInterfaces()).flatMap((list) => (list ?? []).map((i) => i.address)));
       const foreign = ['203.0.113.77', '198.51.100.77', '192.0.2.177'].find((a) => !mine.has(a)) as string;
-      await assert.rejects(
-        listenForProbes({ address: foreign, port: 0, readiness, warn }),
-        { message: `--metrics-address ${foreign} (RELABEL_METRICS_ADDRESS): ${foreign} is not an address of this host` },
-      );
+      await assert.rejects(listenForProbes({ address: foreign, port: 0, readiness, warn }), {
+        message: `--metrics-address ${foreign} (RELABEL_METRICS_ADDRESS): ${foreign} is not an address of this host`,
+      });
       assert.deepEqual(warnings, []);
     } finally {
       await taken.close();

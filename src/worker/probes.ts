@@ -174,7 +174,10 @@ export async function listenForProbes(flags: ProbeFlags): Promise<{ url: string;
     if (!(err instanceof ProbeListenError)) throw err;
     if (asked === undefined && err.code === 'EADDRINUSE') {
       const probes = await listenForProbes({ ...flags, port: 0 });
-      warn(`port ${DEFAULT_METRICS_PORT} of ${address} is in use (another worker on this host?): serving on port ${probes.port} instead; --metrics-port chooses one`, { url: probes.url, port: probes.port });
+      warn(
+        `port ${DEFAULT_METRICS_PORT} of ${address} is in use (another worker on this host?): serving on port ${probes.port} instead; --metrics-port chooses one`,
+        { url: probes.url, port: probes.port },
+      );
       return probes;
     }
     const portFlag = `--metrics-port ${err.port} (RELABEL_METRICS_PORT)`;

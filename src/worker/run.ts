@@ -40,7 +40,10 @@ export async function runWorker(settings: WorkerSettings): Promise<void> {
       worker.shutdown();
     });
   }
-  log.info({ address: config.temporalAddress, namespace: config.namespace, taskQueue: config.taskQueue, kubeQps: config.kubeQps, kubeBurst: config.kubeBurst }, 'worker started');
+  log.info(
+    { address: config.temporalAddress, namespace: config.namespace, taskQueue: config.taskQueue, kubeQps: config.kubeQps, kubeBurst: config.kubeBurst },
+    'worker started',
+  );
   process.send?.({ ready: true, probes: probes.url });
   await worker.run();
   await close();

@@ -8,7 +8,10 @@ describe('logLevel', () => {
     assert.equal(logLevel('WARN'), 'warn');
     assert.equal(logLevel(' debug '), 'debug');
     assert.throws(() => logLevel('verbose'), { message: 'log level "verbose": expected one of trace, debug, info, warn, error' });
-    assert.throws(() => logLevel('x'.repeat(100)), (err: Error) => err.message.length < 120);
+    assert.throws(
+      () => logLevel('x'.repeat(100)),
+      (err: Error) => err.message.length < 120,
+    );
   });
 });
 

@@ -33,7 +33,12 @@ export const KUBE_REQUEST_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1
  * answers to patches (a concurrent writer; relabel re-reads and re-plans).
  */
 export function kubeRequestMetrics(meter: MetricMeter): NodeRequestObserver {
-  const seconds = meter.createHistogram(KubeMetric.requestSeconds, 'float', undefined, 'Kubernetes API requests relabel sent, by verb and HTTP status, in seconds');
+  const seconds = meter.createHistogram(
+    KubeMetric.requestSeconds,
+    'float',
+    undefined,
+    'Kubernetes API requests relabel sent, by verb and HTTP status, in seconds',
+  );
   const throttled = meter.createCounter(KubeMetric.throttled, undefined, 'Kubernetes API requests answered 429 Too Many Requests, by verb');
   const conflicts = meter.createCounter(KubeMetric.conflicts, undefined, 'Node patches answered 409 Conflict (another writer came first)');
   return (verb, code, s) => {
@@ -49,7 +54,11 @@ export function kubeRequestMetrics(meter: MetricMeter): NodeRequestObserver {
  * suppressed: over the run's cap).
  */
 export function kubeEventMetrics(meter: MetricMeter): (reason: NodeEventReason, result: EventResult) => void {
-  const events = meter.createCounter(KubeMetric.events, undefined, 'Kubernetes Events about nodes, by reason and result (created, failed, suppressed over the per-run cap)');
+  const events = meter.createCounter(
+    KubeMetric.events,
+    undefined,
+    'Kubernetes Events about nodes, by reason and result (created, failed, suppressed over the per-run cap)',
+  );
   return (reason, result) => events.add(1, { reason, result });
 }
 
@@ -72,7 +81,12 @@ export const JOIN_SECONDS_BUCKETS = [0.1, 0.25, 0.5, 1, 2, 5, 10, 15, 30, 60, 12
  * nodes handed to them.
  */
 export function joinMetrics(meter: MetricMeter): JoinTelemetry {
-  const seconds = meter.createHistogram(JoinMetric.labelledSeconds, 'float', 's', 'Seconds from a node first seen joining to it seen labelled by a join run, by site');
+  const seconds = meter.createHistogram(
+    JoinMetric.labelledSeconds,
+    'float',
+    's',
+    'Seconds from a node first seen joining to it seen labelled by a join run, by site',
+  );
   const pending = meter.createGauge(JoinMetric.pending, 'int', undefined, 'Joining nodes waiting for a join run, by site');
   const unmanaged = meter.createCounter(JoinMetric.unmanaged, undefined, 'Joining nodes the design does not manage, left alone, by site');
   const runs = meter.createCounter(JoinMetric.runs, undefined, 'Join runs started, by site');
@@ -125,7 +139,14 @@ export function installWorkerRuntime(options: { log: Logger; level: LogLevelName
       // Native SDK logs go through the same logger; other native libraries only when they fail.
       logging: { filter: { core: sdkLevel, other: 'ERROR' }, forward: {} },
       ...(metricsAddress
-        ? { metrics: { prometheus: { bindAddress: metricsAddress, histogramBucketOverrides: { [KubeMetric.requestSeconds]: KUBE_REQUEST_BUCKETS, [JoinMetric.labelledSeconds]: JOIN_SECONDS_BUCKETS } } } }
+        ? {
+            metrics: {
+              prometheus: {
+                bindAddress: metricsAddress,
+                histogramBucketOverrides: { [KubeMetric.requestSeconds]: KUBE_REQUEST_BUCKETS, [JoinMetric.labelledSeconds]: JOIN_SECONDS_BUCKETS },
+              },
+            },
+          }
         : {}),
     },
     shutdownSignals: [],

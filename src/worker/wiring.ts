@@ -34,7 +34,12 @@ function runStarter(config: WorkerConfig, store: Store, designs: DesignCache): R
   const searchAttributes = config.searchAttributes ?? variableFromEnv(VARIABLES.searchAttributes);
   return async (client, options) => {
     const runs = createRuns({ client, store, designs, taskQueue: config.taskQueue, namespace: config.namespace, searchAttributes });
-    const { workflowId, runId, run } = await runs.start({ targets: options.targets, revision: options.revision, action: options.action, ...(options.audit ? { audit: options.audit } : {}) });
+    const { workflowId, runId, run } = await runs.start({
+      targets: options.targets,
+      revision: options.revision,
+      action: options.action,
+      ...(options.audit ? { audit: options.audit } : {}),
+    });
     return { workflowId, runId, run };
   };
 }
@@ -44,7 +49,9 @@ function runStarter(config: WorkerConfig, store: Store, designs: DesignCache): R
  * after it stops, calls `close()` to release the store and connection.
  * Kubernetes requests are counted on the process's Temporal Runtime meter.
  */
-export async function createWorker(config: WorkerConfig): Promise<{ worker: Worker; connection: NativeConnection; joinHealth: JoinHealthBoard; close(): Promise<void> }> {
+export async function createWorker(
+  config: WorkerConfig,
+): Promise<{ worker: Worker; connection: NativeConnection; joinHealth: JoinHealthBoard; close(): Promise<void> }> {
   // The configuration first: a bad profile or kubeconfig is refused before anything is opened.
   const connect = connectOptions(config);
   const kc = loadKubeConfig(config.kubeconfig);

@@ -39,7 +39,11 @@ function healWithRuns(fake: FakeRelabel, w: TestWorker): void {
   fake.startHeal = async ({ revision }) => {
     const nodes = DRIFTED[revision] ?? [];
     const run = fake.addRun({ nodes });
-    const handle = await w.client.workflow.start<typeof updateLabels>('updateLabels', { taskQueue: w.taskQueue, workflowId: w.id(`heal-${revision}`), args: [{ run, revision }] });
+    const handle = await w.client.workflow.start<typeof updateLabels>('updateLabels', {
+      taskQueue: w.taskQueue,
+      workflowId: w.id(`heal-${revision}`),
+      args: [{ run, revision }],
+    });
     return { workflowId: handle.workflowId, runId: handle.firstExecutionRunId, run, nodes: nodes.length };
   };
   fake.awaitHeal = async ({ workflowId, runId }) => {
@@ -78,9 +82,14 @@ describe('detectDrift heal (fast: fake activities)', { concurrency: true }, () =
       assert.equal(result.heal?.skipped, '2 drifted node(s) of further revisions wait for the next detection');
       assert.deepEqual(fake.appliedSet(), ['d1', 'd2', 'd3']);
       assert.equal(fake.applied().at(-1), 'd3', 'the second heal run starts once the first has ended');
-      assert.deepEqual(fake.inputsOf('startHealRun'), [3, 4].map((revision) => ({ report: 7, revision, audit: { by: `workflow:${handle.workflowId}`, via: 'heal' } })));
+      assert.deepEqual(
+        fake.inputsOf('startHealRun'),
+        [3, 4].map((revision) => ({ report: 7, revision, audit: { by: `workflow:${handle.workflowId}`, via: 'heal' } })),
+      );
       assert.deepEqual(fake.inputsOf('recordHeal'), [{ report: 7, heal: result.heal }]);
-      assert.deepEqual(fake.inputsOf('detectDrift'), [{ site: FAKE_SITE, key: `${handle.workflowId}/${handle.firstExecutionRunId}`, workflowId: handle.workflowId }]);
+      assert.deepEqual(fake.inputsOf('detectDrift'), [
+        { site: FAKE_SITE, key: `${handle.workflowId}/${handle.firstExecutionRunId}`, workflowId: handle.workflowId },
+      ]);
     });
   });
 
@@ -97,7 +106,7 @@ describe('detectDrift heal (fast: fake activities)', { concurrency: true }, () =
     });
   });
 
-  it('only reports under the policy\'s `report`, and rejects with the detection\'s own failure type', async () => {
+  it("only reports under the policy's `report`, and rejects with the detection's own failure type", async () => {
     const fake = new FakeRelabel();
     fake.detection = detection('report');
     await env.run(fake, async (w) => {
@@ -106,7 +115,10 @@ describe('detectDrift heal (fast: fake activities)', { concurrency: true }, () =
       assert.deepEqual(fake.inputsOf('recordHeal'), []);
 
       fake.detection = undefined;
-      const err = await (await detect(w, 'rejected')).result().then(() => undefined, (e: unknown) => e);
+      const err = await (await detect(w, 'rejected')).result().then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       assert.ok(err instanceof WorkflowFailedError && err.cause instanceof ApplicationFailure, String(err));
       assert.equal(err.cause.type, FailureType.NoCommittedRevision);
     });

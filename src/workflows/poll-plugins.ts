@@ -7,13 +7,7 @@
  * When the site's policy asks for it and the new set changes some nodes'
  * plugin labels, it starts an update run for those nodes.
  */
-import {
-  ParentClosePolicy,
-  log,
-  proxyActivities,
-  setCurrentDetails,
-  startChild,
-} from '@temporalio/workflow';
+import { ParentClosePolicy, log, proxyActivities, setCurrentDetails, startChild } from '@temporalio/workflow';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { Activities } from '../activities/index.ts';
 import { rejectionOf } from './failure.ts';
@@ -39,7 +33,11 @@ export function pollMarkdown(result: PollPluginsResult): string {
     : 'no plugin set yet: runs apply document labels only';
   const lines = [`**${result.status}**: site ${result.site}, revision ${result.revision}; ${set}.`];
   for (const p of result.plugins) {
-    lines.push(p.ok ? `- ${p.plugin}: ok, ${p.labels ?? 0} label(s) on ${p.nodes ?? 0} node(s)` : `- ${p.plugin}: **failed**${p.keptLastGood ? ' (last good labels kept)' : ''}: ${p.error ?? ''}`);
+    lines.push(
+      p.ok
+        ? `- ${p.plugin}: ok, ${p.labels ?? 0} label(s) on ${p.nodes ?? 0} node(s)`
+        : `- ${p.plugin}: **failed**${p.keptLastGood ? ' (last good labels kept)' : ''}: ${p.error ?? ''}`,
+    );
   }
   const u = result.updateRun;
   if (u) lines.push('workflowId' in u ? `Update run ${u.run} (${u.workflowId}) started for ${u.targets} node(s).` : `No update run: ${u.skipped}.`);

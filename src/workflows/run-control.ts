@@ -56,7 +56,12 @@ function checkGateVerb(verb: ControlVerb, gates: readonly GateWait[], run: Contr
   const waiting = run.gate();
   if (run.wave() === undefined) throw ApplicationFailure.nonRetryable(`the run has no waves: there is no gate to ${verb}`, FailureType.NotRunning);
   if (waiting === undefined || !gates.includes(waiting)) {
-    const now = waiting === undefined ? 'it is not waiting at a gate' : waiting === GateWait.halted ? 'it is halted (resume or abort it)' : `it is waiting at the ${waiting} gate`;
+    const now =
+      waiting === undefined
+        ? 'it is not waiting at a gate'
+        : waiting === GateWait.halted
+          ? 'it is halted (resume or abort it)'
+          : `it is waiting at the ${waiting} gate`;
     throw ApplicationFailure.nonRetryable(`cannot ${verb} the run: ${now}`, FailureType.NotRunning);
   }
 }

@@ -61,4 +61,3 @@ export function scheduledAudit(): RunAudit | undefined {
   const id = workflowInfo().typedSearchAttributes.get(TemporalScheduledById);
   return typeof id === 'string' && id !== '' ? runAudit(id, StartedVia.schedule) : undefined;
 }
-

@@ -51,7 +51,16 @@ export function runTelemetry(where: { run: number; revision: number; site: strin
       }
       // A capped sample of the plan's failures (the store has them all).
       plan.failures.forEach(logFailure);
-      log.info('run planned', { run, revision, site, dryRun, total: plan.counts.total, unchanged: plan.counts.success, failed: plan.counts.failure, toChange: plan.toChange });
+      log.info('run planned', {
+        run,
+        revision,
+        site,
+        dryRun,
+        total: plan.counts.total,
+        unchanged: plan.counts.success,
+        failed: plan.counts.failure,
+        toChange: plan.toChange,
+      });
     },
     settled(node, isWritten) {
       if (!dryRun) (isWritten ? written : unchanged).add(1, { site });

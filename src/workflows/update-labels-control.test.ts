@@ -27,7 +27,10 @@ const control = (handle: WorkflowHandle, request: ControlRequest) => handle.exec
 
 /** The failure type and message a refused `control` Update carries. */
 async function refusal(handle: WorkflowHandle, request: ControlRequest): Promise<[string | undefined, string]> {
-  const err = await control(handle, request).then(() => undefined, (e: unknown) => e);
+  const err = await control(handle, request).then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   assert.ok(err instanceof WorkflowUpdateFailedError && err.cause instanceof ApplicationFailure, `${request.verb}: ${String(err)}`);
   return [err.cause.type ?? undefined, err.cause.message];
 }
@@ -77,10 +80,17 @@ describe('updateLabels run control (fast: fake activities)', { concurrency: true
       await control(handle, { verb: 'pause' });
       fake.release();
       // The first execution started its two children: it continues as new, paused.
-      await until('the continued execution', async () => (await handle.describe()).runId !== handle.firstExecutionRunId && (await handle.query(progressQuery)).paused === true);
+      await until(
+        'the continued execution',
+        async () => (await handle.describe()).runId !== handle.firstExecutionRunId && (await handle.query(progressQuery)).paused === true,
+      );
       await sleep(QUIET_MS);
       assert.deepEqual(fake.appliedSet(), ['q-1', 'q-2']);
-      assert.deepEqual(fake.inputsOf('pendingNodes').map((i) => i.afterSeq), [-1, 1], 'the continued execution reads on after the carried cursor');
+      assert.deepEqual(
+        fake.inputsOf('pendingNodes').map((i) => i.afterSeq),
+        [-1, 1],
+        'the continued execution reads on after the carried cursor',
+      );
 
       assert.deepEqual(await control(handle, { verb: 'unpause' }), { paused: false, changed: true, running: 0, pending: 4 });
       const result = await handle.result();
@@ -123,14 +133,17 @@ describe('updateLabels run control (fast: fake activities)', { concurrency: true
       await sleep(QUIET_MS);
       assert.deepEqual(fake.inputsOf('settleCancelledRun'), [], 'nothing settled while nodes run');
       fake.release();
-      const err = await handle.result().then(() => undefined, (e: unknown) => e);
+      const err = await handle.result().then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       assert.ok(err instanceof WorkflowFailedError && err.cause instanceof CancelledFailure, String(err));
 
       assert.deepEqual(fake.appliedSet(), ['x-1', 'x-2'], 'no node started after the stop');
       assert.deepEqual(fake.statuses(run), { pending: [], success: ['x-1'], failure: ['x-2'], cancelled: ['x-3', 'x-4', 'x-5', 'x-6'] });
       assert.equal(fake.runOf(run).outcome, 'cancelled');
       const order = fake.calls.map((c) => c.name).filter((n) => n === 'recordFailures' || n === 'settleCancelledRun');
-      assert.deepEqual(order, ['recordFailures', 'settleCancelledRun'], 'the running node\'s failure is written before the rest is settled');
+      assert.deepEqual(order, ['recordFailures', 'settleCancelledRun'], "the running node's failure is written before the rest is settled");
       assert.deepEqual(fake.inputsOf('recordFailures'), [{ run, failures: [{ node: 'x-2', error: { type: 'Forbidden', message: 'no patch of x-2' } }] }]);
       assert.deepEqual(fake.inputsOf('setRunOutcome'), [], 'a cancelled run records its outcome by settling');
     });

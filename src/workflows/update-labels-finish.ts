@@ -27,7 +27,12 @@ export function carriedOn(state: CarriedProgress, paused: boolean): CarriedProgr
  * shows the summary. Call only once every child has settled and the
  * failures are written.
  */
-export async function finishRun(run: UpdateRun, state: CarriedProgress, telemetry: RunTelemetry, aborted?: UpdateLabelsResult['aborted']): Promise<UpdateLabelsResult> {
+export async function finishRun(
+  run: UpdateRun,
+  state: CarriedProgress,
+  telemetry: RunTelemetry,
+  aborted?: UpdateLabelsResult['aborted'],
+): Promise<UpdateLabelsResult> {
   const { input, dryRun } = run;
   run.phase = RunPhase.done;
   const c = state.counts;

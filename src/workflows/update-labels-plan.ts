@@ -90,7 +90,13 @@ export async function resolveAndPlan(run: UpdateRun): Promise<PlannedRun> {
   setCurrentDetails(`Planning run ${number}: validating revision ${revision} and reading the target nodes`);
   const plan = await rejectingRun(
     number,
-    planRun({ run: number, revision, dryRun, ...(input.allowMassRemoval ? { allowMassRemoval: true } : {}), ...(input.rollout ? { rollout: input.rollout } : {}) }),
+    planRun({
+      run: number,
+      revision,
+      dryRun,
+      ...(input.allowMassRemoval ? { allowMassRemoval: true } : {}),
+      ...(input.rollout ? { rollout: input.rollout } : {}),
+    }),
   );
   const concurrency = Math.min(MAX_CONCURRENCY, Math.max(1, input.concurrency ?? plan.defaultConcurrency));
   const state: CarriedProgress = {

@@ -49,7 +49,10 @@ async function atGate(handle: WorkflowHandle, gate: GateWait): Promise<string | 
 }
 
 async function refusal(handle: WorkflowHandle, request: ControlRequest): Promise<[string | undefined, string]> {
-  const err = await control(handle, request).then(() => undefined, (e: unknown) => e);
+  const err = await control(handle, request).then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   assert.ok(err instanceof WorkflowUpdateFailedError && err.cause instanceof ApplicationFailure, `${request.verb}: ${String(err)}`);
   return [err.cause.type ?? undefined, err.cause.message];
 }
@@ -64,7 +67,7 @@ describe('updateLabels in waves (fast: fake activities)', { concurrency: true },
     await env?.teardown();
   });
 
-  it('applies wave after wave, each wave\'s nodes only, with no gate when none is asked for', async () => {
+  it("applies wave after wave, each wave's nodes only, with no gate when none is asked for", async () => {
     const fake = new FakeRelabel();
     const run = wavedRun(fake, {});
     await env.run(fake, async (w) => {
@@ -72,8 +75,18 @@ describe('updateLabels in waves (fast: fake activities)', { concurrency: true },
       assert.deepEqual([result.status, result.waves, result.counts], ['success', 3, { total: 5, success: 5, failure: 0, written: 5 }]);
       assert.deepEqual(appliedByWave(fake), WAVES);
       assert.ok(fake.maxInFlight <= 2, `a wave of two under a window of four: the next wave waits for the last (saw ${fake.maxInFlight} at once)`);
-      assert.deepEqual(fake.inputsOf('pendingNodes').map((i) => [i.wave, i.afterSeq]), [[0, -1], [1, -1], [2, -1]]);
-      assert.deepEqual(fake.inputsOf('waveInfo').map((i) => i.wave), [0, 1, 2]);
+      assert.deepEqual(
+        fake.inputsOf('pendingNodes').map((i) => [i.wave, i.afterSeq]),
+        [
+          [0, -1],
+          [1, -1],
+          [2, -1],
+        ],
+      );
+      assert.deepEqual(
+        fake.inputsOf('waveInfo').map((i) => i.wave),
+        [0, 1, 2],
+      );
       assert.deepEqual(fake.inputsOf('checkWaveHealth'), []);
     });
   });
@@ -116,7 +129,10 @@ describe('updateLabels in waves (fast: fake activities)', { concurrency: true },
     fake.health.set(1, { healthy: false, unhealthy: 2, reason: '2 DaemonSet pods not Ready' });
     await env.run(fake, async (w) => {
       const handle = await start(w, 'health', { run });
-      assert.equal(await atGate(handle, 'halted'), 'wave 2 (wave-2): the health gate timed out after 30 s: 2 DaemonSet pods not Ready; resume to go on, abort to end the run here');
+      assert.equal(
+        await atGate(handle, 'halted'),
+        'wave 2 (wave-2): the health gate timed out after 30 s: 2 DaemonSet pods not Ready; resume to go on, abort to end the run here',
+      );
       assert.deepEqual(appliedByWave(fake), WAVES.slice(0, 2), 'nothing of the next wave starts while halted');
       await control(handle, { verb: 'resume', by: 'ops-bob' });
       const result = await handle.result();
@@ -173,7 +189,13 @@ describe('updateLabels in waves (fast: fake activities)', { concurrency: true },
       assert.deepEqual(appliedByWave(fake), WAVES, 'every node once, wave after wave');
       assert.deepEqual(
         fake.inputsOf('pendingNodes').map((i) => [i.wave, i.afterSeq]),
-        [[0, -1], [0, 0], [1, -1], [1, 2], [2, -1]],
+        [
+          [0, -1],
+          [0, 0],
+          [1, -1],
+          [1, 2],
+          [2, -1],
+        ],
         'each execution goes on from the carried wave and cursor',
       );
       assert.equal(fake.inputsOf('planRun').length, 1);

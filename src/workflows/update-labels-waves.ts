@@ -61,7 +61,10 @@ async function gates(run: UpdateRun, state: CarriedProgress, waves: CarriedWaves
     if (!h.go) return { by: h.by };
   }
   if (rollout.healthTimeoutSeconds > 0) {
-    run.gate = { waiting: GateWait.health, reason: `${name}: waiting up to ${rollout.healthTimeoutSeconds} s for its DaemonSet pods to be Ready and those it lost to be gone` };
+    run.gate = {
+      waiting: GateWait.health,
+      reason: `${name}: waiting up to ${rollout.healthTimeoutSeconds} s for its DaemonSet pods to be Ready and those it lost to be gone`,
+    };
     run.showProgress();
     const { checkWaveHealth } = proxyActivities<Activities>({
       startToCloseTimeout: `${rollout.healthTimeoutSeconds + 120}s`,
@@ -72,15 +75,20 @@ async function gates(run: UpdateRun, state: CarriedProgress, waves: CarriedWaves
     const health = await checkWaveHealth({ run: state.run, wave: waves.index, timeoutSeconds: rollout.healthTimeoutSeconds });
     run.gate = undefined;
     if (!health.healthy) {
-      const h = await halt(run, `${name}: the health gate timed out after ${rollout.healthTimeoutSeconds} s: ${health.reason}; resume to go on, abort to end the run here`);
+      const h = await halt(
+        run,
+        `${name}: the health gate timed out after ${rollout.healthTimeoutSeconds} s: ${health.reason}; resume to go on, abort to end the run here`,
+      );
       if (!h.go) return { by: h.by };
     }
   }
   if (approvalAfter(rollout, waves.index, waves.count)) {
-    const { verb, by } = await decision(run, GateWait.approval, `${name} is done: approve to start wave ${waves.index + 2} of ${waves.count}, abort to end the run here`, [
-      ControlVerb.approve,
-      ControlVerb.abort,
-    ]);
+    const { verb, by } = await decision(
+      run,
+      GateWait.approval,
+      `${name} is done: approve to start wave ${waves.index + 2} of ${waves.count}, abort to end the run here`,
+      [ControlVerb.approve, ControlVerb.abort],
+    );
     if (verb === ControlVerb.abort) return { by };
     run.approved = { wave: waves.index, by };
   }

@@ -55,7 +55,10 @@ describe('updateLabels window (fast: fake activities)', { concurrency: true }, (
       await until('a full window', () => fake.heldNodes().length === 3);
       assert.deepEqual(fake.heldNodes(), ['w-1', 'w-2', 'w-3']);
       const p = await handle.query(progressQuery);
-      assert.deepEqual({ phase: p.phase, total: p.total, counts: p.counts }, { phase: 'applying', total: 8, counts: { pending: 4, running: 3, success: 1, failure: 0, written: 0 } });
+      assert.deepEqual(
+        { phase: p.phase, total: p.total, counts: p.counts },
+        { phase: 'applying', total: 8, counts: { pending: 4, running: 3, success: 1, failure: 0, written: 0 } },
+      );
 
       // Sliding, not in batches: w-2 done, w-4 starts while w-1 and w-3 still run.
       fake.release(['w-2']);
@@ -69,7 +72,10 @@ describe('updateLabels window (fast: fake activities)', { concurrency: true }, (
       assert.deepEqual(fake.appliedSet(), nodes, 'every node once');
       assert.equal(fake.maxInFlight, 3);
       assert.deepEqual(fake.inputsOf('setRunOutcome'), [{ run, outcome: 'success' }]);
-      assert.deepEqual(fake.inputsOf('applyNodePlan').find((i) => i.node === 'w-1'), { run, node: 'w-1', revision: FAKE_REVISION });
+      assert.deepEqual(
+        fake.inputsOf('applyNodePlan').find((i) => i.node === 'w-1'),
+        { run, node: 'w-1', revision: FAKE_REVISION },
+      );
       const attributes = (await handle.describe()).typedSearchAttributes;
       assert.deepEqual([attributes.get(RelabelStatus), attributes.get(RelabelRevision), attributes.get(RelabelSite)], ['success', FAKE_REVISION, FAKE_SITE]);
     });
@@ -90,7 +96,10 @@ describe('updateLabels window (fast: fake activities)', { concurrency: true }, (
         const result = await handle.result();
         assert.deepEqual(result.counts, { total: c.nodes + 2, success: c.nodes + 2, failure: 0, written: c.nodes });
         assert.equal(await executions(w.client, handle.workflowId, handle.firstExecutionRunId), c.executions);
-        assert.deepEqual(fake.inputsOf('pendingNodes').map((i) => i.afterSeq), c.cursors);
+        assert.deepEqual(
+          fake.inputsOf('pendingNodes').map((i) => i.afterSeq),
+          c.cursors,
+        );
         assert.deepEqual(fake.appliedSet(), nodes, 'every node once, none twice across executions');
         assert.equal(fake.inputsOf('planRun').length, 1);
         assert.equal(fake.inputsOf('resolveRevision').length, 1);
@@ -110,7 +119,10 @@ describe('updateLabels window (fast: fake activities)', { concurrency: true }, (
         { node: 'c', error: { type: 'NodeNotFound', message: 'node c not found' } },
         { node: 'd', error: { type: 'TooManyConflicts', message: 'd changed under every attempt' } },
       ];
-      assert.deepEqual({ status: result.status, counts: result.counts, failures: result.failures }, { status: 'partial_success', counts: { total: 5, success: 3, failure: 2, written: 3 }, failures });
+      assert.deepEqual(
+        { status: result.status, counts: result.counts, failures: result.failures },
+        { status: 'partial_success', counts: { total: 5, success: 3, failure: 2, written: 3 }, failures },
+      );
       assert.deepEqual(fake.inputsOf('recordFailures'), [{ run, failures }]);
       assert.deepEqual(fake.statuses(run), { pending: [], success: ['a', 'b', 'e'], failure: ['c', 'd'], cancelled: [] });
       assert.equal(fake.runOf(run).outcome, 'partial_success');
@@ -132,7 +144,10 @@ describe('updateLabels window (fast: fake activities)', { concurrency: true }, (
     await env.run(fake, async (w) => {
       const handle = await start(w, 'dry', { targets: ['n2', 'n1'], dryRun: true });
       const result = await handle.result();
-      assert.deepEqual(fake.inputsOf('registerRun').map((i) => [i.targets, i.dryRun, i.revision]), [[['n2', 'n1'], true, FAKE_REVISION]]);
+      assert.deepEqual(
+        fake.inputsOf('registerRun').map((i) => [i.targets, i.dryRun, i.revision]),
+        [[['n2', 'n1'], true, FAKE_REVISION]],
+      );
       assert.deepEqual([result.status, result.dryRun, result.counts], ['success', true, { total: 2, success: 2, failure: 0, written: 0 }]);
       assert.deepEqual(fake.applied(), []);
       assert.deepEqual(fake.inputsOf('pendingNodes'), [], 'a dry run never pages through pending nodes');
@@ -145,32 +160,62 @@ describe('updateLabels window (fast: fake activities)', { concurrency: true }, (
     const run = fake.addRun({ nodes: ['r1'] });
     await env.run(fake, async (w) => {
       const invalid = await start(w, 'invalid', { targets: [] });
-      const err = await invalid.result().then(() => undefined, (e: unknown) => e);
+      const err = await invalid.result().then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       assert.ok(err instanceof WorkflowFailedError && err.cause instanceof ApplicationFailure, String(err));
       assert.equal(err.cause.type, FailureType.InvalidTargets);
       assert.deepEqual(fake.calls, []);
 
       fake.rejectPlan = { type: FailureType.MassRemovalRefused, message: 'the run removes 9 of 10 owned labels' };
       const refused = await start(w, 'refused', { run });
-      const e2 = await refused.result().then(() => undefined, (e: unknown) => e);
+      const e2 = await refused.result().then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       assert.ok(e2 instanceof WorkflowFailedError && e2.cause instanceof ApplicationFailure, String(e2));
-      assert.deepEqual([e2.cause.type, e2.cause.message, e2.cause.nonRetryable], [FailureType.MassRemovalRefused, 'the run removes 9 of 10 owned labels', true]);
+      assert.deepEqual(
+        [e2.cause.type, e2.cause.message, e2.cause.nonRetryable],
+        [FailureType.MassRemovalRefused, 'the run removes 9 of 10 owned labels', true],
+      );
       assert.deepEqual(fake.inputsOf('setRunOutcome'), [{ run, outcome: 'rejected' }]);
       assert.deepEqual(fake.applied(), []);
     });
   });
 
-  it('relabelNode returns what the apply did, and fails with the apply\'s own failure type and message', async () => {
+  it("relabelNode returns what the apply did, and fails with the apply's own failure type and message", async () => {
     const fake = new FakeRelabel();
     const run = fake.addRun({ nodes: ['ok', 'gone'] });
     fake.failing.set('gone', { type: FailureType.NodeNotFound, message: 'node gone not found' });
     await env.run(fake, async (w) => {
-      const node = (name: string) => w.client.workflow.execute<typeof relabelNode>('relabelNode', { taskQueue: w.taskQueue, workflowId: w.id(`node-${name}`), args: [{ run, node: name, revision: 3, searchAttributes: false }] });
-      assert.deepEqual(await node('ok'), { node: 'ok', written: true, counts: { set: 1, removed: 0, adopted: 0, unchanged: 0 }, taintLifted: false, attempts: 1 });
-      const err = await node('gone').then(() => undefined, (e: unknown) => e);
+      const node = (name: string) =>
+        w.client.workflow.execute<typeof relabelNode>('relabelNode', {
+          taskQueue: w.taskQueue,
+          workflowId: w.id(`node-${name}`),
+          args: [{ run, node: name, revision: 3, searchAttributes: false }],
+        });
+      assert.deepEqual(await node('ok'), {
+        node: 'ok',
+        written: true,
+        counts: { set: 1, removed: 0, adopted: 0, unchanged: 0 },
+        taintLifted: false,
+        attempts: 1,
+      });
+      const err = await node('gone').then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       assert.ok(err instanceof WorkflowFailedError && err.cause instanceof ApplicationFailure, String(err));
       assert.deepEqual([err.cause.type, err.cause.message], [FailureType.NodeNotFound, 'node gone not found']);
-      assert.deepEqual(fake.inputsOf('applyNodePlan'), [{ run, node: 'ok', revision: 3 }, { run, node: 'gone', revision: 3 }], 'a non-retryable failure is not retried');
+      assert.deepEqual(
+        fake.inputsOf('applyNodePlan'),
+        [
+          { run, node: 'ok', revision: 3 },
+          { run, node: 'gone', revision: 3 },
+        ],
+        'a non-retryable failure is not retried',
+      );
     });
   });
 });

@@ -61,7 +61,11 @@ export async function updateLabels(input: UpdateLabelsInput): Promise<UpdateLabe
   } catch (err) {
     if (settles && isCancellation(err) && run.runNumber !== undefined) {
       setCurrentDetails(`**cancelled**: run ${run.runNumber} lets its ${run.running.size} running node(s) finish and settles the nodes it did not start`);
-      await settleCancelled(run.runNumber, () => run.running.size === 0, () => run.flush());
+      await settleCancelled(
+        run.runNumber,
+        () => run.running.size === 0,
+        () => run.flush(),
+      );
     }
     throw err;
   }

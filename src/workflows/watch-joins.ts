@@ -42,7 +42,9 @@ export async function watchJoins(input: WatchJoinsInput): Promise<void> {
   const watchSeconds = input.watchSeconds ?? DEFAULT_WATCH_SECONDS;
   const perExecution = input.continueAsNewAfter ?? DEFAULT_WATCHES_PER_EXECUTION;
   const watch = watcher(watchSeconds);
-  setCurrentDetails(`**watching** the Nodes of site **${input.site}**: every node that joins and that the latest committed revision manages gets its labels in a join run. \`relabel join status\` shows the watcher's progress.`);
+  setCurrentDetails(
+    `**watching** the Nodes of site **${input.site}**: every node that joins and that the latest committed revision manages gets its labels in a join run. \`relabel join status\` shows the watcher's progress.`,
+  );
   for (let i = 0; i < perExecution; i++) {
     try {
       const report = await watch({

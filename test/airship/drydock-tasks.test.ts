@@ -71,7 +71,10 @@ describe("Drydock's task client and Shipyard's Drydock operator against relabel"
     }
     const finished = Date.now();
     assert.ok(last && last.status === 'complete', `ended ${last?.status}; seen ${[...seen].join()}`);
-    assert.ok([...seen].every((s) => ['queued', 'running', 'complete'].includes(s)), [...seen].join());
+    assert.ok(
+      [...seen].every((s) => ['queued', 'running', 'complete'].includes(s)),
+      [...seen].join(),
+    );
     // The poll loop ends within one interval of the run's end (plus the request's own time).
     const ended = Date.parse(last.updated ?? '');
     assert.ok(finished - ended <= INTERVAL_S * 1000 + 1000, `finished ${finished - ended} ms after the task ended`);
@@ -99,7 +102,9 @@ describe("Drydock's task client and Shipyard's Drydock operator against relabel"
     const withErrors = (await drydock.getTask(taskId, { subtaskerrors: true })).answer.json as TaskView;
     const errors = Object.values(TaskView.parse(withErrors).subtask_errors ?? {});
     assert.deepEqual(errors.map((e) => e.failures[0]).sort(), [...missing].sort());
-    assert.ok(errors.every((e) => e.details.errorCount === 1 && /NodeNotFound/.test(e.details.messageList[0]?.message ?? '') && e.task_id.startsWith(`${taskId}.`)));
+    assert.ok(
+      errors.every((e) => e.details.errorCount === 1 && /NodeNotFound/.test(e.details.messageList[0]?.message ?? '') && e.task_id.startsWith(`${taskId}.`)),
+    );
 
     // fetch_failure_details: every task from GET tasks by id, the parent's subtasks looked up there, errors printed.
     const listed = await drydock.getTasks();
@@ -185,7 +190,7 @@ describe("Drydock's task client and Shipyard's Drydock operator against relabel"
       task = TaskView.parse((await drydock.getTask(task.task_id)).answer.json);
     }
     assert.equal(task.status, 'complete');
-    assert.equal(task.result.status, 'failure', "the operator raises DrydockTaskFailedException: not success or partial_success");
+    assert.equal(task.result.status, 'failure', 'the operator raises DrydockTaskFailedException: not success or partial_success');
     assert.equal(task.result.reason, 'MassRemovalRefused');
     assert.deepEqual(task.result.successes, [], 'nothing written');
     assert.ok(task.result.details.messageList.some((m) => m.error && m.context_type === 'task' && /MassRemovalRefused/.test(m.message)));
@@ -220,13 +225,20 @@ describe("Drydock's task client and Shipyard's Drydock operator against relabel"
     const full = parents.find((p) => p.subtasks_page?.total === 24 && p.result.status === 'partial_success');
     assert.ok(full);
     const paged = TaskView.parse((await api.call('GET', `/api/v1.0/tasks/${full.task_id}?offset=20&limit=3`, { token: VIEWER })).json);
-    assert.deepEqual(paged.subtask_id_list, [20, 21, 22].map((i) => `${full.task_id}.${i}`));
+    assert.deepEqual(
+      paged.subtask_id_list,
+      [20, 21, 22].map((i) => `${full.task_id}.${i}`),
+    );
     assert.deepEqual(paged.subtasks_page, { run: paged.subtasks_page?.run ?? null, total: 24, offset: 20, limit: 3 });
     const bounded = TaskList.parse((await api.call('GET', '/api/v1.0/tasks?limit=2&max_subtasks=5', { token: VIEWER })).json);
     assert.equal(bounded.filter((t) => t.parent_task_id === null).length, 2);
     assert.equal(bounded.filter((t) => t.parent_task_id !== null).length, 5);
     for (const t of bounded.filter((p) => p.parent_task_id === null)) {
-      for (const id of t.subtask_id_list) assert.ok(bounded.some((s) => s.task_id === id), `${id} of a listed task is listed`);
+      for (const id of t.subtask_id_list)
+        assert.ok(
+          bounded.some((s) => s.task_id === id),
+          `${id} of a listed task is listed`,
+        );
     }
     assert.equal((await api.call('GET', '/api/v1.0/tasks?limit=101', { token: VIEWER })).status, 400);
     assert.equal((await api.call('GET', `/api/v1.0/tasks/${full.task_id}?layers=x`, { token: VIEWER })).status, 400);

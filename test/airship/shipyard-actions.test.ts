@@ -121,7 +121,20 @@ describe('Shipyard CLI commands on actions and workflows', () => {
       60_000,
       200,
     );
-    assertReads('action', action, ['name', 'id', 'action_lifecycle', 'parameters', 'datetime', 'dag_status', 'context_marker', 'user', 'steps', 'command_audit', 'validations', 'notes']);
+    assertReads('action', action, [
+      'name',
+      'id',
+      'action_lifecycle',
+      'parameters',
+      'datetime',
+      'dag_status',
+      'context_marker',
+      'user',
+      'steps',
+      'command_audit',
+      'validations',
+      'notes',
+    ]);
     assert.equal(action.id, started.id);
     assert.equal(action.name, 'relabel_nodes');
     assert.equal(action.action_lifecycle, 'Failed');
@@ -134,7 +147,11 @@ describe('Shipyard CLI commands on actions and workflows', () => {
     // gen_action_steps: id, index, state, notes (footnotes)
     assert.deepEqual(
       action.steps.map((s: any) => [s.id, s.index, s.state]),
-      [['validate_site_design', 1, 'success'], ['plan_labels', 2, 'success'], ['relabel_nodes', 3, 'failed']],
+      [
+        ['validate_site_design', 1, 'success'],
+        ['plan_labels', 2, 'success'],
+        ['relabel_nodes', 3, 'failed'],
+      ],
     );
     for (const step of action.steps) {
       assertReads('step', step, ['id', 'index', 'state', 'notes']);
@@ -146,7 +163,10 @@ describe('Shipyard CLI commands on actions and workflows', () => {
     assert.equal(applyNote.sub_type, 'step');
 
     // gen_action_commands: command, user, datetime
-    assert.deepEqual(action.command_audit.map((c: any) => [c.command, c.user]), [['invoke', action.user]]);
+    assert.deepEqual(
+      action.command_audit.map((c: any) => [c.command, c.user]),
+      [['invoke', action.user]],
+    );
     assertReads('command', action.command_audit[0], ['command', 'user', 'datetime']);
 
     // gen_action_validations: validation_name, action_id, id, details
@@ -237,9 +257,26 @@ describe('Shipyard CLI commands on actions and workflows', () => {
 
     // shipyard describe workflow/<workflow id>: gen_workflow_details, gen_workflow_steps, gen_sub_workflows
     const dag = json(await sy.getDagDetail(workflowId));
-    assertReads('workflow detail', dag, ['workflow_id', 'state', 'dag_id', 'execution_date', 'start_date', 'end_date', 'external_trigger', 'steps', 'sub_dags']);
+    assertReads('workflow detail', dag, [
+      'workflow_id',
+      'state',
+      'dag_id',
+      'execution_date',
+      'start_date',
+      'end_date',
+      'external_trigger',
+      'steps',
+      'sub_dags',
+    ]);
     assert.deepEqual([dag.workflow_id, dag.state, dag.dag_id, dag.execution_date], [workflowId, 'failed', 'relabel_nodes', action.dag_execution_date]);
-    assert.deepEqual(dag.steps.map((s: any) => [s.task_id, s.state]), [['validate_site_design', 'success'], ['plan_labels', 'success'], ['relabel_nodes', 'failed']]);
+    assert.deepEqual(
+      dag.steps.map((s: any) => [s.task_id, s.state]),
+      [
+        ['validate_site_design', 'success'],
+        ['plan_labels', 'success'],
+        ['relabel_nodes', 'failed'],
+      ],
+    );
     assert.deepEqual(dag.sub_dags, []);
     assert.equal((await sy.getDagDetail('relabel_nodes__2001-01-01T00:00:00.000000')).status, 404);
     assert.equal((await sy.getDagDetail('no-separator')).status, 400);
@@ -253,11 +290,22 @@ describe('Shipyard CLI commands on actions and workflows', () => {
   it('notes of a run with more failures than they list stay bounded and say where the rest are', async () => {
     const missing = Array.from({ length: 53 }, (_, i) => `${n0}-gone-${String(i).padStart(2, '0')}`);
     const created = json(await sy.postActions('update_labels', { target_nodes: missing.join(',') }), 201);
-    const action = await eventually(async () => json(await sy.getActionDetail(created.id)), (a) => a.action_lifecycle === 'Failed', 60_000, 200);
+    const action = await eventually(
+      async () => json(await sy.getActionDetail(created.id)),
+      (a) => a.action_lifecycle === 'Failed',
+      60_000,
+      200,
+    );
     const nodeNotes = action.notes.filter((n: any) => n.note_id.startsWith('F'));
     assert.equal(nodeNotes.length, 50);
-    assert.deepEqual(nodeNotes.map((n: any) => n.note_val.split(':')[0]), missing.slice(0, 50));
-    assert.ok(nodeNotes.every((n: any) => /: NodeNotInDesign: /.test(n.note_val)), nodeNotes[0].note_val);
+    assert.deepEqual(
+      nodeNotes.map((n: any) => n.note_val.split(':')[0]),
+      missing.slice(0, 50),
+    );
+    assert.ok(
+      nodeNotes.every((n: any) => /: NodeNotInDesign: /.test(n.note_val)),
+      nodeNotes[0].note_val,
+    );
     assert.equal(action.notes.at(-1).note_val.split(';')[0], '3 more failed nodes are not listed here');
     // A node past the listed ones still has its details.
     const ref = parseNoteId(nodeNotes[0].note_id);
@@ -265,7 +313,10 @@ describe('Shipyard CLI commands on actions and workflows', () => {
     const last = await sy.getNoteDetails(noteId({ ...ref, seq: 52 }));
     assert.equal(last.status, 200, last.text);
     assert.match(last.text, new RegExp(`^node: ${missing[52]}$`, 'm'));
-    assert.deepEqual(action.steps.map((s: any) => s.state), ['success', 'success', 'failed']);
+    assert.deepEqual(
+      action.steps.map((s: any) => s.state),
+      ['success', 'success', 'failed'],
+    );
   });
 
   it('a run the mass-removal brake refuses fails its plan_labels step, and every command says why', async () => {
@@ -278,8 +329,20 @@ describe('Shipyard CLI commands on actions and workflows', () => {
     assert.equal((await api.call('POST', '/api/v1.0/commitconfigdocs', { headers: { 'content-type': 'application/x-yaml' } })).status, 200);
 
     const created = json(await sy.postActions('relabel_nodes', { target_nodes: `${n0},${n1}` }), 201);
-    const action = await eventually(async () => json(await sy.getActionDetail(created.id)), (a) => a.action_lifecycle === 'Failed', 60_000, 200);
-    assert.deepEqual(action.steps.map((s: any) => [s.id, s.state]), [['validate_site_design', 'success'], ['plan_labels', 'failed'], ['relabel_nodes', 'upstream_failed']]);
+    const action = await eventually(
+      async () => json(await sy.getActionDetail(created.id)),
+      (a) => a.action_lifecycle === 'Failed',
+      60_000,
+      200,
+    );
+    assert.deepEqual(
+      action.steps.map((s: any) => [s.id, s.state]),
+      [
+        ['validate_site_design', 'success'],
+        ['plan_labels', 'failed'],
+        ['relabel_nodes', 'upstream_failed'],
+      ],
+    );
     const reason = action.notes.find((n: any) => n.note_val.startsWith('MassRemovalRefused: '));
     assert.ok(reason, JSON.stringify(action.notes));
     assert.match(reason.note_val, /^MassRemovalRefused: mass-removal brake: run \d+ would remove \d+ of \d+ owned labels/);
@@ -296,8 +359,15 @@ describe('Shipyard CLI commands on actions and workflows', () => {
     assert.match(log.text, /^MassRemovalRefused: mass-removal brake: /m);
     assert.match(log.text, /plan_labels: failed$/m);
 
-    const dag = await eventually(async () => sy.getDagDetail(`relabel_nodes__${action.dag_execution_date}`), (a) => a.status === 200, 30_000);
-    assert.deepEqual(dag.json.steps.map((s: any) => s.state), ['success', 'failed', 'upstream_failed']);
+    const dag = await eventually(
+      async () => sy.getDagDetail(`relabel_nodes__${action.dag_execution_date}`),
+      (a) => a.status === 200,
+      30_000,
+    );
+    assert.deepEqual(
+      dag.json.steps.map((s: any) => s.state),
+      ['success', 'failed', 'upstream_failed'],
+    );
     assert.equal(dag.json.state, 'failed');
   });
 
@@ -306,20 +376,42 @@ describe('Shipyard CLI commands on actions and workflows', () => {
     for (const name of targets) await createNode(adminCore(), name, {});
     const created = json(await sy.postActions('relabel_nodes', { target_nodes: targets.join(',') }), 201);
     assert.equal((await sy.postControlAction(created.id, 'pause')).status, 202);
-    const paused = await eventually(async () => json(await sy.getActionDetail(created.id)), (a) => a.action_lifecycle === 'Paused', 30_000, 100);
+    const paused = await eventually(
+      async () => json(await sy.getActionDetail(created.id)),
+      (a) => a.action_lifecycle === 'Paused',
+      30_000,
+      100,
+    );
     assert.equal(paused.dag_status, 'paused');
-    assert.deepEqual(paused.command_audit.map((c: any) => [c.command, c.user]), [['invoke', paused.user], ['pause', paused.user]]);
+    assert.deepEqual(
+      paused.command_audit.map((c: any) => [c.command, c.user]),
+      [
+        ['invoke', paused.user],
+        ['pause', paused.user],
+      ],
+    );
     const apply = paused.steps.find((s: any) => s.id === 'relabel_nodes');
     assert.equal(apply.notes[0]?.note_val, 'paused: no node starts until the action is unpaused');
     const listed = json(await sy.getActions()).find((a: any) => a.id === created.id);
     assert.equal(listed?.action_lifecycle, 'Processing', 'a listing has no progress to tell a pause by');
 
     assert.equal((await sy.postControlAction(created.id, 'stop')).status, 202);
-    const stopped = await eventually(async () => json(await sy.getActionDetail(created.id)), (a) => a.action_lifecycle === 'Failed', 30_000, 100);
+    const stopped = await eventually(
+      async () => json(await sy.getActionDetail(created.id)),
+      (a) => a.action_lifecycle === 'Failed',
+      30_000,
+      100,
+    );
     assert.equal(stopped.dag_status, 'failed');
-    assert.deepEqual(stopped.command_audit.map((c: any) => c.command), ['invoke', 'pause', 'stop']);
+    assert.deepEqual(
+      stopped.command_audit.map((c: any) => c.command),
+      ['invoke', 'pause', 'stop'],
+    );
     assert.ok(stopped.command_audit.every((c: any) => !Number.isNaN(Date.parse(c.datetime))));
-    assert.ok(stopped.notes.some((n: any) => n.note_val.startsWith('Cancelled: the run was stopped')), JSON.stringify(stopped.notes));
+    assert.ok(
+      stopped.notes.some((n: any) => n.note_val.startsWith('Cancelled: the run was stopped')),
+      JSON.stringify(stopped.notes),
+    );
     assert.equal(stopped.steps.find((s: any) => s.id === 'relabel_nodes').state, 'failed');
   });
 });

@@ -39,13 +39,25 @@ function statusFields(exchange: Exchange, code: number): StatusBody {
 /** The collection table Shipyard's CLI prints of `GET configdocs` (gen_collection_table). */
 function collectionTable(exchange: Exchange): string[][] {
   assert.equal(exchange.answer.status, 200, exchange.answer.text);
-  return CollectionStatusList.parse(exchange.answer.json).map((c) => [c.collection_name, c.base_status, c.new_status, `${c.base_version}:${c.base_revision}`, `${c.new_version}:${c.new_revision}`]);
+  return CollectionStatusList.parse(exchange.answer.json).map((c) => [
+    c.collection_name,
+    c.base_status,
+    c.new_status,
+    `${c.base_version}:${c.base_revision}`,
+    `${c.new_version}:${c.new_revision}`,
+  ]);
 }
 
 describe("Shipyard's configdocs client against relabel", () => {
   const site = prefixedSite(`cfg${uniqueSuffix()}`);
-  const racks = site.files.filter((f) => f.source === 'racks.yaml').map((f) => f.text).join('');
-  const design = site.files.filter((f) => f.source !== 'racks.yaml').map((f) => f.text).join('');
+  const racks = site.files
+    .filter((f) => f.source === 'racks.yaml')
+    .map((f) => f.text)
+    .join('');
+  const design = site.files
+    .filter((f) => f.source !== 'racks.yaml')
+    .map((f) => f.text)
+    .join('');
   let api: TestApi;
 
   before(async () => {
@@ -126,7 +138,10 @@ describe("Shipyard's configdocs client against relabel", () => {
     assert.equal((await viewer.getConfigdocs('racks')).answer.status, 404);
     // The site without its racks is invalid: every error listed, nothing committed.
     const refused = statusFields(await shipyard.commitConfigdocs(), 400);
-    assert.ok(refused.details.messageList.some((m) => m.error && /rack/.test(m.message)), JSON.stringify(refused.details));
+    assert.ok(
+      refused.details.messageList.some((m) => m.error && /rack/.test(m.message)),
+      JSON.stringify(refused.details),
+    );
 
     // replace empties the buffer (the removal goes) and stages the collection.
     const moved = racks.replace('"clli": "ATLNGA01"', '"clli": "ATLNGA02"');
@@ -161,6 +176,10 @@ describe("Shipyard's configdocs client against relabel", () => {
       assert.equal((await api.call('GET', path, { token: VIEWER })).status, 200, path);
     }
     assert.equal((await api.call('GET', '/api/v1.0/configdocs/racks?version=latest&verbosity=1', { token: VIEWER })).status, 400);
-    assert.equal((await api.call('POST', '/api/v1.0/configdocs/racks?buffermode=rejectOnContents&verbosity=1', { body: 'x: 1\n' })).status, 409, 'modes in any case, as Shipyard lower-cases them');
+    assert.equal(
+      (await api.call('POST', '/api/v1.0/configdocs/racks?buffermode=rejectOnContents&verbosity=1', { body: 'x: 1\n' })).status,
+      409,
+      'modes in any case, as Shipyard lower-cases them',
+    );
   });
 });

@@ -25,7 +25,14 @@ describe("Shipyard's create action and action controls over HTTP", () => {
     const { url, store } = await storeWithSite(site.files);
     await store.close();
     worker = await startRelabel(url);
-    api = await startTestApi({ storeUrl: url, taskQueue: worker.taskQueue, tokens: [{ token: ADMIN, role: 'admin', name: 'ops-alice' }, { token: VIEWER, role: 'viewer' }] });
+    api = await startTestApi({
+      storeUrl: url,
+      taskQueue: worker.taskQueue,
+      tokens: [
+        { token: ADMIN, role: 'admin', name: 'ops-alice' },
+        { token: VIEWER, role: 'viewer' },
+      ],
+    });
     const core = adminCore();
     for (const name of site.nodes.slice(0, 18)) await createNode(core, name, {});
   });
@@ -44,9 +51,17 @@ describe("Shipyard's create action and action controls over HTTP", () => {
     });
   /** `shipyard pause|unpause|stop action <id>`: `post_control_action`, no body. */
   const control = (id: string, verb: string, token = ADMIN): Promise<Answer> =>
-    api.call('POST', `/api/v1.0/actions/${id}/control/${verb}?verbosity=1`, { token: null, headers: { 'X-Context-Marker': marker, 'content-type': 'application/x-yaml', 'X-Auth-Token': token } });
+    api.call('POST', `/api/v1.0/actions/${id}/control/${verb}?verbosity=1`, {
+      token: null,
+      headers: { 'X-Context-Marker': marker, 'content-type': 'application/x-yaml', 'X-Auth-Token': token },
+    });
   const view = async (id: string) => ActionView.parse((await api.call('GET', `/api/v1.0/actions/${id}`)).json);
-  const ended = (id: string) => eventually(() => view(id), (a) => a.execution !== 'RUNNING', 60_000);
+  const ended = (id: string) =>
+    eventually(
+      () => view(id),
+      (a) => a.execution !== 'RUNNING',
+      60_000,
+    );
   const created = (answer: Answer) => {
     assert.equal(answer.status, 201, answer.text);
     return ActionView.parse(answer.json);
@@ -76,9 +91,17 @@ describe("Shipyard's create action and action controls over HTTP", () => {
 
     const bad = assertFailure(await createAction({ target_nodes: targets[0] as string, allow_mass_removal: 'yes please' }), 400, 'InvalidRequest');
     assert.match(bad.message, /parameters\.allow_mass_removal/);
-    assertFailure(await api.call('POST', '/api/v1.0/actions?allow-intermediate-commits=perhaps', { body: { name: 'update_labels', parameters: { target_nodes: [targets[0]] } } }), 400, 'InvalidRequest');
+    assertFailure(
+      await api.call('POST', '/api/v1.0/actions?allow-intermediate-commits=perhaps', {
+        body: { name: 'update_labels', parameters: { target_nodes: [targets[0]] } },
+      }),
+      400,
+      'InvalidRequest',
+    );
     // JSON booleans still work.
-    const json = await api.call('POST', '/api/v1.0/actions', { body: { name: 'update_labels', parameters: { target_nodes: [targets[0]], allow_mass_removal: true } } });
+    const json = await api.call('POST', '/api/v1.0/actions', {
+      body: { name: 'update_labels', parameters: { target_nodes: [targets[0]], allow_mass_removal: true } },
+    });
     await ended(created(json).id);
   });
 
@@ -103,7 +126,10 @@ describe("Shipyard's create action and action controls over HTTP", () => {
     assert.equal(paused.status, 202, paused.text);
     assert.match(paused.json.message, /^pause accepted for action \S+ \(paused: \d+ node\(s\) running, \d+ not started\)$/);
     assertFailure(await control(action.id, 'pause', VIEWER), 403);
-    await eventually(() => worker.runs.status(action.workflow_id), (s) => s.progress?.paused === true && s.progress.phase === 'applying' && s.progress.counts.running === 0);
+    await eventually(
+      () => worker.runs.status(action.workflow_id),
+      (s) => s.progress?.paused === true && s.progress.phase === 'applying' && s.progress.counts.running === 0,
+    );
     const pausedRun = (await worker.runs.status(action.workflow_id)).run as number;
     assert.equal((await worker.store.runs.counts(pausedRun)).written, 0, 'no node starts while paused');
     const unpaused = await control(action.id, 'unpause');
@@ -115,7 +141,10 @@ describe("Shipyard's create action and action controls over HTTP", () => {
     const second = site.nodes.slice(10, 18);
     const stoppedAction = created(await createAction({ target_nodes: second.join(',') }));
     assert.equal((await control(stoppedAction.id, 'pause')).status, 202);
-    await eventually(() => worker.runs.status(stoppedAction.workflow_id), (s) => s.progress?.paused === true && s.progress.phase === 'applying');
+    await eventually(
+      () => worker.runs.status(stoppedAction.workflow_id),
+      (s) => s.progress?.paused === true && s.progress.phase === 'applying',
+    );
     const stop = await control(stoppedAction.id, 'stop');
     assert.equal(stop.status, 202, stop.text);
     const stopped = await ended(stoppedAction.id);
@@ -128,7 +157,11 @@ describe("Shipyard's create action and action controls over HTTP", () => {
     const core = adminCore();
     const run = (await worker.runs.status(stoppedAction.workflow_id, stoppedAction.run_id)).run as number;
     for (const node of second) {
-      assert.equal(isAppliedBy((await core.readNode({ name: node })).metadata?.annotations ?? {}, { run, revision: stoppedAction.revision as number }), false, `${node} was not written`);
+      assert.equal(
+        isAppliedBy((await core.readNode({ name: node })).metadata?.annotations ?? {}, { run, revision: stoppedAction.revision as number }),
+        false,
+        `${node} was not written`,
+      );
     }
     assertFailure(await control(stoppedAction.id, 'unpause'), 409, 'NotRunning');
     assertFailure(await control(stoppedAction.id, 'resume'), 409, 'NotRunning');

@@ -56,7 +56,10 @@ describe('Shipyard-style flow over HTTP', () => {
       100,
     );
     assert.equal(action.action_lifecycle, 'Complete', JSON.stringify(action));
-    assert.ok([...seen].every((s) => ['Pending', 'Processing', 'Complete'].includes(s)), [...seen].join());
+    assert.ok(
+      [...seen].every((s) => ['Pending', 'Processing', 'Complete'].includes(s)),
+      [...seen].join(),
+    );
     assert.equal(action.revision, revision);
     assert.deepEqual(action.parameters, { target_nodes: [n0, n1] });
     assert.deepEqual(action.result, { status: 'success', counts: { total: 2, success: 2, failure: 0, written: 2 }, failures: [] });

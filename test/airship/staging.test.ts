@@ -22,7 +22,6 @@ import { adminCore, createNode, exits, relabelCli as relabel, startRelabel, uniq
 import { prefixedSite, storeWithSite } from '../site.ts';
 import { assertFailure, emptyStoreUrl, startApiAndWorker, startTestApi, type TestApi } from '../api-support.ts';
 
-
 const freshStoreUrl = () => `sqlite:${join(mkdtempSync(join(tmpdir(), 'relabel-staging-')), 'revisions.db')}`;
 
 /** `files` written into a fresh directory. */
@@ -67,7 +66,9 @@ function danglingProfileErrors(files: readonly SourceFile[], nodeNames: readonly
   for (const [i, line] of expected.entries()) {
     assert.match(
       line,
-      new RegExp(`^nodes/nodes\\.yaml:\\d+:\\d+ drydock/BaremetalNode/v1 "${esc(nodeNames[i] ?? '')}" data\\.host_profile: host profile "(cp|compute|compute-dpdk|storage)" is not defined \\(no drydock/HostProfile/v1 document named "\\1"\\)$`),
+      new RegExp(
+        `^nodes/nodes\\.yaml:\\d+:\\d+ drydock/BaremetalNode/v1 "${esc(nodeNames[i] ?? '')}" data\\.host_profile: host profile "(cp|compute|compute-dpdk|storage)" is not defined \\(no drydock/HostProfile/v1 document named "\\1"\\)$`,
+      ),
     );
   }
   return expected;
@@ -100,11 +101,18 @@ describe('relabel docs: staging one bucket at a time', { concurrency: true }, ()
     assert.match(staged.stdout, /^staged bucket nodes: 4 file\(s\): nodes\.yaml, policy\.yaml, racks\.yaml, site\.yaml$/m);
 
     const refused = exits(await relabel(['docs', 'commit', '-m', 'half a site'], env), 2);
-    assert.deepEqual(refused.stderr.trimEnd().split('\n'), [`relabel: DocumentValidationFailed: the staged site is invalid: ${expected.length} document error(s):`, ...expected]);
+    assert.deepEqual(refused.stderr.trimEnd().split('\n'), [
+      `relabel: DocumentValidationFailed: the staged site is invalid: ${expected.length} document error(s):`,
+      ...expected,
+    ]);
     const dryRun = JSON.parse(exits(await relabel(['docs', 'commit', '--dry-run', '-o', 'json'], env), 2).stdout);
     assert.deepEqual([dryRun.dryRun, dryRun.ok, dryRun.buckets, dryRun.errors.map(formatError)], [true, false, ['nodes'], expected]);
     assert.deepEqual(JSON.parse(exits(await relabel(['docs', 'list', '-o', 'json'], env), 0).stdout), [], 'nothing committed');
-    assert.deepEqual(JSON.parse(exits(await relabel(['docs', 'buffer', '-o', 'json'], env), 0).stdout).map((b: { bucket: string }) => b.bucket), ['nodes'], 'the buffer is kept');
+    assert.deepEqual(
+      JSON.parse(exits(await relabel(['docs', 'buffer', '-o', 'json'], env), 0).stdout).map((b: { bucket: string }) => b.bucket),
+      ['nodes'],
+      'the buffer is kept',
+    );
     assert.match(exits(await relabel(['docs', 'commit', '--force', '--dry-run'], env), 2).stderr, /option '--force' cannot be used with option '--dry-run'/);
 
     exits(await relabel(['docs', 'stage', 'profiles', directoryOf(site.profiles)], env), 0);
@@ -126,7 +134,10 @@ describe('relabel docs: staging one bucket at a time', { concurrency: true }, ()
     const dir = directoryOf(bad.files);
 
     const refused = exits(await relabel(['docs', 'stage', 'nodes', dir], env), 2);
-    assert.deepEqual(refused.stderr.trimEnd().split('\n'), ['relabel: DocumentValidationFailed: bucket nodes has invalid documents: 2 document error(s):', ...bad.expected]);
+    assert.deepEqual(refused.stderr.trimEnd().split('\n'), [
+      'relabel: DocumentValidationFailed: bucket nodes has invalid documents: 2 document error(s):',
+      ...bad.expected,
+    ]);
     assert.equal(refused.stdout, '');
     const json = JSON.parse(exits(await relabel(['docs', 'stage', 'nodes', dir, '-o', 'json'], env), 2).stdout);
     assert.equal(json.error.type, 'DocumentValidationFailed');
@@ -159,15 +170,24 @@ describe('relabel docs commit --force, then update-labels on that revision', () 
     });
     const expected = siteErrors({ site: broken.files });
     assert.equal(expected.length, 1);
-    assert.match(expected[0] ?? '', new RegExp(`^site/nodes\\.yaml:\\d+:\\d+ drydock/BaremetalNode/v1 "${n0}" data\\.host_profile: host profile "no-such-profile" is not defined`));
+    assert.match(
+      expected[0] ?? '',
+      new RegExp(`^site/nodes\\.yaml:\\d+:\\d+ drydock/BaremetalNode/v1 "${n0}" data\\.host_profile: host profile "no-such-profile" is not defined`),
+    );
     const dir = join(mkdtempSync(join(tmpdir(), 'relabel-staging-site-')), 'site');
     mkdirSync(dir);
     for (const f of broken.files) writeFileSync(join(dir, f.source), f.text);
 
     exits(await relabel(['docs', 'stage', 'site', dir], env), 0);
     const refused = exits(await relabel(['docs', 'commit', '-m', 'not forced'], env), 2);
-    assert.deepEqual(refused.stderr.trimEnd().split('\n'), ['relabel: DocumentValidationFailed: the staged site is invalid: 1 document error(s):', ...expected]);
-    assert.deepEqual(JSON.parse(exits(await relabel(['docs', 'list', '-o', 'json'], env), 0).stdout).map((r: { id: number }) => r.id), [1]);
+    assert.deepEqual(refused.stderr.trimEnd().split('\n'), [
+      'relabel: DocumentValidationFailed: the staged site is invalid: 1 document error(s):',
+      ...expected,
+    ]);
+    assert.deepEqual(
+      JSON.parse(exits(await relabel(['docs', 'list', '-o', 'json'], env), 0).stdout).map((r: { id: number }) => r.id),
+      [1],
+    );
 
     const forced = exits(await relabel(['docs', 'commit', '--force', '-m', 'forced'], env), 0);
     assert.equal(forced.stdout, 'committed revision 2 (buckets: site)\n');
@@ -215,7 +235,10 @@ describe('HTTP API configdocs: staging one bucket at a time', () => {
     ];
     const refused = assertFailure(await api.call('POST', '/api/v1.0/configdocs/nodes', { body }), 400, 'DocumentValidationFailed');
     assert.equal(refused.message, 'bucket nodes has invalid documents: 2 document error(s)');
-    assert.deepEqual(refused.details.messageList, expected.map((message) => ({ message, error: true })));
+    assert.deepEqual(
+      refused.details.messageList,
+      expected.map((message) => ({ message, error: true })),
+    );
     assertFailure(await api.call('GET', '/api/v1.0/configdocs/nodes?version=buffer'), 404, 'BucketNotFound');
   });
 
@@ -229,14 +252,20 @@ describe('HTTP API configdocs: staging one bucket at a time', () => {
     assert.equal(staged.status, 201, staged.text);
     const refused = assertFailure(await api.call('POST', '/api/v1.0/commitconfigdocs'), 400, 'DocumentValidationFailed');
     assert.equal(refused.message, `the staged site is invalid: ${expected.length} document error(s)`);
-    assert.deepEqual(refused.details.messageList.map((m) => m.message), expected);
+    assert.deepEqual(
+      refused.details.messageList.map((m) => m.message),
+      expected,
+    );
 
     const dryRun = await api.call('POST', '/api/v1.0/commitconfigdocs?dryrun=true');
     assert.equal(dryRun.status, 200, dryRun.text);
     const dry = StatusBody.parse(dryRun.json);
     assert.deepEqual([dry.status, dry.code, dry.reason, dry.details.errorCount], ['Failure', 200, 'DocumentValidationFailed', expected.length]);
     assert.equal(dry.message, `Validations failed DRYRUN: ${expected.length} document error(s); nothing committed`);
-    assert.deepEqual(dry.details.messageList, expected.map((message) => ({ message, error: true, level: 'Error' })));
+    assert.deepEqual(
+      dry.details.messageList,
+      expected.map((message) => ({ message, error: true, level: 'Error' })),
+    );
     assert.equal(await revisions(), before, 'nothing committed');
     assert.equal((await api.call('GET', '/api/v1.0/configdocs/nodes')).status, 200, 'the buffer is kept');
 
@@ -248,7 +277,10 @@ describe('HTTP API configdocs: staging one bucket at a time', () => {
     const commit = await api.call('POST', '/api/v1.0/commitconfigdocs?force=False&dryrun=False');
     assert.equal(commit.status, 200, commit.text);
     const committed = CommitStatus.parse(commit.json);
-    assert.deepEqual([committed.status, committed.revision.id, committed.revision.buckets, committed.details.messageList], ['Success', before + 1, ['nodes', 'profiles'], []]);
+    assert.deepEqual(
+      [committed.status, committed.revision.id, committed.revision.buckets, committed.details.messageList],
+      ['Success', before + 1, ['nodes', 'profiles'], []],
+    );
     assert.equal(committed.message, `Configuration documents committed as revision ${before + 1}`);
     assertFailure(await api.call('POST', '/api/v1.0/commitconfigdocs?force=maybe'), 400, 'InvalidRequest');
   });
@@ -282,7 +314,9 @@ describe('HTTP API commitconfigdocs?force=true, then update_labels on that revis
     const expected = siteErrors({ site: [{ source: 'site.yaml', text: brokenBody }] });
     assert.equal(expected.length, 1);
     assert.equal((await api.call('POST', '/api/v1.0/configdocs/site', { body: brokenBody })).status, 201);
-    assert.deepEqual(assertFailure(await api.call('POST', '/api/v1.0/commitconfigdocs'), 400, 'DocumentValidationFailed').details.messageList, [{ message: expected[0], error: true }]);
+    assert.deepEqual(assertFailure(await api.call('POST', '/api/v1.0/commitconfigdocs'), 400, 'DocumentValidationFailed').details.messageList, [
+      { message: expected[0], error: true },
+    ]);
 
     const forced = await api.call('POST', '/api/v1.0/commitconfigdocs?force=true');
     assert.equal(forced.status, 200, forced.text);
@@ -294,7 +328,11 @@ describe('HTTP API commitconfigdocs?force=true, then update_labels on that revis
     const core = adminCore();
     const versions = async () => Promise.all([n0, n1].map(async (name) => (await core.readNode({ name })).metadata?.resourceVersion));
     const before = await versions();
-    const refused = assertFailure(await api.call('POST', '/api/v1.0/actions', { body: { name: 'update_labels', parameters: { target_nodes: [n0, n1] } } }), 400, 'DocumentValidationFailed');
+    const refused = assertFailure(
+      await api.call('POST', '/api/v1.0/actions', { body: { name: 'update_labels', parameters: { target_nodes: [n0, n1] } } }),
+      400,
+      'DocumentValidationFailed',
+    );
     assert.equal(refused.message, 'revision 2: 1 document error(s)');
     assert.deepEqual(refused.details.messageList, [{ message: expected[0], error: true }]);
     assert.deepEqual(await versions(), before, 'no node was written');

@@ -38,7 +38,10 @@ describe('relabel api entry point', () => {
   it('serves with tokens from a file, and stops on SIGTERM', async () => {
     const tokens = join(mkdtempSync(join(tmpdir(), 'relabel-api-tokens-')), 'tokens.yaml');
     writeFileSync(tokens, '- {token: main-admin-token, role: admin}\n');
-    const api = run(['--listen', '127.0.0.1:0', '--tokens-file', tokens, '--log-level', 'warn'], { RELABEL_STORE_URL: emptyStoreUrl(), RELABEL_API_TOKENS: '' });
+    const api = run(['--listen', '127.0.0.1:0', '--tokens-file', tokens, '--log-level', 'warn'], {
+      RELABEL_STORE_URL: emptyStoreUrl(),
+      RELABEL_API_TOKENS: '',
+    });
     const url = await api.ready;
     if (!url) assert.fail(`the server did not start: ${(await api.exited).stderr}`);
     assert.equal((await fetch(`${url}/health`)).status, 200);

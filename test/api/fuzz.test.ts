@@ -114,9 +114,38 @@ describe('HTTP API under hostile input', () => {
     const hostileSegment = fc
       .oneof(
         fc.constantFrom(
-          '..', '.', '..%2f..%2fetc%2fpasswd', '%2e%2e%2f', '%2e%2e', '..%5c..%5cwindows', '%00', '%ff', '%', '%zz', '%252e%252e%252f',
-          'a%2fb', '%3Bls', '%0d%0aX-Injected:%20yes', '%3Cscript%3E', 'x'.repeat(300), '-1', '0', '1e3', '0x10', '99999999999999999999',
-          '%E4%B8%AD', 'UPPER', 'dot.', '_under', 'site%20', '%20site', '%2e', 'site%00', `${n0}%00`, `${n0}..`, '%7B%7D',
+          '..',
+          '.',
+          '..%2f..%2fetc%2fpasswd',
+          '%2e%2e%2f',
+          '%2e%2e',
+          '..%5c..%5cwindows',
+          '%00',
+          '%ff',
+          '%',
+          '%zz',
+          '%252e%252e%252f',
+          'a%2fb',
+          '%3Bls',
+          '%0d%0aX-Injected:%20yes',
+          '%3Cscript%3E',
+          'x'.repeat(300),
+          '-1',
+          '0',
+          '1e3',
+          '0x10',
+          '99999999999999999999',
+          '%E4%B8%AD',
+          'UPPER',
+          'dot.',
+          '_under',
+          'site%20',
+          '%20site',
+          '%2e',
+          'site%00',
+          `${n0}%00`,
+          `${n0}..`,
+          '%7B%7D',
         ),
         fc.string({ maxLength: 40 }).map(encodeURIComponent),
         fc.string({ unit: 'grapheme', maxLength: 12 }).map(encodeURIComponent),
@@ -128,17 +157,23 @@ describe('HTTP API under hostile input', () => {
       fc.constantFrom(`${ADMIN}x`, `x${ADMIN}`, ADMIN.slice(0, -1), ADMIN.toUpperCase(), `${VIEWER}${ADMIN}`).map((t) => ({ 'x-auth-token': t })),
       printable.filter((t) => t !== ADMIN && t !== VIEWER).map((t) => ({ 'x-auth-token': t })),
       printable.filter((t) => t !== ADMIN && t !== VIEWER).map((t) => ({ authorization: `Bearer ${t}` })),
-      fc.constantFrom(`Basic ${Buffer.from(`admin:${ADMIN}`).toString('base64')}`, ADMIN, `Token ${ADMIN}`, `Bearer`, `Bearer ${ADMIN} ${ADMIN}`).map((a) => ({ authorization: a })),
+      fc
+        .constantFrom(`Basic ${Buffer.from(`admin:${ADMIN}`).toString('base64')}`, ADMIN, `Token ${ADMIN}`, `Bearer`, `Bearer ${ADMIN} ${ADMIN}`)
+        .map((a) => ({ authorization: a })),
     );
     const invalidYaml = fc.oneof(
       // A syntax error at the very end of the stream: nothing before it can close it.
-      fc.tuple(fc.string({ maxLength: 200 }), fc.constantFrom('key: [unclosed', 'a: {b: c', 'x: "unterminated', '- [', '? [')).map(([junk, broken]) => `${junk}\n---\n${broken}\n`),
+      fc
+        .tuple(fc.string({ maxLength: 200 }), fc.constantFrom('key: [unclosed', 'a: {b: c', 'x: "unterminated', '- [', '? ['))
+        .map(([junk, broken]) => `${junk}\n---\n${broken}\n`),
       // A node document that cannot validate: bad label key, unknown profile.
-      fc.tuple(fc.string({ maxLength: 100 }), fc.stringMatching(/^[a-z]{1,10}$/)).map(
-        ([junk, name]) =>
-          `# ${junk.replaceAll('\n', ' ')}\n---\nschema: drydock/BaremetalNode/v1\nmetadata: {schema: metadata/Document/v1, name: fuzz-${name}}\n` +
-          `data: {host_profile: no-such-profile-${name}, metadata: {owner_data: {"bad key ${name}": "v"}}}\n`,
-      ),
+      fc
+        .tuple(fc.string({ maxLength: 100 }), fc.stringMatching(/^[a-z]{1,10}$/))
+        .map(
+          ([junk, name]) =>
+            `# ${junk.replaceAll('\n', ' ')}\n---\nschema: drydock/BaremetalNode/v1\nmetadata: {schema: metadata/Document/v1, name: fuzz-${name}}\n` +
+            `data: {host_profile: no-such-profile-${name}, metadata: {owner_data: {"bad key ${name}": "v"}}}\n`,
+        ),
       fc.constantFrom(
         '\tkey: tab-indented\n',
         'a: b: c\n',
@@ -155,7 +190,10 @@ describe('HTTP API under hostile input', () => {
         name: fc.oneof(fc.constantFrom('update_labels', 'relabel_nodes', 'deploy_site', '', 'UPDATE_LABELS'), fc.jsonValue()),
         parameters: fc.oneof(
           fc.jsonValue(),
-          fc.record({ target_nodes: fc.oneof(fc.jsonValue(), fc.array(fc.constantFrom(n0, n1, '', ' ', 'x')), fc.constantFrom(`${n0},${n1}`, `${n0},${n0}`, ',', '')) }, { requiredKeys: [] }),
+          fc.record(
+            { target_nodes: fc.oneof(fc.jsonValue(), fc.array(fc.constantFrom(n0, n1, '', ' ', 'x')), fc.constantFrom(`${n0},${n1}`, `${n0},${n0}`, ',', '')) },
+            { requiredKeys: [] },
+          ),
         ),
         dag: fc.jsonValue(),
       },
@@ -183,7 +221,14 @@ describe('HTTP API under hostile input', () => {
       {
         action: fc.oneof(fc.constantFrom('relabel_nodes', 'prepare_nodes', ''), fc.jsonValue()),
         design_ref: fc.oneof(
-          fc.constantFrom('committed', 'revision:1', 'revision:2', 'revision:0', 'deckhand+http://h/api/v1.0/revisions/1/rendered-documents', 'file:///etc/passwd'),
+          fc.constantFrom(
+            'committed',
+            'revision:1',
+            'revision:2',
+            'revision:0',
+            'deckhand+http://h/api/v1.0/revisions/1/rendered-documents',
+            'file:///etc/passwd',
+          ),
           fc.string(),
           fc.jsonValue(),
         ),
@@ -192,7 +237,13 @@ describe('HTTP API under hostile input', () => {
       { requiredKeys: [] },
     );
     const badLabels = fc
-      .oneof(fc.jsonValue(), fc.dictionary(fc.oneof(fc.string({ maxLength: 70 }), fc.constantFrom('kubernetes.io/hostname', 'a/b/c', '/x', 'x/', 'UPPER.example.com/x')), fc.oneof(fc.string({ maxLength: 70 }), fc.jsonValue())))
+      .oneof(
+        fc.jsonValue(),
+        fc.dictionary(
+          fc.oneof(fc.string({ maxLength: 70 }), fc.constantFrom('kubernetes.io/hostname', 'a/b/c', '/x', 'x/', 'UPPER.example.com/x')),
+          fc.oneof(fc.string({ maxLength: 70 }), fc.jsonValue()),
+        ),
+      )
       .filter((value) => !NodeLabelsBody.safeParse(value).success);
     const notJson = fc.string({ minLength: 1, maxLength: 200 }).filter((text) => {
       try {
@@ -205,14 +256,30 @@ describe('HTTP API under hostile input', () => {
 
     const writes: Probe[] = [
       { method: 'POST', path: '/api/v1.0/actions', ...json({ name: 'update_labels', parameters: { target_nodes: [n0] } }), expect: 0 },
-      { method: 'POST', path: '/api/v1.0/tasks', ...json({ action: 'relabel_nodes', design_ref: 'committed', node_filter: { filter_set_type: 'union', filter_set: [{ filter_type: 'union', node_names: [n0] }] } }), expect: 0 },
+      {
+        method: 'POST',
+        path: '/api/v1.0/tasks',
+        ...json({
+          action: 'relabel_nodes',
+          design_ref: 'committed',
+          node_filter: { filter_set_type: 'union', filter_set: [{ filter_type: 'union', node_names: [n0] }] },
+        }),
+        expect: 0,
+      },
       { method: 'POST', path: '/api/v1.0/configdocs/site', ...yaml(site.files.map((f) => f.text).join('')), expect: 0 },
       { method: 'POST', path: '/api/v1.0/commitconfigdocs', expect: 0 },
       { method: 'POST', path: '/api/v1.0/revisions/1/tags/site-action-success', expect: 0 },
       { method: 'DELETE', path: '/api/v1.0/revisions/1/tags/site-action-success', expect: 0 },
       { method: 'PUT', path: `/api/v1.0/node-labels/${n0}`, ...json({ 'fuzz.example.com/x': 'y' }), expect: 0 },
     ];
-    const reads = ['/api/v1.0/revisions', '/api/v1.0/revisions/1', '/api/v1.0/configdocs/site?version=committed', '/api/v1.0/renderedconfigdocs', '/api/v1.0/actions', '/api/v1.0/openapi.json'];
+    const reads = [
+      '/api/v1.0/revisions',
+      '/api/v1.0/revisions/1',
+      '/api/v1.0/configdocs/site?version=committed',
+      '/api/v1.0/renderedconfigdocs',
+      '/api/v1.0/actions',
+      '/api/v1.0/openapi.json',
+    ];
     const allowed: Record<string, string[]> = {
       '/api/v1.0/revisions': ['GET', 'HEAD'],
       '/api/v1.0/revisions/1': ['GET', 'HEAD'],
@@ -231,14 +298,28 @@ describe('HTTP API under hostile input', () => {
 
     const probes: fc.Arbitrary<WithAuth> = fc.oneof(
       // No token, an unknown one, a malformed header: 401 before anything else, even for well-formed writes.
-      fc.tuple(fc.oneof(fc.constantFrom(...writes), fc.constantFrom(...reads).map((path): Probe => ({ method: 'GET', path, expect: 0 }))), badAuth).map(([probe, auth]) => ({ probe: { ...probe, expect: 401 }, auth })),
+      fc
+        .tuple(
+          fc.oneof(
+            fc.constantFrom(...writes),
+            fc.constantFrom(...reads).map((path): Probe => ({ method: 'GET', path, expect: 0 })),
+          ),
+          badAuth,
+        )
+        .map(([probe, auth]) => ({ probe: { ...probe, expect: 401 }, auth })),
       // A viewer writing, with well-formed bodies: 403.
       fc.constantFrom(...writes).map((probe) => ({ probe: { ...probe, expect: 403 }, auth: { authorization: `Bearer ${VIEWER}` } })),
       // Unknown routes: 404.
-      fc.tuple(fc.constantFrom('GET', 'POST', 'PUT', 'DELETE', 'PATCH'), fc.string({ maxLength: 30 }).map(encodeURIComponent), fc.constantFrom('/api/v1.0/x-', '/x-', '/api/v2.0/revisions/', '/api/v1.0/actions/a/b/'))
+      fc
+        .tuple(
+          fc.constantFrom('GET', 'POST', 'PUT', 'DELETE', 'PATCH'),
+          fc.string({ maxLength: 30 }).map(encodeURIComponent),
+          fc.constantFrom('/api/v1.0/x-', '/x-', '/api/v2.0/revisions/', '/api/v1.0/actions/a/b/'),
+        )
         .map(([method, junk, at]) => asAdmin({ method, path: `${at}${junk}`, expect: 404 })),
       // Known paths, other methods: 405.
-      fc.tuple(fc.constantFrom(...Object.keys(allowed)), fc.constantFrom('GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'))
+      fc
+        .tuple(fc.constantFrom(...Object.keys(allowed)), fc.constantFrom('GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'))
         .filter(([path, method]) => !(allowed[path] ?? []).includes(method))
         .map(([path, method]) => asAdmin({ method, path, expect: 405 })),
       // Path tricks in every parameter.
@@ -264,51 +345,83 @@ describe('HTTP API under hostile input', () => {
       fc.jsonValue().map((body) => asAdmin({ method: 'POST', path: '/api/v1.0/actions', ...json(body), expect: 400 })),
       nearTask.map((body) => asAdmin({ method: 'POST', path: '/api/v1.0/tasks', ...json(body), expect: 400 })),
       badLabels.map((body) => asAdmin({ method: 'PUT', path: `/api/v1.0/node-labels/${n0}`, ...json(body), expect: 400 })),
-      fc.tuple(fc.jsonValue(), fc.constantFrom('99', '1')).map(([body, id]) =>
-        asAdmin({ method: 'POST', path: `/api/v1.0/revisions/${id}/tags/${id === '1' ? 'Bad_Tag' : 'x'}`, ...json(body), expect: '4xx' }),
-      ),
+      fc
+        .tuple(fc.jsonValue(), fc.constantFrom('99', '1'))
+        .map(([body, id]) => asAdmin({ method: 'POST', path: `/api/v1.0/revisions/${id}/tags/${id === '1' ? 'Bad_Tag' : 'x'}`, ...json(body), expect: '4xx' })),
       // Not JSON at all: 400.
-      fc.tuple(notJson, fc.constantFrom('/api/v1.0/actions', '/api/v1.0/tasks', `/api/v1.0/node-labels/${n0}`, '/api/v1.0/revisions/1/tags/x')).map(([text, path]) =>
-        asAdmin({ method: path.includes('node-labels') ? 'PUT' : 'POST', path, body: text, headers: { 'content-type': 'application/json' }, expect: 400 }),
-      ),
+      fc
+        .tuple(notJson, fc.constantFrom('/api/v1.0/actions', '/api/v1.0/tasks', `/api/v1.0/node-labels/${n0}`, '/api/v1.0/revisions/1/tags/x'))
+        .map(([text, path]) =>
+          asAdmin({ method: path.includes('node-labels') ? 'PUT' : 'POST', path, body: text, headers: { 'content-type': 'application/json' }, expect: 400 }),
+        ),
       // Bad YAML: 400, nothing staged.
-      fc.tuple(invalidYaml, fc.constantFrom('site', 'fuzz', 'a.b_c')).map(([text, bucket]) => asAdmin({ method: 'POST', path: `/api/v1.0/configdocs/${bucket}`, ...yaml(text), expect: 400 })),
+      fc
+        .tuple(invalidYaml, fc.constantFrom('site', 'fuzz', 'a.b_c'))
+        .map(([text, bucket]) => asAdmin({ method: 'POST', path: `/api/v1.0/configdocs/${bucket}`, ...yaml(text), expect: 400 })),
       // Other media types: 415.
-      fc.tuple(
-        fc.constantFrom('text/plain', 'application/xml', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/jsonp', 'text/json', 'application/x-yaml'),
-        fc.constantFrom('/api/v1.0/actions', '/api/v1.0/tasks', `/api/v1.0/node-labels/${n0}`),
-        fc.string({ minLength: 1, maxLength: 100 }),
-      ).map(([type, path, text]) => asAdmin({ method: path.includes('node-labels') ? 'PUT' : 'POST', path, body: text, headers: { 'content-type': type }, expect: 415 })),
-      fc.tuple(fc.constantFrom('application/json', 'text/plain', 'application/octet-stream'), fc.string({ minLength: 1, maxLength: 100 })).map(([type, text]) =>
-        asAdmin({ method: 'POST', path: '/api/v1.0/configdocs/site', body: text, headers: { 'content-type': type }, expect: 415 }),
-      ),
+      fc
+        .tuple(
+          fc.constantFrom(
+            'text/plain',
+            'application/xml',
+            'application/x-www-form-urlencoded',
+            'multipart/form-data; boundary=x',
+            'application/jsonp',
+            'text/json',
+            'application/x-yaml',
+          ),
+          fc.constantFrom('/api/v1.0/actions', '/api/v1.0/tasks', `/api/v1.0/node-labels/${n0}`),
+          fc.string({ minLength: 1, maxLength: 100 }),
+        )
+        .map(([type, path, text]) =>
+          asAdmin({ method: path.includes('node-labels') ? 'PUT' : 'POST', path, body: text, headers: { 'content-type': type }, expect: 415 }),
+        ),
+      fc
+        .tuple(fc.constantFrom('application/json', 'text/plain', 'application/octet-stream'), fc.string({ minLength: 1, maxLength: 100 }))
+        .map(([type, text]) => asAdmin({ method: 'POST', path: '/api/v1.0/configdocs/site', body: text, headers: { 'content-type': type }, expect: 415 })),
       // Bodies over the limit: 413.
-      fc.tuple(fc.integer({ min: TEST_BODY_LIMIT + 1, max: TEST_BODY_LIMIT * 3 }), fc.constantFrom('json', 'yaml')).map(([size, kind]) =>
-        asAdmin(
-          kind === 'json'
-            ? { method: 'POST', path: '/api/v1.0/actions', ...json({ name: 'update_labels', parameters: { target_nodes: ['x'.repeat(size)] } }), expect: 413 }
-            : { method: 'POST', path: '/api/v1.0/configdocs/site', ...yaml(`# ${'y'.repeat(size)}\n`), expect: 413 },
+      fc
+        .tuple(fc.integer({ min: TEST_BODY_LIMIT + 1, max: TEST_BODY_LIMIT * 3 }), fc.constantFrom('json', 'yaml'))
+        .map(([size, kind]) =>
+          asAdmin(
+            kind === 'json'
+              ? { method: 'POST', path: '/api/v1.0/actions', ...json({ name: 'update_labels', parameters: { target_nodes: ['x'.repeat(size)] } }), expect: 413 }
+              : { method: 'POST', path: '/api/v1.0/configdocs/site', ...yaml(`# ${'y'.repeat(size)}\n`), expect: 413 },
+          ),
         ),
-      ),
       // A body where none is taken: 400.
-      fc.tuple(fc.constantFrom('/api/v1.0/commitconfigdocs', '/api/v1.0/revisions/1/tags/site-action-success'), fc.string({ minLength: 1, maxLength: 50 })).map(([path, text]) =>
-        asAdmin({ method: path.endsWith('commitconfigdocs') ? 'POST' : 'DELETE', path, body: text, headers: { 'content-type': 'application/x-yaml' }, expect: 400 }),
-      ),
-      // Junk queries: 400.
-      fc.tuple(fc.string({ minLength: 1, maxLength: 10 }).map(encodeURIComponent), fc.string({ maxLength: 10 }).map(encodeURIComponent), fc.integer({ min: 0, max: 7 })).map(([key, value, which]) =>
-        asAdmin(
-          [
-            { method: 'GET', path: `/api/v1.0/revisions?${key}=${value}`, expect: 400 },
-            { method: 'GET', path: `/health?${key}=${value}`, expect: 400 },
-            { method: 'GET', path: `/api/v1.0/configdocs/site?version=${value}x`, expect: 400 },
-            { method: 'GET', path: `/api/v1.0/configdocs/site?version=committed&version=buffer&${key}=${value}`, expect: 400 },
-            { method: 'GET', path: `/api/v1.0/actions?limit=${value}x`, expect: 400 },
-            { method: 'GET', path: `/api/v1.0/configdocs?versions=buffer&versions=${value}x`, expect: 400 },
-            { method: 'GET', path: `/api/v1.0/tasks?max_subtasks=${value}x&verbosity=1`, expect: 400 },
-            { method: 'GET', path: `/api/v1.0/configdocs/site?verbosity=${value}x`, expect: 400 },
-          ][which] as Probe,
+      fc
+        .tuple(fc.constantFrom('/api/v1.0/commitconfigdocs', '/api/v1.0/revisions/1/tags/site-action-success'), fc.string({ minLength: 1, maxLength: 50 }))
+        .map(([path, text]) =>
+          asAdmin({
+            method: path.endsWith('commitconfigdocs') ? 'POST' : 'DELETE',
+            path,
+            body: text,
+            headers: { 'content-type': 'application/x-yaml' },
+            expect: 400,
+          }),
         ),
-      ),
+      // Junk queries: 400.
+      fc
+        .tuple(
+          fc.string({ minLength: 1, maxLength: 10 }).map(encodeURIComponent),
+          fc.string({ maxLength: 10 }).map(encodeURIComponent),
+          fc.integer({ min: 0, max: 7 }),
+        )
+        .map(([key, value, which]) =>
+          asAdmin(
+            [
+              { method: 'GET', path: `/api/v1.0/revisions?${key}=${value}`, expect: 400 },
+              { method: 'GET', path: `/health?${key}=${value}`, expect: 400 },
+              { method: 'GET', path: `/api/v1.0/configdocs/site?version=${value}x`, expect: 400 },
+              { method: 'GET', path: `/api/v1.0/configdocs/site?version=committed&version=buffer&${key}=${value}`, expect: 400 },
+              { method: 'GET', path: `/api/v1.0/actions?limit=${value}x`, expect: 400 },
+              { method: 'GET', path: `/api/v1.0/configdocs?versions=buffer&versions=${value}x`, expect: 400 },
+              { method: 'GET', path: `/api/v1.0/tasks?max_subtasks=${value}x&verbosity=1`, expect: 400 },
+              { method: 'GET', path: `/api/v1.0/configdocs/site?verbosity=${value}x`, expect: 400 },
+            ][which] as Probe,
+          ),
+        ),
     );
 
     // ------------------------------------------------------------ run
@@ -354,7 +467,11 @@ describe('HTTP API under hostile input', () => {
     assert.equal(health.status, 200);
     for (const name of goodNodes) assert.equal((await adminCore().readNode({ name })).metadata?.resourceVersion, versions[name], `${name} unchanged`);
     assert.deepEqual(await api.relabel.documents.buffer(), [], 'nothing staged');
-    assert.deepEqual((await api.relabel.documents.list()).map((r) => [r.id, r.tags.length]), [[1, 0]], 'no revision committed or tagged');
+    assert.deepEqual(
+      (await api.relabel.documents.list()).map((r) => [r.id, r.tags.length]),
+      [[1, 0]],
+      'no revision committed or tagged',
+    );
     assert.deepEqual(await (await api.relabel.runs()).list(10), [], 'no run started');
   });
 });

@@ -72,9 +72,24 @@ describe('Keystone tokens, validated by a real Keystone', () => {
     const { RELABEL_KEYSTONE_URL, RELABEL_KEYSTONE_PASSWORD } = keystoneEnv(keystone, registration);
     api = fork(
       MAIN,
-      ['--listen', `127.0.0.1:${port}`, '--log-level', 'warn', '--keystone-url', RELABEL_KEYSTONE_URL ?? '', '--keystone-username', registration.serviceUser.username],
+      [
+        '--listen',
+        `127.0.0.1:${port}`,
+        '--log-level',
+        'warn',
+        '--keystone-url',
+        RELABEL_KEYSTONE_URL ?? '',
+        '--keystone-username',
+        registration.serviceUser.username,
+      ],
       {
-        env: { ...process.env, RELABEL_STORE_URL: url, RELABEL_TASK_QUEUE: relabel.taskQueue, RELABEL_API_TOKENS: `${STATIC}:admin:static-ops`, RELABEL_KEYSTONE_PASSWORD },
+        env: {
+          ...process.env,
+          RELABEL_STORE_URL: url,
+          RELABEL_TASK_QUEUE: relabel.taskQueue,
+          RELABEL_API_TOKENS: `${STATIC}:admin:static-ops`,
+          RELABEL_KEYSTONE_PASSWORD,
+        },
         stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
       },
     );
@@ -183,7 +198,10 @@ describe('Keystone tokens, validated by a real Keystone', () => {
     const unavailable = await call('GET', '/api/v1.0/actions', fresh);
     assert.equal(unavailable.status, 503, unavailable.text);
     assert.equal(unavailable.json.reason, 'Unavailable');
-    assert.match(unavailable.json.message, new RegExp(`^Keystone at ${keystone.url.replace(/[.]/g, '\\.')} did not answer: (GET|POST) /v3/auth/tokens\\?nocatalog: ECONNREFUSED$`));
+    assert.match(
+      unavailable.json.message,
+      new RegExp(`^Keystone at ${keystone.url.replace(/[.]/g, '\\.')} did not answer: (GET|POST) /v3/auth/tokens\\?nocatalog: ECONNREFUSED$`),
+    );
     assert.ok(Date.now() - started < 5_000, 'a refused connection is answered at once');
     assert.equal((await call('GET', '/api/v1.0/actions', cached)).status, 200);
     assert.equal((await call('GET', '/api/v1.0/actions', STATIC)).status, 200);

@@ -95,7 +95,10 @@ describe('bounded answers of the API process', () => {
       'tens of thousands of errors': fill(DEFAULT_BODY_LIMIT, '', (i) => `---\n${nodeHead(`m${i}`)}      "bad key": "bad!"\n`),
     };
     for (const [name, body] of Object.entries(cases)) {
-      assert.ok(Buffer.byteLength(body) > DEFAULT_BODY_LIMIT - 4096 && Buffer.byteLength(body) <= DEFAULT_BODY_LIMIT, `${name}: ${Buffer.byteLength(body)} bytes`);
+      assert.ok(
+        Buffer.byteLength(body) > DEFAULT_BODY_LIMIT - 4096 && Buffer.byteLength(body) <= DEFAULT_BODY_LIMIT,
+        `${name}: ${Buffer.byteLength(body)} bytes`,
+      );
       const answer = await call('POST', '/api/v1.0/configdocs/amplified', body);
       assert.equal(answer.status, 400, name);
       assert.ok(answer.bytes < MAX_ANSWER_BYTES, `${name}: ${answer.bytes} bytes answered`);
@@ -118,14 +121,24 @@ describe('bounded answers of the API process', () => {
 
   it(`takes ${MAX_TARGETS} targets, answers about the run in a bounded size, and refuses one more`, async () => {
     const names = (n: number) => Array.from({ length: n }, (_, i) => `${prefix}-ghost-${i}`);
-    const over = await call('POST', '/api/v1.0/actions', JSON.stringify({ name: 'update_labels', parameters: { target_nodes: names(MAX_TARGETS + 1) } }), 'application/json');
+    const over = await call(
+      'POST',
+      '/api/v1.0/actions',
+      JSON.stringify({ name: 'update_labels', parameters: { target_nodes: names(MAX_TARGETS + 1) } }),
+      'application/json',
+    );
     assert.equal(over.status, 400);
     const refused = StatusBody.parse(over.json);
     assert.equal(refused.reason, 'InvalidTargets');
     assert.match(refused.message, new RegExp(`too many target nodes: ${MAX_TARGETS + 1} given, a run takes at most ${MAX_TARGETS}`));
 
     // No worker polls this task queue: the run is accepted and waits.
-    const at = await call('POST', '/api/v1.0/actions', JSON.stringify({ name: 'update_labels', parameters: { target_nodes: names(MAX_TARGETS) } }), 'application/json');
+    const at = await call(
+      'POST',
+      '/api/v1.0/actions',
+      JSON.stringify({ name: 'update_labels', parameters: { target_nodes: names(MAX_TARGETS) } }),
+      'application/json',
+    );
     assert.equal(at.status, 201, JSON.stringify(at.json).slice(0, 500));
     assert.ok(at.bytes < MAX_ANSWER_BYTES, `answer of ${at.bytes} bytes to the start`);
     const id = (at.json as { id: string }).id;

@@ -17,7 +17,18 @@ import { encodeRunId } from '../../src/api/runs/run-ids.ts';
 import { createWorker } from '../../src/worker/wiring.ts';
 import { adminCore, type startRelabel, temporalAddress, uniqueSuffix, workflowBundle } from '../helpers.ts';
 import { prefixedSite, sampleSiteFiles, storeWithSite } from '../site.ts';
-import { ADMIN, TEST_BODY_LIMIT, VIEWER, assertFailure, emptyStoreUrl, eventually, startApiAndWorker, startTestApi, unreachableKubeconfig, type TestApi } from '../api-support.ts';
+import {
+  ADMIN,
+  TEST_BODY_LIMIT,
+  VIEWER,
+  assertFailure,
+  emptyStoreUrl,
+  eventually,
+  startApiAndWorker,
+  startTestApi,
+  unreachableKubeconfig,
+  type TestApi,
+} from '../api-support.ts';
 
 const FOREIGN = { 'example.com/team': 'storage-ops' };
 
@@ -49,7 +60,11 @@ describe('HTTP API', () => {
     assertFailure(await api.call('GET', '/api/v1.0/no-such-route', { token: null }), 401);
     assert.equal((await api.call('GET', '/api/v1.0/revisions', { token: null, headers: { authorization: `Bearer ${VIEWER}` } })).status, 200);
     assert.equal((await api.call('GET', '/api/v1.0/revisions', { token: VIEWER })).status, 200);
-    assertFailure(await api.call('POST', '/api/v1.0/actions', { token: VIEWER, body: { name: 'update_labels', parameters: { target_nodes: [n0] } } }), 403, 'Forbidden');
+    assertFailure(
+      await api.call('POST', '/api/v1.0/actions', { token: VIEWER, body: { name: 'update_labels', parameters: { target_nodes: [n0] } } }),
+      403,
+      'Forbidden',
+    );
     assertFailure(await api.call('POST', '/api/v1.0/commitconfigdocs', { token: VIEWER }), 403, 'Forbidden');
     assertFailure(await api.call('PUT', `/api/v1.0/node-labels/${labelled}`, { token: VIEWER, body: { a: 'b' } }), 403, 'Forbidden');
     const openapi = await api.call('GET', '/api/v1.0/openapi.json', { token: VIEWER });
@@ -81,7 +96,14 @@ describe('HTTP API', () => {
   it("checks actions in Shipyard's order: target_nodes, name, committed configdocs, site action, documents", async () => {
     const action = (body: unknown) => api.call('POST', '/api/v1.0/actions', { body });
     // 1. invalid target_nodes comes first, even with an unknown name and nothing committed.
-    for (const parameters of [{}, { target_nodes: [] }, { target_nodes: '' }, { target_nodes: [n0, 7] }, { target_nodes: [n0, n0] }, { target_nodes: { n: 1 } }]) {
+    for (const parameters of [
+      {},
+      { target_nodes: [] },
+      { target_nodes: '' },
+      { target_nodes: [n0, 7] },
+      { target_nodes: [n0, n0] },
+      { target_nodes: { n: 1 } },
+    ]) {
       assertFailure(await action({ name: 'deploy_site', parameters }), 400, 'InvalidTargets');
     }
     assertFailure(await action({ name: 'update_labels' }), 400, 'InvalidTargets');
@@ -101,7 +123,10 @@ describe('HTTP API', () => {
     const invalid = assertFailure(await action({ name: 'update_labels', parameters: { target_nodes: [n0] } }), 400, 'DocumentValidationFailed');
     const expected = validateSite(broken.map((f) => ({ source: `site/${f.source}`, text: f.text })));
     assert.ok(!expected.ok && expected.errors.length >= 5);
-    assert.deepEqual(invalid.details.messageList.map((m) => m.message), expected.errors.map(formatError));
+    assert.deepEqual(
+      invalid.details.messageList.map((m) => m.message),
+      expected.errors.map(formatError),
+    );
   });
 
   it('stages configdocs (invalid ones refused whole, nothing staged), reads them back, commits', async () => {
@@ -119,7 +144,10 @@ describe('HTTP API', () => {
     assert.equal(buffer.status, 200);
     assert.match(buffer.headers.get('content-type') ?? '', /^application\/x-yaml/);
     const docs = parseAllDocuments(buffer.text).map((d) => d.toJS());
-    assert.deepEqual(docs, parseAllDocuments(siteYaml).map((d) => d.toJS()));
+    assert.deepEqual(
+      docs,
+      parseAllDocuments(siteYaml).map((d) => d.toJS()),
+    );
     // The committed bucket is still the broken one until the commit.
     assert.equal((await api.call('GET', '/api/v1.0/configdocs/site?version=committed')).status, 200);
     assertFailure(await api.call('GET', '/api/v1.0/configdocs/site?version=latest'), 400);
@@ -132,18 +160,30 @@ describe('HTTP API', () => {
     assert.deepEqual(committed.revision.buckets, ['site']);
     assertFailure(await api.call('POST', '/api/v1.0/commitconfigdocs'), 409, 'EmptyBuffer');
     const rendered = await api.call('GET', '/api/v1.0/renderedconfigdocs');
-    assert.deepEqual(parseAllDocuments(rendered.text).map((d) => d.toJS()), docs);
+    assert.deepEqual(
+      parseAllDocuments(rendered.text).map((d) => d.toJS()),
+      docs,
+    );
     const lastDeployed = await api.call('GET', '/api/v1.0/renderedconfigdocs?version=successful_site_action');
     assert.equal(lastDeployed.status, 200);
     assert.match(lastDeployed.text, /five defects/);
     // Shipyard renders the buffer too: with nothing staged, it is the committed site.
-    assert.deepEqual(parseAllDocuments((await api.call('GET', '/api/v1.0/renderedconfigdocs?version=buffer')).text).map((d) => d.toJS()), docs);
+    assert.deepEqual(
+      parseAllDocuments((await api.call('GET', '/api/v1.0/renderedconfigdocs?version=buffer')).text).map((d) => d.toJS()),
+      docs,
+    );
     assertFailure(await api.call('GET', '/api/v1.0/renderedconfigdocs?version=latest'), 400);
   });
 
   it('lists, shows and renders revisions, and tags and untags them', async () => {
     const list = RevisionList.parse((await api.call('GET', '/api/v1.0/revisions', { token: VIEWER })).json);
-    assert.deepEqual(list.results.map((r) => [r.id, r.tags.map((t) => t.tag)]), [[1, ['site-action-success']], [2, []]]);
+    assert.deepEqual(
+      list.results.map((r) => [r.id, r.tags.map((t) => t.tag)]),
+      [
+        [1, ['site-action-success']],
+        [2, []],
+      ],
+    );
     const one = RevisionView.parse((await api.call('GET', '/api/v1.0/revisions/1')).json);
     assert.deepEqual(one.tags[0]?.data, { action: 'deploy_site' });
     assertFailure(await api.call('GET', '/api/v1.0/revisions/99'), 404, 'RevisionNotFound');
@@ -186,13 +226,22 @@ describe('HTTP API', () => {
     assert.equal(done.action_lifecycle, 'Complete');
     assert.equal(done.name, 'relabel_nodes', 'the name it was started with, kept in the run memo');
     assert.deepEqual(done.result?.status, 'success');
-    assert.deepEqual(done.node_results.map((n) => [n.node, n.status, n.written]), [[n0, 'success', true], [n1, 'success', true]]);
+    assert.deepEqual(
+      done.node_results.map((n) => [n.node, n.status, n.written]),
+      [
+        [n0, 'success', true],
+        [n1, 'success', true],
+      ],
+    );
     const node = await adminCore().readNode({ name: n0 });
     assert.equal(node.metadata?.labels?.['example.com/team'], 'storage-ops');
     for (const [key, value] of Object.entries(done.node_results[0]?.set ?? {})) assert.equal(node.metadata?.labels?.[key], value);
 
     const listed = ActionList.parse((await api.call('GET', '/api/v1.0/actions?limit=10', { token: VIEWER })).json);
-    assert.ok(listed.some((a) => a.id === action.id && a.action_lifecycle === 'Complete' && a.name === 'relabel_nodes'), JSON.stringify(listed));
+    assert.ok(
+      listed.some((a) => a.id === action.id && a.action_lifecycle === 'Complete' && a.name === 'relabel_nodes'),
+      JSON.stringify(listed),
+    );
     assertFailure(await api.call('GET', '/api/v1.0/actions?limit=1000'), 400);
     assertFailure(await api.call('POST', `/api/v1.0/actions/${action.id}/control/stop`), 409, 'NotRunning');
     assertFailure(await api.call('POST', `/api/v1.0/actions/${action.id}/control/pause`), 409, 'NotRunning');
@@ -215,9 +264,18 @@ describe('HTTP API', () => {
     assert.equal(done.execution, 'COMPLETED', 'the workflow itself completed');
     assert.equal(done.action_lifecycle, 'Failed', 'a step with an unsuccessful node is dispositioned as failed');
     assert.equal(done.result?.status, 'partial_success');
-    assert.deepEqual(done.node_results.map((n) => [n.node, n.status, n.error?.type]), [[n0, 'success', undefined], [ghost, 'failure', 'NodeNotInDesign']]);
+    assert.deepEqual(
+      done.node_results.map((n) => [n.node, n.status, n.error?.type]),
+      [
+        [n0, 'success', undefined],
+        [ghost, 'failure', 'NodeNotInDesign'],
+      ],
+    );
     const listed = ActionList.parse((await api.call('GET', '/api/v1.0/actions?limit=10', { token: VIEWER })).json);
-    assert.ok(listed.some((a) => a.id === action.id && a.action_lifecycle === 'Failed'), JSON.stringify(listed));
+    assert.ok(
+      listed.some((a) => a.id === action.id && a.action_lifecycle === 'Failed'),
+      JSON.stringify(listed),
+    );
     const task = TaskView.parse((await api.call('GET', `/api/v1.0/tasks/${action.id}`, { token: VIEWER })).json);
     assert.equal(task.status, 'complete');
     assert.equal(task.result.status, 'partial_success');
@@ -227,7 +285,11 @@ describe('HTTP API', () => {
   it('runs a relabel_nodes task from design_ref and node_filter; a node the design lacks is a failed subtask', async () => {
     const task = (body: unknown) => api.call('POST', '/api/v1.0/tasks', { body });
     const filter = (f: object) => ({ filter_set_type: 'union', filter_set: [{ filter_type: 'union', ...f }] });
-    const ok = { action: 'relabel_nodes', design_ref: `deckhand+http://deckhand-int.ucp:9000/api/v1.0/revisions/2/rendered-documents`, node_filter: filter({ node_names: [n1] }) };
+    const ok = {
+      action: 'relabel_nodes',
+      design_ref: `deckhand+http://deckhand-int.ucp:9000/api/v1.0/revisions/2/rendered-documents`,
+      node_filter: filter({ node_names: [n1] }),
+    };
     assertFailure(await task({ design_ref: 'committed', node_filter: ok.node_filter }), 400, 'InvalidRequest');
     assertFailure(await task({ ...ok, action: 'prepare_nodes' }), 400, 'UnknownAction');
     assertFailure(await task({ action: 'relabel_nodes', node_filter: ok.node_filter }), 400, 'InvalidDesignRef');
@@ -255,7 +317,13 @@ describe('HTTP API', () => {
     assert.deepEqual(done.result.failures, [`${prefix}-ghost`]);
     assert.match(done.result.details.messageList[0]?.message ?? '', /NodeNotInDesign/);
     const subtasks = await Promise.all(done.subtask_id_list.map(async (id) => TaskView.parse((await api.call('GET', `/api/v1.0/tasks/${id}`)).json)));
-    assert.deepEqual(subtasks.map((s) => [s.node_filter?.filter_set[0]?.node_names, s.status, s.result.status]), [[[n1], 'complete', 'success'], [[`${prefix}-ghost`], 'complete', 'failure']]);
+    assert.deepEqual(
+      subtasks.map((s) => [s.node_filter?.filter_set[0]?.node_names, s.status, s.result.status]),
+      [
+        [[n1], 'complete', 'success'],
+        [[`${prefix}-ghost`], 'complete', 'failure'],
+      ],
+    );
     assertFailure(await api.call('GET', '/api/v1.0/tasks/xyz'), 404);
   });
 

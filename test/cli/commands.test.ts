@@ -18,7 +18,6 @@ import { prefixedSite, storeWithSite } from '../site.ts';
 import { nodeDoc } from '../../src/core/site/testing.ts';
 import { eventually } from '../api-support.ts';
 
-
 function freshStore(): { RELABEL_STORE_URL: string } {
   return { RELABEL_STORE_URL: `sqlite:${join(mkdtempSync(join(tmpdir(), 'relabel-cli-')), 'revisions.db')}` };
 }
@@ -54,9 +53,12 @@ describe('relabel docs', { concurrency: true }, () => {
 
   it('lists every defect of a node at once, a schema error among them', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'relabel-cli-defects-'));
-    const body = "  metadata:\n    owner_data: {bad key: x}\n    annotations: {Upper.Example/ok: y, ex ample/a: z}\n    taints:\n      - {key: 'a/b/c', effect: NoSchedule}\n      - {key: example.com/ok, effect: Sometimes}";
+    const body =
+      "  metadata:\n    owner_data: {bad key: x}\n    annotations: {Upper.Example/ok: y, ex ample/a: z}\n    taints:\n      - {key: 'a/b/c', effect: NoSchedule}\n      - {key: example.com/ok, effect: Sometimes}";
     writeFileSync(join(dir, 'n.yaml'), nodeDoc('n1', body));
-    const lines = exits(await relabel(['docs', 'validate', dir]), 2).stdout.trimEnd().split('\n');
+    const lines = exits(await relabel(['docs', 'validate', dir]), 2)
+      .stdout.trimEnd()
+      .split('\n');
     assert.equal(lines.at(-1), '4 error(s) in 1 file(s)');
     // Each error's place: file:line:column and path.
     const places = lines.slice(0, -1).map((line) => /^(\S+) drydock\/BaremetalNode\/v1 "n1" (.*?): /.exec(line)?.slice(1).join(' '));
@@ -94,9 +96,13 @@ describe('relabel docs', { concurrency: true }, () => {
   it('stages, commits, lists, shows, diffs and tags revisions, in text and JSON', async () => {
     const env = freshStore();
     assert.match(exits(await relabel(['docs', 'stage', 'site', 'examples/site'], env), 0).stdout, /staged bucket site: 5 file\(s\): nodes.yaml, policy.yaml/);
-    assert.deepEqual(JSON.parse(exits(await relabel(['docs', 'buffer', '-o', 'json'], env), 0).stdout).map((b: { bucket: string; sources: string[] }) => [b.bucket, b.sources]), [
-      ['site', ['nodes.yaml', 'policy.yaml', 'profiles.yaml', 'racks.yaml', 'site.yaml']],
-    ]);
+    assert.deepEqual(
+      JSON.parse(exits(await relabel(['docs', 'buffer', '-o', 'json'], env), 0).stdout).map((b: { bucket: string; sources: string[] }) => [
+        b.bucket,
+        b.sources,
+      ]),
+      [['site', ['nodes.yaml', 'policy.yaml', 'profiles.yaml', 'racks.yaml', 'site.yaml']]],
+    );
     assert.match(exits(await relabel(['docs', 'commit', '-m', 'first'], env), 0).stdout, /committed revision 1 \(buckets: site\)/);
 
     // A second revision from a directory with a subdirectory and one file changed.
@@ -111,7 +117,10 @@ describe('relabel docs', { concurrency: true }, () => {
     assert.equal(committed.id, 2);
     assert.deepEqual(committed.buckets, ['site']);
 
-    assert.match(exits(await relabel(['docs', 'tag', '1', 'site-action-success', '--data', '{"by":"cli-test"}'], env), 0).stdout, /tagged revision 1 site-action-success/);
+    assert.match(
+      exits(await relabel(['docs', 'tag', '1', 'site-action-success', '--data', '{"by":"cli-test"}'], env), 0).stdout,
+      /tagged revision 1 site-action-success/,
+    );
 
     // Reads only from here: run them side by side.
     const reads = await Promise.all(
@@ -132,14 +141,20 @@ describe('relabel docs', { concurrency: true }, () => {
     assert.match(list[0] ?? '', /^REV\s+CREATED\s+BUCKETS\s+TAGS\s+MESSAGE$/);
     assert.match(list[1] ?? '', /^1\s+\S+Z\s+site\s+site-action-success\s+first$/);
     assert.match(list[2] ?? '', /^2\s+\S+Z\s+site\s+-\s+second$/);
-    assert.deepEqual(JSON.parse(listJson).map((r: { id: number; message: string }) => [r.id, r.message]), [
-      [1, 'first'],
-      [2, 'second'],
-    ]);
+    assert.deepEqual(
+      JSON.parse(listJson).map((r: { id: number; message: string }) => [r.id, r.message]),
+      [
+        [1, 'first'],
+        [2, 'second'],
+      ],
+    );
 
     const shown = JSON.parse(showJson);
     assert.equal(shown.id, 1);
-    assert.deepEqual(shown.tags.map((t: { tag: string; data: unknown }) => [t.tag, t.data]), [['site-action-success', { by: 'cli-test' }]]);
+    assert.deepEqual(
+      shown.tags.map((t: { tag: string; data: unknown }) => [t.tag, t.data]),
+      [['site-action-success', { by: 'cli-test' }]],
+    );
     assert.match(showText, /^revision\s+1$/m);
     assert.match(showText, /^ {2}site-action-success {2}\S+Z {2}\{"by":"cli-test"\}$/m);
     assert.match(yaml, /^# site\/racks\/racks.yaml \(revision 2\)$/m);
@@ -150,7 +165,10 @@ describe('relabel docs', { concurrency: true }, () => {
     assert.match(diff, /^deleted\s+site\/racks.yaml$/m);
     assert.match(diff, /^added\s+site\/racks\/racks.yaml$/m);
     assert.doesNotMatch(diff, /policy.yaml/);
-    assert.deepEqual(JSON.parse(diffJson).buckets.map((b: { bucket: string; status: string }) => [b.bucket, b.status]), [['site', 'added']]);
+    assert.deepEqual(
+      JSON.parse(diffJson).buckets.map((b: { bucket: string; status: string }) => [b.bucket, b.status]),
+      [['site', 'added']],
+    );
 
     assert.deepEqual(JSON.parse(exits(await relabel(['docs', 'untag', '1', 'site-action-success', '-o', 'json'], env), 0).stdout), {
       revision: 1,
@@ -243,9 +261,13 @@ describe('relabel update-labels, status, retry, cancel', { concurrency: true }, 
   });
 
   it('runs lists update runs newest first, by site and status; a dry run is listed as dry_run', async () => {
-    const dry = JSON.parse(exits(await relabel(['update-labels', '--nodes', n0, '--dry-run', '--wait', '-o', 'json'], env), 0).stdout) as { workflowId: string; runId: string };
+    const dry = JSON.parse(exits(await relabel(['update-labels', '--nodes', n0, '--dry-run', '--wait', '-o', 'json'], env), 0).stdout) as {
+      workflowId: string;
+      runId: string;
+    };
     type Listed = { workflowId: string; runId: string; run?: number; execution: string; outcome?: string };
-    const list = async (...args: string[]) => JSON.parse(exits(await relabel(['runs', '--site', `${prefix}-site`, ...args, '-o', 'json'], env), 0).stdout) as Listed[];
+    const list = async (...args: string[]) =>
+      JSON.parse(exits(await relabel(['runs', '--site', `${prefix}-site`, ...args, '-o', 'json'], env), 0).stdout) as Listed[];
     const found = await eventually(
       async () => (await list('--dry-run')).find((r) => r.runId === dry.runId),
       (r) => r?.outcome === 'dry_run' && r.execution === 'COMPLETED',
@@ -257,8 +279,14 @@ describe('relabel update-labels, status, retry, cancel', { concurrency: true }, 
     const text = exits(await relabel(['runs', '--site', `${prefix}-site`, '--dry-run'], env), 0).stdout;
     assert.match(text, /^RUN\s+WORKFLOW ID\s+BY\s+VIA\s+EXECUTION\s+STATUS\s+STARTED\s+CLOSED$/m);
     assert.match(text, new RegExp(`^${found?.run}\\s+${dry.workflowId}\\s+\\S+\\s+cli\\s+COMPLETED\\s+dry_run\\s`, 'm'));
-    assert.match(exits(await relabel(['runs', '--dry-run', '--status', 'success'], env), 2).stderr, /--dry-run lists dry runs, whose status is dry_run, not success/);
-    assert.match(exits(await relabel(['runs', '--status', 'done'], env), 2).stderr, /argument 'done' is invalid\. Allowed choices are success, partial_success, failure, running, dry_run/);
+    assert.match(
+      exits(await relabel(['runs', '--dry-run', '--status', 'success'], env), 2).stderr,
+      /--dry-run lists dry runs, whose status is dry_run, not success/,
+    );
+    assert.match(
+      exits(await relabel(['runs', '--status', 'done'], env), 2).stderr,
+      /argument 'done' is invalid\. Allowed choices are success, partial_success, failure, running, dry_run/,
+    );
   });
 
   it('a dry run shows per node what would change (old → new) and per label key how many nodes gain, change or lose it; writes nothing', async () => {
@@ -296,11 +324,14 @@ describe('relabel update-labels, status, retry, cancel', { concurrency: true }, 
     assert.equal(status.workflowId, workflowId);
     assert.equal(status.execution, 'COMPLETED');
     assert.equal(status.result.status, 'success');
-    assert.deepEqual(status.nodes.items.map((n: { node: string; status: string }) => [n.node, n.status]), [
-      [n0, 'success'],
-      [n1, 'success'],
-      [n2, 'success'],
-    ]);
+    assert.deepEqual(
+      status.nodes.items.map((n: { node: string; status: string }) => [n.node, n.status]),
+      [
+        [n0, 'success'],
+        [n1, 'success'],
+        [n2, 'success'],
+      ],
+    );
 
     // One target missing from the cluster: partial_success, exit 4, the reason in the table.
     const partial = exits(await relabel(['update-labels', '--nodes', `${n0},${n3}`, '--wait'], env), 4);
@@ -316,7 +347,10 @@ describe('relabel update-labels, status, retry, cancel', { concurrency: true }, 
     assert.match(summed.stdout, /^failures by type: NodeNotFound 1$/m);
     assert.match(summed.stdout, /^no label changes$/m);
     assert.doesNotMatch(summed.stdout, /^NODE\s+STATUS/m);
-    assert.match(exits(await relabel(['status', workflowId, '--summary', '--failures'], env), 2).stderr, /option '--summary' cannot be used with option '--failures'/);
+    assert.match(
+      exits(await relabel(['status', workflowId, '--summary', '--failures'], env), 2).stderr,
+      /option '--summary' cannot be used with option '--failures'/,
+    );
     const firstRunId = status.runId as string;
     const firstSummary = JSON.parse(exits(await relabel(['status', workflowId, '--run-id', firstRunId, '--summary', '-o', 'json'], env), 0).stdout);
     assert.equal(firstSummary.nodes, undefined, 'no node page with --summary');
@@ -333,7 +367,10 @@ describe('relabel update-labels, status, retry, cancel', { concurrency: true }, 
     await createNode(adminCore(), n3);
     const retried = JSON.parse(exits(await relabel(['retry', workflowId, '--run-id', runId, '--wait', '-o', 'json'], env), 0).stdout);
     assert.deepEqual(retried.result.retryOf, { workflowId, runId });
-    assert.deepEqual(retried.nodes.items.map((n: { node: string; status: string }) => [n.node, n.status]), [[n3, 'success']]);
+    assert.deepEqual(
+      retried.nodes.items.map((n: { node: string; status: string }) => [n.node, n.status]),
+      [[n3, 'success']],
+    );
     assert.match(exits(await relabel(['retry', workflowId], env), 3).stderr, /NothingToRetry/);
   });
 

@@ -26,7 +26,13 @@ function completed(status: UpdateLabelsResult['status']): RunStatusReport {
 }
 
 function progress(success: number, failure: number, running: number, total: number): Progress {
-  return { phase: 'applying', dryRun: false, total, counts: { success, failure, running, pending: total - success - failure - running, written: 0 }, failures: [] };
+  return {
+    phase: 'applying',
+    dryRun: false,
+    total,
+    counts: { success, failure, running, pending: total - success - failure - running, written: 0 },
+    failures: [],
+  };
 }
 
 describe('exit codes', () => {
@@ -74,7 +80,11 @@ describe('flag parsers', () => {
     assert.equal(positiveInteger('12'), 12);
     assert.equal(nonNegativeInteger('0'), 0);
     for (const bad of ['0', '-1', 'abc', '1.5', '', '1e3', '99999999999999999999']) {
-      assert.throws(() => positiveInteger(bad), (e: Error) => e instanceof InvalidArgumentError && /whole number ≥ 1/.test(e.message), bad);
+      assert.throws(
+        () => positiveInteger(bad),
+        (e: Error) => e instanceof InvalidArgumentError && /whole number ≥ 1/.test(e.message),
+        bad,
+      );
     }
     assert.deepEqual(nodeList(' a, b '), ['a', 'b']);
     assert.throws(() => nodeList('a,a'), /a is listed more than once/);
@@ -87,7 +97,16 @@ describe('flag parsers', () => {
 
 describe('run output', () => {
   it('aligns tables and shows per-node counts or the failure', () => {
-    assert.equal(table(['A', 'BB'], [['xxx', 'y'], ['z', '']]), 'A    BB\nxxx  y\nz');
+    assert.equal(
+      table(
+        ['A', 'BB'],
+        [
+          ['xxx', 'y'],
+          ['z', ''],
+        ],
+      ),
+      'A    BB\nxxx  y\nz',
+    );
     const nodes: NodeOutcome[] = [
       { node: 'n1', status: 'success' as const, set: { a: '1', b: '2' }, was: { b: '0' }, removed: ['c'], adopted: [], written: true },
       { node: 'n2', status: 'failure' as const, written: false, error: { type: 'NodeNotFound', message: 'node n2 not found in the cluster' } },
@@ -103,12 +122,30 @@ describe('run output', () => {
     ]);
     // A dry-run node whose plan changes something never reads "no change".
     assert.equal(changesText({ node: 'n5', status: 'success', set: { k: 'v' }, written: false }), 'set k=v');
-    const long = changesText({ node: 'n6', status: 'success', set: Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`example.com/key-${i}`, 'x'.repeat(63)])), written: false });
+    const long = changesText({
+      node: 'n6',
+      status: 'success',
+      set: Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`example.com/key-${i}`, 'x'.repeat(63)])),
+      written: false,
+    });
     assert.equal(long.length, MAX_DETAIL);
     assert.ok(long.endsWith('…'));
-    assert.deepEqual(labelSummary(nodes)?.split('\n'), ['LABEL  GAIN  CHANGE  LOSE  ADOPT', 'a      2     0       0     0', 'b      0     1       0     0', 'c      0     0       1     0', 'd      0     0       0     1']);
+    assert.deepEqual(labelSummary(nodes)?.split('\n'), [
+      'LABEL  GAIN  CHANGE  LOSE  ADOPT',
+      'a      2     0       0     0',
+      'b      0     1       0     0',
+      'c      0     0       1     0',
+      'd      0     0       0     1',
+    ]);
     assert.equal(labelSummary(nodes.slice(2, 3)), undefined, 'nothing changes: no summary');
-    const wide = labelSummary([{ node: 'w', status: 'success', set: Object.fromEntries(Array.from({ length: MAX_SUMMARY_KEYS + 3 }, (_, i) => [`k${String(i).padStart(3, '0')}`, 'v'])), written: false }]);
+    const wide = labelSummary([
+      {
+        node: 'w',
+        status: 'success',
+        set: Object.fromEntries(Array.from({ length: MAX_SUMMARY_KEYS + 3 }, (_, i) => [`k${String(i).padStart(3, '0')}`, 'v'])),
+        written: false,
+      },
+    ]);
     assert.equal(wide?.split('\n').length, MAX_SUMMARY_KEYS + 2);
     assert.match(wide ?? '', /\(and 3 more keys\)$/);
   });

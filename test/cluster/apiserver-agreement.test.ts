@@ -42,7 +42,6 @@ const SEED = 20261125;
 /** Cases per property; four properties run at once, each one request at a time. */
 const RUNS = { labels: 700, annotationKeys: 500, annotationSizes: 200, taints: 700 } as const;
 
-
 /** What relabel would write to the Node for `c`: the case itself and its records. */
 function casePatch(c: NodeCase): object {
   const annotations: Record<string, string> = { ...c.annotations };
@@ -52,7 +51,10 @@ function casePatch(c: NodeCase): object {
   };
   record(OWNED_LABELS_ANNOTATION, Object.keys(c.labels));
   record(OWNED_ANNOTATIONS_ANNOTATION, Object.keys(c.annotations));
-  record(OWNED_TAINTS_ANNOTATION, c.taints.map((t) => taintId({ key: t.key, effect: t.effect ?? '' })));
+  record(
+    OWNED_TAINTS_ANNOTATION,
+    c.taints.map((t) => taintId({ key: t.key, effect: t.effect ?? '' })),
+  );
   annotations[APPLIED_ANNOTATION] = LONGEST_APPLIED;
   return { metadata: { labels: c.labels, annotations }, spec: { taints: c.taints } };
 }

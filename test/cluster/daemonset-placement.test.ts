@@ -175,7 +175,12 @@ describe('simulated cluster: KWOK nodes, the real controller manager and schedul
     const joins = createJoins({ client: relabel.client, store: relabel.store, designs: relabel.designs, taskQueue: relabel.taskQueue, namespace: 'default' });
     try {
       await joins.enable({ site: `${prefix}j-site`, watch: { batchDelayMs: 50 } });
-      await eventually(() => joins.status(`${prefix}j-site`), (s) => s.watcher !== undefined, 30_000, 100);
+      await eventually(
+        () => joins.status(`${prefix}j-site`),
+        (s) => s.watcher !== undefined,
+        30_000,
+        100,
+      );
       await core.createNode({ body: { ...kwokNode(joiner), spec: { taints: [{ key: UNINITIALIZED_TAINT_KEY, effect: 'NoSchedule' }] } } });
       const created = Date.now();
       // Watch the node and the DaemonSet's pods closely: no pod may exist while the label is missing.
@@ -200,7 +205,9 @@ describe('simulated cluster: KWOK nodes, the real controller manager and schedul
       }
       assert.ok(labelledAt !== undefined, 'the joining node was labelled');
       await podsFollow(ds, [joiner]);
-      console.log(`# joining KWOK node: labelled ${labelledAt - created} ms after creation, its DaemonSet pod created by ${(podAt ?? Date.now()) - created} ms and Running`);
+      console.log(
+        `# joining KWOK node: labelled ${labelledAt - created} ms after creation, its DaemonSet pod created by ${(podAt ?? Date.now()) - created} ms and Running`,
+      );
       await apps.deleteNamespacedDaemonSet({ name: ds, namespace: 'default' });
     } finally {
       await joins.disable({ site: `${prefix}j-site` }).catch(() => undefined);
@@ -218,7 +225,10 @@ describe('simulated cluster: KWOK nodes, the real controller manager and schedul
     // Four requests a second: the run spans several of the nodes' 3 s heartbeats.
     const relabel = await startRelabel(url, { kubeQps: 4 });
     try {
-      const before = { written: await nodeRequestCount(info.adminKubeconfig, 'PATCH', { code: 200 }), refused: await nodeRequestCount(info.adminKubeconfig, 'PATCH', { code: 422 }) };
+      const before = {
+        written: await nodeRequestCount(info.adminKubeconfig, 'PATCH', { code: 200 }),
+        refused: await nodeRequestCount(info.adminKubeconfig, 'PATCH', { code: 422 }),
+      };
       const started = new Date();
       const done = await relabel.runs.wait(await relabel.runs.start({ targets: site.nodes, concurrency: 4 }));
       const seconds = (Date.now() - started.getTime()) / 1000;
@@ -232,7 +242,9 @@ describe('simulated cluster: KWOK nodes, the real controller manager and schedul
         const beat = node.status?.conditions?.find((c) => c.type === 'Ready')?.lastHeartbeatTime;
         if (beat && new Date(beat) > started) heartbeats++;
       }
-      console.log(`# ${site.nodes.length} heartbeating nodes relabelled in ${seconds.toFixed(1)} s: ${landed} writes landed, ${refused} refused; ${heartbeats} nodes heartbeat during the run`);
+      console.log(
+        `# ${site.nodes.length} heartbeating nodes relabelled in ${seconds.toFixed(1)} s: ${landed} writes landed, ${refused} refused; ${heartbeats} nodes heartbeat during the run`,
+      );
       assert.equal(landed, site.nodes.length, 'each node written exactly once');
       assert.equal(done.result?.counts.written, site.nodes.length);
       assert.equal(refused, 0, 'heartbeats touch nothing relabel reads: no write of its was refused');

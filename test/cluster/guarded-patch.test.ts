@@ -55,7 +55,10 @@ describe('the guarded node write on the real API server', () => {
     assert.equal(after.labels['ops.example.com/theirs'], 'b', "the other writer's label is kept");
     assert.equal(after.annotations[OWNED_LABELS_ANNOTATION], 'example.com/role');
     const stored = await admin.readNode({ name: read.name });
-    assert.ok(stored.status?.conditions?.some((c) => c.type === 'ExampleHeartbeat'), 'the status write is kept');
+    assert.ok(
+      stored.status?.conditions?.some((c) => c.type === 'ExampleHeartbeat'),
+      'the status write is kept',
+    );
   });
 
   it('is refused, as stale, when a key the plan read changed after the read', async () => {
@@ -92,7 +95,12 @@ describe('the guarded node write on the real API server', () => {
     const timeAdded = '2026-11-26T10:00:00Z';
     const name = `ng-${suffix}-taints`;
     made.push(name);
-    await admin.createNode({ body: { metadata: { name, labels: { 'kubernetes.io/hostname': name } }, spec: { taints: [{ key: 'node.kubernetes.io/unreachable', effect: 'NoExecute', timeAdded: new Date(timeAdded) }] } } });
+    await admin.createNode({
+      body: {
+        metadata: { name, labels: { 'kubernetes.io/hostname': name } },
+        spec: { taints: [{ key: 'node.kubernetes.io/unreachable', effect: 'NoExecute', timeAdded: new Date(timeAdded) }] },
+      },
+    });
     const read = await nodes.readNode(name);
     const unreachable = { key: 'node.kubernetes.io/unreachable', effect: 'NoExecute', timeAdded };
     // The API server's NodeTaint admission adds not-ready to every node created.

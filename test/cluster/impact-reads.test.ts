@@ -51,7 +51,10 @@ describe('workload impact on the real API server', () => {
     await pod('db-0', n2, { nodeSelector: { rack: 'r1' } }, { labels: { app: 'db' } });
     const done = await pod('done-0', n1, {}, { labels: { app: 'web' } });
     await core.replaceNamespacedPodStatus({ name: 'done-0', namespace: ns, body: { ...done, status: { phase: 'Succeeded' } } });
-    await policy.createNamespacedPodDisruptionBudget({ namespace: ns, body: { metadata: { name: 'web-pdb' }, spec: { minAvailable: 1, selector: { matchLabels: { app: 'web' } } } } });
+    await policy.createNamespacedPodDisruptionBudget({
+      namespace: ns,
+      body: { metadata: { name: 'web-pdb' }, spec: { minAvailable: 1, selector: { matchLabels: { app: 'web' } } } },
+    });
   });
 
   after(async () => {

@@ -82,7 +82,10 @@ describe('Kubernetes adapter on the real API server', () => {
     assert.ok(sizes.length >= Math.ceil(NODES / PAGE_SIZE), `${sizes.length} pages`);
     for (const size of sizes) assert.ok(size <= PAGE_SIZE, `a page of ${size}`);
     assert.equal(found.size, NODES, 'every Node created is listed');
-    assert.ok([...found.values()].every((n) => n === 1), 'no Node is listed twice');
+    assert.ok(
+      [...found.values()].every((n) => n === 1),
+      'no Node is listed twice',
+    );
     // Other test files may LIST at the same time: at least one request per page.
     assert.ok(lists >= sizes.length, `the server answered ${lists} LISTs for ${sizes.length} pages`);
   });
@@ -123,7 +126,10 @@ describe('Kubernetes adapter on the real API server', () => {
     const page = decodeNodeList(proto.body);
     const expected = JSON.parse(json.body.toString('utf8')) as { items: Parameters<typeof toNodeState>[0][]; metadata: { continue?: string } };
     assert.equal(page.items.length, PAGE_SIZE);
-    assert.deepEqual(page.items.map((n) => toNodeState(n as Parameters<typeof toNodeState>[0])), expected.items.map(toNodeState));
+    assert.deepEqual(
+      page.items.map((n) => toNodeState(n as Parameters<typeof toNodeState>[0])),
+      expected.items.map(toNodeState),
+    );
     assert.ok(page.continue && expected.metadata.continue, 'both pages say there is more');
     assert.throws(() => decodeNodeList(json.body), /no magic number/);
   });
@@ -136,7 +142,10 @@ describe('Kubernetes adapter on the real API server', () => {
       const api = createNodeApi(loadKubeConfig(getOnly.path));
       const refused = await (async () => {
         for await (const _ of api.listNodes({ pageSize: 10 })) return undefined;
-      })().then(() => undefined, (err: unknown) => err);
+      })().then(
+        () => undefined,
+        (err: unknown) => err,
+      );
       const mapped = mapNodeError(refused, '(all)', 'list') as ApplicationFailure;
       assert.ok(mapped instanceof ApplicationFailure, String(refused));
       assert.equal(mapped.type, 'Forbidden', mapped.message);
@@ -158,7 +167,10 @@ describe('Kubernetes adapter on the real API server', () => {
     const states = await Promise.all(names.slice(0, gets).map((name) => api.readNode(name)));
     const elapsed = performance.now() - t0;
     console.log(`# ${gets} GETs at qps ${qps}, burst ${burst}: ${Math.round(elapsed)} ms (floor ${floorMs} ms)`);
-    assert.deepEqual(states.map((s) => s.name), names.slice(0, gets));
+    assert.deepEqual(
+      states.map((s) => s.name),
+      names.slice(0, gets),
+    );
     assert.ok(elapsed >= floorMs, `${gets} GETs took ${Math.round(elapsed)} ms, less than the ${floorMs} ms the limit allows`);
   });
 });

@@ -79,23 +79,43 @@ const requirement = fc.oneof(
   fc.record({ key: expressionKey, operator: fc.constantFrom('Exists', 'DoesNotExist') }),
   fc.record({ key: expressionKey, operator: fc.constantFrom('Gt', 'Lt'), values: fc.tuple(boundValue) }),
 );
-const fieldRequirement = fc.record({ key: fc.constant('metadata.name'), operator: fc.constantFrom('In', 'NotIn'), values: fc.tuple(fc.constantFrom(...NODE_NAMES)) });
+const fieldRequirement = fc.record({
+  key: fc.constant('metadata.name'),
+  operator: fc.constantFrom('In', 'NotIn'),
+  values: fc.tuple(fc.constantFrom(...NODE_NAMES)),
+});
 const term = fc
-  .record({ matchExpressions: fc.array(requirement, { maxLength: 2 }), matchFields: fc.oneof({ arbitrary: fc.constant([]), weight: 3 }, { arbitrary: fc.tuple(fieldRequirement), weight: 1 }) })
-  .map((t) => defined({ matchExpressions: t.matchExpressions.length > 0 ? t.matchExpressions : undefined, matchFields: t.matchFields.length > 0 ? t.matchFields : undefined }));
+  .record({
+    matchExpressions: fc.array(requirement, { maxLength: 2 }),
+    matchFields: fc.oneof({ arbitrary: fc.constant([]), weight: 3 }, { arbitrary: fc.tuple(fieldRequirement), weight: 1 }),
+  })
+  .map((t) =>
+    defined({
+      matchExpressions: t.matchExpressions.length > 0 ? t.matchExpressions : undefined,
+      matchFields: t.matchFields.length > 0 ? t.matchFields : undefined,
+    }),
+  );
 
 const effect = fc.option(fc.constantFrom(...EFFECTS), { nil: undefined });
 const seconds = (e: string | undefined) => (e === 'NoExecute' ? fc.option(fc.constant(3600), { nil: undefined }) : fc.constant(undefined));
 /** Valid tolerations only: an empty key needs Exists, Exists no value, seconds the NoExecute effect. */
-const toleration: fc.Arbitrary<Toleration> = fc.oneof(
-  fc.record({ key: fc.constantFrom(...TAINT_KEYS), operator: fc.constantFrom(undefined, 'Equal'), value: fc.constantFrom('', ...TAINT_VALUES), effect }),
-  fc.record({ key: fc.constantFrom('', ...TAINT_KEYS), operator: fc.constant('Exists'), effect }),
-).chain((t) => seconds(t.effect).map((s) => defined({ ...t, tolerationSeconds: s })));
+const toleration: fc.Arbitrary<Toleration> = fc
+  .oneof(
+    fc.record({ key: fc.constantFrom(...TAINT_KEYS), operator: fc.constantFrom(undefined, 'Equal'), value: fc.constantFrom('', ...TAINT_VALUES), effect }),
+    fc.record({ key: fc.constantFrom('', ...TAINT_KEYS), operator: fc.constant('Exists'), effect }),
+  )
+  .chain((t) => seconds(t.effect).map((s) => defined({ ...t, tolerationSeconds: s })));
 
 const podCase: fc.Arbitrary<PodCase> = fc
   .record({
-    nodeSelector: fc.option(fc.dictionary(fc.constantFrom(...LABEL_KEYS, 'type'), fc.constantFrom(...LABEL_VALUES, 'kwok'), { minKeys: 1, maxKeys: 2 }), { freq: 2, nil: undefined }),
-    affinity: fc.option(fc.array(term, { minLength: 1, maxLength: 3 }).map((nodeSelectorTerms) => ({ nodeSelectorTerms })), { freq: 3, nil: undefined }),
+    nodeSelector: fc.option(fc.dictionary(fc.constantFrom(...LABEL_KEYS, 'type'), fc.constantFrom(...LABEL_VALUES, 'kwok'), { minKeys: 1, maxKeys: 2 }), {
+      freq: 2,
+      nil: undefined,
+    }),
+    affinity: fc.option(
+      fc.array(term, { minLength: 1, maxLength: 3 }).map((nodeSelectorTerms) => ({ nodeSelectorTerms })),
+      { freq: 3, nil: undefined },
+    ),
     tolerations: fc.option(fc.array(toleration, { minLength: 1, maxLength: 3 }), { nil: undefined }),
   })
   .map(defined);
@@ -193,7 +213,11 @@ describe('the pure placement rules agree with the real kube-scheduler', () => {
         return nodes.patchNode(name, { metadata: { labels: { ...all, [ROUND_LABEL]: String(round) } }, spec: { taints } });
       }),
     );
-    const canary = (name: string) => podBody(`canary-${round}-${name}`, round, 'canary', { nodeSelector: { 'kubernetes.io/hostname': name, [ROUND_LABEL]: String(round) }, tolerations: [{ operator: 'Exists' }] });
+    const canary = (name: string) =>
+      podBody(`canary-${round}-${name}`, round, 'canary', {
+        nodeSelector: { 'kubernetes.io/hostname': name, [ROUND_LABEL]: String(round) },
+        tolerations: [{ operator: 'Exists' }],
+      });
     await Promise.all(NODE_NAMES.map((name) => core.createNamespacedPod({ namespace: NAMESPACE, body: canary(name) })));
     await eventually(
       () => core.listNamespacedPod({ namespace: NAMESPACE, labelSelector: `${ROUND_LABEL}=${round},kind=canary` }),
@@ -241,7 +265,8 @@ describe('the pure placement rules agree with the real kube-scheduler', () => {
         const name = pod.metadata?.name ?? '';
         const got = decision(pod);
         const want = pureVerdict(pod, nodes);
-        const context = () => `${name} (seed ${SEED}) ${JSON.stringify(created.get(name))}\n  nodes: ${JSON.stringify(nodes)}\n  pure fits: ${JSON.stringify(want)}; scheduler: ${JSON.stringify(got)}`;
+        const context = () =>
+          `${name} (seed ${SEED}) ${JSON.stringify(created.get(name))}\n  nodes: ${JSON.stringify(nodes)}\n  pure fits: ${JSON.stringify(want)}; scheduler: ${JSON.stringify(got)}`;
         if (got && 'bound' in got) {
           tally.bound++;
           if (!want.fits.includes(got.bound)) mismatches.push(`bound to a node the pure functions reject: ${context()}`);
@@ -292,24 +317,37 @@ describe('the pure placement rules agree with the real kube-scheduler', () => {
             ds: await sim.apps.readNamespacedDaemonSet({ name, namespace: NAMESPACE }),
             pods: (await core.listNamespacedPod({ namespace: NAMESPACE, labelSelector: `app=${name}` })).items,
           }),
-          ({ ds, pods }) => ds.status?.observedGeneration === ds.metadata?.generation && ds.status?.desiredNumberScheduled === pods.length && pods.every((p) => decision(p) !== undefined),
+          ({ ds, pods }) =>
+            ds.status?.observedGeneration === ds.metadata?.generation &&
+            ds.status?.desiredNumberScheduled === pods.length &&
+            pods.every((p) => decision(p) !== undefined),
           60_000,
           300,
         );
         const info = toDaemonSetInfo(settled.ds);
-        const want = nodes.filter((n) => daemonSetShouldRun(info, n).shouldRun).map((n) => n.name).sort();
-        const got = settled.pods.map((p) => decision(p)).map((d) => (d && 'bound' in d ? d.bound : `unschedulable: ${JSON.stringify(d)}`)).sort();
+        const want = nodes
+          .filter((n) => daemonSetShouldRun(info, n).shouldRun)
+          .map((n) => n.name)
+          .sort();
+        const got = settled.pods
+          .map((p) => decision(p))
+          .map((d) => (d && 'bound' in d ? d.bound : `unschedulable: ${JSON.stringify(d)}`))
+          .sort();
         tally.daemonSets++;
         tally.pods += got.length;
         tally.nodesWithout += NODES - got.length;
         if (JSON.stringify(got) !== JSON.stringify(want)) {
-          mismatches.push(`${name} (seed ${SEED}) ${JSON.stringify(specs[i])}\n  nodes: ${JSON.stringify(nodes)}\n  daemonSetShouldRun: ${JSON.stringify(want)}; controller and scheduler: ${JSON.stringify(got)}`);
+          mismatches.push(
+            `${name} (seed ${SEED}) ${JSON.stringify(specs[i])}\n  nodes: ${JSON.stringify(nodes)}\n  daemonSetShouldRun: ${JSON.stringify(want)}; controller and scheduler: ${JSON.stringify(got)}`,
+          );
         }
       }
       await sim.apps.deleteCollectionNamespacedDaemonSet({ namespace: NAMESPACE, labelSelector: `${ROUND_LABEL}=${round}` });
       await core.deleteCollectionNamespacedPod({ namespace: NAMESPACE, labelSelector: `${ROUND_LABEL}=${round},kind=canary`, gracePeriodSeconds: 0 });
     }
-    console.log(`# seed ${SEED}: ${tally.daemonSets} DaemonSets over ${DAEMON_ROUNDS} node sets of ${NODES}: ${tally.pods} pods, ${tally.nodesWithout} nodes without`);
+    console.log(
+      `# seed ${SEED}: ${tally.daemonSets} DaemonSets over ${DAEMON_ROUNDS} node sets of ${NODES}: ${tally.pods} pods, ${tally.nodesWithout} nodes without`,
+    );
     assert.deepEqual(mismatches, [], `seed ${SEED}: ${mismatches.length} disagreement(s)`);
     assert.ok(tally.pods >= 10 && tally.nodesWithout >= 10, `both outcomes are exercised: ${JSON.stringify(tally)}`);
   });

@@ -146,7 +146,10 @@ describe('taint eviction on a simulated cluster: the plan names the pods the rea
       assert.ok(plan.impact && !('unavailable' in plan.impact), `the plan weighs its workload impact: ${JSON.stringify(plan.impact)}`);
       const impact: WorkloadImpact = plan.impact;
       const due = (p: (typeof pods)[number]) => (p.node === both ? p.both : p.node === one ? p.one : NEVER);
-      const expected = pods.filter((p) => due(p) !== NEVER).map((p) => `${p.name}@${p.node} after ${due(p)}s`).sort();
+      const expected = pods
+        .filter((p) => due(p) !== NEVER)
+        .map((p) => `${p.name}@${p.node} after ${due(p)}s`)
+        .sort();
       const planned = impact.workloads
         .filter((w) => w.namespace === NAMESPACE && w.workload.startsWith('Pod/'))
         .flatMap((w) => w.evicted.sample.map((e) => `${e.pod}@${e.node} after ${e.afterSeconds}s`))
@@ -156,7 +159,10 @@ describe('taint eviction on a simulated cluster: the plan names the pods the rea
       // The DaemonSet's pods: evicted at once from both tainted nodes, and the DaemonSet's losses there (it tolerates neither taint).
       const daemon = impact.workloads.find((w) => w.workload === `DaemonSet/${ds}`);
       assert.deepEqual(daemon?.evicted.sample.map((e) => `${e.node} after ${e.afterSeconds}s`).sort(), [both, one].map((n) => `${n} after 0s`).sort());
-      assert.deepEqual(impact.daemonSets.filter((d) => d.name === ds).map((d) => ({ gains: d.gains.count, loses: [...d.loses.sample].sort() })), [{ gains: 0, loses: [both, one].sort() }]);
+      assert.deepEqual(
+        impact.daemonSets.filter((d) => d.name === ds).map((d) => ({ gains: d.gains.count, loses: [...d.loses.sample].sort() })),
+        [{ gains: 0, loses: [both, one].sort() }],
+      );
       assert.deepEqual(
         { nodesChanged: impact.totals.nodesChanged, podsEvicted: impact.totals.podsEvicted, podsStranded: impact.totals.podsStranded },
         { nodesChanged: 2, podsEvicted: expected.length + 2, podsStranded: 0 },
@@ -177,8 +183,14 @@ describe('taint eviction on a simulated cluster: the plan names the pods the rea
         for (const p of pods) if (!goneAt.has(p.name) && !(present.has(p.name) && running(present.get(p.name) as V1Pod))) goneAt.set(p.name, Date.now());
         await new Promise((resolve) => setTimeout(resolve, 250));
       }
-      const evicted = pods.filter((p) => goneAt.has(p.name)).map((p) => p.name).sort();
-      const dueInWindow = pods.filter((p) => due(p) !== NEVER && (due(p) as number) < WATCH_SECONDS - 5).map((p) => p.name).sort();
+      const evicted = pods
+        .filter((p) => goneAt.has(p.name))
+        .map((p) => p.name)
+        .sort();
+      const dueInWindow = pods
+        .filter((p) => due(p) !== NEVER && (due(p) as number) < WATCH_SECONDS - 5)
+        .map((p) => p.name)
+        .sort();
       assert.deepEqual(evicted, dueInWindow, `the controller evicts exactly the planned pods due within ${WATCH_SECONDS} s`);
       const timings = pods
         .filter((p) => goneAt.has(p.name))
@@ -186,12 +198,18 @@ describe('taint eviction on a simulated cluster: the plan names the pods the rea
       console.log(`# evictions, seconds after the taint (planned → seen): ${timings.map((t) => `${t.pod} ${t.planned}→${t.seconds.toFixed(1)}`).join(', ')}`);
       for (const t of timings) {
         // Both moments are polled (every 0.1 s and 0.25 s, each poll a request): up to a second either way; the controller adds a little.
-        assert.ok(t.seconds >= t.planned - 1 && t.seconds <= t.planned + 5, `${t.pod} evicted ${t.seconds.toFixed(1)} s after the taint; the plan said ${t.planned} s`);
+        assert.ok(
+          t.seconds >= t.planned - 1 && t.seconds <= t.planned + 5,
+          `${t.pod} evicted ${t.seconds.toFixed(1)} s after the taint; the plan said ${t.planned} s`,
+        );
       }
       assert.equal((await core.readNode({ name: untouched })).spec?.taints?.length ?? 0, 0, `${untouched} is left as it was`);
       // The DaemonSet's pods on the tainted nodes were evicted and not made again; the untouched node's is the same pod.
       const daemonAfter = (await daemonPods()).filter(running);
-      assert.deepEqual(daemonAfter.map((p) => `${p.spec?.nodeName} ${p.metadata?.uid}`), daemonBefore.filter((p) => p.spec?.nodeName === untouched).map((p) => `${untouched} ${p.metadata?.uid}`));
+      assert.deepEqual(
+        daemonAfter.map((p) => `${p.spec?.nodeName} ${p.metadata?.uid}`),
+        daemonBefore.filter((p) => p.spec?.nodeName === untouched).map((p) => `${untouched} ${p.metadata?.uid}`),
+      );
     } finally {
       await relabel.stop();
     }

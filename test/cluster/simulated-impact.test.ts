@@ -45,7 +45,11 @@ describe('workload impact on a simulated cluster: the plan names the nodes the r
     const probe = async () => {
       const pods = (await core.listNamespacedPod({ namespace: NAMESPACE, labelSelector: `app=${name}` })).items;
       const settled = pods.every((p) => p.status?.phase === 'Running' && !p.metadata?.deletionTimestamp);
-      return { settled, nodes: pods.map((p) => p.spec?.nodeName ?? '').sort(), pods: pods.map((p) => [p.spec?.nodeName ?? '', p.metadata?.uid ?? ''] as const) };
+      return {
+        settled,
+        nodes: pods.map((p) => p.spec?.nodeName ?? '').sort(),
+        pods: pods.map((p) => [p.spec?.nodeName ?? '', p.metadata?.uid ?? ''] as const),
+      };
     };
     const got = await eventually(probe, (v) => v.settled && JSON.stringify(v.nodes) === want, timeoutMs, 250);
     return new Map(got.pods);
@@ -117,7 +121,10 @@ describe('workload impact on a simulated cluster: the plan names the nodes the r
       assert.equal(run.result?.status, 'success', JSON.stringify(run.result));
       assert.equal(run.result?.counts.written, lost.length);
       const after = await podsSettle(ds, kept);
-      const deleted = [...before].filter(([node, uid]) => after.get(node) !== uid).map(([node]) => node).sort();
+      const deleted = [...before]
+        .filter(([node, uid]) => after.get(node) !== uid)
+        .map(([node]) => node)
+        .sort();
       assert.deepEqual(deleted, lost, 'the DaemonSet controller deletes the pods on exactly the planned nodes');
       for (const node of kept) assert.equal(after.get(node), before.get(node), `the pod on ${node} stays as it was`);
     } finally {
@@ -130,15 +137,23 @@ describe('workload impact on a simulated cluster: the plan names the nodes the r
 
   it('a dry run names exactly the nodes losing the DaemonSet pod; the real run makes the controller delete exactly those pods', async () => {
     // The sample site's storage nodes carry ceph-osd=enabled (host profile `storage`); revision 2 unsets it on two of them.
-    await cephOsdLeaves(prefix, (doc) => doc.data.host_profile === 'storage', (storage) => [storage[0], storage[2]] as string[]);
+    await cephOsdLeaves(
+      prefix,
+      (doc) => doc.data.host_profile === 'storage',
+      (storage) => [storage[0], storage[2]] as string[],
+    );
   });
 
   it('ceph-osd leaving 12 of 21 nodes: the plan names the DaemonSet and exactly those 12, and the controller deletes exactly their pods', async () => {
     // Every node but the control plane's carries ceph-osd=enabled (the storage profile's, or its own document's).
     const twelve = (nodes: string[]) => nodes.filter((_, i) => i % 3 !== 1).slice(0, 12);
-    await cephOsdLeaves(`${prefix}w`, (doc) => doc.data.host_profile !== 'cp', (nodes) => {
-      assert.equal(nodes.length, 21);
-      return twelve(nodes);
-    });
+    await cephOsdLeaves(
+      `${prefix}w`,
+      (doc) => doc.data.host_profile !== 'cp',
+      (nodes) => {
+        assert.equal(nodes.length, 21);
+        return twelve(nodes);
+      },
+    );
   });
 });

@@ -68,7 +68,12 @@ describe('drift detection and healing', () => {
     const stored = await relabel.store.runs.get(run);
     // Temporal's visibility store lists a run shortly after it ends.
     const listed = await eventually(
-      async () => JSON.parse(exits(await relabelCli(['runs', '--site', siteName, '-o', 'json'], env()), 0).stdout) as { run?: number; startedBy?: string; startedVia?: string }[],
+      async () =>
+        JSON.parse(exits(await relabelCli(['runs', '--site', siteName, '-o', 'json'], env()), 0).stdout) as {
+          run?: number;
+          startedBy?: string;
+          startedVia?: string;
+        }[],
       (rows) => rows.some((r) => r.run === run),
       30_000,
       500,
@@ -88,7 +93,10 @@ describe('drift detection and healing', () => {
     assert.equal(done.result?.status, 'success', JSON.stringify(done.result));
   });
   after(async () => {
-    await relabel.client.schedule.getHandle(`relabel-drift/${siteName}`).delete().catch(() => undefined);
+    await relabel.client.schedule
+      .getHandle(`relabel-drift/${siteName}`)
+      .delete()
+      .catch(() => undefined);
     await relabel.stop();
   });
 
@@ -114,7 +122,12 @@ describe('drift detection and healing', () => {
     for (const name of changedNodes) {
       const row = byNode.get(name);
       assert.equal(row.revision, 1, 'drifted from the revision it carries');
-      assert.deepEqual(row.detail.keys, { labels: [{ key: 'fluentd', change: 'changed', want: 'enabled', have: 'disabled' }], annotations: [], taints: [], records: [] });
+      assert.deepEqual(row.detail.keys, {
+        labels: [{ key: 'fluentd', change: 'changed', want: 'enabled', have: 'disabled' }],
+        annotations: [],
+        taints: [],
+        records: [],
+      });
     }
     assert.deepEqual(byNode.get(removed).detail.keys.labels, [{ key: 'power-domain', change: 'removed', want: want(removed, 'power-domain') }]);
     assert.equal(byNode.get(pending1).state, 'pending');
@@ -150,7 +163,10 @@ describe('drift detection and healing', () => {
     const [healRun] = result.heal?.runs ?? [];
     assert.equal(result.heal?.runs.length, 1, JSON.stringify(result.heal));
     assert.equal(result.heal?.skipped, undefined);
-    assert.deepEqual({ revision: healRun?.revision, nodes: healRun?.nodes, status: healRun?.status, written: healRun?.written }, { revision: 1, nodes: 4, status: 'success', written: 4 });
+    assert.deepEqual(
+      { revision: healRun?.revision, nodes: healRun?.nodes, status: healRun?.status, written: healRun?.written },
+      { revision: 1, nodes: 4, status: 'success', written: 4 },
+    );
     assert.equal(patches, 4, 'one PATCH per drifted node, as counted by the API server, and no other');
     for (const name of changedNodes) assert.equal((await labels(name)).fluentd, 'enabled');
     assert.equal((await labels(removed))['power-domain'], want(removed, 'power-domain'));
@@ -178,7 +194,13 @@ describe('drift detection and healing', () => {
   it('skips healing while a run of the site is going, and says so; heals on the next detection', async () => {
     await createNodeApi(loadKubeConfig(adminKubeconfigPath())).patchNode(changed2, { metadata: { labels: { fluentd: 'off' } } });
     // A run of the site no worker serves: it stays running.
-    const idle = createRuns({ client: relabel.client, store: relabel.store, designs: relabel.designs, taskQueue: `nobody-${uniqueSuffix()}`, namespace: 'default' });
+    const idle = createRuns({
+      client: relabel.client,
+      store: relabel.store,
+      designs: relabel.designs,
+      taskQueue: `nobody-${uniqueSuffix()}`,
+      namespace: 'default',
+    });
     const blocking = await idle.start({ targets: [pending1] });
     try {
       const before = await nodePatchCount();
@@ -206,7 +228,10 @@ describe('drift detection and healing', () => {
   it('the drift schedule through the CLI: create, list, pause, unpause, trigger (a report), delete', async () => {
     const id = `relabel-drift/${siteName}`;
     const created = JSON.parse(exits(await relabelCli(['schedule', 'create', 'drift', '--site', siteName, '--every', '10m', '-o', 'json'], env()), 0).stdout);
-    assert.deepEqual({ id: created.scheduleId, kind: created.kind, site: created.site, paused: created.paused, every: created.every }, { id, kind: 'drift', site: siteName, paused: false, every: '10m' });
+    assert.deepEqual(
+      { id: created.scheduleId, kind: created.kind, site: created.site, paused: created.paused, every: created.every },
+      { id, kind: 'drift', site: siteName, paused: false, every: '10m' },
+    );
     assert.ok(created.nextRun);
     const described = await relabel.client.schedule.getHandle(id).describe();
     assert.equal(described.spec.intervals?.[0]?.every, 600_000);
@@ -217,7 +242,10 @@ describe('drift detection and healing', () => {
 
     // Clear errors, nothing changed.
     assert.match(exits(await relabelCli(['schedule', 'create', 'drift', '--site', siteName], env()), 2).stderr, /schedule relabel-drift\/.* exists already/);
-    assert.match(exits(await relabelCli(['schedule', 'create', 'drift', '--site', 'elsewhere'], env()), 2).stderr, /unknown site "elsewhere": this store's site is/);
+    assert.match(
+      exits(await relabelCli(['schedule', 'create', 'drift', '--site', 'elsewhere'], env()), 2).stderr,
+      /unknown site "elsewhere": this store's site is/,
+    );
     assert.match(exits(await relabelCli(['schedule', 'create', 'drift', '--every', '10x'], env()), 2).stderr, /bad interval "10x": use a number and a unit/);
     assert.match(exits(await relabelCli(['schedule', 'create', 'drift', '--every', '5s'], env()), 2).stderr, /must be between 1m and 7d/);
     assert.match(exits(await relabelCli(['schedule', 'create', 'polling'], env()), 2).stderr, /unknown schedule kind "polling": one of drift/);
@@ -236,7 +264,10 @@ describe('drift detection and healing', () => {
     const listed = JSON.parse(exits(await relabelCli(['schedule', 'list', '-o', 'json'], env()), 0).stdout);
     await relabel.client.schedule.getHandle(foreign).delete();
     assert.ok(listed.every((s: { scheduleId: string }) => s.scheduleId.startsWith('relabel-')));
-    assert.equal(listed.some((s: { scheduleId: string }) => s.scheduleId === foreign), false);
+    assert.equal(
+      listed.some((s: { scheduleId: string }) => s.scheduleId === foreign),
+      false,
+    );
     assert.equal(listed.find((s: { scheduleId: string }) => s.scheduleId === id)?.every, '10m');
     assert.match(exits(await relabelCli(['schedule', 'list'], env()), 0).stdout, new RegExp(`${id}\\s+active\\s+10m`));
 
@@ -261,13 +292,18 @@ describe('drift detection and healing', () => {
     const latest = JSON.parse(exits(await relabelCli(['drift', '--latest', '-o', 'json'], env()), 0).stdout);
     assert.equal(latest.report.id, result.report);
     assert.equal(latest.report.workflowId, triggered.workflow.workflowId);
-    const afterTrigger = JSON.parse(exits(await relabelCli(['schedule', 'list', '-o', 'json'], env()), 0).stdout).find((s: { scheduleId: string }) => s.scheduleId === id);
+    const afterTrigger = JSON.parse(exits(await relabelCli(['schedule', 'list', '-o', 'json'], env()), 0).stdout).find(
+      (s: { scheduleId: string }) => s.scheduleId === id,
+    );
     assert.equal(afterTrigger.lastRun.status, 'COMPLETED');
     assert.match(afterTrigger.lastRun.result, new RegExp(`^report ${result.report}: 1 drifted, 2 pending`));
 
     assert.equal(JSON.parse(exits(await relabelCli(['schedule', 'delete', 'drift', '-o', 'json'], env()), 0).stdout).deleted, true);
     await assert.rejects(relabel.client.schedule.getHandle(id).describe(), ScheduleNotFoundError);
     const gone = JSON.parse(exits(await relabelCli(['schedule', 'list', '-o', 'json'], env()), 0).stdout);
-    assert.equal(gone.some((s: { scheduleId: string }) => s.scheduleId === id), false);
+    assert.equal(
+      gone.some((s: { scheduleId: string }) => s.scheduleId === id),
+      false,
+    );
   });
 });

@@ -30,7 +30,11 @@ describe('relabel join', () => {
     const off = JSON.parse(exits(await relabelCli(['join', 'status', '-o', 'json'], env), 0).stdout) as { enabled: boolean; site: string };
     assert.deepEqual([off.enabled, off.site], [false, `${prefix}-site`]);
 
-    const on = JSON.parse(exits(await relabelCli(['join', 'enable', '--delay-ms', '50', '-o', 'json'], env), 0).stdout) as { enabled: boolean; changed: boolean; workflowId: string };
+    const on = JSON.parse(exits(await relabelCli(['join', 'enable', '--delay-ms', '50', '-o', 'json'], env), 0).stdout) as {
+      enabled: boolean;
+      changed: boolean;
+      workflowId: string;
+    };
     assert.deepEqual([on.enabled, on.changed, on.workflowId], [true, true, `relabel-join/${prefix}-site`]);
     assert.match(exits(await relabelCli(['join', 'enable'], env), 0).stdout, /joins of site .*: enabled \(already enabled\)/);
 
@@ -56,7 +60,7 @@ describe('relabel join', () => {
     assert.deepEqual([disabled.enabled, disabled.changed], [false, true]);
   });
 
-  it('refuses another site, naming the store\'s', async () => {
+  it("refuses another site, naming the store's", async () => {
     const r = exits(await relabelCli(['join', 'enable', '--site', 'elsewhere'], env), 2);
     assert.match(r.stderr, /unknown site "elsewhere": this store's site is .*-site/);
   });

@@ -21,7 +21,8 @@ const UNINITIALIZED = { key: UNINITIALIZED_TAINT_KEY, effect: 'NoSchedule' };
 const HALF = 100;
 const DOWN_MS = 30_000;
 
-const isLabelled = (n: V1Node) => n.metadata?.annotations?.[APPLIED_ANNOTATION] !== undefined && !(n.spec?.taints ?? []).some((t) => t.key === UNINITIALIZED_TAINT_KEY);
+const isLabelled = (n: V1Node) =>
+  n.metadata?.annotations?.[APPLIED_ANNOTATION] !== undefined && !(n.spec?.taints ?? []).some((t) => t.key === UNINITIALIZED_TAINT_KEY);
 
 describe('joining nodes when things go wrong', () => {
   const prefix = `jr${uniqueSuffix()}`;
@@ -53,9 +54,11 @@ describe('joining nodes when things go wrong', () => {
   async function register(names: readonly string[]): Promise<void> {
     const core = adminCore();
     const queue = [...names];
-    await Promise.all(Array.from({ length: 4 }, async () => {
-      for (let name = queue.shift(); name !== undefined; name = queue.shift()) await createNode(core, name, {}, [UNINITIALIZED]);
-    }));
+    await Promise.all(
+      Array.from({ length: 4 }, async () => {
+        for (let name = queue.shift(); name !== undefined; name = queue.shift()) await createNode(core, name, {}, [UNINITIALIZED]);
+      }),
+    );
   }
 
   /** Waits until every node of `names` is labelled, then checks each against the design. */
@@ -68,7 +71,10 @@ describe('joining nodes when things go wrong', () => {
       const read = await Promise.all(waiting.map((name) => core.readNode({ name })));
       waiting = read.filter((n) => !isLabelled(n)).map((n) => n.metadata?.name ?? '');
       if (waiting.length === 0) break;
-      if (Date.now() > deadline) assert.fail(`${waiting.length} node(s) not labelled within ${ms / 1000} s, e.g. ${waiting.slice(0, 5).join(', ')}; join status: ${JSON.stringify(await joins.status(siteName)).slice(0, 1500)}`);
+      if (Date.now() > deadline)
+        assert.fail(
+          `${waiting.length} node(s) not labelled within ${ms / 1000} s, e.g. ${waiting.slice(0, 5).join(', ')}; join status: ${JSON.stringify(await joins.status(siteName)).slice(0, 1500)}`,
+        );
       await sleep(250);
     }
     for (const name of names) {

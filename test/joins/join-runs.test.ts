@@ -31,7 +31,8 @@ async function until<T>(what: string, read: () => Promise<T>, done: (value: T) =
 }
 
 const readNode = (name: string) => adminCore().readNode({ name });
-const isLabelled = (n: V1Node) => n.metadata?.annotations?.[APPLIED_ANNOTATION] !== undefined && !(n.spec?.taints ?? []).some((t) => t.key === UNINITIALIZED_TAINT_KEY);
+const isLabelled = (n: V1Node) =>
+  n.metadata?.annotations?.[APPLIED_ANNOTATION] !== undefined && !(n.spec?.taints ?? []).some((t) => t.key === UNINITIALIZED_TAINT_KEY);
 /** The run number a node's applied record names. */
 const appliedRun = (n: V1Node) => Number(/run=(\d+)/.exec(n.metadata?.annotations?.[APPLIED_ANNOTATION] ?? '')?.[1]);
 
@@ -99,7 +100,10 @@ describe('joining nodes', () => {
     assert.equal(s.watcher?.dispatched, 1);
     const left = await readNode(stranger);
     assert.equal(left.metadata?.annotations?.[APPLIED_ANNOTATION], undefined, 'the stranger is not written');
-    assert.ok((left.spec?.taints ?? []).some((t) => t.key === UNINITIALIZED_TAINT_KEY), 'the stranger keeps its taint');
+    assert.ok(
+      (left.spec?.taints ?? []).some((t) => t.key === UNINITIALIZED_TAINT_KEY),
+      'the stranger keeps its taint',
+    );
     assert.equal((await nodePatchCount({ code: 200 })) - writes, 1, 'one write: the joined node, once');
   });
 
@@ -109,7 +113,12 @@ describe('joining nodes', () => {
     // Twelve nodes already there, labelled by an operator's run (slow: 10 writes a second).
     const existing = site.nodes.slice(1, 13);
     for (const name of existing) await createNode(core, name);
-    await until('the existing nodes labelled by join runs', () => Promise.all(existing.map(readNode)), (ns) => ns.every(isLabelled), 60_000);
+    await until(
+      'the existing nodes labelled by join runs',
+      () => Promise.all(existing.map(readNode)),
+      (ns) => ns.every(isLabelled),
+      60_000,
+    );
     // Someone removes a label relabel owns from each: the operator's run has a write to make on every node.
     const jsonPatch = setHeaderOptions('Content-Type', PatchStrategy.JsonPatch);
     for (const name of existing) {
@@ -132,11 +141,20 @@ describe('joining nodes', () => {
     const burst = site.nodes.slice(14, 22);
     for (const name of burst) await createNode(core, name, {}, [UNINITIALIZED]);
     const siteRun = relabel.client.workflow.getHandle(`update-labels/${siteName}`);
-    await until('a join run going', () => siteRun.describe(), (d) => d.status.name === 'RUNNING' && (d.memo as { action?: string } | undefined)?.action === 'join_nodes', 20_000);
+    await until(
+      'a join run going',
+      () => siteRun.describe(),
+      (d) => d.status.name === 'RUNNING' && (d.memo as { action?: string } | undefined)?.action === 'join_nodes',
+      20_000,
+    );
     const accepted = await relabel.runs.start({ targets: [node(1)], audit: { by: 'bob', via: 'cli' } });
     assert.ok(accepted.run > 0, 'accepted, not refused RunInProgress');
     assert.equal((await relabel.runs.wait(accepted)).result?.status, 'success');
-    const all = await until('the burst labelled', () => Promise.all(burst.map(readNode)), (ns) => ns.every(isLabelled));
+    const all = await until(
+      'the burst labelled',
+      () => Promise.all(burst.map(readNode)),
+      (ns) => ns.every(isLabelled),
+    );
     for (const n of all) assertDesired(design, n);
   });
 

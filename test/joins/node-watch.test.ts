@@ -39,7 +39,10 @@ describe('Node list and watch (the join watcher)', () => {
     stop.abort();
     const last = await watching;
     const mine = events.filter((e) => e.node.name === name);
-    assert.deepEqual(mine.map((e) => e.type), ['ADDED', 'MODIFIED', 'DELETED']);
+    assert.deepEqual(
+      mine.map((e) => e.type),
+      ['ADDED', 'MODIFIED', 'DELETED'],
+    );
     assert.equal(mine[1]?.node.labels['example.com/x'], 'y');
     assert.ok(mine[0]?.node.uid, 'events carry the uid');
     assert.ok(BigInt(last) >= BigInt(mine[2]?.node.resourceVersion ?? '0'), 'the watch ends at the newest version it saw');

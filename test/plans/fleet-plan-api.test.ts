@@ -88,14 +88,20 @@ describe('plans and the mass-removal brake over HTTP', () => {
     const impact = plan.workload_impact;
     assert.ok(impact && !('unavailable' in impact), `the plan weighs its workload impact: ${JSON.stringify(impact)}`);
     assert.equal(impact.totals.nodes_changed, 4);
-    assert.deepEqual(plan.nodes?.items.map((n) => n.node), targets.slice(0, 2));
+    assert.deepEqual(
+      plan.nodes?.items.map((n) => n.node),
+      targets.slice(0, 2),
+    );
     assert.deepEqual(plan.nodes?.items[0]?.labels?.['node-exporter']?.source, { kind: 'host_profile', profile: 'base', depth: 2 });
     assert.equal(created.headers.get('location'), `/api/v1.0/plans/${plan.id}`);
 
     const again = await api.call('GET', `/api/v1.0/plans/${plan.id}?nodes_detail=true&offset=2&limit=2`, {});
     assert.equal(again.status, 200, again.text);
     const page = PlanView.parse(again.json);
-    assert.deepEqual(page.nodes?.items.map((n) => n.node), targets.slice(2, 4));
+    assert.deepEqual(
+      page.nodes?.items.map((n) => n.node),
+      targets.slice(2, 4),
+    );
     assert.deepEqual(page.labels, plan.labels);
     assert.equal(PlanView.parse((await api.call('GET', `/api/v1.0/plans/${plan.id}`)).json).nodes, undefined);
 
@@ -117,14 +123,25 @@ describe('plans and the mass-removal brake over HTTP', () => {
 
     const plan = PlanView.parse((await api.call('POST', '/api/v1.0/plans', { body: { target_nodes: targets.join(',') } })).json);
     assert.equal(plan.mass_removal?.exceeded, true);
-    assert.match(plan.mass_removal?.message ?? '', /^would remove \d+ of \d+ owned labels \(\d+%\) on 4 nodes, more than the policy's max_removal_fraction 0\.5; keys: /);
+    assert.match(
+      plan.mass_removal?.message ?? '',
+      /^would remove \d+ of \d+ owned labels \(\d+%\) on 4 nodes, more than the policy's max_removal_fraction 0\.5; keys: /,
+    );
 
     const before = await nodePatchCount();
     const refused = await action({ target_nodes: targets });
     assert.equal(refused.action_lifecycle, 'Failed');
     assert.equal(refused.failure?.type, 'MassRemovalRefused');
-    assert.match(refused.failure?.message ?? '', new RegExp(`would remove ${plan.mass_removal?.removed} of ${plan.mass_removal?.owned} owned labels .* on 4 nodes.*node-exporter \\(4 nodes\\).*Nothing was written`));
-    assert.deepEqual(refused.node_results.map((n) => [n.status, n.error?.type]), targets.map(() => ['failure', 'MassRemovalRefused']));
+    assert.match(
+      refused.failure?.message ?? '',
+      new RegExp(
+        `would remove ${plan.mass_removal?.removed} of ${plan.mass_removal?.owned} owned labels .* on 4 nodes.*node-exporter \\(4 nodes\\).*Nothing was written`,
+      ),
+    );
+    assert.deepEqual(
+      refused.node_results.map((n) => [n.status, n.error?.type]),
+      targets.map(() => ['failure', 'MassRemovalRefused']),
+    );
     const refusedTask = await task();
     assert.match(JSON.stringify(refusedTask.result.details), /MassRemovalRefused/);
     assert.equal(await nodePatchCount(), before, 'a refused run sends no PATCH');
@@ -156,7 +173,9 @@ describe('plans and the mass-removal brake over HTTP', () => {
       const later = await app.inject({ method: 'GET', url: location, headers: { 'x-auth-token': ADMIN } });
       assert.equal(later.statusCode, 409, later.body);
       assert.equal(later.json().reason, 'RunInProgress');
-      const key = Buffer.from(location.split('/').at(-1) as string, 'base64url').toString('utf8').split('|');
+      const key = Buffer.from(location.split('/').at(-1) as string, 'base64url')
+        .toString('utf8')
+        .split('|');
       await worker.client.workflow.getHandle(key[0] as string, key[1]).terminate('test done');
     } finally {
       await app.close();

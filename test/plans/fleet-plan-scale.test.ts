@@ -42,7 +42,10 @@ describe(`relabel plan over ${NODES} nodes`, () => {
     assert.equal(plan.labels['node-exporter']?.gain, NODES);
     assert.equal(plan.labels['openstack-libvirt']?.desired, desired('openstack-libvirt'));
     assert.equal(plan.labels['openstack-libvirt']?.gain, desired('openstack-libvirt'));
-    assert.equal(plan.labels['power-domain']?.sources.reduce((n, s) => n + s.nodes, 0), NODES);
+    assert.equal(
+      plan.labels['power-domain']?.sources.reduce((n, s) => n + s.nodes, 0),
+      NODES,
+    );
     assert.equal(await nodePatchCount(), patches, 'nothing written');
     const size = JSON.stringify(plan).length;
     assert.ok(size < 64 * 1024, `plan of ${size} bytes`);
@@ -65,6 +68,8 @@ describe(`relabel plan over ${NODES} nodes`, () => {
     const json = JSON.parse(exits(await relabelCli(['plan', '--all', '-o', 'json'], env), 0).stdout) as FleetPlan;
     const cliMs = Date.now() - cliStarted;
     assert.deepEqual(json.labels, plan.labels);
-    console.log(`relabel plan over ${NODES} nodes: facade ${facadeMs} ms (of which the summary ${summaryMs} ms; again with the design cached ${warmMs} ms), CLI process ${cliMs} ms; answer ${size} bytes`);
+    console.log(
+      `relabel plan over ${NODES} nodes: facade ${facadeMs} ms (of which the summary ${summaryMs} ms; again with the design cached ${warmMs} ms), CLI process ${cliMs} ms; answer ${size} bytes`,
+    );
   });
 });

@@ -42,8 +42,14 @@ describe('relabel plan and the mass-removal brake', () => {
 
   /** Runs update-labels to the end, then sums the run up from the store (`relabel status --summary`). */
   async function runAndSum(args: string[]): Promise<{ summary: RunSummary; result: { removal?: { removed: number } } }> {
-    const report = JSON.parse(exits(await relabel([...args, '-o', 'json'], env), 0).stdout) as { workflowId: string; runId: string; result: { removal?: { removed: number } } };
-    const summed = JSON.parse(exits(await relabel(['status', report.workflowId, '--run-id', report.runId, '--summary', '-o', 'json'], env), 0).stdout) as { summary: RunSummary };
+    const report = JSON.parse(exits(await relabel([...args, '-o', 'json'], env), 0).stdout) as {
+      workflowId: string;
+      runId: string;
+      result: { removal?: { removed: number } };
+    };
+    const summed = JSON.parse(exits(await relabel(['status', report.workflowId, '--run-id', report.runId, '--summary', '-o', 'json'], env), 0).stdout) as {
+      summary: RunSummary;
+    };
     return { summary: summed.summary, result: report.result };
   }
 
@@ -63,7 +69,9 @@ describe('relabel plan and the mass-removal brake', () => {
     assert.equal(plan.impact.totals.nodesChanged, 24);
 
     // Sources of known labels of the sample site, as its documents give them.
-    const nodeDocs = site.files.flatMap((f) => parseAllDocuments(f.text).map((d) => d.toJS() as Record<string, any>)).filter((d) => d?.schema === 'drydock/BaremetalNode/v1');
+    const nodeDocs = site.files
+      .flatMap((f) => parseAllDocuments(f.text).map((d) => d.toJS() as Record<string, any>))
+      .filter((d) => d?.schema === 'drydock/BaremetalNode/v1');
     const overridden = nodeDocs.find((d) => d.data.metadata?.owner_data?.['openstack-libvirt'] === 'qemu')?.metadata.name as string;
     assert.ok(overridden, 'the sample site overrides openstack-libvirt on a node');
     const detail = new Map((plan.nodes?.items ?? []).map((n) => [n.node, n]));
@@ -83,17 +91,27 @@ describe('relabel plan and the mass-removal brake', () => {
     assert.deepEqual(sourceOf(compute, 'relabel.airshipit.org/site')?.source, { kind: 'generated', generator: 'site' });
     assert.deepEqual(sourceOf(compute, 'tag.relabel.airshipit.org/compute')?.source, { kind: 'generated', generator: 'tag' });
     assert.deepEqual(sourceOf(compute, 'relabel.airshipit.org/host-profile')?.source, { kind: 'generated', generator: 'host_profile' });
-    for (const n of plan.nodes?.items ?? []) assert.deepEqual(Object.keys(n.labels ?? {}), Object.keys(design.nodes[n.node]?.labels ?? {}), `${n.node}: every desired label has its source`);
+    for (const n of plan.nodes?.items ?? [])
+      assert.deepEqual(Object.keys(n.labels ?? {}), Object.keys(design.nodes[n.node]?.labels ?? {}), `${n.node}: every desired label has its source`);
 
     // Per key: the distinct sources with node counts add up to the nodes wanting it.
     const libvirt = plan.labels['openstack-libvirt'];
     assert.ok(libvirt);
-    assert.equal(libvirt.sources.reduce((n, s) => n + s.nodes, 0), libvirt.desired);
+    assert.equal(
+      libvirt.sources.reduce((n, s) => n + s.nodes, 0),
+      libvirt.desired,
+    );
     assert.ok(libvirt.sources.some((s) => s.source.kind === 'node' && s.nodes === 1));
-    assert.ok(libvirt.sources.some((s) => s.source.kind === 'host_profile' && s.source.profile === 'compute' && s.source.depth === 2), 'through compute-dpdk');
+    assert.ok(
+      libvirt.sources.some((s) => s.source.kind === 'host_profile' && s.source.profile === 'compute' && s.source.depth === 2),
+      'through compute-dpdk',
+    );
     const exporter = plan.labels['node-exporter'];
     assert.deepEqual(exporter?.desired, 24);
-    assert.deepEqual(new Set(exporter?.sources.map((s) => s.source.kind === 'host_profile' && `${s.source.profile}@${s.source.depth}`)), new Set(['base@2', 'base@3']));
+    assert.deepEqual(
+      new Set(exporter?.sources.map((s) => s.source.kind === 'host_profile' && `${s.source.profile}@${s.source.depth}`)),
+      new Set(['base@2', 'base@3']),
+    );
 
     const text = exits(await relabel(['plan', '--all'], env), 0).stdout;
     assert.match(text, /^plan of revision 1 for site .*: 24 target node\(s\), 24 planned; nothing written/m);
@@ -130,12 +148,20 @@ describe('relabel plan and the mass-removal brake', () => {
     assert.equal(plan.removal?.nodes, 24);
     assert.equal(plan.labels['node-exporter']?.lose, 24);
     assert.equal(plan.labels['node-exporter']?.desired, 0);
-    assert.match(exits(await relabel(['plan', '--all'], env), 0).stdout, /^mass-removal brake: a run would be REFUSED \(allow it with --allow-mass-removal\): it would remove \d+ of \d+ owned labels/m);
+    assert.match(
+      exits(await relabel(['plan', '--all'], env), 0).stdout,
+      /^mass-removal brake: a run would be REFUSED \(allow it with --allow-mass-removal\): it would remove \d+ of \d+ owned labels/m,
+    );
 
     const before = await nodePatchCount();
     const refused = exits(await relabel(['update-labels', '--all', '--wait'], env), 3);
     const { removed, owned } = plan.removal ?? { removed: 0, owned: 0 };
-    assert.match(refused.stdout, new RegExp(`run failed: MassRemovalRefused: mass-removal brake: run \\d+ would remove ${removed} of ${owned} owned labels \\(\\d+%\\) on 24 nodes, more than the policy's max_removal_fraction 0\\.5; keys: .*node-exporter \\(24 nodes\\)`));
+    assert.match(
+      refused.stdout,
+      new RegExp(
+        `run failed: MassRemovalRefused: mass-removal brake: run \\d+ would remove ${removed} of ${owned} owned labels \\(\\d+%\\) on 24 nodes, more than the policy's max_removal_fraction 0\\.5; keys: .*node-exporter \\(24 nodes\\)`,
+      ),
+    );
     assert.match(refused.stdout, /Nothing was written\. .*--allow-mass-removal/);
     assert.equal(await nodePatchCount(), before, 'a refused run sends no PATCH');
     assert.equal((await core.readNode({ name: site.nodes[0] as string })).metadata?.labels?.['node-exporter'], 'enabled');

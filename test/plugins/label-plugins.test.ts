@@ -50,7 +50,13 @@ function pluginDocs(): string {
     `---\n${JSON.stringify({ schema: 'relabel/LabelPlugin/v1', metadata: { schema: 'metadata/Document/v1', name }, data }, null, 1)}\n`;
   return (
     doc('features', { source: 'json', path: JSON_PATH, namespaces: ['feature.example.com/*'] }) +
-    doc('nics', { source: 'exec', path: SCRIPT_PATH, namespaces: ['nic.example.com/*', 'feature.example.com/shared'], timeout_seconds: 2, max_output_bytes: 65536 })
+    doc('nics', {
+      source: 'exec',
+      path: SCRIPT_PATH,
+      namespaces: ['nic.example.com/*', 'feature.example.com/shared'],
+      timeout_seconds: 2,
+      max_output_bytes: 65536,
+    })
   );
 }
 
@@ -89,7 +95,10 @@ describe('label plugins', () => {
     writeFileSync(SCRIPT_PATH, SCRIPT);
     chmodSync(SCRIPT_PATH, 0o755);
     writeFileSync(join(dir, 'first-node'), n1);
-    writeFileSync(join(dir, 'nics-output.json'), JSON.stringify({ [n1]: { 'nic.example.com/speed': '100g', 'feature.example.com/shared': 'from-nics' }, [n2]: { 'nic.example.com/speed': '25g' } }));
+    writeFileSync(
+      join(dir, 'nics-output.json'),
+      JSON.stringify({ [n1]: { 'nic.example.com/speed': '100g', 'feature.example.com/shared': 'from-nics' }, [n2]: { 'nic.example.com/speed': '25g' } }),
+    );
     setMode('badjson');
     ({ url } = await storeWithSite(site.files));
     relabel = await startRelabel(url);
@@ -112,7 +121,13 @@ describe('label plugins', () => {
     assert.equal(byName.get('nics')?.keptLastGood, false);
     const status = await cliStatus();
     exits(status.run, 4);
-    assert.deepEqual(status.rows.map((r) => [r.plugin, r.ok, r.lastGoodSet]), [['features', false, null], ['nics', false, null]]);
+    assert.deepEqual(
+      status.rows.map((r) => [r.plugin, r.ok, r.lastGoodSet]),
+      [
+        ['features', false, null],
+        ['nics', false, null],
+      ],
+    );
 
     const { started, nodes } = await runOnce();
     assert.equal(await relabel.store.plugins.pinnedSet(started.run), 0, 'the run pinned no plugin set');
@@ -123,7 +138,11 @@ describe('label plugins', () => {
   });
 
   it('a JSON and an executable plugin add labels to the right nodes through a run; conflicts are reported, documents win', async () => {
-    writeJson({ [n1]: { 'feature.example.com/gpu': 'a100', 'feature.example.com/doc': 'from-plugin', 'feature.example.com/shared': 'from-features' }, [n3]: { 'feature.example.com/gpu': 'h100' }, 'not-in-design': { 'feature.example.com/gpu': 'x' } });
+    writeJson({
+      [n1]: { 'feature.example.com/gpu': 'a100', 'feature.example.com/doc': 'from-plugin', 'feature.example.com/shared': 'from-features' },
+      [n3]: { 'feature.example.com/gpu': 'h100' },
+      'not-in-design': { 'feature.example.com/gpu': 'x' },
+    });
     setMode('ok');
     const polled = await plugins.poll(siteName);
     assert.equal(polled.status, 'ok', JSON.stringify(polled));
@@ -143,10 +162,10 @@ describe('label plugins', () => {
     assert.equal(l3['nic.example.com/speed'], undefined);
     const outcome = nodes.get(n1);
     assert.equal(outcome?.pluginConflictCount, 2);
-    assert.deepEqual(
-      outcome?.pluginConflicts?.map((c) => `${c.key}:${c.plugin}=${c.value} kept ${c.kept} (${c.keptFrom})`).sort(),
-      ['feature.example.com/doc:features=from-plugin kept from-doc (document)', 'feature.example.com/shared:nics=from-nics kept from-features (plugin features)'],
-    );
+    assert.deepEqual(outcome?.pluginConflicts?.map((c) => `${c.key}:${c.plugin}=${c.value} kept ${c.kept} (${c.keptFrom})`).sort(), [
+      'feature.example.com/doc:features=from-plugin kept from-doc (document)',
+      'feature.example.com/shared:nics=from-nics kept from-features (plugin features)',
+    ]);
     assert.deepEqual((await relabel.runs.summary(started.run)).pluginConflicts, { nodes: 1, labels: 2 });
     const owned = (await adminCore().readNode({ name: n1 })).metadata?.annotations?.['relabel.airshipit.org/owned-labels'] ?? '';
     assert.ok(owned.split(',').includes('feature.example.com/gpu'), `plugin labels are owned: ${owned}`);
@@ -176,7 +195,11 @@ describe('label plugins', () => {
     const first = plan.nodes?.items.find((n) => n.node === n1)?.labels ?? {};
     assert.deepEqual(first['feature.example.com/gpu'], { value: 'a100', source: { kind: 'plugin', plugin: 'features' } });
     assert.deepEqual(first['nic.example.com/speed'], { value: '100g', source: { kind: 'plugin', plugin: 'nics' } });
-    assert.deepEqual(first['feature.example.com/shared'], { value: 'from-features', source: { kind: 'plugin', plugin: 'features' } }, 'the plugin that sorts first');
+    assert.deepEqual(
+      first['feature.example.com/shared'],
+      { value: 'from-features', source: { kind: 'plugin', plugin: 'features' } },
+      'the plugin that sorts first',
+    );
     assert.deepEqual(first['feature.example.com/doc'], { value: 'from-doc', source: { kind: 'node' } }, 'the document wins, and stays the source');
     const third = plan.nodes?.items.find((n) => n.node === n3)?.labels ?? {};
     assert.equal(third['nic.example.com/speed'], undefined);
@@ -230,7 +253,10 @@ describe('label plugins', () => {
     const text = await relabelCli(['plugins', 'status', '--site', siteName], { RELABEL_STORE_URL: url });
     assert.match(text.stdout, /nics\s+\S+\s+NO\s+\S+\s+\d+/);
     // The CLI polls through Temporal too: the last failure (outside its namespace) again, exit 4.
-    const cli = exits(await relabelCli(['plugins', 'poll', '--site', siteName, '-o', 'json'], { RELABEL_STORE_URL: url, RELABEL_TASK_QUEUE: relabel.taskQueue }), 4);
+    const cli = exits(
+      await relabelCli(['plugins', 'poll', '--site', siteName, '-o', 'json'], { RELABEL_STORE_URL: url, RELABEL_TASK_QUEUE: relabel.taskQueue }),
+      4,
+    );
     const polled = JSON.parse(cli.stdout) as { status: string; workflowId: string; plugins: { plugin: string; ok: boolean; error?: string }[] };
     assert.equal(polled.status, 'partial');
     assert.match(polled.workflowId, new RegExp(`^relabel-plugins/${siteName}/now-`));
@@ -271,7 +297,7 @@ describe('label plugins', () => {
     assert.ok(newer.set?.created && newer.set.id !== used);
     const retried = await relabel.runs.retry(started.workflowId);
     await relabel.runs.wait(retried);
-    assert.equal(await relabel.store.plugins.pinnedSet(retried.run), used, 'the retry pinned its run\'s set');
+    assert.equal(await relabel.store.plugins.pinnedSet(retried.run), used, "the retry pinned its run's set");
     const fresh = await relabel.runs.start({ targets: [n3] });
     await relabel.runs.wait(fresh);
     assert.equal(await relabel.store.plugins.pinnedSet(fresh.run), newer.set.id, 'a new run takes the newest set');

@@ -19,7 +19,21 @@ import { createNodeApi, loadKubeConfig } from '../../src/kube/nodes.ts';
 import { WORKER_NODE_FLAGS } from '../../src/worker/config.ts';
 import { createWorker } from '../../src/worker/wiring.ts';
 import { ADMIN, TOKENS, closedPort, eventually } from '../api-support.ts';
-import { adminCore, CLIENT, createNode, exits, type CliRun, kubeconfigPath, quietRuntime, REPO_ROOT, runNode, serviceAccountKubeconfig, temporalAddress, uniqueSuffix, workflowBundle } from '../helpers.ts';
+import {
+  adminCore,
+  CLIENT,
+  createNode,
+  exits,
+  type CliRun,
+  kubeconfigPath,
+  quietRuntime,
+  REPO_ROOT,
+  runNode,
+  serviceAccountKubeconfig,
+  temporalAddress,
+  uniqueSuffix,
+  workflowBundle,
+} from '../helpers.ts';
 import { prefixedSite, storeWithSite } from '../site.ts';
 
 const WORKER = new URL('../../src/worker.ts', import.meta.url).pathname;
@@ -32,7 +46,6 @@ const relabel = (args: readonly string[], env: Record<string, string> = {}) => r
 
 /** The worker process (`src/worker.ts …args`), expected to stop by itself. */
 const workerProcess = (args: readonly string[], env: Record<string, string> = {}) => run([...WORKER_NODE_FLAGS, WORKER, ...args], env);
-
 
 /** Asserts output carries no JavaScript stack trace. */
 function noStack(text: string): void {
@@ -63,7 +76,10 @@ async function labelsOf(names: readonly string[]): Promise<Record<string, string
 
 describe('a bad worker flag', () => {
   it('is refused, naming the flag and the rule, before the worker connects to anything', async () => {
-    const r = exits(await workerProcess(['--max-workflow-tasks', '1'], { TEMPORAL_ADDRESS: temporalAddress(), RELABEL_STORE_URL: `sqlite:${join(dir, 'w4.db')}` }), 1);
+    const r = exits(
+      await workerProcess(['--max-workflow-tasks', '1'], { TEMPORAL_ADDRESS: temporalAddress(), RELABEL_STORE_URL: `sqlite:${join(dir, 'w4.db')}` }),
+      1,
+    );
     assert.equal(r.stderr, "error: option '--max-workflow-tasks <n>' argument '1' is invalid. must be a whole number ≥ 2\n");
   });
 });
@@ -100,7 +116,10 @@ describe('a bad kubeconfig', { concurrency: true }, () => {
   it('stops `relabel api` at start the same way', async () => {
     const path = badYaml();
     const r = exits(
-      await relabel(['api', '--listen', '127.0.0.1:0', '--kubeconfig', path], { RELABEL_API_TOKENS: `${ADMIN}:admin`, RELABEL_STORE_URL: `sqlite:${join(dir, 'a.db')}` }),
+      await relabel(['api', '--listen', '127.0.0.1:0', '--kubeconfig', path], {
+        RELABEL_API_TOKENS: `${ADMIN}:admin`,
+        RELABEL_STORE_URL: `sqlite:${join(dir, 'a.db')}`,
+      }),
       1,
     );
     assert.equal(r.stderr, `relabel api: kubeconfig ${path}: invalid YAML at line 4, column 11: bad indentation of a mapping entry\n`);
@@ -131,7 +150,14 @@ describe('Kubernetes refusing relabel', () => {
   /** Runs update-labels --wait on `targets` with a worker using `kubeconfig` on a task queue of its own. */
   async function runWith(kubeconfig: string): Promise<CliRun> {
     const taskQueue = `relabel-errors-${uniqueSuffix()}`;
-    const { worker, close } = await createWorker({ temporalAddress: temporalAddress(), namespace: 'default', taskQueue, kubeconfig, storeUrl, workflowBundle: await workflowBundle() });
+    const { worker, close } = await createWorker({
+      temporalAddress: temporalAddress(),
+      namespace: 'default',
+      taskQueue,
+      kubeconfig,
+      storeUrl,
+      workflowBundle: await workflowBundle(),
+    });
     const running = worker.run();
     try {
       return await relabel(['update-labels', '--nodes', targets.join(','), '--wait'], { RELABEL_STORE_URL: storeUrl, RELABEL_TASK_QUEUE: taskQueue });
@@ -179,7 +205,10 @@ describe('Kubernetes refusing relabel', () => {
 describe('an unreachable Temporal', { concurrency: true }, () => {
   it('stops the worker promptly, saying where and why', async () => {
     const port = await closedPort();
-    const r = exits(await workerProcess([], { TEMPORAL_ADDRESS: `127.0.0.1:${port}`, KUBECONFIG: kubeconfigPath(), RELABEL_STORE_URL: `sqlite:${join(dir, 'w3.db')}` }), 1);
+    const r = exits(
+      await workerProcess([], { TEMPORAL_ADDRESS: `127.0.0.1:${port}`, KUBECONFIG: kubeconfigPath(), RELABEL_STORE_URL: `sqlite:${join(dir, 'w3.db')}` }),
+      1,
+    );
     assert.equal(r.stderr, `relabel-worker: cannot reach Temporal at 127.0.0.1:${port} (namespace default): connection refused\n`);
     assert.ok(r.ms < 15_000, `took ${r.ms} ms`);
   });
@@ -195,7 +224,10 @@ describe('an unreachable Temporal', { concurrency: true }, () => {
     const json = exits(await relabel(['runs', '-o', 'json', '--namespace', 'other'], env), 6);
     assert.deepEqual(JSON.parse(json.stdout), { error: { type: 'Unavailable', message: message.replace('namespace default', 'namespace other') } });
     const host = exits(await relabel(['status', 'update-labels/x', '--address', 'no-such-host.invalid:7233'], env), 6);
-    assert.equal(host.stderr, 'relabel: Unavailable: cannot reach Temporal at no-such-host.invalid:7233 (namespace default): host no-such-host.invalid not found\n');
+    assert.equal(
+      host.stderr,
+      'relabel: Unavailable: cannot reach Temporal at no-such-host.invalid:7233 (namespace default): host no-such-host.invalid not found\n',
+    );
   });
 
   it('makes the API answer 503 Unavailable with the same words', async () => {
@@ -237,7 +269,10 @@ describe('relabel status with no worker polling', () => {
     assert.deepEqual(idleJson.warnings, [warning]);
 
     // Waiting on it says so too, on stderr, and says again when a worker comes.
-    const waiting = spawn(process.execPath, [CLIENT, 'status', started.workflowId, '--wait'], { cwd: REPO_ROOT, env: { ...process.env, RELABEL_LOG_LEVEL: 'warn', ...env } });
+    const waiting = spawn(process.execPath, [CLIENT, 'status', started.workflowId, '--wait'], {
+      cwd: REPO_ROOT,
+      env: { ...process.env, RELABEL_LOG_LEVEL: 'warn', ...env },
+    });
     let waitErr = '';
     let waitOut = '';
     waiting.stdout.setEncoding('utf8').on('data', (c: string) => (waitOut += c));

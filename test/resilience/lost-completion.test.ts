@@ -25,7 +25,17 @@ import { startPostgres, type PostgresServer } from '../../stack/postgres.ts';
 import { openStore } from '../../src/store/open-store.ts';
 import type { Store } from '../../src/store/store.ts';
 import type { NodeResultDetail } from '../../src/store/run-store.ts';
-import { adminCore, adminKubeconfigPath, createNode, kubeconfigPath, nodePatchCount, startRelabel, temporalAddress, uniqueSuffix, workflowBundle } from '../helpers.ts';
+import {
+  adminCore,
+  adminKubeconfigPath,
+  createNode,
+  kubeconfigPath,
+  nodePatchCount,
+  startRelabel,
+  temporalAddress,
+  uniqueSuffix,
+  workflowBundle,
+} from '../helpers.ts';
 import { prefixedSite } from '../site.ts';
 
 /** An owned label the design no longer asks for: every prepared node loses it. */
@@ -126,13 +136,19 @@ describe('written across a lost completion', () => {
         },
       },
     });
-    await assert.rejects(asAttempt(1, () => dying.applyNodePlan({ run, node: name, revision })), /worker killed/);
+    await assert.rejects(
+      asAttempt(1, () => dying.applyNodePlan({ run, node: name, revision })),
+      /worker killed/,
+    );
     assert.equal((await annotationsOf(name))[APPLIED_ANNOTATION], `revision=${revision},run=${run}`, 'the patch landed with its applied-run record');
     assert.deepEqual((await store.runs.node(run, name))?.status, 'pending', 'no result recorded');
   }
 
   // A write refused as stale: its guard's test failed (422), or a resourceVersion moved (409).
-  const patches = async () => ({ landed: await nodePatchCount({ code: 200 }), conflicts: (await nodePatchCount({ code: 422 })) + (await nodePatchCount({ code: 409 })) });
+  const patches = async () => ({
+    landed: await nodePatchCount({ code: 200 }),
+    conflicts: (await nodePatchCount({ code: 422 })) + (await nodePatchCount({ code: 409 })),
+  });
 
   before(async () => {
     const validation = validateSite(site.files);
@@ -182,7 +198,13 @@ describe('written across a lost completion', () => {
       await attemptDyingBeforeItsResult(run, name);
       const result = await asAttempt(1, () => createActivities({ nodes, store }).applyNodePlan({ run, node: name, revision }));
       assert.deepEqual([result.written, result.attempts, result.counts.removed, result.counts.adopted], [true, 2, 1, 1]);
-      assert.deepEqual(await store.runs.node(run, name), { seq: 0, node: name, status: 'success', written: true, detail: { ...writtenDetail(name), attempts: 2, recovered: true } });
+      assert.deepEqual(await store.runs.node(run, name), {
+        seq: 0,
+        node: name,
+        status: 'success',
+        written: true,
+        detail: { ...writtenDetail(name), attempts: 2, recovered: true },
+      });
       const after = await patches();
       assert.deepEqual([after.landed - before.landed, after.conflicts - before.conflicts], [1, 1], 'one write landed; the re-execution’s patch was refused');
     });
@@ -260,7 +282,17 @@ describe('written across a lost completion', () => {
       for (const name of targets) {
         const row = await relabel.store.runs.node(run, name);
         const recovered = name === node(0) || name === node(1);
-        assert.deepEqual(row, { seq: targets.indexOf(name), node: name, status: 'success', written: true, detail: { ...writtenDetail(name), ...(recovered ? { recovered: true } : {}) } }, name);
+        assert.deepEqual(
+          row,
+          {
+            seq: targets.indexOf(name),
+            node: name,
+            status: 'success',
+            written: true,
+            detail: { ...writtenDetail(name), ...(recovered ? { recovered: true } : {}) },
+          },
+          name,
+        );
         assert.equal((await annotationsOf(name))[APPLIED_ANNOTATION], `revision=${revision},run=${run}`);
       }
     });
@@ -268,7 +300,10 @@ describe('written across a lost completion', () => {
     it('a later run with nothing to change writes nothing and reports written false, whichever run the nodes name', async () => {
       const targets = site.nodes.slice(0, 7);
       const named = await Promise.all(targets.map(async (name) => (await annotationsOf(name))[APPLIED_ANNOTATION]));
-      assert.ok(named.every((value) => value !== undefined), 'every node carries an earlier run’s record (the tests above wrote 4 to 6)');
+      assert.ok(
+        named.every((value) => value !== undefined),
+        'every node carries an earlier run’s record (the tests above wrote 4 to 6)',
+      );
       const before = await patches();
       const done = await relabel.runs.wait(await relabel.runs.start({ targets }));
       assert.equal(done.result?.status, 'success');
@@ -280,7 +315,11 @@ describe('written across a lost completion', () => {
         const row = await relabel.store.runs.node(run, name);
         assert.deepEqual([row?.status, row?.written], ['success', false], name);
       }
-      assert.deepEqual(await Promise.all(targets.map(async (name) => (await annotationsOf(name))[APPLIED_ANNOTATION])), named, 'the records are left as they were');
+      assert.deepEqual(
+        await Promise.all(targets.map(async (name) => (await annotationsOf(name))[APPLIED_ANNOTATION])),
+        named,
+        'the records are left as they were',
+      );
     });
   });
 

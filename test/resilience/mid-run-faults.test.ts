@@ -187,7 +187,10 @@ describe('a 300-node run when things go wrong', () => {
     assert.equal(report.result?.counts.failure, 0);
     assert.equal(report.result?.counts.written, NODES);
     const slowest = s.site.nodes[perNode.indexOf(fewest)];
-    assert.ok(fewest >= WRITES_PER_NODE_SECOND * seconds, `others wrote every node at least ${WRITES_PER_NODE_SECOND} times a second: ${slowest} only ${fewest} times in ${seconds.toFixed(1)} s`);
+    assert.ok(
+      fewest >= WRITES_PER_NODE_SECOND * seconds,
+      `others wrote every node at least ${WRITES_PER_NODE_SECOND} times a second: ${slowest} only ${fewest} times in ${seconds.toFixed(1)} s`,
+    );
     assert.ok(quietAtEnd < seconds / 2, `others still wrote every node in the run's second half: one went ${quietAtEnd.toFixed(1)} s unwritten`);
     assert.equal(refused, 0, 'no write by others touched what relabel read: none of its writes was refused');
     for (const name of s.site.nodes) {
@@ -233,7 +236,9 @@ describe('a 300-node run when things go wrong', () => {
       replacedAfterReading++;
     }
     const refused = (await nodePatchCount({ code: 422 })) - refusedBefore;
-    console.log(`# ${key} flipped on ${NODES} nodes during the run (still running after the flips: ${flippedWhileRunning}): ${theirs} kept the writer's later value, ${replacedAfterReading} replaced after relabel read it; ${refused} of relabel's writes refused by a guard and re-planned`);
+    console.log(
+      `# ${key} flipped on ${NODES} nodes during the run (still running after the flips: ${flippedWhileRunning}): ${theirs} kept the writer's later value, ${replacedAfterReading} replaced after relabel read it; ${refused} of relabel's writes refused by a guard and re-planned`,
+    );
     assert.equal(report.result?.status, 'success', JSON.stringify(report.result?.failures));
     assert.ok(replacedAfterReading > 0 && theirs > 0, 'the writer raced the run on both sides');
     await s.close();

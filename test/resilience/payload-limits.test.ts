@@ -42,18 +42,28 @@ describe('a run over 20,000 targets', () => {
 
     const page = await relabel.runs.nodes(started.run, { status: 'failure', offset: TARGETS - 10, limit: 100 });
     assert.equal(page.total, TARGETS);
-    assert.deepEqual(page.items.map((n) => n.node), targets.slice(-10));
+    assert.deepEqual(
+      page.items.map((n) => n.node),
+      targets.slice(-10),
+    );
     assert.ok(page.items.every((n) => n.error?.type === 'NodeNotInDesign'));
 
     // The CLI pages through the same results.
     const env = { ...process.env, TEMPORAL_ADDRESS: temporalAddress(), RELABEL_STORE_URL: storeUrl, RELABEL_TASK_QUEUE: relabel.taskQueue };
-    const cli = await run(process.execPath, ['src/client.ts', 'status', started.workflowId, '--run-id', started.runId, '--offset', '19995', '--limit', '3', '-o', 'json'], { env, maxBuffer: 1 << 20 }).catch(
-      (err: { stdout: string }) => err,
-    );
+    const cli = await run(
+      process.execPath,
+      ['src/client.ts', 'status', started.workflowId, '--run-id', started.runId, '--offset', '19995', '--limit', '3', '-o', 'json'],
+      { env, maxBuffer: 1 << 20 },
+    ).catch((err: { stdout: string }) => err);
     const report = JSON.parse(cli.stdout) as { nodes: { total: number; offset: number; items: { node: string }[] } };
     assert.equal(report.nodes.total, TARGETS);
-    assert.deepEqual(report.nodes.items.map((n) => n.node), targets.slice(19995, 19998));
-    const text = await run(process.execPath, ['src/client.ts', 'status', started.workflowId, '--run-id', started.runId, '--limit', '2'], { env }).catch((err: { stdout: string }) => err);
+    assert.deepEqual(
+      report.nodes.items.map((n) => n.node),
+      targets.slice(19995, 19998),
+    );
+    const text = await run(process.execPath, ['src/client.ts', 'status', started.workflowId, '--run-id', started.runId, '--limit', '2'], { env }).catch(
+      (err: { stdout: string }) => err,
+    );
     assert.match(text.stdout, /nodes 1–2 of 20000 \(more with --offset 2\)/);
     assert.ok(text.stdout.length < 5000, 'the default answer is a page, not 20,000 rows');
 

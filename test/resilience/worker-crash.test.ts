@@ -64,7 +64,9 @@ describe('a worker killed mid-run', () => {
     const landed = (await nodePatchCount({ code: 200 })) - writesBefore;
     const rows = await relabel.store.runs.nodes(final.result?.run ?? 0, { limit: NODES });
     const recovered = rows.filter((r) => r.detail?.recovered).length;
-    console.log(`# ${landed} node writes landed for ${NODES} nodes; the run counted ${final.result?.counts.written} written (${recovered} after a lost completion)`);
+    console.log(
+      `# ${landed} node writes landed for ${NODES} nodes; the run counted ${final.result?.counts.written} written (${recovered} after a lost completion)`,
+    );
     assert.equal(landed, NODES, 'each node written exactly once');
     assert.equal(final.result?.counts.written, landed, "the run's written count equals the writes the API server counted");
     assert.equal((await relabel.store.runs.counts(final.result?.run ?? 0)).written, landed, 'and so do the stored rows');

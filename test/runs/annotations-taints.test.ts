@@ -105,7 +105,13 @@ describe('annotations and taints managed with labels', () => {
       for (const [key, value] of Object.entries(want.labels)) assert.equal(node.metadata?.labels?.[key], value, `${name} label ${key}`);
       for (const [key, value] of Object.entries(want.annotations)) assert.equal(node.metadata?.annotations?.[key], value, `${name} annotation ${key}`);
       assert.equal(node.metadata?.annotations?.[OWNED_ANNOTATIONS_ANNOTATION], Object.keys(want.annotations).sort().join(','));
-      assert.equal(node.metadata?.annotations?.[OWNED_TAINTS_ANNOTATION], want.taints.map((t) => `${t.key}:${t.effect}`).sort().join(','));
+      assert.equal(
+        node.metadata?.annotations?.[OWNED_TAINTS_ANNOTATION],
+        want.taints
+          .map((t) => `${t.key}:${t.effect}`)
+          .sort()
+          .join(','),
+      );
       const theirs = [...(taintsAtCreation.get(name) ?? []), ...(name === first ? [THEIR_TAINT] : [])];
       assert.deepEqual(plain(node.spec?.taints), [...theirs, ...want.taints], `taints of ${name}`);
       if (name === first) assert.equal(node.metadata?.annotations?.['ops.example.com/ticket'], 'OPS-42');
@@ -134,12 +140,21 @@ describe('annotations and taints managed with labels', () => {
       const expectedAnnotations = { ...was?.metadata?.annotations };
       delete expectedAnnotations['example.com/rack-slot'];
       const want = design.nodes[name];
-      expectedAnnotations[OWNED_ANNOTATIONS_ANNOTATION] = Object.keys(want?.annotations ?? {}).sort().join(',');
-      expectedAnnotations[OWNED_TAINTS_ANNOTATION] = (want?.taints ?? []).map((t) => `${t.key}:${t.effect}`).sort().join(',');
+      expectedAnnotations[OWNED_ANNOTATIONS_ANNOTATION] = Object.keys(want?.annotations ?? {})
+        .sort()
+        .join(',');
+      expectedAnnotations[OWNED_TAINTS_ANNOTATION] = (want?.taints ?? [])
+        .map((t) => `${t.key}:${t.effect}`)
+        .sort()
+        .join(',');
       const { 'relabel.airshipit.org/applied': _a, ...after } = node.metadata?.annotations ?? {};
       delete expectedAnnotations['relabel.airshipit.org/applied'];
       assert.deepEqual(after, expectedAnnotations, `annotations of ${name}`);
-      assert.deepEqual(plain(node.spec?.taints), plain(was?.spec?.taints ?? []).filter((t: { key: string }) => t.key !== BURN_IN.key), `taints of ${name}`);
+      assert.deepEqual(
+        plain(node.spec?.taints),
+        plain(was?.spec?.taints ?? []).filter((t: { key: string }) => t.key !== BURN_IN.key),
+        `taints of ${name}`,
+      );
       assert.deepEqual(node.metadata?.labels, was?.metadata?.labels, `labels of ${name}`);
     }
     const one = outcomes.find((o) => o.node === first);
@@ -163,24 +178,30 @@ describe('annotations and taints managed with labels', () => {
   });
 
   it("Longhorn's test plan: valid tags and disks land as written; the invalid example is refused whole, naming every defect; the corrected one applies", async () => {
-    const disks = '[{"path":"/var/lib/longhorn/disk1","allowScheduling":false},{"path":"/var/lib/longhorn/disk2","allowScheduling":true,"storageReserved":1024,"tags":["ssd","fast"]}]';
+    const disks =
+      '[{"path":"/var/lib/longhorn/disk1","allowScheduling":false},{"path":"/var/lib/longhorn/disk2","allowScheduling":true,"storageReserved":1024,"tags":["ssd","fast"]}]';
     const longhorn = (target: string, annotations: Record<string, string>) => (doc: Doc) => {
       if (doc.schema !== 'drydock/BaremetalNode/v1' || doc.metadata.name !== target) return;
       doc.data.metadata.owner_data = { ...doc.data.metadata.owner_data, [LONGHORN_CREATE_DEFAULT_DISK]: 'config' };
       doc.data.metadata.annotations = { ...doc.data.metadata.annotations, ...annotations };
     };
     const valid = { [LONGHORN_DISKS_CONFIG]: disks, [LONGHORN_NODE_TAGS]: '["fast","storage"]' };
-    const { patches } = await run(siteWith(prefix, (doc) => {
-      drop(doc);
-      longhorn(first, valid)(doc);
-    }).files);
+    const { patches } = await run(
+      siteWith(prefix, (doc) => {
+        drop(doc);
+        longhorn(first, valid)(doc);
+      }).files,
+    );
     assert.equal(patches, 1);
     const landed = (await adminCore().readNode({ name: first })).metadata;
     assert.equal(landed?.labels?.[LONGHORN_CREATE_DEFAULT_DISK], 'config');
     assert.equal(landed?.annotations?.[LONGHORN_DISKS_CONFIG], disks);
     assert.equal(landed?.annotations?.[LONGHORN_NODE_TAGS], '["fast","storage"]');
 
-    const invalid = { [LONGHORN_DISKS_CONFIG]: '[{"path":"/var/lib/longhorn/missing","allowScheduling":false},', [LONGHORN_NODE_TAGS]: '["slow",".*invalid-tag"]' };
+    const invalid = {
+      [LONGHORN_DISKS_CONFIG]: '[{"path":"/var/lib/longhorn/missing","allowScheduling":false},',
+      [LONGHORN_NODE_TAGS]: '["slow",".*invalid-tag"]',
+    };
     const both = (doc: Doc) => {
       drop(doc);
       longhorn(first, valid)(doc);
@@ -193,7 +214,10 @@ describe('annotations and taints managed with labels', () => {
     await assert.rejects(relabel.runs.start({ targets: site.nodes }), (e: RelabelError) => {
       assert.equal(e.type, 'DocumentValidationFailed');
       assert.match(e.message, /3 document error/);
-      assert.match(e.message, new RegExp(`"node\\.longhorn\\.io/default-node-tags": tags\\[1\\]: tag "\\.\\*invalid-tag" is not a valid Longhorn tag.* on node "${second}"`));
+      assert.match(
+        e.message,
+        new RegExp(`"node\\.longhorn\\.io/default-node-tags": tags\\[1\\]: tag "\\.\\*invalid-tag" is not a valid Longhorn tag.* on node "${second}"`),
+      );
       assert.match(e.message, new RegExp(`"node\\.longhorn\\.io/default-disks-config": is not valid JSON .* on node "${second}"`));
       assert.match(e.message, new RegExp(`"node\\.longhorn\\.io/create-default-disk": is "config" but the node has an invalid .* on node "${second}"`));
       return true;
@@ -202,11 +226,13 @@ describe('annotations and taints managed with labels', () => {
     assert.deepEqual(await Promise.all(site.nodes.map(async (name) => (await adminCore().readNode({ name })).metadata?.resourceVersion)), rvs);
 
     const corrected = { [LONGHORN_DISKS_CONFIG]: '[{"path":"/var/lib/longhorn/data","allowScheduling":false}]', [LONGHORN_NODE_TAGS]: '["slow","storage"]' };
-    const fixed = await run(siteWith(prefix, (doc) => {
-      drop(doc);
-      longhorn(first, valid)(doc);
-      longhorn(second, corrected)(doc);
-    }).files);
+    const fixed = await run(
+      siteWith(prefix, (doc) => {
+        drop(doc);
+        longhorn(first, valid)(doc);
+        longhorn(second, corrected)(doc);
+      }).files,
+    );
     assert.equal(fixed.patches, 1);
     const applied = (await adminCore().readNode({ name: second })).metadata;
     assert.equal(applied?.annotations?.[LONGHORN_DISKS_CONFIG], corrected[LONGHORN_DISKS_CONFIG]);

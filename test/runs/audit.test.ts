@@ -100,7 +100,10 @@ describe('the audit trail: who started each run, and how', () => {
     const runs = await listed(3);
     const byRun = new Map(runs.map((r) => [r.run, r]));
     assert.deepEqual([byRun.get(report.result.run)?.startedBy, byRun.get(report.result.run)?.startedVia], [osUser, 'cli']);
-    assert.deepEqual([byRun.get(retry.result.run)?.startedBy, byRun.get(retry.result.run)?.startedVia, byRun.get(retry.result.run)?.outcome], [osUser, 'retry', 'failure']);
+    assert.deepEqual(
+      [byRun.get(retry.result.run)?.startedBy, byRun.get(retry.result.run)?.startedVia, byRun.get(retry.result.run)?.outcome],
+      [osUser, 'retry', 'failure'],
+    );
     const table = exits(await relabelCli(['runs'], env), 0).stdout;
     assert.match(table, new RegExp(`^${retry.result.run}\\s+\\S+\\s+${osUser}\\s+retry\\s+COMPLETED\\s+failure`, 'm'));
     assert.match(table, new RegExp(`^${report.result.run}\\s+\\S+\\s+${osUser}\\s+cli\\s+COMPLETED\\s+partial_success`, 'm'));
@@ -151,7 +154,13 @@ describe('the audit trail: who started each run, and how', () => {
   });
 
   it('a run refused after it was recorded has the outcome rejected', async () => {
-    const record = await relabel.store.runs.create({ workflowId: `relabel-audit-rejected-${prefix}`, revision: 1, targets: [present[0] as string], startedBy: 'ops-alice', startedVia: 'api' });
+    const record = await relabel.store.runs.create({
+      workflowId: `relabel-audit-rejected-${prefix}`,
+      revision: 1,
+      targets: [present[0] as string],
+      startedBy: 'ops-alice',
+      startedVia: 'api',
+    });
     const handle = await relabel.client.workflow.start('updateLabels', {
       workflowId: `relabel-audit-rejected-${prefix}`,
       taskQueue: relabel.taskQueue,

@@ -43,7 +43,12 @@ async function eventsOf(prefix: string): Promise<EventsV1Event[]> {
   const found: EventsV1Event[] = [];
   let cont: string | undefined;
   do {
-    const page = await api.listNamespacedEvent({ namespace: NODE_EVENTS_NAMESPACE, labelSelector: 'app.kubernetes.io/managed-by=relabel', limit: 500, ...(cont ? { _continue: cont } : {}) });
+    const page = await api.listNamespacedEvent({
+      namespace: NODE_EVENTS_NAMESPACE,
+      labelSelector: 'app.kubernetes.io/managed-by=relabel',
+      limit: 500,
+      ...(cont ? { _continue: cont } : {}),
+    });
     found.push(...page.items.filter((e) => e.regarding?.name?.startsWith(`${prefix}-`)));
     cont = page.metadata?._continue || undefined;
   } while (cont);
@@ -52,7 +57,14 @@ async function eventsOf(prefix: string): Promise<EventsV1Event[]> {
 
 /** A worker in this process on `taskQueue`, with the kubeconfig at `kubeconfig`. */
 async function worker(taskQueue: string, kubeconfig: string, storeUrl: string): Promise<{ stop(): Promise<void> }> {
-  const w = await createWorker({ temporalAddress: temporalAddress(), namespace: 'default', taskQueue, kubeconfig, storeUrl, workflowBundle: await workflowBundle() });
+  const w = await createWorker({
+    temporalAddress: temporalAddress(),
+    namespace: 'default',
+    taskQueue,
+    kubeconfig,
+    storeUrl,
+    workflowBundle: await workflowBundle(),
+  });
   const running = w.worker.run();
   return {
     async stop() {
@@ -105,7 +117,11 @@ describe('Kubernetes Events about the nodes a run writes or fails on', () => {
     const done = await relabel.runs.wait(await relabel.runs.start({ targets: site.nodes }));
     assert.deepEqual(done.result?.counts, { total: 20, success: 18, failure: 2, written: 18 });
     const run = done.result?.run;
-    const events = await eventually(() => eventsOf(prefix), (all) => all.length >= 19, 20_000);
+    const events = await eventually(
+      () => eventsOf(prefix),
+      (all) => all.length >= 19,
+      20_000,
+    );
     const applied = events.filter((e) => e.reason === 'LabelsApplied');
     assert.deepEqual(applied.map((e) => e.regarding?.name).sort(), [...patchable].sort(), 'one LabelsApplied Event per written node');
     for (const e of applied) {
@@ -114,7 +130,10 @@ describe('Kubernetes Events about the nodes a run writes or fails on', () => {
       assert.equal(e.action, 'Relabel');
       assert.equal(e.reportingController, 'relabel');
       assert.match(e.reportingInstance ?? '', /^\d+@/, 'the worker identity');
-      assert.deepEqual({ kind: e.regarding?.kind, apiVersion: e.regarding?.apiVersion, uid: e.regarding?.uid }, { kind: 'Node', apiVersion: 'v1', uid: uids.get(name) });
+      assert.deepEqual(
+        { kind: e.regarding?.kind, apiVersion: e.regarding?.apiVersion, uid: e.regarding?.uid },
+        { kind: 'Node', apiVersion: 'v1', uid: uids.get(name) },
+      );
       assert.match(e.note ?? '', new RegExp(`^run ${run} applied revision 1: set \\d+, removed 0`));
       assert.ok(Buffer.byteLength(e.note ?? '') <= 1024);
     }
@@ -150,7 +169,11 @@ describe('the per-run cap on Events', () => {
   it(`a 500-node run records at most ${MAX_EVENTS_PER_RUN} LabelsApplied Events`, async () => {
     const done = await relabel.runs.wait(await relabel.runs.start({ targets: site.nodes }));
     assert.deepEqual(done.result?.counts, { total: 500, success: 500, failure: 0, written: 500 });
-    const counted = await eventually(() => eventsOf(prefix), (all) => all.length >= MAX_EVENTS_PER_RUN, 30_000);
+    const counted = await eventually(
+      () => eventsOf(prefix),
+      (all) => all.length >= MAX_EVENTS_PER_RUN,
+      30_000,
+    );
     // Events are sent without waiting: give any straggler time to land before counting again.
     await new Promise((resolve) => setTimeout(resolve, 2000));
     const events = await eventsOf(prefix);
@@ -199,19 +222,39 @@ describe('RelabelFailed Events for targets not in the design, past the cap', () 
     assert.deepEqual(done.result?.counts, { total: failed + 2, success: 2, failure: failed, written: 2 });
     const counted = await eventually(
       async () => (await fetch(metrics)).text(),
-      (t) => metricValue(t, 'relabel_kube_events_total', { reason: 'RelabelFailed' }) >= extras.length && metricValue(t, 'relabel_kube_events_total', { reason: 'LabelsApplied' }) >= 2,
+      (t) =>
+        metricValue(t, 'relabel_kube_events_total', { reason: 'RelabelFailed' }) >= extras.length &&
+        metricValue(t, 'relabel_kube_events_total', { reason: 'LabelsApplied' }) >= 2,
       20_000,
     );
     assert.equal(metricValue(counted, 'relabel_kube_events_total', { reason: 'RelabelFailed', result: 'created' }), MAX_EVENTS_PER_RUN);
-    assert.equal(metricValue(counted, 'relabel_kube_events_total', { reason: 'RelabelFailed', result: 'suppressed' }), 5, 'every Event over the cap is counted');
-    assert.equal(metricValue(counted, 'relabel_kube_events_total', { reason: 'RelabelFailed' }), extras.length, 'one per node that exists, none for names that do not');
+    assert.equal(
+      metricValue(counted, 'relabel_kube_events_total', { reason: 'RelabelFailed', result: 'suppressed' }),
+      5,
+      'every Event over the cap is counted',
+    );
+    assert.equal(
+      metricValue(counted, 'relabel_kube_events_total', { reason: 'RelabelFailed' }),
+      extras.length,
+      'one per node that exists, none for names that do not',
+    );
     assert.equal(metricValue(counted, 'relabel_kube_events_total', { reason: 'LabelsApplied', result: 'created' }), 2);
 
-    const events = await eventually(() => eventsOf(prefix), (all) => all.length >= MAX_EVENTS_PER_RUN + 2, 20_000);
+    const events = await eventually(
+      () => eventsOf(prefix),
+      (all) => all.length >= MAX_EVENTS_PER_RUN + 2,
+      20_000,
+    );
     const warnings = events.filter((e) => e.reason === 'RelabelFailed');
     assert.equal(warnings.length, MAX_EVENTS_PER_RUN);
-    assert.ok(warnings.every((e) => extras.includes(e.regarding?.name ?? '')), 'only nodes the cluster has');
-    assert.match(warnings[0]?.note ?? '', new RegExp(`^run ${done.result?.run} could not apply revision 1: NodeNotInDesign: node ${prefix}-extra\\d{3} is not in the design of revision 1$`));
+    assert.ok(
+      warnings.every((e) => extras.includes(e.regarding?.name ?? '')),
+      'only nodes the cluster has',
+    );
+    assert.match(
+      warnings[0]?.note ?? '',
+      new RegExp(`^run ${done.result?.run} could not apply revision 1: NodeNotInDesign: node ${prefix}-extra\\d{3} is not in the design of revision 1$`),
+    );
     assert.ok(!events.some((e) => ghosts.includes(e.regarding?.name ?? '')));
   });
 });

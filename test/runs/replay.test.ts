@@ -16,12 +16,30 @@ import { Worker } from '@temporalio/worker';
 import { quietRuntime, workflowBundle } from '../helpers.ts';
 
 const DIR = new URL('../histories/', import.meta.url).pathname;
-const files = readdirSync(DIR).filter((f) => f.endsWith('.binpb')).sort();
+const files = readdirSync(DIR)
+  .filter((f) => f.endsWith('.binpb'))
+  .sort();
 const workflowIds = JSON.parse(readFileSync(`${DIR}workflow-ids.json`, 'utf8')) as Record<string, string>;
 
 describe('recorded workflow histories replay against the current code', () => {
   it('has histories of every workflow and shape of run', () => {
-    for (const name of ['relabel-node', 'update-labels-partial', 'update-labels-retry', 'update-labels-dry-run', 'update-labels-continued', 'update-labels-after-continue', 'update-labels-rejected', 'update-labels-paused', 'update-labels-cancelled', 'update-labels-waves', 'update-labels-aborted', 'poll-plugins', 'detect-drift', 'watch-joins-continued', 'watch-joins-cancelled']) {
+    for (const name of [
+      'relabel-node',
+      'update-labels-partial',
+      'update-labels-retry',
+      'update-labels-dry-run',
+      'update-labels-continued',
+      'update-labels-after-continue',
+      'update-labels-rejected',
+      'update-labels-paused',
+      'update-labels-cancelled',
+      'update-labels-waves',
+      'update-labels-aborted',
+      'poll-plugins',
+      'detect-drift',
+      'watch-joins-continued',
+      'watch-joins-cancelled',
+    ]) {
       assert.ok(files.includes(`${name}.binpb`), `test/histories/${name}.binpb is recorded`);
     }
   });

@@ -100,7 +100,7 @@ describe('runs in waves on a simulated cluster: health gates, halts, approvals',
     return runs.start({ targets: storage, rollout });
   }
 
-  it('--waves rack with a health gate: the second rack is written only once the first rack\'s DaemonSet pods are Ready', async () => {
+  it("--waves rack with a health gate: the second rack is written only once the first rack's DaemonSet pods are Ready", async () => {
     await unlabel();
     const ds = `osd-${uniqueSuffix()}`;
     await daemonSet(ds, '1000');
@@ -162,13 +162,22 @@ describe('runs in waves on a simulated cluster: health gates, halts, approvals',
       await waitingAt(relabel.runs, started, 'halted', 1);
       for (const node of rackNodes(1)) assert.ok(await carries(node), `${node} written after resume`);
       const aborted = await relabel.runs.control(started.workflowId, undefined, 'abort', 'ops-b');
-      assert.deepEqual([aborted.answer?.wave?.current.index, aborted.answer?.wave?.waiting], [1, undefined], 'the answer is the run once aborted: no longer halted');
+      assert.deepEqual(
+        [aborted.answer?.wave?.current.index, aborted.answer?.wave?.waiting],
+        [1, undefined],
+        'the answer is the run once aborted: no longer halted',
+      );
       const report = await relabel.runs.wait(started);
       const result = report.result;
       assert.equal(result?.status, 'partial_success', JSON.stringify(result));
       assert.deepEqual(result?.aborted, { wave: 1, by: 'ops-b', notStarted: 2 });
       // No node failed: relabel status --wait says aborted (7), not some nodes failed (4).
-      const env = { TEMPORAL_ADDRESS: sim.info.temporalAddress, KUBECONFIG: sim.info.kubeconfig, RELABEL_STORE_URL: url, RELABEL_TASK_QUEUE: relabel.taskQueue };
+      const env = {
+        TEMPORAL_ADDRESS: sim.info.temporalAddress,
+        KUBECONFIG: sim.info.kubeconfig,
+        RELABEL_STORE_URL: url,
+        RELABEL_TASK_QUEUE: relabel.taskQueue,
+      };
       assert.equal(result?.counts.failure, 0);
       assert.match(exits(await relabelCli(['status', started.workflowId, '--wait'], env), 7).stdout, /aborted after wave 2 by ops-b/);
       for (const node of rackNodes(2)) {
@@ -248,7 +257,11 @@ describe('runs in waves on a simulated cluster: health gates, halts, approvals',
       assert.deepEqual(report.result?.aborted?.notStarted, rackNodes(2).length);
       assert.deepEqual((await steps()).slice(2), ['relabel_wave_1:success', 'relabel_wave_2:success', 'relabel_wave_3:skipped']);
       const commands = (await relabel.store.actions.commands(started.run)).map((c) => c.command);
-      assert.deepEqual(commands.filter((c) => c !== 'invoke'), ['approve', 'abort'], 'Shipyard\'s unpause is recorded as the approval it was');
+      assert.deepEqual(
+        commands.filter((c) => c !== 'invoke'),
+        ['approve', 'abort'],
+        "Shipyard's unpause is recorded as the approval it was",
+      );
     } finally {
       await api.close();
       await relabel.stop();

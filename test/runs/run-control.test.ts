@@ -44,7 +44,10 @@ describe('run control: pause, unpause and stop', () => {
     const paused = await relabel.runs.control(run.workflowId, run.runId, 'pause', 'ops-alice');
     assert.equal(paused.answer?.paused, true);
     assert.equal(paused.answer?.changed, true);
-    await eventually(() => progressOf(run.workflowId), (p: Progress) => p.phase === 'applying' && p.paused === true && p.counts.running === 0);
+    await eventually(
+      () => progressOf(run.workflowId),
+      (p: Progress) => p.phase === 'applying' && p.paused === true && p.counts.running === 0,
+    );
     await sleep(1500);
     assert.equal((await relabel.store.runs.counts(run.run)).written, 0, 'a run paused before its first node starts none');
     const again = await relabel.runs.control(run.workflowId, run.runId, 'pause', 'ops-alice');
@@ -52,9 +55,17 @@ describe('run control: pause, unpause and stop', () => {
 
     // Unpaused, it relabels nodes again; paused once three are done, it lets the running one finish and starts no other.
     await relabel.runs.control(run.workflowId, run.runId, 'unpause', 'ops-bob');
-    await eventually(() => relabel.store.runs.counts(run.run), (c) => c.success >= 3, 60_000, 50);
+    await eventually(
+      () => relabel.store.runs.counts(run.run),
+      (c) => c.success >= 3,
+      60_000,
+      50,
+    );
     await relabel.runs.control(run.workflowId, run.runId, 'pause', 'ops-alice');
-    const still = await eventually(() => progressOf(run.workflowId), (p: Progress) => p.paused === true && p.counts.running === 0);
+    const still = await eventually(
+      () => progressOf(run.workflowId),
+      (p: Progress) => p.paused === true && p.counts.running === 0,
+    );
     await sleep(1500);
     const settledBefore = (await relabel.store.runs.counts(run.run)).success;
     assert.equal(settledBefore, still.counts.success, 'no node started while paused');
@@ -69,7 +80,11 @@ describe('run control: pause, unpause and stop', () => {
 
     const rows = await allRows(run.run);
     assert.equal(rows.length, targets.length);
-    assert.deepEqual(rows.filter((r) => r.status !== 'success' && r.status !== 'cancelled'), [], 'every row is settled: none queued or pending');
+    assert.deepEqual(
+      rows.filter((r) => r.status !== 'success' && r.status !== 'cancelled'),
+      [],
+      'every row is settled: none queued or pending',
+    );
     const written = rows.filter((r) => r.status === 'success');
     const cancelled = rows.filter((r) => r.status === 'cancelled');
     assert.equal(written.length, settledBefore);
@@ -108,7 +123,12 @@ describe('run control: pause, unpause and stop', () => {
   it('a run stopped while nodes are being relabelled lets them finish, and settles the rest', async () => {
     const targets = site.nodes.slice(10, 22);
     const run = await relabel.runs.start({ targets, concurrency: 2 });
-    await eventually(() => relabel.store.runs.counts(run.run), (c) => c.success >= 2, 60_000, 20);
+    await eventually(
+      () => relabel.store.runs.counts(run.run),
+      (c) => c.success >= 2,
+      60_000,
+      20,
+    );
     await relabel.runs.control(run.workflowId, run.runId, 'stop', 'ops-carol');
     const done = await relabel.runs.wait(run);
     assert.equal(done.execution, 'CANCELLED');
@@ -125,7 +145,10 @@ describe('run control: pause, unpause and stop', () => {
   it('a run carried over continue-as-new while paused stays paused until unpaused', async () => {
     const targets = site.nodes.slice(22, 24);
     const { id: run } = await relabel.store.runs.create({ workflowId: `update-labels/${prefix}-carried`, revision: 1, targets });
-    await relabel.store.runs.setNodeResults(run, targets.map((node) => ({ node, status: 'pending' as const })));
+    await relabel.store.runs.setNodeResults(
+      run,
+      targets.map((node) => ({ node, status: 'pending' as const })),
+    );
     const workflowId = `update-labels/${prefix}-carried`;
     const handle = await relabel.client.workflow.start(updateLabels, {
       taskQueue: relabel.taskQueue,
@@ -149,7 +172,10 @@ describe('run control: pause, unpause and stop', () => {
         },
       ],
     });
-    await eventually(() => progressOf(workflowId), (p: Progress) => p.paused === true && p.phase === 'applying');
+    await eventually(
+      () => progressOf(workflowId),
+      (p: Progress) => p.paused === true && p.phase === 'applying',
+    );
     await sleep(1500);
     assert.equal((await relabel.store.runs.counts(run)).success, 0, 'the carried pause holds');
     await relabel.runs.control(workflowId, undefined, 'unpause', 'ops-bob');
@@ -167,7 +193,10 @@ describe('run control: pause, unpause and stop', () => {
     }
     const run = await relabel.runs.start({ targets, concurrency: 1 });
     await relabel.runs.control(run.workflowId, run.runId, 'pause', 'ops-alice');
-    await eventually(() => progressOf(run.workflowId), (p: Progress) => p.phase === 'applying' && p.paused === true);
+    await eventually(
+      () => progressOf(run.workflowId),
+      (p: Progress) => p.phase === 'applying' && p.paused === true,
+    );
     const status = exits(await relabelCli(['status', run.workflowId], env), 0);
     assert.match(status.stdout, /^progress: applying \(paused: no new node starts; relabel unpause resumes\): 0\/3 done/m);
     const again = exits(await relabelCli(['pause', run.workflowId], env), 0);
@@ -179,7 +208,14 @@ describe('run control: pause, unpause and stop', () => {
     const users = (await relabel.store.actions.commands(run.run)).filter((c) => c.command !== 'invoke').map((c) => [c.command, c.user]);
     assert.equal(users.length, 3);
     assert.deepEqual(users[0], ['pause', 'ops-alice']);
-    assert.deepEqual(users.slice(1), [['pause', userInfo().username], ['unpause', userInfo().username]], 'the CLI records its commands, with the OS user');
+    assert.deepEqual(
+      users.slice(1),
+      [
+        ['pause', userInfo().username],
+        ['unpause', userInfo().username],
+      ],
+      'the CLI records its commands, with the OS user',
+    );
   });
 
   it('a dry run takes no pause, and an unknown run is RunNotFound', async () => {
@@ -189,6 +225,9 @@ describe('run control: pause, unpause and stop', () => {
       return true;
     });
     await relabel.runs.wait(dry);
-    await assert.rejects(relabel.runs.control(`update-labels/${prefix}-nobody`, undefined, 'stop', 'ops-alice'), (err: RelabelError) => err.type === 'RunNotFound');
+    await assert.rejects(
+      relabel.runs.control(`update-labels/${prefix}-nobody`, undefined, 'stop', 'ops-alice'),
+      (err: RelabelError) => err.type === 'RunNotFound',
+    );
   });
 });

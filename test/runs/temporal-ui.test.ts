@@ -59,7 +59,10 @@ describe('the Temporal UI shows a run', () => {
     try {
       await page.goto(run.uiLink, { waitUntil: 'domcontentloaded' });
       await page.getByText(run.workflowId).first().waitFor({ timeout: 30_000 });
-      await page.getByText(new RegExp(`Relabel ${prefix}-cab23-r720-1\\d at revision 1`)).first().waitFor({ timeout: 30_000 });
+      await page
+        .getByText(new RegExp(`Relabel ${prefix}-cab23-r720-1\\d at revision 1`))
+        .first()
+        .waitFor({ timeout: 30_000 });
       await page.screenshot({ path: `${ARTIFACTS}temporal-ui-run.png` });
       // Progress details set by the workflow as children complete.
       await page.getByText('User Metadata').first().click();

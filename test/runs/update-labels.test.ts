@@ -21,13 +21,14 @@ const MAINTENANCE = { key: 'example.com/maintenance', value: 'rack-move', effect
 
 async function labelsOf(names: string[]) {
   const core = adminCore();
-  return Object.fromEntries(
-    await Promise.all(names.map(async (n) => [n, (await core.readNode({ name: n })).metadata ?? {}] as const)),
-  );
+  return Object.fromEntries(await Promise.all(names.map(async (n) => [n, (await core.readNode({ name: n })).metadata ?? {}] as const)));
 }
 
 /** Every node outcome of a finished run, from the store. */
-async function nodesOf(relabel: { runs: { nodes: (run: number, q?: { limit?: number }) => Promise<{ items: NodeOutcome[] }> } }, done: RunStatusReport): Promise<NodeOutcome[]> {
+async function nodesOf(
+  relabel: { runs: { nodes: (run: number, q?: { limit?: number }) => Promise<{ items: NodeOutcome[] }> } },
+  done: RunStatusReport,
+): Promise<NodeOutcome[]> {
   assert.ok(done.result, `run ${done.workflowId} has a result`);
   return (await relabel.runs.nodes(done.result.run, { limit: 5000 })).items;
 }
@@ -55,7 +56,9 @@ describe('updateLabels on the sample site', () => {
       if (name === site.nodes[2]) taintsAtCreation = JSON.parse(JSON.stringify(created.spec?.taints ?? []));
     }
     // Another field manager sets a label of its own, as kubectl would.
-    await createNodeApi(loadKubeConfig(adminKubeconfigPath())).patchNode(site.nodes[0] as string, { metadata: { labels: { 'ops.example.com/drain': 'never' } } });
+    await createNodeApi(loadKubeConfig(adminKubeconfigPath())).patchNode(site.nodes[0] as string, {
+      metadata: { labels: { 'ops.example.com/drain': 'never' } },
+    });
   });
   after(async () => relabel.stop());
 
@@ -82,7 +85,13 @@ describe('updateLabels on the sample site', () => {
       };
       assert.deepEqual(labels, expected, `labels of ${name}`);
       const owned = meta[name]?.annotations?.[OWNED_LABELS_ANNOTATION]?.split(',') ?? [];
-      assert.deepEqual(owned, Object.keys(desired).filter((k) => !isKubeletLabelKey(k)).sort(), `ownership of ${name}`);
+      assert.deepEqual(
+        owned,
+        Object.keys(desired)
+          .filter((k) => !isKubeletLabelKey(k))
+          .sort(),
+        `ownership of ${name}`,
+      );
     }
     // The policy lifts the uninitialized taint in the same write as the labels; other taints stay.
     const tainted = await adminCore().readNode({ name: site.nodes[2] as string });
@@ -92,7 +101,10 @@ describe('updateLabels on the sample site', () => {
       taintsAtCreation.filter((t) => t.key !== UNINITIALIZED_TAINT_KEY),
     );
     assert.ok(tainted.spec?.taints?.some((t) => t.key === MAINTENANCE.key));
-    assert.deepEqual((await nodesOf(relabel, done)).filter((n) => n.taintLifted).map((n) => n.node), [site.nodes[2]]);
+    assert.deepEqual(
+      (await nodesOf(relabel, done)).filter((n) => n.taintLifted).map((n) => n.node),
+      [site.nodes[2]],
+    );
   });
 
   it('makes zero write requests when run again at once', async () => {
@@ -150,24 +162,28 @@ describe('updateLabels on the sample site', () => {
     assert.deepEqual(retry.targets, [missingInCluster, notInDesign]);
     const retried = await relabel.runs.wait(retry);
     assert.deepEqual(retried.result?.retryOf, { workflowId: done.workflowId, runId: done.runId });
-    assert.deepEqual((await nodesOf(relabel, retried)).map((n) => [n.node, n.status]), [
-      [missingInCluster, 'success'],
-      [notInDesign, 'failure'],
-    ]);
+    assert.deepEqual(
+      (await nodesOf(relabel, retried)).map((n) => [n.node, n.status]),
+      [
+        [missingInCluster, 'success'],
+        [notInDesign, 'failure'],
+      ],
+    );
     assert.equal(retried.result?.revision, done.result?.revision);
   });
 
   it('rejects a second run for the same site while one runs', async () => {
     const first = await relabel.runs.start({ targets: site.nodes, concurrency: 1 });
-    await assert.rejects(relabel.runs.start({ targets: [site.nodes[0] as string] }), (err: RelabelError) => err.type === 'RunInProgress' && /already in progress/.test(err.message));
+    await assert.rejects(
+      relabel.runs.start({ targets: [site.nodes[0] as string] }),
+      (err: RelabelError) => err.type === 'RunInProgress' && /already in progress/.test(err.message),
+    );
     await relabel.runs.wait(first);
   });
 
   it('plans without writing in a dry run', async () => {
     const target = site.nodes[7] as string;
-    await adminCore().patchNode(
-      { name: target, body: [{ op: 'remove', path: '/metadata/labels/relabel.airshipit.org~1rack' }] },
-    );
+    await adminCore().patchNode({ name: target, body: [{ op: 'remove', path: '/metadata/labels/relabel.airshipit.org~1rack' }] });
     const before = await nodePatchCount();
     const done = await relabel.runs.wait(await relabel.runs.start({ targets: [target, site.nodes[8] as string], dryRun: true }));
     assert.equal(done.result?.dryRun, true);
@@ -194,7 +210,10 @@ describe('updateLabels on the sample site', () => {
     assert.equal(done.result?.counts.total, 24);
     assert.equal(done.result?.counts.written, 24);
     const nodes = await nodesOf(relabel, done);
-    assert.deepEqual(nodes.map((n) => [n.node, n.status, n.written]), site.nodes.map((n) => [n, 'success', true]));
+    assert.deepEqual(
+      nodes.map((n) => [n.node, n.status, n.written]),
+      site.nodes.map((n) => [n, 'success', true]),
+    );
     const runs = [];
     for await (const w of relabel.client.workflow.list({ query: `WorkflowId = '${done.workflowId}'` })) runs.push(w);
     const chain = runs.filter((w) => w.status.name === 'CONTINUED_AS_NEW');

@@ -4,16 +4,30 @@ import { ActivityFailure, ApplicationFailure, ChildWorkflowFailure, RetryState, 
 import { applicationCause, ensureRelabelFailure, failureInfo, innermostFailure, rejectionOf } from '../../src/workflows/failure.ts';
 
 const activity = (cause?: Error) => new ActivityFailure('Activity task failed', 'applyNodePlan', '1', RetryState.NON_RETRYABLE_FAILURE, 'worker', cause);
-const child = (cause?: Error) => new ChildWorkflowFailure('default', { workflowId: 'w/n1', runId: 'r' }, 'relabelNode', RetryState.NON_RETRYABLE_FAILURE, cause);
-const errors = [{ source: 'site.yaml', line: 3, message: 'bad' }, { source: 'site.yaml', line: 9, message: 'worse' }];
-const rejected = () => ApplicationFailure.create({ type: 'DocumentValidationFailed', message: 'revision 2: 2 document error(s)', nonRetryable: true, details: [{ revision: 2, errorCount: 2, errors }] });
+const child = (cause?: Error) =>
+  new ChildWorkflowFailure('default', { workflowId: 'w/n1', runId: 'r' }, 'relabelNode', RetryState.NON_RETRYABLE_FAILURE, cause);
+const errors = [
+  { source: 'site.yaml', line: 3, message: 'bad' },
+  { source: 'site.yaml', line: 9, message: 'worse' },
+];
+const rejected = () =>
+  ApplicationFailure.create({
+    type: 'DocumentValidationFailed',
+    message: 'revision 2: 2 document error(s)',
+    nonRetryable: true,
+    details: [{ revision: 2, errorCount: 2, errors }],
+  });
 
 describe('workflow failure helpers', () => {
   it('finds the ApplicationFailure under nested child and activity wrappers, with its details', () => {
     const app = rejected();
     assert.equal(innermostFailure(child(activity(app))), app);
     assert.equal(applicationCause(child(activity(app))), app);
-    assert.deepEqual(failureInfo(child(activity(app))), { type: 'DocumentValidationFailed', message: 'revision 2: 2 document error(s)', details: [{ revision: 2, errorCount: 2, errors }] });
+    assert.deepEqual(failureInfo(child(activity(app))), {
+      type: 'DocumentValidationFailed',
+      message: 'revision 2: 2 document error(s)',
+      details: [{ revision: 2, errorCount: 2, errors }],
+    });
   });
 
   it('stops at the first failure that is not a wrapper', () => {

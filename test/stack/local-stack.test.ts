@@ -59,10 +59,7 @@ describe('local stack', () => {
 
   it('enforces RBAC: relabel may patch Nodes but not create them', async () => {
     const relabel = loadKubeConfig(kubeconfigPath()).makeApiClient(CoreV1Api);
-    await assert.rejects(
-      relabel.createNode({ body: { metadata: { name: `forbidden-${uniqueSuffix()}` } } }),
-      (err: { code?: number }) => err.code === 403,
-    );
+    await assert.rejects(relabel.createNode({ body: { metadata: { name: `forbidden-${uniqueSuffix()}` } } }), (err: { code?: number }) => err.code === 403);
   });
 
   it('the control plane reports its real version (kubectl version, Helm kubeVersion checks can parse it)', async () => {
@@ -88,25 +85,39 @@ describe('local stack', () => {
       execFileSync(process.execPath, [new URL('../../stack/cli.ts', import.meta.url).pathname, ...args, '--dir', dir], { encoding: 'utf8' });
     const up = JSON.parse(
       cli(
-        'up', '-o', 'json',
-        '--temporal-port', String(ports.temporal),
-        '--temporal-http-port', String(ports.temporalHttp),
-        '--temporal-metrics-port', String(ports.temporalMetrics),
-        '--ui-port', String(ports.temporalUi),
-        '--apiserver-port', String(ports.apiserver),
-        '--etcd-port', String(ports.etcdClient),
-        '--etcd-peer-port', String(ports.etcdPeer),
+        'up',
+        '-o',
+        'json',
+        '--temporal-port',
+        String(ports.temporal),
+        '--temporal-http-port',
+        String(ports.temporalHttp),
+        '--temporal-metrics-port',
+        String(ports.temporalMetrics),
+        '--ui-port',
+        String(ports.temporalUi),
+        '--apiserver-port',
+        String(ports.apiserver),
+        '--etcd-port',
+        String(ports.etcdClient),
+        '--etcd-peer-port',
+        String(ports.etcdPeer),
       ),
     ) as StackInfo;
     try {
       assert.equal((await fetch(up.temporalUiUrl)).status, 200);
-      assert.deepEqual(up.processes.map((p) => p.name), ['etcd', 'kube-apiserver', 'temporal']);
+      assert.deepEqual(
+        up.processes.map((p) => p.name),
+        ['etcd', 'kube-apiserver', 'temporal'],
+      );
       assert.ok(up.processes.every((p) => isAlive(p.pid)));
     } finally {
       assert.match(cli('down'), /stopped temporal, kube-apiserver, etcd/);
     }
     for (const p of up.processes) assert.equal(isAlive(p.pid), false, `${p.name} (pid ${p.pid}) still running`);
-    const leftovers = execFileSync('ps', ['-eo', 'pid,args'], { encoding: 'utf8' }).split('\n').filter((l) => l.includes(dir));
+    const leftovers = execFileSync('ps', ['-eo', 'pid,args'], { encoding: 'utf8' })
+      .split('\n')
+      .filter((l) => l.includes(dir));
     assert.deepEqual(leftovers, []);
   });
 
@@ -117,8 +128,7 @@ describe('local stack', () => {
     for (const tool of ['etcd', 'temporal']) symlinkSync(join(toolsDir(), 'bin', tool), join(tools, 'bin', tool));
     await assert.rejects(
       startStack({ dir: join(tools, 'stack'), ports: await freePorts(), env: { ...process.env, RELABEL_TOOLS_DIR: tools } }),
-      (err: Error) =>
-        err instanceof MissingToolError && /kube-apiserver is not built/.test(err.message) && /npm run tools/.test(err.message),
+      (err: Error) => err instanceof MissingToolError && /kube-apiserver is not built/.test(err.message) && /npm run tools/.test(err.message),
     );
   });
 });

@@ -15,12 +15,7 @@ import { Connection } from '@temporalio/client';
 import proto from '@temporalio/proto';
 import { SEARCH_ATTRIBUTES } from '../../src/core/plan/constants.ts';
 import { freeLoopbackPort, stopProcess } from '../../stack/processes.ts';
-import {
-  NAMESPACE_RETENTION_HOURS,
-  TEMPORAL_NAMESPACE,
-  startTemporalPostgres,
-  type TemporalPostgresStack,
-} from '../../stack/temporal-postgres.ts';
+import { NAMESPACE_RETENTION_HOURS, TEMPORAL_NAMESPACE, startTemporalPostgres, type TemporalPostgresStack } from '../../stack/temporal-postgres.ts';
 import { adminCore, createNode, startRelabel, uniqueSuffix } from '../helpers.ts';
 import { prefixedSite, storeWithSite } from '../site.ts';
 
@@ -52,9 +47,7 @@ describe('Temporal on PostgreSQL', () => {
     const ns = await connection.workflowService.describeNamespace({ namespace: TEMPORAL_NAMESPACE });
     assert.equal(Number(ns.config?.workflowExecutionRetentionTtl?.seconds), NAMESPACE_RETENTION_HOURS * 3600);
     const { customAttributes } = await connection.operatorService.listSearchAttributes({ namespace: TEMPORAL_NAMESPACE });
-    const registered = Object.fromEntries(
-      Object.keys(SEARCH_ATTRIBUTES).map((name) => [name, IndexedValueType[customAttributes?.[name] ?? 0]]),
-    );
+    const registered = Object.fromEntries(Object.keys(SEARCH_ATTRIBUTES).map((name) => [name, IndexedValueType[customAttributes?.[name] ?? 0]]));
     assert.deepEqual(registered, {
       RelabelRevision: 'INDEXED_VALUE_TYPE_INT',
       RelabelStatus: 'INDEXED_VALUE_TYPE_KEYWORD',

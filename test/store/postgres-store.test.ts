@@ -81,7 +81,9 @@ describe('PostgreSQL backend specifics', () => {
     await client.connect();
     try {
       // What a version-1 relabel left behind: the revision tables only.
-      await client.query(`DROP TABLE "${schema}".drift_nodes, "${schema}".drift_reports, "${schema}".plugin_set_labels, "${schema}".plugin_set_plugins, "${schema}".plugin_sets, "${schema}".plugin_status, "${schema}".run_plugin_sets, "${schema}".run_commands, "${schema}".run_waves, "${schema}".revision_designs; DROP TABLE "${schema}".run_nodes; DROP TABLE "${schema}".runs; UPDATE "${schema}".meta SET value = '1' WHERE key = 'schema_version'`);
+      await client.query(
+        `DROP TABLE "${schema}".drift_nodes, "${schema}".drift_reports, "${schema}".plugin_set_labels, "${schema}".plugin_set_plugins, "${schema}".plugin_sets, "${schema}".plugin_status, "${schema}".run_plugin_sets, "${schema}".run_commands, "${schema}".run_waves, "${schema}".revision_designs; DROP TABLE "${schema}".run_nodes; DROP TABLE "${schema}".runs; UPDATE "${schema}".meta SET value = '1' WHERE key = 'schema_version'`,
+      );
       const migrated = await openPostgresStore(baseUrl, { schema });
       try {
         assert.equal((await migrated.revisions.latest())?.message, 'before runs');
@@ -93,7 +95,10 @@ describe('PostgreSQL backend specifics', () => {
       const { rows } = await client.query(`SELECT value FROM "${schema}".meta WHERE key = 'schema_version'`);
       assert.deepEqual(rows, [{ value: String(SCHEMA_VERSION) }]);
       const indexes = await client.query(`SELECT indexname FROM pg_indexes WHERE schemaname = $1 AND tablename = 'run_nodes' ORDER BY indexname`, [schema]);
-      assert.ok(indexes.rows.some((r: { indexname: string }) => r.indexname === 'run_nodes_status'), 'the (run_id, status, seq) index was created');
+      assert.ok(
+        indexes.rows.some((r: { indexname: string }) => r.indexname === 'run_nodes_status'),
+        'the (run_id, status, seq) index was created',
+      );
       // Opening again is a no-op.
       await (await openPostgresStore(baseUrl, { schema })).close();
     } finally {
@@ -119,15 +124,34 @@ describe('PostgreSQL backend specifics', () => {
       );
       const migrated = await openPostgresStore(baseUrl, { schema });
       try {
-        assert.deepEqual({ ...(await migrated.runs.get(1)) }, {
-          id: 1, key: null, createdAt: new Date('2026-01-02T03:04:05.000Z'), workflowId: 'update-labels/s', revision: 4, dryRun: false,
-          retryOf: null, targetCount: 1, startedBy: null, startedVia: null, outcome: null, actionId: null, contextMarker: null, executionRunId: null,
-        });
+        assert.deepEqual(
+          { ...(await migrated.runs.get(1)) },
+          {
+            id: 1,
+            key: null,
+            createdAt: new Date('2026-01-02T03:04:05.000Z'),
+            workflowId: 'update-labels/s',
+            revision: 4,
+            dryRun: false,
+            retryOf: null,
+            targetCount: 1,
+            startedBy: null,
+            startedVia: null,
+            outcome: null,
+            actionId: null,
+            contextMarker: null,
+            executionRunId: null,
+          },
+        );
         assert.deepEqual(await migrated.runs.counts(1), { total: 1, queued: 0, pending: 0, success: 1, failure: 0, cancelled: 0, written: 1 });
         await assertAuditWorks(migrated, 1);
         await assertActionsWork(migrated, 1);
         await assertDriftWorks(migrated);
-        const set = await migrated.plugins.saveSet({ site: 's', digest: 'd', parts: [{ plugin: 'p', digest: 'x', polledAt: new Date(), labels: { n1: { 'a.example.com/k': 'v' } } }] });
+        const set = await migrated.plugins.saveSet({
+          site: 's',
+          digest: 'd',
+          parts: [{ plugin: 'p', digest: 'x', polledAt: new Date(), labels: { n1: { 'a.example.com/k': 'v' } } }],
+        });
         assert.equal(await migrated.plugins.pinRun(1, set.id), set.id);
       } finally {
         await migrated.close();
@@ -138,7 +162,10 @@ describe('PostgreSQL backend specifics', () => {
         `SELECT column_name FROM information_schema.columns WHERE table_schema = $1 AND table_name = 'runs' AND column_name IN ('started_by', 'started_via', 'outcome') ORDER BY column_name`,
         [schema],
       );
-      assert.deepEqual(columns.rows.map((r: { column_name: string }) => r.column_name), ['outcome', 'started_by', 'started_via']);
+      assert.deepEqual(
+        columns.rows.map((r: { column_name: string }) => r.column_name),
+        ['outcome', 'started_by', 'started_via'],
+      );
       await (await openPostgresStore(baseUrl, { schema })).close();
     } finally {
       await client.end();

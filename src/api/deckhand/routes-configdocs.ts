@@ -70,7 +70,8 @@ function readRoutes({ relabel }: ApiDeps): RouteDef[] {
       method: 'GET',
       path: '/api/v1.0/renderedconfigdocs',
       operationId: 'getRenderedConfigdocs',
-      summary: 'Every document of a version as YAML: buffer (the default, as Shipyard: the committed site with the staged buckets laid over it), committed, or a site action\'s',
+      summary:
+        "Every document of a version as YAML: buffer (the default, as Shipyard: the committed site with the staged buckets laid over it), committed, or a site action's",
       tag: 'configdocs',
       access: 'read',
       query: RenderedQuery,
@@ -117,7 +118,8 @@ function changeRoutes({ relabel }: ApiDeps): RouteDef[] {
         }
         const files = text === undefined ? null : [{ source: `${bucket}.yaml`, text }];
         const status = await configdocs.stage(bucket, files, query.buffermode ?? 'bucket');
-        const message = files === null ? `Collection ${bucket} emptied in the buffer (${status})` : `Configuration documents staged in bucket ${bucket} (${status})`;
+        const message =
+          files === null ? `Collection ${bucket} emptied in the buffer (${status})` : `Configuration documents staged in bucket ${bucket} (${status})`;
         return { code: 201, body: statusBody({ status: 'Success', code: 201, reason: 'Created', message }), headers: { location: bucketUrl(bucket) } };
       },
     }),

@@ -136,7 +136,9 @@ function createTaskRoutes({ relabel }: ApiDeps): RouteDef[] {
           throw documentValidationError(`revision ${revision}`, validation.errors);
         }
         const filter = body.node_filter ?? null;
-        const { nodes, unknownNodeNames } = filter ? selectNodes(validation.design, filter) : { nodes: Object.keys(validation.design.nodes).sort(), unknownNodeNames: [] };
+        const { nodes, unknownNodeNames } = filter
+          ? selectNodes(validation.design, filter)
+          : { nodes: Object.keys(validation.design.nodes).sort(), unknownNodeNames: [] };
         if (nodes.length === 0) {
           const unknown = unknownNodeNames.length > 0 ? ` (not in the design: ${unknownNodeNames.join(', ')})` : '';
           throw new ApiError(FailureType.NoNodesMatched, `node_filter matches no node of revision ${revision}${unknown}`);

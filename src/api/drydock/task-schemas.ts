@@ -28,7 +28,7 @@ export const TaskResultView = z
     message: z.string().nullable(),
     reason: z.string().nullable(),
     status: z.enum(['success', 'partial_success', 'failure', 'incomplete']).meta({ description: 'incomplete until the task ends' }),
-    successes: z.array(z.string()).meta({ description: "nodes that succeeded (of this page of subtasks)" }),
+    successes: z.array(z.string()).meta({ description: 'nodes that succeeded (of this page of subtasks)' }),
     failures: z.array(z.string()).meta({ description: 'nodes that failed (of this page of subtasks)' }),
     links: z.array(z.object({ rel: z.string(), href: z.string() }).strict()),
     details: z.object({ errorCount: z.int(), messageList: z.array(TaskMessageView) }).strict(),
@@ -65,7 +65,10 @@ export const TaskView = z
     revision: z.int().nullable().meta({ description: "relabel's: the revision the run applies" }),
     ui_link: z.string().nullable().meta({ description: "relabel's: the run in the Temporal UI" }),
     subtasks_page: NodePageView.optional().meta({ description: "relabel's: which of the run's nodes subtask_id_list, successes and failures cover" }),
-    subtask_errors: z.record(z.string(), TaskResultView.extend({ task_id: z.string() }).strict()).optional().meta({ description: 'with subtaskerrors=true: the failed subtasks of the page, by id' }),
+    subtask_errors: z
+      .record(z.string(), TaskResultView.extend({ task_id: z.string() }).strict())
+      .optional()
+      .meta({ description: 'with subtaskerrors=true: the failed subtasks of the page, by id' }),
     build_data: z.array(z.never()).optional().meta({ description: 'with builddata=true: always empty (relabel keeps no build data)' }),
   })
   .strict();
@@ -73,7 +76,9 @@ export const TaskView = z
 export type TaskView = z.infer<typeof TaskView>;
 
 /** Answer of `GET tasks/{id}?layers=N`: Drydock's map of tasks by id, with `init_task_id` (and `subtask_errors` on request). */
-export const TaskLayersView = z.record(z.string(), z.unknown()).meta({ description: 'init_task_id: the task asked for; every other key a task id with its task; subtask_errors with subtaskerrors=true' });
+export const TaskLayersView = z
+  .record(z.string(), z.unknown())
+  .meta({ description: 'init_task_id: the task asked for; every other key a task id with its task; subtask_errors with subtaskerrors=true' });
 
 /** Answer of `GET tasks`: tasks newest first, each followed by its subtasks (bounded). */
 export const TaskList = z.array(TaskView);

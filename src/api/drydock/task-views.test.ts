@@ -49,16 +49,22 @@ describe("runs through Drydock's eyes", () => {
     assert.deepEqual(task.result.successes, ['a', 'c']);
     assert.deepEqual(task.result.failures, ['b']);
     assert.equal(task.result.details.errorCount, 1);
-    assert.deepEqual(task.result.details.messageList.map((m) => [m.context_type, m.context, m.error, m.message]), [['node', 'b', true, 'NodeNotFound: node b not found']]);
+    assert.deepEqual(
+      task.result.details.messageList.map((m) => [m.context_type, m.context, m.error, m.message]),
+      [['node', 'b', true, 'NodeNotFound: node b not found']],
+    );
     assert.deepEqual(task.subtask_id_list, ['dGFzaw.0', 'dGFzaw.1', 'dGFzaw.2']);
     assert.equal(task.created_by, 'shipyard');
     assert.equal(task.design_ref, source.designRef);
     const subtasks = subtaskViews(source).map((t) => TaskView.parse(t));
-    assert.deepEqual(subtasks.map((t) => [t.task_id, t.parent_task_id, t.status, t.result.status]), [
-      ['dGFzaw.0', 'dGFzaw', 'complete', 'success'],
-      ['dGFzaw.1', 'dGFzaw', 'complete', 'failure'],
-      ['dGFzaw.2', 'dGFzaw', 'complete', 'success'],
-    ]);
+    assert.deepEqual(
+      subtasks.map((t) => [t.task_id, t.parent_task_id, t.status, t.result.status]),
+      [
+        ['dGFzaw.0', 'dGFzaw', 'complete', 'success'],
+        ['dGFzaw.1', 'dGFzaw', 'complete', 'failure'],
+        ['dGFzaw.2', 'dGFzaw', 'complete', 'success'],
+      ],
+    );
     assert.deepEqual(subtasks[1]?.node_filter, { filter_set_type: 'union', filter_set: [{ filter_type: 'union', node_names: ['b'] }] });
     assert.deepEqual(Object.keys(subtaskErrors(subtasks)), ['dGFzaw.1']);
     assert.equal(subtaskErrors(subtasks)['dGFzaw.1']?.task_id, 'dGFzaw.1');
@@ -84,7 +90,13 @@ describe("runs through Drydock's eyes", () => {
   });
 
   it('reports a rejection as a completed failed task, and a stopped one as terminated', () => {
-    const rejected = taskView({ ...source, execution: 'FAILED', runStatus: undefined, failure: { type: 'MassRemovalRefused', message: 'too many' }, nodes: [] });
+    const rejected = taskView({
+      ...source,
+      execution: 'FAILED',
+      runStatus: undefined,
+      failure: { type: 'MassRemovalRefused', message: 'too many' },
+      nodes: [],
+    });
     assert.equal(rejected.status, 'complete');
     assert.equal(rejected.result.status, 'failure');
     assert.equal(rejected.result.reason, 'MassRemovalRefused');

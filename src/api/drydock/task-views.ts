@@ -79,7 +79,14 @@ const message = (text: string, error: boolean, context: string, ts: string, cont
   extra: {},
 });
 
-function result(status: TaskResultView['status'], successes: string[], failures: string[], messages: Message[], reason: string | null, text: string | null): TaskResultView {
+function result(
+  status: TaskResultView['status'],
+  successes: string[],
+  failures: string[],
+  messages: Message[],
+  reason: string | null,
+  text: string | null,
+): TaskResultView {
   return {
     kind: 'Status',
     apiVersion: 'v1.0',
@@ -128,7 +135,13 @@ function common(source: TaskSource, status: TaskStatus) {
 export function nodeTaskView(source: TaskSource, outcome: NodeOutcome, position: number): TaskView {
   const parent = taskStatusOf(source.execution, source.hasProgress);
   const done = outcome.status === 'success' || outcome.status === 'failure';
-  const status: TaskStatus = done ? 'complete' : parent === 'terminated' || parent === 'complete' ? 'terminated' : outcome.status === 'pending' ? 'running' : 'queued';
+  const status: TaskStatus = done
+    ? 'complete'
+    : parent === 'terminated' || parent === 'complete'
+      ? 'terminated'
+      : outcome.status === 'pending'
+        ? 'running'
+        : 'queued';
   const ts = source.closeTime ?? source.startTime;
   const failed = outcome.status === 'failure';
   const state = done ? (failed ? 'failure' : 'success') : 'incomplete';
@@ -170,7 +183,12 @@ export function taskView(source: TaskSource): TaskView {
   let state: TaskResultView['status'] = 'incomplete';
   if (status === 'complete') {
     const known = [RunStatus.success, RunStatus.partialSuccess, RunStatus.failure] as string[];
-    state = source.runStatus !== undefined && known.includes(source.runStatus) ? (source.runStatus as TaskResultView['status']) : source.failure ? 'failure' : 'success';
+    state =
+      source.runStatus !== undefined && known.includes(source.runStatus)
+        ? (source.runStatus as TaskResultView['status'])
+        : source.failure
+          ? 'failure'
+          : 'success';
   } else if (status === 'terminated') {
     state = successes.length > 0 ? 'partial_success' : 'failure';
   }
@@ -183,7 +201,14 @@ export function taskView(source: TaskSource): TaskView {
     task_id: source.id,
     parent_task_id: null,
     node_filter: source.nodeFilter,
-    result: result(state, successes, failed.map((n) => n.node), messages, source.failure?.type ?? null, source.failure?.message ?? summary),
+    result: result(
+      state,
+      successes,
+      failed.map((n) => n.node),
+      messages,
+      source.failure?.type ?? null,
+      source.failure?.message ?? summary,
+    ),
     subtask_id_list: source.nodes.map((_, i) => subtaskId(source.id, source.page.offset + i)),
     subtasks_page: source.page,
   };

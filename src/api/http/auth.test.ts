@@ -26,7 +26,9 @@ describe('API tokens', () => {
       { token: 'a:b:c-token', role: 'viewer' },
       { token: 'x:admin:y-token', role: 'viewer', name: 'bob@example.com' },
     ]);
-    assert.deepEqual(parseTokensFile('- {token: admin-token-1, role: admin, name: ops-alice}\n'), [{ token: 'admin-token-1', role: 'admin', name: 'ops-alice' }]);
+    assert.deepEqual(parseTokensFile('- {token: admin-token-1, role: admin, name: ops-alice}\n'), [
+      { token: 'admin-token-1', role: 'admin', name: 'ops-alice' },
+    ]);
     const callerOf = createAuthenticator([
       { token: 'admin-token-1', role: 'admin', name: 'ops-alice' },
       { token: 'viewer-token-1', role: 'viewer' },
@@ -104,7 +106,9 @@ describe('API tokens in the documentation', () => {
   });
 
   it('states the rule the old examples broke: a token of fewer than 8 characters is refused', () => {
-    assert.throws(() => parseTokensEnv('secret:admin'), { message: 'invalid API tokens in RELABEL_API_TOKENS: #0.token: tokens must be at least 8 characters' });
+    assert.throws(() => parseTokensEnv('secret:admin'), {
+      message: 'invalid API tokens in RELABEL_API_TOKENS: #0.token: tokens must be at least 8 characters',
+    });
     for (const file of files.filter((f) => f !== 'docs/airship.md')) assert.match(text(file), /at least 8/, file);
   });
 });

@@ -24,7 +24,10 @@ export const TOKEN_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$/;
 /** One configured token. Tokens are opaque text without whitespace, at least 8 characters. */
 export const ApiToken = z
   .object({
-    token: z.string().min(8, { error: 'tokens must be at least 8 characters' }).regex(/^[\x21-\x7e]+$/, { error: 'tokens are printable ASCII without spaces' }),
+    token: z
+      .string()
+      .min(8, { error: 'tokens must be at least 8 characters' })
+      .regex(/^[\x21-\x7e]+$/, { error: 'tokens are printable ASCII without spaces' }),
     role: z.enum([Role.admin, Role.viewer]),
     name: z
       .string()

@@ -29,22 +29,26 @@ describe('relabel api --keystone-* flags', () => {
     const fromFile = keystoneOptions({ ...flags, keystonePasswordFile: file }, { RELABEL_KEYSTONE_PASSWORD: 'from-env' });
     assert.equal(fromFile?.password, 'from-file');
     const fromEnv = keystoneOptions(flags, { RELABEL_KEYSTONE_PASSWORD: 'from-env' });
-    assert.deepEqual({ ...fromEnv, roles: [...(fromEnv?.roles ?? [])].length }, {
-      url: 'http://keystone:5000/v3',
-      username: 'relabel',
-      password: 'from-env',
-      projectName: 'service',
-      userDomainName: 'Default',
-      projectDomainName: 'Default',
-      roles: 4,
-      cacheSeconds: 60,
-    });
+    assert.deepEqual(
+      { ...fromEnv, roles: [...(fromEnv?.roles ?? [])].length },
+      {
+        url: 'http://keystone:5000/v3',
+        username: 'relabel',
+        password: 'from-env',
+        projectName: 'service',
+        userDomainName: 'Default',
+        projectDomainName: 'Default',
+        roles: 4,
+        cacheSeconds: 60,
+      },
+    );
   });
 
   it('refuse a missing password, a bad cache time or role map, naming the flag', () => {
     assert.throws(() => keystoneOptions(flags, {}), /--keystone-url needs relabel's service password/);
     const env = { RELABEL_KEYSTONE_PASSWORD: 'pw' };
-    for (const bad of ['-1', '3601', '1.5', 'soon']) assert.throws(() => keystoneOptions({ ...flags, keystoneCacheSeconds: bad }, env), /--keystone-cache-seconds/);
+    for (const bad of ['-1', '3601', '1.5', 'soon'])
+      assert.throws(() => keystoneOptions({ ...flags, keystoneCacheSeconds: bad }, env), /--keystone-cache-seconds/);
     assert.throws(() => keystoneOptions({ ...flags, keystoneRoles: 'admin' }, env), /--keystone-roles: "admin"/);
   });
 });

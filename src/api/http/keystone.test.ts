@@ -68,12 +68,15 @@ async function rejectsWith(promise: Promise<unknown>, type: string, message: Reg
 
 describe('Keystone verifier', () => {
   it('parses role maps, refusing bad entries by name', () => {
-    assert.deepEqual([...parseKeystoneRoles(DEFAULT_KEYSTONE_ROLES)], [
-      ['admin', 'admin'],
-      ['admin_ucp', 'admin'],
-      ['reader', 'viewer'],
-      ['admin_ucp_viewer', 'viewer'],
-    ]);
+    assert.deepEqual(
+      [...parseKeystoneRoles(DEFAULT_KEYSTONE_ROLES)],
+      [
+        ['admin', 'admin'],
+        ['admin_ucp', 'admin'],
+        ['reader', 'viewer'],
+        ['admin_ucp_viewer', 'viewer'],
+      ],
+    );
     assert.throws(() => parseKeystoneRoles('admin=root'), /--keystone-roles: "admin=root" is not keystoneRole=admin/);
     assert.throws(() => parseKeystoneRoles('a=admin,a=viewer'), /role a is mapped more than once/);
     assert.throws(() => parseKeystoneRoles(' , '), /no roles mapped/);
@@ -128,7 +131,11 @@ describe('Keystone verifier', () => {
 
   it('answers 403 naming the roles for a token without a mapped role', async () => {
     const verify = createKeystoneVerifier(options(await fakeKeystone(keystoneAnswering({ 'bob-token': ['member'] }))));
-    await rejectsWith(verify('bob-token'), 'Forbidden', /^Keystone user alice has roles member, none mapped .* one of reader, admin_ucp_viewer; to change, one of admin, admin_ucp$/);
+    await rejectsWith(
+      verify('bob-token'),
+      'Forbidden',
+      /^Keystone user alice has roles member, none mapped .* one of reader, admin_ucp_viewer; to change, one of admin, admin_ucp$/,
+    );
   });
 
   it('answers 503 naming Keystone when it is down, answers 5xx, or does not answer in time', async () => {
@@ -136,7 +143,11 @@ describe('Keystone verifier', () => {
     await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
     const down = `http://127.0.0.1:${(closed.address() as AddressInfo).port}/v3`;
     await new Promise((resolve) => closed.close(resolve));
-    await rejectsWith(createKeystoneVerifier(options(down))('t-token'), 'Unavailable', new RegExp(`^Keystone at ${down} did not answer: POST /v3/auth/tokens\\?nocatalog: ECONNREFUSED$`));
+    await rejectsWith(
+      createKeystoneVerifier(options(down))('t-token'),
+      'Unavailable',
+      new RegExp(`^Keystone at ${down} did not answer: POST /v3/auth/tokens\\?nocatalog: ECONNREFUSED$`),
+    );
     const failing = await fakeKeystone((req, res) => {
       req.resume();
       res.writeHead(502).end();
@@ -144,7 +155,11 @@ describe('Keystone verifier', () => {
     await rejectsWith(createKeystoneVerifier(options(failing))('t-token'), 'Unavailable', /did not answer: POST \/v3\/auth\/tokens\?nocatalog: HTTP 502$/);
     const silent = await fakeKeystone(() => {});
     const started = Date.now();
-    await rejectsWith(createKeystoneVerifier(options(silent))('t-token'), 'Unavailable', /did not answer: POST \/v3\/auth\/tokens\?nocatalog: no answer within 300 ms$/);
+    await rejectsWith(
+      createKeystoneVerifier(options(silent))('t-token'),
+      'Unavailable',
+      /did not answer: POST \/v3\/auth\/tokens\?nocatalog: no answer within 300 ms$/,
+    );
     assert.ok(Date.now() - started < 2_000);
   });
 
@@ -153,8 +168,18 @@ describe('Keystone verifier', () => {
       req.resume();
       res.writeHead(401).end('{}');
     });
-    await rejectsWith(createKeystoneVerifier(options(refusing))('t-token'), 'Unavailable', /refused relabel's service credentials \(user relabel in project service\): HTTP 401/);
-    const forbidding = await fakeKeystone((req, res) => (req.method === 'GET' ? (req.resume(), res.writeHead(403).end('{}')) : keystoneAnswering({})(req, res)));
-    await rejectsWith(createKeystoneVerifier(options(forbidding))('t-token'), 'Unavailable', /refused to validate a token for relabel's service user relabel \(HTTP 403\): it needs the service or admin role/);
+    await rejectsWith(
+      createKeystoneVerifier(options(refusing))('t-token'),
+      'Unavailable',
+      /refused relabel's service credentials \(user relabel in project service\): HTTP 401/,
+    );
+    const forbidding = await fakeKeystone((req, res) =>
+      req.method === 'GET' ? (req.resume(), res.writeHead(403).end('{}')) : keystoneAnswering({})(req, res),
+    );
+    await rejectsWith(
+      createKeystoneVerifier(options(forbidding))('t-token'),
+      'Unavailable',
+      /refused to validate a token for relabel's service user relabel \(HTTP 403\): it needs the service or admin role/,
+    );
   });
 });

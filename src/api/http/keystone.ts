@@ -24,7 +24,10 @@ export type KeystoneRoleMap = ReadonlyMap<string, Role>;
 /** The role mapping from `keystoneRole=relabelRole,…` (relabel roles: admin, viewer). Throws naming the bad entry. */
 export function parseKeystoneRoles(text: string, where = '--keystone-roles'): KeystoneRoleMap {
   const roles = new Map<string, Role>();
-  for (const entry of text.split(',').map((e) => e.trim()).filter((e) => e !== '')) {
+  for (const entry of text
+    .split(',')
+    .map((e) => e.trim())
+    .filter((e) => e !== '')) {
     const match = /^([^=\s]{1,255})=(admin|viewer)$/.exec(entry);
     if (!match?.[1] || !match[2]) throw new Error(`${where}: ${JSON.stringify(entry.slice(0, 100))} is not keystoneRole=admin or keystoneRole=viewer`);
     if (roles.has(match[1])) throw new Error(`${where}: the Keystone role ${match[1]} is mapped more than once`);
@@ -118,7 +121,11 @@ const digest = (token: string) => createHash('sha256').update(token, 'utf8').dig
  * one request bounded to `timeoutMs`; no answer, a network error or a 5xx is
  * Unavailable, any other answer is the caller's to read.
  */
-function keystoneRequests(base: string, shown: string, timeoutMs: number): { send(path: string, init: RequestInit): Promise<Response>; unavailable(what: string): ApiError } {
+function keystoneRequests(
+  base: string,
+  shown: string,
+  timeoutMs: number,
+): { send(path: string, init: RequestInit): Promise<Response>; unavailable(what: string): ApiError } {
   const unavailable = (what: string) => new ApiError(FailureType.Unavailable, `Keystone at ${shown} did not answer: ${what}`);
 
   async function send(path: string, init: RequestInit): Promise<Response> {
@@ -141,8 +148,12 @@ function keystoneRequests(base: string, shown: string, timeoutMs: number): { sen
 
 /** The Unavailable error for Keystone refusing (HTTP `status`) to validate a token for relabel's service user. */
 function validationRefused(status: number, options: KeystoneOptions, shown: string): ApiError {
-  const why = status === 403 ? `: it needs the service or admin role in project ${options.projectName}` : status === 401 ? ', even with a service token just issued' : '';
-  return new ApiError(FailureType.Unavailable, `Keystone at ${shown} refused to validate a token for relabel's service user ${options.username} (HTTP ${status})${why}`);
+  const why =
+    status === 403 ? `: it needs the service or admin role in project ${options.projectName}` : status === 401 ? ', even with a service token just issued' : '';
+  return new ApiError(
+    FailureType.Unavailable,
+    `Keystone at ${shown} refused to validate a token for relabel's service user ${options.username} (HTTP ${status})${why}`,
+  );
 }
 
 /** Creates the verifier; nothing is sent to Keystone until the first token. */

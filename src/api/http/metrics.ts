@@ -30,7 +30,12 @@ const BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 export function apiMetrics(app: FastifyInstance): RouteDef {
   const registry = new Registry();
   const labelNames = ['method', 'route', 'code'] as const;
-  const requests = new Counter({ name: ApiMetric.requests, help: 'HTTP requests answered, by method, route pattern and status', labelNames, registers: [registry] });
+  const requests = new Counter({
+    name: ApiMetric.requests,
+    help: 'HTTP requests answered, by method, route pattern and status',
+    labelNames,
+    registers: [registry],
+  });
   const seconds = new Histogram({
     name: ApiMetric.requestSeconds,
     help: 'Time to answer HTTP requests, by method, route pattern and status, in seconds',

@@ -9,9 +9,24 @@ import { createApiServer } from './server.ts';
 describe('OpenAPI document', () => {
   it('documents every route from its zod schemas, and every reference resolves', async () => {
     const store = await openStore('sqlite::memory:');
-    const relabel: Relabel = { documents: createDocuments(store), runs: () => Promise.reject(new Error('unused')), schedules: () => Promise.reject(new Error('unused')), drift: () => Promise.reject(new Error('unused')), joins: () => Promise.reject(new Error('unused')), plugins: () => Promise.reject(new Error('unused')), health: () => Promise.reject(new Error('unused')), close: () => store.close() };
+    const relabel: Relabel = {
+      documents: createDocuments(store),
+      runs: () => Promise.reject(new Error('unused')),
+      schedules: () => Promise.reject(new Error('unused')),
+      drift: () => Promise.reject(new Error('unused')),
+      joins: () => Promise.reject(new Error('unused')),
+      plugins: () => Promise.reject(new Error('unused')),
+      health: () => Promise.reject(new Error('unused')),
+      close: () => store.close(),
+    };
     const unused = () => Promise.reject(new Error('unused'));
-    const nodes: NodeApi = { readNode: unused, patchNode: unused, listNodes: () => { throw new Error('not used'); } };
+    const nodes: NodeApi = {
+      readNode: unused,
+      patchNode: unused,
+      listNodes: () => {
+        throw new Error('not used');
+      },
+    };
     const app = createApiServer({ relabel, nodes, tokens: [{ token: 'viewer-token', role: 'viewer' }] });
     try {
       const res = await app.inject({ method: 'GET', url: '/api/v1.0/openapi.json', headers: { 'x-auth-token': 'viewer-token' } });
@@ -28,7 +43,12 @@ describe('OpenAPI document', () => {
       }
       assert.equal(operations, 32);
       // Shipyard's drill-down into actions and its Airflow monitoring.
-      for (const path of ['/api/v1.0/actions/{id}/steps/{step_id}', '/api/v1.0/actions/{id}/validations/{validation_id}', '/api/v1.0/workflows', '/api/v1.0/workflows/{workflow_id}']) {
+      for (const path of [
+        '/api/v1.0/actions/{id}/steps/{step_id}',
+        '/api/v1.0/actions/{id}/validations/{validation_id}',
+        '/api/v1.0/workflows',
+        '/api/v1.0/workflows/{workflow_id}',
+      ]) {
         assert.deepEqual(Object.keys(doc.paths[path]), ['get'], path);
       }
       assert.deepEqual(Object.keys(doc.paths['/api/v1.0/actions/{id}/steps/{step_id}/logs'].get.responses['200'].content), ['text/plain']);

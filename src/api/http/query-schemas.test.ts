@@ -19,7 +19,11 @@ describe('query strings as Airship clients send them', () => {
   });
 
   it("reads Shipyard's buffer modes in any case, empty-collection and Python's booleans", () => {
-    assert.deepEqual(StageQuery.parse({ buffermode: 'rejectOnContents', 'empty-collection': 'True', verbosity: '1' }), { buffermode: 'rejectoncontents', 'empty-collection': true, verbosity: '1' });
+    assert.deepEqual(StageQuery.parse({ buffermode: 'rejectOnContents', 'empty-collection': 'True', verbosity: '1' }), {
+      buffermode: 'rejectoncontents',
+      'empty-collection': true,
+      verbosity: '1',
+    });
     assert.equal(StageQuery.safeParse({ buffermode: 'prepend' }).success, false);
     assert.deepEqual(ActionCreateQuery.parse({ 'allow-intermediate-commits': 'False' }), { 'allow-intermediate-commits': false });
     assert.deepEqual(RenderedQuery.parse({ version: 'buffer', 'cleartext-secrets': 'true' }), { version: 'buffer', 'cleartext-secrets': true });
@@ -28,7 +32,8 @@ describe('query strings as Airship clients send them', () => {
 
   it("reads Drydock's task parameters, bounded", () => {
     assert.deepEqual(TaskQuery.parse({ subtaskerrors: 'true', layers: '-1', builddata: 'true' }), { subtaskerrors: true, layers: '-1', builddata: true });
-    for (const bad of [{ layers: '-2' }, { layers: '12345' }, { limit: '5001' }, { offset: '-1' }]) assert.equal(TaskQuery.safeParse(bad).success, false, JSON.stringify(bad));
+    for (const bad of [{ layers: '-2' }, { layers: '12345' }, { limit: '5001' }, { offset: '-1' }])
+      assert.equal(TaskQuery.safeParse(bad).success, false, JSON.stringify(bad));
     assert.equal(TaskListQuery.safeParse({ limit: '100', max_subtasks: '5000' }).success, true);
     assert.equal(TaskListQuery.safeParse({ max_subtasks: '5001' }).success, false);
     assert.equal(TaskPath.safeParse({ id: 'dGFzaw.23' }).success, true);

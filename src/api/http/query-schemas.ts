@@ -17,7 +17,10 @@ const QueryFlag = z.stringbool({ truthy: ['true', 't', 'yes', 'y', '1', 'on'], f
  * its client adds to every request: accepted on every route; relabel's
  * answers do not depend on it.
  */
-export const Verbosity = z.string().regex(/^[0-5]$/, { error: 'verbosity is 0 to 5' }).meta({ description: "Shipyard's verbosity (0 to 5): accepted on every route, no effect" });
+export const Verbosity = z
+  .string()
+  .regex(/^[0-5]$/, { error: 'verbosity is 0 to 5' })
+  .meta({ description: "Shipyard's verbosity (0 to 5): accepted on every route, no effect" });
 
 /** The parameters every route accepts. */
 const common = { verbosity: Verbosity.optional() };
@@ -33,7 +36,8 @@ export const ConfigdocsVersion = z.enum(['buffer', 'committed', 'last_site_actio
 export type ConfigdocsVersion = z.infer<typeof ConfigdocsVersion>;
 
 const cleartextSecrets = QueryFlag.optional().meta({
-  description: "Shipyard's cleartext-secrets: accepted (its client sends it for --cleartext-secrets); relabel's documents hold no secrets, so the answer is the same",
+  description:
+    "Shipyard's cleartext-secrets: accepted (its client sends it for --cleartext-secrets); relabel's documents hold no secrets, so the answer is the same",
 });
 
 /** Query of `GET configdocs/{bucket}` (default `buffer`, as Shipyard). */
@@ -86,7 +90,9 @@ export const StageQuery = z
         'rejectoncontents: refused (409) when the buffer holds any change; append: refused (409) when this bucket is already changed in the buffer; ' +
         "replace: the buffer is emptied first. Absent: relabel's own mode, this bucket's staged content replaced and the others kept (Shipyard's client always sends one)",
     }),
-    'empty-collection': QueryFlag.optional().meta({ description: 'true: stage the removal of the bucket (no body needed); the documents sent, if any, are ignored' }),
+    'empty-collection': QueryFlag.optional().meta({
+      description: 'true: stage the removal of the bucket (no body needed); the documents sent, if any, are ignored',
+    }),
   })
   .strict();
 /** Query of `POST configdocs/{bucket}`. */
@@ -97,10 +103,12 @@ export const CommitQuery = z
   .object({
     ...common,
     force: QueryFlag.optional().meta({
-      description: 'commit even when the site is invalid; its errors come back as Warning messages (Shipyard: FORCED SUCCESS). Default false. Booleans: true or false (also t, yes, y, 1, on / f, no, n, 0, off, any case).',
+      description:
+        'commit even when the site is invalid; its errors come back as Warning messages (Shipyard: FORCED SUCCESS). Default false. Booleans: true or false (also t, yes, y, 1, on / f, no, n, 0, off, any case).',
     }),
     dryrun: QueryFlag.optional().meta({
-      description: 'validate the site as a commit would and commit nothing; answers 200 whether it is valid or not (Shipyard: DRYRUN), and takes precedence over force. Default false; spelled as force.',
+      description:
+        'validate the site as a commit would and commit nothing; answers 200 whether it is valid or not (Shipyard: DRYRUN), and takes precedence over force. Default false; spelled as force.',
     }),
   })
   .strict();
@@ -121,7 +129,15 @@ export const ActionCreateQuery = z
 export type ActionCreateQuery = z.infer<typeof ActionCreateQuery>;
 
 /** Query of `GET actions`: how many of the most recent. */
-export const ActionListQuery = z.object({ ...common, limit: z.string().regex(/^([1-9][0-9]?|100)$/, { error: 'limit is 1 to 100' }).optional() }).strict();
+export const ActionListQuery = z
+  .object({
+    ...common,
+    limit: z
+      .string()
+      .regex(/^([1-9][0-9]?|100)$/, { error: 'limit is 1 to 100' })
+      .optional(),
+  })
+  .strict();
 /** Query of `GET actions`. */
 export type ActionListQuery = z.infer<typeof ActionListQuery>;
 
@@ -129,8 +145,14 @@ export type ActionListQuery = z.infer<typeof ActionListQuery>;
 export const NodePageQuery = z
   .object({
     ...common,
-    offset: z.string().regex(/^(0|[1-9][0-9]{0,8})$/, { error: 'offset is a whole number from 0' }).optional(),
-    limit: z.string().regex(/^([1-9][0-9]{0,2}|[1-4][0-9]{3}|5000)$/, { error: 'limit is 1 to 5000' }).optional(),
+    offset: z
+      .string()
+      .regex(/^(0|[1-9][0-9]{0,8})$/, { error: 'offset is a whole number from 0' })
+      .optional(),
+    limit: z
+      .string()
+      .regex(/^([1-9][0-9]{0,2}|[1-4][0-9]{3}|5000)$/, { error: 'limit is 1 to 5000' })
+      .optional(),
   })
   .strict();
 /** Paging of a run's per-node results. */
@@ -151,10 +173,19 @@ export const TaskQuery = z
   .object({
     ...common,
     subtaskerrors: QueryFlag.optional().meta({ description: "add subtask_errors: each failed subtask's result by subtask id (this page of subtasks)" }),
-    layers: z.string().regex(/^(-1|[0-9]{1,4})$/, { error: 'layers is -1 (all) or a whole number' }).optional().meta({ description: "Drydock's layers: answer a map of tasks by id, this task and N-1 layers of subtasks (-1 or 2 and more: every subtask of this page)" }),
+    layers: z
+      .string()
+      .regex(/^(-1|[0-9]{1,4})$/, { error: 'layers is -1 (all) or a whole number' })
+      .optional()
+      .meta({
+        description: "Drydock's layers: answer a map of tasks by id, this task and N-1 layers of subtasks (-1 or 2 and more: every subtask of this page)",
+      }),
     builddata: QueryFlag.optional().meta({ description: "Drydock's builddata: accepted; relabel keeps no build data, build_data is an empty list" }),
     offset: Offset.optional(),
-    limit: z.string().regex(/^([1-9][0-9]{0,2}|[1-4][0-9]{3}|5000)$/, { error: 'limit is 1 to 5000' }).optional(),
+    limit: z
+      .string()
+      .regex(/^([1-9][0-9]{0,2}|[1-4][0-9]{3}|5000)$/, { error: 'limit is 1 to 5000' })
+      .optional(),
   })
   .strict();
 /** Query of `GET tasks/{id}`. */
@@ -169,9 +200,18 @@ export type TaskQuery = z.infer<typeof TaskQuery>;
 export const TaskListQuery = z
   .object({
     ...common,
-    offset: z.string().regex(/^(0|[1-9][0-9]{0,2})$/, { error: 'offset is 0 to 999' }).optional(),
-    limit: z.string().regex(/^([1-9][0-9]?|100)$/, { error: 'limit is 1 to 100' }).optional(),
-    max_subtasks: z.string().regex(/^(0|[1-9][0-9]{0,2}|[1-4][0-9]{3}|5000)$/, { error: 'max_subtasks is 0 to 5000' }).optional(),
+    offset: z
+      .string()
+      .regex(/^(0|[1-9][0-9]{0,2})$/, { error: 'offset is 0 to 999' })
+      .optional(),
+    limit: z
+      .string()
+      .regex(/^([1-9][0-9]?|100)$/, { error: 'limit is 1 to 100' })
+      .optional(),
+    max_subtasks: z
+      .string()
+      .regex(/^(0|[1-9][0-9]{0,2}|[1-4][0-9]{3}|5000)$/, { error: 'max_subtasks is 0 to 5000' })
+      .optional(),
   })
   .strict();
 /** Query of `GET tasks`. */
@@ -182,8 +222,14 @@ export const PlanQuery = z
   .object({
     ...common,
     nodes_detail: QueryFlag.optional().meta({ description: "add a page of per-node plans with each desired label's source; default false" }),
-    offset: z.string().regex(/^(0|[1-9][0-9]{0,8})$/, { error: 'offset is a whole number from 0' }).optional(),
-    limit: z.string().regex(/^([1-9][0-9]{0,2}|1000)$/, { error: 'limit is 1 to 1000' }).optional(),
+    offset: z
+      .string()
+      .regex(/^(0|[1-9][0-9]{0,8})$/, { error: 'offset is a whole number from 0' })
+      .optional(),
+    limit: z
+      .string()
+      .regex(/^([1-9][0-9]{0,2}|1000)$/, { error: 'limit is 1 to 1000' })
+      .optional(),
   })
   .strict();
 /** Query of `GET plans/{id}`. */

@@ -31,9 +31,7 @@ const statusFields = {
 };
 
 /** Airship's Status body: every error, and plain successes. `reason` is the failure type. */
-export const StatusBody = z
-  .object({ ...statusFields, details: z.object({ errorCount: z.int(), messageList: z.array(StatusMessage) }).strict() })
-  .strict();
+export const StatusBody = z.object({ ...statusFields, details: z.object({ errorCount: z.int(), messageList: z.array(StatusMessage) }).strict() }).strict();
 /** Airship's Status body. */
 export type StatusBody = z.infer<typeof StatusBody>;
 
@@ -120,9 +118,9 @@ export const FailureView = z.object({ type: z.string(), message: z.string() }).s
 export const NodeResultView = z
   .object({
     node: z.string(),
-    status: z
-      .enum(['queued', 'pending', 'success', 'failure', 'cancelled'])
-      .meta({ description: 'queued (not yet planned), pending (a change to apply), success, failure, or cancelled (the run was stopped before the node was started)' }),
+    status: z.enum(['queued', 'pending', 'success', 'failure', 'cancelled']).meta({
+      description: 'queued (not yet planned), pending (a change to apply), success, failure, or cancelled (the run was stopped before the node was started)',
+    }),
     set: z.record(z.string(), z.string()).optional(),
     removed: z.array(z.string()).optional(),
     adopted: z.array(z.string()).optional(),
@@ -150,7 +148,9 @@ export const RunResultView = z
   .object({
     status: z.enum(['success', 'partial_success', 'failure']),
     counts: z.object({ total: z.int(), success: z.int(), failure: z.int(), written: z.int() }).strict(),
-    failures: z.array(z.object({ node: z.string(), error: FailureView }).strict()).meta({ description: 'a sample of at most 50 failures; every node is in node_results' }),
+    failures: z
+      .array(z.object({ node: z.string(), error: FailureView }).strict())
+      .meta({ description: 'a sample of at most 50 failures; every node is in node_results' }),
   })
   .strict();
 
@@ -165,12 +165,17 @@ export const ActionSummary = z
     completed_at: z.string().nullable(),
     workflow_id: z.string(),
     run_id: z.string(),
-    user: z.string().nullable().meta({ description: "who started the run, as Shipyard's action names its user: the API token's name, or the OS user of the CLI (null for runs started without it)" }),
+    user: z.string().nullable().meta({
+      description:
+        "who started the run, as Shipyard's action names its user: the API token's name, or the OS user of the CLI (null for runs started without it)",
+    }),
     started_via: z.enum(StartedVia).nullable().meta({ description: 'how the run was started' }),
     dag_id: ActionName.meta({ description: "the workflow (Shipyard's DAG) the action runs: its name" }),
     dag_status: z.enum(['queued', 'running', 'paused', 'success', 'failed']).meta({ description: "the run's state as Airflow names a DAG run's" }),
     dag_execution_date: z.string().meta({ description: 'when the run started, as the date part of its workflow id (YYYY-MM-DDTHH:mm:ss.SSSSSS)' }),
-    steps: z.array(StepSummaryView).meta({ description: 'validate_site_design, plan_labels, relabel_nodes (a run in waves: relabel_wave_1, relabel_wave_2, … instead, at most 100)' }),
+    steps: z
+      .array(StepSummaryView)
+      .meta({ description: 'validate_site_design, plan_labels, relabel_nodes (a run in waves: relabel_wave_1, relabel_wave_2, … instead, at most 100)' }),
     notes: z.array(NoteView),
   })
   .strict();
@@ -193,7 +198,12 @@ export const NodePageView = z
 /** An action (Shipyard), with its revision and a page of per-node results. */
 export const ActionView = ActionSummary.extend({
   parameters: z
-    .object({ target_nodes: z.array(z.string()).optional().meta({ description: 'the targets of this page of node_results (all of them when node_results_page.total ≤ limit)' }) })
+    .object({
+      target_nodes: z
+        .array(z.string())
+        .optional()
+        .meta({ description: 'the targets of this page of node_results (all of them when node_results_page.total ≤ limit)' }),
+    })
     .strict(),
   revision: z.int().nullable(),
   committed_rev_id: z.int().nullable().meta({ description: "Shipyard's name of `revision`" }),
@@ -206,18 +216,35 @@ export const ActionView = ActionSummary.extend({
   timestamp: z.string().nullable().meta({ description: 'when the action was recorded' }),
   validations: z.array(ValidationView),
   command_audit: z.array(CommandView).meta({ description: 'invoke, then stop, pause, unpause, approve, resume and abort as issued (the newest 100)' }),
-  waves: WaveStateView.nullable().meta({ description: 'a run in waves: the current wave and what its gate waits for, or once ended how many waves and whether it was aborted; null: no waves' }),
+  waves: WaveStateView.nullable().meta({
+    description: 'a run in waves: the current wave and what its gate waits for, or once ended how many waves and whether it was aborted; null: no waves',
+  }),
 }).strict();
 /** An action. */
 export type ActionView = z.infer<typeof ActionView>;
 
 /** Where a desired label comes from (a closed union on `kind`). */
 export const LabelSourceView = z.discriminatedUnion('kind', [
-  z.object({ kind: z.literal('node') }).strict().meta({ description: "the node's own owner_data" }),
-  z.object({ kind: z.literal('host_profile'), profile: z.string(), depth: z.int() }).strict().meta({ description: "a host profile's owner_data; depth 1 is the node's own profile, 2 its parent, …" }),
-  z.object({ kind: z.literal('rack'), rack: z.string() }).strict().meta({ description: "the labels of the node's rack document" }),
-  z.object({ kind: z.literal('generated'), generator: z.enum(['rack', 'site', 'host_profile', 'tag']) }).strict().meta({ description: 'generated by the label policy' }),
-  z.object({ kind: z.literal('plugin'), plugin: z.string() }).strict().meta({ description: 'given by a label plugin' }),
+  z
+    .object({ kind: z.literal('node') })
+    .strict()
+    .meta({ description: "the node's own owner_data" }),
+  z
+    .object({ kind: z.literal('host_profile'), profile: z.string(), depth: z.int() })
+    .strict()
+    .meta({ description: "a host profile's owner_data; depth 1 is the node's own profile, 2 its parent, …" }),
+  z
+    .object({ kind: z.literal('rack'), rack: z.string() })
+    .strict()
+    .meta({ description: "the labels of the node's rack document" }),
+  z
+    .object({ kind: z.literal('generated'), generator: z.enum(['rack', 'site', 'host_profile', 'tag']) })
+    .strict()
+    .meta({ description: 'generated by the label policy' }),
+  z
+    .object({ kind: z.literal('plugin'), plugin: z.string() })
+    .strict()
+    .meta({ description: 'given by a label plugin' }),
 ]);
 
 /** What the mass-removal brake says of a plan or a run. */
@@ -226,7 +253,9 @@ export const MassRemovalView = z
     owned: z.int().meta({ description: 'labels relabel owns on the planned targets' }),
     removed: z.int().meta({ description: 'owned labels the run would remove' }),
     nodes: z.int().meta({ description: 'nodes that would lose at least one label' }),
-    keys: z.array(z.object({ key: z.string(), nodes: z.int() }).strict()).meta({ description: 'the most removed keys (at most 10), with the nodes losing each' }),
+    keys: z
+      .array(z.object({ key: z.string(), nodes: z.int() }).strict())
+      .meta({ description: 'the most removed keys (at most 10), with the nodes losing each' }),
     more_keys: z.int(),
     max_fraction: z.number().meta({ description: "the policy's max_removal_fraction" }),
     exceeded: z.boolean().meta({ description: 'whether a run would be refused (MassRemovalRefused) unless allow_mass_removal' }),
@@ -257,7 +286,9 @@ export const PlanView = z
             change: z.int(),
             lose: z.int(),
             adopt: z.int(),
-            sources: z.array(z.object({ source: LabelSourceView, nodes: z.int() }).strict()).meta({ description: 'where the key comes from, most nodes first (at most 20)' }),
+            sources: z
+              .array(z.object({ source: LabelSourceView, nodes: z.int() }).strict())
+              .meta({ description: 'where the key comes from, most nodes first (at most 20)' }),
             more_sources: z.int(),
           })
           .strict(),
@@ -265,7 +296,9 @@ export const PlanView = z
       .meta({ description: 'per label key, sorted (at most 1000)' }),
     more_label_keys: z.int(),
     mass_removal: MassRemovalView.nullable(),
-    workload_impact: WorkloadImpactView.nullable().meta({ description: 'what the plan does to DaemonSets, pods and their PodDisruptionBudgets; null when not weighed' }),
+    workload_impact: WorkloadImpactView.nullable().meta({
+      description: 'what the plan does to DaemonSets, pods and their PodDisruptionBudgets; null when not weighed',
+    }),
     nodes: z
       .object({
         total: z.int(),
@@ -273,7 +306,10 @@ export const PlanView = z
         items: z.array(
           NodeResultView.extend({
             was: z.record(z.string(), z.string()).optional().meta({ description: 'the values the keys of set had' }),
-            labels: z.record(z.string(), z.object({ value: z.string(), source: LabelSourceView }).strict()).optional().meta({ description: 'desired labels with their sources' }),
+            labels: z
+              .record(z.string(), z.object({ value: z.string(), source: LabelSourceView }).strict())
+              .optional()
+              .meta({ description: 'desired labels with their sources' }),
           }).strict(),
         ),
       })

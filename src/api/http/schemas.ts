@@ -47,7 +47,10 @@ export const BucketPath = z
 export type BucketPath = z.infer<typeof BucketPath>;
 
 /** An action or task id (see `src/api/runs/run-ids.ts`): base64url. */
-export const RunIdParam = z.string().max(1024).regex(/^[A-Za-z0-9_-]+$/, { error: 'ids are base64url text' });
+export const RunIdParam = z
+  .string()
+  .max(1024)
+  .regex(/^[A-Za-z0-9_-]+$/, { error: 'ids are base64url text' });
 
 /** `{id}` of an action. */
 export const ActionPath = z.object({ id: RunIdParam }).strict();
@@ -63,7 +66,12 @@ export type ActionControlPath = z.infer<typeof ActionControlPath>;
 
 /** `{id}` of a task: a run's id, or a subtask's (the run's id, a dot and the node's position in the run). */
 export const TaskPath = z
-  .object({ id: z.string().max(1024).regex(/^[A-Za-z0-9_-]+(\.(0|[1-9][0-9]{0,8}))?$/, { error: 'task ids are base64url text, a subtask\'s followed by .N' }) })
+  .object({
+    id: z
+      .string()
+      .max(1024)
+      .regex(/^[A-Za-z0-9_-]+(\.(0|[1-9][0-9]{0,8}))?$/, { error: "task ids are base64url text, a subtask's followed by .N" }),
+  })
   .strict();
 /** `{id}` of a task. */
 export type TaskPath = z.infer<typeof TaskPath>;
@@ -131,7 +139,10 @@ export type ActionRequest = z.infer<typeof ActionRequest>;
 /** Body of `POST plans`: the targets (exactly one of target_nodes, all, node_filter), the revision and the per-node detail wanted. */
 export const PlanRequest = z
   .object({
-    target_nodes: z.union([z.array(z.string()), z.string()]).optional().meta({ description: 'node names: a list, or one comma-separated string' }),
+    target_nodes: z
+      .union([z.array(z.string()), z.string()])
+      .optional()
+      .meta({ description: 'node names: a list, or one comma-separated string' }),
     all: z.literal(true).optional().meta({ description: "every node of the revision's design" }),
     node_filter: NodeFilterSet.optional().meta({ description: 'the nodes a Drydock node filter selects in the design' }),
     revision: z.int().min(1).optional().meta({ description: 'the revision to plan; the latest committed one when absent' }),
@@ -154,13 +165,20 @@ export type PlanPath = z.infer<typeof PlanPath>;
  */
 export const TaskRequest = z
   .object({
-    action: z.enum(['relabel_nodes'], { error: (i) => (i.input === undefined ? 'action is required' : `unknown task action ${quote(i.input)} (only "relabel_nodes")`) }),
-    design_ref: z.string({ error: (i) => (i.input === undefined ? 'design_ref is required' : 'design_ref must be a string') }).min(1).max(2048),
+    action: z.enum(['relabel_nodes'], {
+      error: (i) => (i.input === undefined ? 'action is required' : `unknown task action ${quote(i.input)} (only "relabel_nodes")`),
+    }),
+    design_ref: z
+      .string({ error: (i) => (i.input === undefined ? 'design_ref is required' : 'design_ref must be a string') })
+      .min(1)
+      .max(2048),
     node_filter: NodeFilterSet.nullish().meta({
-      description: "which nodes of the design; null or absent (Drydock's client sends null when no filter is given): every node of the design, the mass-removal brake guarding",
+      description:
+        "which nodes of the design; null or absent (Drydock's client sends null when no filter is given): every node of the design, the mass-removal brake guarding",
     }),
     allow_mass_removal: z.boolean().optional().meta({
-      description: "relabel's own: go ahead even when the run removes more of the labels relabel owns on its targets than the policy's max_removal_fraction (default 0.5)",
+      description:
+        "relabel's own: go ahead even when the run removes more of the labels relabel owns on its targets than the policy's max_removal_fraction (default 0.5)",
     }),
   })
   .strict();
@@ -176,7 +194,8 @@ export const NodeLabelsBody = z.record(z.string(), z.string()).superRefine((labe
   for (const [key, value] of Object.entries(labels)) {
     for (const message of labelKeyErrors(key)) ctx.addIssue({ code: 'custom', path: [key], message: `label key ${quote(key)}: ${message}` });
     for (const message of labelValueErrors(value)) ctx.addIssue({ code: 'custom', path: [key], message: `label value ${quote(value)}: ${message}` });
-    if (isKubeletLabelKey(key)) ctx.addIssue({ code: 'custom', path: [key], message: `label ${quote(key)} is owned by the kubelet; relabel never writes or removes it` });
+    if (isKubeletLabelKey(key))
+      ctx.addIssue({ code: 'custom', path: [key], message: `label ${quote(key)} is owned by the kubelet; relabel never writes or removes it` });
   }
 });
 /** Body of `PUT node-labels/{node}`. */

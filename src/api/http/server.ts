@@ -90,7 +90,10 @@ async function checkMedia(request: FastifyRequest): Promise<void> {
   const type = (request.headers['content-type'] ?? '').split(';', 1)[0]?.trim().toLowerCase() ?? '';
   const accepted: readonly string[] = MEDIA_TYPES[media];
   if (!accepted.includes(type)) {
-    throw new ApiError(FailureType.UnsupportedMediaType, `this request takes ${accepted.join(' or ')}, not ${type === '' ? 'a body without Content-Type' : type}`);
+    throw new ApiError(
+      FailureType.UnsupportedMediaType,
+      `this request takes ${accepted.join(' or ')}, not ${type === '' ? 'a body without Content-Type' : type}`,
+    );
   }
 }
 
@@ -216,10 +219,15 @@ export function createApiServer(options: ApiServerOptions): FastifyInstance {
     if (access === 'public') return;
     const caller = await authenticate(request.headers);
     if (caller === null) {
-      throw new ApiError(FailureType.Unauthorized, 'a valid token is required: X-Auth-Token or Authorization: Bearer', undefined, { 'www-authenticate': 'Bearer' });
+      throw new ApiError(FailureType.Unauthorized, 'a valid token is required: X-Auth-Token or Authorization: Bearer', undefined, {
+        'www-authenticate': 'Bearer',
+      });
     }
     if (access === 'write' && caller.role !== 'admin') {
-      throw new ApiError(FailureType.Forbidden, `a ${caller.role} token may only read: ${request.method} ${request.routeOptions.url ?? request.url} needs an admin token`);
+      throw new ApiError(
+        FailureType.Forbidden,
+        `a ${caller.role} token may only read: ${request.method} ${request.routeOptions.url ?? request.url} needs an admin token`,
+      );
     }
     rememberCaller(request, caller);
   });

@@ -18,10 +18,15 @@ describe('failure types as HTTP statuses', () => {
 
   it('lists every document error of a validation failure', () => {
     const errors = [1, 2].map((line) => ({ source: 'site/a.yaml', document: { index: 1 }, path: 'data', line, column: 3, message: `bad ${line}` }));
-    const body = StatusBody.parse(failureBody(toApiError(new RelabelError(FailureType.DocumentValidationFailed, 'site invalid: 2 document error(s):\n…', errors))));
+    const body = StatusBody.parse(
+      failureBody(toApiError(new RelabelError(FailureType.DocumentValidationFailed, 'site invalid: 2 document error(s):\n…', errors))),
+    );
     assert.equal(body.code, 400);
     assert.equal(body.message, 'site invalid: 2 document error(s)');
-    assert.deepEqual(body.details.messageList.map((m) => m.message), ['site/a.yaml:1:3 document 1 data: bad 1', 'site/a.yaml:2:3 document 1 data: bad 2']);
+    assert.deepEqual(
+      body.details.messageList.map((m) => m.message),
+      ['site/a.yaml:1:3 document 1 data: bad 1', 'site/a.yaml:2:3 document 1 data: bad 2'],
+    );
   });
 
   it('never leaks the message of an unexpected error', () => {

@@ -6,14 +6,20 @@
 import { z } from 'zod';
 import type { PlanImpact, Sampled } from '../../core/plan/workload-impact.ts';
 
-const names = z
-  .object({ count: z.int(), sample: z.array(z.string()).meta({ description: 'at most 20 node names; count has them all' }) })
-  .strict();
+const names = z.object({ count: z.int(), sample: z.array(z.string()).meta({ description: 'at most 20 node names; count has them all' }) }).strict();
 const pods = z
   .object({
     count: z.int(),
     sample: z
-      .array(z.object({ pod: z.string(), node: z.string(), after_seconds: z.int().optional().meta({ description: 'evicted this long after the taint lands (0: at once)' }) }).strict())
+      .array(
+        z
+          .object({
+            pod: z.string(),
+            node: z.string(),
+            after_seconds: z.int().optional().meta({ description: 'evicted this long after the taint lands (0: at once)' }),
+          })
+          .strict(),
+      )
       .meta({ description: 'at most 20 pods; count has them all' }),
   })
   .strict();
@@ -33,7 +39,9 @@ export const WorkloadImpactView = z.union([
               namespace: z.string(),
               workload: z.string().meta({ description: 'Kind/name of the pods’ controller, or Pod/name' }),
               evicted: pods.meta({ description: 'pods a planned NoExecute taint evicts' }),
-              stranded: pods.meta({ description: 'running pods whose node selector or required node affinity no longer matches (not evicted; unschedulable there if restarted)' }),
+              stranded: pods.meta({
+                description: 'running pods whose node selector or required node affinity no longer matches (not evicted; unschedulable there if restarted)',
+              }),
               disruption_budgets: z.array(z.string()),
             })
             .strict(),
@@ -74,7 +82,13 @@ export function impactView(impact: PlanImpact | null): WorkloadImpactView | null
   return {
     daemon_sets: impact.daemonSets.map((d) => ({ namespace: d.namespace, name: d.name, gains: d.gains, loses: d.loses })),
     more_daemon_sets: impact.moreDaemonSets,
-    workloads: impact.workloads.map((w) => ({ namespace: w.namespace, workload: w.workload, evicted: podsView(w.evicted), stranded: podsView(w.stranded), disruption_budgets: w.disruptionBudgets })),
+    workloads: impact.workloads.map((w) => ({
+      namespace: w.namespace,
+      workload: w.workload,
+      evicted: podsView(w.evicted),
+      stranded: podsView(w.stranded),
+      disruption_budgets: w.disruptionBudgets,
+    })),
     more_workloads: impact.moreWorkloads,
     disruption_budgets: impact.disruptionBudgets,
     more_disruption_budgets: impact.moreDisruptionBudgets,

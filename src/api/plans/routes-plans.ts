@@ -28,7 +28,16 @@ export const planUrl = (id: string) => `/api/v1.0/plans/${id}`;
 
 function massRemoval(r: RemovalAssessment | null): z.infer<typeof MassRemovalView> | null {
   if (r === null) return null;
-  return { owned: r.owned, removed: r.removed, nodes: r.nodes, keys: r.keys, more_keys: r.moreKeys, max_fraction: r.maxFraction, exceeded: r.exceeded, message: describeRemoval(r) };
+  return {
+    owned: r.owned,
+    removed: r.removed,
+    nodes: r.nodes,
+    keys: r.keys,
+    more_keys: r.moreKeys,
+    max_fraction: r.maxFraction,
+    exceeded: r.exceeded,
+    message: describeRemoval(r),
+  };
 }
 
 /** A plan as the API answers it. */
@@ -69,7 +78,11 @@ export function planView(p: FleetPlan): PlanView {
 /** The targets of a plan request: exactly one of target_nodes, all, node_filter. */
 function targetsOf(body: PlanRequest): { targets: unknown } | { select: TargetSelection } {
   const given = [body.target_nodes !== undefined, body.all === true, body.node_filter !== undefined].filter(Boolean).length;
-  if (given !== 1) throw new ApiError(FailureType.InvalidTargets, `name the targets with exactly one of target_nodes, all, node_filter${given > 1 ? ' (several were given)' : ''}`);
+  if (given !== 1)
+    throw new ApiError(
+      FailureType.InvalidTargets,
+      `name the targets with exactly one of target_nodes, all, node_filter${given > 1 ? ' (several were given)' : ''}`,
+    );
   if (body.target_nodes !== undefined) return { targets: body.target_nodes };
   if (body.all) return { select: { all: true } };
   return { select: { filter: body.node_filter as NonNullable<PlanRequest['node_filter']> } };
@@ -84,7 +97,8 @@ export function planRoutes({ relabel, planWaitMs = PLAN_WAIT_MS }: ApiDeps): Rou
       method: 'POST',
       path: '/api/v1.0/plans',
       operationId: 'createPlan',
-      summary: 'Plans an update run fleet-wide without writing: per label key the nodes that gain, change, lose or adopt it, its sources, and the mass-removal brake',
+      summary:
+        'Plans an update run fleet-wide without writing: per label key the nodes that gain, change, lose or adopt it, its sources, and the mass-removal brake',
       description:
         'Runs a dry run of the revision (default the latest committed) over the targets (exactly one of target_nodes, all, node_filter), waits for it ' +
         '(one bulk read of the nodes, nothing written), and answers the plan summed from the store. The same checks as POST actions, each a 400 ' +
@@ -110,7 +124,9 @@ export function planRoutes({ relabel, planWaitMs = PLAN_WAIT_MS }: ApiDeps): Rou
           const message = `plan ${id} is not done after ${planWaitMs / 1000} s (${why}); GET ${planUrl(id)} reads it once it is`;
           return { code: 202, body: statusBody({ status: 'Success', code: 202, reason: 'Accepted', message }), headers: { location: planUrl(id) } };
         }
-        const nodes = body.nodes_detail ? { nodes: { ...(body.offset !== undefined ? { offset: body.offset } : {}), ...(body.limit !== undefined ? { limit: body.limit } : {}) } } : {};
+        const nodes = body.nodes_detail
+          ? { nodes: { ...(body.offset !== undefined ? { offset: body.offset } : {}), ...(body.limit !== undefined ? { limit: body.limit } : {}) } }
+          : {};
         return { code: 201, body: planView(await plans.report(started, nodes)), headers: { location: planUrl(id) } };
       },
     }),
@@ -118,7 +134,7 @@ export function planRoutes({ relabel, planWaitMs = PLAN_WAIT_MS }: ApiDeps): Rou
       method: 'GET',
       path: '/api/v1.0/plans/:id',
       operationId: 'getPlan',
-      summary: 'A plan again (with nodes_detail, a page of per-node plans with each desired label\'s source)',
+      summary: "A plan again (with nodes_detail, a page of per-node plans with each desired label's source)",
       tag: 'plans',
       access: 'read',
       params: PlanPath,
@@ -127,7 +143,9 @@ export function planRoutes({ relabel, planWaitMs = PLAN_WAIT_MS }: ApiDeps): Rou
       async handle({ params, query }) {
         const key = runKeyOf(params.id, 'plan');
         const plans = createPlans(await relabel.runs());
-        const nodes = query.nodes_detail ? { nodes: { offset: Number(query.offset ?? 0), ...(query.limit !== undefined ? { limit: Number(query.limit) } : {}) } } : {};
+        const nodes = query.nodes_detail
+          ? { nodes: { offset: Number(query.offset ?? 0), ...(query.limit !== undefined ? { limit: Number(query.limit) } : {}) } }
+          : {};
         return { code: 200, body: planView(await plans.report(key, nodes)) };
       },
     }),

@@ -32,10 +32,20 @@ function fakeNode(labels: Record<string, string>, annotations: Record<string, st
       if (conflicts > 0) {
         conflicts--;
         state = { ...state, resourceVersion: String(Number(state.resourceVersion) + 1) };
-        throw new ApiException(422, 'invalid', '{"message":"the server rejected our request due to an error in our request","details":{"causes":[{"message":"testing value /metadata/labels/a failed: test failed"}]}}', {});
+        throw new ApiException(
+          422,
+          'invalid',
+          '{"message":"the server rejected our request due to an error in our request","details":{"causes":[{"message":"testing value /metadata/labels/a failed: test failed"}]}}',
+          {},
+        );
       }
       const doc = applyJsonPatch({ metadata: { labels: some(state.labels), annotations: some(state.annotations) } }, ops);
-      state = { ...state, resourceVersion: String(Number(state.resourceVersion) + 1), labels: doc.metadata.labels ?? {}, annotations: doc.metadata.annotations ?? {} };
+      state = {
+        ...state,
+        resourceVersion: String(Number(state.resourceVersion) + 1),
+        labels: doc.metadata.labels ?? {},
+        annotations: doc.metadata.annotations ?? {},
+      };
       return structuredClone(state);
     },
   };
@@ -99,7 +109,12 @@ describe('applyNodeLabels', () => {
   it('refuses protected keys before any request', async () => {
     const node = fakeNode({});
     await assert.rejects(
-      applyNodeLabels(node.api, 'n1', { 'feature.node.kubernetes.io/cpu': 'x' }, { reconcileOsArchAliases: false, protectedKeys: ['feature.node.kubernetes.io/'] }),
+      applyNodeLabels(
+        node.api,
+        'n1',
+        { 'feature.node.kubernetes.io/cpu': 'x' },
+        { reconcileOsArchAliases: false, protectedKeys: ['feature.node.kubernetes.io/'] },
+      ),
       failureType('Invalid'),
     );
     assert.equal(node.patches.length, 0);

@@ -46,7 +46,7 @@ export function nodeLabelsRoutes({ relabel, nodes }: ApiDeps): RouteDef[] {
       operationId: 'putNodeLabels',
       summary: "Brings a node's relabel-managed labels to exactly the body's set, synchronously",
       description:
-        'Labels in the body are set; labels relabel set earlier (recorded in the node\'s ownership annotation) and absent from the body are removed; ' +
+        "Labels in the body are set; labels relabel set earlier (recorded in the node's ownership annotation) and absent from the body are removed; " +
         'every other label is left alone. One patch, guarded by tests of the keys it plans from (none when nothing changes). ' +
         'Keys the kubelet owns or the label policy protects, and bad label syntax, are refused (400).',
       tag: 'node-labels',

@@ -70,8 +70,26 @@ export function actionSummary(run: Omit<RunListing, 'run'>): ActionSummary {
   const lifecycle = actionLifecycle(run.execution, true, run.outcome);
   const id = run.actionId ?? encodeRunId(run);
   const name = actionNameOf(run.action);
-  const report: RunStatusReport = { workflowId: run.workflowId, runId: run.runId, execution: run.execution, startTime: run.startTime, ...(run.closeTime ? { closeTime: run.closeTime } : {}) };
-  const facts: ActionFacts = { id, name, report, lifecycle, failure: null, run: null, record: null, commands: [], times: {}, failed: { rows: [], total: 0 }, ...(run.outcome ? { status: run.outcome } : {}) };
+  const report: RunStatusReport = {
+    workflowId: run.workflowId,
+    runId: run.runId,
+    execution: run.execution,
+    startTime: run.startTime,
+    ...(run.closeTime ? { closeTime: run.closeTime } : {}),
+  };
+  const facts: ActionFacts = {
+    id,
+    name,
+    report,
+    lifecycle,
+    failure: null,
+    run: null,
+    record: null,
+    commands: [],
+    times: {},
+    failed: { rows: [], total: 0 },
+    ...(run.outcome ? { status: run.outcome } : {}),
+  };
   return {
     id,
     name,
@@ -174,7 +192,12 @@ export function actionFacts(state: RunState, name?: ActionName): ActionFacts {
     id: report.actionId ?? extras?.record?.actionId ?? encodeRunId(report),
     name: name ?? actionNameOf(report.action),
     report,
-    lifecycle: actionLifecycle(report.execution, report.progress !== undefined, report.result?.status, report.progress?.paused === true || waitsForPerson(report.progress)),
+    lifecycle: actionLifecycle(
+      report.execution,
+      report.progress !== undefined,
+      report.result?.status,
+      report.progress?.paused === true || waitsForPerson(report.progress),
+    ),
     failure: failureOf(report),
     run: report.result?.run ?? report.run ?? extras?.record?.id ?? null,
     record: extras?.record ?? null,

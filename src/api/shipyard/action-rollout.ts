@@ -6,7 +6,16 @@
  * Pure.
  */
 import { z } from 'zod';
-import { ApprovalGate, MAX_HEALTH_TIMEOUT_SECONDS, parseWaveGrouping, parseWaveSize, type Parsed, type Rollout, type WaveGrouping, type WaveSize } from '../../core/plan/waves.ts';
+import {
+  ApprovalGate,
+  MAX_HEALTH_TIMEOUT_SECONDS,
+  parseWaveGrouping,
+  parseWaveSize,
+  type Parsed,
+  type Rollout,
+  type WaveGrouping,
+  type WaveSize,
+} from '../../core/plan/waves.ts';
 import type { Progress, UpdateLabelsResult } from '../../contracts/messages.ts';
 
 /** A parameter parsed by `parse`; a value it refuses is one issue with its message. */
@@ -37,10 +46,16 @@ const approvalOf = (text: string): Parsed<ApprovalGate> =>
 
 /** The rollout parameters of `POST actions` (each optional; over the label policy's `rollout:`). */
 export const RolloutParameters = {
-  waves: param<WaveGrouping | 'none'>(parseWaveGrouping, 'roll the run out in waves: rack (one group per rack), label:<key> (one group per value of the label), or none (all at once, even when the policy has waves)'),
+  waves: param<WaveGrouping | 'none'>(
+    parseWaveGrouping,
+    'roll the run out in waves: rack (one group per rack), label:<key> (one group per value of the label), or none (all at once, even when the policy has waves)',
+  ),
   wave_size: param<WaveSize>(parseWaveSize, 'at most this many nodes per wave (25), or this share of the changed nodes (10%)'),
   canary: param(whole(1, 1e9, 'a whole number of nodes ≥ 1'), 'a first wave of this many nodes, before any other'),
-  approval: param(approvalOf, 'where the run waits for an approval (Shipyard: unpause; relabel: approve): none, first (after the first wave), each (after every wave but the last)'),
+  approval: param(
+    approvalOf,
+    'where the run waits for an approval (Shipyard: unpause; relabel: approve): none, first (after the first wave), each (after every wave but the last)',
+  ),
   health_timeout_seconds: param(
     whole(0, MAX_HEALTH_TIMEOUT_SECONDS, `whole seconds from 0 to ${MAX_HEALTH_TIMEOUT_SECONDS}`),
     "seconds a wave's DaemonSet pods get to become Ready (and those it loses to go) before the run halts; 0: no health gate",
@@ -99,11 +114,19 @@ export const WaveStateView = z
   .object({
     count: z.int().nullable().meta({ description: 'waves in the run (null while not planned yet)' }),
     current: z
-      .object({ index: z.int().meta({ description: 'from 0' }), name: z.string(), nodes: z.int(), step_id: z.string().meta({ description: 'its step: relabel_wave_<index + 1>' }) })
+      .object({
+        index: z.int().meta({ description: 'from 0' }),
+        name: z.string(),
+        nodes: z.int(),
+        step_id: z.string().meta({ description: 'its step: relabel_wave_<index + 1>' }),
+      })
       .strict()
       .nullable()
       .meta({ description: 'the wave being applied, or whose gate the run waits at; null once the run has ended' }),
-    waiting: z.enum(['health', 'approval', 'halted']).nullable().meta({ description: 'what the gate after the current wave waits for: the health gate, an approval (unpause or approve), or a halted run (unpause or resume; abort ends it)' }),
+    waiting: z.enum(['health', 'approval', 'halted']).nullable().meta({
+      description:
+        'what the gate after the current wave waits for: the health gate, an approval (unpause or approve), or a halted run (unpause or resume; abort ends it)',
+    }),
     reason: z.string().nullable(),
     approved: who.nullable().meta({ description: 'who approved the last approval gate' }),
     aborted: who
@@ -117,12 +140,22 @@ export const WaveStateView = z
 export type WaveStateView = z.infer<typeof WaveStateView>;
 
 /** The wave view of a run from its progress or result; null for a run without waves. */
-export function waveState(progress: Pick<Progress, 'wave'> | undefined, result: Pick<UpdateLabelsResult, 'waves' | 'aborted'> | undefined): WaveStateView | null {
+export function waveState(
+  progress: Pick<Progress, 'wave'> | undefined,
+  result: Pick<UpdateLabelsResult, 'waves' | 'aborted'> | undefined,
+): WaveStateView | null {
   const w = progress?.wave;
   if (result) {
     if (result.waves === undefined && !result.aborted) return null;
     const a = result.aborted;
-    return { count: result.waves ?? null, current: null, waiting: null, reason: null, approved: w?.approved ?? null, aborted: a ? { wave: a.wave, by: a.by, not_started: a.notStarted } : null };
+    return {
+      count: result.waves ?? null,
+      current: null,
+      waiting: null,
+      reason: null,
+      approved: w?.approved ?? null,
+      aborted: a ? { wave: a.wave, by: a.by, not_started: a.notStarted } : null,
+    };
   }
   if (!w) return null;
   return {

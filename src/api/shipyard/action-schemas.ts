@@ -17,7 +17,15 @@ export const StepPath = z.object({ id: RunIdParam, step_id: z.string().max(128) 
 export type StepPath = z.infer<typeof StepPath>;
 
 /** Query of a step's logs: Shipyard's `try` (which attempt; relabel keeps one log per step, any attempt answers it). */
-export const StepLogsQuery = z.object({ ...common, try: z.string().regex(/^[1-9][0-9]{0,3}$/, { error: 'try is a whole number from 1' }).optional() }).strict();
+export const StepLogsQuery = z
+  .object({
+    ...common,
+    try: z
+      .string()
+      .regex(/^[1-9][0-9]{0,3}$/, { error: 'try is a whole number from 1' })
+      .optional(),
+  })
+  .strict();
 
 /** `{id}` and `{validation_id}` of an action's validation. */
 export const ValidationPath = z.object({ id: RunIdParam, validation_id: z.string().max(128) }).strict();
@@ -75,7 +83,9 @@ const stepFields = {
 /** A step in an action's list of steps. */
 export const StepSummaryView = z
   .object({
-    id: z.union([z.enum(ACTION_STEPS.map((s) => s.id)), z.string().regex(WAVE_STEP_ID)]).meta({ description: 'validate_site_design, plan_labels, relabel_nodes; a run in waves has relabel_wave_1, relabel_wave_2, … instead of relabel_nodes' }),
+    id: z
+      .union([z.enum(ACTION_STEPS.map((s) => s.id)), z.string().regex(WAVE_STEP_ID)])
+      .meta({ description: 'validate_site_design, plan_labels, relabel_nodes; a run in waves has relabel_wave_1, relabel_wave_2, … instead of relabel_nodes' }),
     url: z.string(),
     ...stepFields,
   })
@@ -94,9 +104,7 @@ export const ValidationView = z.object({ id: z.string(), action_id: z.string(), 
 export type ValidationView = z.infer<typeof ValidationView>;
 
 /** A command issued against an action. */
-export const CommandView = z
-  .object({ id: z.string(), action_id: z.string(), command: z.string(), user: z.string().nullable(), datetime: z.string() })
-  .strict();
+export const CommandView = z.object({ id: z.string(), action_id: z.string(), command: z.string(), user: z.string().nullable(), datetime: z.string() }).strict();
 
 /** A workflow: an action's run as Shipyard lists Airflow DAG runs. */
 export const WorkflowView = z

@@ -115,11 +115,35 @@ export function actionSteps(input: StepInput): StepFacts[] {
     const s = reached ? start : null;
     const e = reached && final(state) ? (end ?? close) : null;
     const spec = ACTION_STEPS[i] as (typeof ACTION_STEPS)[number];
-    return { id: spec.id, index: i + 1, operator: spec.operator, state, queued: reached ? queued : null, start: s, end: e, duration: seconds(s, e), tryNumber: reached ? (attempt ?? 1) : null };
+    return {
+      id: spec.id,
+      index: i + 1,
+      operator: spec.operator,
+      state,
+      queued: reached ? queued : null,
+      start: s,
+      end: e,
+      duration: seconds(s, e),
+      tryNumber: reached ? (attempt ?? 1) : null,
+    };
   };
   const steps = [
-    step(0, s0 ?? null, resolve?.scheduled ?? input.startTime, resolve?.started ?? resolve?.scheduled ?? input.startTime, resolve?.closed ?? null, resolve?.attempt),
-    step(1, s1 ?? null, plan?.scheduled ?? resolve?.closed ?? null, plan?.started ?? plan?.scheduled ?? resolve?.closed ?? null, plan?.closed ?? null, plan?.attempt),
+    step(
+      0,
+      s0 ?? null,
+      resolve?.scheduled ?? input.startTime,
+      resolve?.started ?? resolve?.scheduled ?? input.startTime,
+      resolve?.closed ?? null,
+      resolve?.attempt,
+    ),
+    step(
+      1,
+      s1 ?? null,
+      plan?.scheduled ?? resolve?.closed ?? null,
+      plan?.started ?? plan?.scheduled ?? resolve?.closed ?? null,
+      plan?.closed ?? null,
+      plan?.attempt,
+    ),
     step(2, s2 ?? null, plan?.closed ?? null, plan?.closed ?? null, close, undefined),
   ];
   if (!input.waves || input.waves.waves.length === 0) return steps;

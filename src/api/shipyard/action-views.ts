@@ -151,7 +151,8 @@ export function stepNotes(f: ActionFacts, step: StepFacts): NoteWithDetail[] {
     const failure = step.state === 'failed' && f.failure ? `; ${f.failure.type}: ${f.failure.message}` : '';
     found = n(clip(`${waveNoteText(step.wave, paused)}${failure}`, NOTE_TEXT), null);
   } else if (step.id === 'relabel_nodes' && f.report.progress?.paused === true) found = n('paused: no node starts until the action is unpaused', null);
-  else if (step.state === 'failed' && f.failure) found = n(clip(`${f.failure.type}: ${f.failure.message}`, NOTE_TEXT), `${f.failure.type}: ${f.failure.message}`);
+  else if (step.state === 'failed' && f.failure)
+    found = n(clip(`${f.failure.type}: ${f.failure.message}`, NOTE_TEXT), `${f.failure.type}: ${f.failure.message}`);
   else if (step.state === 'failed' && f.failed.total > 0) {
     const total = f.report.result?.counts.total ?? f.counts?.total;
     found = n(`${f.failed.total}${total !== undefined ? ` of ${total}` : ''} nodes failed; the action's notes name them and why`, null);
@@ -228,7 +229,14 @@ export function workflowView(w: WorkflowFacts): WorkflowView {
 
 /** A workflow with its steps, as `GET workflows/{id}` answers. */
 export function workflowDetail(f: ActionFacts): WorkflowDetailView {
-  const base = workflowView({ id: f.id, name: f.name, lifecycle: f.lifecycle, startTime: firstStart(f), ...(f.report.closeTime ? { closeTime: f.report.closeTime } : {}), ...(f.report.startedVia ? { startedVia: f.report.startedVia } : {}) });
+  const base = workflowView({
+    id: f.id,
+    name: f.name,
+    lifecycle: f.lifecycle,
+    startTime: firstStart(f),
+    ...(f.report.closeTime ? { closeTime: f.report.closeTime } : {}),
+    ...(f.report.startedVia ? { startedVia: f.report.startedVia } : {}),
+  });
   const steps = stepFacts(f).map((s) => {
     const { index: _index, notes: _notes, ...step } = stepDetail(f, s);
     return step;
@@ -246,7 +254,9 @@ export const LOG_NODE_LIMIT = 1000;
  */
 export function stepLog(f: ActionFacts, s: StepFacts, rows: readonly RunNodeRow[], total: number): string {
   const at = (t: string | null) => t ?? '-';
-  const does = s.wave ? `apply wave ${s.wave.index + 1} of ${s.wave.count}, ${s.wave.name}: write each of its nodes, verify it, and record its outcome` : ACTION_STEPS[s.index - 1]?.does;
+  const does = s.wave
+    ? `apply wave ${s.wave.index + 1} of ${s.wave.count}, ${s.wave.name}: write each of its nodes, verify it, and record its outcome`
+    : ACTION_STEPS[s.index - 1]?.does;
   const lines = [`[${at(s.start)}] ${s.id} (${does ?? s.operator}): ${s.state ?? 'not reached'}`];
   const revision = f.report.result?.revision ?? f.report.progress?.revision ?? f.record?.revision;
   if (s.id === 'validate_site_design') {
@@ -255,7 +265,8 @@ export function stepLog(f: ActionFacts, s: StepFacts, rows: readonly RunNodeRow[
     const c = f.counts;
     if (c) lines.push(`targets ${c.total}: ${c.total - c.queued} planned`);
     const removal = f.report.result?.removal;
-    if (removal) lines.push(`owned labels removed: ${removal.removed} of ${removal.owned} on ${removal.nodes} nodes (max_removal_fraction ${removal.maxFraction})`);
+    if (removal)
+      lines.push(`owned labels removed: ${removal.removed} of ${removal.owned} on ${removal.nodes} nodes (max_removal_fraction ${removal.maxFraction})`);
   } else {
     if (s.wave) lines.push(waveNoteText(s.wave, false));
     for (const row of rows) {
@@ -271,8 +282,10 @@ export function stepLog(f: ActionFacts, s: StepFacts, rows: readonly RunNodeRow[
       ];
       lines.push(parts.join('; '));
     }
-    if (total > rows.length && s.wave) lines.push(`… ${total - rows.length} more nodes of this wave: node_results of GET /api/v1.0/actions/${f.id} pages every node of the run`);
-    else if (total > rows.length) lines.push(`… ${total - rows.length} more nodes: GET /api/v1.0/actions/${f.id}?offset=${rows.length}&limit=${LOG_NODE_LIMIT} pages them`);
+    if (total > rows.length && s.wave)
+      lines.push(`… ${total - rows.length} more nodes of this wave: node_results of GET /api/v1.0/actions/${f.id} pages every node of the run`);
+    else if (total > rows.length)
+      lines.push(`… ${total - rows.length} more nodes: GET /api/v1.0/actions/${f.id}?offset=${rows.length}&limit=${LOG_NODE_LIMIT} pages them`);
   }
   if (s.state === 'failed' && f.failure) lines.push(`${f.failure.type}: ${f.failure.message}`);
   lines.push(`[${at(s.end)}] ${s.id}: ${s.state ?? 'not reached'}`);

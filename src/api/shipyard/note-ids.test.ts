@@ -20,7 +20,16 @@ test('ids round-trip for any run and position', () => {
 });
 
 test('what noteId does not produce names nothing', () => {
-  for (const bad of ['', 'F000000000007000000001GTF', 'X0000000000070000000001GTF', 'F0000000000000000000001GTF', 'F000000000007000000000IGTF', 'f0000000000070000000001gtf', '01ARYZ6S410000000000000000', 'FZZZZZZZZZZZZ0000000001GTF']) {
+  for (const bad of [
+    '',
+    'F000000000007000000001GTF',
+    'X0000000000070000000001GTF',
+    'F0000000000000000000001GTF',
+    'F000000000007000000000IGTF',
+    'f0000000000070000000001gtf',
+    '01ARYZ6S410000000000000000',
+    'FZZZZZZZZZZZZ0000000001GTF',
+  ]) {
     assert.equal(parseNoteId(bad), null, bad);
   }
   assert.throws(() => noteId({ kind: 'A', run: -1, seq: 0 }), /run/);

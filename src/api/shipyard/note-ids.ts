@@ -41,7 +41,10 @@ function parse(text: string): number | null {
 
 /** The id of what `ref` names. Throws on a run or seq that is not a safe non-negative whole number. */
 export function noteId(ref: NoteRef): string {
-  for (const [name, v] of [['run', ref.run], ['seq', ref.seq]] as const) {
+  for (const [name, v] of [
+    ['run', ref.run],
+    ['seq', ref.seq],
+  ] as const) {
     if (!Number.isSafeInteger(v) || v < 0) throw new Error(`note ${name} must be a non-negative whole number, got ${v}`);
   }
   return ref.kind + encodeCrockford(BigInt(ref.run), RUN_DIGITS) + encodeCrockford(BigInt(ref.seq), SEQ_DIGITS);

@@ -37,7 +37,8 @@ export function actionStepRoutes({ relabel }: ApiDeps): RouteDef[] {
       method: 'GET',
       path: '/api/v1.0/actions/:id/steps/:step_id',
       operationId: 'getActionStep',
-      summary: "A step of an action (validate_site_design, plan_labels, relabel_nodes; a run in waves: relabel_wave_1, … instead of relabel_nodes): its state, times, attempt and notes",
+      summary:
+        'A step of an action (validate_site_design, plan_labels, relabel_nodes; a run in waves: relabel_wave_1, … instead of relabel_nodes): its state, times, attempt and notes',
       tag: 'actions',
       access: 'read',
       params: StepPath,
@@ -63,7 +64,10 @@ export function actionStepRoutes({ relabel }: ApiDeps): RouteDef[] {
         const { facts, step } = await stepOf(runs, params.id, params.step_id);
         // Node lines only for the steps that write nodes (relabel_nodes, or a wave's: its nodes only), once started.
         const writes = step.id === 'relabel_nodes' || step.wave !== undefined;
-        const rows = writes && step.state !== null && facts.run !== null ? await runs.nodeRows(facts.run, { limit: LOG_NODE_LIMIT, ...(step.wave ? { wave: step.wave.index } : {}) }) : [];
+        const rows =
+          writes && step.state !== null && facts.run !== null
+            ? await runs.nodeRows(facts.run, { limit: LOG_NODE_LIMIT, ...(step.wave ? { wave: step.wave.index } : {}) })
+            : [];
         const text = stepLog(facts, step, rows, step.wave?.nodes ?? facts.counts?.total ?? rows.length);
         return { code: 200, text: { type: 'text/plain; charset=utf-8', body: text } };
       },
@@ -72,7 +76,7 @@ export function actionStepRoutes({ relabel }: ApiDeps): RouteDef[] {
       method: 'GET',
       path: '/api/v1.0/actions/:id/validations/:validation_id',
       operationId: 'getActionValidation',
-      summary: "A validation of an action: the site design check of its revision, passed or failed with the reason",
+      summary: 'A validation of an action: the site design check of its revision, passed or failed with the reason',
       tag: 'actions',
       access: 'read',
       params: ValidationPath,

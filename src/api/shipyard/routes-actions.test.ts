@@ -22,9 +22,21 @@ async function server(runs: Partial<Runs> | null) {
     health: unused,
     close: () => store.close(),
   };
-  const nodes: NodeApi = { readNode: unused, patchNode: unused, listNodes: () => { throw new Error('not used'); } };
+  const nodes: NodeApi = {
+    readNode: unused,
+    patchNode: unused,
+    listNodes: () => {
+      throw new Error('not used');
+    },
+  };
   const app = createApiServer({ relabel, nodes, tokens: [{ token: 'admin-token', role: 'admin', name: 'ops-alice' }] });
-  return { app, close: async () => { await app.close(); await relabel.close(); } };
+  return {
+    app,
+    close: async () => {
+      await app.close();
+      await relabel.close();
+    },
+  };
 }
 
 const headers = { 'x-auth-token': 'admin-token', 'content-type': 'application/json' };
@@ -39,7 +51,12 @@ describe('actions in waves through the API', () => {
         [{ approval: 'always' }, /parameters\.approval: must be one of none, first, each/],
         [{ health_timeout_seconds: 'soon' }, /parameters\.health_timeout_seconds: must be whole seconds/],
       ] as const) {
-        const res = await app.inject({ method: 'POST', url: '/api/v1.0/actions', headers, payload: { name: 'update_labels', parameters: { target_nodes: ['n1'], ...parameters } } });
+        const res = await app.inject({
+          method: 'POST',
+          url: '/api/v1.0/actions',
+          headers,
+          payload: { name: 'update_labels', parameters: { target_nodes: ['n1'], ...parameters } },
+        });
         assert.equal(res.statusCode, 400, JSON.stringify(parameters));
         const body = res.json();
         assert.equal(body.reason, 'InvalidRequest');
@@ -59,7 +76,14 @@ describe('actions in waves through the API', () => {
         runId: runId ?? 'r',
         execution: 'RUNNING',
         startTime: '2026-01-01T00:00:00.000Z',
-        progress: { phase: 'applying', dryRun: false, total: 2, counts: { pending: 1, running: 0, success: 1, failure: 0, written: 1 }, failures: [], wave: { current: { index: 0, name: 'canary', nodes: 1 }, count: 2, ...(waiting ? { waiting } : {}) } },
+        progress: {
+          phase: 'applying',
+          dryRun: false,
+          total: 2,
+          counts: { pending: 1, running: 0, success: 1, failure: 0, written: 1 },
+          failures: [],
+          wave: { current: { index: 0, name: 'canary', nodes: 1 }, count: 2, ...(waiting ? { waiting } : {}) },
+        },
       }),
       control: async (workflowId, runId, verb) => {
         applied.push(verb);

@@ -77,11 +77,21 @@ export function actionRoutes({ relabel }: ApiDeps): RouteDef[] {
         const marker = request.headers['x-context-marker'];
         const contextMarker = typeof marker === 'string' && UUID.test(marker) ? { contextMarker: marker.toLowerCase() } : {};
         const rollout = rolloutOfParameters(body.parameters);
-        const started = await runs.start({ targets: body.parameters.target_nodes, action: body.name, audit, ...allow, ...(rollout ? { rollout } : {}), ...contextMarker });
+        const started = await runs.start({
+          targets: body.parameters.target_nodes,
+          action: body.name,
+          audit,
+          ...allow,
+          ...(rollout ? { rollout } : {}),
+          ...contextMarker,
+        });
         const report = { ...started, startedBy: audit.by, startedVia: audit.via, execution: 'RUNNING', startTime: new Date().toISOString() };
         // The answer names the first page of targets, as GET actions/{id} pages them; a large run's answer stays small.
         const shown = started.targets.slice(0, DEFAULT_NODE_PAGE);
-        const view = actionView({ report, nodes: [], page: { run: started.run, total: started.targets.length, offset: 0, limit: DEFAULT_NODE_PAGE } }, { name: body.name, targets: shown, revision: started.revision });
+        const view = actionView(
+          { report, nodes: [], page: { run: started.run, total: started.targets.length, offset: 0, limit: DEFAULT_NODE_PAGE } },
+          { name: body.name, targets: shown, revision: started.revision },
+        );
         return { code: 201, body: view, headers: { location: actionUrl(view.id) } };
       },
     }),
@@ -103,7 +113,8 @@ export function actionRoutes({ relabel }: ApiDeps): RouteDef[] {
       method: 'GET',
       path: '/api/v1.0/actions/:id',
       operationId: 'getAction',
-      summary: "An action's lifecycle (Pending, Processing, Paused, Complete, Failed), revision, per-node results with reasons, and Shipyard's steps, notes, validations and command audit",
+      summary:
+        "An action's lifecycle (Pending, Processing, Paused, Complete, Failed), revision, per-node results with reasons, and Shipyard's steps, notes, validations and command audit",
       description:
         'The id is the 26-character ULID the action was created with (older runs: their base64url id). Notes name the first 50 failed nodes ' +
         'and why (each detail at GET notedetails/{note_id}); node_results pages every node.',
@@ -116,36 +127,43 @@ export function actionRoutes({ relabel }: ApiDeps): RouteDef[] {
         return { code: 200, body: actionView(await actionState(await relabel.runs(), params.id, query)) };
       },
     }),
-    defineRoute({
-      method: 'POST',
-      path: '/api/v1.0/actions/:id/control/:verb',
-      operationId: 'controlAction',
-      summary: 'Pauses, unpauses or stops a running action, or moves a run in waves on at a gate; each accepted control is in the action\'s command_audit',
-      description:
-        'pause: no new node starts, the nodes being relabelled finish (the action shows Paused); unpause: nodes start again; ' +
-        'stop: the run is cancelled, the nodes being relabelled finish and stay relabelled, every node not started is settled as cancelled (NotStarted). ' +
-        'A run in waves waiting at an approval gate, or halted, shows Paused: Shipyard\'s unpause approves the gate it waits at, or resumes the halted run ' +
-        '(a run also paused is unpaused first); the command audit records what was applied (approve, resume). relabel\'s own verbs: approve (only at an approval gate), ' +
-        'resume (only a halted run), abort (at either gate: no more nodes start, the rest are settled as not started, the run ends partial). stop stays a cancellation. ' +
-        'A run that has ended is a 409 (NotRunning); so is pausing a dry run or a run that has started all its nodes.',
-      tag: 'actions',
-      access: 'write',
-      params: ActionControlPath,
-      responses: { 202: { description: 'the control was accepted', schema: StatusBody }, 400: error, 404: error, 409: error },
-      async handle({ params, request }) {
-        const runs = await relabel.runs();
-        const key = await actionKeyOf(runs, params.id);
-        // Shipyard's unpause moves a run in waves past the gate it waits at: read where it stands first.
-        const verb = params.verb === 'unpause' ? appliedVerb(params.verb, (await runs.status(key.workflowId, key.runId)).progress) : params.verb;
-        // The facade refuses a run that has ended (NotRunning, 409) and records the command with who gave it.
-        const done = await runs.control(key.workflowId, key.runId, verb, callerName(request));
-        const state = done.answer ? ` (${done.answer.paused ? 'paused' : 'running'}: ${done.answer.running} node(s) running, ${done.answer.pending} not started)` : '';
-        const applied = verb !== params.verb ? ` as ${verb}` : '';
-        return {
-          code: 202,
-          body: statusBody({ status: 'Success', code: 202, reason: 'Accepted', message: `${params.verb} accepted for action ${params.id}${applied}${state}` }),
-        };
-      },
-    }),
+    controlRoute(relabel),
   ];
+}
+
+/** `POST actions/{id}/control/{verb}`: Shipyard's pause, unpause and stop, and relabel's gate verbs. */
+function controlRoute(relabel: ApiDeps['relabel']): RouteDef {
+  return defineRoute({
+    method: 'POST',
+    path: '/api/v1.0/actions/:id/control/:verb',
+    operationId: 'controlAction',
+    summary: "Pauses, unpauses or stops a running action, or moves a run in waves on at a gate; each accepted control is in the action's command_audit",
+    description:
+      'pause: no new node starts, the nodes being relabelled finish (the action shows Paused); unpause: nodes start again; ' +
+      'stop: the run is cancelled, the nodes being relabelled finish and stay relabelled, every node not started is settled as cancelled (NotStarted). ' +
+      "A run in waves waiting at an approval gate, or halted, shows Paused: Shipyard's unpause approves the gate it waits at, or resumes the halted run " +
+      "(a run also paused is unpaused first); the command audit records what was applied (approve, resume). relabel's own verbs: approve (only at an approval gate), " +
+      'resume (only a halted run), abort (at either gate: no more nodes start, the rest are settled as not started, the run ends partial). stop stays a cancellation. ' +
+      'A run that has ended is a 409 (NotRunning); so is pausing a dry run or a run that has started all its nodes.',
+    tag: 'actions',
+    access: 'write',
+    params: ActionControlPath,
+    responses: { 202: { description: 'the control was accepted', schema: StatusBody }, 400: error, 404: error, 409: error },
+    async handle({ params, request }) {
+      const runs = await relabel.runs();
+      const key = await actionKeyOf(runs, params.id);
+      // Shipyard's unpause moves a run in waves past the gate it waits at: read where it stands first.
+      const verb = params.verb === 'unpause' ? appliedVerb(params.verb, (await runs.status(key.workflowId, key.runId)).progress) : params.verb;
+      // The facade refuses a run that has ended (NotRunning, 409) and records the command with who gave it.
+      const done = await runs.control(key.workflowId, key.runId, verb, callerName(request));
+      const state = done.answer
+        ? ` (${done.answer.paused ? 'paused' : 'running'}: ${done.answer.running} node(s) running, ${done.answer.pending} not started)`
+        : '';
+      const applied = verb !== params.verb ? ` as ${verb}` : '';
+      return {
+        code: 202,
+        body: statusBody({ status: 'Success', code: 202, reason: 'Accepted', message: `${params.verb} accepted for action ${params.id}${applied}${state}` }),
+      };
+    },
+  });
 }

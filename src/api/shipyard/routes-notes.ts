@@ -23,7 +23,8 @@ export function noteRoutes({ relabel }: ApiDeps): RouteDef[] {
       method: 'GET',
       path: '/api/v1.0/notedetails/:note_id',
       operationId: 'getNoteDetails',
-      summary: "A note's detail, as plain text: a failed node's position, reason, whether it was written and in how many attempts; or the whole reason a run failed",
+      summary:
+        "A note's detail, as plain text: a failed node's position, reason, whether it was written and in how many attempts; or the whole reason a run failed",
       description: 'A note id is 26 letters and digits (anything else is a 400, as Shipyard); a note without details, or no such note, is a 404.',
       tag: 'actions',
       access: 'read',
@@ -31,7 +32,8 @@ export function noteRoutes({ relabel }: ApiDeps): RouteDef[] {
       responses: { 200: { description: 'the detail', text: 'text/plain' }, 400: error, 404: error },
       async handle({ params }) {
         const id = params.note_id;
-        if (!/^[A-Za-z0-9]{26}$/.test(id)) throw new ApiError(FailureType.InvalidRequest, `invalid note_id ${JSON.stringify(id.slice(0, 64))}: note ids are 26 letters and digits`);
+        if (!/^[A-Za-z0-9]{26}$/.test(id))
+          throw new ApiError(FailureType.InvalidRequest, `invalid note_id ${JSON.stringify(id.slice(0, 64))}: note ids are 26 letters and digits`);
         const ref = parseNoteId(id);
         const none = () => new ApiError(FailureType.NotFound, `note ${id} is not found or has no further details`);
         if (!ref || ref.kind === NoteKind.validation) throw none();
@@ -43,7 +45,9 @@ export function noteRoutes({ relabel }: ApiDeps): RouteDef[] {
         } else {
           const record = await runs.record(ref.run);
           // A run recorded before action ids were kept has no way back from its number to its execution.
-          const action = record?.actionId ?? (record?.workflowId && record.executionRunId ? encodeRunId({ workflowId: record.workflowId, runId: record.executionRunId }) : null);
+          const action =
+            record?.actionId ??
+            (record?.workflowId && record.executionRunId ? encodeRunId({ workflowId: record.workflowId, runId: record.executionRunId }) : null);
           if (action) {
             const facts = actionFacts(await actionState(runs, action, { limit: '1' }));
             const notes = ref.kind === NoteKind.action ? actionNotes(facts) : stepFacts(facts).flatMap((s) => stepNotes(facts, s));

@@ -90,7 +90,10 @@ export function workflowRoutes({ relabel }: ApiDeps): RouteDef[] {
         const dag = id.slice(0, Math.max(0, cut));
         const date = EXECUTION_DATE.exec(id.slice(cut + 2));
         if (cut < 0 || !date) {
-          throw new ApiError(FailureType.InvalidRequest, `invalid workflow id ${JSON.stringify(id.slice(0, 128))}: workflow ids are {dag id}__{execution date}, e.g. relabel_nodes__2026-01-02T03:04:05.678000`);
+          throw new ApiError(
+            FailureType.InvalidRequest,
+            `invalid workflow id ${JSON.stringify(id.slice(0, 128))}: workflow ids are {dag id}__{execution date}, e.g. relabel_nodes__2026-01-02T03:04:05.678000`,
+          );
         }
         const notFound = () => new ApiError(FailureType.NotFound, `no workflow ${id.slice(0, 256)}`);
         const at = Date.parse(`${date[1]}Z`);

@@ -25,31 +25,61 @@ function report(wave: WaveProgress = waiting): RunStatusReport {
     execution: 'RUNNING',
     startTime: start,
     run: 7,
-    progress: { phase: 'applying', run: 7, dryRun: false, total: 8, counts: { pending: 4, running: 0, success: 4, failure: 0, written: 4 }, failures: [], wave },
+    progress: {
+      phase: 'applying',
+      run: 7,
+      dryRun: false,
+      total: 8,
+      counts: { pending: 4, running: 0, success: 4, failure: 0, written: 4 },
+      failures: [],
+      wave,
+    },
   };
 }
 
 function facts(extra: Partial<ActionFacts> = {}): ActionFacts {
-  return { id: ID, name: 'update_labels', report: report(), lifecycle: 'Paused', failure: null, run: 7, record: null, commands: [], times: {}, failed: { rows: [], total: 0 }, waves, ...extra };
+  return {
+    id: ID,
+    name: 'update_labels',
+    report: report(),
+    lifecycle: 'Paused',
+    failure: null,
+    run: 7,
+    record: null,
+    commands: [],
+    times: {},
+    failed: { rows: [], total: 0 },
+    waves,
+    ...extra,
+  };
 }
 
 test("a wave's note names it, counts its nodes and says what its gate waits for and how to move it on", () => {
   const w: WaveFacts = { ...(waves[1] as RunWave), count: 3, waiting: 'approval' };
-  assert.equal(waveNoteText(w, false), 'wave 2 of 3: rack rack-a (3 nodes: 3 succeeded, 0 failed, 0 not done); waiting for approval: unpause (or approve) the action to go on, abort to end it here');
+  assert.equal(
+    waveNoteText(w, false),
+    'wave 2 of 3: rack rack-a (3 nodes: 3 succeeded, 0 failed, 0 not done); waiting for approval: unpause (or approve) the action to go on, abort to end it here',
+  );
   assert.match(waveNoteText({ ...w, waiting: 'halted' }, false), /halted: unpause \(or resume\) the action to go on, abort to end it here$/);
-  assert.match(waveNoteText({ ...w, waiting: undefined, more: 4900 }, true), /paused: no node starts until the action is unpaused; 4900 more waves not listed as steps/);
+  assert.match(
+    waveNoteText({ ...w, waiting: undefined, more: 4900 }, true),
+    /paused: no node starts until the action is unpaused; 4900 more waves not listed as steps/,
+  );
 });
 
 test('the wave steps pass the step schemas, each with its note; the workflow lists them too', () => {
   const f = facts();
   const summaries = stepSummaries(f);
-  assert.deepEqual(summaries.map((s) => [s.id, s.state]), [
-    ['validate_site_design', 'success'],
-    ['plan_labels', 'success'],
-    ['relabel_wave_1', 'success'],
-    ['relabel_wave_2', 'up_for_reschedule'],
-    ['relabel_wave_3', null],
-  ]);
+  assert.deepEqual(
+    summaries.map((s) => [s.id, s.state]),
+    [
+      ['validate_site_design', 'success'],
+      ['plan_labels', 'success'],
+      ['relabel_wave_1', 'success'],
+      ['relabel_wave_2', 'up_for_reschedule'],
+      ['relabel_wave_3', null],
+    ],
+  );
   for (const s of summaries) StepSummaryView.parse(s);
   assert.equal(summaries[3]?.url, `/actions/${ID}/steps/relabel_wave_2`);
   assert.match(summaries[3]?.notes[0]?.note_val ?? '', /^wave 2 of 3: rack rack-a .*waiting for approval/);
@@ -57,8 +87,18 @@ test('the wave steps pass the step schemas, each with its note; the workflow lis
   const ids = summaries.flatMap((s) => s.notes.map((n) => n.note_id));
   assert.equal(new Set(ids).size, ids.length, 'one id per note');
   StepDetailView.parse(stepDetail(f, stepFacts(f)[3]!));
-  assert.deepEqual(workflowDetail(f).steps.map((s) => s.task_id), ['validate_site_design', 'plan_labels', 'relabel_wave_1', 'relabel_wave_2', 'relabel_wave_3']);
-  const view = ActionView.parse(actionView({ report: report(), nodes: [], page: { run: 7, total: 8, offset: 0, limit: 1 }, action: { record: null, commands: [], times: {}, failed: { rows: [], total: 0 }, counts: null, waves } }));
+  assert.deepEqual(
+    workflowDetail(f).steps.map((s) => s.task_id),
+    ['validate_site_design', 'plan_labels', 'relabel_wave_1', 'relabel_wave_2', 'relabel_wave_3'],
+  );
+  const view = ActionView.parse(
+    actionView({
+      report: report(),
+      nodes: [],
+      page: { run: 7, total: 8, offset: 0, limit: 1 },
+      action: { record: null, commands: [], times: {}, failed: { rows: [], total: 0 }, counts: null, waves },
+    }),
+  );
   assert.deepEqual(view.steps.map((s) => s.id).slice(2), ['relabel_wave_1', 'relabel_wave_2', 'relabel_wave_3']);
   assert.equal(view.action_lifecycle, 'Paused');
 });

@@ -98,7 +98,9 @@ export const waveStep = (w: Pick<RunWave, 'index'>): string => waveStepId(w.inde
 /** What a wave's step note says: its name and counts, what its gate waits for, how many waves are not listed. */
 export function waveNoteText(w: WaveFacts, paused: boolean): string {
   const notStarted = w.cancelled + w.pending;
-  const parts = [`wave ${w.index + 1} of ${w.count}: ${w.name} (${w.nodes} node${w.nodes === 1 ? '' : 's'}: ${w.success} succeeded, ${w.failure} failed, ${notStarted} not done)`];
+  const parts = [
+    `wave ${w.index + 1} of ${w.count}: ${w.name} (${w.nodes} node${w.nodes === 1 ? '' : 's'}: ${w.success} succeeded, ${w.failure} failed, ${notStarted} not done)`,
+  ];
   if (paused) parts.push('paused: no node starts until the action is unpaused');
   if (w.waiting === 'approval') parts.push('waiting for approval: unpause (or approve) the action to go on, abort to end it here');
   else if (w.waiting === 'halted') parts.push('halted: unpause (or resume) the action to go on, abort to end it here');

@@ -22,7 +22,17 @@ describe('applied-run record', () => {
 
   it('reads nothing from an absent, hand-edited or malformed value', () => {
     assert.equal(readAppliedRun({}), null);
-    for (const value of ['', 'run=17,revision=5', 'revision=5, run=17', 'revision=05,run=17', 'revision=0,run=1', 'revision=5,run=17,x=1', 'revision=1e3,run=2', `revision=${'9'.repeat(16)},run=1`, `revision=1,run=${'1'.repeat(17)}`]) {
+    for (const value of [
+      '',
+      'run=17,revision=5',
+      'revision=5, run=17',
+      'revision=05,run=17',
+      'revision=0,run=1',
+      'revision=5,run=17,x=1',
+      'revision=1e3,run=2',
+      `revision=${'9'.repeat(16)},run=1`,
+      `revision=1,run=${'1'.repeat(17)}`,
+    ]) {
       assert.equal(readAppliedRun(on(value)), null, value);
     }
     assert.deepEqual(readAppliedRun(on('revision=5,run=17')), { revision: 5, run: 17 });

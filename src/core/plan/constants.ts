@@ -39,13 +39,7 @@ export const OWNED_ANNOTATIONS_ANNOTATION = 'relabel.airshipit.org/owned-annotat
 export const OWNED_TAINTS_ANNOTATION = 'relabel.airshipit.org/owned-taints';
 
 /** relabel's own bookkeeping annotations: documents may not set them. */
-export const RECORD_ANNOTATIONS: readonly string[] = [
-  OWNED_LABELS_ANNOTATION,
-  OWNED_ANNOTATIONS_ANNOTATION,
-  OWNED_TAINTS_ANNOTATION,
-  APPLIED_ANNOTATION,
-];
-
+export const RECORD_ANNOTATIONS: readonly string[] = [OWNED_LABELS_ANNOTATION, OWNED_ANNOTATIONS_ANNOTATION, OWNED_TAINTS_ANNOTATION, APPLIED_ANNOTATION];
 
 /** Default Temporal task queue shared by the worker and every client. */
 export const DEFAULT_TASK_QUEUE = 'relabel';

@@ -12,7 +12,14 @@ const wants = (labels: Record<string, string>, extra: Partial<NodeWants> = {}): 
 
 /** The node as an update run at `revision` (run `run`) leaves it, starting from `start`. */
 function applied(want: NodeWants, revision: number, run = 7, start: ObservedNode = { labels: {}, annotations: {}, taints: [] }): ObservedNode {
-  const plan = planLabels({ ...start, taints: start.taints ?? [], desired: want.labels, desiredAnnotations: want.annotations, desiredTaints: want.taints, policy: want.policy });
+  const plan = planLabels({
+    ...start,
+    taints: start.taints ?? [],
+    desired: want.labels,
+    desiredAnnotations: want.annotations,
+    desiredTaints: want.taints,
+    policy: want.policy,
+  });
   return {
     labels: applyPlan(start.labels, plan),
     annotations: { ...applyOwnership(start.annotations, plan), [APPLIED_ANNOTATION]: formatAppliedRun({ revision, run }) },
@@ -20,8 +27,14 @@ function applied(want: NodeWants, revision: number, run = 7, start: ObservedNode
   };
 }
 
-const r1 = wants({ 'ceph-osd': 'enabled', role: 'storage' }, { annotations: { 'example.com/asset': 'a1' }, taints: [{ key: 'example.com/dedicated', value: 'x', effect: 'NoSchedule' }] });
-const r2 = wants({ 'ceph-osd': 'enabled', role: 'compute' }, { annotations: { 'example.com/asset': 'a1' }, taints: [{ key: 'example.com/dedicated', value: 'x', effect: 'NoSchedule' }] });
+const r1 = wants(
+  { 'ceph-osd': 'enabled', role: 'storage' },
+  { annotations: { 'example.com/asset': 'a1' }, taints: [{ key: 'example.com/dedicated', value: 'x', effect: 'NoSchedule' }] },
+);
+const r2 = wants(
+  { 'ceph-osd': 'enabled', role: 'compute' },
+  { annotations: { 'example.com/asset': 'a1' }, taints: [{ key: 'example.com/dedicated', value: 'x', effect: 'NoSchedule' }] },
+);
 
 describe('drift classification', () => {
   it('missing: a design node not in the cluster', () => {
@@ -64,7 +77,10 @@ describe('drift classification', () => {
       { key: 'role', change: 'changed', want: 'storage', have: 'gpu' },
     ]);
     assert.deepEqual(v.keys?.annotations, []);
-    assert.equal(driftText(v.keys ?? { labels: [], annotations: [], taints: [], records: [] }), 'label ceph-osd removed; label role changed (wants storage, has gpu)');
+    assert.equal(
+      driftText(v.keys ?? { labels: [], annotations: [], taints: [], records: [] }),
+      'label ceph-osd removed; label role changed (wants storage, has gpu)',
+    );
   });
 
   it('drifted: an owned annotation, an owned taint and an ownership record', () => {
@@ -92,7 +108,13 @@ describe('drift classification', () => {
 
   it('the policy field is optional and defaults to report', () => {
     assert.equal(DEFAULT_SITE_POLICY.drift.action, 'report');
-    const base = { generated_labels: { rack: true, host_profile: true, tags: true, rack_labels: true, site: true }, protected_keys: [], reconcile_os_arch_aliases: true, lift_uninitialized_taint: false, default_concurrency: 5 };
+    const base = {
+      generated_labels: { rack: true, host_profile: true, tags: true, rack_labels: true, site: true },
+      protected_keys: [],
+      reconcile_os_arch_aliases: true,
+      lift_uninitialized_taint: false,
+      default_concurrency: 5,
+    };
     assert.equal(sitePolicyFrom(LabelPolicyData.parse(base)).drift.action, 'report');
     assert.equal(sitePolicyFrom(LabelPolicyData.parse({ ...base, drift: { action: 'heal' } })).drift.action, 'heal');
     assert.equal(LabelPolicyData.safeParse({ ...base, drift: { action: 'fix' } }).success, false);
@@ -132,11 +154,16 @@ describe('drift classification (properties)', () => {
         }
         const edited = { ...observed, labels };
         const v = classifyDrift({ node: 'n', observed: edited, latest: carried, carried });
-        const touched = Object.keys(desired).filter((k) => labels[k] !== desired[k]).sort();
+        const touched = Object.keys(desired)
+          .filter((k) => labels[k] !== desired[k])
+          .sort();
         if (touched.length === 0) assert.notEqual(v.state, DriftState.drifted);
         else {
           assert.equal(v.state, DriftState.drifted);
-          assert.deepEqual(v.keys?.labels.map((l) => l.key), touched);
+          assert.deepEqual(
+            v.keys?.labels.map((l) => l.key),
+            touched,
+          );
         }
         const healed = applied(carried, 1, 2, edited);
         assert.equal(classifyDrift({ node: 'n', observed: healed, latest: carried, carried }).state, DriftState.inSync);

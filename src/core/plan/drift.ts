@@ -109,7 +109,8 @@ export function ownedDrift(plan: LabelPlan, observed: ObservedNode): DriftKeys {
   const annotations: KeyDrift[] = [];
   const a = plan.annotations;
   if (a) {
-    for (const key of Object.keys(a.set)) annotations.push({ key, change: Object.hasOwn(observed.annotations, key) ? DriftChange.changed : DriftChange.removed });
+    for (const key of Object.keys(a.set))
+      annotations.push({ key, change: Object.hasOwn(observed.annotations, key) ? DriftChange.changed : DriftChange.removed });
     for (const key of a.remove) annotations.push({ key, change: DriftChange.unwanted });
   }
   const taints: KeyDrift[] = [];
@@ -174,7 +175,11 @@ export function classifyDrift(input: {
   if (record === null) return { node, state: DriftState.unmanaged, revision: null, run: null };
   const base = { node, revision: record.revision, run: record.run };
   if (input.carried === undefined) {
-    return { ...base, state: DriftState.unmanaged, note: `its applied record names revision ${record.revision}, which does not list this node (or is not in the store)` };
+    return {
+      ...base,
+      state: DriftState.unmanaged,
+      note: `its applied record names revision ${record.revision}, which does not list this node (or is not in the store)`,
+    };
   }
   const keys = ownedDrift(planFor(input.carried, observed), observed);
   if (driftSize(keys) > 0) return { ...base, state: DriftState.drifted, keys };
@@ -195,7 +200,11 @@ export function emptyDriftCounts(): DriftCounts {
 export function driftText(keys: DriftKeys, max = 10): string {
   const parts = [
     ...keys.labels.map((l) =>
-      l.change === DriftChange.changed ? `label ${l.key} changed (wants ${l.want}, has ${l.have})` : l.change === DriftChange.removed ? `label ${l.key} removed` : `label ${l.key} unwanted`,
+      l.change === DriftChange.changed
+        ? `label ${l.key} changed (wants ${l.want}, has ${l.have})`
+        : l.change === DriftChange.removed
+          ? `label ${l.key} removed`
+          : `label ${l.key} unwanted`,
     ),
     ...keys.annotations.map((k) => `annotation ${k.key} ${k.change}`),
     ...keys.taints.map((k) => `taint ${k.key} ${k.change}`),

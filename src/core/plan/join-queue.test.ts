@@ -5,7 +5,12 @@ import { APPLIED_ANNOTATION, OWNED_LABELS_ANNOTATION, UNINITIALIZED_TAINT_KEY } 
 import { JoinQueue, joinReason, type JoinNode } from './join-queue.ts';
 
 const fresh = (name: string, uid = `${name}-uid`): JoinNode => ({ name, uid, annotations: {}, taints: [] });
-const labelled = (name: string, uid = `${name}-uid`): JoinNode => ({ name, uid, annotations: { [APPLIED_ANNOTATION]: 'revision=1,run=1', [OWNED_LABELS_ANNOTATION]: 'a' }, taints: [] });
+const labelled = (name: string, uid = `${name}-uid`): JoinNode => ({
+  name,
+  uid,
+  annotations: { [APPLIED_ANNOTATION]: 'revision=1,run=1', [OWNED_LABELS_ANNOTATION]: 'a' },
+  taints: [],
+});
 const all = () => true;
 
 describe('joinReason', () => {
@@ -70,7 +75,10 @@ describe('JoinQueue', () => {
     for (const n of ['a', 'b', 'c']) q.observe(fresh(n), all, 0);
     q.delete('a');
     q.keepOnly(new Set(['c']));
-    assert.deepEqual(q.take(10).map((n) => n.name), ['c']);
+    assert.deepEqual(
+      q.take(10).map((n) => n.name),
+      ['c'],
+    );
   });
 
   it('puts back a batch whose run did not start ahead of later nodes, with their first-seen times', () => {
@@ -80,11 +88,24 @@ describe('JoinQueue', () => {
     const batch = q.take(2);
     q.observe(fresh('c'), all, 3);
     q.putBack(batch);
-    assert.deepEqual(q.take(10).map((n) => [n.name, n.since]), [['a', 1], ['b', 2], ['c', 3]]);
+    assert.deepEqual(
+      q.take(10).map((n) => [n.name, n.since]),
+      [
+        ['a', 1],
+        ['b', 2],
+        ['c', 3],
+      ],
+    );
   });
 
   it('whatever the events, every managed joining node is handed out exactly once per uid while present', () => {
-    const event = fc.record({ name: fc.constantFrom('a', 'b', 'c', 'd'), uid: fc.constantFrom('1', '2'), joining: fc.boolean(), take: fc.nat(3), del: fc.boolean() });
+    const event = fc.record({
+      name: fc.constantFrom('a', 'b', 'c', 'd'),
+      uid: fc.constantFrom('1', '2'),
+      joining: fc.boolean(),
+      take: fc.nat(3),
+      del: fc.boolean(),
+    });
     fc.assert(
       fc.property(fc.array(event, { maxLength: 60 }), (events) => {
         const q = new JoinQueue();

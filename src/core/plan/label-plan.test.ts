@@ -171,8 +171,7 @@ const plainKeys = ['a', 'b', 'c', 'example.com/d', 'node-role.kubernetes.io/work
 const specialKeys = ['kubernetes.io/os', 'beta.kubernetes.io/os', 'kubernetes.io/arch', 'beta.kubernetes.io/arch', 'kubernetes.io/hostname', 'guarded.io/x'];
 const value = fc.constantFrom('', '1', '2', 'linux', 'amd64');
 const labelsOf = (keys: string[]) => fc.dictionary(fc.constantFrom(...keys), value, { maxKeys: keys.length });
-const ownedOf = (keys: string[]) =>
-  fc.subarray([...keys, 'Not A Key', ' spaced ']).map((owned) => (owned.length === 0 ? {} : owning(owned.join(','))));
+const ownedOf = (keys: string[]) => fc.subarray([...keys, 'Not A Key', ' spaced ']).map((owned) => (owned.length === 0 ? {} : owning(owned.join(','))));
 
 function mergePatch(target: Record<string, string>, patch: Record<string, string | null> | undefined): Record<string, string> {
   const next = { ...target };
@@ -224,7 +223,10 @@ describe('planLabels properties', () => {
         assert.equal(again.empty, true, JSON.stringify(again));
         if (reconcile) {
           const after = applyPlan(labels, plan);
-          for (const [ga, beta] of [['kubernetes.io/os', 'beta.kubernetes.io/os'], ['kubernetes.io/arch', 'beta.kubernetes.io/arch']] as const) {
+          for (const [ga, beta] of [
+            ['kubernetes.io/os', 'beta.kubernetes.io/os'],
+            ['kubernetes.io/arch', 'beta.kubernetes.io/arch'],
+          ] as const) {
             if (ga in after && beta in after) assert.equal(after[beta], after[ga]);
           }
         }
@@ -232,7 +234,7 @@ describe('planLabels properties', () => {
     );
   });
 
-  it("the applied-run record never enters a plan or its patch, whichever run it names", () => {
+  it('the applied-run record never enters a plan or its patch, whichever run it names', () => {
     const keys = [...plainKeys, ...specialKeys];
     const applied = fc.option(fc.constantFrom('revision=1,run=1', 'revision=5,run=17', 'not a record', ''), { nil: undefined });
     fc.assert(

@@ -209,10 +209,7 @@ export type NodeLabelPatch = {
 export function labelPatch(plan: LabelPlan): NodeLabelPatch | null {
   if (plan.empty) return null;
   const metadata: NodeLabelPatch['metadata'] = {};
-  const labels: [string, string | null][] = [
-    ...Object.entries(plan.set),
-    ...plan.remove.map((key): [string, null] => [key, null]),
-  ];
+  const labels: [string, string | null][] = [...Object.entries(plan.set), ...plan.remove.map((key): [string, null] => [key, null])];
   if (labels.length > 0) metadata.labels = Object.fromEntries(labels.sort(([a], [b]) => byText(a, b)));
   const annotations = annotationChanges(plan);
   if (Object.keys(annotations).length > 0) metadata.annotations = annotations;

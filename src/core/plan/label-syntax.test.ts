@@ -37,12 +37,7 @@ describe('labelKeyErrors', () => {
     ['prefix/', ['name part must be non-empty', `name part ${nameRegex}`]],
     ['Example.com/name', [prefixRegex]],
     [`${'a'.repeat(254)}/name`, ['prefix part must be no more than 253 bytes']],
-    [
-      'a/b/c',
-      [
-        `a valid label key ${nameRegex} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')`,
-      ],
-    ],
+    ['a/b/c', [`a valid label key ${nameRegex} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')`]],
   ];
   for (const [key, expected] of cases) {
     it(`rejects ${JSON.stringify(key.slice(0, 40))} as Kubernetes does`, () => assert.deepEqual(labelKeyErrors(key), expected));

@@ -10,8 +10,7 @@ import { quote } from './text.ts';
 
 const labelNameFormat = '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]';
 const labelNameRegExp = new RegExp(`^${labelNameFormat}$`);
-const labelNameMessage =
-  "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
+const labelNameMessage = "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
 const labelNameMaxBytes = 63;
 
 const labelValueFormat = `(${labelNameFormat})?`;
@@ -167,4 +166,3 @@ export function invalidValue(value: string, message: string): string {
 export function isValidLabelKey(key: string): boolean {
   return labelKeyErrors(key).length === 0;
 }
-

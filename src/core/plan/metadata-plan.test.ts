@@ -12,7 +12,13 @@ const policy = { reconcileOsArchAliases: false, protectedKeys: [] };
 
 describe('planAnnotations', () => {
   it('sets what differs, removes only owned annotations no longer desired, records ownership', () => {
-    const annotations = { 'a.example/x': '1', 'a.example/y': 'old', 'a.example/gone': 'g', 'theirs.example/z': 'z', [OWNED_ANNOTATIONS_ANNOTATION]: 'a.example/gone,a.example/x' };
+    const annotations = {
+      'a.example/x': '1',
+      'a.example/y': 'old',
+      'a.example/gone': 'g',
+      'theirs.example/z': 'z',
+      [OWNED_ANNOTATIONS_ANNOTATION]: 'a.example/gone,a.example/x',
+    };
     const plan = planAnnotations(annotations, { 'a.example/x': '1', 'a.example/y': 'new', 'a.example/n': 'n' });
     assert.deepEqual(plan, {
       set: { 'a.example/n': 'n', 'a.example/y': 'new' },
@@ -56,7 +62,10 @@ describe('planTaints', () => {
 
   it('adopts a desired taint already present, writing only the record', () => {
     const plan = planTaints([theirs], {}, [theirs]);
-    assert.deepEqual({ add: plan.add, adopt: plan.adopt, changed: plan.changed, empty: plan.empty }, { add: [], adopt: [taintId(theirs)], changed: false, empty: false });
+    assert.deepEqual(
+      { add: plan.add, adopt: plan.adopt, changed: plan.changed, empty: plan.empty },
+      { add: [], adopt: [taintId(theirs)], changed: false, empty: false },
+    );
   });
 });
 
@@ -71,15 +80,24 @@ const ownTaintKeys = ['r.example/a', 'r.example/b'];
 const allTaintKeys = [...ownTaintKeys, 'team.example/c', 'node.kubernetes.io/not-ready', UNINITIALIZED_TAINT_KEY];
 const taintsOf = (keys: string[]) =>
   fc
-    .uniqueArray(fc.record({ key: fc.constantFrom(...keys), effect: fc.constantFrom(...effects), value: fc.option(fc.constantFrom('v', 'w'), { nil: undefined }) }), {
-      selector: taintId,
-      maxLength: 6,
-    })
+    .uniqueArray(
+      fc.record({ key: fc.constantFrom(...keys), effect: fc.constantFrom(...effects), value: fc.option(fc.constantFrom('v', 'w'), { nil: undefined }) }),
+      {
+        selector: taintId,
+        maxLength: 6,
+      },
+    )
     .map((list) => list.map(({ value, ...t }): Taint => (value === undefined ? t : { ...t, value })));
 const allIds = allTaintKeys.flatMap((key) => effects.map((effect) => `${key}:${effect}`));
 
 const state = fc
-  .record({ labels: mapOf(['l1', 'l2']), annotations: mapOf(annotationKeys), ownedAnnotations: recordOf(desiredAnnotationKeys.concat(APPLIED_ANNOTATION)), ownedTaints: recordOf(allIds), taints: taintsOf(allTaintKeys) })
+  .record({
+    labels: mapOf(['l1', 'l2']),
+    annotations: mapOf(annotationKeys),
+    ownedAnnotations: recordOf(desiredAnnotationKeys.concat(APPLIED_ANNOTATION)),
+    ownedTaints: recordOf(allIds),
+    taints: taintsOf(allTaintKeys),
+  })
   .map(({ labels, annotations, ownedAnnotations, ownedTaints, taints }): NodeLabelState => ({
     resourceVersion: '1',
     labels,
@@ -93,7 +111,9 @@ function applyPatch(node: NodeLabelState, patch: NodePatch | null): NodeLabelSta
   if (patch === null) return node;
   const merge = (target: Readonly<Record<string, string>>, changes: Record<string, string | null> | undefined) => {
     const next = { ...target };
-    for (const [k, v] of Object.entries(changes ?? {})) if (v === null) delete next[k]; else next[k] = v;
+    for (const [k, v] of Object.entries(changes ?? {}))
+      if (v === null) delete next[k];
+      else next[k] = v;
     return next;
   };
   return {
@@ -122,7 +142,9 @@ describe('annotation and taint planning properties', () => {
         const ownedTaints = new Set(readOwnedRecord(node.annotations, OWNED_TAINTS_ANNOTATION, () => true).owned);
         const wanted = new Set(d.taints.map(taintId));
         const expected = [
-          ...(node.taints ?? []).filter((t) => !wanted.has(taintId(t)) && (!ownedTaints.has(taintId(t)) || isSystemTaintKey(t.key) || t.key === UNINITIALIZED_TAINT_KEY)),
+          ...(node.taints ?? []).filter(
+            (t) => !wanted.has(taintId(t)) && (!ownedTaints.has(taintId(t)) || isSystemTaintKey(t.key) || t.key === UNINITIALIZED_TAINT_KEY),
+          ),
           ...d.taints,
         ];
         const sort = (list: readonly Taint[]) => [...list].sort((a, b) => (taintId(a) < taintId(b) ? -1 : 1));

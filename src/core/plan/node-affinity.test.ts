@@ -96,7 +96,6 @@ describe('matchesNodeSelector and matchesLabelSelector', () => {
   });
 });
 
-
 const keyArb = fc.constantFrom('a', 'b', 'example.com/c');
 const valueArb = fc.constantFrom('', '1', '2', '10', '007', 'x');
 const labelsArb = fc.dictionary(keyArb, valueArb);
@@ -110,17 +109,31 @@ const validReqArb: fc.Arbitrary<SelectorRequirement> = fc.oneof(
 /** Any requirement, often one Kubernetes refuses to parse. */
 const anyReqArb = fc.oneof(
   validReqArb,
-  fc.record({ key: fc.constantFrom('a', 'bad key'), operator: fc.constantFrom('In', 'Gt', 'Exists', 'Foo'), values: fc.array(fc.constantFrom('', 'x', '1', '-1'), { maxLength: 2 }) }),
+  fc.record({
+    key: fc.constantFrom('a', 'bad key'),
+    operator: fc.constantFrom('In', 'Gt', 'Exists', 'Foo'),
+    values: fc.array(fc.constantFrom('', 'x', '1', '-1'), { maxLength: 2 }),
+  }),
 );
-const fieldArb = fc.record({ key: fc.constant('metadata.name'), operator: fc.constantFrom('In', 'NotIn'), values: fc.constantFrom(['n1'], ['n2'], ['n1', 'n2']) });
-const termArb: fc.Arbitrary<NodeSelectorTerm> = fc.record({ matchExpressions: fc.array(anyReqArb, { maxLength: 3 }), matchFields: fc.array(fieldArb, { maxLength: 1 }) });
+const fieldArb = fc.record({
+  key: fc.constant('metadata.name'),
+  operator: fc.constantFrom('In', 'NotIn'),
+  values: fc.constantFrom(['n1'], ['n2'], ['n1', 'n2']),
+});
+const termArb: fc.Arbitrary<NodeSelectorTerm> = fc.record({
+  matchExpressions: fc.array(anyReqArb, { maxLength: 3 }),
+  matchFields: fc.array(fieldArb, { maxLength: 1 }),
+});
 const nodeArb = fc.record({ name: fc.constantFrom('n1', 'n2'), labels: labelsArb });
 
 describe('node selection properties', () => {
   it('terms are ORed: the terms of two affinities together match exactly when either does', () => {
     fc.assert(
       fc.property(fc.array(termArb, { maxLength: 3 }), fc.array(termArb, { maxLength: 3 }), nodeArb, (x, y, n) => {
-        assert.equal(matchesRequiredAffinity(affinity(...x, ...y), n), matchesRequiredAffinity(affinity(...x), n) || matchesRequiredAffinity(affinity(...y), n));
+        assert.equal(
+          matchesRequiredAffinity(affinity(...x, ...y), n),
+          matchesRequiredAffinity(affinity(...x), n) || matchesRequiredAffinity(affinity(...y), n),
+        );
       }),
     );
   });

@@ -183,7 +183,11 @@ export function matchesRequiredAffinity(affinity: NodeSelector | undefined, node
  * True when a pod with `nodeSelector` and required node `affinity` may be
  * placed on `node` (`GetRequiredNodeAffinity(pod).Match(node)`): both must match.
  */
-export function matchesNodePlacement(nodeSelector: Readonly<Record<string, string>> | undefined, affinity: NodeSelector | undefined, node: SelectedNode): boolean {
+export function matchesNodePlacement(
+  nodeSelector: Readonly<Record<string, string>> | undefined,
+  affinity: NodeSelector | undefined,
+  node: SelectedNode,
+): boolean {
   return matchesNodeSelector(nodeSelector, node.labels) && matchesRequiredAffinity(affinity, node);
 }
 

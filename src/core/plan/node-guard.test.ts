@@ -14,7 +14,13 @@ type Stored = StoredNode;
 const stored = (state: NodeLabelState): Stored => storedNode({ ...state, uid: 'u1' });
 
 function stateOf(doc: Stored): NodeLabelState {
-  return { resourceVersion: '', ...(doc.metadata.uid ? { uid: doc.metadata.uid } : {}), labels: doc.metadata.labels ?? {}, annotations: doc.metadata.annotations ?? {}, taints: doc.spec.taints ?? [] };
+  return {
+    resourceVersion: '',
+    ...(doc.metadata.uid ? { uid: doc.metadata.uid } : {}),
+    labels: doc.metadata.labels ?? {},
+    annotations: doc.metadata.annotations ?? {},
+    taints: doc.spec.taints ?? [],
+  };
 }
 
 const policy = { reconcileOsArchAliases: true, protectedKeys: [] };
@@ -38,7 +44,9 @@ const annotationsArb = fc.record(
   },
   { requiredKeys: [] },
 );
-const stateArb = fc.record({ labels: labelsArb, annotations: annotationsArb, taints: fc.subarray(taintPool) }).map((s): NodeLabelState => ({ resourceVersion: '1', ...s }));
+const stateArb = fc
+  .record({ labels: labelsArb, annotations: annotationsArb, taints: fc.subarray(taintPool) })
+  .map((s): NodeLabelState => ({ resourceVersion: '1', ...s }));
 const inputArb = fc.record({
   desired: fc.dictionary(fc.constantFrom('a', 'b', 'example.com/c'), value),
   desiredAnnotations: fc.option(fc.dictionary(fc.constantFrom('example.com/note'), value), { nil: undefined }),
@@ -49,7 +57,11 @@ const inputArb = fc.record({
 /** One write by someone else: a label, an annotation or the taint list, set or removed. */
 const changeArb = fc.oneof(
   fc.record({ field: fc.constant('labels' as const), key: fc.constantFrom(...labelKeys), to: fc.option(value, { nil: null }) }),
-  fc.record({ field: fc.constant('annotations' as const), key: fc.constantFrom(...annotationKeys, OWNED_LABELS_ANNOTATION, APPLIED_ANNOTATION), to: fc.option(value, { nil: null }) }),
+  fc.record({
+    field: fc.constant('annotations' as const),
+    key: fc.constantFrom(...annotationKeys, OWNED_LABELS_ANNOTATION, APPLIED_ANNOTATION),
+    to: fc.option(value, { nil: null }),
+  }),
   fc.record({ field: fc.constant('taints' as const), to: fc.subarray(taintPool) }),
 );
 type Change = typeof changeArb extends fc.Arbitrary<infer T> ? T : never;
@@ -85,7 +97,9 @@ function taintsTouched(before: NodeLabelState, after: NodeLabelState, reads: Ret
   const now = after.taints ?? [];
   if (ops.some((o) => o.path === '/spec/taints')) return JSON.stringify(was) !== JSON.stringify(now);
   const depends = new Set(reads.taintIds ?? []);
-  const moved = was.some((t, i) => (depends.has(taintId(t)) || ops.some((o) => o.op === 'remove' && o.path === `/spec/taints/${i}`)) && JSON.stringify(now[i]) !== JSON.stringify(t));
+  const moved = was.some(
+    (t, i) => (depends.has(taintId(t)) || ops.some((o) => o.op === 'remove' && o.path === `/spec/taints/${i}`)) && JSON.stringify(now[i]) !== JSON.stringify(t),
+  );
   // A taint relabel appends that someone else added meanwhile: the server refuses the duplicate.
   const nowIds = new Set(now.map(taintId));
   const duplicate = ops.some((o) => o.op === 'add' && o.path === '/spec/taints/-' && nowIds.has(taintId(o.value as Taint)));
@@ -94,7 +108,10 @@ function taintsTouched(before: NodeLabelState, after: NodeLabelState, reads: Ret
 }
 
 /** The ops relabel sends for a node read as `state`, or null when it sends none. */
-function opsFor(state: NodeLabelState, input: { desired: Record<string, string>; desiredAnnotations?: Record<string, string>; desiredTaints?: Taint[]; liftTaint: boolean }): JsonPatchOp[] | null {
+function opsFor(
+  state: NodeLabelState,
+  input: { desired: Record<string, string>; desiredAnnotations?: Record<string, string>; desiredTaints?: Taint[]; liftTaint: boolean },
+): JsonPatchOp[] | null {
   const plan = planLabels({ ...state, ...input, policy });
   const patch = nodePatch(plan, state, input.liftTaint, { revision: 2, run: 5 });
   return patch === null ? null : guardedPatch(patch, { ...state, uid: 'u1' }, planReads({ ...input, policy }, state));
@@ -113,7 +130,10 @@ describe('guardedPatch', () => {
           after = applyJsonPatch(stored(now), ops);
         } catch (err) {
           // An append to a taint list someone else emptied fails as a test does: the server answers both as a stale write.
-          assert.ok(err instanceof PatchRefused && (err.kind === 'test' || err.message === 'missing path: /spec/taints/-'), `only a test may fail: ${String(err)}`);
+          assert.ok(
+            err instanceof PatchRefused && (err.kind === 'test' || err.message === 'missing path: /spec/taints/-'),
+            `only a test may fail: ${String(err)}`,
+          );
           assert.equal(touchesReads(read, now, reads, ops), true, 'refused although nothing the plan read changed');
           return;
         }
@@ -129,7 +149,13 @@ describe('guardedPatch', () => {
   });
 
   it('tests every key it reads, then changes only what the plan changes', () => {
-    const state: NodeLabelState = { resourceVersion: '9', uid: 'u1', labels: { 'example.com/a': 'x', keep: 'k' }, annotations: { [OWNED_LABELS_ANNOTATION]: 'example.com/a' }, taints: [] };
+    const state: NodeLabelState = {
+      resourceVersion: '9',
+      uid: 'u1',
+      labels: { 'example.com/a': 'x', keep: 'k' },
+      annotations: { [OWNED_LABELS_ANNOTATION]: 'example.com/a' },
+      taints: [],
+    };
     const plan = planLabels({ ...state, desired: { z: '1' }, policy: { reconcileOsArchAliases: false, protectedKeys: [] } });
     const patch = nodePatch(plan, state, false);
     assert.ok(patch);

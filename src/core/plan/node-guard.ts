@@ -19,10 +19,7 @@ import { readOwnedLabels, readOwnedRecord } from './owned-labels.ts';
 import { taintId, type Taint } from './taints.ts';
 
 /** One JSON Patch operation, as relabel sends them. */
-export type JsonPatchOp =
-  | { op: 'test'; path: string; value: unknown }
-  | { op: 'add'; path: string; value: unknown }
-  | { op: 'remove'; path: string };
+export type JsonPatchOp = { op: 'test'; path: string; value: unknown } | { op: 'add'; path: string; value: unknown } | { op: 'remove'; path: string };
 
 /** What the plan of one node was made from: the keys it read, and whether it read the taints. */
 export type PlanReads = {
@@ -106,7 +103,12 @@ function storedTaint(t: Taint): Taint {
 }
 
 /** The tests and changes of one string map (`labels` or `annotations`) of the node's metadata. */
-function mapOps(field: 'labels' | 'annotations', read: Readonly<Record<string, string>>, keys: readonly string[], changes: Record<string, string | null> | undefined): JsonPatchOp[] {
+function mapOps(
+  field: 'labels' | 'annotations',
+  read: Readonly<Record<string, string>>,
+  keys: readonly string[],
+  changes: Record<string, string | null> | undefined,
+): JsonPatchOp[] {
   const base = `/metadata/${field}`;
   const entries = Object.entries(changes ?? {});
   if (Object.keys(read).length === 0) {

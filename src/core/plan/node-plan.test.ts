@@ -25,7 +25,12 @@ const state = (name: string, labels: Record<string, string>, owned?: string, tai
 describe('planNode', () => {
   it('settles a node already as desired, keeps the observed state of one to change, and plans in a dry run', () => {
     const d = design({ n1: { a: '1' } }, true);
-    assert.deepEqual(planNode(d, state('n1', { a: '1' }, 'a'), false), { node: 'n1', status: 'success', detail: { set: {}, removed: [], adopted: [], unchanged: 1 }, observed: null });
+    assert.deepEqual(planNode(d, state('n1', { a: '1' }, 'a'), false), {
+      node: 'n1',
+      status: 'success',
+      detail: { set: {}, removed: [], adopted: [], unchanged: 1 },
+      observed: null,
+    });
     const pending = planNode(d, state('n1', { a: '0', x: 'y' }, 'a'), false);
     assert.equal(pending.status, 'pending');
     assert.deepEqual(pending.observed, { resourceVersion: '7', labels: { a: '0', x: 'y' }, annotations: { [OWNED_LABELS_ANNOTATION]: 'a' }, taints: [] });
@@ -48,10 +53,21 @@ describe('planNode', () => {
 
   it("settles a node as desired whatever run's applied-run record it carries; a dry run plans the same", () => {
     const d = design({ n1: { a: '1' } });
-    const applied = (labels: Record<string, string>): ObservedNode => ({ ...state('n1', labels, 'a'), annotations: { [OWNED_LABELS_ANNOTATION]: 'a', [APPLIED_ANNOTATION]: 'revision=1,run=4' } });
+    const applied = (labels: Record<string, string>): ObservedNode => ({
+      ...state('n1', labels, 'a'),
+      annotations: { [OWNED_LABELS_ANNOTATION]: 'a', [APPLIED_ANNOTATION]: 'revision=1,run=4' },
+    });
     for (const dryRun of [false, true]) {
-      assert.deepEqual(planNode(d, applied({ a: '1' }), dryRun), { node: 'n1', status: 'success', detail: { set: {}, removed: [], adopted: [], unchanged: 1 }, observed: null });
-      assert.deepEqual(planNode(d, applied({ a: '0' }), dryRun).detail ?? null, dryRun ? { set: { a: '1' }, was: { a: '0' }, removed: [], adopted: [], unchanged: 0, taintLifted: false } : null);
+      assert.deepEqual(planNode(d, applied({ a: '1' }), dryRun), {
+        node: 'n1',
+        status: 'success',
+        detail: { set: {}, removed: [], adopted: [], unchanged: 1 },
+        observed: null,
+      });
+      assert.deepEqual(
+        planNode(d, applied({ a: '0' }), dryRun).detail ?? null,
+        dryRun ? { set: { a: '1' }, was: { a: '0' }, removed: [], adopted: [], unchanged: 0, taintLifted: false } : null,
+      );
     }
   });
 });

@@ -144,9 +144,20 @@ export function planNode(
   tally?.add(ownedPresent(state), plan.remove);
   const conflicts = conflictDetail(wants?.conflicts ?? []);
   const patch = nodePatch(plan, state, design.policy.liftUninitializedTaint);
-  if (patch === null) return { node: state.name, status: 'success', detail: { set: {}, removed: [], adopted: [], unchanged: plan.unchanged.length, ...conflicts }, observed: null };
+  if (patch === null)
+    return {
+      node: state.name,
+      status: 'success',
+      detail: { set: {}, removed: [], adopted: [], unchanged: plan.unchanged.length, ...conflicts },
+      observed: null,
+    };
   if (dryRun) {
-    return { node: state.name, status: 'success', detail: { ...planDetail(plan, state, liftsTaint(state, design.policy.liftUninitializedTaint)), ...conflicts }, observed: null };
+    return {
+      node: state.name,
+      status: 'success',
+      detail: { ...planDetail(plan, state, liftsTaint(state, design.policy.liftUninitializedTaint)), ...conflicts },
+      observed: null,
+    };
   }
   const { name: _name, ...observed } = state;
   return { node: state.name, status: 'pending', detail: null, observed };

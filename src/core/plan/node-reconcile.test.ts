@@ -84,7 +84,10 @@ describe('reconcileNodeLabels', () => {
   it('re-reads and re-plans after a write refused for a changed key the plan read, and gives up after maxAttempts', async () => {
     const waits: number[] = [];
     const once = fakeNode({ contested: 'x' }, { concurrentWrites: 1 });
-    const outcome = await reconcileNodeLabels({ desired: { a: '1', contested: 'mine' }, policy, maxAttempts: 3 }, { ...once.steps, backoff: async (n) => void waits.push(n) });
+    const outcome = await reconcileNodeLabels(
+      { desired: { a: '1', contested: 'mine' }, policy, maxAttempts: 3 },
+      { ...once.steps, backoff: async (n) => void waits.push(n) },
+    );
     assert.deepEqual([outcome.status, outcome.attempts, once.writes.length, waits], ['done', 2, 2, [1]]);
     assert.equal((await once.steps.read()).labels.contested, 'mine');
     const always = fakeNode({}, { concurrentWrites: 99 });
@@ -184,26 +187,41 @@ const labelsArb = fc.dictionary(fc.constantFrom(...keys), fc.constantFrom('', '1
 const ownedArb = fc.subarray(keys).map((owned): Record<string, string> => (owned.length === 0 ? {} : { [OWNED]: owned.join(',') }));
 /** Absent, an earlier run's record, or a value that is no record. */
 const appliedArb = fc.constantFrom<string | undefined>(undefined, 'revision=1,run=1', 'revision=2,run=8', 'garbage');
-const taintsArb = fc.subarray([{ key: UNINITIALIZED_TAINT_KEY, effect: 'NoSchedule' }, { key: 'example.com/other', effect: 'NoExecute' }]);
+const taintsArb = fc.subarray([
+  { key: UNINITIALIZED_TAINT_KEY, effect: 'NoSchedule' },
+  { key: 'example.com/other', effect: 'NoExecute' },
+]);
 const thisRun = { revision: 3, run: 9 };
 
 describe('the applied-run record', () => {
   it('rides only on a patch that is sent anyway: the patch is the one without it plus the record', () => {
     fc.assert(
-      fc.property(labelsArb, ownedArb, appliedArb, labelsArb, taintsArb, fc.boolean(), fc.constantFrom(thisRun, null), (labels, owned, record, desired, taints, lift, applied) => {
-        const annotations = record === undefined ? owned : { ...owned, [APPLIED_ANNOTATION]: record };
-        const state = { resourceVersion: '7', labels, annotations, taints };
-        const plan = planLabels({ labels, annotations, desired, policy });
-        const plain = nodePatch(plan, state, lift);
-        const patch = nodePatch(plan, state, lift, applied);
-        assert.equal(patch === null, plain === null);
-        assert.deepEqual(nodePatch(plan, state, lift, undefined), plain, 'undefined leaves the record alone');
-        if (patch === null || plain === null) return;
-        const { [APPLIED_ANNOTATION]: sent, ...rest } = patch.metadata.annotations ?? {};
-        assert.deepEqual({ ...patch, metadata: { ...patch.metadata, annotations: rest } }, { ...plain, metadata: { ...plain.metadata, annotations: plain.metadata.annotations ?? {} } });
-        if (applied) assert.equal(sent, 'revision=3,run=9');
-        else assert.equal(sent, record === undefined ? undefined : null, 'null only removes a record the node has');
-      }),
+      fc.property(
+        labelsArb,
+        ownedArb,
+        appliedArb,
+        labelsArb,
+        taintsArb,
+        fc.boolean(),
+        fc.constantFrom(thisRun, null),
+        (labels, owned, record, desired, taints, lift, applied) => {
+          const annotations = record === undefined ? owned : { ...owned, [APPLIED_ANNOTATION]: record };
+          const state = { resourceVersion: '7', labels, annotations, taints };
+          const plan = planLabels({ labels, annotations, desired, policy });
+          const plain = nodePatch(plan, state, lift);
+          const patch = nodePatch(plan, state, lift, applied);
+          assert.equal(patch === null, plain === null);
+          assert.deepEqual(nodePatch(plan, state, lift, undefined), plain, 'undefined leaves the record alone');
+          if (patch === null || plain === null) return;
+          const { [APPLIED_ANNOTATION]: sent, ...rest } = patch.metadata.annotations ?? {};
+          assert.deepEqual(
+            { ...patch, metadata: { ...patch.metadata, annotations: rest } },
+            { ...plain, metadata: { ...plain.metadata, annotations: plain.metadata.annotations ?? {} } },
+          );
+          if (applied) assert.equal(sent, 'revision=3,run=9');
+          else assert.equal(sent, record === undefined ? undefined : null, 'null only removes a record the node has');
+        },
+      ),
     );
   });
 

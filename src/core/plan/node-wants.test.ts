@@ -11,7 +11,11 @@ const design: PlannedDesign<typeof policy> = {
   site: 'atl',
   policy,
   nodes: {
-    n1: { labels: { 'a/k': 'doc', 'a/only': 'd' }, annotations: { 'example.com/note': 'x' }, taints: [{ key: 'example.com/gpu', value: 'yes', effect: 'NoSchedule' }] },
+    n1: {
+      labels: { 'a/k': 'doc', 'a/only': 'd' },
+      annotations: { 'example.com/note': 'x' },
+      taints: [{ key: 'example.com/gpu', value: 'yes', effect: 'NoSchedule' }],
+    },
   },
 };
 
@@ -46,7 +50,8 @@ describe('nodeWants', () => {
         const wants = nodeWants({ site: 's', policy, nodes: { n: { labels: doc, annotations: {}, taints: [] } } }, 'n', entries);
         assert.ok(wants);
         for (const [key, value] of Object.entries(doc)) assert.equal(wants.labels[key], value);
-        for (const key of Object.keys(wants.labels)) if (!Object.hasOwn(doc, key)) assert.ok(entries.some((e) => e.plugin === wants.plugins[key] && e.labels[key] === wants.labels[key]));
+        for (const key of Object.keys(wants.labels))
+          if (!Object.hasOwn(doc, key)) assert.ok(entries.some((e) => e.plugin === wants.plugins[key] && e.labels[key] === wants.labels[key]));
       }),
     );
   });

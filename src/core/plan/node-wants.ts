@@ -89,5 +89,12 @@ export function nodeWants<P extends PlanPolicy>(design: PlannedDesign<P>, node: 
   const target = Object.hasOwn(design.nodes, node) ? design.nodes[node] : undefined;
   if (target === undefined) return undefined;
   const joined = withPluginLabels(target.labels, plugins);
-  return { labels: joined.labels, annotations: target.annotations, taints: target.taints, policy: design.policy, conflicts: joined.conflicts, plugins: joined.plugins };
+  return {
+    labels: joined.labels,
+    annotations: target.annotations,
+    taints: target.taints,
+    policy: design.policy,
+    conflicts: joined.conflicts,
+    plugins: joined.plugins,
+  };
 }

@@ -14,8 +14,22 @@ describe('the mass-removal tally', () => {
     tally.add(3, ['c']);
     tally.add(2, []);
     const result = tally.result();
-    assert.deepEqual(result, { owned: 8, removed: 3, nodes: 2, keys: [{ key: 'c', nodes: 2 }, { key: 'b', nodes: 1 }], moreKeys: 0, maxFraction: 0.5, exceeded: false });
-    assert.equal(describeRemoval(result), "would remove 3 of 8 owned labels (38%) on 2 nodes, within the policy's max_removal_fraction 0.5; keys: c (2 nodes), b (1 node)");
+    assert.deepEqual(result, {
+      owned: 8,
+      removed: 3,
+      nodes: 2,
+      keys: [
+        { key: 'c', nodes: 2 },
+        { key: 'b', nodes: 1 },
+      ],
+      moreKeys: 0,
+      maxFraction: 0.5,
+      exceeded: false,
+    });
+    assert.equal(
+      describeRemoval(result),
+      "would remove 3 of 8 owned labels (38%) on 2 nodes, within the policy's max_removal_fraction 0.5; keys: c (2 nodes), b (1 node)",
+    );
   });
 
   it('is exceeded exactly when more than the fraction of owned labels goes; nothing removed never is', () => {
@@ -26,7 +40,10 @@ describe('the mass-removal tally', () => {
         let removed = 0;
         for (const [own, extra] of nodes) {
           const gone = Math.min(own, extra);
-          tally.add(own, Array.from({ length: gone }, (_, i) => `k${i}`));
+          tally.add(
+            own,
+            Array.from({ length: gone }, (_, i) => `k${i}`),
+          );
           owned += own;
           removed += gone;
         }
@@ -48,7 +65,10 @@ describe('the mass-removal tally', () => {
     assert.equal(r.moreKeys, 5001 - MAX_LISTED_KEYS);
     const message = removalRefusal(r, 4);
     assert.ok(message.length < 1000, `${message.length} characters`);
-    assert.match(message, /^mass-removal brake: run 4 would remove 10000 of 10000 owned labels \(100%\) on 5000 nodes, more than the policy's max_removal_fraction 0\.5; keys: common \(5000 nodes\), .* and 4991 more keys\. Nothing was written\./);
+    assert.match(
+      message,
+      /^mass-removal brake: run 4 would remove 10000 of 10000 owned labels \(100%\) on 5000 nodes, more than the policy's max_removal_fraction 0\.5; keys: common \(5000 nodes\), .* and 4991 more keys\. Nothing was written\./,
+    );
   });
 });
 
@@ -67,8 +87,12 @@ describe('max_removal_fraction in the label policy', () => {
   });
 
   it('refuses a value outside 0 to 1, or not a number, naming where', () => {
-    assert.deepEqual(fractionOf('max_removal_fraction: 1.5'), ['p.yaml:13:25 relabel/LabelPolicy/v1 "p" data.max_removal_fraction: Too big: expected number to be <=1']);
-    assert.deepEqual(fractionOf('max_removal_fraction: -0.1'), ['p.yaml:13:25 relabel/LabelPolicy/v1 "p" data.max_removal_fraction: Too small: expected number to be >=0']);
+    assert.deepEqual(fractionOf('max_removal_fraction: 1.5'), [
+      'p.yaml:13:25 relabel/LabelPolicy/v1 "p" data.max_removal_fraction: Too big: expected number to be <=1',
+    ]);
+    assert.deepEqual(fractionOf('max_removal_fraction: -0.1'), [
+      'p.yaml:13:25 relabel/LabelPolicy/v1 "p" data.max_removal_fraction: Too small: expected number to be >=0',
+    ]);
     assert.match(String(fractionOf("max_removal_fraction: 'half'")), /data\.max_removal_fraction: Invalid input: expected number, received string/);
   });
 });

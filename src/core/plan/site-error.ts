@@ -81,13 +81,7 @@ function compareText(a: string, b: string): number {
  * lists do not depend on the order in which files or checks ran.
  */
 export function compareErrors(a: SiteError, b: SiteError): number {
-  return (
-    compareText(a.source, b.source) ||
-    a.line - b.line ||
-    a.column - b.column ||
-    compareText(a.path, b.path) ||
-    compareText(a.message, b.message)
-  );
+  return compareText(a.source, b.source) || a.line - b.line || a.column - b.column || compareText(a.path, b.path) || compareText(a.message, b.message);
 }
 
 /** Sorts errors with {@link compareErrors} and drops exact duplicates. */

@@ -29,7 +29,10 @@ export function normalizeTargets(value: unknown): TargetsResult {
   else if (value === undefined || value === null) return { ok: false, message: 'target nodes are missing: give at least one node name' };
   else return { ok: false, message: `target nodes must be a list of node names or a comma-separated string, not ${typeof value}` };
   if (items.length > MAX_TARGETS) {
-    return { ok: false, message: `too many target nodes: ${items.length} given, a run takes at most ${MAX_TARGETS}; split the site into several runs (by rack or filter)` };
+    return {
+      ok: false,
+      message: `too many target nodes: ${items.length} given, a run takes at most ${MAX_TARGETS}; split the site into several runs (by rack or filter)`,
+    };
   }
   const targets: string[] = [];
   const seen = new Set<string>();

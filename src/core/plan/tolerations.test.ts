@@ -35,7 +35,16 @@ describe('tolerations (Toleration.ToleratesTaint, taint eviction)', () => {
     const taints = [t('a', 'NoExecute'), t('b', 'NoExecute'), t('c', 'NoSchedule')];
     assert.deepEqual(noExecuteOutcome([{ key: 'a', operator: 'Exists' }], taints), { evicted: true, afterSeconds: 0 });
     assert.deepEqual(noExecuteOutcome([{ operator: 'Exists' }], taints), { evicted: false });
-    assert.deepEqual(noExecuteOutcome([{ key: 'a', operator: 'Exists', tolerationSeconds: 300 }, { operator: 'Exists', tolerationSeconds: 60 }], taints), { evicted: true, afterSeconds: 60 });
+    assert.deepEqual(
+      noExecuteOutcome(
+        [
+          { key: 'a', operator: 'Exists', tolerationSeconds: 300 },
+          { operator: 'Exists', tolerationSeconds: 60 },
+        ],
+        taints,
+      ),
+      { evicted: true, afterSeconds: 60 },
+    );
     // The first matching toleration is the one used: a later one with seconds does not count.
     assert.deepEqual(noExecuteOutcome([{ operator: 'Exists' }, { key: 'a', operator: 'Exists', tolerationSeconds: 5 }], taints), { evicted: false });
     assert.deepEqual(noExecuteOutcome([{ operator: 'Exists', tolerationSeconds: -3 }], taints), { evicted: true, afterSeconds: 0 });
@@ -50,9 +59,12 @@ describe('tolerations (Toleration.ToleratesTaint, taint eviction)', () => {
   });
 });
 
-
 const taintArb = fc.record(
-  { key: fc.constantFrom('a', 'b', 'node.kubernetes.io/unschedulable'), value: fc.constantFrom('', 'x', '3', '12'), effect: fc.constantFrom('NoSchedule', 'PreferNoSchedule', 'NoExecute') },
+  {
+    key: fc.constantFrom('a', 'b', 'node.kubernetes.io/unschedulable'),
+    value: fc.constantFrom('', 'x', '3', '12'),
+    effect: fc.constantFrom('NoSchedule', 'PreferNoSchedule', 'NoExecute'),
+  },
   { requiredKeys: ['key', 'effect'] },
 );
 const tolerationArb: fc.Arbitrary<Toleration> = fc.record(
@@ -74,11 +86,17 @@ describe('toleration properties', () => {
 
   it('more tolerations never tolerate less; fewer taints never need more', () => {
     fc.assert(
-      fc.property(fc.array(tolerationArb, { maxLength: 3 }), fc.array(tolerationArb, { maxLength: 2 }), fc.array(taintArb, { maxLength: 4 }), effectsArb, (tolerations, more, taints, effects) => {
-        if (!toleratesTaints(tolerations, taints, effects)) return;
-        assert.equal(toleratesTaints([...tolerations, ...more], taints, effects), true);
-        assert.equal(toleratesTaints(tolerations, taints.slice(1), effects), true);
-      }),
+      fc.property(
+        fc.array(tolerationArb, { maxLength: 3 }),
+        fc.array(tolerationArb, { maxLength: 2 }),
+        fc.array(taintArb, { maxLength: 4 }),
+        effectsArb,
+        (tolerations, more, taints, effects) => {
+          if (!toleratesTaints(tolerations, taints, effects)) return;
+          assert.equal(toleratesTaints([...tolerations, ...more], taints, effects), true);
+          assert.equal(toleratesTaints(tolerations, taints.slice(1), effects), true);
+        },
+      ),
     );
   });
 
@@ -102,7 +120,10 @@ describe('toleration properties', () => {
         if (toleratesTaints(template, taints, ['NoSchedule', 'NoExecute'])) assert.equal(toleratesTaints(daemon, taints, ['NoSchedule', 'NoExecute']), true);
         assert.equal(toleratesTaints(daemon, [{ key: 'node.kubernetes.io/unschedulable', effect: 'NoSchedule' }], ['NoSchedule']), true);
         // Only a template toleration met first, with seconds, can shorten the default's "for ever".
-        const forever = daemonPodTolerations(template.map(({ tolerationSeconds: _, ...t }) => t), hostNetwork);
+        const forever = daemonPodTolerations(
+          template.map(({ tolerationSeconds: _, ...t }) => t),
+          hostNetwork,
+        );
         assert.equal(noExecuteOutcome(forever, [{ key: 'node.kubernetes.io/not-ready', effect: 'NoExecute' }]).evicted, false);
       }),
     );

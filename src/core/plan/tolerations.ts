@@ -111,7 +111,9 @@ export const HOST_NETWORK_DAEMON_TOLERATION: Toleration = { key: 'node.kubernete
 
 /** Same key, effect, operator and value (`Toleration.MatchToleration`; seconds aside). */
 function sameToleration(a: Toleration, b: Toleration): boolean {
-  return (a.key ?? '') === (b.key ?? '') && (a.effect ?? '') === (b.effect ?? '') && (a.operator ?? '') === (b.operator ?? '') && (a.value ?? '') === (b.value ?? '');
+  return (
+    (a.key ?? '') === (b.key ?? '') && (a.effect ?? '') === (b.effect ?? '') && (a.operator ?? '') === (b.operator ?? '') && (a.value ?? '') === (b.value ?? '')
+  );
 }
 
 /**

@@ -5,7 +5,13 @@ import type { DaemonSetInfo, NodeView } from './daemon-sets.ts';
 import type { PodInfo } from './workload-impact.ts';
 
 const osd: DaemonSetInfo = { namespace: 'ceph', name: 'osd', nodeSelector: { 'ceph-osd': 'enabled' } };
-const pod = (node: string, extra: Partial<PodInfo> = {}): PodInfo => ({ namespace: 'ceph', name: `osd-${node}`, nodeName: node, controller: { kind: 'DaemonSet', name: 'osd' }, ...extra });
+const pod = (node: string, extra: Partial<PodInfo> = {}): PodInfo => ({
+  namespace: 'ceph',
+  name: `osd-${node}`,
+  nodeName: node,
+  controller: { kind: 'DaemonSet', name: 'osd' },
+  ...extra,
+});
 
 describe('the health gate after a wave', () => {
   it('passes when each node wanting the DaemonSet has a Ready pod and each node that lost it has none', () => {
@@ -31,7 +37,10 @@ describe('the health gate after a wave', () => {
     ]);
     const health = waveHealth([osd], nodes, pods);
     assert.equal(health.unhealthy, 4);
-    assert.deepEqual(health.sample.map((u) => `${u.node}:${u.want}`), ['a:ready', 'b:ready', 'c:ready', 'd:gone']);
+    assert.deepEqual(
+      health.sample.map((u) => `${u.node}:${u.want}`),
+      ['a:ready', 'b:ready', 'c:ready', 'd:gone'],
+    );
     assert.match(healthText(health), /^4 DaemonSet pod\(s\) not as they should be: ceph\/osd on a not Ready/);
   });
 

@@ -32,7 +32,11 @@ const isDaemonPodOf = (pod: PodInfo, ds: DaemonSetInfo) =>
   pod.namespace === ds.namespace && pod.controller?.kind === 'DaemonSet' && pod.controller.name === ds.name;
 
 /** Checks the wave's `nodes` against `daemonSets` and the pods bound to each node (`pods`, by node name). */
-export function waveHealth(daemonSets: readonly DaemonSetInfo[], nodes: readonly ({ name: string } & NodeView)[], pods: ReadonlyMap<string, readonly PodInfo[]>): WaveHealth {
+export function waveHealth(
+  daemonSets: readonly DaemonSetInfo[],
+  nodes: readonly ({ name: string } & NodeView)[],
+  pods: ReadonlyMap<string, readonly PodInfo[]>,
+): WaveHealth {
   const verdict: WaveHealth = { checked: 0, unhealthy: 0, sample: [] };
   const flag = (u: UnhealthyPod) => {
     verdict.unhealthy++;

@@ -27,7 +27,12 @@ describe('waves', () => {
     assert.equal(effectiveRollout(undefined, undefined), undefined);
     assert.equal(effectiveRollout({ by: 'rack' }, { by: 'none' }), undefined);
     assert.equal(effectiveRollout({ approval: 'each' }, undefined), undefined);
-    assert.deepEqual(effectiveRollout({ by: 'rack', approval: 'each' }, { healthTimeoutSeconds: 30 }), { by: 'rack', approval: 'each', healthTimeoutSeconds: 30, maxFailedNodes: 0 });
+    assert.deepEqual(effectiveRollout({ by: 'rack', approval: 'each' }, { healthTimeoutSeconds: 30 }), {
+      by: 'rack',
+      approval: 'each',
+      healthTimeoutSeconds: 30,
+      maxFailedNodes: 0,
+    });
   });
 
   it('groups by rack in name order, the canary first from the first rack, no rack last', () => {
@@ -45,7 +50,10 @@ describe('waves', () => {
       { name: 'rack r2', nodes: ['a1', 'a2'] },
       { name: '(no rack)', nodes: ['x'] },
     ]);
-    assert.deepEqual(assignWaves(members, { ...base, size: { percent: 40 } }).map((w) => w.nodes.length), [2, 2, 1]);
+    assert.deepEqual(
+      assignWaves(members, { ...base, size: { percent: 40 } }).map((w) => w.nodes.length),
+      [2, 2, 1],
+    );
   });
 
   it('puts every node in exactly one non-empty wave of at most the size, the canary first', () => {
@@ -53,10 +61,19 @@ describe('waves', () => {
       fc.property(
         fc.uniqueArray(fc.string({ minLength: 1, maxLength: 4 }), { maxLength: 60 }),
         fc.array(fc.option(fc.constantFrom('r1', 'r2', 'r3'), { nil: null }), { minLength: 60, maxLength: 60 }),
-        fc.record({ by: fc.option(fc.constant('rack' as const), { nil: undefined }), size: fc.option(fc.integer({ min: 1, max: 10 }), { nil: undefined }), canary: fc.option(fc.integer({ min: 1, max: 5 }), { nil: undefined }) }),
+        fc.record({
+          by: fc.option(fc.constant('rack' as const), { nil: undefined }),
+          size: fc.option(fc.integer({ min: 1, max: 10 }), { nil: undefined }),
+          canary: fc.option(fc.integer({ min: 1, max: 5 }), { nil: undefined }),
+        }),
         (nodes, groups, opts) => {
           const members = nodes.map((node, i) => ({ node, group: groups[i] ?? null }));
-          const rollout: EffectiveRollout = { ...base, ...(opts.by ? { by: opts.by } : {}), ...(opts.size ? { size: { count: opts.size } } : {}), ...(opts.canary ? { canary: opts.canary } : {}) };
+          const rollout: EffectiveRollout = {
+            ...base,
+            ...(opts.by ? { by: opts.by } : {}),
+            ...(opts.size ? { size: { count: opts.size } } : {}),
+            ...(opts.canary ? { canary: opts.canary } : {}),
+          };
           const waves = assignWaves(members, rollout);
           const all = waves.flatMap((w) => w.nodes);
           assert.deepEqual([...all].sort(), [...nodes].sort());
@@ -71,8 +88,17 @@ describe('waves', () => {
   });
 
   it('waits for approval after the first wave or every wave, never after the last', () => {
-    assert.deepEqual([0, 1, 2].map((i) => approvalAfter({ ...base, approval: 'first' }, i, 3)), [true, false, false]);
-    assert.deepEqual([0, 1, 2].map((i) => approvalAfter({ ...base, approval: 'each' }, i, 3)), [true, true, false]);
-    assert.deepEqual([0, 1].map((i) => approvalAfter(base, i, 2)), [false, false]);
+    assert.deepEqual(
+      [0, 1, 2].map((i) => approvalAfter({ ...base, approval: 'first' }, i, 3)),
+      [true, false, false],
+    );
+    assert.deepEqual(
+      [0, 1, 2].map((i) => approvalAfter({ ...base, approval: 'each' }, i, 3)),
+      [true, true, false],
+    );
+    assert.deepEqual(
+      [0, 1].map((i) => approvalAfter(base, i, 2)),
+      [false, false],
+    );
   });
 });

@@ -110,11 +110,13 @@ export function rolloutErrors(rollout: Rollout): string[] {
     errors.push('waves: expected rack, label:<key> or none');
   }
   if (size !== undefined) {
-    const ok = typeof size === 'object' && size !== null && ('count' in size ? isCount(size.count, 1, 1e9) : 'percent' in size && isCount(size.percent, 1, 100));
+    const ok =
+      typeof size === 'object' && size !== null && ('count' in size ? isCount(size.count, 1, 1e9) : 'percent' in size && isCount(size.percent, 1, 100));
     if (!ok) errors.push('wave size: expected a positive count or a percentage from 1 to 100');
   }
   if (canary !== undefined && !isCount(canary, 1, 1e9)) errors.push('canary: expected a positive number of nodes');
-  if (approval !== undefined && !Object.values(ApprovalGate).includes(approval)) errors.push(`approval: expected one of ${Object.values(ApprovalGate).join(', ')}`);
+  if (approval !== undefined && !Object.values(ApprovalGate).includes(approval))
+    errors.push(`approval: expected one of ${Object.values(ApprovalGate).join(', ')}`);
   if (healthTimeoutSeconds !== undefined && !isCount(healthTimeoutSeconds, 0, MAX_HEALTH_TIMEOUT_SECONDS)) {
     errors.push(`health timeout: expected whole seconds from 0 to ${MAX_HEALTH_TIMEOUT_SECONDS}`);
   }
@@ -167,7 +169,9 @@ export function assignWaves(members: readonly WaveMember[], rollout: EffectiveRo
       else groups.set(group, [node]);
     }
   }
-  const ordered: { name: string; nodes: string[] }[] = [...groups.keys()].sort().map((name) => ({ name: `${what === 'rack' ? 'rack' : what} ${name}`, nodes: groups.get(name) ?? [] }));
+  const ordered: { name: string; nodes: string[] }[] = [...groups.keys()]
+    .sort()
+    .map((name) => ({ name: `${what === 'rack' ? 'rack' : what} ${name}`, nodes: groups.get(name) ?? [] }));
   if (none.length > 0) ordered.push({ name: what === undefined ? 'nodes' : `(no ${what})`, nodes: none });
 
   const waves: Wave[] = [];

@@ -6,7 +6,15 @@ import type { Toleration } from './tolerations.ts';
 import { OWNED_LABELS_ANNOTATION, UNINITIALIZED_TAINT_KEY } from './constants.ts';
 import { planLabels } from './label-plan.ts';
 import { plannedNodeChange } from './planned-node.ts';
-import { daemonSetShouldRun, IMPACT_MAX_ENTRIES, IMPACT_SAMPLE_SIZE, workloadImpact, type DaemonSetInfo, type NodeChange, type PodInfo } from './workload-impact.ts';
+import {
+  daemonSetShouldRun,
+  IMPACT_MAX_ENTRIES,
+  IMPACT_SAMPLE_SIZE,
+  workloadImpact,
+  type DaemonSetInfo,
+  type NodeChange,
+  type PodInfo,
+} from './workload-impact.ts';
 
 const term = (...matchExpressions: SelectorRequirement[]): NodeSelectorTerm => ({ matchExpressions });
 const affinity = (...nodeSelectorTerms: NodeSelectorTerm[]) => ({ nodeSelectorTerms });
@@ -28,13 +36,21 @@ describe('daemonSetShouldRun (NodeShouldRunDaemonPod)', () => {
     assert.deepEqual(daemonSetShouldRun(ceph, n(labels, { key: 'maint', effect: 'PreferNoSchedule' })), { shouldRun: true, shouldContinueRunning: true });
     assert.equal(daemonSetShouldRun(ceph, n(labels, { key: 'node.kubernetes.io/unschedulable', effect: 'NoSchedule' })).shouldRun, true);
     assert.equal(daemonSetShouldRun(ceph, n(labels, { key: 'node.kubernetes.io/network-unavailable', effect: 'NoSchedule' })).shouldRun, false);
-    assert.equal(daemonSetShouldRun({ ...ceph, hostNetwork: true }, n(labels, { key: 'node.kubernetes.io/network-unavailable', effect: 'NoSchedule' })).shouldRun, true);
+    assert.equal(
+      daemonSetShouldRun({ ...ceph, hostNetwork: true }, n(labels, { key: 'node.kubernetes.io/network-unavailable', effect: 'NoSchedule' })).shouldRun,
+      true,
+    );
   });
 });
 
 describe('workloadImpact', () => {
   const osd: DaemonSetInfo = { namespace: 'ceph', name: 'osd', nodeSelector: { 'ceph-osd': 'enabled' } };
-  const change = (name: string, before: Record<string, string>, after: Record<string, string>, taintsAfter: NodeChange['after']['taints'] = []): NodeChange => ({
+  const change = (
+    name: string,
+    before: Record<string, string>,
+    after: Record<string, string>,
+    taintsAfter: NodeChange['after']['taints'] = [],
+  ): NodeChange => ({
     name,
     before: { labels: before, taints: [] },
     after: { labels: after, taints: taintsAfter },
@@ -55,7 +71,14 @@ describe('workloadImpact', () => {
   it('lists pods a NoExecute taint evicts, with their seconds, their workload and budgets; strands pods whose selector stops matching', () => {
     const pods: PodInfo[] = [
       { namespace: 'web', name: 'web-1', nodeName: 'n1', labels: { app: 'web' }, controller: { kind: 'ReplicaSet', name: 'web-5d' } },
-      { namespace: 'web', name: 'web-2', nodeName: 'n1', labels: { app: 'web' }, controller: { kind: 'ReplicaSet', name: 'web-5d' }, tolerations: [{ key: 'maint', operator: 'Exists', tolerationSeconds: 120 }] },
+      {
+        namespace: 'web',
+        name: 'web-2',
+        nodeName: 'n1',
+        labels: { app: 'web' },
+        controller: { kind: 'ReplicaSet', name: 'web-5d' },
+        tolerations: [{ key: 'maint', operator: 'Exists', tolerationSeconds: 120 }],
+      },
       { namespace: 'db', name: 'db-0', nodeName: 'n2', labels: { app: 'db' }, nodeSelector: { ssd: 'yes' }, controller: { kind: 'StatefulSet', name: 'db' } },
       { namespace: 'db', name: 'far', nodeName: 'n9', labels: { app: 'db' }, nodeSelector: { ssd: 'yes' } },
     ];
@@ -85,7 +108,11 @@ describe('workloadImpact', () => {
   });
 
   it('lists at most IMPACT_MAX_ENTRIES DaemonSets, the most affected first, and counts the rest', () => {
-    const sets = Array.from({ length: IMPACT_MAX_ENTRIES + 5 }, (_, i) => ({ namespace: 'ns', name: `ds-${String(i).padStart(2, '0')}`, nodeSelector: { [`k${i}`]: 'on' } }));
+    const sets = Array.from({ length: IMPACT_MAX_ENTRIES + 5 }, (_, i) => ({
+      namespace: 'ns',
+      name: `ds-${String(i).padStart(2, '0')}`,
+      nodeSelector: { [`k${i}`]: 'on' },
+    }));
     const on = Object.fromEntries(sets.map((_, i) => [`k${i}`, 'on']));
     const nodes = [change('a', on, {}), change('b', { k7: 'on' }, {})];
     const impact = workloadImpact({ nodes, daemonSets: sets, pods: [] });
@@ -100,19 +127,29 @@ describe('workloadImpact', () => {
     const tainted = change('n1', { 'ceph-osd': 'enabled' }, { 'ceph-osd': 'enabled' }, [{ key: 'maint', effect: 'NoSchedule' }]);
     const daemonPod: PodInfo = { namespace: 'ceph', name: 'osd-x', nodeName: 'n1', controller: { kind: 'DaemonSet', name: 'osd' } };
     assert.equal(workloadImpact({ nodes: [tainted], daemonSets: [osd], pods: [daemonPod] }).totals.podsLost, 0);
-    const labelled = { name: 'n2', before: { labels: {}, taints: [{ key: 'maint', effect: 'NoSchedule' }] }, after: { labels: { 'ceph-osd': 'enabled' }, taints: [{ key: 'maint', effect: 'NoSchedule' }] } };
+    const labelled = {
+      name: 'n2',
+      before: { labels: {}, taints: [{ key: 'maint', effect: 'NoSchedule' }] },
+      after: { labels: { 'ceph-osd': 'enabled' }, taints: [{ key: 'maint', effect: 'NoSchedule' }] },
+    };
     assert.equal(workloadImpact({ nodes: [labelled], daemonSets: [osd], pods: [] }).totals.podsGained, 0);
   });
 });
 
 const labelsArb = fc.dictionary(fc.constantFrom('ceph-osd', 'rack', 'gpu'), fc.constantFrom('enabled', 'r1', 'r2', ''));
 const taintsArb = fc.uniqueArray(
-  fc.record({ key: fc.constantFrom('maint', 'gpu', 'node.kubernetes.io/unschedulable'), effect: fc.constantFrom('NoSchedule', 'PreferNoSchedule', 'NoExecute') }),
+  fc.record({
+    key: fc.constantFrom('maint', 'gpu', 'node.kubernetes.io/unschedulable'),
+    effect: fc.constantFrom('NoSchedule', 'PreferNoSchedule', 'NoExecute'),
+  }),
   { maxLength: 2, selector: (t) => `${t.key}:${t.effect}` },
 );
 const viewArb = (taints: fc.Arbitrary<NodeChange['after']['taints']>) => fc.record({ labels: labelsArb, taints });
 const changesArb = (taints = taintsArb) =>
-  fc.uniqueArray(fc.record({ name: fc.constantFrom('n1', 'n2', 'n3', 'n4'), before: viewArb(taints), after: viewArb(taints) }), { maxLength: 4, selector: (n) => n.name });
+  fc.uniqueArray(fc.record({ name: fc.constantFrom('n1', 'n2', 'n3', 'n4'), before: viewArb(taints), after: viewArb(taints) }), {
+    maxLength: 4,
+    selector: (n) => n.name,
+  });
 const selectors = (...list: Record<string, string>[]) => fc.constantFrom(...list);
 const tolerationLists = (...list: Toleration[][]) => fc.constantFrom(...list);
 const daemonSetsArb: fc.Arbitrary<DaemonSetInfo[]> = fc.uniqueArray(
@@ -136,7 +173,10 @@ const podsArb: fc.Arbitrary<PodInfo[]> = fc.array(
   }),
   { maxLength: 6 },
 );
-const budgets = [{ namespace: 'ns', name: 'all', selector: {} }, { namespace: 'ns', name: 'web', selector: { matchLabels: { app: 'web' } } }];
+const budgets = [
+  { namespace: 'ns', name: 'all', selector: {} },
+  { namespace: 'ns', name: 'web', selector: { matchLabels: { app: 'web' } } },
+];
 
 describe('workload impact properties', () => {
   it('a daemon pod the controller would create is one it keeps', () => {
@@ -155,7 +195,16 @@ describe('workload impact properties', () => {
       fc.property(changesArb(), daemonSetsArb, podsArb, (changes, daemonSets, pods) => {
         const same = changes.map((c) => ({ ...c, after: { labels: { ...c.before.labels }, taints: [...c.before.taints].reverse() } }));
         const impact = workloadImpact({ nodes: same, daemonSets, pods, disruptionBudgets: budgets });
-        assert.deepEqual(impact.totals, { nodesChanged: 0, daemonSets: 0, podsGained: 0, podsLost: 0, podsEvicted: 0, podsStranded: 0, workloads: 0, disruptionBudgets: 0 });
+        assert.deepEqual(impact.totals, {
+          nodesChanged: 0,
+          daemonSets: 0,
+          podsGained: 0,
+          podsLost: 0,
+          podsEvicted: 0,
+          podsStranded: 0,
+          workloads: 0,
+          disruptionBudgets: 0,
+        });
       }),
     );
   });
@@ -180,8 +229,14 @@ describe('workload impact properties', () => {
         assert.ok(impact.totals.podsEvicted + impact.totals.podsStranded <= podsOnChanged);
         const entries = [...impact.daemonSets.flatMap((d) => [d.gains, d.loses]), ...impact.workloads.flatMap((w) => [w.evicted, w.stranded])];
         for (const e of entries) assert.ok(e.sample.length <= IMPACT_SAMPLE_SIZE && e.sample.length <= e.count);
-        assert.equal(impact.totals.podsEvicted, impact.workloads.reduce((n, w) => n + w.evicted.count, 0));
-        assert.equal(impact.totals.podsLost, impact.daemonSets.reduce((n, d) => n + d.loses.count, 0));
+        assert.equal(
+          impact.totals.podsEvicted,
+          impact.workloads.reduce((n, w) => n + w.evicted.count, 0),
+        );
+        assert.equal(
+          impact.totals.podsLost,
+          impact.daemonSets.reduce((n, d) => n + d.loses.count, 0),
+        );
         const all = impact.disruptionBudgets.find((b) => b.name === 'all');
         assert.equal((all?.evicted ?? 0) + (all?.stranded ?? 0), impact.totals.podsEvicted + impact.totals.podsStranded);
       }),
@@ -195,8 +250,14 @@ describe('workload impact properties', () => {
         for (const ds of daemonSets) {
           const entry = impact.daemonSets.find((d) => d.name === ds.name);
           const fits = (labels: Record<string, string>) => Object.entries(ds.nodeSelector ?? {}).every(([k, v]) => labels[k] === v);
-          assert.deepEqual(entry?.gains.sample ?? [], changes.filter((c) => !fits(c.before.labels) && fits(c.after.labels)).map((c) => c.name));
-          assert.deepEqual(entry?.loses.sample ?? [], changes.filter((c) => fits(c.before.labels) && !fits(c.after.labels)).map((c) => c.name));
+          assert.deepEqual(
+            entry?.gains.sample ?? [],
+            changes.filter((c) => !fits(c.before.labels) && fits(c.after.labels)).map((c) => c.name),
+          );
+          assert.deepEqual(
+            entry?.loses.sample ?? [],
+            changes.filter((c) => fits(c.before.labels) && !fits(c.after.labels)).map((c) => c.name),
+          );
         }
       }),
     );
@@ -205,12 +266,20 @@ describe('workload impact properties', () => {
 
 describe('plannedNodeChange', () => {
   const policy = { reconcileOsArchAliases: false, protectedKeys: [] };
-  const state = { resourceVersion: '1', labels: { 'ceph-osd': 'enabled', keep: 'x' }, annotations: { [OWNED_LABELS_ANNOTATION]: 'ceph-osd' }, taints: [{ key: UNINITIALIZED_TAINT_KEY, effect: 'NoSchedule' }] };
+  const state = {
+    resourceVersion: '1',
+    labels: { 'ceph-osd': 'enabled', keep: 'x' },
+    annotations: { [OWNED_LABELS_ANNOTATION]: 'ceph-osd' },
+    taints: [{ key: UNINITIALIZED_TAINT_KEY, effect: 'NoSchedule' }],
+  };
   it('is the labels the plan leaves and the taints the patch writes', () => {
     const plan = planLabels({ ...state, desired: {}, desiredTaints: [{ key: 'maint', effect: 'NoExecute' }], policy });
     const change = plannedNodeChange('n1', state, plan, true);
     assert.deepEqual(change?.after.labels, { keep: 'x' });
-    assert.deepEqual(change?.after.taints.map((t) => `${t.key}:${t.effect}`), ['maint:NoExecute']);
+    assert.deepEqual(
+      change?.after.taints.map((t) => `${t.key}:${t.effect}`),
+      ['maint:NoExecute'],
+    );
     assert.deepEqual(change?.before, { labels: state.labels, taints: state.taints });
   });
   it('is undefined when the node keeps its labels and taints', () => {

@@ -126,10 +126,22 @@ function sameView(a: NodeView, b: NodeView): boolean {
 /** The bounded impact from every DaemonSet's, workload's and budget's tally. */
 function summarize(dsImpact: DaemonSetImpact[], all: WorkloadPodsImpact[], budgets: DisruptionBudgetImpact[], nodesChanged: number): WorkloadImpact {
   const changedSets = dsImpact.filter((d) => d.gains.count + d.loses.count > 0);
-  const sets = capped(changedSets, (d) => d.gains.count + d.loses.count, (d) => `${d.namespace}/${d.name}`);
-  const pods = capped(all, (w) => w.evicted.count + w.stranded.count, (w) => `${w.namespace}/${w.workload}`);
+  const sets = capped(
+    changedSets,
+    (d) => d.gains.count + d.loses.count,
+    (d) => `${d.namespace}/${d.name}`,
+  );
+  const pods = capped(
+    all,
+    (w) => w.evicted.count + w.stranded.count,
+    (w) => `${w.namespace}/${w.workload}`,
+  );
   const touched = budgets.filter((b) => b.evicted + b.stranded > 0);
-  const budgetList = capped(touched, (b) => b.evicted + b.stranded, (b) => `${b.namespace}/${b.name}`);
+  const budgetList = capped(
+    touched,
+    (b) => b.evicted + b.stranded,
+    (b) => `${b.namespace}/${b.name}`,
+  );
   const sum = <T>(items: T[], f: (item: T) => number) => items.reduce((n, item) => n + f(item), 0);
   return {
     daemonSets: sets.listed,
@@ -224,7 +236,13 @@ export function createImpactTally(daemonSets: readonly DaemonSetInfo[], budgets:
   }
 
   /** The bounded impact of the nodes added so far. */
-  const result = (): WorkloadImpact => summarize(dsImpact, [...workloads.values()], [...budgetsByNamespace.values()].flat().map((b) => b.impact), nodesChanged);
+  const result = (): WorkloadImpact =>
+    summarize(
+      dsImpact,
+      [...workloads.values()],
+      [...budgetsByNamespace.values()].flat().map((b) => b.impact),
+      nodesChanged,
+    );
 
   return { addNode, result };
 }

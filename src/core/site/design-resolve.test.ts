@@ -30,10 +30,7 @@ const layer = (parents: fc.Arbitrary<string | undefined>): fc.Arbitrary<Layer> =
     });
 
 const profileNames = ['p0', 'p1', 'p2', 'p3', 'p4'];
-const nodeArbitrary = fc.tuple(
-  fc.constantFrom('n1', 'n2', 'n3', 'n4', 'n5', 'n6'),
-  layer(fc.option(fc.constantFrom(...profileNames), { nil: undefined })),
-);
+const nodeArbitrary = fc.tuple(fc.constantFrom('n1', 'n2', 'n3', 'n4', 'n5', 'n6'), layer(fc.option(fc.constantFrom(...profileNames), { nil: undefined })));
 const siteArbitrary = (allowBroken: boolean): fc.Arbitrary<Site> =>
   fc.record({
     profiles: fc.tuple(

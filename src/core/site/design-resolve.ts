@@ -75,10 +75,11 @@ export function duplicateNameErrors(
     if (group.length < 2) continue;
     duplicated.add(name);
     for (const entry of group) {
-      const elsewhere = group.filter((other) => other !== entry).map((other) => position(other.doc)).sort();
-      errors.push(
-        documentError(entry.doc, ['metadata', 'name'], `duplicate ${schema} ${quote(name)}: also defined at ${elsewhere.join(', ')}`),
-      );
+      const elsewhere = group
+        .filter((other) => other !== entry)
+        .map((other) => position(other.doc))
+        .sort();
+      errors.push(documentError(entry.doc, ['metadata', 'name'], `duplicate ${schema} ${quote(name)}: also defined at ${elsewhere.join(', ')}`));
     }
   }
   return { duplicated, errors };

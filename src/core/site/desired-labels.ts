@@ -63,12 +63,18 @@ function generatedFor(host: ResolvedHost, context: GenerationContext): { labels:
   const on = policy.generatedLabels;
   const keys = generatedLabelKeys(policy.labelDomain);
   const labels = new Map<string, Generated>();
-  if (on.rack && host.rack !== null) labels.set(keys.rack, { value: host.rack.name, from: `rack ${quote(host.rack.name)}`, source: generatedSource(LabelGenerator.rack) });
+  if (on.rack && host.rack !== null)
+    labels.set(keys.rack, { value: host.rack.name, from: `rack ${quote(host.rack.name)}`, source: generatedSource(LabelGenerator.rack) });
   if (on.hostProfile && host.hostProfile !== null) {
-    labels.set(keys.hostProfile, { value: host.hostProfile, from: `host profile ${quote(host.hostProfile)}`, source: generatedSource(LabelGenerator.hostProfile) });
+    labels.set(keys.hostProfile, {
+      value: host.hostProfile,
+      from: `host profile ${quote(host.hostProfile)}`,
+      source: generatedSource(LabelGenerator.hostProfile),
+    });
   }
   if (on.tags) {
-    for (const tag of host.tags) labels.set(`${keys.tagPrefix}${tag}`, { value: TAG_LABEL_VALUE, from: `tag ${quote(tag)}`, source: generatedSource(LabelGenerator.tag) });
+    for (const tag of host.tags)
+      labels.set(`${keys.tagPrefix}${tag}`, { value: TAG_LABEL_VALUE, from: `tag ${quote(tag)}`, source: generatedSource(LabelGenerator.tag) });
   }
   if (on.site && site !== null) labels.set(keys.site, { value: site.name, from: `site ${quote(site.name)}`, source: generatedSource(LabelGenerator.site) });
   const conflicts: LabelConflict[] = [];

@@ -14,16 +14,7 @@ import { RECORD_ANNOTATIONS } from '../plan/constants.ts';
 import { isKubeletLabelKey, NODE_CONFIG_ANNOTATIONS } from '../plan/label-keys.ts';
 import { annotationKeyErrors, dns1123SubdomainErrors, invalidValue, labelKeyErrors, labelValueErrors } from '../plan/label-syntax.ts';
 import { hostView, mapAt, nameOf, pluginView, policyView, valueAt, type HostView, type MapView, type TaintView } from './document-view.ts';
-import {
-  BaremetalNode,
-  HostProfile,
-  PassThroughDocument,
-  Rack,
-  RELABEL_SCHEMA_NAMESPACE,
-  Region,
-  SchemaName,
-  TAINT_EFFECTS,
-} from './schema.ts';
+import { BaremetalNode, HostProfile, PassThroughDocument, Rack, RELABEL_SCHEMA_NAMESPACE, Region, SchemaName, TAINT_EFFECTS } from './schema.ts';
 import { taintId, taintSyntaxErrors, taintValueErrors } from '../plan/taints.ts';
 import type { PathSegment, SiteError } from '../plan/site-error.ts';
 import { documentError, documentRef } from './yaml-source.ts';
@@ -145,7 +136,8 @@ export function taintListErrors(doc: LoadedDocument, taints: readonly TaintView[
     }
     if (key.startsWith('!')) {
       const deleted = key.slice(1);
-      for (const message of labelKeyErrors(deleted)) errors.push(documentError(doc, at('key'), `deletion key ${quote(key)}: ${invalidValue(deleted, message)}`));
+      for (const message of labelKeyErrors(deleted))
+        errors.push(documentError(doc, at('key'), `deletion key ${quote(key)}: ${invalidValue(deleted, message)}`));
       if (effect !== 'invalid' && set.some((t) => t.key === deleted && (effect === undefined || t.effect === effect))) {
         const what = effect === undefined ? quote(deleted) : quote(taintId({ key: deleted, effect }));
         errors.push(documentError(doc, at('key'), `both ${what} and its deletion ${quote(key)} are given; set the taint or delete it, not both`));
@@ -222,7 +214,9 @@ function relatedFieldErrors(doc: LoadedDocument, kind: InterpretedKind, parsed: 
   switch (kind) {
     case 'policy': {
       const data = parsed === undefined ? policyView(doc.value) : (parsed as LabelPolicy).data;
-      return policyProblems(data).filter((p) => kept(p.path)).map((p) => documentError(doc, p.path, p.message, p.target));
+      return policyProblems(data)
+        .filter((p) => kept(p.path))
+        .map((p) => documentError(doc, p.path, p.message, p.target));
     }
     case 'plugin': {
       const plugin = parsed === undefined ? pluginView(doc.value) : (parsed as LabelPlugin);
@@ -230,7 +224,12 @@ function relatedFieldErrors(doc: LoadedDocument, kind: InterpretedKind, parsed: 
       const nameErrors = (kept(['metadata', 'name']) ? dns1123SubdomainErrors(name) : []).map((message) =>
         documentError(doc, ['metadata', 'name'], `a plugin name must be a DNS subdomain: ${invalidValue(name, message)}`),
       );
-      return [...nameErrors, ...pluginProblems(plugin.data).filter((p) => kept(p.path)).map((p) => documentError(doc, p.path, p.message))];
+      return [
+        ...nameErrors,
+        ...pluginProblems(plugin.data)
+          .filter((p) => kept(p.path))
+          .map((p) => documentError(doc, p.path, p.message)),
+      ];
     }
     default:
       return [];

@@ -86,8 +86,7 @@ export function hostView(document: unknown): HostView {
   };
 }
 
-const strings = (value: unknown): string[] | undefined =>
-  Array.isArray(value) ? value.map((entry) => (typeof entry === 'string' ? entry : '')) : undefined;
+const strings = (value: unknown): string[] | undefined => (Array.isArray(value) ? value.map((entry) => (typeof entry === 'string' ? entry : '')) : undefined);
 
 /**
  * A label policy's `data` read leniently, for its checks (`policyProblems`)

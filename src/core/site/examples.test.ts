@@ -92,9 +92,12 @@ describe('examples/plugins', () => {
   it('validates with the sample site and declares its two plugins', () => {
     const result = validateSite([...readSite('site'), ...readSite('plugins')]);
     assert.ok(result.ok, result.ok ? '' : result.errors.map(formatError).join('\n'));
-    assert.deepEqual(result.design.plugins?.map((p) => [p.name, p.source, p.namespaces]), [
-      ['gpu-inventory', 'json', ['gpu.example.com/*']],
-      ['nic-speeds', 'exec', ['nic.example.com/*']],
-    ]);
+    assert.deepEqual(
+      result.design.plugins?.map((p) => [p.name, p.source, p.namespaces]),
+      [
+        ['gpu-inventory', 'json', ['gpu.example.com/*']],
+        ['nic-speeds', 'exec', ['nic.example.com/*']],
+      ],
+    );
   });
 });

@@ -14,14 +14,33 @@ describe('label plugin documents', () => {
       source(
         's.yaml',
         nodeDoc('n1', ''),
-        pluginDoc('nics', '  source: exec\n  path: /opt/relabel/nics.sh\n  args: [--json]\n  namespaces: ["nic.example.com/*"]\n  timeout_seconds: 5\n  max_output_bytes: 4096'),
+        pluginDoc(
+          'nics',
+          '  source: exec\n  path: /opt/relabel/nics.sh\n  args: [--json]\n  namespaces: ["nic.example.com/*"]\n  timeout_seconds: 5\n  max_output_bytes: 4096',
+        ),
         pluginDoc('gpu', '  source: json\n  path: /var/lib/relabel/gpu.json\n  namespaces: ["*.node.kubernetes.io/*", "gpu.example.com/*"]'),
       ),
     ]);
     assert.ok(v.ok, v.ok ? '' : v.errors.map(formatError).join('\n'));
     assert.deepEqual(v.design.plugins, [
-      { name: 'gpu', source: 'json', path: '/var/lib/relabel/gpu.json', args: [], namespaces: ['*.node.kubernetes.io/*', 'gpu.example.com/*'], timeoutSeconds: 30, maxOutputBytes: 16 * 1024 * 1024 },
-      { name: 'nics', source: 'exec', path: '/opt/relabel/nics.sh', args: ['--json'], namespaces: ['nic.example.com/*'], timeoutSeconds: 5, maxOutputBytes: 4096 },
+      {
+        name: 'gpu',
+        source: 'json',
+        path: '/var/lib/relabel/gpu.json',
+        args: [],
+        namespaces: ['*.node.kubernetes.io/*', 'gpu.example.com/*'],
+        timeoutSeconds: 30,
+        maxOutputBytes: 16 * 1024 * 1024,
+      },
+      {
+        name: 'nics',
+        source: 'exec',
+        path: '/opt/relabel/nics.sh',
+        args: ['--json'],
+        namespaces: ['nic.example.com/*'],
+        timeoutSeconds: 5,
+        maxOutputBytes: 4096,
+      },
     ]);
   });
 
@@ -38,7 +57,11 @@ describe('label plugin documents', () => {
     ]);
     assert.ok(!v.ok);
     const lines = v.errors.map(formatError);
-    const has = (re: RegExp) => assert.ok(lines.some((l) => re.test(l)), `expected ${re} in:\n${lines.join('\n')}`);
+    const has = (re: RegExp) =>
+      assert.ok(
+        lines.some((l) => re.test(l)),
+        `expected ${re} in:\n${lines.join('\n')}`,
+      );
     has(/relabel\/LabelPlugin\/v1 "a" data\.path: "relative\/run\.exe": path must be absolute/);
     has(/"a" data\.path: .*an exec plugin must have no extension or one of \.sh, \.bash, \.py, \.js, \.mjs \(got "\.exe"\)/);
     has(/"a" data\.namespaces\[0\]: namespace "bad glob\/\*": namespace glob may hold only/);

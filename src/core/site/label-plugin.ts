@@ -49,8 +49,14 @@ export const LabelPluginData = z
   .object({
     source: z.enum([PluginSource.json, PluginSource.exec], { error: 'source must be "json" or "exec"' }),
     path: z.string({ error: 'path must be a string' }),
-    args: z.array(z.string({ error: 'each argument must be a string' })).max(MAX_PLUGIN_ARGS).optional(),
-    namespaces: z.array(z.string({ error: 'each namespace must be a string' })).min(1, { error: 'namespaces must list at least one glob' }).max(MAX_PLUGIN_NAMESPACES),
+    args: z
+      .array(z.string({ error: 'each argument must be a string' }))
+      .max(MAX_PLUGIN_ARGS)
+      .optional(),
+    namespaces: z
+      .array(z.string({ error: 'each namespace must be a string' }))
+      .min(1, { error: 'namespaces must list at least one glob' })
+      .max(MAX_PLUGIN_NAMESPACES),
     timeout_seconds: z.int().min(1).max(MAX_PLUGIN_TIMEOUT_SECONDS).optional(),
     max_output_bytes: z.int().min(2).max(MAX_PLUGIN_OUTPUT_BYTES).optional(),
   })
@@ -159,7 +165,8 @@ export function pluginProblems(data: LabelPluginData): PluginProblem[] {
     if (data.timeout_seconds !== undefined) problems.push({ path: ['data', 'timeout_seconds'], message: 'timeout_seconds applies to exec plugins only' });
   }
   (data.args ?? []).forEach((arg, i) => {
-    if (arg.length > MAX_PLUGIN_ARG_LENGTH) problems.push({ path: ['data', 'args', i], message: `an argument may be at most ${MAX_PLUGIN_ARG_LENGTH} characters` });
+    if (arg.length > MAX_PLUGIN_ARG_LENGTH)
+      problems.push({ path: ['data', 'args', i], message: `an argument may be at most ${MAX_PLUGIN_ARG_LENGTH} characters` });
     if (arg.includes('\0')) problems.push({ path: ['data', 'args', i], message: 'an argument may not contain a NUL character' });
   });
   return problems;

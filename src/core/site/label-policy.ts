@@ -20,8 +20,14 @@ import { ApprovalGate, MAX_HEALTH_TIMEOUT_SECONDS, parseWaveGrouping, parseWaveS
  */
 export const RolloutPolicy = z
   .object({
-    waves: z.string().refine((v) => parseWaveGrouping(v).ok, { message: 'expected rack, label:<key> or none' }).optional(),
-    wave_size: z.union([z.int(), z.string()]).refine((v) => parseWaveSize(v).ok, { message: 'expected a positive count or a percentage from 1% to 100%' }).optional(),
+    waves: z
+      .string()
+      .refine((v) => parseWaveGrouping(v).ok, { message: 'expected rack, label:<key> or none' })
+      .optional(),
+    wave_size: z
+      .union([z.int(), z.string()])
+      .refine((v) => parseWaveSize(v).ok, { message: 'expected a positive count or a percentage from 1% to 100%' })
+      .optional(),
     canary: z.int().min(1).optional(),
     approval: z.enum([ApprovalGate.none, ApprovalGate.first, ApprovalGate.each]).optional(),
     health_timeout_seconds: z.int().min(0).max(MAX_HEALTH_TIMEOUT_SECONDS).optional(),
@@ -200,9 +206,7 @@ export function policyProblems(data: LabelPolicyData): PolicyProblem[] {
   const on = data.generated_labels;
   data.protected_keys.forEach((entry, i) => {
     const path = ['data', 'protected_keys', i];
-    const errors = entry.endsWith('/')
-      ? dns1123SubdomainErrors(entry.slice(0, -1)).map((m) => `prefix part ${m}`)
-      : labelKeyErrors(entry);
+    const errors = entry.endsWith('/') ? dns1123SubdomainErrors(entry.slice(0, -1)).map((m) => `prefix part ${m}`) : labelKeyErrors(entry);
     for (const message of errors) {
       problems.push({ path, message: `Invalid value: ${quote(entry)}: ${message}`, target: 'value' });
     }

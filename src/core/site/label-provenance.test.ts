@@ -40,12 +40,19 @@ const layer = (parents: readonly string[]) =>
   });
 const siteArbitrary: fc.Arbitrary<Site> = fc.record({
   profiles: fc.tuple(...profileNames.map((name, i) => layer(profileNames.slice(0, i)).map((l): [string, Layer] => [name, strip(l)]))),
-  nodes: fc.uniqueArray(fc.tuple(fc.constantFrom('n1', 'n2', 'n3', 'n4'), layer(profileNames).map(strip)), { selector: ([n]) => n, minLength: 1, maxLength: 4 }),
+  nodes: fc.uniqueArray(fc.tuple(fc.constantFrom('n1', 'n2', 'n3', 'n4'), layer(profileNames).map(strip)), {
+    selector: ([n]) => n,
+    minLength: 1,
+    maxLength: 4,
+  }),
   racks: fc.tuple(
     ...['r1', 'r2'].map((name) =>
-      fc.record({ zone: fc.option(fc.constantFrom('z1', 'z2'), { nil: undefined }), shared: fc.option(fc.constant('same'), { nil: undefined }) }).map(
-        (labels): [string, Record<string, string>] => [name, Object.fromEntries(Object.entries(labels).filter(([, v]) => v !== undefined)) as Record<string, string>],
-      ),
+      fc
+        .record({ zone: fc.option(fc.constantFrom('z1', 'z2'), { nil: undefined }), shared: fc.option(fc.constant('same'), { nil: undefined }) })
+        .map((labels): [string, Record<string, string>] => [
+          name,
+          Object.fromEntries(Object.entries(labels).filter(([, v]) => v !== undefined)) as Record<string, string>,
+        ]),
     ),
   ),
   generators: fc.record({ rack: fc.boolean(), host_profile: fc.boolean(), tags: fc.boolean(), rack_labels: fc.boolean(), site: fc.boolean() }),

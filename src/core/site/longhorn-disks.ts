@@ -61,7 +61,9 @@ const zeroDisk: Readonly<Disk> = { name: '', path: '', diskType: '', diskDriver:
 function decodeField(field: DiskField, value: Json, where: string): { errors: string[] } | { value: Json | bigint } {
   const kind = diskFields[field];
   const goType = { string: 'a string', bool: 'true or false', int64: 'a whole number', tags: 'a JSON array of tags' }[kind];
-  const typeError = { errors: [`${where} must be ${goType}, not ${describeJson(value)} (Longhorn: UnmarshalToDisks reads it as a Go ${kind === 'tags' ? '[]string' : kind})`] };
+  const typeError = {
+    errors: [`${where} must be ${goType}, not ${describeJson(value)} (Longhorn: UnmarshalToDisks reads it as a Go ${kind === 'tags' ? '[]string' : kind})`],
+  };
   if (value === null) return { value };
   if (kind === 'tags') {
     const errors = tagListErrors(value, where, 'UnmarshalToDisks');
@@ -72,7 +74,11 @@ function decodeField(field: DiskField, value: Json, where: string): { errors: st
   if (!(value instanceof JsonNumber)) return typeError;
   const number = goInt64(value);
   if (number === 'fraction') {
-    return { errors: [`${where} must be a whole number of bytes written without fraction or exponent, not ${describeJson(value)} (Longhorn: UnmarshalToDisks reads it as a Go int64)`] };
+    return {
+      errors: [
+        `${where} must be a whole number of bytes written without fraction or exponent, not ${describeJson(value)} (Longhorn: UnmarshalToDisks reads it as a Go int64)`,
+      ],
+    };
   }
   if (number === 'overflow') return { errors: [`${where} ${describeJson(value)} does not fit a Go int64 (Longhorn: UnmarshalToDisks)`] };
   return { value: number };
@@ -87,14 +93,19 @@ function readDisk(fields: JsonObject, i: number, errors: string[]): { disk: Disk
     // Go fills a field from any key equal to its name but for letter case.
     const field = foldedFields.get(goFoldKey(key));
     if (field === undefined) {
-      const hint = goFoldKey(key) === goFoldKey('storageReservedPercentage')
-        ? '; the reserved percentage is the Longhorn setting storage-reserved-percentage-for-default-disk, applied when storageReserved is 0'
-        : '';
-      errors.push(`disks[${i}]: unknown field ${quote(key)} (relabel's rule, stricter than Longhorn, which ignores it; Longhorn's fields are ${fieldNames.join(', ')})${hint}`);
+      const hint =
+        goFoldKey(key) === goFoldKey('storageReservedPercentage')
+          ? '; the reserved percentage is the Longhorn setting storage-reserved-percentage-for-default-disk, applied when storageReserved is 0'
+          : '';
+      errors.push(
+        `disks[${i}]: unknown field ${quote(key)} (relabel's rule, stricter than Longhorn, which ignores it; Longhorn's fields are ${fieldNames.join(', ')})${hint}`,
+      );
       continue;
     }
     if (key !== field) {
-      errors.push(`disks[${i}]: field ${quote(key)} is not spelled as Longhorn's ${quote(field)} (relabel's rule, stricter than Longhorn, whose JSON reader ignores letter case)`);
+      errors.push(
+        `disks[${i}]: field ${quote(key)} is not spelled as Longhorn's ${quote(field)} (relabel's rule, stricter than Longhorn, whose JSON reader ignores letter case)`,
+      );
     }
     if (seen.has(field)) errors.push(`disks[${i}]: field ${quote(field)} is given twice (relabel's rule, stricter than Longhorn, which takes the last)`);
     seen.add(field);
@@ -115,10 +126,14 @@ function diskErrors(disk: Disk, failed: ReadonlySet<DiskField>, i: number): stri
   const at = (field: DiskField) => `disks[${i}].${field}`;
   if (!failed.has('path')) {
     if (disk.path === '') errors.push(`disks[${i}] has no path (Longhorn: CreateDisksFromAnnotation, "invalid disk")`);
-    else if (disk.path.includes('\u0000')) errors.push(`${at('path')} contains a NUL character, which no Linux path can (Longhorn: CreateDisksFromAnnotation cannot stat it)`);
-    else if (utf8Length(disk.path) > PATH_MAX_BYTES) errors.push(`${at('path')} is longer than Linux's ${PATH_MAX_BYTES} bytes (Longhorn: CreateDisksFromAnnotation cannot stat it)`);
+    else if (disk.path.includes('\u0000'))
+      errors.push(`${at('path')} contains a NUL character, which no Linux path can (Longhorn: CreateDisksFromAnnotation cannot stat it)`);
+    else if (utf8Length(disk.path) > PATH_MAX_BYTES)
+      errors.push(`${at('path')} is longer than Linux's ${PATH_MAX_BYTES} bytes (Longhorn: CreateDisksFromAnnotation cannot stat it)`);
     else if (!disk.path.startsWith('/')) {
-      errors.push(`${at('path')} must be an absolute path, not ${quote(disk.path)} (relabel's rule, stricter than Longhorn, which looks the path up on the host as written)`);
+      errors.push(
+        `${at('path')} must be an absolute path, not ${quote(disk.path)} (relabel's rule, stricter than Longhorn, which looks the path up on the host as written)`,
+      );
     }
   }
   if (!failed.has('storageReserved') && disk.storageReserved < 0n) {
@@ -130,17 +145,25 @@ function diskErrors(disk: Disk, failed: ReadonlySet<DiskField>, i: number): stri
   }
   if (!failed.has('diskDriver')) {
     if (!diskDrivers.includes(disk.diskDriver)) {
-      errors.push(`${at('diskDriver')} must be one of ${diskDrivers.map((d) => JSON.stringify(d)).join(', ')}, not ${quote(disk.diskDriver)} (Longhorn: the Node CRD's enum)`);
+      errors.push(
+        `${at('diskDriver')} must be one of ${diskDrivers.map((d) => JSON.stringify(d)).join(', ')}, not ${quote(disk.diskDriver)} (Longhorn: the Node CRD's enum)`,
+      );
     } else if (typeKnown && disk.diskDriver !== '' && disk.diskType !== 'block') {
-      errors.push(`${at('diskDriver')} ${quote(disk.diskDriver)} is given on a filesystem disk; only a block disk takes a driver (Longhorn: the node validator)`);
+      errors.push(
+        `${at('diskDriver')} ${quote(disk.diskDriver)} is given on a filesystem disk; only a block disk takes a driver (Longhorn: the node validator)`,
+      );
     }
   }
   if (disk.allowScheduling && disk.evictionRequested) {
-    errors.push(`disks[${i}] has allowScheduling and evictionRequested both true; Longhorn schedules nothing on a disk it evicts (Longhorn: the node validator)`);
+    errors.push(
+      `disks[${i}] has allowScheduling and evictionRequested both true; Longhorn schedules nothing on a disk it evicts (Longhorn: the node validator)`,
+    );
   }
   const breaker = failed.has('name') ? undefined : namePatchBreakers.exec(disk.name)?.[0];
   if (breaker !== undefined) {
-    errors.push(`${at('name')} ${quote(disk.name)} contains ${JSON.stringify(breaker)}, which breaks the JSON patch path /spec/disks/<name>/tags it is written into unescaped (Longhorn: the node mutator)`);
+    errors.push(
+      `${at('name')} ${quote(disk.name)} contains ${JSON.stringify(breaker)}, which breaks the JSON patch path /spec/disks/<name>/tags it is written into unescaped (Longhorn: the node mutator)`,
+    );
   }
   return errors;
 }
@@ -154,7 +177,10 @@ export function checkDisksConfig(raw: string): DisksConfigCheck {
   if ('error' in read) return { errors: [`is not valid JSON (${read.error}); Longhorn discards it (UnmarshalToDisks)`], disks: 0 };
   if (read.value === null) return { errors: [], disks: 0 };
   if (!Array.isArray(read.value)) {
-    return { errors: [`must be a JSON array of disks, not ${describeJson(read.value)} (Longhorn: UnmarshalToDisks reads it as a Go []DiskSpecWithName)`], disks: 0 };
+    return {
+      errors: [`must be a JSON array of disks, not ${describeJson(read.value)} (Longhorn: UnmarshalToDisks reads it as a Go []DiskSpecWithName)`],
+      disks: 0,
+    };
   }
   const list = read.value as readonly Json[];
   const errors: string[] = [];
@@ -177,13 +203,18 @@ export function checkDisksConfig(raw: string): DisksConfigCheck {
       if (first === undefined) paths.set(clean, { i, path: disk.path });
       else {
         const how = first.path === disk.path ? '' : ` once cleaned (both are ${quote(clean)})`;
-        errors.push(`disks[${i}].path ${quote(disk.path)} is disks[${first.i}]'s path${how}; a node has one disk per path (Longhorn: CreateDisksFromAnnotation, validateNodeDiskPaths)`);
+        errors.push(
+          `disks[${i}].path ${quote(disk.path)} is disks[${first.i}]'s path${how}; a node has one disk per path (Longhorn: CreateDisksFromAnnotation, validateNodeDiskPaths)`,
+        );
       }
     }
     if (disk.name !== '') {
       const first = names.get(disk.name);
       if (first === undefined) names.set(disk.name, i);
-      else errors.push(`disks[${i}].name ${quote(disk.name)} is also disks[${first}]'s; each disk's name is unique on a node (Longhorn: CreateDisksFromAnnotation)`);
+      else
+        errors.push(
+          `disks[${i}].name ${quote(disk.name)} is also disks[${first}]'s; each disk's name is unique on a node (Longhorn: CreateDisksFromAnnotation)`,
+        );
     }
   });
   return { errors, disks: list.length };

@@ -8,7 +8,8 @@ function plain(value: Json): unknown {
   if (value instanceof JsonNumber) return Number(value.text);
   if (value instanceof JsonObject) {
     const object: Record<string, unknown> = {};
-    for (const [key, member] of value.members) Object.defineProperty(object, key, { value: plain(member), enumerable: true, configurable: true, writable: true });
+    for (const [key, member] of value.members)
+      Object.defineProperty(object, key, { value: plain(member), enumerable: true, configurable: true, writable: true });
     return object;
   }
   if (Array.isArray(value)) return (value as readonly Json[]).map(plain);
@@ -27,7 +28,11 @@ describe('readJson: JSON as Go decodes it', () => {
       new JsonNumber('1e3'),
       new JsonNumber('1.0'),
       new JsonNumber('-0'),
-      new JsonObject([['a', new JsonNumber('1')], ['b', []], ['a', new JsonNumber('2')]]),
+      new JsonObject([
+        ['a', new JsonNumber('1')],
+        ['b', []],
+        ['a', new JsonNumber('2')],
+      ]),
     ]);
   });
 
@@ -61,10 +66,20 @@ describe('readJson: JSON as Go decodes it', () => {
 
 describe('goInt64: a JSON number into a Go int64 (strconv.ParseInt of the literal)', () => {
   const table: [string, bigint | 'fraction' | 'overflow'][] = [
-    ['0', 0n], ['-0', 0n], ['1024', 1024n], ['-1', -1n],
-    ['9223372036854775807', 2n ** 63n - 1n], ['-9223372036854775808', -(2n ** 63n)],
-    ['9223372036854775808', 'overflow'], ['-9223372036854775809', 'overflow'], ['1'.padEnd(400, '0'), 'overflow'],
-    ['1e3', 'fraction'], ['1E0', 'fraction'], ['1.0', 'fraction'], ['0.5', 'fraction'], ['-1.5e-3', 'fraction'],
+    ['0', 0n],
+    ['-0', 0n],
+    ['1024', 1024n],
+    ['-1', -1n],
+    ['9223372036854775807', 2n ** 63n - 1n],
+    ['-9223372036854775808', -(2n ** 63n)],
+    ['9223372036854775808', 'overflow'],
+    ['-9223372036854775809', 'overflow'],
+    ['1'.padEnd(400, '0'), 'overflow'],
+    ['1e3', 'fraction'],
+    ['1E0', 'fraction'],
+    ['1.0', 'fraction'],
+    ['0.5', 'fraction'],
+    ['-1.5e-3', 'fraction'],
   ];
   for (const [text, value] of table) it(`${text.slice(0, 24)} → ${value}`, () => assert.equal(goInt64(new JsonNumber(text)), value));
 

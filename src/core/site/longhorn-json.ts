@@ -146,5 +146,8 @@ export function describeJson(value: Json): string {
  * fields. Other characters are kept: none folds to an ASCII letter.
  */
 export function goFoldKey(key: string): string {
-  return key.replace(/[a-z]/g, (letter) => letter.toUpperCase()).replaceAll('\u017F', 'S').replaceAll('\u212A', 'K');
+  return key
+    .replace(/[a-z]/g, (letter) => letter.toUpperCase())
+    .replaceAll('\u017F', 'S')
+    .replaceAll('\u212A', 'K');
 }

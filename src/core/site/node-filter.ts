@@ -32,9 +32,7 @@ export type FilterSetType = (typeof FilterSetType)[keyof typeof FilterSetType];
 const setType = (field: string) =>
   z.enum([FilterSetType.Union, FilterSetType.Intersection], {
     error: (issue) =>
-      issue.input === undefined
-        ? `${field} is required ("union" or "intersection")`
-        : `${field} must be "union" or "intersection", not ${quote(issue.input)}`,
+      issue.input === undefined ? `${field} is required ("union" or "intersection")` : `${field} must be "union" or "intersection", not ${quote(issue.input)}`,
   });
 
 const criteria = ['node_names', 'node_tags', 'node_labels', 'rack_names', 'rack_labels'] as const;
@@ -120,7 +118,13 @@ function matches(design: Design, node: DesignNode, filter: NodeFilter): boolean 
   const { node_names: names, node_tags: tags, node_labels: labels, rack_names: racks, rack_labels: rackLabels } = filter;
   if (names && names.length > 0) results.push(names.includes(node.name));
   if (racks && racks.length > 0) results.push(node.rack !== null && racks.includes(node.rack));
-  if (tags && tags.length > 0) results.push(combine(type, tags.map((tag) => node.tags.includes(tag))));
+  if (tags && tags.length > 0)
+    results.push(
+      combine(
+        type,
+        tags.map((tag) => node.tags.includes(tag)),
+      ),
+    );
   if (labels && size(labels) > 0) results.push(pairsMatch(type, labels, node.labels));
   if (rackLabels && size(rackLabels) > 0) {
     const rack = node.rack !== null && Object.hasOwn(design.racks, node.rack) ? design.racks[node.rack] : undefined;
@@ -136,7 +140,12 @@ function matches(design: Design, node: DesignNode, filter: NodeFilter): boolean 
  */
 export function selectNodes(design: Design, filter: NodeFilterSet): NodeSelection {
   const nodes = Object.values(design.nodes)
-    .filter((node) => combine(filter.filter_set_type, filter.filter_set.map((f) => matches(design, node, f))))
+    .filter((node) =>
+      combine(
+        filter.filter_set_type,
+        filter.filter_set.map((f) => matches(design, node, f)),
+      ),
+    )
     .map((node) => node.name)
     .sort();
   const named = filter.filter_set.flatMap((f) => f.node_names ?? []);

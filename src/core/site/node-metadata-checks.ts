@@ -5,12 +5,7 @@
  * configuration. Each finding names the node; findings at the same document
  * key are grouped across nodes (see `conflictErrors`).
  */
-import {
-  APPLIED_ANNOTATION,
-  OWNED_ANNOTATIONS_ANNOTATION,
-  OWNED_LABELS_ANNOTATION,
-  OWNED_TAINTS_ANNOTATION,
-} from '../plan/constants.ts';
+import { APPLIED_ANNOTATION, OWNED_ANNOTATIONS_ANNOTATION, OWNED_LABELS_ANNOTATION, OWNED_TAINTS_ANNOTATION } from '../plan/constants.ts';
 import type { Origin, ResolvedHost } from './design-resolve.ts';
 import type { LabelConflict } from './desired-labels.ts';
 import { utf8Length } from '../plan/label-syntax.ts';

@@ -22,15 +22,18 @@ describe('annotations and taints in documents', () => {
     const at = (prefix: string) => errors.filter((e) => e.startsWith(prefix));
     assert.equal(errors.length, 9, errors.join('\n'));
     assert.match(at('n.yaml:9:7 ')[0] ?? '', /data\.metadata\.annotations\["bad key"\]: Invalid value: "bad key": name part must consist/);
-    assert.deepEqual(errors.filter((e) => !e.includes('Invalid value')), [
-      'n.yaml:10:7 drydock/BaremetalNode/v1 "n1" data.metadata.annotations["relabel.airshipit.org/owned-labels"]: annotation "relabel.airshipit.org/owned-labels" is relabel\'s own record; documents may not set it',
-      'n.yaml:11:7 drydock/BaremetalNode/v1 "n1" data.metadata.annotations["!ok.example/x"]: both "ok.example/x" and "!ok.example/x" are given; set the key or delete it, not both',
-      'n.yaml:14:15 drydock/BaremetalNode/v1 "n1" data.metadata.taints[0].key: taint "node.kubernetes.io/not-ready" is set and lifted by Kubernetes itself; documents may not set it',
-      'n.yaml:16:9 drydock/BaremetalNode/v1 "n1" data.metadata.taints[2]: taint "example.com/b" needs an effect (one of NoSchedule, PreferNoSchedule, NoExecute)',
-      'n.yaml:18:15 drydock/BaremetalNode/v1 "n1" data.metadata.taints[4].key: taint "example.com/c:NoSchedule" is given twice (also at taints[3]); a node has one taint per key and effect',
-      'n.yaml:19:15 drydock/BaremetalNode/v1 "n1" data.metadata.taints[5].key: taint "relabel.airshipit.org/uninitialized" is relabel\'s own, lifted by the label policy; documents may not set it',
-      'n.yaml:20:15 drydock/BaremetalNode/v1 "n1" data.metadata.taints[6].key: both "example.com/c:NoSchedule" and its deletion "!example.com/c" are given; set the taint or delete it, not both',
-    ]);
+    assert.deepEqual(
+      errors.filter((e) => !e.includes('Invalid value')),
+      [
+        'n.yaml:10:7 drydock/BaremetalNode/v1 "n1" data.metadata.annotations["relabel.airshipit.org/owned-labels"]: annotation "relabel.airshipit.org/owned-labels" is relabel\'s own record; documents may not set it',
+        'n.yaml:11:7 drydock/BaremetalNode/v1 "n1" data.metadata.annotations["!ok.example/x"]: both "ok.example/x" and "!ok.example/x" are given; set the key or delete it, not both',
+        'n.yaml:14:15 drydock/BaremetalNode/v1 "n1" data.metadata.taints[0].key: taint "node.kubernetes.io/not-ready" is set and lifted by Kubernetes itself; documents may not set it',
+        'n.yaml:16:9 drydock/BaremetalNode/v1 "n1" data.metadata.taints[2]: taint "example.com/b" needs an effect (one of NoSchedule, PreferNoSchedule, NoExecute)',
+        'n.yaml:18:15 drydock/BaremetalNode/v1 "n1" data.metadata.taints[4].key: taint "example.com/c:NoSchedule" is given twice (also at taints[3]); a node has one taint per key and effect',
+        'n.yaml:19:15 drydock/BaremetalNode/v1 "n1" data.metadata.taints[5].key: taint "relabel.airshipit.org/uninitialized" is relabel\'s own, lifted by the label policy; documents may not set it',
+        'n.yaml:20:15 drydock/BaremetalNode/v1 "n1" data.metadata.taints[6].key: both "example.com/c:NoSchedule" and its deletion "!example.com/c" are given; set the taint or delete it, not both',
+      ],
+    );
     assert.match(at('n.yaml:15:37 ')[0] ?? '', /taints\[1\]\.value: taint value Invalid value: "not valid": a valid label must be/);
   });
 

@@ -25,8 +25,7 @@ export type PluginLabels = Record<string, Record<string, string>>;
 
 /** Either the whole output, checked, or why it was refused (every defect up to the limit). */
 export type PluginOutput =
-  | { ok: true; labels: PluginLabels; nodes: number; labelCount: number }
-  | { ok: false; error: string; defects: string[]; defectCount: number };
+  { ok: true; labels: PluginLabels; nodes: number; labelCount: number } | { ok: false; error: string; defects: string[]; defectCount: number };
 
 /** Refuses an output with one defect. */
 export function refused(error: string): Extract<PluginOutput, { ok: false }> {
@@ -83,7 +82,8 @@ export function checkPluginOutput(text: string, plugin: Pick<PluginSpec, 'namesp
       }
       const keyErrors = labelKeyErrors(key);
       if (keyErrors.length > 0) defect(`${at}: ${keyErrors.join('; ')}`);
-      else if (!plugin.namespaces.some((glob) => matchesNamespace(key, glob))) defect(`${at}: key is outside the plugin's namespaces (${plugin.namespaces.join(', ')})`);
+      else if (!plugin.namespaces.some((glob) => matchesNamespace(key, glob)))
+        defect(`${at}: key is outside the plugin's namespaces (${plugin.namespaces.join(', ')})`);
       else if (isKubeletLabelKey(key)) defect(`${at}: key is owned by the kubelet`);
       else if (isProtectedLabelKey(key, protectedKeys)) defect(`${at}: key is protected by the label policy`);
       for (const m of labelValueErrors(v)) defect(`${at}: value ${quote(v)}: ${m}`);

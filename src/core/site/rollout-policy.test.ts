@@ -10,7 +10,7 @@ describe('rollout in the label policy', () => {
     return result.ok ? result.design.policy.rollout : result.errors.map(formatError);
   };
 
-  it('is optional and read into the runs\' rollout', () => {
+  it("is optional and read into the runs' rollout", () => {
     assert.equal(rolloutOf(''), undefined);
     assert.deepEqual(rolloutOf('rollout: {waves: rack, wave_size: 10%, canary: 1, approval: first, health_timeout_seconds: 60, max_failed_nodes: 2}'), {
       by: 'rack',
@@ -28,8 +28,14 @@ describe('rollout in the label policy', () => {
     const errors = rolloutOf('rollout: {waves: racks, wave_size: 0%, approval: later, health_timeout_seconds: -1, spread: 2}') as string[];
     assert.equal(errors.length, 5, errors.join('\n'));
     for (const field of ['waves', 'wave_size', 'approval', 'health_timeout_seconds']) {
-      assert.ok(errors.some((e) => e.includes(`data.rollout.${field}`)), `${field}: ${errors.join('\n')}`);
+      assert.ok(
+        errors.some((e) => e.includes(`data.rollout.${field}`)),
+        `${field}: ${errors.join('\n')}`,
+      );
     }
-    assert.ok(errors.some((e) => e.includes('spread')), errors.join('\n'));
+    assert.ok(
+      errors.some((e) => e.includes('spread')),
+      errors.join('\n'),
+    );
   });
 });

@@ -29,7 +29,8 @@ export const RELABEL_SCHEMA_NAMESPACE = 'relabel/';
 export const DOCUMENT_METADATA_SCHEMA = 'metadata/Document/v1';
 
 const nonEmpty = (what: string) =>
-  z.string({ error: (issue) => (issue.input === undefined ? `${what} is required` : `${what} must be a string`) })
+  z
+    .string({ error: (issue) => (issue.input === undefined ? `${what} is required` : `${what} must be a string`) })
     .min(1, { error: `${what} must be non-empty` });
 
 /**
@@ -37,10 +38,7 @@ const nonEmpty = (what: string) =>
  * non-strings, so the message says to quote them.
  */
 export const LabelValue = z.string({
-  error: (issue) =>
-    issue.input === undefined
-      ? 'label value is required'
-      : `label values must be strings; quote it in YAML (e.g. "${String(issue.input)}")`,
+  error: (issue) => (issue.input === undefined ? 'label value is required' : `label values must be strings; quote it in YAML (e.g. "${String(issue.input)}")`),
 });
 /** A label value in a document. */
 export type LabelValue = z.infer<typeof LabelValue>;
@@ -57,9 +55,7 @@ export type LabelMap = z.infer<typeof LabelMap>;
  */
 export const AnnotationValue = z.string({
   error: (issue) =>
-    issue.input === undefined
-      ? 'annotation value is required'
-      : `annotation values must be strings; quote it in YAML (e.g. "${String(issue.input)}")`,
+    issue.input === undefined ? 'annotation value is required' : `annotation values must be strings; quote it in YAML (e.g. "${String(issue.input)}")`,
 });
 
 /** A map of annotation keys to values, as written in a document (keys are checked separately). */
@@ -118,9 +114,7 @@ export type DocumentMetadata = z.infer<typeof DocumentMetadata>;
  */
 export const PassThroughDocument = z
   .object({
-    schema: z
-      .string({ error: 'schema is required' })
-      .regex(/^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+\/v\d+$/, { error: 'schema must look like "namespace/Kind/v1"' }),
+    schema: z.string({ error: 'schema is required' }).regex(/^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+\/v\d+$/, { error: 'schema must look like "namespace/Kind/v1"' }),
     metadata: z.object({ schema: z.string(), name: nonEmpty('metadata.name') }).loose(),
   })
   .loose();

@@ -86,9 +86,7 @@ export function policyDependentErrors(checked: readonly CheckedDocument[], polic
   const protectedKeyErrors = (doc: LoadedDocument, path: string[], labels: MapView) => {
     for (const key of Object.keys(labels)) {
       if (!key.startsWith('!') && isProtectedLabelKey(key, policy.protectedKeys)) {
-        errors.push(
-          documentError(doc, [...path, key], `label ${quote(key)} is protected by the label policy; relabel never writes or removes it`, 'key'),
-        );
+        errors.push(documentError(doc, [...path, key], `label ${quote(key)} is protected by the label policy; relabel never writes or removes it`, 'key'));
       }
     }
   };
@@ -107,7 +105,11 @@ export function policyDependentErrors(checked: readonly CheckedDocument[], polic
           const key = `${keys.tagPrefix}${name}`;
           for (const message of labelKeyErrors(key)) {
             errors.push(
-              documentError(c.doc, ['data', 'metadata', 'tags', index], `tag ${quote(name)} cannot name generated label ${quote(key)}: ${invalidValue(key, message)}`),
+              documentError(
+                c.doc,
+                ['data', 'metadata', 'tags', index],
+                `tag ${quote(name)} cannot name generated label ${quote(key)}: ${invalidValue(key, message)}`,
+              ),
             );
           }
         }

@@ -52,4 +52,3 @@ export function policyDoc(name: string, overrides: Partial<Record<string, string
 export function source(name: string, ...documents: string[]): SiteSource {
   return { source: name, text: documents.join('') };
 }
-

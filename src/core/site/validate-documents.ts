@@ -62,10 +62,7 @@ const SCHEMA_OF_KIND: Partial<Record<CheckedDocument['kind'], SchemaName>> = {
  * failed its own checks (site validation reports the others as it indexes
  * the valid ones).
  */
-export function duplicateErrors(
-  checked: readonly CheckedDocument[],
-  options: { kinds?: readonly InterpretedKind[]; withFailed?: boolean } = {},
-): SiteError[] {
+export function duplicateErrors(checked: readonly CheckedDocument[], options: { kinds?: readonly InterpretedKind[]; withFailed?: boolean } = {}): SiteError[] {
   const bySchema = new Map<SchemaName, { name: string; doc: LoadedDocument; failed: boolean }[]>();
   for (const c of checked) {
     const kind = c.kind === 'invalid' ? c.schemaKind : c.kind === 'passThrough' ? undefined : c.kind;

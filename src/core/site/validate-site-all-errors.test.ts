@@ -105,7 +105,7 @@ describe('validation reports every error of every field at once', () => {
     const plugin = yamlDoc('relabel/LabelPlugin/v1', 'Gpu', '  source: pipe\n  path: relative/gpu.sh\n  namespaces: [7, "a**"]');
     const errors = errorsOf([source('p.yaml', policy), source('q.yaml', plugin)]).map((e) => e.replace(/ \(e\.g\..*$/, ''));
     assert.deepEqual(errors, [
-      "p.yaml:7:17 relabel/LabelPolicy/v1 \"p\" data.label_domain: Invalid value: \"Labels.Example\": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character",
+      'p.yaml:7:17 relabel/LabelPolicy/v1 "p" data.label_domain: Invalid value: "Labels.Example": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, \'-\' or \'.\', and must start and end with an alphanumeric character',
       'p.yaml:9:20 relabel/LabelPolicy/v1 "p" data.protected_keys[0]: Invalid input: expected string, received number',
       `p.yaml:9:23 relabel/LabelPolicy/v1 "p" data.protected_keys[1]: Invalid value: "bad key": ${nameMessage.replace(/ \(e\.g\..*$/, '')}`,
       'p.yaml:12:24 relabel/LabelPolicy/v1 "p" data.default_concurrency: Too small: expected number to be >=1',

@@ -26,16 +26,12 @@ const cases: { name: string; sources: SiteSource[]; expected: string[] }[] = [
   {
     name: 'label key syntax',
     sources: [source('n.yaml', nodeDoc('n1', '  metadata:\n    owner_data:\n      Ceph OSD: enabled'))],
-    expected: [
-      `n.yaml:9:7 drydock/BaremetalNode/v1 "n1" data.metadata.owner_data["Ceph OSD"]: Invalid value: "Ceph OSD": ${nameMessage}`,
-    ],
+    expected: [`n.yaml:9:7 drydock/BaremetalNode/v1 "n1" data.metadata.owner_data["Ceph OSD"]: Invalid value: "Ceph OSD": ${nameMessage}`],
   },
   {
     name: 'label value syntax',
     sources: [source('n.yaml', nodeDoc('n1', '  metadata:\n    owner_data:\n      ceph-osd: "yes please"'))],
-    expected: [
-      `n.yaml:9:17 drydock/BaremetalNode/v1 "n1" data.metadata.owner_data["ceph-osd"]: Invalid value: "yes please": ${valueMessage}`,
-    ],
+    expected: [`n.yaml:9:17 drydock/BaremetalNode/v1 "n1" data.metadata.owner_data["ceph-osd"]: Invalid value: "yes please": ${valueMessage}`],
   },
   {
     name: 'kubelet-owned key',
@@ -46,14 +42,7 @@ const cases: { name: string; sources: SiteSource[]; expected: string[] }[] = [
   },
   {
     name: 'host profile cycle, reported once per member and not again for nodes',
-    sources: [
-      source(
-        'p.yaml',
-        profileDoc('b', '  host_profile: a'),
-        profileDoc('a', '  host_profile: b'),
-        nodeDoc('n1', '  host_profile: a'),
-      ),
-    ],
+    sources: [source('p.yaml', profileDoc('b', '  host_profile: a'), profileDoc('a', '  host_profile: b'), nodeDoc('n1', '  host_profile: a'))],
     expected: [
       'p.yaml:7:17 drydock/HostProfile/v1 "b" data.host_profile: host profile inheritance cycle: a -> b -> a',
       'p.yaml:14:17 drydock/HostProfile/v1 "a" data.host_profile: host profile inheritance cycle: a -> b -> a',
@@ -94,9 +83,7 @@ const cases: { name: string; sources: SiteSource[]; expected: string[] }[] = [
   {
     name: 'non-string label value',
     sources: [source('n.yaml', nodeDoc('n1', '  metadata:\n    owner_data:\n      ceph-osd: true'))],
-    expected: [
-      'n.yaml:9:17 drydock/BaremetalNode/v1 "n1" data.metadata.owner_data["ceph-osd"]: label values must be strings; quote it in YAML (e.g. "true")',
-    ],
+    expected: ['n.yaml:9:17 drydock/BaremetalNode/v1 "n1" data.metadata.owner_data["ceph-osd"]: label values must be strings; quote it in YAML (e.g. "true")'],
   },
   {
     name: 'unquoted ! key and bare ! rack',
@@ -108,13 +95,7 @@ const cases: { name: string; sources: SiteSource[]; expected: string[] }[] = [
   },
   {
     name: 'document label conflicting with a generated label',
-    sources: [
-      source(
-        's.yaml',
-        rack,
-        nodeDoc('n1', '  metadata:\n    rack: r1\n    owner_data:\n      relabel.airshipit.org/rack: r2'),
-      ),
-    ],
+    sources: [source('s.yaml', rack, nodeDoc('n1', '  metadata:\n    rack: r1\n    owner_data:\n      relabel.airshipit.org/rack: r2'))],
     expected: [
       's.yaml:17:7 drydock/BaremetalNode/v1 "n1" data.metadata.owner_data["relabel.airshipit.org/rack"]: label "relabel.airshipit.org/rack"="r2" conflicts with generated value "r1" (from rack "r1") on node "n1"; a document may not override a generated label',
     ],
@@ -148,9 +129,7 @@ const cases: { name: string; sources: SiteSource[]; expected: string[] }[] = [
   {
     name: 'setting and deleting the same key',
     sources: [source('p.yaml', profileDoc('p1', "  metadata:\n    owner_data:\n      a: b\n      '!a': ''"))],
-    expected: [
-      'p.yaml:10:7 drydock/HostProfile/v1 "p1" data.metadata.owner_data["!a"]: both "a" and "!a" are given; set the key or delete it, not both',
-    ],
+    expected: ['p.yaml:10:7 drydock/HostProfile/v1 "p1" data.metadata.owner_data["!a"]: both "a" and "!a" are given; set the key or delete it, not both'],
   },
   {
     name: 'node name that cannot be a Kubernetes Node name',
@@ -162,7 +141,11 @@ const cases: { name: string; sources: SiteSource[]; expected: string[] }[] = [
   {
     name: 'policy: unknown relabel schema, missing field, bad concurrency',
     sources: [
-      source('p.yaml', yamlDoc('relabel/LabelPolicy/v2', 'x', ''), policyDoc('p', { lift_uninitialized_taint: '', default_concurrency: 'default_concurrency: 0' })),
+      source(
+        'p.yaml',
+        yamlDoc('relabel/LabelPolicy/v2', 'x', ''),
+        policyDoc('p', { lift_uninitialized_taint: '', default_concurrency: 'default_concurrency: 0' }),
+      ),
     ],
     expected: [
       'p.yaml:2:9 relabel/LabelPolicy/v2 "x" schema: unknown relabel schema "relabel/LabelPolicy/v2" (known: relabel/LabelPolicy/v1, relabel/LabelPlugin/v1)',
@@ -187,12 +170,7 @@ const cases: { name: string; sources: SiteSource[]; expected: string[] }[] = [
   },
   {
     name: 'policy: bad label domain, protected entry hiding a generated label',
-    sources: [
-      source(
-        'p.yaml',
-        policyDoc('p', { label_domain: 'label_domain: Labels.Example', protected_keys: 'protected_keys: [tag.Labels.Example/]' }),
-      ),
-    ],
+    sources: [source('p.yaml', policyDoc('p', { label_domain: 'label_domain: Labels.Example', protected_keys: 'protected_keys: [tag.Labels.Example/]' }))],
     expected: [
       `p.yaml:7:17 relabel/LabelPolicy/v1 "p" data.label_domain: Invalid value: "Labels.Example": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')`,
       `p.yaml:9:20 relabel/LabelPolicy/v1 "p" data.protected_keys[0]: Invalid value: "tag.Labels.Example/": prefix part a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')`,
@@ -250,7 +228,10 @@ describe('validateSite on valid input', () => {
           "    annotations:\n      '!example.com/a': ''\n      example.com/b: child\n" +
           "    taints:\n      - {key: '!example.com/gpu', effect: NoExecute}\n      - {key: '!example.com/slow'}\n      - {key: example.com/gpu, value: 'no', effect: NoSchedule}",
       ),
-      nodeDoc('n1', "  host_profile: child\n  metadata:\n    rack: '!'\n    tags: [d]\n    owner_data:\n      w: '0'\n    annotations:\n      example.com/c: node"),
+      nodeDoc(
+        'n1',
+        "  host_profile: child\n  metadata:\n    rack: '!'\n    tags: [d]\n    owner_data:\n      w: '0'\n    annotations:\n      example.com/c: node",
+      ),
       nodeDoc('n2', '  host_profile: child'),
       yamlDoc('drydock/NetworkLink/v1', 'oob', '  mtu: 1500\n  unknown_to_us: [1, 2]'),
     ),
@@ -389,10 +370,16 @@ describe('validateSite on amplifying input', () => {
   it('refuses nested aliases that would expand exponentially', () => {
     // Ten levels of ten aliases each: 10^10 values if expanded.
     let text = `${head('n1')}      k: v\n  x0: &a0 [v, v, v, v, v, v, v, v, v, v]\n`;
-    for (let level = 1; level < 10; level++) text += `  x${level}: &a${level} [${Array(10).fill(`*a${level - 1}`).join(', ')}]\n`;
+    for (let level = 1; level < 10; level++)
+      text += `  x${level}: &a${level} [${Array(10)
+        .fill(`*a${level - 1}`)
+        .join(', ')}]\n`;
     const result = validateSite([{ source: 'a.yaml', text }]);
     assert.ok(!result.ok);
-    assert.deepEqual(result.errors.map((e) => e.message), ['cannot read the document: Excessive alias count indicates a resource exhaustion attack']);
+    assert.deepEqual(
+      result.errors.map((e) => e.message),
+      ['cannot read the document: Excessive alias count indicates a resource exhaustion attack'],
+    );
   });
 
   it('finds duplicate keys of a large mapping', () => {
@@ -401,6 +388,9 @@ describe('validateSite on amplifying input', () => {
     text += '      k7: w\n';
     const result = validateSite([{ source: 'a.yaml', text }]);
     assert.ok(!result.ok);
-    assert.deepEqual(result.errors.map((e) => [e.line, e.column, e.message]), [[9 + 20_000, 7, 'Map keys must be unique']]);
+    assert.deepEqual(
+      result.errors.map((e) => [e.line, e.column, e.message]),
+      [[9 + 20_000, 7, 'Map keys must be unique']],
+    );
   });
 });

@@ -76,9 +76,7 @@ export type SiteDocument = {
 };
 
 /** Either a valid site, or every error found in it; never both. */
-export type SiteValidation =
-  | { ok: true; design: Design; documents: SiteDocument[] }
-  | { ok: false; errors: SiteError[] };
+export type SiteValidation = { ok: true; design: Design; documents: SiteDocument[] } | { ok: false; errors: SiteError[] };
 
 function sortedRecord<T>(entries: Iterable<[string, T]>): Record<string, T> {
   return Object.fromEntries([...entries].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
@@ -127,9 +125,7 @@ function failedHostReferenceErrors(checked: readonly CheckedDocument[], index: S
  */
 export function validateSite(sources: readonly SiteSource[]): SiteValidation {
   const { checked, broken, errors } = checkEachDocument(sources);
-  const failed = [...checked.filter((c) => c.kind === 'invalid').map((c) => c.doc), ...broken].map((doc) =>
-    documentRef(doc.index, doc.value),
-  );
+  const failed = [...checked.filter((c) => c.kind === 'invalid').map((c) => c.doc), ...broken].map((doc) => documentRef(doc.index, doc.value));
   const { index, errors: indexErrors } = indexSite(checked, failed);
   const { policy, errors: policyErrors } = sitePolicyOf({ checked, broken });
   const { site, errors: siteErrors } = siteRegionOf({ checked, broken });

@@ -20,7 +20,10 @@ describe('loadSources', () => {
     ].join('\n');
     const { documents, errors } = loadSources([{ source: 's.yaml', text }]);
     assert.deepEqual(errors, []);
-    assert.deepEqual(documents.map((d) => d.index), [1, 2, 3]);
+    assert.deepEqual(
+      documents.map((d) => d.index),
+      [1, 2, 3],
+    );
     const [first, flow, indented] = documents;
     assert.ok(first && flow && indented);
     assert.deepEqual(first.position(['metadata', 'name'], 'value'), { line: 4, column: 18 });

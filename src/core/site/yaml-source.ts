@@ -73,7 +73,7 @@ function keyText(key: unknown): string | undefined {
 
 // Walks the syntax tree along `path`, stopping at the deepest node found.
 function locate(document: Document, path: readonly PathSegment[]): Located {
-  let located: Located = { node: (document.contents) ?? null, key: null };
+  let located: Located = { node: document.contents ?? null, key: null };
   for (const segment of path) {
     const current = resolveAlias(document, located.node);
     if (isMap(current)) {
@@ -116,12 +116,7 @@ export function documentRef(index: number, value: unknown): DocumentRef {
 }
 
 /** Builds a located error about the node at `path` of `document`. */
-export function documentError(
-  document: LoadedDocument,
-  path: readonly PathSegment[],
-  message: string,
-  target: PositionTarget = 'value',
-): SiteError {
+export function documentError(document: LoadedDocument, path: readonly PathSegment[], message: string, target: PositionTarget = 'value'): SiteError {
   const { line, column } = document.position(path, target);
   return {
     source: document.source,
@@ -269,4 +264,3 @@ export function loadSources(sources: readonly SiteSource[]): LoadResult {
   for (const source of sources) loadOne(source, documents, errors);
   return { documents, errors };
 }
-

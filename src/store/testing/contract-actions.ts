@@ -67,13 +67,28 @@ export function actionsContract(fixture: StoreFixture): void {
       await store.actions.recordCommand(run.id, 'unpause', null);
       await store.actions.recordCommand(run.id, 'stop', 'ops-bob');
       const all = await store.actions.commands(run.id);
-      assert.deepEqual(all.map((c) => [c.command, c.user]), [['invoke', 'ops-alice'], ['pause', 'ops-bob'], ['unpause', null], ['stop', 'ops-bob']]);
+      assert.deepEqual(
+        all.map((c) => [c.command, c.user]),
+        [
+          ['invoke', 'ops-alice'],
+          ['pause', 'ops-bob'],
+          ['unpause', null],
+          ['stop', 'ops-bob'],
+        ],
+      );
       assert.deepEqual(all[1], pause);
       assert.ok(all.every((c) => isUlid(c.id)));
-      assert.deepEqual((await store.actions.commands(run.id, 2)).map((c) => c.command), ['unpause', 'stop'], 'the newest two, oldest first');
+      assert.deepEqual(
+        (await store.actions.commands(run.id, 2)).map((c) => c.command),
+        ['unpause', 'stop'],
+        'the newest two, oldest first',
+      );
       assert.deepEqual(await store.actions.commands(run.id + 1), [], 'no run, no commands');
       const anonymous = await store.runs.create({ targets: ['b'] });
-      assert.deepEqual((await store.actions.commands(anonymous.id)).map((c) => [c.command, c.user]), [['invoke', null]]);
+      assert.deepEqual(
+        (await store.actions.commands(anonymous.id)).map((c) => [c.command, c.user]),
+        [['invoke', null]],
+      );
 
       await rejectsWith(store.actions.recordCommand(99, 'stop', 'x'), 'NotFound', /run 99 not found/);
       await rejectsWith(store.actions.recordCommand(run.id, 'Stop!', 'x'), 'InvalidArgument', /invalid action command/);
@@ -85,7 +100,11 @@ export function actionsContract(fixture: StoreFixture): void {
       await store.runs.discard(anonymous.id);
       assert.deepEqual(await store.actions.commands(anonymous.id), []);
       const next = await store.runs.create({ targets: ['c'] });
-      assert.deepEqual((await store.actions.commands(next.id)).map((c) => c.command), ['invoke'], 'a reused run number starts a fresh audit');
+      assert.deepEqual(
+        (await store.actions.commands(next.id)).map((c) => c.command),
+        ['invoke'],
+        'a reused run number starts a fresh audit',
+      );
     });
   });
 }

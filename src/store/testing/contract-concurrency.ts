@@ -100,7 +100,10 @@ export function concurrencyContract(fixture: StoreFixture): void {
       }
       for (const ids of results) {
         assert.equal(ids.length, PER_PROCESS);
-        assert.ok(ids.every((id, i) => i === 0 || id > (ids[i - 1] ?? 0)), 'each writer sees its ids increase');
+        assert.ok(
+          ids.every((id, i) => i === 0 || id > (ids[i - 1] ?? 0)),
+          'each writer sees its ids increase',
+        );
       }
       assert.equal(new Set(results.flat()).size, writers.length * PER_PROCESS, 'no revision id handed out twice');
       const [first = []] = results;
@@ -131,14 +134,21 @@ export function concurrencyContract(fixture: StoreFixture): void {
         assert.equal(await child.exitCode, 0, child.stderr());
         ids.push(...(JSON.parse(line) as { ids: number[] }).ids);
       }
-      assert.deepEqual(ids.sort((a, b) => a - b), Array.from({ length: writers.length * count }, (_, i) => i + 1));
+      assert.deepEqual(
+        ids.sort((a, b) => a - b),
+        Array.from({ length: writers.length * count }, (_, i) => i + 1),
+      );
       const store = await openStore(url);
       t.after(() => store.close());
       for (let id = 1; id <= writers.length * count; id++) {
         const run = await store.runs.get(id);
         const [name, i] = (run.key ?? '').split(':');
         const nodes = (await store.runs.nodes(id, { limit: 200 })).map((r) => r.node);
-        assert.deepEqual(nodes, Array.from({ length: 100 }, (_, k) => `${name}-${i}-${k}`), `targets of run ${id} (${run.key})`);
+        assert.deepEqual(
+          nodes,
+          Array.from({ length: 100 }, (_, k) => `${name}-${i}-${k}`),
+          `targets of run ${id} (${run.key})`,
+        );
       }
     });
 

@@ -16,9 +16,21 @@ export function driftContract(fixture: StoreFixture): void {
     test('numbers reports, keeps rows paged and filtered, and finds the latest finished one per site', async (t) => {
       const store = await freshStore(t, fixture);
       const first = await store.drift.createReport({ key: 'relabel-drift/s/run-1', site: 's', revision: 2, workflowId: 'relabel-drift/s', action: 'heal' });
-      assert.deepEqual({ ...first, createdAt: undefined }, {
-        id: 1, key: 'relabel-drift/s/run-1', createdAt: undefined, finishedAt: null, site: 's', revision: 2, workflowId: 'relabel-drift/s', action: 'heal', counts: null, heal: null,
-      });
+      assert.deepEqual(
+        { ...first, createdAt: undefined },
+        {
+          id: 1,
+          key: 'relabel-drift/s/run-1',
+          createdAt: undefined,
+          finishedAt: null,
+          site: 's',
+          revision: 2,
+          workflowId: 'relabel-drift/s',
+          action: 'heal',
+          counts: null,
+          heal: null,
+        },
+      );
       const rows: DriftNodeRow[] = Array.from({ length: 1200 }, (_, i) => ({
         seq: i,
         node: `n${String(i).padStart(4, '0')}`,
@@ -41,8 +53,14 @@ export function driftContract(fixture: StoreFixture): void {
       assert.equal(drifted.length, 400);
       assert.deepEqual(drifted[0], { seq: 0, node: 'n0000', state: 'drifted', revision: 1, detail: { run: 4, keys } });
       assert.deepEqual((await store.drift.nodes(1, { states: ['drifted'], revision: 2, limit: 5000 })).map((r) => r.seq).slice(0, 3), [3, 9, 15]);
-      assert.deepEqual((await store.drift.nodes(1, { offset: 1198, limit: 10 })).map((r) => r.node), ['n1198', 'n1199']);
-      assert.deepEqual((await store.drift.nodes(1, { afterSeq: 1197, limit: 1 })).map((r) => r.seq), [1198]);
+      assert.deepEqual(
+        (await store.drift.nodes(1, { offset: 1198, limit: 10 })).map((r) => r.node),
+        ['n1198', 'n1199'],
+      );
+      assert.deepEqual(
+        (await store.drift.nodes(1, { afterSeq: 1197, limit: 1 })).map((r) => r.seq),
+        [1198],
+      );
       assert.deepEqual(await store.drift.nodes(1, { states: [], limit: 10 }), []);
       assert.deepEqual(await store.drift.nodes(9, { limit: 10 }), []);
     });
@@ -81,7 +99,11 @@ export function driftContract(fixture: StoreFixture): void {
       await rejectsWith(store.drift.createReport({ site: '', revision: 1, action: 'report' }), 'InvalidArgument', /invalid site ""/);
       await rejectsWith(store.drift.createReport({ site: 's', revision: 0, action: 'report' }), 'InvalidArgument', /invalid revision 0/);
       const r = await store.drift.createReport({ site: 's', revision: 1, action: 'report' });
-      await rejectsWith(store.drift.addNodes(r.id, [{ seq: 0, node: 'a', state: 'weird' as 'missing', revision: null, detail: {} }]), 'InvalidArgument', /invalid drift state "weird"/);
+      await rejectsWith(
+        store.drift.addNodes(r.id, [{ seq: 0, node: 'a', state: 'weird' as 'missing', revision: null, detail: {} }]),
+        'InvalidArgument',
+        /invalid drift state "weird"/,
+      );
       await rejectsWith(store.drift.addNodes(99, [{ seq: 0, node: 'a', state: 'missing', revision: null, detail: {} }]), 'NotFound', /drift report 99/);
       await rejectsWith(store.drift.nodes(r.id, { limit: 0 }), 'InvalidArgument', /invalid limit 0/);
       await rejectsWith(store.drift.finishReport(77, emptyDriftCounts()), 'NotFound', /drift report 77/);

@@ -13,7 +13,7 @@ const node = (i: number) => `node-${String(i).padStart(5, '0')}`;
 /** Register the plugin contract for one backend. */
 export function pluginsContract(fixture: StoreFixture): void {
   describe('label plugin sets', () => {
-    test('a set stores each plugin\'s labels per node; a failed plugin\'s last good labels are carried', async (t) => {
+    test("a set stores each plugin's labels per node; a failed plugin's last good labels are carried", async (t) => {
       const store = await freshStore(t, fixture);
       assert.equal(await store.plugins.latestSet('s'), null);
       const polledAt = new Date('2026-01-02T03:04:05.000Z');
@@ -21,7 +21,12 @@ export function pluginsContract(fixture: StoreFixture): void {
         site: 's',
         digest: 'd1',
         parts: [
-          { plugin: 'gpu', digest: 'g1', polledAt, labels: { 'n-1': { 'gpu.example.com/model': 'a100' }, 'n-2': { 'gpu.example.com/model': 'h100', 'gpu.example.com/count': '8' } } },
+          {
+            plugin: 'gpu',
+            digest: 'g1',
+            polledAt,
+            labels: { 'n-1': { 'gpu.example.com/model': 'a100' }, 'n-2': { 'gpu.example.com/model': 'h100', 'gpu.example.com/count': '8' } },
+          },
           { plugin: 'nics', digest: 'x1', polledAt, labels: { 'n-1': { 'nic.example.com/speed': '100g' } } },
         ],
       });
@@ -66,7 +71,11 @@ export function pluginsContract(fixture: StoreFixture): void {
       });
       assert.deepEqual((await store.plugins.getSet(1))?.digest, 'd1', 'the earlier set is unchanged');
       assert.equal(await store.plugins.getSet(99), null);
-      await rejectsWith(store.plugins.saveSet({ site: 's', digest: 'd3', parts: [{ plugin: 'absent', carryFrom: 1 }] }), 'InvalidArgument', /plugin absent is not in plugin set 1/);
+      await rejectsWith(
+        store.plugins.saveSet({ site: 's', digest: 'd3', parts: [{ plugin: 'absent', carryFrom: 1 }] }),
+        'InvalidArgument',
+        /plugin absent is not in plugin set 1/,
+      );
       assert.equal((await store.plugins.latestSet('s'))?.id, 2, 'a refused save stores nothing');
     });
 
@@ -74,9 +83,12 @@ export function pluginsContract(fixture: StoreFixture): void {
       const store = await freshStore(t, fixture);
       const labels = Object.fromEntries(Array.from({ length: 1200 }, (_, i) => [node(i), { 'a.example.com/i': String(i) }]));
       const set = await store.plugins.saveSet({ site: 's', digest: 'd', parts: [{ plugin: 'a', digest: 'a', polledAt: new Date(), labels }] });
-      assert.deepEqual(set.plugins.map((p) => [p.nodes, p.labels]), [[1200, 1200]]);
+      assert.deepEqual(
+        set.plugins.map((p) => [p.nodes, p.labels]),
+        [[1200, 1200]],
+      );
       const seen: string[] = [];
-      for (let after: { node: string; plugin: string } | undefined; ; ) {
+      for (let after: { node: string; plugin: string } | undefined; ;) {
         const page = await store.plugins.rows(set.id, { ...(after ? { after } : {}), limit: 500 });
         seen.push(...page.map((r) => r.node));
         const last = page.at(-1);
@@ -88,12 +100,24 @@ export function pluginsContract(fixture: StoreFixture): void {
       const some = await store.plugins.labels(set.id, [node(0), node(777), node(1199), 'not-there']);
       assert.deepEqual([...some.keys()], [node(0), node(777), node(1199)]);
       assert.deepEqual(some.get(node(777)), [{ plugin: 'a', labels: { 'a.example.com/i': '777' } }]);
-      await rejectsWith(store.plugins.labels(set.id, Array.from({ length: 5001 }, (_, i) => node(i))), 'InvalidArgument', /at most 5000 nodes/);
+      await rejectsWith(
+        store.plugins.labels(
+          set.id,
+          Array.from({ length: 5001 }, (_, i) => node(i)),
+        ),
+        'InvalidArgument',
+        /at most 5000 nodes/,
+      );
     });
 
     test('old sets are forgotten unless among the newest or pinned by a run', async (t) => {
       const store = await freshStore(t, fixture);
-      const save = (i: number) => store.plugins.saveSet({ site: 's', digest: `d${i}`, parts: [{ plugin: 'p', digest: `p${i}`, polledAt: new Date(), labels: { 'n-1': { 'p.example.com/v': String(i) } } }] });
+      const save = (i: number) =>
+        store.plugins.saveSet({
+          site: 's',
+          digest: `d${i}`,
+          parts: [{ plugin: 'p', digest: `p${i}`, polledAt: new Date(), labels: { 'n-1': { 'p.example.com/v': String(i) } } }],
+        });
       const run = await store.runs.create({ targets: ['n-1'] });
       const first = await save(1);
       assert.equal(await store.plugins.pinRun(run.id, first.id), first.id);
@@ -116,11 +140,11 @@ export function pluginsContract(fixture: StoreFixture): void {
       await store.runs.discard(run.id);
       const next = await store.runs.create({ targets: ['b'] });
       assert.equal(next.id, run.id, 'the number is reused');
-      assert.equal(await store.plugins.pinnedSet(next.id), null, 'and the discarded run\'s pin went with it');
+      assert.equal(await store.plugins.pinnedSet(next.id), null, "and the discarded run's pin went with it");
       await rejectsWith(store.plugins.pinRun(next.id, -1), 'InvalidArgument', /plugin set must be a non-negative integer/);
     });
 
-    test('status keeps each plugin\'s last poll and last good one; unlisted plugins are forgotten', async (t) => {
+    test("status keeps each plugin's last poll and last good one; unlisted plugins are forgotten", async (t) => {
       const store = await freshStore(t, fixture);
       const t1 = new Date('2026-01-02T03:00:00.000Z');
       const t2 = new Date('2026-01-02T03:10:00.000Z');
@@ -138,7 +162,10 @@ export function pluginsContract(fixture: StoreFixture): void {
         { site: 's', plugin: 'a', polledAt: t2, ok: false, error: 'output is not valid JSON', lastGoodAt: t1, lastGoodSet: 4, nodes: 10, labels: 20 },
         { site: 's', plugin: 'b', polledAt: t2, ok: true, error: null, lastGoodAt: t2, lastGoodSet: 5, nodes: 3, labels: 3 },
       ]);
-      assert.deepEqual((await store.plugins.status()).map((r) => `${r.site}/${r.plugin}`), ['other/z', 's/a', 's/b']);
+      assert.deepEqual(
+        (await store.plugins.status()).map((r) => `${r.site}/${r.plugin}`),
+        ['other/z', 's/a', 's/b'],
+      );
     });
   });
 }

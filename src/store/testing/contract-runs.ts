@@ -14,7 +14,7 @@ const nodeName = (i: number) => `node-${String(i).padStart(5, '0')}`;
 /** Every row of a run, paged by keyset, as [node, status, written, detail]. */
 async function allRows(store: Store, run: number): Promise<unknown[]> {
   const rows = [];
-  for (let afterSeq = -1; ; ) {
+  for (let afterSeq = -1; ;) {
     const page = await store.runs.nodes(run, { afterSeq, limit: 5000 });
     rows.push(...page.map((r) => [r.node, r.status, r.written, r.detail]));
     if (page.length < 5000) return rows;
@@ -29,13 +29,53 @@ export function runsContract(fixture: StoreFixture): void {
       const store = await freshStore(t, fixture);
       const before = Date.now();
       const first = await store.runs.create({ workflowId: 'update-labels/s', revision: 3, targets: ['b', 'a', 'c'] });
-      assert.deepEqual({ ...first, createdAt: undefined, actionId: undefined, contextMarker: undefined }, { id: 1, key: null, createdAt: undefined, workflowId: 'update-labels/s', revision: 3, dryRun: false, retryOf: null, targetCount: 3, startedBy: null, startedVia: null, outcome: null, actionId: undefined, contextMarker: undefined, executionRunId: null });
+      assert.deepEqual(
+        { ...first, createdAt: undefined, actionId: undefined, contextMarker: undefined },
+        {
+          id: 1,
+          key: null,
+          createdAt: undefined,
+          workflowId: 'update-labels/s',
+          revision: 3,
+          dryRun: false,
+          retryOf: null,
+          targetCount: 3,
+          startedBy: null,
+          startedVia: null,
+          outcome: null,
+          actionId: undefined,
+          contextMarker: undefined,
+          executionRunId: null,
+        },
+      );
       assert.ok(Math.abs(first.createdAt.getTime() - before) < 60_000);
       assert.deepEqual(await store.runs.get(1), first);
       const keyed = await store.runs.create({ key: 'wf/run', dryRun: true, retryOf: 1, targets: ['x', 'y'] });
-      assert.deepEqual({ ...keyed, createdAt: undefined, actionId: undefined, contextMarker: undefined }, { id: 2, key: 'wf/run', createdAt: undefined, workflowId: null, revision: null, dryRun: true, retryOf: 1, targetCount: 2, startedBy: null, startedVia: null, outcome: null, actionId: undefined, contextMarker: undefined, executionRunId: null });
+      assert.deepEqual(
+        { ...keyed, createdAt: undefined, actionId: undefined, contextMarker: undefined },
+        {
+          id: 2,
+          key: 'wf/run',
+          createdAt: undefined,
+          workflowId: null,
+          revision: null,
+          dryRun: true,
+          retryOf: 1,
+          targetCount: 2,
+          startedBy: null,
+          startedVia: null,
+          outcome: null,
+          actionId: undefined,
+          contextMarker: undefined,
+          executionRunId: null,
+        },
+      );
       assert.deepEqual(await store.runs.create({ key: 'wf/run', workflowId: 'other', targets: ['other'] }), keyed, 'same key, same run, unchanged');
-      assert.deepEqual((await store.runs.nodes(2, { limit: 10 })).map((r) => r.node), ['x', 'y'], 'the second call added no target');
+      assert.deepEqual(
+        (await store.runs.nodes(2, { limit: 10 })).map((r) => r.node),
+        ['x', 'y'],
+        'the second call added no target',
+      );
       assert.deepEqual(await store.runs.nodes(1, { limit: 10 }), [
         { seq: 0, node: 'b', status: 'queued', written: false, detail: null },
         { seq: 1, node: 'a', status: 'queued', written: false, detail: null },
@@ -60,7 +100,11 @@ export function runsContract(fixture: StoreFixture): void {
       await store.runs.setOutcome(retried.id, 'rejected');
       assert.equal((await store.runs.get(retried.id)).outcome, 'rejected');
       await rejectsWith(store.runs.setOutcome(9, 'success'), 'NotFound', /^run 9 not found$/);
-      await rejectsWith(store.runs.setOutcome(run.id, 'done' as 'success'), 'InvalidArgument', /invalid run outcome "done": must be one of success, partial_success, failure, rejected/);
+      await rejectsWith(
+        store.runs.setOutcome(run.id, 'done' as 'success'),
+        'InvalidArgument',
+        /invalid run outcome "done": must be one of success, partial_success, failure, rejected/,
+      );
       for (const [input, message] of [
         [{ startedBy: '', targets: ['a'] }, /invalid startedBy ""/],
         [{ startedBy: 'x'.repeat(129), targets: ['a'] }, /longer than 128 characters/],
@@ -104,7 +148,10 @@ export function runsContract(fixture: StoreFixture): void {
       const longest = 'x'.repeat(253);
       const run = await store.runs.create({ targets: [longest] });
       assert.equal(run.id, 2, 'refused calls took no run number');
-      assert.deepEqual((await store.runs.nodes(run.id, { limit: 1 })).map((r) => r.node), [longest]);
+      assert.deepEqual(
+        (await store.runs.nodes(run.id, { limit: 1 })).map((r) => r.node),
+        [longest],
+      );
     });
 
     test('records results: statuses, details, observed state; written stays true; counts', async (t) => {
@@ -120,7 +167,10 @@ export function runsContract(fixture: StoreFixture): void {
       assert.equal(await store.runs.observedState(run, 'nobody'), null);
       assert.equal(await store.runs.observedState(99, 'a'), null);
       await store.runs.setNodeResults(run, [{ node: 'a', status: 'success', written: true, detail: { set: { k: 'w' } }, observed: null }]);
-      await store.runs.setNodeResults(run, [{ node: 'a', status: 'success', written: false }, { node: 'b', status: 'success' }]);
+      await store.runs.setNodeResults(run, [
+        { node: 'a', status: 'success', written: false },
+        { node: 'b', status: 'success' },
+      ]);
       assert.equal(await store.runs.observedState(run, 'a'), null, 'null clears observed');
       assert.deepEqual(await store.runs.nodes(run, { limit: 2 }), [
         { seq: 0, node: 'a', status: 'success', written: true, detail: { set: { k: 'w' } } },
@@ -165,10 +215,17 @@ export function runsContract(fixture: StoreFixture): void {
       await rejectsWith(store.runs.setNodeResults(run, [{ node: nodeName(0), status: 'done' as 'success' }]), 'InvalidArgument', /invalid node status "done"/);
       const cyclic: Record<string, unknown> = {};
       cyclic.self = cyclic;
-      await rejectsWith(store.runs.setNodeResults(run, [{ node: nodeName(0), status: 'success', observed: cyclic }]), 'InvalidArgument', /observed state of node node-00000 is not JSON-serialisable/);
+      await rejectsWith(
+        store.runs.setNodeResults(run, [{ node: nodeName(0), status: 'success', observed: cyclic }]),
+        'InvalidArgument',
+        /observed state of node node-00000 is not JSON-serialisable/,
+      );
       await rejectsWith(store.runs.setNodeResults(9, [{ node: nodeName(0), status: 'success' }]), 'NotFound', /^run 9 not found$/);
       assert.deepEqual(await store.runs.counts(run), { total: 1200, queued: 1200, pending: 0, success: 0, failure: 0, cancelled: 0, written: 0 });
-      await store.runs.setNodeResults(run, updates.filter((u) => u.node.startsWith('node-')));
+      await store.runs.setNodeResults(
+        run,
+        updates.filter((u) => u.node.startsWith('node-')),
+      );
       assert.deepEqual(await store.runs.counts(run), { total: 1200, queued: 0, pending: 0, success: 1200, failure: 0, cancelled: 0, written: 1200 });
     });
 
@@ -184,16 +241,27 @@ export function runsContract(fixture: StoreFixture): void {
         ...failed.map((node) => ({ node, status: 'failure' as const, detail: { error: { type: 'Forbidden', message: node } } })),
         ...pending.map((node) => ({ node, status: 'pending' as const })),
       ]);
-      assert.deepEqual(await allRows(store, run), targets.map((node) => {
-        const i = Number(node.slice(5));
-        if (i % 1000 === 7) return [node, 'failure', false, { error: { type: 'Forbidden', message: node } }];
-        return [node, i % 1000 === 500 ? 'pending' : 'queued', false, null];
-      }));
+      assert.deepEqual(
+        await allRows(store, run),
+        targets.map((node) => {
+          const i = Number(node.slice(5));
+          if (i % 1000 === 7) return [node, 'failure', false, { error: { type: 'Forbidden', message: node } }];
+          return [node, i % 1000 === 500 ? 'pending' : 'queued', false, null];
+        }),
+      );
       const names = (rows: { node: string }[]) => rows.map((r) => r.node);
       assert.deepEqual(names(await store.runs.nodes(run, { status: ['failure'], offset: 10, limit: 5 })), failed.slice(10, 15));
       assert.deepEqual(names(await store.runs.nodes(run, { status: 'failure', afterSeq: 10_007, limit: 3 })), failed.slice(11, 14));
       const either = await store.runs.nodes(run, { status: ['pending', 'failure'], afterSeq: 1000, limit: 4 });
-      assert.deepEqual(either.map((r) => [r.seq, r.status]), [[1007, 'failure'], [1500, 'pending'], [2007, 'failure'], [2500, 'pending']]);
+      assert.deepEqual(
+        either.map((r) => [r.seq, r.status]),
+        [
+          [1007, 'failure'],
+          [1500, 'pending'],
+          [2007, 'failure'],
+          [2500, 'pending'],
+        ],
+      );
       assert.deepEqual(names(await store.runs.nodes(run, { status: ['pending', 'failure'], afterSeq: 1000, offset: 2, limit: 2 })), names(either.slice(2)));
       assert.deepEqual(names(await store.runs.nodes(run, { offset: 49_998, limit: 5000 })), targets.slice(49_998));
       assert.deepEqual(await store.runs.nodes(run, { status: 'success', limit: 10 }), []);
@@ -209,7 +277,11 @@ export function runsContract(fixture: StoreFixture): void {
       await rejectsWith(store.runs.nodes(run, { limit: 1.5 }), 'InvalidArgument', /limit must be/);
       await rejectsWith(store.runs.nodes(run, { limit: 1, offset: -1 }), 'InvalidArgument', /^offset must be a non-negative integer, not -1$/);
       await rejectsWith(store.runs.nodes(run, { limit: 1, afterSeq: Number.NaN }), 'InvalidArgument', /^afterSeq must be an integer, not NaN$/);
-      await rejectsWith(store.runs.nodes(run, { limit: 1, status: ['queued', 'lost'] as unknown as RunNodeStatus[] }), 'InvalidArgument', /invalid node status "lost"/);
+      await rejectsWith(
+        store.runs.nodes(run, { limit: 1, status: ['queued', 'lost'] as unknown as RunNodeStatus[] }),
+        'InvalidArgument',
+        /invalid node status "lost"/,
+      );
       assert.equal((await store.runs.nodes(run, { limit: 5000 })).length, 1);
     });
 
@@ -253,7 +325,10 @@ export function runsContract(fixture: StoreFixture): void {
       );
       assert.equal(await store.runs.observedState(run, 'c'), null, 'the observed state of a cancelled node is dropped');
       assert.deepEqual(await store.runs.counts(run), { total: 5, queued: 0, pending: 0, success: 1, failure: 1, cancelled: 3, written: 1 });
-      assert.deepEqual((await store.runs.nodes(run, { status: 'cancelled', limit: 10 })).map((r) => r.node), ['c', 'd', 'e']);
+      assert.deepEqual(
+        (await store.runs.nodes(run, { status: 'cancelled', limit: 10 })).map((r) => r.node),
+        ['c', 'd', 'e'],
+      );
       assert.equal(await store.runs.cancelNodes(run, detail), 0, 'idempotent');
       assert.equal((await store.runs.node(other, 'a'))?.status, 'queued', 'another run untouched');
       await store.runs.setOutcome(run, 'cancelled');
@@ -268,10 +343,16 @@ export function runsContract(fixture: StoreFixture): void {
       const created = await Promise.all(
         stores.flatMap((store, w) => Array.from({ length: 10 }, (_, i) => store.runs.create({ key: `${w}:${i}`, targets: [`w${w}-${i}-a`, `w${w}-${i}-b`] }))),
       );
-      assert.deepEqual(created.map((r) => r.id).sort((a, b) => a - b), Array.from({ length: 20 }, (_, i) => i + 1));
+      assert.deepEqual(
+        created.map((r) => r.id).sort((a, b) => a - b),
+        Array.from({ length: 20 }, (_, i) => i + 1),
+      );
       for (const run of created) {
         const [w, i] = (run.key ?? '').split(':');
-        assert.deepEqual((await stores[0].runs.nodes(run.id, { limit: 5 })).map((r) => r.node), [`w${w}-${i}-a`, `w${w}-${i}-b`]);
+        assert.deepEqual(
+          (await stores[0].runs.nodes(run.id, { limit: 5 })).map((r) => r.node),
+          [`w${w}-${i}-a`, `w${w}-${i}-b`],
+        );
       }
     });
 

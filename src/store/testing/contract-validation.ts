@@ -93,7 +93,10 @@ export function validationContract(fixture: StoreFixture): void {
       await rejectsWith(store.revisions.commit({ message: 'a\u0000b' }), 'InvalidArgument', /commit message/);
       await rejectsWith(store.revisions.commit({ buckets: 'site' as unknown as string[] }), 'InvalidArgument', /array/);
       assert.equal(await store.revisions.latest(), null);
-      assert.deepEqual((await store.revisions.buffer()).map((b) => b.bucket), ['site']);
+      assert.deepEqual(
+        (await store.revisions.buffer()).map((b) => b.bucket),
+        ['site'],
+      );
     });
   });
 }

@@ -130,7 +130,10 @@ export function storeContract(backend: string, fixture: StoreFixture): void {
       assert.equal(await store.revisions.latest(), null, 'a refused commit writes nothing');
       const revision = await store.revisions.commit({ buckets: ['mine'] });
       assert.deepEqual(revision.buckets, ['mine']);
-      assert.deepEqual((await store.revisions.buffer()).map((b) => b.bucket), ['theirs']);
+      assert.deepEqual(
+        (await store.revisions.buffer()).map((b) => b.bucket),
+        ['theirs'],
+      );
       await rejectsWith(store.revisions.commit({ buckets: [] }), 'EmptyBuffer');
     });
 
@@ -139,10 +142,21 @@ export function storeContract(backend: string, fixture: StoreFixture): void {
       await store.revisions.stage('a', [f('a.yaml', 'a')]);
       const seen = await store.revisions.buffer();
       await store.revisions.stage('b', [f('b.yaml', 'b')], { expectBuffer: seen });
-      await rejectsWith(store.revisions.stage('c', [f('c.yaml', 'c')], { expectBuffer: seen }), 'Conflict', /^the buffer changed since it was read; nothing staged for bucket 'c'$/);
-      assert.deepEqual((await store.revisions.buffer()).map((b) => b.bucket), ['a', 'b'], 'a conflict stages nothing');
+      await rejectsWith(
+        store.revisions.stage('c', [f('c.yaml', 'c')], { expectBuffer: seen }),
+        'Conflict',
+        /^the buffer changed since it was read; nothing staged for bucket 'c'$/,
+      );
+      assert.deepEqual(
+        (await store.revisions.buffer()).map((b) => b.bucket),
+        ['a', 'b'],
+        'a conflict stages nothing',
+      );
       await store.revisions.stage('c', [f('c.yaml', 'c')], { replaceBuffer: true, expectBuffer: await store.revisions.buffer() });
-      assert.deepEqual((await store.revisions.buffer()).map((b) => [b.bucket, b.files.map((x) => x.text)]), [['c', ['c']]]);
+      assert.deepEqual(
+        (await store.revisions.buffer()).map((b) => [b.bucket, b.files.map((x) => x.text)]),
+        [['c', ['c']]],
+      );
       await rejectsWith(store.revisions.stage('d', [f('d.yaml', 'd')], { expectBuffer: [] }), 'Conflict');
       await store.revisions.commit();
       await rejectsWith(store.revisions.stage('d', [f('d.yaml', 'd')], { expectBuffer: seen }), 'Conflict', /buffer changed/);
@@ -216,11 +230,14 @@ export function storeContract(backend: string, fixture: StoreFixture): void {
         ],
       });
       const fromEmpty = await store.revisions.diff(0, 1);
-      assert.deepEqual(fromEmpty.buckets.map((b) => [b.bucket, b.status]), [
-        ['drop', 'added'],
-        ['edit', 'added'],
-        ['keep', 'added'],
-      ]);
+      assert.deepEqual(
+        fromEmpty.buckets.map((b) => [b.bucket, b.status]),
+        [
+          ['drop', 'added'],
+          ['edit', 'added'],
+          ['keep', 'added'],
+        ],
+      );
       assert.ok((await store.revisions.diff(2, 2)).buckets.every((b) => b.status === 'unchanged'));
       await rejectsWith(store.revisions.diff(1, 3), 'NotFound', /revision 3 not found/);
       await rejectsWith(store.revisions.diff(-1, 1), 'InvalidArgument', /invalid revision id -1/);
@@ -233,7 +250,10 @@ export function storeContract(backend: string, fixture: StoreFixture): void {
       const two = await openStore(url);
       t.after(() => two.close());
       await one.revisions.stage('site', [f('n.yaml', 'n')]);
-      assert.deepEqual((await two.revisions.buffer()).map((b) => b.bucket), ['site']);
+      assert.deepEqual(
+        (await two.revisions.buffer()).map((b) => b.bucket),
+        ['site'],
+      );
       await two.revisions.commit();
       assert.equal((await one.revisions.latest())?.id, 1);
       await one.revisions.tag(1, 'site-action-success');

@@ -31,7 +31,6 @@ export async function rejectsWith(promise: Promise<unknown>, code: StoreErrorCod
   });
 }
 
-
 /** Asserts that a store migrated from before runs were stored takes runs: the first is run 1 and records results. */
 export async function assertRunsWork(store: Store): Promise<void> {
   const run = await store.runs.create({ targets: ['n1', 'n2'] });
@@ -64,7 +63,10 @@ export async function assertActionsWork(store: Store, oldRun: number): Promise<v
   assert.deepEqual(await store.actions.commands(oldRun), []);
   const run = await store.runs.create({ targets: ['n1'] });
   assert.match(run.actionId ?? '', /^[0-7][0-9A-HJKMNP-TV-Z]{25}$/);
-  assert.deepEqual((await store.actions.commands(run.id)).map((c) => c.command), ['invoke']);
+  assert.deepEqual(
+    (await store.actions.commands(run.id)).map((c) => c.command),
+    ['invoke'],
+  );
   assert.deepEqual(await store.runs.byActionId(run.actionId ?? ''), run);
 }
 
@@ -73,5 +75,8 @@ export async function assertDriftWorks(store: Store): Promise<void> {
   const report = await store.drift.createReport({ site: 's', revision: 1, action: 'report' });
   assert.equal(report.id, 1);
   await store.drift.addNodes(report.id, [{ seq: 0, node: 'n1', state: 'missing', revision: null, detail: {} }]);
-  assert.deepEqual((await store.drift.nodes(report.id, { limit: 10 })).map((r) => r.node), ['n1']);
+  assert.deepEqual(
+    (await store.drift.nodes(report.id, { limit: 10 })).map((r) => r.node),
+    ['n1'],
+  );
 }

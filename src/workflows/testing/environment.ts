@@ -90,7 +90,10 @@ export async function startWorkflowEnv(): Promise<WorkflowTestEnv> {
       fakes.set(test, fake.activities());
       let timer: NodeJS.Timeout | undefined;
       const late = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`test ${test} still running after ${RUN_TIMEOUT_MS} ms: a workflow waits for what never comes`)), RUN_TIMEOUT_MS);
+        timer = setTimeout(
+          () => reject(new Error(`test ${test} still running after ${RUN_TIMEOUT_MS} ms: a workflow waits for what never comes`)),
+          RUN_TIMEOUT_MS,
+        );
       });
       try {
         return await Promise.race([body({ client: temporal.client, taskQueue, id: (name) => `${test}/${name}-${++ids}` }), late]);

@@ -101,7 +101,9 @@ export class FakeRelabel {
   /** What `detectDrift` finds (set by a drift test). */
   detection: DriftDetection | undefined;
   /** Starts a heal run (set by a drift test); absent: `startHealRun` says skipped. */
-  startHeal: ((input: { report: number; revision: number }) => Promise<{ workflowId: string; runId: string; run: number; nodes: number } | { skipped: string }>) | undefined;
+  startHeal:
+    | ((input: { report: number; revision: number }) => Promise<{ workflowId: string; runId: string; run: number; nodes: number } | { skipped: string }>)
+    | undefined;
   /** Waits for a heal run's end (set by a drift test). */
   awaitHeal: ((input: { workflowId: string; runId: string }) => Promise<{ status: string; written?: number; failed?: number }>) | undefined;
   private holding = false;

@@ -30,7 +30,10 @@ function sameJson(a: unknown, b: unknown): boolean {
 }
 
 function tokens(path: string): string[] {
-  return path.split('/').slice(1).map((t) => t.replaceAll('~1', '/').replaceAll('~0', '~'));
+  return path
+    .split('/')
+    .slice(1)
+    .map((t) => t.replaceAll('~1', '/').replaceAll('~0', '~'));
 }
 
 /** One operation on an element of an array, by index (`-` appends): a test or remove past the end fails as the API server's does. */
@@ -92,5 +95,8 @@ export type StoredNode = { metadata: { uid?: string; labels?: Record<string, str
 /** `state` as the API server serializes it: empty maps and lists left out. */
 export function storedNode(state: NodeLabelState): StoredNode {
   const some = <T extends object>(field: string, value: T | undefined) => (value && Object.keys(value).length > 0 ? { [field]: value } : {});
-  return { metadata: { ...(state.uid ? { uid: state.uid } : {}), ...some('labels', state.labels), ...some('annotations', state.annotations) }, spec: some('taints', state.taints) };
+  return {
+    metadata: { ...(state.uid ? { uid: state.uid } : {}), ...some('labels', state.labels), ...some('annotations', state.annotations) },
+    spec: some('taints', state.taints),
+  };
 }
