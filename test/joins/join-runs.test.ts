@@ -14,21 +14,15 @@ import { PatchStrategy, setHeaderOptions, type V1Node } from '@kubernetes/client
 import { APPLIED_ANNOTATION, OWNED_LABELS_ANNOTATION, UNINITIALIZED_TAINT_KEY } from '../../src/core/plan/constants.ts';
 import { validateSite, type Design } from '../../src/core/site/validate-site.ts';
 import { createJoins, type Joins, type JoinStatus } from '../../src/facade/joins.ts';
+import { eventually } from '../api-support.ts';
 import { adminCore, createNode, nodePatchCount, startRelabel, uniqueSuffix } from '../helpers.ts';
 import { prefixedSite, storeWithSite } from '../site.ts';
 
 const UNINITIALIZED = { key: UNINITIALIZED_TAINT_KEY, effect: 'NoSchedule' };
 
-/** Polls `read` until `done` holds of it, or fails after `ms`. */
-async function until<T>(what: string, read: () => Promise<T>, done: (value: T) => boolean, ms = 30_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > deadline) assert.fail(`${what}: not within ${ms / 1000} s; last: ${JSON.stringify(value).slice(0, 800)}`);
-    await sleep(20);
-  }
-}
+/** The suite's `eventually`, polling every 20 ms (the tests time labels to the node); `what` names what did not come. */
+const until = <T>(what: string, read: () => Promise<T>, done: (value: T) => boolean, ms = 30_000): Promise<T> =>
+  eventually(read, done, ms, 20).catch((err: unknown) => assert.fail(`${what}: ${(err as Error).message}`));
 
 const readNode = (name: string) => adminCore().readNode({ name });
 const isLabelled = (n: V1Node) =>
