@@ -168,14 +168,15 @@ async function preflightRun(
 }
 
 /** Whether the run going under `workflowId` is a join run (its memo says so). */
-async function joinRunGoing(client: Client, workflowId: string): Promise<boolean> {
+/** What holds a site's run id: a join run, another run, or nothing any more (it closed meanwhile). */
+async function siteRunHolder(client: Client, workflowId: string): Promise<'join' | 'other' | 'closed'> {
   try {
     const described = await client.workflow.getHandle(workflowId).describe();
-    if (described.status.name !== 'RUNNING') return false;
+    if (described.status.name !== 'RUNNING') return 'closed';
     const memo = described.memo as { action?: unknown; audit?: { via?: unknown } } | undefined;
-    return memo?.action === JOIN_ACTION || memo?.audit?.via === StartedVia.join;
+    return memo?.action === JOIN_ACTION || memo?.audit?.via === StartedVia.join ? 'join' : 'other';
   } catch {
-    return false;
+    return 'other';
   }
 }
 
@@ -196,7 +197,11 @@ function waitingForJoinRuns(client: Client, startNow: (options: StartOptions) =>
       } catch (err) {
         const going =
           err instanceof RelabelError && err.type === FailureType.RunInProgress ? (err.details as { workflowId?: string } | undefined)?.workflowId : undefined;
-        if (!waits || going === undefined || Date.now() >= deadline || !(await joinRunGoing(client, going))) throw err;
+        if (!waits || going === undefined || Date.now() >= deadline) throw err;
+        // The run that held the id may have ended between the refusal and this look: start again.
+        const holder = await siteRunHolder(client, going);
+        if (holder === 'other') throw err;
+        if (holder === 'closed') continue;
         const left = deadline - Date.now();
         await Promise.race([
           client.workflow
