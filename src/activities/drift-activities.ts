@@ -29,7 +29,7 @@ export const HEAL_ACTION = 'heal_drift';
  */
 export type RunStarter = (
   client: Client,
-  options: { targets: string[]; revision: number; action: string; audit?: RunAudit },
+  options: { targets: string[]; revision: number; action: string; audit?: RunAudit; concurrency?: number },
 ) => Promise<{ workflowId: string; runId: string; run: number }>;
 
 /** A heal run just started: the run and how many nodes it heals. */

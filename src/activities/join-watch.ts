@@ -62,6 +62,7 @@ export interface WatchNodeJoinsInput {
   enabledBy?: string;
   maxBatch?: number;
   batchDelayMs?: number;
+  concurrency?: number;
   watchSeconds?: number;
 }
 

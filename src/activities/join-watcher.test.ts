@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import type { Client } from '@temporalio/client';
 import { UNINITIALIZED_TAINT_KEY } from '../core/plan/constants.ts';
 import { FailureType } from '../core/plan/failure-types.ts';
+import { DEFAULT_JOIN_CONCURRENCY } from '../contracts/join-messages.ts';
 import { WatchExpiredError, type NodeWatchApi, type NodeWatchEvent } from '../kube/node-watch.ts';
 import type { NodeState } from '../kube/nodes.ts';
 import type { DesignCache } from '../store/design-cache.ts';
@@ -55,6 +56,7 @@ describe('JoinWatcher', () => {
       started.push(options.targets);
       assert.equal(options.audit?.via, 'join');
       assert.equal(options.action, 'join_nodes');
+      assert.equal(options.concurrency, DEFAULT_JOIN_CONCURRENCY, 'join runs relabel nodes at the join concurrency, not the site default');
       return { workflowId: 'update-labels/s', runId: `r${started.length}`, run: started.length };
     };
     const beats: unknown[] = [];

@@ -14,6 +14,7 @@ import { runAudit, StartedVia, type RunAudit } from '../core/plan/run-audit.ts';
 import { clip } from '../core/plan/text.ts';
 import {
   DEFAULT_JOIN_BATCH,
+  DEFAULT_JOIN_CONCURRENCY,
   DEFAULT_JOIN_DELAY_MS,
   DEFAULT_WATCH_SECONDS,
   JOIN_ACTION,
@@ -203,13 +204,15 @@ export class JoinWatcher {
   /** Lists every Node: finds those that joined while no watch ran, and the resourceVersion to watch from. */
   private async relist(): Promise<void> {
     const present = new Set<string>();
+    const mark = this.queue.listBegins();
     this.resourceVersion = await this.deps.watch.list(LIST_PAGE, (page) => {
       for (const node of page) {
         present.add(node.name);
         this.observe(node);
       }
     });
-    this.queue.keepOnly(present);
+    // A watch may be running beside this LIST: what it saw meanwhile is newer than the LIST's snapshot.
+    this.queue.keepOnly(present, mark);
   }
 
   private failing(message: string): void {
@@ -294,7 +297,13 @@ export class JoinWatcher {
     if (batch.length === 0) return;
     let started;
     try {
-      started = await this.deps.startRun(this.deps.client, { targets: batch.map((n) => n.name), revision, action: JOIN_ACTION, audit: this.audit });
+      started = await this.deps.startRun(this.deps.client, {
+        targets: batch.map((n) => n.name),
+        revision,
+        action: JOIN_ACTION,
+        audit: this.audit,
+        concurrency: this.input.concurrency ?? DEFAULT_JOIN_CONCURRENCY,
+      });
     } catch (err) {
       this.queue.putBack(batch);
       const type = (err as { type?: unknown }).type;

@@ -4,6 +4,7 @@
  */
 import { type Command, Option } from 'commander';
 import type { JoinStatus } from '../facade/index.ts';
+import { DEFAULT_JOIN_CONCURRENCY } from '../contracts/join-messages.ts';
 import { cliUser, withContext, type SetExit } from './context.ts';
 import { fields, note, outputOption, printJson, say } from './output.ts';
 import { positiveInteger } from './parsers.ts';
@@ -47,14 +48,20 @@ export function addJoinCommands(program: Command, setExit: SetExit): void {
     .option('--site <name>', "the site (default: the store's; another is refused)")
     .addOption(new Option('--batch <n>', 'most nodes one join run takes').argParser(positiveInteger))
     .addOption(new Option('--delay-ms <n>', 'how long to wait after a node joins for others to join with it').argParser(positiveInteger))
+    .addOption(
+      new Option('--concurrency <n>', `nodes a join run relabels at once (default ${DEFAULT_JOIN_CONCURRENCY}; joining nodes run no workloads yet)`).argParser(
+        positiveInteger,
+      ),
+    )
     .addOption(outputOption())
-    .action(async (opts: { site?: string; batch?: number; delayMs?: number }, cmd: Command) => {
+    .action(async (opts: { site?: string; batch?: number; delayMs?: number; concurrency?: number }, cmd: Command) => {
       setExit(
         await withContext(cmd, async (ctx) => {
           const joins = await ctx.joins();
           const watch = {
             ...(opts.batch !== undefined ? { maxBatch: opts.batch } : {}),
             ...(opts.delayMs !== undefined ? { batchDelayMs: opts.delayMs } : {}),
+            ...(opts.concurrency !== undefined ? { concurrency: opts.concurrency } : {}),
           };
           const status = await joins.enable({ ...(opts.site !== undefined ? { site: opts.site } : {}), by: cliUser(), watch });
           if (ctx.format === 'json') return printJson(status);

@@ -26,6 +26,8 @@ export interface WatchJoinsInput {
   maxBatch?: number;
   /** How long the watcher waits after a node joins for others to join with it, in ms (default {@link DEFAULT_JOIN_DELAY_MS}). */
   batchDelayMs?: number;
+  /** Nodes a join run relabels at once (default {@link DEFAULT_JOIN_CONCURRENCY}). */
+  concurrency?: number;
   /** Seconds one watching activity runs before it hands over to the next (keeps each attempt's life bounded). */
   watchSeconds?: number;
   /** Watching activities one execution runs before continuing as new (keeps history bounded). */
@@ -37,6 +39,15 @@ export const DEFAULT_JOIN_BATCH = 1000;
 
 /** How long the watcher waits for more joins before it starts a run, unless told: short, as a person is waiting. */
 export const DEFAULT_JOIN_DELAY_MS = 25;
+
+/**
+ * Nodes a join run relabels at once, unless told. Higher than a site's
+ * default for operator runs: that default bounds how many nodes with
+ * running workloads change at once, and a joining node has none yet (its
+ * uninitialized taint keeps pods off until its labels are there). The
+ * worker's rate limit still bounds its requests.
+ */
+export const DEFAULT_JOIN_CONCURRENCY = 50;
 
 /** Seconds one watching activity runs, unless told. */
 export const DEFAULT_WATCH_SECONDS = 3600;

@@ -39,6 +39,7 @@ function runStarter(config: WorkerConfig, store: Store, designs: DesignCache): R
       revision: options.revision,
       action: options.action,
       ...(options.audit ? { audit: options.audit } : {}),
+      ...(options.concurrency !== undefined ? { concurrency: options.concurrency } : {}),
     });
     return { workflowId, runId, run };
   };

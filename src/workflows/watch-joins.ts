@@ -53,6 +53,7 @@ export async function watchJoins(input: WatchJoinsInput): Promise<void> {
         ...(input.enabledBy !== undefined ? { enabledBy: input.enabledBy } : {}),
         ...(input.maxBatch !== undefined ? { maxBatch: input.maxBatch } : {}),
         ...(input.batchDelayMs !== undefined ? { batchDelayMs: input.batchDelayMs } : {}),
+        ...(input.concurrency !== undefined ? { concurrency: input.concurrency } : {}),
       });
       setCurrentDetails(
         `**watching** the Nodes of site **${input.site}**. Last watch ${i + 1}: ${report.runs} join run(s), ${report.dispatched} node(s) handed to them, ${report.labelled} seen labelled, ${report.unmanaged} not managed (left alone), ${report.pending} waiting.`,

@@ -74,10 +74,29 @@ describe('JoinQueue', () => {
     const q = new JoinQueue();
     for (const n of ['a', 'b', 'c']) q.observe(fresh(n), all, 0);
     q.delete('a');
-    q.keepOnly(new Set(['c']));
+    q.keepOnly(new Set(['c']), q.listBegins());
     assert.deepEqual(
       q.take(10).map((n) => n.name),
       ['c'],
+    );
+  });
+
+  it('keeps a node the watch saw after a LIST began though the LIST missed it (created after its snapshot)', () => {
+    const q = new JoinQueue();
+    q.observe(fresh('old'), all, 0);
+    q.observe(fresh('gone'), all, 0);
+    const mark = q.listBegins();
+    // While the LIST's pages are read, the watch sees a node created after the LIST's snapshot.
+    q.observe(fresh('new'), all, 1);
+    q.observe(fresh('old'), all, 2);
+    q.keepOnly(new Set(['old']), mark);
+    assert.deepEqual(
+      q
+        .take(10)
+        .map((n) => n.name)
+        .sort(),
+      ['new', 'old'],
+      'the deleted node dropped, the newer one kept',
     );
   });
 

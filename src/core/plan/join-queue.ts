@@ -85,6 +85,10 @@ export class JoinQueue {
   private readonly handed = new Set<string>();
   /** uids skipped as unmanaged. */
   private readonly skipped = new Set<string>();
+  /** Observations so far: orders what the watch saw against when a LIST began. */
+  private observations = 0;
+  /** For each waiting or awaited node, the observation that last saw it. */
+  private readonly lastSeen = new Map<string, number>();
 
   /** Nodes waiting for a run. */
   get size(): number {
@@ -110,19 +114,20 @@ export class JoinQueue {
   observe(node: JoinNode, manages: (name: string) => boolean, now: number): JoinObservation {
     const reason = joinReason(node);
     const uid = node.uid ?? node.name;
+    this.observations++;
     if (reason === undefined) {
       this.pending.delete(node.name);
       const awaited = this.awaiting.get(node.name);
-      if (awaited && awaited.uid === uid) {
-        this.awaiting.delete(node.name);
-        return { kind: 'labelled', seconds: Math.max(0, (now - awaited.since) / 1000) };
-      }
-      return { kind: 'settled' };
+      if (awaited && awaited.uid === uid) this.awaiting.delete(node.name);
+      this.forgetSeen(node.name);
+      return awaited && awaited.uid === uid ? { kind: 'labelled', seconds: Math.max(0, (now - awaited.since) / 1000) } : { kind: 'settled' };
     }
     if (!manages(node.name)) {
       this.pending.delete(node.name);
+      this.forgetSeen(node.name);
       return { kind: 'unmanaged', first: remember(this.skipped, uid) };
     }
+    this.lastSeen.set(node.name, this.observations);
     if (this.handed.has(uid)) return { kind: 'handled' };
     const waiting = this.pending.get(node.name);
     // A name registered again while its old Node still waited: the new Node waits from now.
@@ -134,12 +139,30 @@ export class JoinQueue {
   delete(name: string): void {
     this.pending.delete(name);
     this.awaiting.delete(name);
+    this.lastSeen.delete(name);
   }
 
-  /** Forgets waiting nodes not in `present` (after a fresh LIST: they were deleted while no watch ran). */
-  keepOnly(present: ReadonlySet<string>): void {
-    for (const name of [...this.pending.keys()]) if (!present.has(name)) this.pending.delete(name);
-    for (const name of [...this.awaiting.keys()]) if (!present.has(name)) this.awaiting.delete(name);
+  /** Drops `name`'s last-seen mark unless it still waits or is awaited. */
+  private forgetSeen(name: string): void {
+    if (!this.pending.has(name) && !this.awaiting.has(name)) this.lastSeen.delete(name);
+  }
+
+  /** Marks the start of a LIST: hand the mark to {@link keepOnly} once the LIST is read. */
+  listBegins(): number {
+    return this.observations;
+  }
+
+  /**
+   * After a LIST that began at `mark` (from {@link listBegins}), forgets
+   * the waiting and awaited nodes it did not return: they were deleted
+   * while no watch ran. A node the watch saw after the LIST began is kept
+   * even when the LIST missed it: it was created after the LIST's snapshot.
+   */
+  keepOnly(present: ReadonlySet<string>, mark: number): void {
+    const gone = (name: string) => !present.has(name) && (this.lastSeen.get(name) ?? 0) <= mark;
+    for (const name of [...this.pending.keys()]) if (gone(name)) this.pending.delete(name);
+    for (const name of [...this.awaiting.keys()]) if (gone(name)) this.awaiting.delete(name);
+    for (const name of [...this.lastSeen.keys()]) this.forgetSeen(name);
   }
 
   /** Takes up to `max` waiting nodes, oldest first, as handed to a run: they are not handed out again. */
