@@ -15,6 +15,7 @@ import { validateSite } from '../../src/core/site/validate-site.ts';
 import { createJoins, type Joins } from '../../src/facade/joins.ts';
 import { restartTemporal } from '../../stack/stack.ts';
 import { adminCore, createNode, kubeconfigPath, nodePatchCount, startRelabel, startWorkerProcess, temporalAddress, uniqueSuffix } from '../helpers.ts';
+import { eventually } from '../api-support.ts';
 import { scaledSite, storeWithSite } from '../site.ts';
 
 const UNINITIALIZED = { key: UNINITIALIZED_TAINT_KEY, effect: 'NoSchedule' };
@@ -85,12 +86,22 @@ describe('joining nodes when things go wrong', () => {
   }
 
   it('the worker SIGKILLed while 100 nodes join, started again 30 s later: every node labelled, each written once', async () => {
-    await until(async () => (await joins.status(siteName)).watcher !== undefined);
+    await eventually(
+      () => joins.status(siteName),
+      (s) => s.watcher !== undefined,
+      60_000,
+      100,
+    );
     const before = await nodePatchCount({ code: 200 });
     const names = site.nodes.slice(0, HALF);
     const registering = register(names);
     // Kill once some have joined, while the rest are still registering.
-    await until(async () => (await joins.status(siteName)).watcher?.runs !== undefined && ((await joins.status(siteName)).watcher?.runs ?? 0) >= 1);
+    await eventually(
+      () => joins.status(siteName),
+      (s) => (s.watcher?.runs ?? 0) >= 1,
+      60_000,
+      100,
+    );
     const killed = workers[0] as ChildProcess;
     killed.kill('SIGKILL');
     await new Promise((r) => killed.once('exit', r));
@@ -116,12 +127,3 @@ describe('joining nodes when things go wrong', () => {
     assert.equal(landed, HALF, 'each joining node written exactly once');
   });
 });
-
-/** Polls `check` until it holds (60 s at most). */
-async function until(check: () => Promise<boolean>): Promise<void> {
-  const deadline = Date.now() + 60_000;
-  while (!(await check())) {
-    if (Date.now() > deadline) assert.fail('not within 60 s');
-    await sleep(100);
-  }
-}
