@@ -18,7 +18,7 @@
  */
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile, fork, type ChildProcess } from 'node:child_process';
+import { execFile, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -41,6 +41,7 @@ import { NODE_EVENTS_NAMESPACE } from '../../src/kube/events.ts';
 import { createNodeApi, loadKubeConfig } from '../../src/kube/nodes.ts';
 import { ChartTool, toolPath } from '../../stack/tools.ts';
 import { eventually } from '../api-support.ts';
+import { startApiProcess } from './api-process.ts';
 import { adminKubeconfigPath, createNode, exits, relabelCli, startWorkerProcess, stopChild, uniqueSuffix } from '../helpers.ts';
 import { prefixedSite, storeWithSite } from '../site.ts';
 
@@ -48,7 +49,6 @@ type Manifest = KubernetesObject & Record<string, any>;
 
 const root = new URL('../../', import.meta.url).pathname;
 const chart = join(root, 'deploy', 'helm', 'relabel');
-const API_MAIN = join(root, 'src', 'api', 'main.ts');
 /** The kinds that make relabel's identity and its rights. */
 const IDENTITY_KINDS = new Set(['ServiceAccount', 'ClusterRole', 'ClusterRoleBinding']);
 
@@ -97,17 +97,6 @@ async function answered(call: () => Promise<unknown>): Promise<{ code: number; m
     const body = typeof err.body === 'string' ? JSON.parse(err.body) : err.body;
     return { code: err.code, message: String(body?.message ?? '') };
   }
-}
-
-/** Starts the API server process (`src/api/main.ts`) with `env` added; resolves with its URL once it listens. */
-function startApiProcess(env: Record<string, string>): Promise<{ child: ChildProcess; url: string }> {
-  const child = fork(API_MAIN, ['--listen', '127.0.0.1:0', '--log-level', 'warn'], { env: { ...process.env, ...env }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  return new Promise((resolve, reject) => {
-    child.on('message', (m: { ready?: boolean; url?: string }) => {
-      if (m.ready && m.url) resolve({ child, url: m.url });
-    });
-    child.once('exit', (code) => reject(new Error(`the API server exited early with ${code}`)));
-  });
 }
 
 describe('relabel as the ServiceAccount it ships, through real RBAC', () => {
