@@ -22,6 +22,7 @@ import { execFile, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import {
   ApiException,
   AppsV1Api,
@@ -269,6 +270,13 @@ describe('relabel as the ServiceAccount it ships, through real RBAC', () => {
     );
     assert.ok(design.ok);
     for (const [k, v] of Object.entries(design.design.nodes[joining]?.labels ?? {})) assert.equal(node.metadata?.labels?.[k], v, `${joining} ${k}`);
+    // Watching, not listing again and again: a refused watch falls back to relisting after a backoff, and says so in the watcher's report.
+    for (let i = 0; i < 3; i++) {
+      const status = JSON.parse(exits(await relabelCli(['join', 'status', '-o', 'json'], env), 0).stdout);
+      assert.ok(status.watcher, `the watcher reports: ${JSON.stringify(status)}`);
+      assert.equal(status.watcher.watchError, undefined, `the watcher watches: ${JSON.stringify(status.watcher)}`);
+      await sleep(1000);
+    }
     exits(await relabelCli(['join', 'disable'], env), 0);
   });
 
