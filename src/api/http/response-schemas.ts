@@ -245,6 +245,10 @@ export const LabelSourceView = z.discriminatedUnion('kind', [
     .object({ kind: z.literal('plugin'), plugin: z.string() })
     .strict()
     .meta({ description: 'given by a label plugin' }),
+  z
+    .object({ kind: z.literal('node_set'), set: z.string() })
+    .strict()
+    .meta({ description: 'the owner_data of the node set (relabel/NodeSet/v1) the node is a member of' }),
 ]);
 
 /** What the mass-removal brake says of a plan or a run. */
