@@ -17,6 +17,7 @@ import { FailureType, isFailureType } from '../core/plan/failure-types.ts';
 import { byText } from '../core/plan/label-plan.ts';
 import { formatLabelSource, pluginSource, type LabelSource } from '../core/site/label-provenance.ts';
 import { nodeWants, type PluginEntry } from '../core/plan/node-wants.ts';
+import { memberEntry } from '../core/plan/node-sets.ts';
 import type { RemovalAssessment } from '../core/plan/removal-brake.ts';
 import type { PlanImpact } from '../core/plan/workload-impact.ts';
 import type { Design } from '../core/site/validate-site.ts';
@@ -98,15 +99,19 @@ export interface PlanOptions {
 /**
  * A planned node's desired labels with their sources: the design's, with
  * its plugin labels joined in as a run joins them (the documents win; a
- * key a plugin gives is that plugin's). Undefined for a node not in the design.
+ * key a plugin gives is that plugin's); a member of node set `nodeSet`
+ * wants its set's. Undefined for a node not in the design.
  */
 export function sourcedLabels(
   design: Design,
   node: string,
   plugins: readonly PluginEntry[] = [],
+  nodeSet?: string,
 ): Record<string, { value: string; source: LabelSource }> | undefined {
-  const wants = nodeWants(design, node, plugins);
-  const sources = design.nodes[node]?.labelSources;
+  const set = nodeSet === undefined || Object.hasOwn(design.nodes, node) ? undefined : design.nodeSets?.[nodeSet];
+  const own = set === undefined ? design : { ...design, nodes: { [node]: memberEntry(design, nodeSet as string, node) } };
+  const wants = nodeWants(own, node, plugins);
+  const sources = own.nodes[node]?.labelSources;
   if (!wants || !sources) return undefined;
   return Object.fromEntries(
     Object.entries(wants.labels).map(([key, value]) => {
@@ -123,7 +128,7 @@ function createKeyTally(design: Design) {
   return {
     add(outcome: NodeOutcome, plugins: readonly PluginEntry[] = []): void {
       counts.add(outcome);
-      const labels = outcome.status === 'success' ? sourcedLabels(design, outcome.node, plugins) : undefined;
+      const labels = outcome.status === 'success' ? sourcedLabels(design, outcome.node, plugins, outcome.nodeSet) : undefined;
       for (const [key, { source }] of Object.entries(labels ?? {})) {
         let entry = keys.get(key);
         if (!entry) keys.set(key, (entry = { desired: 0, sources: new Map() }));
@@ -181,7 +186,7 @@ export function createPlans(runs: Runs) {
     const pluginsOf = (outcomes: readonly NodeOutcome[], planned: boolean) =>
       runs.pluginLabels(
         set,
-        outcomes.flatMap((o) => ((!planned || o.status === 'success') && Object.hasOwn(design.nodes, o.node) ? [o.node] : [])),
+        outcomes.flatMap((o) => ((!planned || o.status === 'success') && (Object.hasOwn(design.nodes, o.node) || o.nodeSet !== undefined) ? [o.node] : [])),
       );
     const tally = createKeyTally(design);
     let page: NodeOutcome[] = [];
@@ -214,7 +219,7 @@ export function createPlans(runs: Runs) {
       // Every node of the design shows the labels a run would want of it, planned or not.
       const plugins = await pluginsOf(detail.items, false);
       const items = detail.items.map((n): PlannedNode => {
-        const labels = sourcedLabels(design, n.node, plugins.get(n.node));
+        const labels = sourcedLabels(design, n.node, plugins.get(n.node), n.nodeSet);
         return labels ? { ...n, labels } : n;
       });
       plan.nodes = { total: detail.total, offset, items };

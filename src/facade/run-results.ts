@@ -32,6 +32,8 @@ export interface NodeOutcome {
   pluginConflicts?: { key: string; plugin: string; value: string; kept: string; keptFrom: string }[];
   /** How many plugin labels were not applied for that reason. */
   pluginConflictCount?: number;
+  /** The node set the node is a member of (absent for a node a BaremetalNode names). */
+  nodeSet?: string;
   error?: { type: string; message: string };
 }
 
@@ -63,6 +65,7 @@ export function nodeOutcome(row: RunNodeRow): NodeOutcome {
     ...(d.annotations !== undefined ? { annotations: d.annotations } : {}),
     ...(d.taints !== undefined ? { taints: d.taints } : {}),
     ...(d.pluginConflicts !== undefined ? { pluginConflicts: d.pluginConflicts, pluginConflictCount: d.pluginConflictCount ?? d.pluginConflicts.length } : {}),
+    ...(d.nodeSet !== undefined ? { nodeSet: d.nodeSet } : {}),
     ...(d.error !== undefined ? { error: d.error } : {}),
   };
 }
