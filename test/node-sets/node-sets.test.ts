@@ -13,15 +13,19 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import type { V1Node } from '@kubernetes/client-node';
-import { OWNED_LABELS_ANNOTATION } from '../../src/core/plan/constants.ts';
+import { APPLIED_ANNOTATION, OWNED_LABELS_ANNOTATION, UNINITIALIZED_TAINT_KEY } from '../../src/core/plan/constants.ts';
 import { selectorMatches, selectorString } from '../../src/core/plan/label-selector.ts';
 import { labelsArb, selectorArb } from '../../src/core/plan/testing/selector-arbitraries.ts';
 import { formatLabelSource } from '../../src/core/site/label-provenance.ts';
 import { validateSite, type Design } from '../../src/core/site/validate-site.ts';
 import { createDocuments } from '../../src/facade/documents.ts';
 import { createPlans } from '../../src/facade/plan.ts';
+import { createDrift } from '../../src/facade/drift.ts';
+import { createJoins } from '../../src/facade/joins.ts';
+import { createNodeApi, loadKubeConfig } from '../../src/kube/nodes.ts';
+import { eventually } from '../api-support.ts';
 import type { RelabelError } from '../../src/facade/relabel-error.ts';
-import { adminCore, createNode, nodePatchCount, startRelabel, uniqueSuffix } from '../helpers.ts';
+import { adminCore, adminKubeconfigPath, createNode, nodePatchCount, startRelabel, uniqueSuffix } from '../helpers.ts';
 import { prefixedSite, storeWithSite } from '../site.ts';
 
 const MD_KEY = 'cluster.x-k8s.io/deployment-name';
@@ -66,6 +70,8 @@ describe('node sets', () => {
   const loose = [generated(`${prefix}-other`), generated(`${prefix}-other`)];
   const both = generated(`${prefix}-both`);
   let relabel: Awaited<ReturnType<typeof startRelabel>>;
+  /** The last run over both sets (the node in both failed in it). */
+  let lastSetsRun: { workflowId: string; runId: string } | undefined;
 
   const designOf = (moved: boolean): Design => {
     const v = validateSite(files(moved));
@@ -75,7 +81,9 @@ describe('node sets', () => {
   const read = (name: string) => adminCore().readNode({ name });
   const runSets = async () => {
     const before = await nodePatchCount({ code: 200 });
-    const done = await relabel.runs.wait(await relabel.runs.start({ targets: undefined, select: { nodeSets: ['md', 'pool'] } }));
+    const started = await relabel.runs.start({ targets: undefined, select: { nodeSets: ['md', 'pool'] } });
+    lastSetsRun = started;
+    const done = await relabel.runs.wait(started);
     return { done, patches: (await nodePatchCount({ code: 200 })) - before };
   };
   /** Asserts `node` carries exactly what `set` of `design` wants (labels, annotations, taints). */
@@ -160,6 +168,58 @@ describe('node sets', () => {
       assert.equal(node.metadata?.labels?.[tier], undefined);
     }
     for (const name of poolNodes) assertMember(design, 'pool', await read(name));
+  });
+
+  it('drift finds set members changed behind relabel, a run naming them restores them; a retry picks up a node now in one set', async () => {
+    const design = designOf(true);
+    const admin = createNodeApi(loadKubeConfig(adminKubeconfigPath()));
+    const [m1, p1] = [mdNodes[0] as string, poolNodes[0] as string];
+    await admin.patchNode(m1, { metadata: { labels: { 'workload-class': 'other' } } });
+    await admin.patchNode(p1, { metadata: { labels: { [tier]: null } } });
+    const drift = createDrift({ client: relabel.client, store: relabel.store, designs: relabel.designs, taskQueue: relabel.taskQueue, namespace: 'default' });
+    const found = await drift.detect({ site: `${prefix}-site` });
+    assert.equal(found.counts.drifted, 2, JSON.stringify(found.counts));
+    assert.deepEqual(
+      found.sample
+        .filter((n) => n.state === 'drifted')
+        .map((n) => n.node)
+        .sort(),
+      [m1, p1].sort(),
+    );
+    assert.equal(found.counts.in_sync, 2 * FLEET - 2);
+    const healed = await relabel.runs.wait(await relabel.runs.start({ targets: [m1, p1] }));
+    assert.equal(healed.result?.status, 'success', JSON.stringify(healed.result));
+    assertMember(design, 'md', await read(m1));
+    assertMember(design, 'pool', await read(p1));
+    // The node in both sets leaves one of them: a retry of the run it failed in labels it as the other's member.
+    await admin.patchNode(both, { metadata: { labels: { [POOL_KEY]: null } } });
+    assert.ok(lastSetsRun, 'the run the node failed in');
+    const retried = await relabel.runs.wait(await relabel.runs.retry(lastSetsRun.workflowId, lastSetsRun.runId));
+    assert.equal(retried.result?.status, 'success', JSON.stringify(retried.result));
+    assert.deepEqual(retried.result?.counts, { total: 1, success: 1, failure: 0, written: 1 });
+    assertMember(design, 'md', await read(both));
+  });
+
+  it('a node joining with a set’s labels is labelled as a member of that set', async () => {
+    const joins = createJoins({ client: relabel.client, store: relabel.store, designs: relabel.designs, taskQueue: relabel.taskQueue, namespace: 'default' });
+    try {
+      await joins.enable({ site: `${prefix}-site`, by: 'test', watch: { batchDelayMs: 50 } });
+      await eventually(
+        () => joins.status(`${prefix}-site`),
+        (s) => s.enabled && s.watcher !== undefined,
+      );
+      const joining = generated(`${prefix}-general`);
+      await createNode(adminCore(), joining, { [POOL_KEY]: pool }, [{ key: UNINITIALIZED_TAINT_KEY, effect: 'NoSchedule' }]);
+      const node = await eventually(
+        () => read(joining),
+        (n) => n.metadata?.annotations?.[APPLIED_ANNOTATION] !== undefined && !(n.spec?.taints ?? []).some((t) => t.key === UNINITIALIZED_TAINT_KEY),
+        30_000,
+        50,
+      );
+      assertMember(designOf(true), 'pool', node);
+    } finally {
+      await joins.disable({ site: `${prefix}-site` }).catch(() => undefined);
+    }
   });
 
   it('refuses at commit a selector reading a key relabel owns, naming the document and key', async () => {
