@@ -63,6 +63,8 @@ export interface FleetPlan extends RunRef {
   statuses: Record<string, number>;
   /** Targets that could not be planned, by failure type. */
   failureTypes: Record<string, number>;
+  /** Planned members of each node set, by set name (0: a set the plan targets that matches no node). */
+  nodeSets: Record<string, number>;
   /** Per label key (changed or desired), sorted: at most {@link MAX_SUMMARY_LABEL_KEYS}. */
   labels: Record<string, LabelKeyPlan>;
   /** Keys beyond those listed. */
@@ -125,9 +127,11 @@ export function sourcedLabels(
 function createKeyTally(design: Design) {
   const counts = createSummary(0);
   const keys = new Map<string, { desired: number; sources: Map<string, { source: LabelSource; nodes: number }> }>();
+  const members: Record<string, number> = {};
   return {
     add(outcome: NodeOutcome, plugins: readonly PluginEntry[] = []): void {
       counts.add(outcome);
+      if (outcome.nodeSet !== undefined && outcome.status === 'success') members[outcome.nodeSet] = (members[outcome.nodeSet] ?? 0) + 1;
       const labels = outcome.status === 'success' ? sourcedLabels(design, outcome.node, plugins, outcome.nodeSet) : undefined;
       for (const [key, { source }] of Object.entries(labels ?? {})) {
         let entry = keys.get(key);
@@ -161,7 +165,14 @@ function createKeyTally(design: Design) {
           ];
         }),
       );
-      return { statuses: summary.statuses, failureTypes: summary.failureTypes, labels, moreLabelKeys: all.length - listed.length + summary.moreLabelKeys };
+      const nodeSets = Object.fromEntries(Object.entries(members).sort(([a], [b]) => byText(a, b)));
+      return {
+        statuses: summary.statuses,
+        failureTypes: summary.failureTypes,
+        nodeSets,
+        labels,
+        moreLabelKeys: all.length - listed.length + summary.moreLabelKeys,
+      };
     },
   };
 }
@@ -236,7 +247,13 @@ export function createPlans(runs: Runs) {
   async function plan(options: PlanOptions): Promise<FleetPlan> {
     const started = await start(options);
     await runs.wait(started, options.onProgress, undefined, options.onWarning);
-    return report(started, options.nodes ? { nodes: options.nodes } : {});
+    const planned = await report(started, options.nodes ? { nodes: options.nodes } : {});
+    // The sets the plan targets are reported even when they match no node.
+    const select = options.select;
+    const targeted = select && 'nodeSets' in select ? select.nodeSets : select && 'all' in select ? started.nodeSets : undefined;
+    if (!targeted) return planned;
+    const nodeSets = Object.fromEntries([...new Set([...targeted, ...Object.keys(planned.nodeSets)])].sort(byText).map((s) => [s, planned.nodeSets[s] ?? 0]));
+    return { ...planned, nodeSets };
   }
 
   /** Starts the dry run a plan is made of, with the checks and selection of `update-labels`; {@link report} reads it once it has ended. */

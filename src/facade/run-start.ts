@@ -35,6 +35,8 @@ export interface StartedRun extends RunRef {
   revision: number;
   site: string;
   targets: string[];
+  /** The node sets whose members the run targets too (found when it is planned). */
+  nodeSets?: string[];
 }
 
 /**
@@ -294,6 +296,7 @@ export function createRunStarts(deps: RunStartDeps): RunStarts {
         revision,
         site,
         targets,
+        ...(checked.nodeSets ? { nodeSets: checked.nodeSets } : {}),
         ...(record.actionId ? { actionId: record.actionId } : {}),
       };
     } catch (err) {

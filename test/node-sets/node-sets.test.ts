@@ -145,6 +145,7 @@ describe('node sets', () => {
     ]);
     assert.equal(plan.labels[tier]?.desired, FLEET);
     assert.equal(plan.failureTypes['NodeInTwoSets'], 1);
+    assert.deepEqual(plan.nodeSets, { md: FLEET, pool: FLEET });
   });
 
   it('a second revision moving a key between the sets changes exactly the nodes it should', async () => {

@@ -54,6 +54,7 @@ export function planView(p: FleetPlan): PlanView {
     targets: p.targets,
     statuses: p.statuses,
     failure_types: p.failureTypes,
+    node_sets: p.nodeSets,
     labels: Object.fromEntries(
       Object.entries(p.labels).map(([key, e]) => [
         key,
