@@ -25,6 +25,8 @@ export interface MemberPlanner {
   readonly maybeMembers: boolean;
   /** Members of each set of the design among the nodes read, by set name (0: it matched none). */
   readonly members: Record<string, number>;
+  /** The sets whose members the run targets. */
+  readonly targeted: ReadonlySet<string>;
   /**
    * Decides the nodes of one page the design does not name: those the run
    * targets, by name; `fresh` lists those not yet rows of the run (to add
@@ -52,6 +54,7 @@ export function createMemberPlanner(design: Design, nodeSets: readonly string[] 
     lists: sets.size > 0,
     maybeMembers,
     members,
+    targeted: sets,
     page(items, named) {
       const decisions = new Map<string, MemberDecision>();
       const fresh: string[] = [];
@@ -80,11 +83,12 @@ export function memberWants(design: Design, set: string, node: string, plugins: 
 }
 
 /**
- * The sets with more members than the policy's bound (`maxNodeSetMembers`;
- * none without one), as words for the refusal: `md-0 (120 nodes)`.
+ * The sets of `targeted` with more members than the policy's bound
+ * (`maxNodeSetMembers`; none without one), as words for the refusal:
+ * `md-0 (120 nodes)`.
  */
-export function setsOverBound(design: Design, members: Readonly<Record<string, number>>): string[] {
+export function setsOverBound(design: Design, members: Readonly<Record<string, number>>, targeted: ReadonlySet<string>): string[] {
   const bound = design.policy.maxNodeSetMembers;
   if (bound === undefined) return [];
-  return Object.entries(members).flatMap(([set, n]) => (n > bound ? [`${set} (${n} nodes)`] : []));
+  return Object.entries(members).flatMap(([set, n]) => (targeted.has(set) && n > bound ? [`${set} (${n} nodes)`] : []));
 }

@@ -254,7 +254,7 @@ export async function planRun(deps: PlanDeps, input: PlanRunInput): Promise<RunP
   const removal = state.tally.result();
   if (!dryRun && input.allowMassRemoval !== true) {
     if (removal.exceeded) await refuse(store, run, removalRefusal(removal, run), removal);
-    const over = listed ? setsOverBound(design, planner.members) : [];
+    const over = listed ? setsOverBound(design, planner.members, planner.targeted) : [];
     if (over.length > 0) {
       const message = `run ${run} refused: node set(s) ${over.join(', ')} match more nodes than the label policy's max_node_set_members (${design.policy.maxNodeSetMembers}); check the selectors, or allow it`;
       await refuse(store, run, message, { nodeSets: planner.members });

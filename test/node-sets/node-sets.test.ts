@@ -223,6 +223,35 @@ describe('node sets', () => {
     }
   });
 
+  it('the brake refuses a set over the policy bound; allowed, members roll out in waves', async () => {
+    const bounded = files(true).map((f) =>
+      f.source === 'policy.yaml'
+        ? { ...f, text: f.text.replace('"default_concurrency": 8', '"default_concurrency": 8,\n  "max_node_set_members": 50') }
+        : f.source === 'node-sets.yaml'
+          ? { ...f, text: f.text.replace('"batch"', '"batch-2"') }
+          : f,
+    );
+    await relabel.store.revisions.stage('site', bounded);
+    const revision = await relabel.store.revisions.commit({ message: 'a bound on node sets; pool members change' });
+    await relabel.store.revisions.tag(revision.id, 'site-action-success');
+    const before = await nodePatchCount({ code: 200 });
+    const refused = await relabel.runs.wait(await relabel.runs.start({ targets: undefined, select: { nodeSets: ['pool'] } }));
+    assert.equal(refused.failure?.type, 'MassRemovalRefused', JSON.stringify(refused.failure));
+    assert.match(refused.failure?.message ?? '', /node set\(s\) pool \(\d+ nodes\) match more nodes than the label policy's max_node_set_members \(50\)/);
+    assert.equal((await nodePatchCount({ code: 200 })) - before, 0, 'nothing written');
+    const rolled = await relabel.runs.wait(
+      await relabel.runs.start({
+        targets: undefined,
+        select: { nodeSets: ['pool'] },
+        allowMassRemoval: true,
+        rollout: { by: { label: 'workload-class' }, size: { count: 40 }, healthTimeoutSeconds: 0 },
+      }),
+    );
+    assert.equal(rolled.result?.status, 'success', JSON.stringify(rolled.result));
+    assert.equal(rolled.result?.waves, 3);
+    for (const name of poolNodes) assert.equal((await read(name)).metadata?.labels?.['workload-class'], 'batch-2', name);
+  });
+
   it('refuses at commit a selector reading a key relabel owns, naming the document and key', async () => {
     const documents = createDocuments(relabel.store);
     const bad = nodeSetDoc('greedy', { selector: { matchLabels: { 'workload-class': 'web' } } });
