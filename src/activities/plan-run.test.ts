@@ -367,6 +367,7 @@ describe('planRun with node sets', () => {
     assert.equal(rows.get('md-1')?.detail?.nodeSet, 'md0');
     assert.deepEqual(rows.get('md-1')?.detail?.set, { workload: 'web' });
     assert.deepEqual(rows.get('bm')?.detail?.set, { role: 'storage' }, 'the named node wins over the set');
+    assert.deepEqual(rows.get('bm')?.detail?.matchedSets, ['general'], 'and the set it wins over is reported with it');
     assert.equal(rows.get('loose')?.detail?.error?.type, 'NodeNotInDesign');
     assert.equal(rows.get('ghost')?.detail?.error?.type, 'NodeNotInDesign');
   });

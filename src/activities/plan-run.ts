@@ -10,7 +10,7 @@ import { setImmediate as turn } from 'node:timers/promises';
 import { FailureType } from '../core/plan/failure-types.ts';
 import { removalRefusal, type RemovalAssessment } from '../core/plan/removal-brake.ts';
 import { nodeWants, type PluginEntry } from '../core/plan/node-wants.ts';
-import { conflictMessage, hasNodeSets } from '../core/plan/node-sets.ts';
+import { conflictMessage, hasNodeSets, matchingSets } from '../core/plan/node-sets.ts';
 import { createMemberPlanner, memberWants, setsOverBound, type MemberPlanner } from './plan-members.ts';
 import { PAGE_SIZE, PlanState, refuse, type PlanRunInput } from './plan-state.ts';
 import type { PlanImpact } from '../core/plan/workload-impact.ts';
@@ -160,7 +160,10 @@ async function planPage(
       const wants = nodeWants(design, item.name, plugins.get(item.name) ?? []);
       if ((wants?.conflicts.length ?? 0) > 0) state.pluginConflictNodes++;
       // A pending node's conflicts are recorded by its child, which plans it again.
-      await state.settle(planNode(design, item, dryRun, wants, state.tally, state.onChange));
+      const planned = planNode(design, item, dryRun, wants, state.tally, state.onChange);
+      // Node sets matching a named node are reported with it: its BaremetalNode wins over them.
+      const matched = planner.maybeMembers ? matchingSets(design, item.labels) : [];
+      await state.settle(matched.length === 0 ? planned : { ...planned, detail: { ...(planned.detail ?? {}), matchedSets: matched } });
     } else if (decision?.kind === 'member') {
       const wants = memberWants(design, decision.set, item.name, plugins.get(item.name) ?? []);
       if (wants.conflicts.length > 0) state.pluginConflictNodes++;

@@ -34,6 +34,8 @@ export interface NodeOutcome {
   pluginConflictCount?: number;
   /** The node set the node is a member of (absent for a node a BaremetalNode names). */
   nodeSet?: string;
+  /** Node sets whose selectors match the node, which its BaremetalNode wins over (absent when none). */
+  matchedSets?: string[];
   error?: { type: string; message: string };
 }
 
@@ -66,6 +68,7 @@ export function nodeOutcome(row: RunNodeRow): NodeOutcome {
     ...(d.taints !== undefined ? { taints: d.taints } : {}),
     ...(d.pluginConflicts !== undefined ? { pluginConflicts: d.pluginConflicts, pluginConflictCount: d.pluginConflictCount ?? d.pluginConflicts.length } : {}),
     ...(d.nodeSet !== undefined ? { nodeSet: d.nodeSet } : {}),
+    ...(d.matchedSets !== undefined ? { matchedSets: d.matchedSets } : {}),
     ...(d.error !== undefined ? { error: d.error } : {}),
   };
 }
