@@ -136,7 +136,7 @@ export const ActionRequest = z
 /** Body of `POST actions`. */
 export type ActionRequest = z.infer<typeof ActionRequest>;
 
-/** Body of `POST plans`: the targets (exactly one of target_nodes, all, node_filter), the revision and the per-node detail wanted. */
+/** Body of `POST plans`: the targets (exactly one of target_nodes, all, node_filter, node_sets), the revision and the per-node detail wanted. */
 export const PlanRequest = z
   .object({
     target_nodes: z
