@@ -12,6 +12,7 @@ import { FailureType } from '../core/plan/failure-types.ts';
 import type { LabelPlan } from '../core/plan/label-plan.ts';
 import { liftsTaint, nodePatch, reconcileNodeLabels } from '../core/plan/node-reconcile.ts';
 import { nodeWants, type PluginEntry } from '../core/plan/node-wants.ts';
+import { memberEntry } from '../core/plan/node-sets.ts';
 import type { Design } from '../core/site/validate-site.ts';
 import type { NodeApi, NodeState } from '../kube/nodes.ts';
 import type { Store } from '../store/store.ts';
@@ -116,11 +117,23 @@ async function recoverWritten(deps: ApplyNodeDeps, lost: LostWrite): Promise<Rel
   return { node, written: true, counts: planCounts(plan), taintLifted, attempts };
 }
 
+/**
+ * The design as node `node` is planned against: `design` when it names the
+ * node; for a member of a node set (the bulk plan recorded its set in the
+ * node's row), a design holding the member as its set's entry, and the set.
+ */
+async function designOf(store: ApplyNodeDeps['store'], run: number, design: Design, node: string): Promise<{ design: Design; nodeSet?: string }> {
+  if (Object.hasOwn(design.nodes, node) || design.nodeSets === undefined) return { design };
+  const set = (await store.runs.node(run, node))?.detail?.nodeSet;
+  if (set === undefined || !Object.hasOwn(design.nodeSets, set)) return { design };
+  return { design: { ...design, nodes: { [node]: memberEntry(design, set, node) } }, nodeSet: set };
+}
+
 /** One attempt of `applyNodePlan`; notes in `seen` what it saw of the node (its uid once read or written). */
 async function applyPlan(deps: ApplyNodeDeps, input: ApplyNodeInput, seen: NodeSeen): Promise<RelabelNodeResult> {
   const { store, results, events } = deps;
   const { run, node, revision } = input;
-  const design = await deps.validDesign(revision);
+  const { design, nodeSet } = await designOf(store, run, await deps.validDesign(revision), node);
   const plugins = await deps.nodePluginLabels(run, node);
   const wants = nodeWants(design, node, plugins);
   if (!wants) throw ApplicationFailure.nonRetryable(`node ${node} is not in the design of revision ${revision}`, FailureType.NodeNotInDesign);
@@ -157,7 +170,12 @@ async function applyPlan(deps: ApplyNodeDeps, input: ApplyNodeInput, seen: NodeS
   if (!written && lastRead && isAppliedBy(lastRead.annotations, applied)) {
     return recoverWritten(deps, { applied, node, design, bulkObserved, plan, attempts, plugins, uid: seen.uid });
   }
-  const detail = { ...planDetail(plan, lastRead ?? { labels: {} }, taintLifted), attempts, ...conflictDetail(wants.conflicts) };
+  const detail = {
+    ...planDetail(plan, lastRead ?? { labels: {} }, taintLifted),
+    attempts,
+    ...conflictDetail(wants.conflicts),
+    ...(nodeSet !== undefined ? { nodeSet } : {}),
+  };
   await results.record(run, { node, status: 'success', written, detail, observed: null });
   logApplied(input, written, planCounts(plan));
   if (written) events?.applied({ run, revision, node, ...(seen.uid ? { uid: seen.uid } : {}), plan });

@@ -6,6 +6,8 @@
  */
 import { readAppliedRun } from '../core/plan/applied-run.ts';
 import { nodeWants, type PluginEntry } from '../core/plan/node-wants.ts';
+import { membershipOf } from '../core/plan/node-sets.ts';
+import { memberWants } from './plan-members.ts';
 import { carriedRevision, classifyDrift, driftText, emptyDriftCounts, DriftState, type DriftAction } from '../core/plan/drift.ts';
 import type { Design } from '../core/site/validate-site.ts';
 import { mapNodeError } from '../kube/errors.ts';
@@ -31,9 +33,20 @@ export interface DriftDeps {
 }
 
 /**
+ * What `design` wants of `node`: a named node's wants, or a member's of its
+ * node set (membership read from the node's labels as `observed`).
+ */
+function wantsIn(design: Design, node: string, observed: NodeState | null, plugins: readonly PluginEntry[]) {
+  const named = nodeWants(design, node, plugins);
+  if (named || observed === null) return named;
+  const membership = membershipOf(design, observed);
+  return membership.kind === 'member' ? memberWants(design, membership.set, node, plugins) : undefined;
+}
+
+/**
  * Classifies every node of `design` (revision `revision`, the latest
- * committed) and records the report (see the module). Nodes outside the
- * design are not looked at. Idempotent on `key`: a retry rewrites the same
+ * committed), and every member of its node sets in the cluster, and
+ * records the report (see the module). Other nodes are not looked at. Idempotent on `key`: a retry rewrites the same
  * report.
  */
 export async function detectDrift(deps: DriftDeps, input: { key: string; workflowId: string; revision: number; design: Design }): Promise<DriftDetection> {
@@ -81,11 +94,11 @@ export async function detectDrift(deps: DriftDeps, input: { key: string; workflo
   };
 
   const record = async (node: string, observed: NodeState | null, plugins: (set: number, node: string) => PluginEntry[] = () => []) => {
-    const latest = nodeWants(design, node, plugins(latestSet, node));
+    const latest = wantsIn(design, node, observed, plugins(latestSet, node));
     if (!latest) return;
     const r = carriedRevision(observed);
     const carriedDesign = r === null ? null : await designOf(r);
-    const carried = carriedDesign ? nodeWants(carriedDesign, node, plugins(await setOf(observed), node)) : undefined;
+    const carried = carriedDesign ? wantsIn(carriedDesign, node, observed, plugins(await setOf(observed), node)) : undefined;
     const verdict = classifyDrift({ node, observed, latest, carried });
     counts.total++;
     counts[verdict.state]++;
@@ -114,7 +127,8 @@ export async function detectDrift(deps: DriftDeps, input: { key: string; workflo
   const unseen = new Set(Object.keys(design.nodes));
   try {
     for await (const page of deps.nodes.listNodes({ pageSize: DRIFT_PAGE_SIZE })) {
-      const mine = page.filter((node) => unseen.delete(node.name));
+      // The design's named nodes, and the members of its node sets.
+      const mine = page.filter((node) => unseen.delete(node.name) || membershipOf(design, node).kind === 'member');
       const sets = [latestSet];
       for (const node of mine) sets.push(await setOf(node)); // one by one: each run's set is read once
       const plugins = await pluginLabels(

@@ -24,6 +24,7 @@ import {
 } from '../contracts/join-messages.ts';
 import { WatchExpiredError, type NodeWatchApi, type NodeWatchEvent } from '../kube/node-watch.ts';
 import type { NodeState } from '../kube/nodes.ts';
+import { membershipOf } from '../core/plan/node-sets.ts';
 import type { DesignCache } from '../store/design-cache.ts';
 import type { Store } from '../store/store.ts';
 import { failureSummary } from '../temporal/failure.ts';
@@ -43,7 +44,7 @@ const WATCH_BACKOFF_MS = [250, 10_000] as const;
 const MAX_REASON = 500;
 
 /** The latest committed revision and which nodes it manages, or why there is none to label with. */
-type Target = { revision: number; site: string; manages(name: string): boolean } | { revision?: number; held: string };
+type Target = { revision: number; site: string; manages(node: NodeState): boolean } | { revision?: number; held: string };
 
 /** What a watcher works with. */
 export interface JoinWatcherDeps {
@@ -179,13 +180,18 @@ export class JoinWatcher {
         revision: latest.id,
         held: `the documents of revision ${latest.id} are invalid (${result.errors.length} error(s)); joining nodes wait for a valid revision`,
       };
-    const nodes = result.design.nodes;
-    return { revision: latest.id, site: result.design.site, manages: (name) => Object.hasOwn(nodes, name) };
+    const { design } = result;
+    // A node a BaremetalNode names, or a member of one node set (its labels say which; a node in two sets is left alone).
+    const manages = (node: NodeState) => {
+      const kind = membershipOf(design, node).kind;
+      return kind === 'named' || kind === 'member';
+    };
+    return { revision: latest.id, site: design.site, manages };
   }
 
   private observe(node: NodeState): void {
     const target = this.target;
-    const seen = this.queue.observe(node, (name) => 'manages' in target && target.manages(name), Date.now());
+    const seen = this.queue.observe(node, () => 'manages' in target && target.manages(node), Date.now());
     if (seen.kind === 'queued') this.nudge();
     else if (seen.kind === 'unmanaged' && seen.first) {
       this.stats.unmanaged++;

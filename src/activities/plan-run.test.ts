@@ -273,3 +273,116 @@ describe('a design read back from the store', () => {
     }
   });
 });
+
+describe('planRun with node sets', () => {
+  const setEntry = (name: string, selector: Record<string, string>, labels: Record<string, string>) => ({
+    name,
+    labels,
+    annotations: {},
+    taints: [],
+    selector: { matchLabels: selector },
+  });
+  const withSets = (maxNodeSetMembers?: number): Design =>
+    ({
+      ...design({ bm: { role: 'storage' } }),
+      policy: { ...DEFAULT_SITE_POLICY, ...(maxNodeSetMembers !== undefined ? { maxNodeSetMembers } : {}) },
+      nodeSets: {
+        general: setEntry('general', { 'karpenter.sh/nodepool': 'general' }, { workload: 'batch' }),
+        md0: setEntry('md0', { 'cluster.x-k8s.io/deployment-name': 'md-0' }, { workload: 'web' }),
+        empty: setEntry('empty', { 'karpenter.sh/nodepool': 'none' }, { workload: 'none' }),
+      },
+    }) as unknown as Design;
+  const cluster = [
+    state('bm', { 'karpenter.sh/nodepool': 'general' }),
+    state('kp-1', { 'karpenter.sh/nodepool': 'general' }),
+    state('kp-2', { 'karpenter.sh/nodepool': 'general', workload: 'batch' }, 'workload'),
+    state('md-1', { 'cluster.x-k8s.io/deployment-name': 'md-0' }),
+    state('both', { 'karpenter.sh/nodepool': 'general', 'cluster.x-k8s.io/deployment-name': 'md-0' }),
+    state('loose', {}),
+  ];
+  /** A run store whose run gains rows as the plan finds members. */
+  function growingRuns(targets: string[]) {
+    const names = [...targets];
+    const rows = new Map<string, NodeResultUpdate>();
+    const store = {
+      async nodes(_id: number, q: { afterSeq?: number; limit: number; status?: string }): Promise<RunNodeRow[]> {
+        return names
+          .map((node, seq) => ({ seq, node, status: rows.get(node)?.status ?? 'queued', written: false, detail: null }))
+          .filter((r) => r.seq > (q.afterSeq ?? -1) && (q.status === undefined || r.status === q.status))
+          .slice(0, q.limit);
+      },
+      async addNodes(_id: number, added: readonly string[]) {
+        const fresh = added.filter((n) => !names.includes(n));
+        names.push(...fresh);
+        return fresh.length;
+      },
+      async setNodeResults(_id: number, updates: readonly NodeResultUpdate[]) {
+        for (const u of updates) {
+          assert.ok(names.includes(u.node), `${u.node} is a row of the run`);
+          rows.set(u.node, u);
+        }
+      },
+    } as unknown as RunStore;
+    return { store, rows, names };
+  }
+  const lister = {
+    readNode: () => Promise.reject(new Error('a run targeting sets LISTs')),
+    async *listNodes() {
+      yield cluster;
+    },
+    patchNode: () => Promise.reject(new Error('planning never writes')),
+  };
+
+  it('targets the members of the sets it names: each planned as its set, a node in two sets failed naming both', async () => {
+    const { store, rows, names } = growingRuns([]);
+    const plan = await planRun({ nodes: lister, store }, { run: 1, revision: 2, design: withSets(), dryRun: true, nodeSets: ['general'] });
+    assert.deepEqual(names, ['kp-1', 'kp-2', 'both']);
+    assert.deepEqual(plan.counts, { total: 3, success: 2, failure: 1, written: 0 });
+    assert.deepEqual(rows.get('kp-1')?.detail?.set, { workload: 'batch' });
+    assert.equal(rows.get('kp-1')?.detail?.nodeSet, 'general');
+    assert.equal(rows.get('kp-2')?.detail?.unchanged, 1);
+    assert.equal(rows.get('both')?.detail?.error?.type, 'NodeInTwoSets');
+    assert.match(rows.get('both')?.detail?.error?.message ?? '', /general, md0/);
+    assert.deepEqual(plan.nodeSets, { empty: 0, general: 2, md0: 1 });
+  });
+
+  it('decides a named target the design lacks once read: a member, or not in the design', async () => {
+    const { store, rows } = growingRuns(['bm', 'md-1', 'loose', 'ghost']);
+    const plan = await planRun(
+      {
+        nodes: {
+          ...lister,
+          listNodes: undefined,
+          readNode: async (n: string) => {
+            const found = cluster.find((c) => c.name === n);
+            if (!found) throw new ApiException(404, 'not found', '', {});
+            return found;
+          },
+        } as never,
+        store,
+      },
+      { run: 1, revision: 2, design: withSets(), dryRun: true },
+    );
+    assert.equal(plan.counts.total, 4);
+    assert.equal(rows.get('md-1')?.detail?.nodeSet, 'md0');
+    assert.deepEqual(rows.get('md-1')?.detail?.set, { workload: 'web' });
+    assert.deepEqual(rows.get('bm')?.detail?.set, { role: 'storage' }, 'the named node wins over the set');
+    assert.deepEqual(rows.get('bm')?.detail?.matchedSets, ['general'], 'and the set it wins over is reported with it');
+    assert.equal(rows.get('loose')?.detail?.error?.type, 'NodeNotInDesign');
+    assert.equal(rows.get('ghost')?.detail?.error?.type, 'NodeNotInDesign');
+  });
+
+  it('refuses a run whose set matches more nodes than the policy bound, like a mass removal', async () => {
+    const { store, rows } = growingRuns([]);
+    await assert.rejects(
+      planRun({ nodes: lister, store }, { run: 1, revision: 2, design: withSets(1), dryRun: false, nodeSets: ['general'] }),
+      (err: Error & { type?: string }) => err.type === 'MassRemovalRefused' && /general \(2 nodes\)/.test(err.message),
+    );
+    assert.equal(rows.get('kp-1')?.detail?.error?.type, 'MassRemovalRefused');
+    const allowed = await planRun(
+      { nodes: lister, store: growingRuns([]).store },
+      { run: 1, revision: 2, design: withSets(1), dryRun: false, nodeSets: ['general'], allowMassRemoval: true },
+    );
+    assert.equal(allowed.toChange, 1);
+  });
+});

@@ -7,32 +7,27 @@
  * something to change are left `pending` for a child.
  */
 import { setImmediate as turn } from 'node:timers/promises';
-import { ApplicationFailure } from '@temporalio/common';
 import { FailureType } from '../core/plan/failure-types.ts';
-import { createRemovalTally, removalRefusal, type RemovalAssessment } from '../core/plan/removal-brake.ts';
+import { removalRefusal, type RemovalAssessment } from '../core/plan/removal-brake.ts';
 import { nodeWants, type PluginEntry } from '../core/plan/node-wants.ts';
-import type { Design } from '../core/site/validate-site.ts';
-import type { NodeChange, PlanImpact } from '../core/plan/workload-impact.ts';
+import { conflictMessage, hasNodeSets, matchingSets } from '../core/plan/node-sets.ts';
+import { createMemberPlanner, memberWants, setsOverBound, type MemberPlanner } from './plan-members.ts';
+import { PAGE_SIZE, PlanState, refuse, type PlanRunInput } from './plan-state.ts';
+import type { PlanImpact } from '../core/plan/workload-impact.ts';
 import type { WorkloadApi } from '../kube/workloads.ts';
 import { assessImpact } from './plan-impact.ts';
 import { planNode } from '../core/plan/node-plan.ts';
 import { readAhead } from './read-ahead.ts';
 import { httpStatus, mapNodeError } from '../kube/errors.ts';
 import type { NodeApi, NodeState } from '../kube/nodes.ts';
-import type { NodeResultUpdate, RunStore } from '../store/run-store.ts';
+import type { RunStore } from '../store/run-store.ts';
 import type { NodeFailure, RunCounts } from '../contracts/messages.ts';
-import { FAILURE_SAMPLE_LIMIT } from '../contracts/messages.ts';
 import type { NodeEvents } from './node-events.ts';
 
 /** Runs with at most this many targets read their nodes one GET each; larger ones LIST. */
 export const GET_THRESHOLD = 100;
 
-/**
- * Rows per store write and per read of the run's pending rows, and names per
- * batch of a small run's GETs (read with bounded concurrency). Nodes are
- * LISTed by {@link LIST_PAGE_SIZE}.
- */
-export const PAGE_SIZE = 500;
+export { PAGE_SIZE, type PlanRunInput } from './plan-state.ts';
 
 /**
  * Nodes per LIST page. The API server pays for each page besides its
@@ -71,6 +66,8 @@ export interface RunPlan {
   pluginConflictNodes?: number;
   /** In a dry run read with workload access: what the plan does to DaemonSets, pods and their budgets. */
   impact?: PlanImpact;
+  /** Members of each node set of the design found in the LIST (0: the set matches no node); absent without sets or a LIST. */
+  nodeSets?: Record<string, number>;
 }
 
 /** A run's label plugin set: its id and a per-node lookup of its labels. */
@@ -134,37 +131,77 @@ export async function* getNodes(nodes: NodeApi, names: readonly string[]): Async
   }
 }
 
-/**
- * Refuses a run the mass-removal brake stops: every node left pending is
- * recorded as failed with MassRemovalRefused (a page at a time), then a
- * non-retryable MassRemovalRefused failure names the counts and keys.
- */
-async function refuse(store: RunStore, run: number, removal: RemovalAssessment): Promise<never> {
-  const message = removalRefusal(removal, run);
-  const error = { type: FailureType.MassRemovalRefused, message: `not written: run ${run} was refused by the mass-removal brake` };
-  for (let afterSeq = -1; ;) {
-    const rows = await store.nodes(run, { status: 'pending', afterSeq, limit: PAGE_SIZE });
-    if (rows.length > 0)
-      await store.setNodeResults(
-        run,
-        rows.map((row) => ({ node: row.node, status: 'failure' as const, detail: { error }, observed: null })),
-      );
-    const last = rows.at(-1);
-    if (rows.length < PAGE_SIZE || last === undefined) break;
-    afterSeq = last.seq;
+/** Plans one page of the nodes read: named targets, members of the sets, and targets the design lacks. */
+async function planPage(
+  deps: PlanDeps,
+  input: PlanRunInput,
+  state: PlanState,
+  page: readonly (NodeState | NodeFailure)[],
+  sets: { planner: MemberPlanner; wanted: Set<string>; candidates: Set<string>; undesigned: Set<string> },
+): Promise<void> {
+  const { design, dryRun } = input;
+  const { planner, wanted, candidates, undesigned } = sets;
+  const read = page.filter((item): item is NodeState => !('error' in item));
+  const { decisions, fresh } = planner.page(read, candidates);
+  if (fresh.length > 0) state.counts.total += await deps.store.addNodes(input.run, fresh);
+  const names = read.flatMap((item) => (wanted.has(item.name) || decisions.get(item.name)?.kind === 'member' ? [item.name] : []));
+  const plugins = deps.plugins && names.length > 0 ? await deps.plugins.lookup(names) : new Map<string, PluginEntry[]>();
+  for (const [i, item] of page.entries()) {
+    if (i > 0 && i % NODES_PER_TURN === 0) await turn();
+    if ('error' in item) {
+      wanted.delete(item.node);
+      // A target the design lacks that the cluster lacks too is not in the design, as without node sets.
+      if (candidates.delete(item.node)) await state.fail(item.node, FailureType.NodeNotInDesign, state.notInDesign(item.node));
+      else await state.fail(item.node, item.error.type as FailureType, item.error.message);
+      continue;
+    }
+    const decision = decisions.get(item.name);
+    if (wanted.delete(item.name)) {
+      const wants = nodeWants(design, item.name, plugins.get(item.name) ?? []);
+      if ((wants?.conflicts.length ?? 0) > 0) state.pluginConflictNodes++;
+      // A pending node's conflicts are recorded by its child, which plans it again.
+      const planned = planNode(design, item, dryRun, wants, state.tally, state.onChange);
+      // Node sets matching a named node are reported with it: its BaremetalNode wins over them.
+      const matched = planner.maybeMembers ? matchingSets(design, item.labels) : [];
+      await state.settle(matched.length === 0 ? planned : { ...planned, detail: { ...(planned.detail ?? {}), matchedSets: matched } });
+    } else if (decision?.kind === 'member') {
+      const wants = memberWants(design, decision.set, item.name, plugins.get(item.name) ?? []);
+      if (wants.conflicts.length > 0) state.pluginConflictNodes++;
+      const planned = planNode(design, item, dryRun, wants, state.tally, state.onChange);
+      // The child of a pending member reads its set from here.
+      await state.settle({ ...planned, detail: { ...(planned.detail ?? {}), nodeSet: decision.set } });
+    } else if (decision?.kind === 'conflict') {
+      const message = conflictMessage(item.name, decision.sets);
+      await state.fail(item.name, FailureType.NodeInTwoSets, message);
+      state.failedEvent(item.name, item.uid, FailureType.NodeInTwoSets, message);
+    } else if (decision?.kind === 'undesigned') {
+      await state.fail(item.name, FailureType.NodeNotInDesign, state.notInDesign(item.name));
+      state.failedEvent(item.name, item.uid);
+    } else if (undesigned.delete(item.name)) {
+      state.failedEvent(item.name, item.uid);
+    }
   }
-  throw ApplicationFailure.create({ type: FailureType.MassRemovalRefused, message, nonRetryable: true, details: [removal] });
 }
 
 /**
  * Plans every target of `run` against `design` and records each outcome:
  * success (nothing to change; in a dry run, the plan itself), failure
- * (NodeNotInDesign, NodeNotFound) or pending with the observed node state.
- * Idempotent: planning again rewrites the same rows. Writes no node.
+ * (NodeNotInDesign, NodeInTwoSets, NodeNotFound) or pending with the
+ * observed node state. Idempotent: planning again rewrites the same rows
+ * (and adds no member twice). Writes no node.
+ *
+ * Node sets: a target the design does not name, in a design with node sets,
+ * is decided once it is read: a member of one set is planned as that set's
+ * entry (its row's detail names the set), a node matched by two sets fails
+ * NodeInTwoSets naming both, any other is not in the design. The members
+ * of each set in `nodeSets` are targets too: the run LISTs the cluster and
+ * each member becomes a row of the run as it is found. Members of every
+ * set are counted (`nodeSets` of the plan, 0 for a set matching nothing).
  *
  * The mass-removal brake: when a run that is not a dry run would remove
  * more than the policy's `maxRemovalFraction` of the owned labels on its
- * targets and `allowMassRemoval` is not set, it is refused
+ * targets, or a set matches more nodes than the policy's
+ * `maxNodeSetMembers`, and `allowMassRemoval` is not set, it is refused
  * (MassRemovalRefused, non-retryable; its pending nodes recorded as failed
  * with that type) before any child starts. Every plan reports the
  * assessment in `removal`.
@@ -182,103 +219,64 @@ async function refuse(store: RunStore, run: number, removal: RemovalAssessment):
  * stranded, their budgets) from each changed node's labels and taints
  * before and after, kept until the end (memory: the changed nodes).
  */
-export async function planRun(
-  deps: PlanDeps,
-  input: { run: number; revision: number; design: Design; dryRun: boolean; allowMassRemoval?: boolean },
-): Promise<RunPlan> {
+export async function planRun(deps: PlanDeps, input: PlanRunInput): Promise<RunPlan> {
   const { store } = deps;
-  const { run, revision, design, dryRun } = input;
-  const tally = createRemovalTally(design.policy.maxRemovalFraction);
-  const counts: RunCounts = { total: 0, success: 0, failure: 0, written: 0 };
-  const failures: NodeFailure[] = [];
-  const failureTypes: Record<string, number> = {};
-  let toChange = 0;
-  let pluginConflictNodes = 0;
-  // A dry run with workload access keeps each changed node's before and after, to weigh them at the end.
-  const changes: NodeChange[] = [];
-  const onChange = dryRun && deps.workloads ? (change: NodeChange) => void changes.push(change) : undefined;
-  let batch: NodeResultUpdate[] = [];
-  const write = async (force: boolean) => {
-    if (batch.length === 0 || (!force && batch.length < PAGE_SIZE)) return;
-    await store.setNodeResults(run, batch);
-    batch = [];
-    deps.progress?.(counts.success + counts.failure + toChange);
-  };
-  const settle = async (update: NodeResultUpdate) => {
-    if (update.status === 'success') counts.success++;
-    else if (update.status === 'pending') toChange++;
-    else {
-      counts.failure++;
-      const error = update.detail?.error;
-      if (error) failureTypes[error.type] = (failureTypes[error.type] ?? 0) + 1;
-      if (error && failures.length < FAILURE_SAMPLE_LIMIT) failures.push({ node: update.node, error });
-    }
-    batch.push(update);
-    await write(false);
-  };
-  const fail = (node: string, type: FailureType, message: string) => settle({ node, status: 'failure', detail: { error: { type, message } }, observed: null });
-
+  const { run, design, dryRun } = input;
+  const state = new PlanState(deps, input);
+  const planner = createMemberPlanner(design, input.nodeSets);
   const wanted = new Set<string>();
-  // Targets not in the design, by name only (as `wanted`): each gets an Event if the bulk read finds it.
+  // Targets the design does not name: by name only (as `wanted`); each gets an Event if the bulk read finds it.
   const undesigned = new Set<string>();
-  const events = dryRun ? undefined : deps.events;
-  const notInDesign = (node: string) => `node ${node} is not in the design of revision ${revision}`;
-  const failedEvent = (node: string, uid: string | undefined) =>
-    events?.failed({ run, revision, node, ...(uid ? { uid } : {}), error: { type: FailureType.NodeNotInDesign, message: notInDesign(node) } });
+  // With node sets, such a target may be a member: decided when it is read.
+  const candidates = new Set<string>();
   for await (const node of targetsOf(store, run)) {
-    counts.total++;
+    state.counts.total++;
     if (Object.hasOwn(design.nodes, node)) wanted.add(node);
+    else if (planner.maybeMembers) candidates.add(node);
     else {
-      if (events) undesigned.add(node);
-      await fail(node, FailureType.NodeNotInDesign, notInDesign(node));
+      if (state.tellsEvents) undesigned.add(node);
+      await state.fail(node, FailureType.NodeNotInDesign, state.notInDesign(node));
     }
   }
 
   // Undesigned targets count towards the GETs: a run of a few designed nodes and many unknown names LISTs.
-  const listed = wanted.size + undesigned.size > GET_THRESHOLD;
+  const listed = planner.lists || wanted.size + undesigned.size + candidates.size > GET_THRESHOLD;
   // The next page is read while this one is planned.
-  const pages = readAhead(listed ? listNodes(deps.nodes) : getNodes(deps.nodes, [...wanted]));
-  for await (const page of pages) {
-    const names = page.flatMap((item) => ('error' in item || !wanted.has(item.name) ? [] : [item.name]));
-    const plugins = deps.plugins && names.length > 0 ? await deps.plugins.lookup(names) : new Map<string, PluginEntry[]>();
-    for (const [i, item] of page.entries()) {
-      if (i > 0 && i % NODES_PER_TURN === 0) await turn();
-      if ('error' in item) {
-        wanted.delete(item.node);
-        await fail(item.node, item.error.type as FailureType, item.error.message);
-      } else if (wanted.delete(item.name)) {
-        const wants = nodeWants(design, item.name, plugins.get(item.name) ?? []);
-        if ((wants?.conflicts.length ?? 0) > 0) pluginConflictNodes++;
-        // A pending node's conflicts are recorded by its child, which plans it again.
-        await settle(planNode(design, item, dryRun, wants, tally, onChange));
-      } else if (undesigned.delete(item.name)) {
-        failedEvent(item.name, item.uid);
-      }
-    }
-  }
+  const pages = readAhead(listed ? listNodes(deps.nodes) : getNodes(deps.nodes, [...wanted, ...candidates]));
+  for await (const page of pages) await planPage(deps, input, state, page, { planner, wanted, candidates, undesigned });
   if (!listed) {
     for (const node of undesigned) {
       // Only to know whether it exists: anything but an answer means no Event, and the plan goes on.
-      const state = await deps.nodes.readNode(node).catch(() => undefined);
-      if (state) failedEvent(node, state.uid);
+      const found = await deps.nodes.readNode(node).catch(() => undefined);
+      if (found) state.failedEvent(node, found.uid);
     }
   }
-  for (const node of wanted) await fail(node, FailureType.NodeNotFound, `node ${node} not found in the cluster`);
-  await write(true);
-  const removal = tally.result();
-  if (removal.exceeded && !dryRun && input.allowMassRemoval !== true) await refuse(store, run, removal);
+  for (const node of candidates) await state.fail(node, FailureType.NodeNotInDesign, state.notInDesign(node));
+  for (const node of wanted) await state.fail(node, FailureType.NodeNotFound, `node ${node} not found in the cluster`);
+  await state.write(true);
+  const removal = state.tally.result();
+  if (!dryRun && input.allowMassRemoval !== true) {
+    if (removal.exceeded) await refuse(store, run, removalRefusal(removal, run), removal);
+    const over = listed ? setsOverBound(design, planner.members, planner.targeted) : [];
+    if (over.length > 0) {
+      const message = `run ${run} refused: node set(s) ${over.join(', ')} match more nodes than the label policy's max_node_set_members (${design.policy.maxNodeSetMembers}); check the selectors, or allow it`;
+      await refuse(store, run, message, { nodeSets: planner.members });
+    }
+  }
+  const { counts, toChange } = state;
   const planned = counts.success + counts.failure + toChange;
-  const impact = onChange && deps.workloads ? await assessImpact(deps.workloads, changes, () => deps.progress?.(planned)) : undefined;
+  const impact = state.onChange && deps.workloads ? await assessImpact(deps.workloads, state.changes, () => deps.progress?.(planned)) : undefined;
   return {
     site: design.site,
     defaultConcurrency: design.policy.defaultConcurrency,
     counts,
     toChange,
-    failures,
-    failureTypes,
+    failures: state.failures,
+    failureTypes: state.failureTypes,
     removal,
     pluginSet: deps.plugins?.set ?? 0,
-    pluginConflictNodes,
+    pluginConflictNodes: state.pluginConflictNodes,
     ...(impact ? { impact } : {}),
+    ...(hasNodeSets(design) && listed ? { nodeSets: planner.members } : {}),
   };
 }

@@ -84,6 +84,7 @@ export function createRunActivities(deps: RunActivityDeps) {
       dryRun: boolean;
       allowMassRemoval?: boolean;
       rollout?: Rollout;
+      nodeSets?: string[];
     }): Promise<RunPlan & { waves?: PlannedWaves }> {
       const context = Context.current();
       context.heartbeat({ planned: 0 });

@@ -44,8 +44,10 @@ export async function planWaves(store: RunStore, run: number, design: Design, as
   const members: WaveMember[] = [];
   for (let afterSeq = -1; ;) {
     const rows = await store.nodes(run, { status: 'pending', afterSeq, limit: PAGE });
-    for (const { node } of rows) {
-      const designed = design.nodes[node];
+    for (const { node, detail } of rows) {
+      // A member of a node set is grouped by its set's entry (its row names the set).
+      const set = detail?.nodeSet;
+      const designed = design.nodes[node] ?? (set === undefined ? undefined : design.nodeSets?.[set]);
       const group = by === undefined ? null : by === 'rack' ? (designed?.rack ?? null) : (designed?.labels[by.label] ?? null);
       members.push({ node, group });
     }

@@ -74,6 +74,7 @@ export const EXIT_CODE_OF_FAILURE = {
   [FailureType.BucketNotFound]: ExitCode.rejected,
   [FailureType.TagNotFound]: ExitCode.rejected,
   [FailureType.NodeNotInDesign]: ExitCode.failure,
+  [FailureType.NodeInTwoSets]: ExitCode.failure,
   [FailureType.NodeNotFound]: ExitCode.failure,
   [FailureType.Forbidden]: ExitCode.failure,
   [FailureType.Unauthorized]: ExitCode.failure,

@@ -33,6 +33,10 @@ export function planText(p: FleetPlan): string {
   ];
   const failed = Object.entries(p.failureTypes).sort(([a, x], [b, y]) => y - x || byText(a, b));
   if (failed.length > 0) parts.push(`not planned: ${failed.map(([t, n]) => `${t} ${n}`).join(', ')}`);
+  const sets = Object.entries(p.nodeSets);
+  if (sets.length > 0) {
+    parts.push(`node sets: ${sets.map(([set, n]) => (n === 0 ? `${set} matches no node` : `${set} ${n} member(s)`)).join(', ')}`);
+  }
   const keys = Object.keys(p.labels).sort(byText);
   const rows = keys.slice(0, MAX_SUMMARY_KEYS).map((key) => {
     const e = p.labels[key] as LabelKeyPlan;

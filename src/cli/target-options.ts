@@ -11,7 +11,15 @@ import { ExitCode } from './exit-codes.ts';
 import { labelPair, nameList, nodeList } from './parsers.ts';
 
 /** The flags of update-labels (and plan) that choose the targets. */
-export type TargetOptions = { nodes?: string[]; nodesFrom?: string; all?: boolean; rack?: string[]; tag?: string[]; label?: Record<string, string> };
+export type TargetOptions = {
+  nodes?: string[];
+  nodesFrom?: string;
+  all?: boolean;
+  nodeSet?: string[];
+  rack?: string[];
+  tag?: string[];
+  label?: Record<string, string>;
+};
 
 /** Node names read from `file` (`-`: standard input), separated by commas or white space. */
 function namesFrom(file: string, cmd: Command): string[] {
@@ -39,10 +47,10 @@ export function targetsOf(opts: TargetOptions, cmd: Command): { targets: string[
     ...(opts.label ? { node_labels: opts.label } : {}),
   };
   const hasFilter = Object.keys(filter).length > 0;
-  const given = [opts.nodes !== undefined, opts.nodesFrom !== undefined, opts.all === true, hasFilter].filter(Boolean).length;
+  const given = [opts.nodes !== undefined, opts.nodesFrom !== undefined, opts.all === true, opts.nodeSet !== undefined, hasFilter].filter(Boolean).length;
   if (given !== 1) {
     cmd.error(
-      `error: choose the targets with exactly one of --nodes, --nodes-from, --all, or --rack/--tag/--label${given > 1 ? ' (several were given)' : ''}`,
+      `error: choose the targets with exactly one of --nodes, --nodes-from, --all, --node-set, or --rack/--tag/--label${given > 1 ? ' (several were given)' : ''}`,
       {
         exitCode: ExitCode.invalidInput,
       },
@@ -51,15 +59,17 @@ export function targetsOf(opts: TargetOptions, cmd: Command): { targets: string[
   if (opts.nodes) return { targets: opts.nodes };
   if (opts.nodesFrom !== undefined) return { targets: namesFrom(opts.nodesFrom, cmd) };
   if (opts.all) return { targets: undefined, select: { all: true } };
+  if (opts.nodeSet) return { targets: undefined, select: { nodeSets: opts.nodeSet } };
   return { targets: undefined, select: { filter: { filter_set_type: 'intersection', filter_set: [{ filter_type: 'intersection', ...filter }] } } };
 }
 
-/** Adds the flags choosing the targets: --nodes, --nodes-from, --all, and the filter flags --rack, --tag, --label. */
+/** Adds the flags choosing the targets: --nodes, --nodes-from, --all, --node-set, and the filter flags --rack, --tag, --label. */
 export function withTargetOptions(cmd: Command): Command {
   return cmd
     .option('--nodes <names>', 'comma-separated node names, such as n1,n2', nodeList)
     .option('--nodes-from <file>', 'node names from a file (- for standard input), separated by commas, spaces or lines')
-    .option('--all', "every node of the revision's design")
+    .option('--all', "every node of the revision's design, the members of its node sets included")
+    .option('--node-set <names>', 'the members of these node sets, found in the cluster when the run is planned (comma-separated; repeatable)', nameList)
     .option('--rack <names>', 'nodes in one of these racks (comma-separated; repeatable)', nameList)
     .option('--tag <tags>', 'nodes with every one of these tags (comma-separated; repeatable)', nameList)
     .option('--label <key=value>', 'nodes whose design labels include this pair (repeatable; all must match)', labelPair);

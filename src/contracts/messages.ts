@@ -193,6 +193,8 @@ export interface UpdateLabelsInput {
   audit?: RunAudit;
   /** Roll the run out in waves with gates between them (over the policy's rollout). */
   rollout?: Rollout;
+  /** Node sets whose members are targets too: read from the cluster when the run is planned (absent: none). */
+  nodeSets?: string[];
   /** Set only by continue-as-new. */
   carried?: CarriedProgress;
 }

@@ -17,6 +17,7 @@ import { FailureType, isFailureType } from '../core/plan/failure-types.ts';
 import { byText } from '../core/plan/label-plan.ts';
 import { formatLabelSource, pluginSource, type LabelSource } from '../core/site/label-provenance.ts';
 import { nodeWants, type PluginEntry } from '../core/plan/node-wants.ts';
+import { memberEntry } from '../core/plan/node-sets.ts';
 import type { RemovalAssessment } from '../core/plan/removal-brake.ts';
 import type { PlanImpact } from '../core/plan/workload-impact.ts';
 import type { Design } from '../core/site/validate-site.ts';
@@ -62,6 +63,8 @@ export interface FleetPlan extends RunRef {
   statuses: Record<string, number>;
   /** Targets that could not be planned, by failure type. */
   failureTypes: Record<string, number>;
+  /** Planned members of each node set, by set name (0: a set the plan targets that matches no node). */
+  nodeSets: Record<string, number>;
   /** Per label key (changed or desired), sorted: at most {@link MAX_SUMMARY_LABEL_KEYS}. */
   labels: Record<string, LabelKeyPlan>;
   /** Keys beyond those listed. */
@@ -98,15 +101,19 @@ export interface PlanOptions {
 /**
  * A planned node's desired labels with their sources: the design's, with
  * its plugin labels joined in as a run joins them (the documents win; a
- * key a plugin gives is that plugin's). Undefined for a node not in the design.
+ * key a plugin gives is that plugin's); a member of node set `nodeSet`
+ * wants its set's. Undefined for a node not in the design.
  */
 export function sourcedLabels(
   design: Design,
   node: string,
   plugins: readonly PluginEntry[] = [],
+  nodeSet?: string,
 ): Record<string, { value: string; source: LabelSource }> | undefined {
-  const wants = nodeWants(design, node, plugins);
-  const sources = design.nodes[node]?.labelSources;
+  const set = nodeSet === undefined || Object.hasOwn(design.nodes, node) ? undefined : design.nodeSets?.[nodeSet];
+  const own = set === undefined ? design : { ...design, nodes: { [node]: memberEntry(design, nodeSet as string, node) } };
+  const wants = nodeWants(own, node, plugins);
+  const sources = own.nodes[node]?.labelSources;
   if (!wants || !sources) return undefined;
   return Object.fromEntries(
     Object.entries(wants.labels).map(([key, value]) => {
@@ -120,10 +127,12 @@ export function sourcedLabels(
 function createKeyTally(design: Design) {
   const counts = createSummary(0);
   const keys = new Map<string, { desired: number; sources: Map<string, { source: LabelSource; nodes: number }> }>();
+  const members: Record<string, number> = {};
   return {
     add(outcome: NodeOutcome, plugins: readonly PluginEntry[] = []): void {
       counts.add(outcome);
-      const labels = outcome.status === 'success' ? sourcedLabels(design, outcome.node, plugins) : undefined;
+      if (outcome.nodeSet !== undefined && outcome.status === 'success') members[outcome.nodeSet] = (members[outcome.nodeSet] ?? 0) + 1;
+      const labels = outcome.status === 'success' ? sourcedLabels(design, outcome.node, plugins, outcome.nodeSet) : undefined;
       for (const [key, { source }] of Object.entries(labels ?? {})) {
         let entry = keys.get(key);
         if (!entry) keys.set(key, (entry = { desired: 0, sources: new Map() }));
@@ -156,7 +165,14 @@ function createKeyTally(design: Design) {
           ];
         }),
       );
-      return { statuses: summary.statuses, failureTypes: summary.failureTypes, labels, moreLabelKeys: all.length - listed.length + summary.moreLabelKeys };
+      const nodeSets = Object.fromEntries(Object.entries(members).sort(([a], [b]) => byText(a, b)));
+      return {
+        statuses: summary.statuses,
+        failureTypes: summary.failureTypes,
+        nodeSets,
+        labels,
+        moreLabelKeys: all.length - listed.length + summary.moreLabelKeys,
+      };
     },
   };
 }
@@ -181,7 +197,7 @@ export function createPlans(runs: Runs) {
     const pluginsOf = (outcomes: readonly NodeOutcome[], planned: boolean) =>
       runs.pluginLabels(
         set,
-        outcomes.flatMap((o) => ((!planned || o.status === 'success') && Object.hasOwn(design.nodes, o.node) ? [o.node] : [])),
+        outcomes.flatMap((o) => ((!planned || o.status === 'success') && (Object.hasOwn(design.nodes, o.node) || o.nodeSet !== undefined) ? [o.node] : [])),
       );
     const tally = createKeyTally(design);
     let page: NodeOutcome[] = [];
@@ -214,7 +230,7 @@ export function createPlans(runs: Runs) {
       // Every node of the design shows the labels a run would want of it, planned or not.
       const plugins = await pluginsOf(detail.items, false);
       const items = detail.items.map((n): PlannedNode => {
-        const labels = sourcedLabels(design, n.node, plugins.get(n.node));
+        const labels = sourcedLabels(design, n.node, plugins.get(n.node), n.nodeSet);
         return labels ? { ...n, labels } : n;
       });
       plan.nodes = { total: detail.total, offset, items };
@@ -231,7 +247,13 @@ export function createPlans(runs: Runs) {
   async function plan(options: PlanOptions): Promise<FleetPlan> {
     const started = await start(options);
     await runs.wait(started, options.onProgress, undefined, options.onWarning);
-    return report(started, options.nodes ? { nodes: options.nodes } : {});
+    const planned = await report(started, options.nodes ? { nodes: options.nodes } : {});
+    // The sets the plan targets are reported even when they match no node.
+    const select = options.select;
+    const targeted = select && 'nodeSets' in select ? select.nodeSets : select && 'all' in select ? started.nodeSets : undefined;
+    if (!targeted) return planned;
+    const nodeSets = Object.fromEntries([...new Set([...targeted, ...Object.keys(planned.nodeSets)])].sort(byText).map((s) => [s, planned.nodeSets[s] ?? 0]));
+    return { ...planned, nodeSets };
   }
 
   /** Starts the dry run a plan is made of, with the checks and selection of `update-labels`; {@link report} reads it once it has ended. */

@@ -32,6 +32,10 @@ export interface NodeOutcome {
   pluginConflicts?: { key: string; plugin: string; value: string; kept: string; keptFrom: string }[];
   /** How many plugin labels were not applied for that reason. */
   pluginConflictCount?: number;
+  /** The node set the node is a member of (absent for a node a BaremetalNode names). */
+  nodeSet?: string;
+  /** Node sets whose selectors match the node, which its BaremetalNode wins over (absent when none). */
+  matchedSets?: string[];
   error?: { type: string; message: string };
 }
 
@@ -63,6 +67,8 @@ export function nodeOutcome(row: RunNodeRow): NodeOutcome {
     ...(d.annotations !== undefined ? { annotations: d.annotations } : {}),
     ...(d.taints !== undefined ? { taints: d.taints } : {}),
     ...(d.pluginConflicts !== undefined ? { pluginConflicts: d.pluginConflicts, pluginConflictCount: d.pluginConflictCount ?? d.pluginConflicts.length } : {}),
+    ...(d.nodeSet !== undefined ? { nodeSet: d.nodeSet } : {}),
+    ...(d.matchedSets !== undefined ? { matchedSets: d.matchedSets } : {}),
     ...(d.error !== undefined ? { error: d.error } : {}),
   };
 }

@@ -35,13 +35,18 @@ export interface StartedRun extends RunRef {
   revision: number;
   site: string;
   targets: string[];
+  /** The node sets whose members the run targets too (found when it is planned). */
+  nodeSets?: string[];
 }
 
 /**
  * Targets chosen from the design of the revision a run applies, instead of
- * named: every node, or the nodes a Drydock node filter selects.
+ * named: every node (the members of its node sets included), the nodes a
+ * Drydock node filter selects (of those BaremetalNodes name), or the
+ * members of the named node sets (found in the cluster when the run is
+ * planned).
  */
-export type TargetSelection = { all: true } | { filter: NodeFilterSet };
+export type TargetSelection = { all: true } | { filter: NodeFilterSet } | { nodeSets: string[] };
 
 /** Options of a new update run. */
 export interface StartOptions {
@@ -87,7 +92,7 @@ export interface RunStarts {
    * by `select` when given), the revision and the site. Throws a
    * {@link RelabelError}; reads only.
    */
-  preflight(options: Pick<StartOptions, 'targets' | 'revision' | 'select'>): Promise<{ targets: string[]; revision: number; site: string }>;
+  preflight(options: Pick<StartOptions, 'targets' | 'revision' | 'select'>): Promise<Preflight>;
   /**
    * Starts an update run after {@link RunStarts.preflight}. The targets go to the
    * revision store as a numbered run (the workflow input names only the
@@ -116,17 +121,21 @@ export interface RunStartDeps {
   reads: Pick<RunReads, 'status' | 'rows' | 'link'>;
 }
 
+/** What a run's checks found: its named targets, the node sets whose members it targets too, the revision and site. */
+export type Preflight = { targets: string[]; nodeSets?: string[]; revision: number; site: string };
+
 /** The first few targets, for the run's static details in the Temporal UI. */
 function shownTargets(targets: readonly string[]): string {
   return targets.length <= 5 ? targets.join(', ') : `${targets.slice(0, 5).join(', ')} and ${targets.length - 5} more`;
 }
 
 /** The workflow input of run `run` started with `options`. */
-function inputOf(run: number, revision: number, options: StartOptions, audit: RunAudit | undefined, searchAttributes: boolean): UpdateLabelsInput {
+function inputOf(run: number, checked: Preflight, options: StartOptions, audit: RunAudit | undefined, searchAttributes: boolean): UpdateLabelsInput {
   return {
     run,
-    revision,
+    revision: checked.revision,
     dryRun: options.dryRun ?? false,
+    ...(checked.nodeSets ? { nodeSets: checked.nodeSets } : {}),
     searchAttributes,
     ...(options.concurrency !== undefined ? { concurrency: options.concurrency } : {}),
     ...(options.allowMassRemoval ? { allowMassRemoval: true } : {}),
@@ -142,7 +151,7 @@ async function preflightRun(
   store: RunStartDeps['store'],
   designs: DesignCache,
   options: Pick<StartOptions, 'targets' | 'revision' | 'select'>,
-): Promise<{ targets: string[]; revision: number; site: string }> {
+): Promise<Preflight> {
   const { select } = options;
   if (select && options.targets !== undefined) throw new RelabelError(FailureType.InvalidTargets, 'name the targets or select them from the design, not both');
   const named = select ? undefined : normalizeTargets(options.targets);
@@ -156,10 +165,21 @@ async function preflightRun(
   }
   const { design } = validation;
   let targets = named?.ok ? named.targets : [];
+  const sets = Object.keys(design.nodeSets ?? {});
+  if (select && 'nodeSets' in select) {
+    const unknown = select.nodeSets.filter((set) => !sets.includes(set));
+    if (select.nodeSets.length === 0 || unknown.length > 0) {
+      const known = sets.length > 0 ? `its node sets: ${sets.join(', ')}` : 'it has none';
+      throw new RelabelError(FailureType.InvalidTargets, `revision ${revision} has no node set ${unknown.join(', ')} (${known})`);
+    }
+    return { targets: [], nodeSets: [...new Set(select.nodeSets)].sort(), revision, site: design.site };
+  }
   if (select) {
     // Names the filter gives that the design lacks stay targets: they fail (NodeNotInDesign), never silently dropped.
     const chosen = 'all' in select ? { nodes: Object.keys(design.nodes).sort(), unknownNodeNames: [] } : selectNodes(design, select.filter);
     targets = [...chosen.nodes, ...chosen.unknownNodeNames];
+    // Every node includes the members of every set, found when the run is planned.
+    if ('all' in select && sets.length > 0) return { targets, nodeSets: sets, revision, site: design.site };
     if (targets.length === 0) throw new RelabelError(FailureType.NoNodesMatched, `the selection matches no node of revision ${revision}`);
     const parsed = normalizeTargets(targets);
     if (!parsed.ok) throw new RelabelError(FailureType.InvalidTargets, parsed.message);
@@ -224,7 +244,8 @@ export function createRunStarts(deps: RunStartDeps): RunStarts {
   async function startNow(options: StartOptions): Promise<StartedRun> {
     const wrong = options.rollout ? rolloutErrors(options.rollout) : [];
     if (wrong.length > 0) throw new RelabelError(FailureType.InvalidRequest, `invalid rollout: ${wrong.join('; ')}`);
-    const { targets, revision, site } = await preflight(options);
+    const checked = await preflight(options);
+    const { targets, revision, site } = checked;
     const dryRun = options.dryRun ?? false;
     const workflowId = dryRun ? `${runWorkflowId(site)}/dry-run/${randomUUID().slice(0, 8)}` : runWorkflowId(site);
     const audit = options.audit && runAudit(options.audit.by, options.audit.via);
@@ -233,6 +254,7 @@ export function createRunStarts(deps: RunStartDeps): RunStarts {
       revision,
       dryRun,
       targets,
+      ...(checked.nodeSets ? { targetsAtPlan: true } : {}),
       ...(options.retryOfRun !== undefined ? { retryOf: options.retryOfRun } : {}),
       ...(audit ? { startedBy: audit.by, startedVia: audit.via } : {}),
       ...(options.contextMarker !== undefined ? { contextMarker: options.contextMarker } : {}),
@@ -244,7 +266,7 @@ export function createRunStarts(deps: RunStartDeps): RunStarts {
       const handle = await client.workflow.start(updateLabels, {
         workflowId,
         taskQueue: deps.taskQueue,
-        args: [inputOf(record.id, revision, options, audit, deps.searchAttributes !== false)],
+        args: [inputOf(record.id, checked, options, audit, deps.searchAttributes !== false)],
         workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
         workflowIdConflictPolicy: WorkflowIdConflictPolicy.FAIL,
         memo: {
@@ -254,7 +276,9 @@ export function createRunStarts(deps: RunStartDeps): RunStarts {
           ...(audit ? { audit } : {}),
           ...(options.task ? { task: taskMemo(options.task) } : {}),
         },
-        staticSummary: `${dryRun ? 'Dry run: plan' : 'Update'} labels of ${targets.length} node(s) to revision ${revision}`,
+        staticSummary:
+          `${dryRun ? 'Dry run: plan' : 'Update'} labels of ${targets.length} node(s)` +
+          `${checked.nodeSets ? ` and the members of node set(s) ${checked.nodeSets.join(', ')}` : ''} to revision ${revision}`,
         staticDetails:
           `update_labels on site **${site}**, revision ${revision}, run ${record.id}${dryRun ? ' (dry run: nothing written)' : ''}.\n\n` +
           `Targets: ${shownTargets(targets)}.` +
@@ -272,6 +296,7 @@ export function createRunStarts(deps: RunStartDeps): RunStarts {
         revision,
         site,
         targets,
+        ...(checked.nodeSets ? { nodeSets: checked.nodeSets } : {}),
         ...(record.actionId ? { actionId: record.actionId } : {}),
       };
     } catch (err) {

@@ -49,6 +49,10 @@ export interface NodeResultDetail {
    */
   pluginConflicts?: { key: string; plugin: string; value: string; kept: string; keptFrom: string }[];
   pluginConflictCount?: number;
+  /** The node set the node is a member of (absent for a node a BaremetalNode names). */
+  nodeSet?: string;
+  /** Node sets whose selectors match this node, which its BaremetalNode wins over (absent when none). */
+  matchedSets?: string[];
   error?: { type: string; message: string };
 }
 
@@ -141,6 +145,8 @@ export interface CreateRunInput {
   startedVia?: string;
   /** Node names, in the order the run treats them. */
   targets: readonly string[];
+  /** The run gains targets when it is planned (members of the node sets it targets): `targets` may be empty. */
+  targetsAtPlan?: boolean;
   /** The action's context marker (a UUID); a fresh one when absent. */
   contextMarker?: string;
 }
@@ -214,6 +220,14 @@ export interface RunStore {
   byActionId(actionId: string): Promise<RunRecord | null>;
   /** Deletes a run and its rows (a run whose workflow could not be started). Idempotent. */
   discard(id: number): Promise<void>;
+  /**
+   * Appends `nodes` to a run's targets (queued, after its last row) in one
+   * transaction, skipping names the run already has, so a retried plan adds
+   * each once; the run's target count grows with them. Returns how many were
+   * added. NotFound when the run is absent; InvalidArgument (nothing
+   * written) for a name that is not a node name or is given twice.
+   */
+  addNodes(id: number, nodes: readonly string[]): Promise<number>;
   /**
    * Records results in one transaction, matched by node name; updates for the
    * same node apply in order. `written` only goes from false to true.

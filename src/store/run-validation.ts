@@ -80,7 +80,7 @@ export function validateRunInput(input: CreateRunInput): void {
   if (input.dryRun !== undefined && typeof input.dryRun !== 'boolean') throw invalid(`invalid dryRun ${JSON.stringify(input.dryRun)}: must be a boolean`);
   assertAudit(input);
   const { targets } = input;
-  if (!Array.isArray(targets) || targets.length === 0) throw invalid('a run needs at least one target node');
+  if (!Array.isArray(targets) || (targets.length === 0 && input.targetsAtPlan !== true)) throw invalid('a run needs at least one target node');
   const seen = new Set<string>();
   for (const [i, name] of targets.entries()) {
     if (typeof name !== 'string' || name.length === 0) throw invalid(`target #${i + 1} is not a node name (${JSON.stringify(name) ?? String(name)})`);

@@ -33,6 +33,7 @@ import { StoreError, StoreErrorCode } from './store-error.ts';
 import { isUlid } from './ulid.ts';
 import { freshUlid, runNotFound } from './sql-action-store.ts';
 import { sqlRunWaves } from './sql-run-waves.ts';
+import { sqlRunMembers } from './sql-run-members.ts';
 import { batches, valueRows } from './sql-batches.ts';
 
 function nullableNumber(row: SqlRow, column: string): number | null {
@@ -313,5 +314,5 @@ function runRows(driver: SqlDriver): Pick<RunStore, 'setNodeResults' | 'nodes' |
 
 /** The {@link RunStore} over `driver` (whose `read`/`write` refuse once the owning store is closed). */
 export function sqlRunStore(driver: SqlDriver): RunStore {
-  return { ...runRecords(driver), ...runRows(driver), ...sqlRunWaves(driver) };
+  return { ...runRecords(driver), ...runRows(driver), ...sqlRunWaves(driver), ...sqlRunMembers(driver) };
 }

@@ -96,6 +96,7 @@ export async function resolveAndPlan(run: UpdateRun): Promise<PlannedRun> {
       dryRun,
       ...(input.allowMassRemoval ? { allowMassRemoval: true } : {}),
       ...(input.rollout ? { rollout: input.rollout } : {}),
+      ...(input.nodeSets ? { nodeSets: input.nodeSets } : {}),
     }),
   );
   const concurrency = Math.min(MAX_CONCURRENCY, Math.max(1, input.concurrency ?? plan.defaultConcurrency));

@@ -187,7 +187,7 @@ describe('relabel docs', { concurrency: true }, () => {
       [['update-labels', '--nodes', 'a', '--revision', 'abc'], /option '--revision <n>' argument 'abc' is invalid/],
       [['update-labels', '--nodes', 'a,,b'], /option '--nodes <names>' argument 'a,,b' is invalid\. target node #2 is empty/],
       [['update-labels', '--nodes', 'a,a'], /--nodes <names>.*listed more than once/],
-      [['update-labels'], /^error: choose the targets with exactly one of --nodes, --nodes-from, --all, or --rack\/--tag\/--label$/m],
+      [['update-labels'], /^error: choose the targets with exactly one of --nodes, --nodes-from, --all, --node-set, or --rack\/--tag\/--label$/m],
       [['update-labels', '--all', '--nodes', 'a'], /exactly one of .* \(several were given\)/],
       [['update-labels', '--label', 'novalue'], /option '--label <key=value>' argument 'novalue' is invalid\. must be key=value/],
       [['update-labels', '--rack', 'a,,b'], /option '--rack <names>' argument 'a,,b' is invalid/],

@@ -245,6 +245,10 @@ export const LabelSourceView = z.discriminatedUnion('kind', [
     .object({ kind: z.literal('plugin'), plugin: z.string() })
     .strict()
     .meta({ description: 'given by a label plugin' }),
+  z
+    .object({ kind: z.literal('node_set'), set: z.string() })
+    .strict()
+    .meta({ description: 'the owner_data of the node set (relabel/NodeSet/v1) the node is a member of' }),
 ]);
 
 /** What the mass-removal brake says of a plan or a run. */
@@ -276,6 +280,9 @@ export const PlanView = z
     targets: z.int(),
     statuses: z.record(z.string(), z.int()).meta({ description: 'targets by outcome: success (planned) or failure (not in the design or the cluster)' }),
     failure_types: z.record(z.string(), z.int()),
+    node_sets: z
+      .record(z.string(), z.int())
+      .meta({ description: 'planned members of each node set (relabel/NodeSet/v1) the plan targets; 0: the set matches no node' }),
     labels: z
       .record(
         z.string(),

@@ -136,7 +136,7 @@ export const ActionRequest = z
 /** Body of `POST actions`. */
 export type ActionRequest = z.infer<typeof ActionRequest>;
 
-/** Body of `POST plans`: the targets (exactly one of target_nodes, all, node_filter), the revision and the per-node detail wanted. */
+/** Body of `POST plans`: the targets (exactly one of target_nodes, all, node_filter, node_sets), the revision and the per-node detail wanted. */
 export const PlanRequest = z
   .object({
     target_nodes: z
@@ -145,6 +145,11 @@ export const PlanRequest = z
       .meta({ description: 'node names: a list, or one comma-separated string' }),
     all: z.literal(true).optional().meta({ description: "every node of the revision's design" }),
     node_filter: NodeFilterSet.optional().meta({ description: 'the nodes a Drydock node filter selects in the design' }),
+    node_sets: z
+      .array(z.string().min(1))
+      .min(1)
+      .optional()
+      .meta({ description: 'the members of these node sets (relabel/NodeSet/v1), read from the cluster when the plan is made' }),
     revision: z.int().min(1).optional().meta({ description: 'the revision to plan; the latest committed one when absent' }),
     nodes_detail: z.boolean().optional().meta({ description: "add a page of per-node plans with each desired label's source" }),
     offset: z.int().min(0).optional().meta({ description: 'first node of the per-node detail (target order); default 0' }),

@@ -45,6 +45,7 @@ export const HTTP_STATUS_OF_FAILURE = {
   [FailureType.NoSiteActionRevision]: bad,
   [FailureType.DocumentValidationFailed]: bad,
   [FailureType.NodeNotInDesign]: bad,
+  [FailureType.NodeInTwoSets]: bad,
   // Who is asking.
   [FailureType.Unauthorized]: { code: 401, retry: false },
   [FailureType.Forbidden]: { code: 403, retry: false },

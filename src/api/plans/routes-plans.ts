@@ -54,6 +54,7 @@ export function planView(p: FleetPlan): PlanView {
     targets: p.targets,
     statuses: p.statuses,
     failure_types: p.failureTypes,
+    node_sets: p.nodeSets,
     labels: Object.fromEntries(
       Object.entries(p.labels).map(([key, e]) => [
         key,
@@ -75,16 +76,17 @@ export function planView(p: FleetPlan): PlanView {
   };
 }
 
-/** The targets of a plan request: exactly one of target_nodes, all, node_filter. */
+/** The targets of a plan request: exactly one of target_nodes, all, node_filter, node_sets. */
 function targetsOf(body: PlanRequest): { targets: unknown } | { select: TargetSelection } {
-  const given = [body.target_nodes !== undefined, body.all === true, body.node_filter !== undefined].filter(Boolean).length;
+  const given = [body.target_nodes !== undefined, body.all === true, body.node_filter !== undefined, body.node_sets !== undefined].filter(Boolean).length;
   if (given !== 1)
     throw new ApiError(
       FailureType.InvalidTargets,
-      `name the targets with exactly one of target_nodes, all, node_filter${given > 1 ? ' (several were given)' : ''}`,
+      `name the targets with exactly one of target_nodes, all, node_filter, node_sets${given > 1 ? ' (several were given)' : ''}`,
     );
   if (body.target_nodes !== undefined) return { targets: body.target_nodes };
   if (body.all) return { select: { all: true } };
+  if (body.node_sets) return { select: { nodeSets: body.node_sets } };
   return { select: { filter: body.node_filter as NonNullable<PlanRequest['node_filter']> } };
 }
 

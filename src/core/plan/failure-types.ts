@@ -50,6 +50,8 @@ export const FailureType = {
 
   // One node's failure in a run.
   NodeNotInDesign: 'NodeNotInDesign',
+  /** The node is matched by two node sets or more (and no BaremetalNode names it): none applies. */
+  NodeInTwoSets: 'NodeInTwoSets',
   NodeNotFound: 'NodeNotFound',
   Forbidden: 'Forbidden',
   Invalid: 'Invalid',

@@ -10,7 +10,7 @@
  */
 import { quote } from '../plan/text.ts';
 import type { CheckedDocument } from './document-check.ts';
-import type { BaremetalNodeData, HostProfileData } from './schema.ts';
+import type { BaremetalNodeData, HostProfileData, NodeSetData } from './schema.ts';
 import { SchemaName } from './schema.ts';
 import type { PathSegment, SiteError } from '../plan/site-error.ts';
 import { taintId, type Taint } from '../plan/taints.ts';
@@ -21,7 +21,7 @@ import type { LoadedDocument } from './yaml-source.ts';
 export type Origin = { doc: LoadedDocument; path: PathSegment[] };
 
 /** A node or host profile document, by name. */
-export type HostEntry = { name: string; doc: LoadedDocument; data: BaremetalNodeData | HostProfileData };
+export type HostEntry = { name: string; doc: LoadedDocument; data: BaremetalNodeData | HostProfileData | NodeSetData };
 
 /** A rack document, by name. */
 export type RackEntry = { name: string; doc: LoadedDocument; labels: Record<string, string> };
@@ -274,9 +274,17 @@ export function missingRack(doc: LoadedDocument, path: readonly PathSegment[], r
  * at the profile.
  */
 export function resolveHosts(index: SiteIndex): { hosts: Map<string, ResolvedHost>; errors: SiteError[] } {
+  return resolveEntries(index.nodes, index);
+}
+
+/**
+ * Resolves `entries` (nodes, or node sets, which inherit as nodes do)
+ * through their host-profile chains in `index`, as {@link resolveHosts}.
+ */
+export function resolveEntries(entries: ReadonlyMap<string, HostEntry>, index: SiteIndex): { hosts: Map<string, ResolvedHost>; errors: SiteError[] } {
   const errors: SiteError[] = [];
   const hosts = new Map<string, ResolvedHost>();
-  for (const [name, node] of index.nodes) {
+  for (const [name, node] of entries) {
     const parent = node.data.host_profile;
     if (parent !== undefined && !index.profiles.has(parent) && !index.unresolvable.profiles.has(parent)) {
       errors.push(danglingProfile(node, parent));

@@ -16,7 +16,7 @@
  * a different value is an error naming both, never a silent override.
  */
 import { generatedLabelKeys } from './label-policy.ts';
-import { generatedSource, layerSource, LabelGenerator, LabelSourceKind, type LabelSource } from './label-provenance.ts';
+import { generatedSource, layerSource, LabelGenerator, LabelSourceKind, NODE_SOURCE, type LabelSource } from './label-provenance.ts';
 import type { SitePolicy } from './label-policy.ts';
 import type { Origin, RackEntry, ResolvedHost } from './design-resolve.ts';
 import { SchemaName } from './schema.ts';
@@ -101,13 +101,15 @@ function generatedFor(host: ResolvedHost, context: GenerationContext): { labels:
 /**
  * Computes a resolved node's desired labels, keys sorted, with the source
  * of each (`sources` has exactly the keys of `labels`; see
- * `label-provenance.ts`). Disagreements between owner_data and generated
+ * `label-provenance.ts`; the host's own owner_data is credited to `own`,
+ * the node, or the node set being resolved). Disagreements between owner_data and generated
  * labels (or between rack labels and the domain generators) are returned as
  * conflicts; the disagreeing key is left out of `labels`.
  */
 export function desiredLabels(
   host: ResolvedHost,
   context: GenerationContext,
+  own: LabelSource = NODE_SOURCE,
 ): { labels: Record<string, string>; sources: Record<string, LabelSource>; conflicts: LabelConflict[] } {
   const { labels: generated, conflicts } = generatedFor(host, context);
   const desired = new Map<string, string>();
@@ -129,7 +131,7 @@ export function desiredLabels(
     }
     desired.set(key, value);
     const profile = host.profileChain[depth - 1] ?? '';
-    sources.set(key, depth === 0 ? layerSource(0, '') : shared(context, `profile\u0000${profile}\u0000${depth}`, () => layerSource(depth, profile)));
+    sources.set(key, depth === 0 ? own : shared(context, `profile\u0000${profile}\u0000${depth}`, () => layerSource(depth, profile)));
   }
   const keys = [...desired.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
   return {

@@ -14,7 +14,8 @@ import { RECORD_ANNOTATIONS } from '../plan/constants.ts';
 import { isKubeletLabelKey, NODE_CONFIG_ANNOTATIONS } from '../plan/label-keys.ts';
 import { annotationKeyErrors, dns1123SubdomainErrors, invalidValue, labelKeyErrors, labelValueErrors } from '../plan/label-syntax.ts';
 import { hostView, mapAt, nameOf, pluginView, policyView, valueAt, type HostView, type MapView, type TaintView } from './document-view.ts';
-import { BaremetalNode, HostProfile, PassThroughDocument, Rack, RELABEL_SCHEMA_NAMESPACE, Region, SchemaName, TAINT_EFFECTS } from './schema.ts';
+import { BaremetalNode, HostProfile, NodeSet, PassThroughDocument, Rack, RELABEL_SCHEMA_NAMESPACE, Region, SchemaName, TAINT_EFFECTS } from './schema.ts';
+import { selectorProblems } from '../plan/label-selector.ts';
 import { taintId, taintSyntaxErrors, taintValueErrors } from '../plan/taints.ts';
 import type { PathSegment, SiteError } from '../plan/site-error.ts';
 import { documentError, documentRef } from './yaml-source.ts';
@@ -28,12 +29,13 @@ export type CheckedDocument =
   | { kind: 'region'; doc: LoadedDocument; value: Region }
   | { kind: 'policy'; doc: LoadedDocument; value: LabelPolicy }
   | { kind: 'plugin'; doc: LoadedDocument; value: LabelPlugin }
+  | { kind: 'nodeSet'; doc: LoadedDocument; value: NodeSet }
   | { kind: 'passThrough'; doc: LoadedDocument }
   /** `schemaKind`: what the document would be, when it was checked as one of the schemas relabel interprets. */
   | { kind: 'invalid'; doc: LoadedDocument; schemaKind?: InterpretedKind };
 
 /** The kinds of the schemas relabel interprets. */
-export type InterpretedKind = 'node' | 'profile' | 'rack' | 'region' | 'policy' | 'plugin';
+export type InterpretedKind = 'node' | 'profile' | 'rack' | 'region' | 'policy' | 'plugin' | 'nodeSet';
 
 const interpreted: Record<string, z.ZodType> = {
   [SchemaName.BaremetalNode]: BaremetalNode,
@@ -42,6 +44,7 @@ const interpreted: Record<string, z.ZodType> = {
   [SchemaName.Region]: Region,
   [SchemaName.LabelPolicy]: LabelPolicy,
   [SchemaName.LabelPlugin]: LabelPlugin,
+  [SchemaName.NodeSet]: NodeSet,
 };
 
 /** Turns zod issues into located errors; an unknown field is reported at its key. */
@@ -178,6 +181,23 @@ function hostErrors(doc: LoadedDocument, view: HostView): SiteError[] {
 }
 
 /**
+ * The checks of a node set: its name (a DNS subdomain, as it names the set
+ * in targets and provenance), its selector (each problem at its field) and
+ * what it declares, as a node's.
+ */
+function nodeSetErrors(doc: LoadedDocument): SiteError[] {
+  const name = nameOf(doc.value);
+  const errors = (name === undefined ? [] : dns1123SubdomainErrors(name)).map((message) =>
+    documentError(doc, ['metadata', 'name'], `a node set name must be a DNS subdomain: ${invalidValue(name ?? '', message)}`),
+  );
+  const selector = valueAt(doc.value, ['data', 'selector']);
+  if (selector === undefined)
+    errors.push(documentError(doc, ['data'], 'missing required field "selector" (a label selector: matchLabels and/or matchExpressions)'));
+  else for (const p of selectorProblems(selector)) errors.push(documentError(doc, ['data', 'selector', ...p.path], p.message, p.target));
+  return [...errors, ...hostErrors(doc, hostView(doc.value))];
+}
+
+/**
  * The checks of what a node, host profile or rack declares, made on the raw
  * document (read leniently), so that they run whether or not its schema
  * passed.
@@ -193,6 +213,8 @@ function declarationErrors(doc: LoadedDocument, kind: InterpretedKind): SiteErro
     }
     case 'profile':
       return hostErrors(doc, hostView(doc.value));
+    case 'nodeSet':
+      return nodeSetErrors(doc);
     case 'rack': {
       const labels = mapAt(doc.value, ['data', 'labels']);
       return labels === undefined ? [] : labelMapErrors(doc, ['data', 'labels'], labels, false);
@@ -278,6 +300,7 @@ const KIND_OF_SCHEMA: Record<SchemaName, InterpretedKind> = {
   [SchemaName.Region]: 'region',
   [SchemaName.LabelPolicy]: 'policy',
   [SchemaName.LabelPlugin]: 'plugin',
+  [SchemaName.NodeSet]: 'nodeSet',
 };
 
 function classify(doc: LoadedDocument, schema: SchemaName, value: unknown): CheckedDocument {
@@ -294,5 +317,7 @@ function classify(doc: LoadedDocument, schema: SchemaName, value: unknown): Chec
       return { kind: 'policy', doc, value: value as LabelPolicy };
     case SchemaName.LabelPlugin:
       return { kind: 'plugin', doc, value: value as LabelPlugin };
+    case SchemaName.NodeSet:
+      return { kind: 'nodeSet', doc, value: value as NodeSet };
   }
 }

@@ -101,3 +101,27 @@ describe('examples/plugins', () => {
     );
   });
 });
+
+describe('examples/fleet-site', () => {
+  const result = validateSite(readSite('fleet-site'));
+
+  it('validates cleanly: no BaremetalNode, two node sets', () => {
+    assert.ok(result.ok, result.ok ? '' : result.errors.map(formatError).join('\n'));
+    assert.deepEqual(Object.keys(result.design.nodes), []);
+    assert.deepEqual(Object.keys(result.design.nodeSets ?? {}), ['capi-md-0', 'karpenter-gpu']);
+    assert.equal(result.design.policy.maxNodeSetMembers, 500);
+  });
+
+  it('resolves the Karpenter set as a node: its profile, tags, taint, and its own labels credited to the set', () => {
+    assert.ok(result.ok);
+    const set = result.design.nodeSets?.['karpenter-gpu'];
+    assert.deepEqual(set?.selector, {
+      matchLabels: { 'karpenter.sh/nodepool': 'gpu' },
+      matchExpressions: [{ key: 'node.kubernetes.io/instance-type', operator: 'In', values: ['g5.2xlarge', 'g5.4xlarge'] }],
+    });
+    assert.equal(set?.labels['tag.relabel.example.com/gpu'], 'true');
+    assert.equal(set?.labels['node-exporter'], 'enabled');
+    assert.deepEqual(set?.labelSources['workload-class'], { kind: 'node_set', set: 'karpenter-gpu' });
+    assert.deepEqual(set?.taints, [{ key: 'nvidia.com/gpu', value: 'present', effect: 'NoSchedule' }]);
+  });
+});

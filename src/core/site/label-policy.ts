@@ -97,6 +97,8 @@ export const LabelPolicyData = z
     max_removal_fraction: z.number().min(0).max(1).optional(),
     /** Optional: how the site's runs roll out (waves and their gates) unless a run says otherwise. */
     rollout: RolloutPolicy.optional(),
+    /** Optional: most nodes one node set may match before a run is refused like a mass removal (default: no bound). */
+    max_node_set_members: z.int().min(0).optional(),
   })
   .strict();
 /** `data` of a label policy document. */
@@ -133,6 +135,8 @@ export type SitePolicy = {
   maxRemovalFraction: number;
   /** How the site's runs roll out unless a run says otherwise; absent: at once. */
   rollout?: Rollout;
+  /** Most nodes one node set may match before a run (not a dry run) is refused, unless allowed; absent: no bound. */
+  maxNodeSetMembers?: number;
 };
 
 /** The policy of a site without a `relabel/LabelPolicy/v1` document: every generator on. */
@@ -166,6 +170,7 @@ export function sitePolicyFrom(data: LabelPolicyData): SitePolicy {
     ...(data.update_on_plugin_change === true ? { updateOnPluginChange: true as const } : {}),
     maxRemovalFraction: data.max_removal_fraction ?? DEFAULT_MAX_REMOVAL_FRACTION,
     ...(data.rollout ? { rollout: rolloutFrom(data.rollout) } : {}),
+    ...(data.max_node_set_members !== undefined ? { maxNodeSetMembers: data.max_node_set_members } : {}),
   };
 }
 

@@ -32,6 +32,8 @@ export const LabelSourceKind = {
   generated: 'generated',
   /** A label plugin. */
   plugin: 'plugin',
+  /** The `owner_data` of the `relabel/NodeSet/v1` whose selector matches the node. */
+  nodeSet: 'node_set',
 } as const;
 /** One of the {@link LabelSourceKind} names. */
 export type LabelSourceKind = (typeof LabelSourceKind)[keyof typeof LabelSourceKind];
@@ -43,14 +45,16 @@ export type LabelSourceKind = (typeof LabelSourceKind)[keyof typeof LabelSourceK
  *   (1 is the node's own host_profile, 2 its parent, …);
  * - `rack`: the labels of rack document `rack`;
  * - `generated`: made by the policy's generator `generator`;
- * - `plugin`: given by the label plugin `plugin`.
+ * - `plugin`: given by the label plugin `plugin`;
+ * - `node_set`: the owner_data of node set `set`, which the node is a member of.
  */
 export type LabelSource =
   | { kind: 'node' }
   | { kind: 'host_profile'; profile: string; depth: number }
   | { kind: 'rack'; rack: string }
   | { kind: 'generated'; generator: LabelGenerator }
-  | { kind: 'plugin'; plugin: string };
+  | { kind: 'plugin'; plugin: string }
+  | { kind: 'node_set'; set: string };
 
 /** The one `node` source (shared: sources are compared by value, never mutated). */
 export const NODE_SOURCE: LabelSource = Object.freeze({ kind: LabelSourceKind.node });
@@ -72,12 +76,17 @@ export function layerSource(depth: number, profile: string): LabelSource {
   return depth === 0 ? NODE_SOURCE : { kind: LabelSourceKind.hostProfile, profile, depth };
 }
 
+/** The source of a label node set `set` gives its members (in its own owner_data). */
+export function nodeSetSource(set: string): LabelSource {
+  return { kind: LabelSourceKind.nodeSet, set };
+}
+
 /** The source of a label the label plugin `plugin` gives. */
 export function pluginSource(plugin: string): LabelSource {
   return { kind: LabelSourceKind.plugin, plugin };
 }
 
-/** A source in words: `node`, `host profile compute (depth 1)`, `rack cab23`, `generated (rack)`, `plugin nfd`. */
+/** A source in words: `node`, `host profile compute (depth 1)`, `rack cab23`, `generated (rack)`, `plugin nfd`, `node set md-0`. */
 export function formatLabelSource(source: LabelSource): string {
   switch (source.kind) {
     case 'node':
@@ -90,5 +99,7 @@ export function formatLabelSource(source: LabelSource): string {
       return `generated (${source.generator})`;
     case 'plugin':
       return `plugin ${source.plugin}`;
+    case 'node_set':
+      return `node set ${source.set}`;
   }
 }

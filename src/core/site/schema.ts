@@ -17,6 +17,7 @@ export const SchemaName = {
   Region: 'drydock/Region/v1',
   LabelPolicy: 'relabel/LabelPolicy/v1',
   LabelPlugin: 'relabel/LabelPlugin/v1',
+  NodeSet: 'relabel/NodeSet/v1',
 } as const;
 
 /** One of the {@link SchemaName} strings. */
@@ -218,3 +219,25 @@ export type Rack = z.infer<typeof Rack>;
 export const Region = documentEnvelope(SchemaName.Region, RegionData);
 /** A region document. */
 export type Region = z.infer<typeof Region>;
+
+/**
+ * `data` of a `relabel/NodeSet/v1`: the nodes a label `selector` matches
+ * (checked by `selectorProblems`, `core/plan/label-selector.ts`, so that
+ * each problem is named at its field), managed as if a BaremetalNode with
+ * this `host_profile` and `metadata` named each.
+ */
+export const NodeSetData = z
+  .object({
+    // Required: its absence is reported with the selector's own checks.
+    selector: z.unknown().optional(),
+    host_profile: nonEmpty('host_profile').optional(),
+    metadata: HostMetadata.optional(),
+  })
+  .strict();
+/** `data` of a node set. */
+export type NodeSetData = z.infer<typeof NodeSetData>;
+
+/** A `relabel/NodeSet/v1` document; `metadata.name` names the set. */
+export const NodeSet = documentEnvelope(SchemaName.NodeSet, NodeSetData);
+/** A node set document. */
+export type NodeSet = z.infer<typeof NodeSet>;

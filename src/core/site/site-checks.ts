@@ -96,7 +96,7 @@ export function policyDependentErrors(checked: readonly CheckedDocument[], polic
   };
   for (const c of checked) {
     const kind = c.kind === 'invalid' ? c.schemaKind : c.kind;
-    if (kind === 'node' || kind === 'profile') {
+    if (kind === 'node' || kind === 'profile' || kind === 'nodeSet') {
       const view = hostView(c.doc.value);
       protectedKeyErrors(c.doc, ['data', 'metadata', 'owner_data'], view.ownerData ?? {});
       if (on.tags) {

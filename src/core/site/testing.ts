@@ -24,6 +24,11 @@ export function profileDoc(name: string, body: string): string {
   return yamlDoc('drydock/HostProfile/v1', name, body);
 }
 
+/** A `relabel/NodeSet/v1` document. */
+export function nodeSetDoc(name: string, body: string): string {
+  return yamlDoc('relabel/NodeSet/v1', name, body);
+}
+
 /** A `drydock/Rack/v1` document with the given rack labels. */
 export function rackDoc(name: string, labels: Record<string, string> = {}): string {
   const entries = Object.entries(labels).map(([k, v]) => `    ${JSON.stringify(k)}: ${JSON.stringify(v)}\n`);

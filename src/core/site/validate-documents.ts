@@ -52,6 +52,7 @@ const SCHEMA_OF_KIND: Partial<Record<CheckedDocument['kind'], SchemaName>> = {
   region: SchemaName.Region,
   policy: SchemaName.LabelPolicy,
   plugin: SchemaName.LabelPlugin,
+  nodeSet: SchemaName.NodeSet,
 };
 
 /**

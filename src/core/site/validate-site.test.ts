@@ -148,7 +148,7 @@ const cases: { name: string; sources: SiteSource[]; expected: string[] }[] = [
       ),
     ],
     expected: [
-      'p.yaml:2:9 relabel/LabelPolicy/v2 "x" schema: unknown relabel schema "relabel/LabelPolicy/v2" (known: relabel/LabelPolicy/v1, relabel/LabelPlugin/v1)',
+      'p.yaml:2:9 relabel/LabelPolicy/v2 "x" schema: unknown relabel schema "relabel/LabelPolicy/v2" (known: relabel/LabelPolicy/v1, relabel/LabelPlugin/v1, relabel/NodeSet/v1)',
       'p.yaml:13:3 relabel/LabelPolicy/v1 "p" data.lift_uninitialized_taint: missing required field "lift_uninitialized_taint" (expected boolean)',
       'p.yaml:17:24 relabel/LabelPolicy/v1 "p" data.default_concurrency: Too small: expected number to be >=1',
     ],

@@ -2,7 +2,19 @@
  * The core's entry point: validate a whole site and resolve its design, or
  * report every error found, all-or-nothing.
  */
-import { danglingProfile, duplicateNameErrors, indexSite, missingRack, profileGraphErrors, resolveHosts, type SiteIndex } from './design-resolve.ts';
+import {
+  danglingProfile,
+  duplicateNameErrors,
+  indexSite,
+  missingRack,
+  profileGraphErrors,
+  resolveEntries,
+  resolveHosts,
+  type ResolvedHost,
+  type SiteIndex,
+} from './design-resolve.ts';
+import type { LabelSelector } from '../plan/label-selector.ts';
+import { nodeSetEntries, ownedLabelKeys, selectorOwnershipErrors, type NodeSetEntry } from './node-set-resolve.ts';
 import type { CheckedDocument } from './document-check.ts';
 import { valueAt } from './document-view.ts';
 import { pluginSpecFrom, type PluginSpec } from './label-plugin.ts';
@@ -10,7 +22,7 @@ import { SchemaName } from './schema.ts';
 import { conflictErrors, desiredLabels } from './desired-labels.ts';
 import type { LabelConflict } from './desired-labels.ts';
 import type { SitePolicy } from './label-policy.ts';
-import type { LabelSource } from './label-provenance.ts';
+import { nodeSetSource, type LabelSource } from './label-provenance.ts';
 import { nodeMetadataConflicts } from './node-metadata-checks.ts';
 import { policyDependentErrors, siteRegionOf, sitePolicyOf } from './site-checks.ts';
 import type { SiteError } from '../plan/site-error.ts';
@@ -45,6 +57,16 @@ export type DesignNode = {
   taints: Taint[];
 };
 
+/**
+ * A node set of the resolved design (`relabel/NodeSet/v1`): resolved once as
+ * a node named after the set would be; each member node is managed with
+ * these labels, annotations and taints.
+ */
+export type DesignNodeSet = DesignNode & {
+  /** Which nodes are members: those it matches that no BaremetalNode names. */
+  selector: LabelSelector;
+};
+
 /** A rack of the resolved design. */
 export type DesignRack = { name: string; labels: Record<string, string> };
 
@@ -63,6 +85,8 @@ export type Design = {
   hostProfiles: string[];
   /** The site's label plugins (`relabel/LabelPlugin/v1`), sorted by name; absent when it has none. */
   plugins?: PluginSpec[];
+  /** The site's node sets (`relabel/NodeSet/v1`), by name, sorted; absent when it has none. */
+  nodeSets?: Record<string, DesignNodeSet>;
 };
 
 /** One document of a valid site, as read (documents of every schema, in input order). */
@@ -97,18 +121,70 @@ function siteDocument(doc: LoadedDocument): SiteDocument {
 function failedHostReferenceErrors(checked: readonly CheckedDocument[], index: SiteIndex): SiteError[] {
   const errors: SiteError[] = [];
   for (const c of checked) {
-    if (c.kind !== 'invalid' || (c.schemaKind !== 'node' && c.schemaKind !== 'profile')) continue;
+    if (c.kind !== 'invalid' || (c.schemaKind !== 'node' && c.schemaKind !== 'profile' && c.schemaKind !== 'nodeSet')) continue;
     const parent = valueAt(c.doc.value, ['data', 'host_profile']);
     if (typeof parent === 'string' && parent !== '' && !index.profiles.has(parent) && !index.unresolvable.profiles.has(parent)) {
       errors.push(danglingProfile(c, parent));
     }
     // A profile's rack is checked where a node inherits it, as for a valid profile.
-    const rack = c.schemaKind === 'node' ? valueAt(c.doc.value, ['data', 'metadata', 'rack']) : undefined;
+    const rack = c.schemaKind !== 'profile' ? valueAt(c.doc.value, ['data', 'metadata', 'rack']) : undefined;
     if (typeof rack === 'string' && rack !== '' && rack !== '!' && !index.racks.has(rack) && !index.unresolvable.racks.has(rack)) {
       errors.push(missingRack(c.doc, ['data', 'metadata', 'rack'], rack));
     }
   }
   return errors;
+}
+
+/** The design's entry of a resolved node (or node set) whose desired labels are `desired`. */
+function designNodeOf(host: ResolvedHost, desired: { labels: Record<string, string>; sources: Record<string, LabelSource> }): DesignNode {
+  return {
+    name: host.name,
+    hostProfile: host.hostProfile,
+    profileChain: host.profileChain,
+    rack: host.rack?.name ?? null,
+    tags: host.tags,
+    ownerData: Object.fromEntries([...host.ownerData].map(([key, { value }]) => [key, value])),
+    labels: desired.labels,
+    labelSources: desired.sources,
+    annotations: Object.fromEntries([...host.annotations].map(([key, { value }]) => [key, value])),
+    taints: [...host.taints.values()].map(({ taint }) => taint),
+  };
+}
+
+/**
+ * Resolves the site's node sets as nodes (their own owner_data credited to
+ * the set), adding their conflicts and errors (duplicate names, inheritance,
+ * selectors reading keys relabel owns) to `into`. Needs the policy and site;
+ * without them, only the names are checked.
+ */
+function nodeSetsOf(
+  checked: readonly CheckedDocument[],
+  index: SiteIndex,
+  into: {
+    policy: SitePolicy | undefined;
+    site: { name: string; doc: LoadedDocument } | null | undefined;
+    nodes: ReadonlyMap<string, DesignNode>;
+    plugins: readonly PluginSpec[];
+    conflicts: LabelConflict[];
+    errors: SiteError[];
+  },
+): Map<string, DesignNodeSet> {
+  const { entries, errors } = nodeSetEntries(checked);
+  into.errors.push(...errors);
+  const resolved = resolveEntries(entries, index);
+  into.errors.push(...resolved.errors);
+  const sets = new Map<string, DesignNodeSet>();
+  const { policy, site } = into;
+  if (policy === undefined || site === undefined) return sets;
+  for (const host of resolved.hosts.values()) {
+    const entry = entries.get(host.name) as NodeSetEntry;
+    const desired = desiredLabels(host, { policy, racks: index.racks, site }, nodeSetSource(host.name));
+    into.conflicts.push(...desired.conflicts, ...nodeMetadataConflicts(host, desired.labels, { doc: entry.doc, path: ['metadata', 'name'] }));
+    sets.set(host.name, { ...designNodeOf(host, desired), selector: entry.selector });
+  }
+  const keys = ownedLabelKeys({ nodes: into.nodes.values(), sets: sets.values(), profiles: index.profiles.values(), racks: index.racks.values() });
+  into.errors.push(...selectorOwnershipErrors(entries.values(), { keys, policy: { labelDomain: policy.labelDomain }, plugins: into.plugins }));
+  return sets;
 }
 
 /**
@@ -131,7 +207,7 @@ export function validateSite(sources: readonly SiteSource[]): SiteValidation {
   const { site, errors: siteErrors } = siteRegionOf({ checked, broken });
   errors.push(...indexErrors, ...policyErrors, ...siteErrors, ...profileGraphErrors(index), ...failedHostReferenceErrors(checked, index));
   // Names shared with a document that failed its own checks; the policy and region are singletons, reported as such.
-  errors.push(...duplicateErrors(checked, { kinds: ['node', 'profile', 'rack', 'plugin'], withFailed: true }));
+  errors.push(...duplicateErrors(checked, { kinds: ['node', 'profile', 'rack', 'plugin', 'nodeSet'], withFailed: true }));
   if (policy !== undefined) errors.push(...policyDependentErrors(checked, policy));
   const { hosts, errors: hostErrors } = resolveHosts(index);
   errors.push(...hostErrors);
@@ -145,24 +221,14 @@ export function validateSite(sources: readonly SiteSource[]): SiteValidation {
       conflicts.push(...desired.conflicts);
       const node = index.nodes.get(host.name);
       if (node !== undefined) conflicts.push(...nodeMetadataConflicts(host, desired.labels, { doc: node.doc, path: ['metadata', 'name'] }));
-      nodes.set(host.name, {
-        name: host.name,
-        hostProfile: host.hostProfile,
-        profileChain: host.profileChain,
-        rack: host.rack?.name ?? null,
-        tags: host.tags,
-        ownerData: Object.fromEntries([...host.ownerData].map(([key, { value }]) => [key, value])),
-        labels: desired.labels,
-        labelSources: desired.sources,
-        annotations: Object.fromEntries([...host.annotations].map(([key, { value }]) => [key, value])),
-        taints: [...host.taints.values()].map(({ taint }) => taint),
-      });
+      nodes.set(host.name, designNodeOf(host, desired));
     }
   }
-  errors.push(...conflictErrors(conflicts));
   const pluginDocs = checked.flatMap((c) => (c.kind === 'plugin' ? [{ name: c.value.metadata.name, doc: c.doc, value: c.value }] : []));
   errors.push(...duplicateNameErrors(pluginDocs, SchemaName.LabelPlugin).errors);
   const plugins = pluginDocs.map((p) => pluginSpecFrom(p.value)).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const sets = nodeSetsOf(checked, index, { policy, site, nodes, plugins, conflicts, errors });
+  errors.push(...conflictErrors(conflicts));
   if (errors.length > 0 || policy === undefined || site === undefined) {
     return { ok: false, errors: sortErrors(errors) };
   }
@@ -177,6 +243,7 @@ export function validateSite(sources: readonly SiteSource[]): SiteValidation {
     racks: sortedRecord(racks),
     hostProfiles: [...index.profiles.keys()].sort(),
     ...(plugins.length > 0 ? { plugins } : {}),
+    ...(sets.size > 0 ? { nodeSets: sortedRecord(sets) } : {}),
   };
   return { ok: true, design, documents: checked.map((c) => siteDocument(c.doc)) };
 }

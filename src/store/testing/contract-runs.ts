@@ -115,6 +115,26 @@ export function runsContract(fixture: StoreFixture): void {
       assert.equal((await store.runs.create({ targets: ['b'] })).id, retried.id + 1, 'the refused runs took no number');
     });
 
+    test('runs.addNodes appends targets found while planning, each once', async (t) => {
+      const store = await freshStore(t, fixture);
+      await rejectsWith(store.runs.create({ targets: [] }), 'InvalidArgument');
+      const run = await store.runs.create({ targets: [], targetsAtPlan: true });
+      assert.equal(run.targetCount, 0);
+      assert.equal(await store.runs.addNodes(run.id, ['m-2', 'm-1']), 2);
+      assert.equal(await store.runs.addNodes(run.id, ['m-1', 'm-3']), 1);
+      assert.deepEqual(
+        (await store.runs.nodes(run.id, { limit: 10 })).map((r) => [r.seq, r.node, r.status]),
+        [
+          [0, 'm-2', 'queued'],
+          [1, 'm-1', 'queued'],
+          [2, 'm-3', 'queued'],
+        ],
+      );
+      assert.equal((await store.runs.get(run.id)).targetCount, 3);
+      await rejectsWith(store.runs.addNodes(run.id, ['x', 'x']), 'InvalidArgument');
+      await rejectsWith(store.runs.addNodes(999, ['x']), 'NotFound');
+    });
+
     test('runs.setWorkflow records the workflow ID of a run', async (t) => {
       const store = await freshStore(t, fixture);
       const run = await store.runs.create({ key: 'k', targets: ['a'] });
