@@ -213,6 +213,16 @@ describe('the feature map (docs/architecture.md)', () => {
     );
   });
 
+  it('the CI script stops at its first failing step: set -e, and no step inside an && or || list (set -e does not stop there)', () => {
+    const ci = readFileSync(join(ROOT, '.ci/run'), 'utf8');
+    assert.match(ci, /^set -euo pipefail$/m);
+    const steps = ci.split('\n').filter((line) => line.trim() !== '' && !line.trim().startsWith('#'));
+    assert.deepEqual(
+      steps.filter((line) => /&&|\|\|/.test(line)),
+      [],
+    );
+  });
+
   it('names every folder of integration tests', () => {
     const support = new Set(['fixtures', 'histories', 'artifacts']);
     const folders = readdirSync(join(ROOT, 'test'), { withFileTypes: true }).filter((e) => e.isDirectory() && !support.has(e.name));
