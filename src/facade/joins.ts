@@ -101,7 +101,11 @@ export function createJoins(deps: JoinsDeps) {
      * says which.
      */
     async enable(
-      options: { site?: string; by?: string; watch?: Pick<WatchJoinsInput, 'maxBatch' | 'batchDelayMs' | 'concurrency' | 'watchSeconds' | 'continueAsNewAfter'> } = {},
+      options: {
+        site?: string;
+        by?: string;
+        watch?: Pick<WatchJoinsInput, 'maxBatch' | 'batchDelayMs' | 'concurrency' | 'watchSeconds' | 'continueAsNewAfter'>;
+      } = {},
     ): Promise<JoinStatus & { changed: boolean }> {
       const { site } = await storeSite(store, designs, options.site);
       const before = await describe(site);
