@@ -271,10 +271,10 @@ export async function relabelPasses(ctx: SizeContext): Promise<void> {
 async function driftPass(ctx: SizeContext, design: Design): Promise<void> {
   const edited = ctx.site.nodes.filter((_, i) => i % 100 === 1);
   const merge = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
-  await pool(edited, 32, async (name) => {
-    const key = Object.keys(design.nodes[name]?.labels ?? {}).find((k) => !isKubeletLabelKey(k) && k !== 'bench-round') ?? '';
-    await ctx.core.patchNode({ name, body: { metadata: { labels: { [key]: 'edited-by-hand' } } } }, merge);
-  });
+  const keyOf = (name: string) => Object.keys(design.nodes[name]?.labels ?? {}).find((k) => !isKubeletLabelKey(k) && k !== 'bench-round') ?? '';
+  const setLabel = (name: string, value: string | undefined) =>
+    ctx.core.patchNode({ name, body: { metadata: { labels: { [keyOf(name)]: value ?? null } } } }, merge);
+  await pool(edited, 32, (name) => setLabel(name, 'edited-by-hand'));
   const drift = createDrift({ client: ctx.client, store: ctx.store, designs: ctx.designs, taskQueue: ctx.taskQueue, namespace: 'default' });
   await withWorker(
     ctx,
@@ -286,4 +286,9 @@ async function driftPass(ctx: SizeContext, design: Design): Promise<void> {
       return { ok, ...(ok ? {} : { why: `drift counts ${JSON.stringify(r.counts)}, expected ${edited.length} drifted` }), figures: { counts: r.counts } };
     },
   );
+  // The edits undone, so that the passes on a next Temporal find every node as its last run left it.
+  await pool(edited, 32, (name) => setLabel(name, design.nodes[name]?.labels[keyOf(name)]));
+  const others = new Set(ctx.site.nodes.filter((_, i) => i % 100 !== 1));
+  const wrong = await wrongNodes(ctx.core, ctx.prefix, design, others);
+  report({ nodes: ctx.size, pass: 'drift: edits undone', wrongNodes: wrong.length, sample: wrong.slice(0, 5) }, wrong.length === 0);
 }
