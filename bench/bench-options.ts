@@ -3,6 +3,7 @@
  */
 import { parseArgs } from 'node:util';
 import { DEFAULT_KUBE_QPS } from '../src/kube/nodes.ts';
+import { StackTemporal } from '../stack/stack.ts';
 
 export const { values: opts } = parseArgs({
   options: {
@@ -16,6 +17,7 @@ export const { values: opts } = parseArgs({
     heartbeat: { type: 'string', default: '20' },
     'join-kube-qps': { type: 'string', default: String(DEFAULT_KUBE_QPS) },
     'join-delay-ms': { type: 'string', default: '25' },
+    temporal: { type: 'string', default: StackTemporal.dev },
   },
 });
 export const sizes = opts.nodes.split(',').map(Number);
@@ -25,3 +27,16 @@ export const retryCount = Number(opts.retry);
 /** Seconds between the KWOK nodes' status heartbeats; 0: plain nodes on a bare API server, which nobody else writes. */
 export const heartbeat = Number(opts.heartbeat);
 export const continueAsNewAfter = opts['continue-as-new-after'] === undefined ? undefined : Number(opts['continue-as-new-after']);
+
+/**
+ * The Temporals the engine floor and relabel's passes run on, in order, one
+ * at a time on the same simulated cluster: `dev` (the stack's dev server)
+ * and `postgres` (temporal-server on PostgreSQL, started beside it).
+ */
+export const temporals: StackTemporal[] = opts.temporal.split(',').map((kind) => {
+  if (!Object.values<string>(StackTemporal).includes(kind)) {
+    throw new Error(`--temporal ${opts.temporal}: expected a list of ${Object.values(StackTemporal).join(', ')}`);
+  }
+  return kind as StackTemporal;
+});
+if (new Set(temporals).size !== temporals.length) throw new Error(`--temporal ${opts.temporal}: each Temporal once`);

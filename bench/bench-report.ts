@@ -7,6 +7,13 @@
 /** Every figure printed, for the summary. */
 export const rows: Record<string, unknown>[] = [];
 let failed = false;
+/** Figures every row carries while set (which Temporal the passes run on). */
+let context: Record<string, unknown> = {};
+
+/** Adds `figures` to every row reported from now on (until called again). */
+export function reportContext(figures: Record<string, unknown>): void {
+  context = figures;
+}
 
 /** Whether any row reported was not ok. */
 export function anyFailed(): boolean {
@@ -15,7 +22,7 @@ export function anyFailed(): boolean {
 
 /** Prints `row` (with `ok`, and `why` when not), and keeps it. */
 export function report(row: Record<string, unknown>, ok: boolean, why = ''): void {
-  rows.push({ ...row, ok });
-  console.log(JSON.stringify({ ...row, ok, ...(why ? { why } : {}) }));
+  rows.push({ ...context, ...row, ok });
+  console.log(JSON.stringify({ ...context, ...row, ok, ...(why ? { why } : {}) }));
   if (!ok) failed = true;
 }

@@ -19,12 +19,13 @@ type NodeDoc = { metadata: { name: string }; data: { metadata: { owner_data?: Re
 /** The generated node documents of a bench site, kept to regenerate variants. */
 const templates = new WeakMap<SourceFile[], { docs: NodeDoc[] }>();
 
-function nodesText(docs: readonly NodeDoc[], changed: ReadonlySet<string>, round: string): string {
+function nodesText(docs: readonly NodeDoc[], changed: ReadonlySet<string>, round: string, others?: string): string {
   return docs
     .map((doc) => {
-      if (!changed.has(doc.metadata.name)) return `---\n${JSON.stringify(doc)}\n`;
+      const value = changed.has(doc.metadata.name) ? round : others;
+      if (value === undefined) return `---\n${JSON.stringify(doc)}\n`;
       const copy = structuredClone(doc);
-      copy.data.metadata.owner_data = { ...copy.data.metadata.owner_data, 'bench-round': round };
+      copy.data.metadata.owner_data = { ...copy.data.metadata.owner_data, 'bench-round': value };
       return `---\n${JSON.stringify(copy)}\n`;
     })
     .join('');
@@ -55,11 +56,14 @@ export function benchSite(prefix: string, count: number, joiners = 0): { files: 
   return { files: out, nodes: names.slice(0, count), joiners: names.slice(count) };
 }
 
-/** `files` (from {@link benchSite}) with a node-level label `bench-round: round` on the `changed` nodes. */
-export function withChangedNodes(files: SourceFile[], changed: ReadonlySet<string>, round: string): SourceFile[] {
+/**
+ * `files` (from {@link benchSite}) with a node-level label `bench-round: round`
+ * on the `changed` nodes (and `bench-round: others` on the rest, if given).
+ */
+export function withChangedNodes(files: SourceFile[], changed: ReadonlySet<string>, round: string, others?: string): SourceFile[] {
   const t = templates.get(files);
   if (!t) throw new Error('withChangedNodes takes the files benchSite made');
-  return files.map((f) => (f.source === 'nodes.yaml' ? { source: f.source, text: nodesText(t.docs, changed, round) } : f));
+  return files.map((f) => (f.source === 'nodes.yaml' ? { source: f.source, text: nodesText(t.docs, changed, round, others) } : f));
 }
 
 /**

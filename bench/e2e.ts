@@ -1,12 +1,17 @@
 /**
- * `npm run bench:e2e -- [--nodes 500,5000] [--concurrency 50] [--passes …] [--continue-as-new-after N] [--heartbeat 20] [--join-kube-qps 50] [--join-delay-ms 25]`:
+ * `npm run bench:e2e -- [--nodes 500,5000] [--concurrency 50] [--passes …] [--continue-as-new-after N] [--heartbeat 20] [--join-kube-qps 50] [--join-delay-ms 25] [--temporal dev,postgres]`:
  * update_labels end to end (`--search-attributes off`: runs and children
  * without relabel's search attributes, to measure what they cost), on a local stack of its own per size (real
  * Temporal, real kube-apiserver, and by default the simulated cluster: KWOK
  * plays every node's kubelet, posting its status every `--heartbeat`
  * seconds, with the real controller manager and scheduler; `--heartbeat 0`
  * runs on plain nodes nobody else writes), against the floor measured in the
- * same run.
+ * same run. `--temporal` names the Temporals the engine floor and relabel's
+ * passes run on, one after the other on the same nodes (bench/bench-temporal.ts):
+ * `dev` (the stack's dev server, the default) and `postgres` (temporal-server
+ * on PostgreSQL, started beside it); every row names its Temporal, and the
+ * summary ends with relabel's ratio to the engine floor on each. Join and NFD
+ * run once, on the first.
  *
  * Per size: register the nodes (Ready, with KWOK); `floor` (a plain client
  * with kept-alive connections: one paginated LIST, then one
@@ -46,10 +51,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { CoreV1Api } from '@kubernetes/client-node';
-import { Client, Connection } from '@temporalio/client';
+import type { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { createRuns } from '../src/facade/runs.ts';
-import { freePorts, startStack, stopStack } from '../stack/stack.ts';
+import { freePorts, startStack, stopStack, type StackInfo } from '../stack/stack.ts';
 import { createDesignCache } from '../src/store/design-cache.ts';
 import { openStore } from '../src/store/open-store.ts';
 import type { Store } from '../src/store/store.ts';
@@ -58,9 +62,11 @@ import { benchCore, floor, registerNodes } from './bench-nodes.ts';
 import { engineFloorPass } from './engine-floor/pass.ts';
 import { nfdPasses } from './nfd/pass.ts';
 import { joinPasses } from './joins/pass.ts';
-import { concurrency, continueAsNewAfter, heartbeat, opts, passes, sizes } from './bench-options.ts';
-import { anyFailed, report, rows } from './bench-report.ts';
-import { relabelPasses, startWorker } from './relabel-passes.ts';
+import { concurrency, continueAsNewAfter, heartbeat, opts, passes, sizes, temporals } from './bench-options.ts';
+import { anyFailed, report, reportContext, rows } from './bench-report.ts';
+import { printSummary } from './bench-summary.ts';
+import { withBenchTemporal, type BenchTemporal } from './bench-temporal.ts';
+import { relabelPasses, startWorker, type SizeContext } from './relabel-passes.ts';
 
 /** The plain client's floor, twice, the faster counting (the best a plain client does here); its row, and its time. */
 async function floorPass(core: CoreV1Api, prefix: string, size: number): Promise<number> {
@@ -82,13 +88,85 @@ async function floorPass(core: CoreV1Api, prefix: string, size: number): Promise
   return floorMs;
 }
 
+/** What one size's passes share on every Temporal. */
+type SizeRun = Omit<SizeContext, 'runs' | 'client' | 'taskQueue' | 'engineFloorMs' | 'round' | 'stack'> & {
+  stack: StackInfo;
+  dir: string;
+  kc: KubeConfig;
+};
+
+/**
+ * The engine floor and relabel's passes on one Temporal (`first`: also the
+ * join and NFD passes, which run once), its kind in every row.
+ */
+async function temporalPasses(run: SizeRun, t: BenchTemporal, first: boolean): Promise<void> {
+  const { size, prefix, core, store, designs, storeUrl, dir, kc, floorMs, site } = run;
+  const { stack, client, taskQueue } = t;
+  const runs = createRuns({ client, store, designs, taskQueue, namespace: 'default', searchAttributes: opts['search-attributes'] !== 'off' });
+  let engineFloorMs = Number.NaN;
+  if (passes.includes('engine-floor')) {
+    const ef = await engineFloorPass({
+      stack,
+      client,
+      taskQueue: t.engineFloorTaskQueue,
+      core,
+      size,
+      prefix,
+      concurrency,
+      kubeQps: Number(opts['kube-qps']),
+      floorMs,
+      othersWrite: heartbeat > 0,
+      ...(continueAsNewAfter !== undefined ? { continueAsNewAfter } : {}),
+    });
+    engineFloorMs = ef.ms;
+    report(ef.row, ef.problems.length === 0, ef.problems.join('; '));
+  }
+  await relabelPasses({ ...run, stack, runs, client, taskQueue, engineFloorMs, ...(first ? {} : { round: t.kind }) });
+  if (!first) return;
+  if (passes.includes('join')) {
+    const [joinQps, batchDelayMs] = [opts['join-kube-qps'], Number(opts['join-delay-ms'])];
+    const joined = await joinPasses({
+      stack,
+      kc,
+      client,
+      store,
+      designs,
+      runs,
+      taskQueue,
+      dir,
+      size,
+      registered: site.nodes,
+      prefix,
+      concurrency,
+      kubeQps: Number(joinQps),
+      batchDelayMs,
+      startWorker: () => startWorker(stack, storeUrl, taskQueue, joinQps),
+    });
+    for (const j of joined) report(j.row, j.problems.length === 0, j.problems.join('; '));
+  }
+  if (passes.includes('nfd')) {
+    const relabel = rows.find((r) => r.nodes === size && r.pass === 'all-changed' && r.temporal === t.kind && typeof r.seconds === 'number');
+    const nfd = await nfdPasses({
+      stack,
+      kc,
+      dir,
+      nodes: site.nodes,
+      prefix,
+      concurrency,
+      kubeQps: Number(opts['kube-qps']),
+      floorMs,
+      ...(relabel ? { relabelMs: (relabel.seconds as number) * 1000 } : {}),
+    });
+    for (const n of nfd) report(n.row, n.problems.length === 0, n.problems.join('; '));
+  }
+}
+
 async function benchSize(size: number): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'relabel-bench-'));
   // With heartbeats, KWOK plays the nodes' kubelets (status every `heartbeat` s; no Leases, which touch no Node).
   const kwok = heartbeat > 0 ? { nodes: 0, heartbeatSeconds: heartbeat, leaseSeconds: 0 } : undefined;
   const stack = await startStack({ dir: join(dir, 'stack'), ports: await freePorts(), ...(kwok ? { kwok } : {}) });
   let store: Store | undefined;
-  let connection: Connection | undefined;
   try {
     const prefix = 'bench-';
     const site = benchSite(prefix, size);
@@ -106,106 +184,23 @@ async function benchSize(size: number): Promise<void> {
     );
 
     const floorMs = passes.includes('floor') ? await floorPass(core, prefix, size) : Number.NaN;
-
-    connection = await Connection.connect({ address: stack.temporalAddress });
-    const client = new Client({ connection });
-    const taskQueue = 'relabel-bench';
-    const runs = createRuns({ client, store, designs, taskQueue, namespace: 'default', searchAttributes: opts['search-attributes'] !== 'off' });
-    let engineFloorMs = Number.NaN;
-    if (passes.includes('engine-floor')) {
-      const ef = await engineFloorPass({
-        stack,
-        client,
-        core,
-        size,
-        prefix,
-        concurrency,
-        kubeQps: Number(opts['kube-qps']),
-        floorMs,
-        othersWrite: heartbeat > 0,
-        ...(continueAsNewAfter !== undefined ? { continueAsNewAfter } : {}),
-      });
-      engineFloorMs = ef.ms;
-      report(ef.row, ef.problems.length === 0, ef.problems.join('; '));
+    const run: SizeRun = { stack, dir, kc, core, store, designs, storeUrl, floorMs, size, site, prefix, design, seed };
+    // One Temporal at a time, each with its own workers and task queues, on the same nodes.
+    for (const [i, kind] of temporals.entries()) {
+      reportContext({ temporal: kind });
+      await withBenchTemporal(stack, dir, kind, (t) => temporalPasses(run, t, i === 0));
     }
-    await relabelPasses({ stack, storeUrl, store, designs, runs, client, taskQueue, floorMs, engineFloorMs, size, core, site, prefix, design, seed });
-    if (passes.includes('join')) {
-      const [joinQps, batchDelayMs] = [opts['join-kube-qps'], Number(opts['join-delay-ms'])];
-      const joined = await joinPasses({
-        stack,
-        kc,
-        client,
-        store,
-        designs,
-        runs,
-        taskQueue,
-        dir,
-        size,
-        registered: site.nodes,
-        prefix,
-        concurrency,
-        kubeQps: Number(joinQps),
-        batchDelayMs,
-        startWorker: () => startWorker(stack, storeUrl, taskQueue, joinQps),
-      });
-      for (const j of joined) report(j.row, j.problems.length === 0, j.problems.join('; '));
-    }
-    if (passes.includes('nfd')) {
-      const relabel = rows.find((r) => r.nodes === size && r.pass === 'all-changed' && typeof r.seconds === 'number');
-      const nfd = await nfdPasses({
-        stack,
-        kc,
-        dir,
-        nodes: site.nodes,
-        prefix,
-        concurrency,
-        kubeQps: Number(opts['kube-qps']),
-        floorMs,
-        ...(relabel ? { relabelMs: (relabel.seconds as number) * 1000 } : {}),
-      });
-      for (const n of nfd) report(n.row, n.problems.length === 0, n.problems.join('; '));
-    }
+    reportContext({});
   } finally {
-    await connection?.close();
     await store?.close();
     await stopStack(join(dir, 'stack'), { purge: true });
     rmSync(dir, { recursive: true, force: true });
   }
 }
 
-/** The summary table's columns, from each row (then where the time went per changed node, and ok). */
-const SUMMARY_COLUMNS = [
-  'nodes',
-  'pass',
-  'seconds',
-  'p50Ms',
-  'p95Ms',
-  'p99Ms',
-  'maxMs',
-  'ratioToFloor',
-  'ratioToEngineFloor',
-  'relabelRatio',
-  'nodesPerSecond',
-  'writesCounted',
-  'refused',
-  'children',
-  'eventsPerChangedNode',
-  'largestPayloadKB',
-  'workerPeakRssMiB',
-] as const;
-
 async function main(): Promise<void> {
   for (const size of sizes) await benchSize(size);
-  console.log('\n# summary');
-  // Where the time went, per changed node: Temporal server and worker CPU ms, the server's database operations.
-  const perNode = (r: Record<string, unknown>) => {
-    const cpu = r.cpuMsPerChangedNode as Record<string, number> | null | undefined;
-    const temporal = r.temporal as { dbOpsPerChangedNode?: number } | undefined;
-    return { temporalMs: cpu?.temporal, workerMs: cpu?.worker, dbOps: temporal?.dbOpsPerChangedNode };
-  };
-  console.table(
-    rows.filter((r) => r.seconds !== undefined).map((r) => ({ ...Object.fromEntries(SUMMARY_COLUMNS.map((k) => [k, r[k]])), ...perNode(r), ok: r.ok })),
-  );
+  printSummary(temporals);
   if (anyFailed()) {
     console.error('bench: a measured run did not end as expected (see the rows with ok: false)');
     process.exit(1);

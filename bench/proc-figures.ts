@@ -2,7 +2,7 @@
  * What the benchmark reads of its processes from /proc: CPU seconds used
  * and peak resident memory.
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import type { StackInfo } from '../stack/stack.ts';
 
 /** CPU seconds (user + system) a process has used so far; 0 once it is gone. */
@@ -15,10 +15,42 @@ export function cpuSeconds(pid: number): number {
   }
 }
 
-/** CPU seconds of each stack process, the worker and the bench, for where the time goes. */
+/** The fields of /proc/`pid`/stat after the command, or none once it is gone. */
+function statFields(pid: number): string[] {
+  try {
+    return readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * CPU seconds a process and every process under it have used so far: the
+ * live ones', and what the ones already gone and waited for had used. A
+ * PostgreSQL server does its work in a backend process per connection.
+ */
+export function treeCpuSeconds(pid: number): number {
+  const children = new Map<number, number[]>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const parent = Number(statFields(Number(entry))[1]);
+    children.set(parent, [...(children.get(parent) ?? []), Number(entry)]);
+  }
+  let ticks = 0;
+  const todo = [pid];
+  for (let next = todo.pop(); next !== undefined; next = todo.pop()) {
+    const f = statFields(next);
+    // utime, stime, and the waited-for children's cutime, cstime.
+    if (f.length > 14) ticks += Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]);
+    todo.push(...(children.get(next) ?? []));
+  }
+  return ticks / 100;
+}
+
+/** CPU seconds of each stack process (with the processes under it), the worker and the bench, for where the time goes. */
 export function cpuOf(stack: StackInfo, worker: { pid?: number | undefined }, bench = process.pid): Record<string, number> {
   const out: Record<string, number> = {};
-  for (const p of stack.processes) out[p.name] = cpuSeconds(p.pid);
+  for (const p of stack.processes) out[p.name] = treeCpuSeconds(p.pid);
   out.worker = cpuSeconds(worker.pid as number);
   out.client = cpuSeconds(bench);
   return out;

@@ -18,13 +18,15 @@ import { cpuOf, peakRssMiB } from '../proc-figures.ts';
 import { nodesWithout } from '../bench-nodes.ts';
 import type { engineFloor } from './workflows.ts';
 
-/** The engine floor's own task queue (a normal one, as relabel's). */
+/** The engine floor's own task queue by default (a normal one, as relabel's). */
 const TASK_QUEUE = 'engine-floor-bench';
 
 /** What the pass needs of the benchmark's run. */
 export interface EngineFloorPassContext {
   stack: StackInfo;
   client: Client;
+  /** Its task queue (default `engine-floor-bench`): its own on each Temporal. */
+  taskQueue?: string;
   /** A client of the admin kubeconfig, for the final check. */
   core: CoreV1Api;
   size: number;
@@ -39,13 +41,13 @@ export interface EngineFloorPassContext {
 }
 
 /** Forks the engine-floor worker; resolves once it is created. */
-function startFloorWorker(stack: StackInfo, kubeQps: number): Promise<ChildProcess> {
+function startFloorWorker(stack: StackInfo, taskQueue: string, kubeQps: number): Promise<ChildProcess> {
   const child = fork(new URL('./worker.ts', import.meta.url).pathname, [], {
     env: {
       ...process.env,
       TEMPORAL_ADDRESS: stack.temporalAddress,
       KUBECONFIG: stack.kubeconfig,
-      ENGINE_FLOOR_TASK_QUEUE: TASK_QUEUE,
+      ENGINE_FLOOR_TASK_QUEUE: taskQueue,
       ENGINE_FLOOR_KUBE_QPS: String(kubeQps),
     },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
@@ -63,16 +65,17 @@ function startFloorWorker(stack: StackInfo, kubeQps: number): Promise<ChildProce
  */
 export async function engineFloorPass(ctx: EngineFloorPassContext): Promise<{ ms: number; row: Record<string, unknown>; problems: string[] }> {
   const { stack, client, size } = ctx;
-  const worker = await startFloorWorker(stack, ctx.kubeQps);
+  const taskQueue = ctx.taskQueue ?? TASK_QUEUE;
+  const worker = await startFloorWorker(stack, taskQueue, ctx.kubeQps);
   try {
     const tag = Date.now().toString(36);
     const writesBefore = await nodeRequestCount(stack.adminKubeconfig, 'PATCH', { code: 200 });
     const metricsUrl = `http://127.0.0.1:${stack.ports.temporalMetrics}/metrics`;
-    const temporal0 = await temporalCounts(metricsUrl, TASK_QUEUE);
+    const temporal0 = await temporalCounts(metricsUrl, taskQueue);
     const cpu0 = cpuOf(stack, worker);
     const t0 = performance.now();
     const handle = await client.workflow.start<typeof engineFloor>('engineFloor', {
-      taskQueue: TASK_QUEUE,
+      taskQueue,
       workflowId: `engine-floor-${tag}`,
       args: [
         {
@@ -93,7 +96,7 @@ export async function engineFloorPass(ctx: EngineFloorPassContext): Promise<{ ms
     const history = await historyFigures(client, handle.workflowId, handle.firstExecutionRunId);
     // The server publishes its counters about once a second.
     await new Promise((r) => setTimeout(r, 2000));
-    const temporal = temporalFigures(temporal0, await temporalCounts(metricsUrl, TASK_QUEUE), history.children);
+    const temporalServer = temporalFigures(temporal0, await temporalCounts(metricsUrl, taskQueue), history.children);
     const wrong = await nodesWithout(ctx.core, ctx.prefix, tag);
     const row = {
       nodes: size,
@@ -113,7 +116,7 @@ export async function engineFloorPass(ctx: EngineFloorPassContext): Promise<{ ms
       cpuSeconds: cpuSecondsUsed,
       cpuMsPerChangedNode:
         history.children > 0 ? Object.fromEntries(Object.entries(cpuSecondsUsed).map(([k, v]) => [k, +((v * 1000) / history.children).toFixed(1)])) : null,
-      temporal,
+      temporalServer,
       wrongNodes: wrong.length,
     };
     const problems = [

@@ -1,0 +1,78 @@
+/**
+ * The end-to-end benchmark's closing summary (see bench/e2e.ts): a table of
+ * every timed row, then per size relabel's ratio to the engine floor on each
+ * Temporal measured.
+ */
+import { rows } from './bench-report.ts';
+import type { StackTemporal } from '../stack/stack.ts';
+
+/** The summary table's columns, from each row (then where the time went per changed node, and ok). */
+const SUMMARY_COLUMNS = [
+  'nodes',
+  'temporal',
+  'pass',
+  'seconds',
+  'p50Ms',
+  'p95Ms',
+  'p99Ms',
+  'maxMs',
+  'ratioToFloor',
+  'ratioToEngineFloor',
+  'relabelRatio',
+  'nodesPerSecond',
+  'writesCounted',
+  'refused',
+  'children',
+  'eventsPerChangedNode',
+  'largestPayloadKB',
+  'workerPeakRssMiB',
+] as const;
+
+/**
+ * Where the time went, per changed node: Temporal server CPU ms (the dev
+ * server, or temporal-server and, apart, its PostgreSQL), worker CPU ms, the
+ * server's database operations.
+ */
+function perNode(r: Record<string, unknown>): Record<string, number | undefined> {
+  const cpu = r.cpuMsPerChangedNode as Record<string, number> | null | undefined;
+  const server = r.temporalServer as { dbOpsPerChangedNode?: number } | undefined;
+  return {
+    temporalMs: cpu?.temporal ?? cpu?.['temporal-server'],
+    temporalPgMs: cpu?.['temporal-postgres'],
+    workerMs: cpu?.worker,
+    dbOps: server?.dbOpsPerChangedNode,
+  };
+}
+
+/** The seconds of the row of `pass` at `nodes` on `temporal`, if measured. */
+function secondsOf(nodes: unknown, temporal: StackTemporal, pass: string): number | undefined {
+  const row = rows.find((r) => r.nodes === nodes && r.temporal === temporal && r.pass === pass && typeof r.seconds === 'number');
+  return row?.seconds as number | undefined;
+}
+
+/**
+ * One line per size: relabel's every-node-changed time over the engine
+ * floor's on each Temporal of `temporals` (the two times beside it).
+ */
+export function ratioLines(temporals: readonly StackTemporal[]): string[] {
+  const sizes = [...new Set(rows.map((r) => r.nodes))];
+  const lines: string[] = [];
+  for (const nodes of sizes) {
+    const each = temporals.flatMap((temporal) => {
+      const [relabel, engine] = [secondsOf(nodes, temporal, 'all-changed'), secondsOf(nodes, temporal, 'engine-floor')];
+      if (relabel === undefined || engine === undefined) return [];
+      return [`${temporal} ${(relabel / engine).toFixed(2)} (${relabel} s / ${engine} s)`];
+    });
+    if (each.length > 0) lines.push(`# relabel ÷ engine floor, every node changed, ${String(nodes)} nodes: ${each.join(', ')}`);
+  }
+  return lines;
+}
+
+/** Prints the summary table and the ratio lines. */
+export function printSummary(temporals: readonly StackTemporal[]): void {
+  console.log('\n# summary');
+  console.table(
+    rows.filter((r) => r.seconds !== undefined).map((r) => ({ ...Object.fromEntries(SUMMARY_COLUMNS.map((k) => [k, r[k]])), ...perNode(r), ok: r.ok })),
+  );
+  for (const line of ratioLines(temporals)) console.log(line);
+}
