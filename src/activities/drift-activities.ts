@@ -8,6 +8,7 @@ import { Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { FailureType, isFailureType } from '../core/plan/failure-types.ts';
+import type { DriftCounts } from '../core/plan/drift.ts';
 import type { RunAudit } from '../core/plan/run-audit.ts';
 import type { Design } from '../core/site/validate-site.ts';
 import type { NodeApi } from '../kube/nodes.ts';
@@ -35,6 +36,12 @@ export type RunStarter = (
 /** A heal run just started: the run and how many nodes it heals. */
 export type StartedHeal = { workflowId: string; runId: string; run: number; nodes: number };
 
+/** Where the worker's metrics learn what a detection found. */
+export interface DriftTelemetry {
+  /** A detection of `site` classified its nodes as `counts` say. */
+  detected(site: string, counts: DriftCounts): void;
+}
+
 /** What the drift activities need. */
 export interface DriftActivityDeps {
   nodes: NodeApi;
@@ -42,6 +49,7 @@ export interface DriftActivityDeps {
   designs: DesignCache;
   validDesign(revision: number): Promise<Design>;
   startRun?: RunStarter;
+  telemetry?: DriftTelemetry;
 }
 
 /** How often waiting for a heal run heartbeats. */
@@ -71,10 +79,12 @@ export function createDriftActivities(deps: DriftActivityDeps) {
           FailureType.InvalidArgument,
         );
       }
-      return detectDrift(
+      const found = await detectDrift(
         { nodes: deps.nodes, store, designs: deps.designs, progress: (classified) => context.heartbeat({ classified }) },
         { key: input.key, workflowId: input.workflowId, revision: latest.id, design },
       );
+      deps.telemetry?.detected(found.site, found.counts);
+      return found;
     },
 
     /**

@@ -13,10 +13,10 @@ import { createDesignCache, type DesignCache } from '../store/design-cache.ts';
 import type { Store } from '../store/store.ts';
 import { createApplyNodeActivities } from './apply-node.ts';
 import { documentValidationFailure } from './document-failure.ts';
-import { createDriftActivities, type RunStarter } from './drift-activities.ts';
+import { createDriftActivities, type DriftTelemetry, type RunStarter } from './drift-activities.ts';
 import { createJoinActivities, type JoinHealth, type JoinTelemetry } from './join-watch.ts';
 import type { NodeEvents } from './node-events.ts';
-import { createPluginActivities } from './plugin-activities.ts';
+import { createPluginActivities, type PluginTelemetry } from './plugin-activities.ts';
 import { createResultWriter, type ResultWriter } from './result-writer.ts';
 import { createRunActivities } from './run-activities.ts';
 import { createRunPluginLabels } from './run-plugin-labels.ts';
@@ -40,6 +40,8 @@ export interface ActivityDeps {
   watch?: NodeWatchApi;
   /** The join watcher's metrics (none when absent). */
   joinTelemetry?: JoinTelemetry;
+  /** The worker's drift and plugin poll metrics. */
+  watchTelemetry?: DriftTelemetry & PluginTelemetry;
   /** Where the join watcher reports whether it can watch (the worker's readiness). */
   joinHealth?: JoinHealth;
 }
@@ -69,9 +71,16 @@ export function createActivities(deps: ActivityDeps) {
   }
 
   return {
-    ...createDriftActivities({ nodes, store, designs, validDesign, startRun: deps.startRun }),
+    ...createDriftActivities({
+      nodes,
+      store,
+      designs,
+      validDesign,
+      startRun: deps.startRun,
+      ...(deps.watchTelemetry ? { telemetry: deps.watchTelemetry } : {}),
+    }),
     ...createRunActivities({ nodes, store, ...(events ? { events } : {}), ...(workloads ? { workloads } : {}), validDesign, pinnedPluginSet }),
-    ...createPluginActivities({ store, designs }),
+    ...createPluginActivities({ store, designs, ...(deps.watchTelemetry ? { telemetry: deps.watchTelemetry } : {}) }),
     ...createJoinActivities({
       watch: deps.watch ?? missingWatch,
       store,

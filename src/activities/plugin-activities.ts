@@ -6,13 +6,20 @@
 import { log } from '@temporalio/activity';
 import type { DesignCache } from '../store/design-cache.ts';
 import type { Store } from '../store/store.ts';
-import type { PollResult } from '../contracts/plugin-messages.ts';
+import type { PluginPollOutcome, PollResult } from '../contracts/plugin-messages.ts';
 import { pollSite, preparePluginChangeRun, type PluginChangeRun } from './plugins.ts';
 
 /** What the plugin activities need. */
 export interface PluginActivityDeps {
   store: Store;
   designs: DesignCache;
+  telemetry?: PluginTelemetry;
+}
+
+/** Where the worker's metrics learn how each plugin's poll went. */
+export interface PluginTelemetry {
+  /** A poll of `site` ended with these outcomes, one per plugin. */
+  polled(site: string, outcomes: readonly PluginPollOutcome[]): void;
 }
 
 /** Builds the plugin activities over `deps`. */
@@ -26,7 +33,9 @@ export function createPluginActivities(deps: PluginActivityDeps) {
      * counts and one line per plugin; the labels stay in the store.
      */
     async pollSitePlugins(input: { site: string }): Promise<PollResult> {
-      return pollSite({ store, designs, warn: (message, fields) => log.warn(message, fields) }, input);
+      const result = await pollSite({ store, designs, warn: (message, fields) => log.warn(message, fields) }, input);
+      deps.telemetry?.polled(result.site, result.plugins);
+      return result;
     },
 
     /**

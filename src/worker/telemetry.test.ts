@@ -1,7 +1,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
 import { noopMetricMeter, type MetricMeter, type MetricTags } from '@temporalio/common';
-import { KubeMetric, kubeRequestMetrics, logLevel } from './telemetry.ts';
+import { KubeMetric, kubeRequestMetrics, logLevel, WatchMetric, watchMetrics } from './telemetry.ts';
 
 describe('logLevel', () => {
   it('takes the five levels in any case, and refuses anything else naming them', () => {
@@ -46,5 +47,49 @@ describe('kubeRequestMetrics', () => {
       [KubeMetric.requestSeconds, 0.04, { verb: 'get', code: '409' }],
       [KubeMetric.requestSeconds, 0.05, { verb: 'patch', code: '0' }],
     ]);
+  });
+});
+
+describe('watchMetrics', () => {
+  it("sets each drift state's gauge from a detection, and counts each plugin's poll by outcome", () => {
+    const seen: [string, number, MetricTags | undefined][] = [];
+    const meter: MetricMeter = {
+      createCounter: (name) => Object.assign(noopMetricMeter.createCounter(name), { add: (v: number, tags?: MetricTags) => void seen.push([name, v, tags]) }),
+      createHistogram: (name, valueType) => noopMetricMeter.createHistogram(name, valueType),
+      createGauge: (name, valueType) =>
+        Object.assign(noopMetricMeter.createGauge(name, valueType), { set: (v: number, tags?: MetricTags) => void seen.push([name, v, tags]) }),
+      withTags: () => meter,
+    };
+    const metrics = watchMetrics(meter);
+    metrics.detected('s', { total: 10, missing: 1, unmanaged: 2, drifted: 3, pending: 0, in_sync: 4 });
+    metrics.polled('s', [
+      { plugin: 'a', ok: true },
+      { plugin: 'b', ok: false, error: 'exit 1' },
+    ]);
+    assert.deepEqual(seen, [
+      [WatchMetric.driftNodes, 1, { site: 's', state: 'missing' }],
+      [WatchMetric.driftNodes, 2, { site: 's', state: 'unmanaged' }],
+      [WatchMetric.driftNodes, 3, { site: 's', state: 'drifted' }],
+      [WatchMetric.driftNodes, 0, { site: 's', state: 'pending' }],
+      [WatchMetric.driftNodes, 4, { site: 's', state: 'in_sync' }],
+      [WatchMetric.pluginPolls, 1, { site: 's', plugin: 'a', outcome: 'ok' }],
+      [WatchMetric.pluginPolls, 1, { site: 's', plugin: 'b', outcome: 'failed' }],
+    ]);
+  });
+});
+
+describe("the Helm chart's alerts", () => {
+  it('read only metrics relabel exports', () => {
+    const rules = readFileSync(new URL('../../deploy/helm/relabel/templates/prometheusrule.yaml', import.meta.url), 'utf8');
+    const sources = readdirSync(new URL('..', import.meta.url), { recursive: true, encoding: 'utf8' })
+      .filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts'))
+      .map((f) => readFileSync(new URL(`../${f}`, import.meta.url), 'utf8'))
+      .join('\n');
+    const read = [...new Set([...rules.matchAll(/\b(relabel_[a-z_]+?)(?:_bucket|_count|_sum)?\{/g)].map((m) => m[1] as string))];
+    assert.ok(read.length >= 6, `the rules read ${read.length} relabel metrics`);
+    assert.deepEqual(
+      read.filter((name) => !sources.includes(`'${name}'`)),
+      [],
+    );
   });
 });

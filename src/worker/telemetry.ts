@@ -12,6 +12,9 @@ import type { NodeRequestObserver } from '../kube/nodes.ts';
 import type { NodeEventReason } from '../kube/events.ts';
 import type { EventResult } from '../activities/node-events.ts';
 import type { JoinTelemetry } from '../activities/join-watch.ts';
+import type { DriftTelemetry } from '../activities/drift-activities.ts';
+import type { PluginTelemetry } from '../activities/plugin-activities.ts';
+import { DriftState } from '../core/plan/drift.ts';
 
 export { LOG_LEVELS, logLevel, type LogLevelName } from '../settings/parsers.ts';
 import type { LogLevelName } from '../settings/parsers.ts';
@@ -98,6 +101,26 @@ export function joinMetrics(meter: MetricMeter): JoinTelemetry {
     run: (site, nodes) => {
       runs.add(1, { site });
       dispatched.add(nodes, { site });
+    },
+  };
+}
+
+/** Names of the drift and plugin poll metrics (alerts in the Helm chart read them). */
+export const WatchMetric = {
+  driftNodes: 'relabel_drift_nodes',
+  pluginPolls: 'relabel_plugin_polls_total',
+} as const;
+
+/** Drift and plugin poll metrics on `meter`: what the last detection found per state, and each plugin's polls by outcome. */
+export function watchMetrics(meter: MetricMeter): DriftTelemetry & PluginTelemetry {
+  const nodes = meter.createGauge(WatchMetric.driftNodes, 'int', undefined, "Nodes in each drift state at the site's last detection, by site and state");
+  const polls = meter.createCounter(WatchMetric.pluginPolls, undefined, 'Label plugin polls, by site, plugin and outcome (ok, failed)');
+  return {
+    detected: (site, counts) => {
+      for (const state of Object.values(DriftState)) nodes.set(counts[state], { site, state });
+    },
+    polled: (site, outcomes) => {
+      for (const o of outcomes) polls.add(1, { site, plugin: o.plugin, outcome: o.ok ? 'ok' : 'failed' });
     },
   };
 }

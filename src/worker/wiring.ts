@@ -23,7 +23,7 @@ import { WORKER_DEFAULTS, type WorkerConfig } from './config.ts';
 import { variableFromEnv } from '../settings/setting.ts';
 import { VARIABLES } from '../settings/table.ts';
 import { joinHealthBoard, type JoinHealthBoard } from './join-health.ts';
-import { joinMetrics, kubeEventMetrics, kubeRequestMetrics } from './telemetry.ts';
+import { joinMetrics, kubeEventMetrics, kubeRequestMetrics, watchMetrics } from './telemetry.ts';
 
 /**
  * Drift healing's run starter: the facade's own start (same checks, a
@@ -95,6 +95,7 @@ export async function createWorker(
       startRun: runStarter(config, store, designs),
       watch: createNodeWatchApi(kc, limiter),
       joinTelemetry: joinMetrics(runtime.metricMeter),
+      watchTelemetry: watchMetrics(runtime.metricMeter),
       joinHealth,
     }),
     maxCachedWorkflows: config.maxCachedWorkflows ?? WORKER_DEFAULTS.maxCachedWorkflows,
