@@ -16,20 +16,21 @@ describe('logLevel', () => {
   });
 });
 
-describe('kubeRequestMetrics', () => {
-  /** A meter recording what is added and recorded, by metric name. */
-  function recordingMeter(): { meter: MetricMeter; seen: [string, number, MetricTags | undefined][] } {
-    const seen: [string, number, MetricTags | undefined][] = [];
-    const meter: MetricMeter = {
-      createCounter: (name) => Object.assign(noopMetricMeter.createCounter(name), { add: (v: number, tags?: MetricTags) => void seen.push([name, v, tags]) }),
-      createHistogram: (name, valueType) =>
-        Object.assign(noopMetricMeter.createHistogram(name, valueType), { record: (v: number, tags?: MetricTags) => void seen.push([name, v, tags]) }),
-      createGauge: (name) => noopMetricMeter.createGauge(name),
-      withTags: () => meter,
-    };
-    return { meter, seen };
-  }
+/** A meter recording what is added, recorded and set, by metric name. */
+function recordingMeter(): { meter: MetricMeter; seen: [string, number, MetricTags | undefined][] } {
+  const seen: [string, number, MetricTags | undefined][] = [];
+  const meter: MetricMeter = {
+    createCounter: (name) => Object.assign(noopMetricMeter.createCounter(name), { add: (v: number, tags?: MetricTags) => void seen.push([name, v, tags]) }),
+    createHistogram: (name, valueType) =>
+      Object.assign(noopMetricMeter.createHistogram(name, valueType), { record: (v: number, tags?: MetricTags) => void seen.push([name, v, tags]) }),
+    createGauge: (name, valueType) =>
+      Object.assign(noopMetricMeter.createGauge(name, valueType), { set: (v: number, tags?: MetricTags) => void seen.push([name, v, tags]) }),
+    withTags: () => meter,
+  };
+  return { meter, seen };
+}
 
+describe('kubeRequestMetrics', () => {
   it('times every request by verb and status, and counts 429s by verb and 409s on patches', () => {
     const { meter, seen } = recordingMeter();
     const observe = kubeRequestMetrics(meter);
@@ -52,14 +53,7 @@ describe('kubeRequestMetrics', () => {
 
 describe('watchMetrics', () => {
   it("sets each drift state's gauge from a detection, and counts each plugin's poll by outcome", () => {
-    const seen: [string, number, MetricTags | undefined][] = [];
-    const meter: MetricMeter = {
-      createCounter: (name) => Object.assign(noopMetricMeter.createCounter(name), { add: (v: number, tags?: MetricTags) => void seen.push([name, v, tags]) }),
-      createHistogram: (name, valueType) => noopMetricMeter.createHistogram(name, valueType),
-      createGauge: (name, valueType) =>
-        Object.assign(noopMetricMeter.createGauge(name, valueType), { set: (v: number, tags?: MetricTags) => void seen.push([name, v, tags]) }),
-      withTags: () => meter,
-    };
+    const { meter, seen } = recordingMeter();
     const metrics = watchMetrics(meter);
     metrics.detected('s', { total: 10, missing: 1, unmanaged: 2, drifted: 3, pending: 0, in_sync: 4 });
     metrics.polled('s', [
