@@ -5,36 +5,36 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { runNode } from '../testing/node-process.ts';
 
 const CLIENT = fileURLToPath(new URL('../client.ts', import.meta.url));
 
 /** `relabel ARGS` with `env` added to an environment without tokens; it must stop by itself. */
 function relabel(args: string[], env: Record<string, string> = {}) {
   const { RELABEL_API_TOKENS: _tokens, ...inherited } = process.env;
-  return spawnSync(process.execPath, [CLIENT, ...args], { env: { ...inherited, ...env }, encoding: 'utf8', timeout: 30_000 });
+  return runNode([CLIENT, ...args], { env: { ...inherited, ...env } });
 }
 
-describe('relabel api (commander)', () => {
-  it('is listed by relabel --help, and relabel api --help is the API server’s help', () => {
-    const main = relabel(['--help']);
+describe('relabel api (commander)', { concurrency: true }, () => {
+  it('is listed by relabel --help, and relabel api --help is the API server’s help', async () => {
+    const [main, api] = await Promise.all([relabel(['--help']), relabel(['api', '--help'])]);
     assert.equal(main.status, 0);
     assert.match(main.stdout, /^ {2}api +serve the Airship-compatible HTTP API/m);
-    const api = relabel(['api', '--help']);
     assert.equal(api.status, 0, api.stderr);
     assert.match(api.stdout, /^Usage: relabel api \[options\]\n\nServe the Airship-compatible HTTP API of relabel\n/);
     for (const flag of ['--listen <host:port>', '--tokens-file <file>', '--keystone-url <url>', '--store <url>', '--kubeconfig <path>'])
       assert.ok(api.stdout.includes(flag), flag);
   });
 
-  it('refuses to start without tokens: relabel api: <why>, exit 1', () => {
+  it('refuses to start without tokens: relabel api: <why>, exit 1', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'relabel-api-cmd-'));
     try {
-      const r = relabel(['api', '--listen', '127.0.0.1:0'], { RELABEL_STORE_URL: `sqlite:${join(dir, 'a.db')}` });
+      const r = await relabel(['api', '--listen', '127.0.0.1:0'], { RELABEL_STORE_URL: `sqlite:${join(dir, 'a.db')}` });
       assert.equal(r.status, 1);
       assert.equal(r.stderr, 'relabel api: no API tokens: give --tokens-file FILE or set RELABEL_API_TOKENS=token:role[:name],…, or --keystone-url\n');
     } finally {
@@ -49,7 +49,7 @@ describe('relabel api (commander)', () => {
         ['after.db', (store) => ['api', '--listen', '127.0.0.1:0', '--store', store]],
         ['before.db', (store) => ['--store', store, 'api', '--listen', '127.0.0.1:0']],
       ];
-      for (const [name, args] of placings) {
+      const serve = async ([name, args]: (typeof placings)[number]): Promise<void> => {
         const store = `sqlite:${join(dir, name)}`;
         const argv = args(store);
         const child = spawn(process.execPath, [CLIENT, ...argv], {
@@ -63,7 +63,8 @@ describe('relabel api (commander)', () => {
         const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
         assert.equal(code, 0, stderr);
         assert.ok(existsSync(join(dir, name)), `${argv.join(' ')} opened ${store}`);
-      }
+      };
+      await Promise.all(placings.map(serve));
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

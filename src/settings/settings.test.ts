@@ -6,7 +6,6 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { Command, CommanderError } from 'commander';
 import { workerConfigFromEnv } from '../worker/config.ts';
@@ -14,6 +13,7 @@ import { relabelConfigFromEnv } from '../facade/index.ts';
 import { environmentHelp, SettingError, settingFromEnv, settingOption, variableFromEnv, type Setting } from './setting.ts';
 import { API, CONNECTION, VARIABLES, WORKER } from './table.ts';
 import { defaultDataDir } from '../store/open-store.ts';
+import { runNode } from '../testing/node-process.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -42,7 +42,7 @@ function envError(setting: Setting<unknown>, value: string): string {
 
 /** A node process on an entry point, with `env` added; it must stop by itself. */
 function entry(path: string, args: string[], env: Record<string, string>) {
-  return spawnSync(process.execPath, [path, ...args], { cwd: ROOT, env: { ...process.env, ...env }, encoding: 'utf8', timeout: 30_000 });
+  return runNode([path, ...args], { cwd: ROOT, env: { ...process.env, ...env } });
 }
 
 describe('settings: one parser for the flag and the variable', () => {
@@ -108,21 +108,22 @@ describe('settings: variables with no flag', () => {
   });
 });
 
-describe('settings: the entry points refuse a bad variable before opening anything', () => {
-  it('the worker exits 1 on RELABEL_KUBE_QPS=fifty with the message of --kube-qps fifty, naming the variable', () => {
-    const byEnv = entry('src/worker.ts', [], { RELABEL_KUBE_QPS: 'fifty' });
+describe('settings: the entry points refuse a bad variable before opening anything', { concurrency: true }, () => {
+  it('the worker exits 1 on RELABEL_KUBE_QPS=fifty with the message of --kube-qps fifty, naming the variable', async () => {
+    const [byEnv, byFlag] = await Promise.all([entry('src/worker.ts', [], { RELABEL_KUBE_QPS: 'fifty' }), entry('src/worker.ts', ['--kube-qps', 'fifty'], {})]);
     assert.equal(byEnv.status, 1);
     assert.equal(byEnv.stderr, "error: option '--kube-qps <n>' value 'fifty' from env 'RELABEL_KUBE_QPS' is invalid. must be a whole number ≥ 0\n");
-    const byFlag = entry('src/worker.ts', ['--kube-qps', 'fifty'], {});
     assert.equal(byFlag.status, 1);
     assert.equal(byFlag.stderr, "error: option '--kube-qps <n>' argument 'fifty' is invalid. must be a whole number ≥ 0\n");
   });
 
-  it('the API server exits 1 on RELABEL_LOG_LEVEL=loud, as on --log-level loud', () => {
-    const byEnv = entry('src/api/main.ts', ['--listen', '127.0.0.1:0'], { RELABEL_LOG_LEVEL: 'loud' });
+  it('the API server exits 1 on RELABEL_LOG_LEVEL=loud, as on --log-level loud', async () => {
+    const [byEnv, byFlag] = await Promise.all([
+      entry('src/api/main.ts', ['--listen', '127.0.0.1:0'], { RELABEL_LOG_LEVEL: 'loud' }),
+      entry('src/api/main.ts', ['--listen', '127.0.0.1:0', '--log-level', 'loud'], {}),
+    ]);
     assert.equal(byEnv.status, 1);
     assert.match(byEnv.stderr, /^error: option '--log-level <level>' value 'loud' from env 'RELABEL_LOG_LEVEL' is invalid\. log level "loud": expected one of/);
-    const byFlag = entry('src/api/main.ts', ['--listen', '127.0.0.1:0', '--log-level', 'loud'], {});
     assert.equal(byFlag.status, 1);
     assert.match(byFlag.stderr, /^error: option '--log-level <level>' argument 'loud' is invalid\. log level "loud": expected one of/);
   });
