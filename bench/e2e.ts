@@ -37,6 +37,18 @@
  * - `nfd` (bench/nfd): Node Feature Discovery's nfd-master labels every node
  *   from one NodeFeature each, at its defaults and matched to relabel's
  *   client rate as far as NFD allows; relabel's all-changed time over each.
+ * - `members`, `members-noop`, `seed-members` (bench/member-passes.ts; not
+ *   by default): the same nodes as node-set members. Every node registers
+ *   with a Cluster API label (`cluster.x-k8s.io/deployment-name`); a
+ *   revision names none of them, only NodeSets (one per kind of node of the
+ *   sample site) selecting them by it, each giving its members what their
+ *   BaremetalNodes gave them plus a `bench-round` value no named revision
+ *   gives, and the run targets the sets. `members`: every node changed
+ *   (after the named passes, on the same nodes); `members-noop`: nothing
+ *   changed; `seed-members`: the nodes created already as the sets want
+ *   (with `members-noop` for the large no-op: `--heartbeat 0 --passes
+ *   seed-members,members-noop`). Checked and reported as `all` and `noop`
+ *   are; the summary adds members ÷ named for every node changed.
  * Prints each time, its ratio to the floor (and to the engine floor), nodes
  * per second, writes counted by the API server, relabel's writes it refused
  * as stale (`refused`: each re-read and re-planned; `othersRefused`: other
