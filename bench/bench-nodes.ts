@@ -65,12 +65,18 @@ export function asDesired(design: Design, name: string): V1Node {
 /**
  * Registers `names`: plain nodes, or with `kwok` nodes KWOK manages (its
  * annotation and label added), waited for until every one is Ready; with
- * `design`, each already as relabel would leave it.
+ * `design`, each already as relabel would leave it; with `labels`, each
+ * carrying those its registration gives it (a MachineDeployment's).
  */
-export async function registerNodes(kc: KubeConfig, names: readonly string[], options: { kwok: boolean; design?: Design }): Promise<void> {
+export async function registerNodes(
+  kc: KubeConfig,
+  names: readonly string[],
+  options: { kwok: boolean; design?: Design; labels?: (name: string) => Record<string, string> },
+): Promise<void> {
   const core = kc.makeApiClient(CoreV1Api);
   await pool(names, 32, (name) => {
-    const plain: V1Node = options.design ? asDesired(options.design, name) : { metadata: { name, labels: { 'kubernetes.io/hostname': name } } };
+    const desired: V1Node = options.design ? asDesired(options.design, name) : { metadata: { name, labels: { 'kubernetes.io/hostname': name } } };
+    const plain: V1Node = { ...desired, metadata: { ...desired.metadata, labels: { ...desired.metadata?.labels, ...options.labels?.(name) } } };
     if (!options.kwok) return core.createNode({ body: plain });
     const simulated = kwokNode(name);
     const metadata = {

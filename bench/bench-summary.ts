@@ -68,11 +68,27 @@ export function ratioLines(temporals: readonly StackTemporal[]): string[] {
   return lines;
 }
 
+/**
+ * One line per size where both ran: the every-node-changed time of the
+ * nodes as node-set members over theirs as named nodes, on each Temporal
+ * (bench/member-passes.ts).
+ */
+export function memberRatioLines(temporals: readonly StackTemporal[]): string[] {
+  const sizes = [...new Set(rows.map((r) => r.nodes))];
+  return sizes.flatMap((nodes) => {
+    const each = temporals.flatMap((temporal) => {
+      const [members, named] = [secondsOf(nodes, temporal, 'members-changed'), secondsOf(nodes, temporal, 'all-changed')];
+      return members === undefined || named === undefined ? [] : [`${temporal} ${(members / named).toFixed(2)} (${members} s / ${named} s)`];
+    });
+    return each.length > 0 ? [`# node-set members ÷ named nodes, every node changed, ${String(nodes)} nodes: ${each.join(', ')}`] : [];
+  });
+}
+
 /** Prints the summary table and the ratio lines. */
 export function printSummary(temporals: readonly StackTemporal[]): void {
   console.log('\n# summary');
   console.table(
     rows.filter((r) => r.seconds !== undefined).map((r) => ({ ...Object.fromEntries(SUMMARY_COLUMNS.map((k) => [k, r[k]])), ...perNode(r), ok: r.ok })),
   );
-  for (const line of ratioLines(temporals)) console.log(line);
+  for (const line of [...ratioLines(temporals), ...memberRatioLines(temporals)]) console.log(line);
 }

@@ -37,6 +37,18 @@
  * - `nfd` (bench/nfd): Node Feature Discovery's nfd-master labels every node
  *   from one NodeFeature each, at its defaults and matched to relabel's
  *   client rate as far as NFD allows; relabel's all-changed time over each.
+ * - `members`, `members-noop`, `seed-members` (bench/member-passes.ts; not
+ *   by default): the same nodes as node-set members. Every node registers
+ *   with a Cluster API label (`cluster.x-k8s.io/deployment-name`); a
+ *   revision names none of them, only NodeSets (one per kind of node of the
+ *   sample site) selecting them by it, each giving its members what their
+ *   BaremetalNodes gave them plus a `bench-round` value no named revision
+ *   gives, and the run targets the sets. `members`: every node changed
+ *   (after the named passes, on the same nodes); `members-noop`: nothing
+ *   changed; `seed-members`: the nodes created already as the sets want
+ *   (with `members-noop` for the large no-op: `--heartbeat 0 --passes
+ *   seed-members,members-noop`). Checked and reported as `all` and `noop`
+ *   are; the summary adds members ÷ named for every node changed.
  * Prints each time, its ratio to the floor (and to the engine floor), nodes
  * per second, writes counted by the API server, relabel's writes it refused
  * as stale (`refused`: each re-read and re-planned; `othersRefused`: other
@@ -67,6 +79,7 @@ import { anyFailed, report, reportContext, rows } from './bench-report.ts';
 import { printSummary } from './bench-summary.ts';
 import { withBenchTemporal, type BenchTemporal } from './bench-temporal.ts';
 import { relabelPasses, startWorker, type SizeContext } from './relabel-passes.ts';
+import { memberBench, memberPasses, memberPassesWanted, type MemberBench } from './member-passes.ts';
 
 /** The plain client's floor, twice, the faster counting (the best a plain client does here); its row, and its time. */
 async function floorPass(core: CoreV1Api, prefix: string, size: number): Promise<number> {
@@ -93,6 +106,8 @@ type SizeRun = Omit<SizeContext, 'runs' | 'client' | 'taskQueue' | 'engineFloorM
   stack: StackInfo;
   dir: string;
   kc: KubeConfig;
+  /** The member passes' state, when any is asked for. */
+  members?: MemberBench;
 };
 
 /**
@@ -121,7 +136,9 @@ async function temporalPasses(run: SizeRun, t: BenchTemporal, first: boolean): P
     engineFloorMs = ef.ms;
     report(ef.row, ef.problems.length === 0, ef.problems.join('; '));
   }
-  await relabelPasses({ ...run, stack, runs, client, taskQueue, engineFloorMs, ...(first ? {} : { round: t.kind }) });
+  const ctx = { ...run, stack, runs, client, taskQueue, engineFloorMs, ...(first ? {} : { round: t.kind }) };
+  await relabelPasses(ctx);
+  if (run.members) await memberPasses(ctx, run.members);
   if (!first) return;
   if (passes.includes('join')) {
     const [joinQps, batchDelayMs] = [opts['join-kube-qps'], Number(opts['join-delay-ms'])];
@@ -177,14 +194,19 @@ async function benchSize(size: number): Promise<void> {
     await store.revisions.tag((await store.revisions.latest())?.id ?? 0, 'site-action-success');
     const { kc, core } = benchCore(stack.adminKubeconfig);
     const seed = passes.includes('seed');
+    // With member passes every node registers with its MachineDeployment's label, which their node sets select.
+    const members = memberBench(site.files, site.nodes);
+    const seeded = seed ? design : members?.seed;
+    const labels = members ? { labels: members.site.labels } : {};
     const t0 = performance.now();
-    await registerNodes(kc, site.nodes, { kwok: kwok !== undefined, ...(seed ? { design } : {}) });
+    await registerNodes(kc, site.nodes, { kwok: kwok !== undefined, ...(seeded ? { design: seeded } : {}), ...labels });
     console.log(
-      `# ${size} nodes registered${kwok ? ` and Ready, heartbeating every ${heartbeat} s,` : ''} in ${Math.round(performance.now() - t0)} ms${seed ? ' (already as desired)' : ''}`,
+      `# ${size} nodes registered${kwok ? ` and Ready, heartbeating every ${heartbeat} s,` : ''} in ${Math.round(performance.now() - t0)} ms${seed ? ' (already as desired)' : seeded ? ' (already as their node sets want)' : ''}`,
     );
 
     const floorMs = passes.includes('floor') ? await floorPass(core, prefix, size) : Number.NaN;
-    const run: SizeRun = { stack, dir, kc, core, store, designs, storeUrl, floorMs, size, site, prefix, design, seed };
+    const withMembers = members ? { members, registrationLabels: members.site.labels } : {};
+    const run: SizeRun = { stack, dir, kc, core, store, designs, storeUrl, floorMs, size, site, prefix, design, seed, ...withMembers };
     // One Temporal at a time, each with its own workers and task queues, on the same nodes.
     for (const [i, kind] of temporals.entries()) {
       reportContext({ temporal: kind });
@@ -199,6 +221,8 @@ async function benchSize(size: number): Promise<void> {
 }
 
 async function main(): Promise<void> {
+  // A combination of member passes that cannot measure what it says is refused before any stack starts.
+  memberPassesWanted();
   for (const size of sizes) await benchSize(size);
   printSummary(temporals);
   if (anyFailed()) {

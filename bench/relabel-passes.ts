@@ -200,6 +200,8 @@ export type SizeContext = {
    * and `one-percent` changes that label on 1 % of them.
    */
   round?: string;
+  /** The labels each node registered with (bench/member-site.ts), given again to a node registered anew. */
+  registrationLabels?: (name: string) => Record<string, string>;
 };
 
 /** relabel's passes over one size's nodes, in order. */
@@ -260,7 +262,10 @@ export async function relabelPasses(ctx: SizeContext): Promise<void> {
       { nodes: size, pass: 'retry-missing: failures paged', failuresListed: page.total },
       page.total === missing.length && page.items.every((n) => n.error?.type === 'NodeNotFound'),
     );
-    await registerNodes(loadKubeConfig(ctx.stack.adminKubeconfig), missing, { kwok: heartbeat > 0 });
+    await registerNodes(loadKubeConfig(ctx.stack.adminKubeconfig), missing, {
+      kwok: heartbeat > 0,
+      ...(ctx.registrationLabels ? { labels: ctx.registrationLabels } : {}),
+    });
     await pass(ctx, 'retry', () => runs.retry(first.workflowId, first.runId, { concurrency }), { status: 'success', written: missing.length });
     await checkNodes('retry: nodes as desired');
   }
