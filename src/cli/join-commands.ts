@@ -18,9 +18,9 @@ function statusText(s: JoinStatus & { changed?: boolean }, verb?: string): strin
     ['watcher', `${s.workflowId} (${s.runId ?? '?'}), since ${s.since ?? '?'}`],
     ['revision', w?.revision],
     ['pending', w ? `${w.pending} node(s)${w.pending > 0 ? `, the oldest waiting ${w.oldestPendingSeconds} s` : ''}` : undefined],
-    ['join runs', w ? `${w.runs} started, ${w.dispatched} node(s) handed to them, ${w.labelled} seen labelled` : undefined],
+    ['join runs', w ? `${w.runs} started, ${w.dispatched} node(s) handed to them, ${w.labelled} seen labelled, ${w.failed ?? 0} failed` : undefined],
     ['last run', w?.lastRun ? `run ${w.lastRun.run} (${w.lastRun.workflowId}), ${w.lastRun.nodes} node(s): ${w.lastRun.status ?? 'running'}` : undefined],
-    ['unmanaged', w ? `${w.unmanaged} joining node(s) not in the design, left alone` : undefined],
+    ['unmanaged', w ? `${w.unmanaged} joining node(s) neither in the design nor in a node set, left alone` : undefined],
     ['held', w?.held],
     ['watch error', w?.watchError],
     ['attempt', s.attempt !== undefined && s.attempt > 1 ? `${s.attempt}${s.lastFailure ? `: ${s.lastFailure}` : ''}` : undefined],
@@ -91,7 +91,7 @@ export function addJoinCommands(program: Command, setExit: SetExit): void {
     .addOption(outputOption())
     .addHelpText(
       'after',
-      '\nJSON: {site, enabled, workflowId, runId, since, watcher: {resourceVersion, revision, pending, oldestPendingSeconds,\ndispatched, labelled, unmanaged, runs, lastRun, held, watchError, at}, attempt, lastFailure, ended, warning}.',
+      '\nJSON: {site, enabled, workflowId, runId, since, watcher: {resourceVersion, revision, pending, oldestPendingSeconds,\ndispatched, labelled, failed, unmanaged, runs, lastRun, held, watchError, at}, attempt, lastFailure, ended, warning}.',
     )
     .action(async (opts: { site?: string }, cmd: Command) => {
       setExit(
