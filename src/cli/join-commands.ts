@@ -39,7 +39,8 @@ export function addJoinCommands(program: Command, setExit: SetExit): void {
       "\nA node joins when it is new to relabel (no record of relabel's on it: a new Node, or one registered again)\n" +
         'or carries the uninitialized taint. With joins enabled, every joining node the latest committed revision\n' +
         'manages gets its labels, annotations and taints (the uninitialized taint lifted in the same write) in an\n' +
-        'ordinary update run, via join, a batch at a time; nodes not in the design are left alone and counted.\n' +
+        'ordinary update run, via join, a batch at a time; nodes neither in the design nor in a node set are left\n' +
+        'alone and counted; a node two node sets match fails NodeInTwoSets in its run, not written, counted failed.\n' +
         'The watcher is the Temporal workflow relabel-join/<site>; it outlives workers and Temporal restarts.',
     );
   join
