@@ -32,8 +32,10 @@ export interface JoinTelemetry {
   labelled(site: string, seconds: number): void;
   /** Nodes waiting for a join run now. */
   pending(site: string, count: number): void;
-  /** A joining node the design does not manage, left alone. */
+  /** A joining node the design does not manage (no BaremetalNode names it, no node set matches it), left alone. */
   unmanaged(site: string): void;
+  /** A join run ended with `nodes` nodes failed (a node two node sets match among them). */
+  failed(site: string, nodes: number): void;
   /** A join run started, with `nodes` nodes. */
   run(site: string, nodes: number): void;
 }

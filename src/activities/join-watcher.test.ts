@@ -20,12 +20,27 @@ const joining = (name: string): NodeState => ({
   taints: [{ key: UNINITIALIZED_TAINT_KEY, effect: 'NoSchedule' }],
 });
 
-/** A store whose latest revision is 1, of site `s`, naming `nodes`. */
-function fakes(nodes: string[]) {
+/** A store whose latest revision is 1, of site `s`, naming `nodes`, with `nodeSets`; its runs end as `result` says. */
+function fakes(nodes: string[], nodeSets: Record<string, unknown> = {}, result: unknown = { status: 'success' }) {
   const store = { revisions: { latest: async () => ({ id: 1 }) } } as unknown as Store;
-  const designs = { get: async () => ({ ok: true, design: { site: 's', nodes: Object.fromEntries(nodes.map((n) => [n, {}])) } }) } as unknown as DesignCache;
-  const client = { workflow: { getHandle: () => ({ result: async () => ({ status: 'success' }) }) } } as unknown as Client;
+  const design = { site: 's', nodes: Object.fromEntries(nodes.map((n) => [n, {}])), nodeSets };
+  const designs = { get: async () => ({ ok: true, design }) } as unknown as DesignCache;
+  const client = { workflow: { getHandle: () => ({ result: async () => result }) } } as unknown as Client;
   return { store, designs, client };
+}
+
+/** A watch that lists `nodes` once and then waits to be stopped. */
+function listing(nodes: NodeState[]): NodeWatchApi {
+  return {
+    async list(_size, onPage) {
+      await onPage(nodes);
+      return '1';
+    },
+    async watch(rv, _onEvent, signal) {
+      await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
+      return rv;
+    },
+  };
 }
 
 describe('JoinWatcher', () => {
@@ -74,17 +89,38 @@ describe('JoinWatcher', () => {
     assert.ok(beats.length >= 1);
   });
 
-  it('waits for the run of the site that is going, then starts; refuses another site', async () => {
-    const watch: NodeWatchApi = {
-      async list(_size, onPage) {
-        await onPage([joining('a')]);
-        return '1';
-      },
-      async watch(rv, _onEvent, signal) {
-        await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
-        return rv;
-      },
+  it('hands a node two node sets match to a run (which fails it) and counts it failed, not unmanaged; a node no set matches stays unmanaged', async () => {
+    const sets = { md: { selector: { matchLabels: { md: 'x' } } }, pool: { selector: { matchLabels: { pool: 'y' } } } };
+    const labelled = (name: string, labels: Record<string, string>): NodeState => ({ ...joining(name), labels });
+    const watch = listing([labelled('both', { md: 'x', pool: 'y' }), labelled('member', { pool: 'y' }), labelled('stranger', { other: 'z' })]);
+    const started: string[][] = [];
+    const startRun: RunStarter = async (_client, options) => {
+      started.push(options.targets);
+      return { workflowId: 'update-labels/s', runId: 'r', run: 3 };
     };
+    const result = { status: 'partial_success', counts: { total: 2, success: 1, failure: 1, written: 1 } };
+    const failed: number[] = [];
+    const telemetry = {
+      labelled: () => undefined,
+      pending: () => undefined,
+      unmanaged: () => undefined,
+      run: () => undefined,
+      failed: (_s: string, n: number) => failed.push(n),
+    };
+    const watcher = new JoinWatcher(
+      { watch, ...fakes([], sets, result), startRun, telemetry, heartbeat: () => undefined },
+      { site: 's', batchDelayMs: 5, watchSeconds: 1 },
+    );
+    await watcher.checkSite();
+    const report = await watcher.run();
+    assert.deepEqual(started, [['both', 'member']]);
+    assert.deepEqual([report.dispatched, report.failed, report.unmanaged], [2, 1, 1]);
+    assert.deepEqual(failed, [1]);
+    assert.equal(report.lastRun?.status, 'partial_success');
+  });
+
+  it('waits for the run of the site that is going, then starts; refuses another site', async () => {
+    const watch = listing([joining('a')]);
     let attempts = 0;
     const startRun: RunStarter = async (_client, options) => {
       attempts++;

@@ -28,7 +28,7 @@ import { membershipOf } from '../core/plan/node-sets.ts';
 import type { DesignCache } from '../store/design-cache.ts';
 import type { Store } from '../store/store.ts';
 import { failureSummary } from '../temporal/failure.ts';
-import { runWorkflowId } from '../contracts/messages.ts';
+import { runWorkflowId, type UpdateLabelsResult } from '../contracts/messages.ts';
 import type { RunStarter } from './drift-activities.ts';
 import type { JoinHealth, JoinTelemetry, WatchNodeJoinsInput } from './join-watch.ts';
 
@@ -66,7 +66,7 @@ function reason(prefix: string, err: unknown): string {
 /** One watching attempt. */
 export class JoinWatcher {
   private readonly queue = new JoinQueue();
-  private readonly stats = { dispatched: 0, labelled: 0, unmanaged: 0, runs: 0 };
+  private readonly stats = { dispatched: 0, labelled: 0, failed: 0, unmanaged: 0, runs: 0 };
   private readonly stopping = new AbortController();
   private readonly site: string;
   private readonly audit: RunAudit;
@@ -181,11 +181,9 @@ export class JoinWatcher {
         held: `the documents of revision ${latest.id} are invalid (${result.errors.length} error(s)); joining nodes wait for a valid revision`,
       };
     const { design } = result;
-    // A node a BaremetalNode names, or a member of one node set (its labels say which; a node in two sets is left alone).
-    const manages = (node: NodeState) => {
-      const kind = membershipOf(design, node).kind;
-      return kind === 'named' || kind === 'member';
-    };
+    // A node a BaremetalNode names, or one node sets match (its labels say which). A node two sets match
+    // goes to its run too, which fails it NodeInTwoSets naming them, as an operator's run does; it is not written.
+    const manages = (node: NodeState) => membershipOf(design, node).kind !== 'none';
     return { revision: latest.id, site: design.site, manages };
   }
 
@@ -330,8 +328,13 @@ export class JoinWatcher {
     this.beat();
     try {
       const result = (await this.unlessStopped(this.deps.client.workflow.getHandle(started.workflowId, started.runId).result())) as
-        { status?: string } | undefined;
+        Partial<Pick<UpdateLabelsResult, 'status' | 'counts'>> | undefined;
       if (result) this.lastRun = { ...this.lastRun, status: result.status ?? 'completed' };
+      const failed = result?.counts?.failure ?? 0;
+      if (failed > 0) {
+        this.stats.failed += failed;
+        this.deps.telemetry?.failed(this.site, failed);
+      }
     } catch (err) {
       const { type, message } = failureSummary(err);
       this.lastRun = { ...this.lastRun, status: clip(`rejected: ${type}: ${message}`, MAX_REASON) };

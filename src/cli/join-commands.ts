@@ -18,9 +18,9 @@ function statusText(s: JoinStatus & { changed?: boolean }, verb?: string): strin
     ['watcher', `${s.workflowId} (${s.runId ?? '?'}), since ${s.since ?? '?'}`],
     ['revision', w?.revision],
     ['pending', w ? `${w.pending} node(s)${w.pending > 0 ? `, the oldest waiting ${w.oldestPendingSeconds} s` : ''}` : undefined],
-    ['join runs', w ? `${w.runs} started, ${w.dispatched} node(s) handed to them, ${w.labelled} seen labelled` : undefined],
+    ['join runs', w ? `${w.runs} started, ${w.dispatched} node(s) handed to them, ${w.labelled} seen labelled, ${w.failed ?? 0} failed` : undefined],
     ['last run', w?.lastRun ? `run ${w.lastRun.run} (${w.lastRun.workflowId}), ${w.lastRun.nodes} node(s): ${w.lastRun.status ?? 'running'}` : undefined],
-    ['unmanaged', w ? `${w.unmanaged} joining node(s) not in the design, left alone` : undefined],
+    ['unmanaged', w ? `${w.unmanaged} joining node(s) neither in the design nor in a node set, left alone` : undefined],
     ['held', w?.held],
     ['watch error', w?.watchError],
     ['attempt', s.attempt !== undefined && s.attempt > 1 ? `${s.attempt}${s.lastFailure ? `: ${s.lastFailure}` : ''}` : undefined],
@@ -39,7 +39,8 @@ export function addJoinCommands(program: Command, setExit: SetExit): void {
       "\nA node joins when it is new to relabel (no record of relabel's on it: a new Node, or one registered again)\n" +
         'or carries the uninitialized taint. With joins enabled, every joining node the latest committed revision\n' +
         'manages gets its labels, annotations and taints (the uninitialized taint lifted in the same write) in an\n' +
-        'ordinary update run, via join, a batch at a time; nodes not in the design are left alone and counted.\n' +
+        'ordinary update run, via join, a batch at a time; nodes neither in the design nor in a node set are left\n' +
+        'alone and counted; a node two node sets match fails NodeInTwoSets in its run, not written, counted failed.\n' +
         'The watcher is the Temporal workflow relabel-join/<site>; it outlives workers and Temporal restarts.',
     );
   join
@@ -91,7 +92,7 @@ export function addJoinCommands(program: Command, setExit: SetExit): void {
     .addOption(outputOption())
     .addHelpText(
       'after',
-      '\nJSON: {site, enabled, workflowId, runId, since, watcher: {resourceVersion, revision, pending, oldestPendingSeconds,\ndispatched, labelled, unmanaged, runs, lastRun, held, watchError, at}, attempt, lastFailure, ended, warning}.',
+      '\nJSON: {site, enabled, workflowId, runId, since, watcher: {resourceVersion, revision, pending, oldestPendingSeconds,\ndispatched, labelled, failed, unmanaged, runs, lastRun, held, watchError, at}, attempt, lastFailure, ended, warning}.',
     )
     .action(async (opts: { site?: string }, cmd: Command) => {
       setExit(

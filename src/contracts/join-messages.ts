@@ -83,7 +83,13 @@ export interface JoinWatchReport {
   dispatched: number;
   /** Of those, nodes seen labelled afterwards. */
   labelled: number;
-  /** Joining nodes the design does not manage: left alone, counted once each. */
+  /**
+   * Nodes join runs ended with failed (a node two node sets match fails
+   * NodeInTwoSets; the run's results say why); absent from reports of
+   * earlier versions.
+   */
+  failed?: number;
+  /** Joining nodes the design does not manage (no BaremetalNode names them, no node set matches them): left alone, counted once each. */
   unmanaged: number;
   /** Join runs started since the activity started. */
   runs: number;

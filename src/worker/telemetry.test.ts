@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { noopMetricMeter, type MetricMeter, type MetricTags } from '@temporalio/common';
-import { KubeMetric, kubeRequestMetrics, logLevel, WatchMetric, watchMetrics } from './telemetry.ts';
+import { JoinMetric, joinMetrics, KubeMetric, kubeRequestMetrics, logLevel, WatchMetric, watchMetrics } from './telemetry.ts';
 
 describe('logLevel', () => {
   it('takes the five levels in any case, and refuses anything else naming them', () => {
@@ -68,6 +68,22 @@ describe('watchMetrics', () => {
       [WatchMetric.driftNodes, 4, { site: 's', state: 'in_sync' }],
       [WatchMetric.pluginPolls, 1, { site: 's', plugin: 'a', outcome: 'ok' }],
       [WatchMetric.pluginPolls, 1, { site: 's', plugin: 'b', outcome: 'failed' }],
+    ]);
+  });
+});
+
+describe('joinMetrics', () => {
+  it('counts joining nodes left alone one at a time, and the nodes of a join run that failed by the run', () => {
+    const { meter, seen } = recordingMeter();
+    const metrics = joinMetrics(meter);
+    metrics.unmanaged('s');
+    metrics.run('s', 3);
+    metrics.failed('s', 2);
+    assert.deepEqual(seen, [
+      [JoinMetric.unmanaged, 1, { site: 's' }],
+      [JoinMetric.runs, 1, { site: 's' }],
+      [JoinMetric.dispatched, 3, { site: 's' }],
+      [JoinMetric.failed, 2, { site: 's' }],
     ]);
   });
 });

@@ -70,6 +70,7 @@ export const JoinMetric = {
   labelledSeconds: 'relabel_join_labelled_seconds',
   pending: 'relabel_join_pending_nodes',
   unmanaged: 'relabel_join_unmanaged_nodes_total',
+  failed: 'relabel_join_failed_nodes_total',
   runs: 'relabel_join_runs_total',
   dispatched: 'relabel_join_dispatched_nodes_total',
 } as const;
@@ -80,8 +81,8 @@ export const JOIN_SECONDS_BUCKETS = [0.1, 0.25, 0.5, 1, 2, 5, 10, 15, 30, 60, 12
 /**
  * The join watcher's metrics on `meter`, by site: the seconds from a node
  * first seen joining to it seen labelled, the nodes waiting for a join run,
- * the joining nodes left alone as unmanaged, the join runs started and the
- * nodes handed to them.
+ * the joining nodes left alone as unmanaged, the join runs started, the
+ * nodes handed to them and those the runs failed.
  */
 export function joinMetrics(meter: MetricMeter): JoinTelemetry {
   const seconds = meter.createHistogram(
@@ -92,12 +93,14 @@ export function joinMetrics(meter: MetricMeter): JoinTelemetry {
   );
   const pending = meter.createGauge(JoinMetric.pending, 'int', undefined, 'Joining nodes waiting for a join run, by site');
   const unmanaged = meter.createCounter(JoinMetric.unmanaged, undefined, 'Joining nodes the design does not manage, left alone, by site');
+  const failed = meter.createCounter(JoinMetric.failed, undefined, 'Joining nodes their join run failed (a node in two node sets among them), by site');
   const runs = meter.createCounter(JoinMetric.runs, undefined, 'Join runs started, by site');
   const dispatched = meter.createCounter(JoinMetric.dispatched, undefined, 'Joining nodes handed to join runs, by site');
   return {
     labelled: (site, s) => seconds.record(s, { site }),
     pending: (site, n) => pending.set(n, { site }),
     unmanaged: (site) => unmanaged.add(1, { site }),
+    failed: (site, nodes) => failed.add(nodes, { site }),
     run: (site, nodes) => {
       runs.add(1, { site });
       dispatched.add(nodes, { site });

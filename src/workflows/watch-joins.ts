@@ -56,7 +56,7 @@ export async function watchJoins(input: WatchJoinsInput): Promise<void> {
         ...(input.concurrency !== undefined ? { concurrency: input.concurrency } : {}),
       });
       setCurrentDetails(
-        `**watching** the Nodes of site **${input.site}**. Last watch ${i + 1}: ${report.runs} join run(s), ${report.dispatched} node(s) handed to them, ${report.labelled} seen labelled, ${report.unmanaged} not managed (left alone), ${report.pending} waiting.`,
+        `**watching** the Nodes of site **${input.site}**. Last watch ${i + 1}: ${report.runs} join run(s), ${report.dispatched} node(s) handed to them, ${report.labelled} seen labelled, ${report.failed ?? 0} failed, ${report.unmanaged} not managed (left alone), ${report.pending} waiting.`,
       );
     } catch (err) {
       throw rejectionOf(err) ?? err;
