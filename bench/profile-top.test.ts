@@ -11,6 +11,7 @@ const profile: CpuProfile = {
     { id: 3, callFrame: frame('', 'file:///src/plan.ts', 20) },
     { id: 4, callFrame: frame('(idle)', '', -1) },
   ],
+  startTime: 100_000,
   samples: [2, 3, 2, 4],
   timeDeltas: [1000, 500, 2000, 9000],
 };
@@ -21,6 +22,18 @@ describe('selfTimes', () => {
     assert.equal(times.get('plan /src/plan.ts:10'), 6000);
     assert.equal(times.get('(anonymous) /src/plan.ts:21'), 1000);
     assert.equal(times.get('(idle) (native):0'), 18000);
+  });
+
+  it('keeps only the samples taken in the window when given one', () => {
+    // The samples are taken at 101,000, 101,500, 103,500 and 112,500 µs.
+    const times = selfTimes([profile], 'function', [101_200, 104_000]);
+    assert.deepEqual(
+      [...times],
+      [
+        ['(anonymous) /src/plan.ts:21', 500],
+        ['plan /src/plan.ts:10', 2000],
+      ],
+    );
   });
 
   it('adds up by source file when asked', () => {

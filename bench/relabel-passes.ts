@@ -20,7 +20,7 @@ import type { Store } from '../src/store/store.ts';
 import { type benchSite, commitSite, withChangedNodes } from './bench-site.ts';
 import { pool, registerNodes, wrongNodes } from './bench-nodes.ts';
 import { historyFigures, perChildFigures } from './history.ts';
-import { serverWrites, workerExecArgv, writeFigures } from './write-figures.ts';
+import { monotonicUs, profileWindow, serverWrites, workerExecArgv, writeFigures } from './write-figures.ts';
 import { cpuOf, peakRssMiB } from './proc-figures.ts';
 import { concurrency, continueAsNewAfter, heartbeat, opts, passes, retryCount } from './bench-options.ts';
 import { report } from './bench-report.ts';
@@ -119,10 +119,10 @@ export async function pass(
     const temporalMetrics = `http://127.0.0.1:${ctx.stack.ports.temporalMetrics}/metrics`;
     const temporal0 = await temporalCounts(temporalMetrics, ctx.taskQueue);
     const cpu0 = cpuOf(ctx.stack, worker);
-    const t0 = performance.now();
+    const [t0, from] = [performance.now(), monotonicUs()];
     const ref = await start();
     const done = await ctx.runs.wait(ref, undefined, 100);
-    const ms = performance.now() - t0;
+    const [ms, to] = [performance.now() - t0, monotonicUs()];
     const cpu1 = cpuOf(ctx.stack, worker);
     const cpuSecondsUsed = Object.fromEntries(Object.entries(cpu1).map(([k, v]) => [k, +(v - (cpu0[k] ?? 0)).toFixed(1)]));
     const writes = (await nodeRequestCount(ctx.stack.adminKubeconfig, 'PATCH', { code: 200 })) - writesBefore;
@@ -163,6 +163,7 @@ export async function pass(
       temporalServer,
       ...written,
       ...perChildFigures(history),
+      ...profileWindow(from, to),
     };
     const problems = [
       r?.status !== expect.status && `status ${r?.status ?? done.execution}, expected ${expect.status}`,

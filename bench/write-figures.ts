@@ -26,6 +26,20 @@ export function workerExecArgv(pass: string, options = process.env.BENCH_WORKER_
   return [...process.execArgv, ...WORKER_NODE_FLAGS, '--import', PRELOAD, ...extra.map((o) => o.replaceAll('{pass}', pass))];
 }
 
+/** Now, in microseconds of the monotonic clock: the clock of a `.cpuprofile`'s sample times. */
+export function monotonicUs(): number {
+  return Number(process.hrtime.bigint() / 1000n);
+}
+
+/**
+ * When the workers are profiled (`--cpu-prof` in BENCH_WORKER_NODE_OPTIONS),
+ * a pass's timed run as `profileWindowUs` ([from, to] µs of the monotonic
+ * clock), for `bench/profile-top.ts --window`; otherwise nothing.
+ */
+export function profileWindow(from: number, to: number, options = process.env.BENCH_WORKER_NODE_OPTIONS): { profileWindowUs?: [number, number] } {
+  return options?.includes('--cpu-prof') ? { profileWindowUs: [from, to] } : {};
+}
+
 /** The worker's Node writes so far, as its write meter counted them; rejects after 10 s without an answer. */
 export function readWriteMeter(worker: ChildProcess): Promise<WriteMeter> {
   return new Promise((resolve, reject) => {

@@ -13,7 +13,7 @@ import type { StackInfo } from '../../stack/stack.ts';
 import { temporalCounts, temporalFigures } from '../../stack/temporal-metrics.ts';
 import { DEFAULT_CONTINUE_AS_NEW_AFTER, MAX_HISTORY_BYTES, MAX_HISTORY_EVENTS } from '../../src/workflows/update-labels-window.ts';
 import { historyFigures, perChildFigures } from '../history.ts';
-import { serverWrites, workerExecArgv, writeFigures } from '../write-figures.ts';
+import { monotonicUs, profileWindow, serverWrites, workerExecArgv, writeFigures } from '../write-figures.ts';
 import { cpuOf, peakRssMiB } from '../proc-figures.ts';
 import { nodesWithout } from '../bench-nodes.ts';
 import type { engineFloor } from './workflows.ts';
@@ -74,7 +74,7 @@ export async function engineFloorPass(ctx: EngineFloorPassContext): Promise<{ ms
     const metricsUrl = `http://127.0.0.1:${stack.ports.temporalMetrics}/metrics`;
     const temporal0 = await temporalCounts(metricsUrl, taskQueue);
     const cpu0 = cpuOf(stack, worker);
-    const t0 = performance.now();
+    const [t0, from] = [performance.now(), monotonicUs()];
     const handle = await client.workflow.start<typeof engineFloor>('engineFloor', {
       taskQueue,
       workflowId: `engine-floor-${tag}`,
@@ -90,7 +90,7 @@ export async function engineFloorPass(ctx: EngineFloorPassContext): Promise<{ ms
       ],
     });
     const result = await handle.result();
-    const ms = performance.now() - t0;
+    const [ms, to] = [performance.now() - t0, monotonicUs()];
     const cpu1 = cpuOf(stack, worker);
     const cpuSecondsUsed = Object.fromEntries(Object.entries(cpu1).map(([k, v]) => [k, +(v - (cpu0[k] ?? 0)).toFixed(1)]));
     const writes = (await nodeRequestCount(stack.adminKubeconfig, 'PATCH', { code: 200 })) - writesBefore;
@@ -121,6 +121,7 @@ export async function engineFloorPass(ctx: EngineFloorPassContext): Promise<{ ms
       temporalServer,
       ...written,
       ...perChildFigures(history),
+      ...profileWindow(from, to),
       wrongNodes: wrong.length,
     };
     const problems = [
