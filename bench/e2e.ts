@@ -57,7 +57,8 @@
  * the Node writes the worker sent, their bytes, JSON Patch operations and
  * `test`s, per write too (bench/write-meter.ts, preloaded in every worker);
  * `nodeSize`, the JSON bytes of 50 nodes after the pass, averaged, whole and
- * by part (labels, annotations, managedFields, status);
+ * by part (labels, annotations, managedFields, status), and `grownBytes`
+ * over the pass (the passes write the same nodes one after the other);
  * `temporalServer`, persistence operations per changed node by operation and
  * by service, visibility operations by operation; `parentEventsPerChild`,
  * `parentBytesPerChild`, `parentEventTypesPerChild` from the parent's
@@ -170,7 +171,7 @@ async function temporalPasses(run: SizeRun, t: BenchTemporal, first: boolean): P
       concurrency,
       kubeQps: Number(joinQps),
       batchDelayMs,
-      startWorker: () => startWorker(stack, storeUrl, taskQueue, joinQps),
+      startWorker: () => startWorker(stack, storeUrl, taskQueue, joinQps, 'join'),
     });
     for (const j of joined) report(j.row, j.problems.length === 0, j.problems.join('; '));
   }

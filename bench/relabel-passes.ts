@@ -20,7 +20,7 @@ import type { Store } from '../src/store/store.ts';
 import { type benchSite, commitSite, withChangedNodes } from './bench-site.ts';
 import { pool, registerNodes, wrongNodes } from './bench-nodes.ts';
 import { historyFigures, perChildFigures } from './history.ts';
-import { monotonicUs, profileWindow, serverWrites, workerExecArgv, writeFigures } from './write-figures.ts';
+import { monotonicUs, nodeWritesBefore, profileWindow, workerExecArgv, writeFigures } from './write-figures.ts';
 import { cpuOf, peakRssMiB } from './proc-figures.ts';
 import { concurrency, continueAsNewAfter, heartbeat, opts, passes, retryCount } from './bench-options.ts';
 import { report } from './bench-report.ts';
@@ -114,7 +114,7 @@ export async function pass(
   const worker = await startWorker(ctx.stack, ctx.storeUrl, ctx.taskQueue, undefined, name);
   try {
     const writesBefore = await nodeRequestCount(ctx.stack.adminKubeconfig, 'PATCH', { code: 200 });
-    const serverWrites0 = await serverWrites(ctx.stack.adminKubeconfig);
+    const writes0 = await nodeWritesBefore({ adminKubeconfig: ctx.stack.adminKubeconfig, prefix: ctx.prefix });
     const refusedBefore = await refusedWrites(ctx.stack);
     const temporalMetrics = `http://127.0.0.1:${ctx.stack.ports.temporalMetrics}/metrics`;
     const temporal0 = await temporalCounts(temporalMetrics, ctx.taskQueue);
@@ -131,7 +131,7 @@ export async function pass(
     const refusedAll = (await refusedWrites(ctx.stack)) - refusedBefore;
     const refused = done.result ? await runRefusals(ctx.store.runs, done.result.run) : Number.NaN;
     const history = await historyFigures(ctx.client, ref.workflowId, ref.runId);
-    const written = await writeFigures({ adminKubeconfig: ctx.stack.adminKubeconfig, prefix: ctx.prefix }, serverWrites0, worker);
+    const written = await writeFigures({ adminKubeconfig: ctx.stack.adminKubeconfig, prefix: ctx.prefix }, writes0, worker);
     // The server publishes its counters about once a second.
     await new Promise((r) => setTimeout(r, 2000));
     const temporalServer = temporalFigures(temporal0, await temporalCounts(temporalMetrics, ctx.taskQueue), history.children);

@@ -118,17 +118,31 @@ export async function nodeSizes(adminKubeconfig: string, prefix: string, sample 
   };
 }
 
+/** Where the API server is, and the bench nodes' prefix. */
+type WriteContext = { adminKubeconfig: string; prefix: string };
+
+/** What {@link writeFigures} compares with: the server's counts and the nodes' sizes before a pass. */
+export type WritesBefore = { server: ServerWrites; nodes: NodeSizes };
+
+/** Reads {@link WritesBefore}, before a pass's timed run. */
+export async function nodeWritesBefore(ctx: WriteContext): Promise<WritesBefore> {
+  const [server, nodes] = await Promise.all([serverWrites(ctx.adminKubeconfig), nodeSizes(ctx.adminKubeconfig, ctx.prefix)]);
+  return { server, nodes };
+}
+
 /**
- * A pass's write figures: the server's counts between `before` and now, the
- * worker's meter, and the nodes' sizes now (`prefix`: the bench nodes). Per
- * write: the worker's bytes, operations and `test`s per Node write it sent.
+ * A pass's write figures: the server's counts since `before`, the worker's
+ * meter, and the nodes' sizes now with their growth in bytes since `before`
+ * (`grownBytes`). Per write: the worker's bytes, operations and `test`s per
+ * Node write it sent.
  */
 export async function writeFigures(
-  ctx: { adminKubeconfig: string; prefix: string },
-  before: ServerWrites,
+  ctx: WriteContext,
+  { server: before, nodes }: WritesBefore,
   worker: ChildProcess,
-): Promise<{ nodeWrites: Record<string, unknown>; nodeSize: NodeSizes }> {
-  const [after, meter, nodeSize] = await Promise.all([serverWrites(ctx.adminKubeconfig), readWriteMeter(worker), nodeSizes(ctx.adminKubeconfig, ctx.prefix)]);
+): Promise<{ nodeWrites: Record<string, unknown>; nodeSize: NodeSizes & { grownBytes: number } }> {
+  const [after, meter, sizes] = await Promise.all([serverWrites(ctx.adminKubeconfig), readWriteMeter(worker), nodeSizes(ctx.adminKubeconfig, ctx.prefix)]);
+  const nodeSize = { ...sizes, grownBytes: sizes.bytes - nodes.bytes };
   const per = (n: number) => (meter.requests > 0 ? +(n / meter.requests).toFixed(1) : null);
   const bodies = after.bodies - before.bodies;
   const bodyBytes = after.bodyBytes - before.bodyBytes;

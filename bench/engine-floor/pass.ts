@@ -13,7 +13,7 @@ import type { StackInfo } from '../../stack/stack.ts';
 import { temporalCounts, temporalFigures } from '../../stack/temporal-metrics.ts';
 import { DEFAULT_CONTINUE_AS_NEW_AFTER, MAX_HISTORY_BYTES, MAX_HISTORY_EVENTS } from '../../src/workflows/update-labels-window.ts';
 import { historyFigures, perChildFigures } from '../history.ts';
-import { monotonicUs, profileWindow, serverWrites, workerExecArgv, writeFigures } from '../write-figures.ts';
+import { monotonicUs, nodeWritesBefore, profileWindow, workerExecArgv, writeFigures } from '../write-figures.ts';
 import { cpuOf, peakRssMiB } from '../proc-figures.ts';
 import { nodesWithout } from '../bench-nodes.ts';
 import type { engineFloor } from './workflows.ts';
@@ -70,7 +70,7 @@ export async function engineFloorPass(ctx: EngineFloorPassContext): Promise<{ ms
   try {
     const tag = Date.now().toString(36);
     const writesBefore = await nodeRequestCount(stack.adminKubeconfig, 'PATCH', { code: 200 });
-    const serverWrites0 = await serverWrites(stack.adminKubeconfig);
+    const writes0 = await nodeWritesBefore({ adminKubeconfig: stack.adminKubeconfig, prefix: ctx.prefix });
     const metricsUrl = `http://127.0.0.1:${stack.ports.temporalMetrics}/metrics`;
     const temporal0 = await temporalCounts(metricsUrl, taskQueue);
     const cpu0 = cpuOf(stack, worker);
@@ -95,7 +95,7 @@ export async function engineFloorPass(ctx: EngineFloorPassContext): Promise<{ ms
     const cpuSecondsUsed = Object.fromEntries(Object.entries(cpu1).map(([k, v]) => [k, +(v - (cpu0[k] ?? 0)).toFixed(1)]));
     const writes = (await nodeRequestCount(stack.adminKubeconfig, 'PATCH', { code: 200 })) - writesBefore;
     const history = await historyFigures(client, handle.workflowId, handle.firstExecutionRunId);
-    const written = await writeFigures({ adminKubeconfig: stack.adminKubeconfig, prefix: ctx.prefix }, serverWrites0, worker);
+    const written = await writeFigures({ adminKubeconfig: stack.adminKubeconfig, prefix: ctx.prefix }, writes0, worker);
     // The server publishes its counters about once a second.
     await new Promise((r) => setTimeout(r, 2000));
     const temporalServer = temporalFigures(temporal0, await temporalCounts(metricsUrl, taskQueue), history.children);
