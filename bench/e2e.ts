@@ -55,7 +55,9 @@
  * size histogram does not tell a status heartbeat from a write, so on the
  * simulated cluster `statusWrites` are in `bodies` too); `nodeWrites.worker`,
  * the Node writes the worker sent, their bytes, JSON Patch operations and
- * `test`s, per write too (bench/write-meter.ts, preloaded in every worker);
+ * `test`s, per write too, and the operations per write by kind and target
+ * (`test labels`, `add annotations`, …; bench/write-meter.ts, preloaded in
+ * every worker);
  * `nodeSize`, the JSON bytes of 50 nodes after the pass, averaged, whole and
  * by part (labels, annotations, managedFields, status), and `grownBytes`
  * over the pass (the passes write the same nodes one after the other);

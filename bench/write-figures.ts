@@ -156,7 +156,14 @@ export async function writeFigures(
         bodyBytes,
         bytesPerBody: bodies > 0 ? Math.round(bodyBytes / bodies) : null,
       },
-      worker: { ...meter, bytesPerWrite: per(meter.bodyBytes), opsPerWrite: per(meter.ops), testOpsPerWrite: per(meter.testOps) },
+      worker: {
+        requests: meter.requests,
+        bodyBytes: meter.bodyBytes,
+        bytesPerWrite: per(meter.bodyBytes),
+        opsPerWrite: per(meter.ops),
+        testOpsPerWrite: per(meter.testOps),
+        opsPerWriteByKind: Object.fromEntries(Object.entries(meter.byKind).map(([kind, n]) => [kind, per(n)])),
+      },
     },
     nodeSize,
   };

@@ -6,7 +6,7 @@
 import { meterNodeWrites, WRITE_METER_MESSAGE, type WriteMeter } from './write-meter.ts';
 
 if (process.send) {
-  const meter: WriteMeter = { requests: 0, bodyBytes: 0, ops: 0, testOps: 0 };
+  const meter: WriteMeter = { requests: 0, bodyBytes: 0, ops: 0, testOps: 0, byKind: {} };
   meterNodeWrites(meter);
   process.on('message', (m: unknown) => {
     if (m === WRITE_METER_MESSAGE) process.send?.({ [WRITE_METER_MESSAGE]: meter });

@@ -12,8 +12,13 @@ describe('patchOps', () => {
       { op: 'test', path: '/metadata/labels/a', value: null },
       { op: 'add', path: '/metadata/labels/a', value: 'b' },
     ];
-    assert.deepEqual(patchOps(JSON.stringify(patch)), { ops: 3, testOps: 2 });
-    assert.deepEqual(patchOps(JSON.stringify({ metadata: { labels: { a: 'b' } } })), { ops: 0, testOps: 0 });
+    assert.deepEqual(patchOps(JSON.stringify(patch)), { ops: 3, testOps: 2, byKind: { 'test uid': 1, 'test labels': 1, 'add labels': 1 } });
+    const taints = [
+      { op: 'test', path: '/spec/taints/0', value: {} },
+      { op: 'remove', path: '/spec/taints/0' },
+    ];
+    assert.deepEqual(patchOps(JSON.stringify(taints)).byKind, { 'test taints': 1, 'remove taints': 1 });
+    assert.deepEqual(patchOps(JSON.stringify({ metadata: { labels: { a: 'b' } } })), { ops: 0, testOps: 0, byKind: {} });
   });
 });
 
@@ -22,7 +27,7 @@ describe('meterNodeWrites', () => {
     const server = createServer((req, res) => req.resume().on('end', () => res.end('{}')));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     try {
-      const meter: WriteMeter = { requests: 0, bodyBytes: 0, ops: 0, testOps: 0 };
+      const meter: WriteMeter = { requests: 0, bodyBytes: 0, ops: 0, testOps: 0, byKind: {} };
       meterNodeWrites(meter);
       const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
       const patch = JSON.stringify([
@@ -36,7 +41,13 @@ describe('meterNodeWrites', () => {
       await send('PATCH', '/api/v1/nodes/n1/status', patch);
       await send('POST', '/api/v1/namespaces/default/events', patch);
       await send('GET', '/api/v1/nodes/n1');
-      assert.deepEqual(meter, { requests: 2, bodyBytes: Buffer.byteLength(patch) + 15, ops: 2, testOps: 1 });
+      assert.deepEqual(meter, {
+        requests: 2,
+        bodyBytes: Buffer.byteLength(patch) + 15,
+        ops: 2,
+        testOps: 1,
+        byKind: { 'test uid': 1, 'add labels': 1 },
+      });
     } finally {
       server.close();
     }

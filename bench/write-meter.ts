@@ -14,6 +14,8 @@ export interface WriteMeter {
   bodyBytes: number;
   ops: number;
   testOps: number;
+  /** The operations by kind and what they touch: `test labels`, `add annotations`, `remove taints`, `test uid`, … */
+  byKind: Record<string, number>;
 }
 
 /** The message the benchmark sends, and the key of the answer. */
@@ -24,11 +26,26 @@ const NODE_WRITE = /^\/api\/v1\/nodes\/[^/?]+(\?|$)/;
 
 type UndiciRequest = { method?: string; path?: string };
 
-/** The counts of `body`, a Node write's JSON: operations and `test`s when it is a JSON Patch, none for a merge patch. */
-export function patchOps(body: string): { ops: number; testOps: number } {
+/** What a JSON Patch operation's path touches: `labels`, `annotations`, `taints`, `uid`, or its first segments. */
+function target(path: unknown): string {
+  const [, first, second] = String(path).split('/');
+  return first === 'metadata' || first === 'spec' ? (second ?? first) : (first ?? '?');
+}
+
+/**
+ * The counts of `body`, a Node write's JSON: operations, `test`s, and
+ * operations by kind and target (`test labels`: 12) when it is a JSON Patch;
+ * none for a merge patch.
+ */
+export function patchOps(body: string): Pick<WriteMeter, 'ops' | 'testOps' | 'byKind'> {
   const parsed: unknown = JSON.parse(body);
-  if (!Array.isArray(parsed)) return { ops: 0, testOps: 0 };
-  return { ops: parsed.length, testOps: parsed.filter((op: { op?: unknown }) => op?.op === 'test').length };
+  if (!Array.isArray(parsed)) return { ops: 0, testOps: 0, byKind: {} };
+  const byKind: Record<string, number> = {};
+  for (const op of parsed as { op?: unknown; path?: unknown }[]) {
+    const kind = `${String(op?.op)} ${target(op?.path)}`;
+    byKind[kind] = (byKind[kind] ?? 0) + 1;
+  }
+  return { ops: parsed.length, testOps: parsed.filter((op: { op?: unknown }) => op?.op === 'test').length, byKind };
 }
 
 /** Starts counting this process's Node writes in `meter`. */
@@ -47,10 +64,11 @@ export function meterNodeWrites(meter: WriteMeter): void {
     if (!isNodeWrite(request)) return;
     const body = Buffer.concat(bodies.get(request) ?? []);
     bodies.delete(request);
-    const { ops, testOps } = patchOps(body.toString('utf8'));
+    const { ops, testOps, byKind } = patchOps(body.toString('utf8'));
     meter.requests++;
     meter.bodyBytes += body.byteLength;
     meter.ops += ops;
     meter.testOps += testOps;
+    for (const [kind, n] of Object.entries(byKind)) meter.byKind[kind] = (meter.byKind[kind] ?? 0) + n;
   });
 }
