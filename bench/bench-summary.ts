@@ -31,16 +31,37 @@ const SUMMARY_COLUMNS = [
 /**
  * Where the time went, per changed node: Temporal server CPU ms (the dev
  * server, or temporal-server and, apart, its PostgreSQL), worker CPU ms, the
- * server's database operations.
+ * server's database and visibility operations.
  */
 function perNode(r: Record<string, unknown>): Record<string, number | undefined> {
   const cpu = r.cpuMsPerChangedNode as Record<string, number> | null | undefined;
-  const server = r.temporalServer as { dbOpsPerChangedNode?: number } | undefined;
+  const server = r.temporalServer as { dbOpsPerChangedNode?: number; visibilityOpsPerChangedNode?: number } | undefined;
   return {
     temporalMs: cpu?.temporal ?? cpu?.['temporal-server'],
     temporalPgMs: cpu?.['temporal-postgres'],
     workerMs: cpu?.worker,
     dbOps: server?.dbOpsPerChangedNode,
+    visOps: server?.visibilityOpsPerChangedNode,
+  };
+}
+
+/**
+ * What a write and a child carry: the worker's bytes, JSON Patch operations
+ * and `test`s per Node write, the nodes' KB afterwards, the parent's events
+ * per child, a child's input and result bytes.
+ */
+function perWrite(r: Record<string, unknown>): Record<string, number | null | undefined> {
+  const worker = (r.nodeWrites as { worker?: Record<string, number | null> } | undefined)?.worker;
+  const node = r.nodeSize as { bytes?: number } | undefined;
+  const child = r.child as { inputBytes?: number; resultBytes?: number } | undefined;
+  return {
+    writeB: worker?.bytesPerWrite,
+    ops: worker?.opsPerWrite,
+    tests: worker?.testOpsPerWrite,
+    nodeKB: node?.bytes === undefined ? undefined : +(node.bytes / 1024).toFixed(1),
+    parentEv: r.parentEventsPerChild as number | undefined,
+    childInB: child?.inputBytes,
+    childOutB: child?.resultBytes,
   };
 }
 
@@ -88,7 +109,9 @@ export function memberRatioLines(temporals: readonly StackTemporal[]): string[] 
 export function printSummary(temporals: readonly StackTemporal[]): void {
   console.log('\n# summary');
   console.table(
-    rows.filter((r) => r.seconds !== undefined).map((r) => ({ ...Object.fromEntries(SUMMARY_COLUMNS.map((k) => [k, r[k]])), ...perNode(r), ok: r.ok })),
+    rows
+      .filter((r) => r.seconds !== undefined)
+      .map((r) => ({ ...Object.fromEntries(SUMMARY_COLUMNS.map((k) => [k, r[k]])), ...perNode(r), ...perWrite(r), ok: r.ok })),
   );
   for (const line of [...ratioLines(temporals), ...memberRatioLines(temporals)]) console.log(line);
 }

@@ -59,6 +59,39 @@
  * a waiting poll. Exits
  * non-zero when a run does not end as expected (status, writes, children,
  * node labels).
+ *
+ * What relabel's extra cost is made of, per pass, for the engine floor and
+ * relabel's passes alike (bench/write-figures.ts; read before and after the
+ * timed run): `nodeWrites.server`, the PATCH and PUT requests on Nodes the
+ * API server answered and the request body bytes it received (its body
+ * size histogram does not tell a status heartbeat from a write, so on the
+ * simulated cluster `statusWrites` are in `bodies` too); `nodeWrites.worker`,
+ * the Node writes the worker sent, their bytes, JSON Patch operations and
+ * `test`s, per write too, and the operations per write by kind and target
+ * (`test labels`, `add annotations`, …; bench/write-meter.ts, preloaded in
+ * every worker);
+ * `nodeSize`, the JSON bytes of 50 nodes after the pass, averaged, whole and
+ * by part (labels, annotations, managedFields, status), and `grownBytes`
+ * over the pass (the passes write the same nodes one after the other);
+ * `temporalServer`, persistence operations per changed node by operation and
+ * by service, visibility operations by operation; `parentEventsPerChild`,
+ * `parentBytesPerChild`, `parentEventTypesPerChild` from the parent's
+ * histories, and `child`: 5 children's events, history bytes, input, result
+ * and other payload bytes, averaged. The summary shows bytes, operations and
+ * tests per write (`writeB`, `ops`, `tests`), `nodeKB`, `visOps`,
+ * `parentEv`, `childInB` and `childOutB`.
+ *
+ * Profiling: `BENCH_WORKER_NODE_OPTIONS` adds Node flags to every worker
+ * forked, `{pass}` replaced by the pass's name (`engine-floor`,
+ * `all-changed`, …): with `--cpu-prof --cpu-prof-dir=/tmp/prof/{pass}` each
+ * pass's worker writes its profiles (its main thread's and each workflow
+ * thread's) there when it stops; `node bench/profile-top.ts --top 30
+ * /tmp/prof/all-changed` prints the functions with the most self time over
+ * them (`--by file`: by source file). A profile spans the worker's life
+ * (its start, the run, its stop; relabel's worker bundles its workflows in
+ * a child process, whose profile lands there too): `--window FROM,TO` with
+ * the pass row's `profileWindowUs` keeps the timed run only. The profiler
+ * slows the worker: time a run without it.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -157,7 +190,7 @@ async function temporalPasses(run: SizeRun, t: BenchTemporal, first: boolean): P
       concurrency,
       kubeQps: Number(joinQps),
       batchDelayMs,
-      startWorker: () => startWorker(stack, storeUrl, taskQueue, joinQps),
+      startWorker: () => startWorker(stack, storeUrl, taskQueue, joinQps, 'join'),
     });
     for (const j of joined) report(j.row, j.problems.length === 0, j.problems.join('; '));
   }

@@ -1,10 +1,15 @@
 /**
  * Figures read from a run's Temporal history: executions in its
  * continue-as-new chain, events, children started, and the largest payload
- * anywhere in the parent's histories and a sample of its children's.
+ * anywhere in the parent's histories and a sample of its children's; what
+ * the parent's history holds per child, and what a child's holds (events,
+ * bytes, the payloads of its input, its result and its activities).
  */
 import type { Client } from '@temporalio/client';
-import type { temporal } from '@temporalio/proto';
+import proto, { type temporal } from '@temporalio/proto';
+
+const { History } = proto.temporal.api.history.v1;
+const { EventType } = proto.temporal.api.enums.v1;
 
 /** What the bench reports of a run's histories. */
 export interface HistoryFigures {
@@ -19,6 +24,12 @@ export interface HistoryFigures {
   /** Seconds from the run's start until its bulk plan started, and the plan's own seconds (first execution). */
   beforePlan?: number;
   plan?: number;
+  /** Encoded bytes of the parent's histories. */
+  historyBytes: number;
+  /** Events by type in the parent's histories (`EVENT_TYPE_` left out). */
+  eventTypes: Record<string, number>;
+  /** Averages over the children sampled: events, encoded history bytes, payload bytes of input, result, and the rest (activities, markers). */
+  child?: { sampled: number; events: number; historyBytes: number; inputBytes: number; resultBytes: number; otherPayloadBytes: number };
 }
 
 type Event = temporal.api.history.v1.IHistoryEvent;
@@ -47,9 +58,45 @@ function largestPayload(value: unknown, seen = 0): number {
   return max;
 }
 
+/** The summed `data` bytes of every payload inside `value`. */
+function payloadBytes(value: unknown): number {
+  if (value === null || typeof value !== 'object' || value instanceof Uint8Array) return 0;
+  const record = value as Record<string, unknown>;
+  if (record.data instanceof Uint8Array && record.metadata !== undefined) return record.data.byteLength;
+  return Object.values(record).reduce<number>((sum, v) => sum + payloadBytes(v), 0);
+}
+
+/** The encoded size of `history`, as the server stores it. */
+const encodedBytes = (history: temporal.api.history.v1.IHistory) => History.encode(history).finish().byteLength;
+
+/** The type of `e` without its `EVENT_TYPE_` prefix. */
+const typeOf = (e: Event) => (EventType[e.eventType ?? 0] ?? '?').replace(/^EVENT_TYPE_/, '');
+
+/** What the histories of `childIds` hold, averaged; also folds their largest payload into `figures`. */
+async function childFigures(client: Client, childIds: string[], figures: HistoryFigures): Promise<{ events: number; child: HistoryFigures['child'] }> {
+  const sum = { events: 0, historyBytes: 0, inputBytes: 0, resultBytes: 0, otherPayloadBytes: 0 };
+  for (const id of childIds) {
+    const history = await client.workflow.getHandle(id).fetchHistory();
+    const events = history.events ?? [];
+    sum.events += events.length;
+    sum.historyBytes += encodedBytes(history);
+    for (const e of events) {
+      figures.largestPayload = largestPayload(e, figures.largestPayload);
+      const [input, result] = [e.workflowExecutionStartedEventAttributes?.input, e.workflowExecutionCompletedEventAttributes?.result];
+      sum.inputBytes += payloadBytes(input);
+      sum.resultBytes += payloadBytes(result);
+      if (!input && !result) sum.otherPayloadBytes += payloadBytes(e);
+    }
+  }
+  if (childIds.length === 0) return { events: 0, child: undefined };
+  const avg = (n: number) => Math.round(n / childIds.length);
+  const child = { sampled: childIds.length, ...Object.fromEntries(Object.entries(sum).map(([k, n]) => [k, avg(n)])) };
+  return { events: sum.events, child: child as HistoryFigures['child'] };
+}
+
 /** Walks the run's continue-as-new chain from its first execution. */
 export async function historyFigures(client: Client, workflowId: string, firstRunId: string, sampleChildren = 5): Promise<HistoryFigures> {
-  const figures: HistoryFigures = { executions: 0, events: 0, allEvents: 0, children: 0, largestPayload: 0 };
+  const figures: HistoryFigures = { executions: 0, events: 0, allEvents: 0, children: 0, largestPayload: 0, historyBytes: 0, eventTypes: {} };
   const childIds: string[] = [];
   for (let runId: string | undefined = firstRunId; runId;) {
     const history: temporal.api.history.v1.IHistory = await client.workflow.getHandle(workflowId, runId).fetchHistory();
@@ -57,8 +104,10 @@ export async function historyFigures(client: Client, workflowId: string, firstRu
     if (figures.executions === 0) Object.assign(figures, planTimes(events));
     figures.executions++;
     figures.events += events.length;
+    figures.historyBytes += encodedBytes(history);
     for (const e of events) {
       figures.largestPayload = largestPayload(e, figures.largestPayload);
+      figures.eventTypes[typeOf(e)] = (figures.eventTypes[typeOf(e)] ?? 0) + 1;
       const child = e.startChildWorkflowExecutionInitiatedEventAttributes;
       if (child) {
         figures.children++;
@@ -67,12 +116,27 @@ export async function historyFigures(client: Client, workflowId: string, firstRu
     }
     runId = events.at(-1)?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId ?? undefined;
   }
-  let childEvents = 0;
-  for (const id of childIds) {
-    const events = (await client.workflow.getHandle(id).fetchHistory()).events ?? [];
-    childEvents += events.length;
-    for (const e of events) figures.largestPayload = largestPayload(e, figures.largestPayload);
-  }
+  const { events: childEvents, child } = await childFigures(client, childIds, figures);
+  if (child) figures.child = child;
   figures.allEvents = figures.events + (childIds.length > 0 ? (childEvents / childIds.length) * figures.children : 0);
   return figures;
+}
+
+/**
+ * The row figures of what a history holds per child: the parent's events
+ * and encoded bytes per child, its most frequent event types per child, and
+ * the sampled children's averages. Nothing when the run started no child.
+ */
+export function perChildFigures(h: HistoryFigures, top = 8): Record<string, unknown> {
+  if (h.children === 0) return {};
+  const per = (n: number) => +(n / h.children).toFixed(2);
+  const types = Object.entries(h.eventTypes)
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, top);
+  return {
+    parentEventsPerChild: per(h.events),
+    parentBytesPerChild: Math.round(h.historyBytes / h.children),
+    parentEventTypesPerChild: Object.fromEntries(types.map(([t, n]) => [t, per(n)])),
+    ...(h.child ? { child: h.child } : {}),
+  };
 }

@@ -17,10 +17,10 @@ import { type StackInfo } from '../stack/stack.ts';
 import { type DesignMemory } from '../src/store/design-cache.ts';
 import { runRefusals } from './run-refusals.ts';
 import type { Store } from '../src/store/store.ts';
-import { WORKER_NODE_FLAGS } from '../src/worker/config.ts';
 import { type benchSite, commitSite, withChangedNodes } from './bench-site.ts';
 import { pool, registerNodes, wrongNodes } from './bench-nodes.ts';
-import { historyFigures } from './history.ts';
+import { historyFigures, perChildFigures } from './history.ts';
+import { monotonicUs, nodeWritesBefore, profileWindow, workerExecArgv, writeFigures } from './write-figures.ts';
 import { cpuOf, peakRssMiB } from './proc-figures.ts';
 import { concurrency, continueAsNewAfter, heartbeat, opts, passes, retryCount } from './bench-options.ts';
 import { report } from './bench-report.ts';
@@ -34,8 +34,8 @@ async function refusedWrites(stack: StackInfo): Promise<number> {
   return tests + versions;
 }
 
-/** A worker process on `taskQueue` (its client at `kubeQps`, 0: no limit); resolves once it polls. */
-export function startWorker(stack: StackInfo, storeUrl: string, taskQueue: string, kubeQps = opts['kube-qps']): Promise<ChildProcess> {
+/** A worker process on `taskQueue` (its client at `kubeQps`, 0: no limit) for pass `name`; resolves once it polls. */
+export function startWorker(stack: StackInfo, storeUrl: string, taskQueue: string, kubeQps = opts['kube-qps'], name = 'worker'): Promise<ChildProcess> {
   const child = fork(new URL('../src/worker.ts', import.meta.url).pathname, ['--kube-qps', kubeQps], {
     env: {
       ...process.env,
@@ -47,8 +47,8 @@ export function startWorker(stack: StackInfo, storeUrl: string, taskQueue: strin
       RELABEL_METRICS_PORT: '0',
     },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-    // e.g. BENCH_WORKER_NODE_OPTIONS='--cpu-prof --cpu-prof-dir=/tmp/prof' to profile the worker.
-    execArgv: [...process.execArgv, ...WORKER_NODE_FLAGS, ...(process.env.BENCH_WORKER_NODE_OPTIONS?.split(' ').filter(Boolean) ?? [])],
+    // With the write meter; e.g. BENCH_WORKER_NODE_OPTIONS='--cpu-prof --cpu-prof-dir=/tmp/prof/{pass}' profiles each pass's worker.
+    execArgv: workerExecArgv(name),
   });
   return new Promise((resolve, reject) => {
     child.once('message', () => resolve(child));
@@ -63,7 +63,7 @@ export async function withWorker<T>(
   step: () => Promise<T>,
   check: (answer: T) => { ok: boolean; why?: string; figures?: Record<string, unknown> },
 ): Promise<void> {
-  const worker = await startWorker(ctx.stack, ctx.storeUrl, ctx.taskQueue);
+  const worker = await startWorker(ctx.stack, ctx.storeUrl, ctx.taskQueue, undefined, name);
   try {
     const writesBefore = await nodeRequestCount(ctx.stack.adminKubeconfig, 'PATCH', { code: 200 });
     const t0 = performance.now();
@@ -105,22 +105,24 @@ export async function pass(
     floorMs: number;
     engineFloorMs: number;
     size: number;
+    prefix: string;
   },
   name: string,
   start: () => Promise<{ workflowId: string; runId: string }>,
   expect: Expect,
 ): Promise<{ workflowId: string; runId: string }> {
-  const worker = await startWorker(ctx.stack, ctx.storeUrl, ctx.taskQueue);
+  const worker = await startWorker(ctx.stack, ctx.storeUrl, ctx.taskQueue, undefined, name);
   try {
     const writesBefore = await nodeRequestCount(ctx.stack.adminKubeconfig, 'PATCH', { code: 200 });
+    const writes0 = await nodeWritesBefore({ adminKubeconfig: ctx.stack.adminKubeconfig, prefix: ctx.prefix });
     const refusedBefore = await refusedWrites(ctx.stack);
     const temporalMetrics = `http://127.0.0.1:${ctx.stack.ports.temporalMetrics}/metrics`;
     const temporal0 = await temporalCounts(temporalMetrics, ctx.taskQueue);
     const cpu0 = cpuOf(ctx.stack, worker);
-    const t0 = performance.now();
+    const [t0, from] = [performance.now(), monotonicUs()];
     const ref = await start();
     const done = await ctx.runs.wait(ref, undefined, 100);
-    const ms = performance.now() - t0;
+    const [ms, to] = [performance.now() - t0, monotonicUs()];
     const cpu1 = cpuOf(ctx.stack, worker);
     const cpuSecondsUsed = Object.fromEntries(Object.entries(cpu1).map(([k, v]) => [k, +(v - (cpu0[k] ?? 0)).toFixed(1)]));
     const writes = (await nodeRequestCount(ctx.stack.adminKubeconfig, 'PATCH', { code: 200 })) - writesBefore;
@@ -129,6 +131,7 @@ export async function pass(
     const refusedAll = (await refusedWrites(ctx.stack)) - refusedBefore;
     const refused = done.result ? await runRefusals(ctx.store.runs, done.result.run) : Number.NaN;
     const history = await historyFigures(ctx.client, ref.workflowId, ref.runId);
+    const written = await writeFigures({ adminKubeconfig: ctx.stack.adminKubeconfig, prefix: ctx.prefix }, writes0, worker);
     // The server publishes its counters about once a second.
     await new Promise((r) => setTimeout(r, 2000));
     const temporalServer = temporalFigures(temporal0, await temporalCounts(temporalMetrics, ctx.taskQueue), history.children);
@@ -158,6 +161,9 @@ export async function pass(
       cpuMsPerChangedNode:
         history.children > 0 ? Object.fromEntries(Object.entries(cpuSecondsUsed).map(([k, v]) => [k, +((v * 1000) / history.children).toFixed(1)])) : null,
       temporalServer,
+      ...written,
+      ...perChildFigures(history),
+      ...profileWindow(from, to),
     };
     const problems = [
       r?.status !== expect.status && `status ${r?.status ?? done.execution}, expected ${expect.status}`,

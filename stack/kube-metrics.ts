@@ -8,31 +8,39 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { metricValue } from './prometheus.ts';
 
 /**
- * Number of requests on Nodes (no subresource) with `verb` the API server
- * has answered so far, from `apiserver_request_total`; with `code`, only
- * those answered with that HTTP status (200: the writes that landed).
+ * The body of the API server's answer to a GET of `path` (`/metrics`,
+ * `/api/v1/nodes?limit=50`), as the server sent it, read with the admin
+ * kubeconfig's token; throws on any status but 200.
  */
-export async function nodeRequestCount(adminKubeconfig: string, verb: string, options: { code?: number } = {}): Promise<number> {
+export async function apiserverGet(adminKubeconfig: string, path: string): Promise<string> {
   const kc = new KubeConfig();
   kc.loadFromFile(adminKubeconfig);
   const cluster = kc.getCurrentCluster();
   const token = kc.getCurrentUser()?.token;
   if (!cluster || !token) throw new Error(`${adminKubeconfig} lacks a cluster or token`);
-  const text = await new Promise<string>((resolve, reject) => {
+  return new Promise<string>((resolve, reject) => {
     const req = httpsRequest(
-      new URL('/metrics', cluster.server),
+      new URL(path, cluster.server),
       { ca: Buffer.from(cluster.caData ?? '', 'base64'), headers: { authorization: `Bearer ${token}` } },
       (res) => {
         let body = '';
         res.setEncoding('utf8');
         res.on('data', (c: string) => (body += c));
-        res.on('end', () => (res.statusCode === 200 ? resolve(body) : reject(new Error(`/metrics answered ${res.statusCode}`))));
+        res.on('end', () => (res.statusCode === 200 ? resolve(body) : reject(new Error(`${path} answered ${res.statusCode}`))));
       },
     );
     req.on('error', reject);
     req.end();
   });
-  return metricValue(text, 'apiserver_request_total', {
+}
+
+/**
+ * Number of requests on Nodes (no subresource) with `verb` the API server
+ * has answered so far, from `apiserver_request_total`; with `code`, only
+ * those answered with that HTTP status (200: the writes that landed).
+ */
+export async function nodeRequestCount(adminKubeconfig: string, verb: string, options: { code?: number } = {}): Promise<number> {
+  return metricValue(await apiserverGet(adminKubeconfig, '/metrics'), 'apiserver_request_total', {
     resource: 'nodes',
     verb,
     subresource: '',

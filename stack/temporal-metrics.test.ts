@@ -26,7 +26,8 @@ test('temporalCounts sums the server counters by operation, and workflow tasks o
     const counts = await temporalCounts(`http://127.0.0.1:${port}/metrics`, 'relabel-bench');
     assert.deepEqual(counts, {
       persistence: { UpdateWorkflowExecution: 12, CreateTasks: 3 },
-      visibility: 4,
+      persistenceByService: { history: 12, matching: 3 },
+      visibility: { RecordWorkflowExecutionClosed: 4 },
       workflowTasks: { polled: 10, syncMatched: 6 },
     });
   } finally {
@@ -35,12 +36,24 @@ test('temporalCounts sums the server counters by operation, and workflow tasks o
 });
 
 test('temporalFigures gives what happened between two readings per changed node, and nothing when none changed', () => {
-  const before = { persistence: { UpdateWorkflowExecution: 10 }, visibility: 1, workflowTasks: { polled: 2, syncMatched: 1 } };
-  const after = { persistence: { UpdateWorkflowExecution: 30, CreateWorkflowExecution: 4 }, visibility: 9, workflowTasks: { polled: 6, syncMatched: 4 } };
+  const before = {
+    persistence: { UpdateWorkflowExecution: 10 },
+    persistenceByService: { history: 10 },
+    visibility: { RecordWorkflowExecutionStarted: 1 },
+    workflowTasks: { polled: 2, syncMatched: 1 },
+  };
+  const after = {
+    persistence: { UpdateWorkflowExecution: 30, CreateWorkflowExecution: 4 },
+    persistenceByService: { history: 30, matching: 4 },
+    visibility: { RecordWorkflowExecutionStarted: 5, RecordWorkflowExecutionClosed: 4 },
+    workflowTasks: { polled: 6, syncMatched: 4 },
+  };
   assert.deepEqual(temporalFigures(before, after, 4), {
     dbOpsPerChangedNode: 6,
     dbOpsPerChangedNodeByOp: { UpdateWorkflowExecution: 5, CreateWorkflowExecution: 1 },
+    dbOpsPerChangedNodeByService: { history: 5, matching: 1 },
     visibilityOpsPerChangedNode: 2,
+    visibilityOpsPerChangedNodeByOp: { RecordWorkflowExecutionStarted: 1, RecordWorkflowExecutionClosed: 1 },
     workflowTasksSyncMatched: 0.75,
   });
   assert.deepEqual(temporalFigures(before, after, 0), {});

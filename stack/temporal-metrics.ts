@@ -7,10 +7,12 @@ import { samples } from './prometheus.ts';
 
 /** The counters the benchmark reads, summed over their label sets. */
 export interface TemporalCounts {
-  /** Database operations of the history, matching and frontend services, by operation. */
+  /** Database operations of the history, matching and frontend services (`persistence_requests`), by operation. */
   persistence: Record<string, number>;
-  /** Visibility store writes and reads. */
-  visibility: number;
+  /** The same operations by the service that made them (its `service_name` label). */
+  persistenceByService: Record<string, number>;
+  /** Visibility store writes and reads (`visibility_persistence_requests`: apart from the operations above), by operation. */
+  visibility: Record<string, number>;
   /** Workflow tasks handed to a worker on the task queue `taskQueue`, and of those, the ones matched to a waiting poll without being stored. */
   workflowTasks: { polled: number; syncMatched: number };
 }
@@ -19,15 +21,16 @@ export interface TemporalCounts {
 export async function temporalCounts(metricsUrl: string, taskQueue: string): Promise<TemporalCounts> {
   const res = await fetch(metricsUrl, { signal: AbortSignal.timeout(10_000) });
   if (!res.ok) throw new Error(`${metricsUrl} answered ${res.status}`);
-  const counts: TemporalCounts = { persistence: {}, visibility: 0, workflowTasks: { polled: 0, syncMatched: 0 } };
+  const counts: TemporalCounts = { persistence: {}, persistenceByService: {}, visibility: {}, workflowTasks: { polled: 0, syncMatched: 0 } };
+  const add = (to: Record<string, number>, key: string | undefined, value: number) => (to[key ?? '?'] = (to[key ?? '?'] ?? 0) + value);
   // Metric names carry the queue's name with '-' as '_'.
   const queue = taskQueue.replace(/-/g, '_');
   for (const { name, labels, value } of samples(await res.text())) {
     if (name === 'persistence_requests') {
-      const op = labels.operation ?? '?';
-      counts.persistence[op] = (counts.persistence[op] ?? 0) + value;
+      add(counts.persistence, labels.operation, value);
+      add(counts.persistenceByService, labels.service_name, value);
     } else if (name === 'visibility_persistence_requests') {
-      counts.visibility += value;
+      add(counts.visibility, labels.operation, value);
     } else if ((name === 'poll_success' || name === 'poll_success_sync') && labels.task_type === 'Workflow' && labels.taskqueue === queue) {
       if (name === 'poll_success') counts.workflowTasks.polled += value;
       else counts.workflowTasks.syncMatched += value;
@@ -36,24 +39,34 @@ export async function temporalCounts(metricsUrl: string, taskQueue: string): Pro
   return counts;
 }
 
+/** The growth of each counter of `after` over `before`, largest first, those that grew only. */
+function grown(before: Record<string, number>, after: Record<string, number>): [string, number][] {
+  return Object.entries(after)
+    .map(([k, n]): [string, number] => [k, n - (before[k] ?? 0)])
+    .filter(([, n]) => n > 0)
+    .sort((a, b) => b[1] - a[1]);
+}
+
 /**
  * What happened between two readings, per changed node: database operations
- * (the largest few by name) and the share of workflow tasks matched without
- * being stored. Nothing when no node changed.
+ * (the largest few by name, and by service), visibility operations (by
+ * name), and the share of workflow tasks matched without being stored.
+ * Nothing when no node changed.
  */
 export function temporalFigures(before: TemporalCounts, after: TemporalCounts, changedNodes: number, top = 6): Record<string, unknown> {
   if (changedNodes === 0) return {};
   const per = (n: number) => +(n / changedNodes).toFixed(2);
-  const ops = Object.entries(after.persistence)
-    .map(([op, n]) => [op, n - (before.persistence[op] ?? 0)] as const)
-    .filter(([, n]) => n > 0)
-    .sort((a, b) => b[1] - a[1]);
+  const ops = grown(before.persistence, after.persistence);
+  const visibility = grown(before.visibility, after.visibility);
+  const each = (entries: [string, number][]) => Object.fromEntries(entries.slice(0, top).map(([k, n]) => [k, per(n)]));
   const polled = after.workflowTasks.polled - before.workflowTasks.polled;
   const synced = after.workflowTasks.syncMatched - before.workflowTasks.syncMatched;
   return {
     dbOpsPerChangedNode: per(ops.reduce((sum, [, n]) => sum + n, 0)),
-    dbOpsPerChangedNodeByOp: Object.fromEntries(ops.slice(0, top).map(([op, n]) => [op, per(n)])),
-    visibilityOpsPerChangedNode: per(after.visibility - before.visibility),
+    dbOpsPerChangedNodeByOp: each(ops),
+    dbOpsPerChangedNodeByService: each(grown(before.persistenceByService, after.persistenceByService)),
+    visibilityOpsPerChangedNode: per(visibility.reduce((sum, [, n]) => sum + n, 0)),
+    visibilityOpsPerChangedNodeByOp: each(visibility),
     workflowTasksSyncMatched: polled > 0 ? +(synced / polled).toFixed(2) : null,
   };
 }

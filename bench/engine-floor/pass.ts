@@ -12,8 +12,8 @@ import { nodeRequestCount } from '../../stack/kube-metrics.ts';
 import type { StackInfo } from '../../stack/stack.ts';
 import { temporalCounts, temporalFigures } from '../../stack/temporal-metrics.ts';
 import { DEFAULT_CONTINUE_AS_NEW_AFTER, MAX_HISTORY_BYTES, MAX_HISTORY_EVENTS } from '../../src/workflows/update-labels-window.ts';
-import { WORKER_NODE_FLAGS } from '../../src/worker/config.ts';
-import { historyFigures } from '../history.ts';
+import { historyFigures, perChildFigures } from '../history.ts';
+import { monotonicUs, nodeWritesBefore, profileWindow, workerExecArgv, writeFigures } from '../write-figures.ts';
 import { cpuOf, peakRssMiB } from '../proc-figures.ts';
 import { nodesWithout } from '../bench-nodes.ts';
 import type { engineFloor } from './workflows.ts';
@@ -51,7 +51,7 @@ function startFloorWorker(stack: StackInfo, taskQueue: string, kubeQps: number):
       ENGINE_FLOOR_KUBE_QPS: String(kubeQps),
     },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-    execArgv: [...process.execArgv, ...WORKER_NODE_FLAGS, ...(process.env.BENCH_WORKER_NODE_OPTIONS?.split(' ').filter(Boolean) ?? [])],
+    execArgv: workerExecArgv('engine-floor'),
   });
   return new Promise((resolve, reject) => {
     child.once('message', () => resolve(child));
@@ -70,10 +70,11 @@ export async function engineFloorPass(ctx: EngineFloorPassContext): Promise<{ ms
   try {
     const tag = Date.now().toString(36);
     const writesBefore = await nodeRequestCount(stack.adminKubeconfig, 'PATCH', { code: 200 });
+    const writes0 = await nodeWritesBefore({ adminKubeconfig: stack.adminKubeconfig, prefix: ctx.prefix });
     const metricsUrl = `http://127.0.0.1:${stack.ports.temporalMetrics}/metrics`;
     const temporal0 = await temporalCounts(metricsUrl, taskQueue);
     const cpu0 = cpuOf(stack, worker);
-    const t0 = performance.now();
+    const [t0, from] = [performance.now(), monotonicUs()];
     const handle = await client.workflow.start<typeof engineFloor>('engineFloor', {
       taskQueue,
       workflowId: `engine-floor-${tag}`,
@@ -89,11 +90,12 @@ export async function engineFloorPass(ctx: EngineFloorPassContext): Promise<{ ms
       ],
     });
     const result = await handle.result();
-    const ms = performance.now() - t0;
+    const [ms, to] = [performance.now() - t0, monotonicUs()];
     const cpu1 = cpuOf(stack, worker);
     const cpuSecondsUsed = Object.fromEntries(Object.entries(cpu1).map(([k, v]) => [k, +(v - (cpu0[k] ?? 0)).toFixed(1)]));
     const writes = (await nodeRequestCount(stack.adminKubeconfig, 'PATCH', { code: 200 })) - writesBefore;
     const history = await historyFigures(client, handle.workflowId, handle.firstExecutionRunId);
+    const written = await writeFigures({ adminKubeconfig: stack.adminKubeconfig, prefix: ctx.prefix }, writes0, worker);
     // The server publishes its counters about once a second.
     await new Promise((r) => setTimeout(r, 2000));
     const temporalServer = temporalFigures(temporal0, await temporalCounts(metricsUrl, taskQueue), history.children);
@@ -117,6 +119,9 @@ export async function engineFloorPass(ctx: EngineFloorPassContext): Promise<{ ms
       cpuMsPerChangedNode:
         history.children > 0 ? Object.fromEntries(Object.entries(cpuSecondsUsed).map(([k, v]) => [k, +((v * 1000) / history.children).toFixed(1)])) : null,
       temporalServer,
+      ...written,
+      ...perChildFigures(history),
+      ...profileWindow(from, to),
       wrongNodes: wrong.length,
     };
     const problems = [
