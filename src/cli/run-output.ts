@@ -120,6 +120,9 @@ function outcomeRow(n: NodeOutcome): string[] {
   return [n.node, n.status, count(n.set && Object.keys(n.set).length), count(n.removed?.length), count(n.adopted?.length), detail];
 }
 
+/** Longest node set name a table cell shows. */
+export const MAX_SET_CELL = 40;
+
 /** The per-node table: node, status, set/removed/adopted counts, and what changes, or the failure type and reason. */
 export function nodeTable(nodes: readonly NodeOutcome[]): string {
   return table(['NODE', 'STATUS', 'SET', 'REMOVED', 'ADOPTED', 'DETAIL'], nodes.map(outcomeRow));
