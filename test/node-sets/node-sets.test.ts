@@ -148,6 +148,19 @@ describe('node sets', () => {
     assert.equal(plan.labels[tier]?.desired, FLEET);
     assert.equal(plan.failureTypes['NodeInTwoSets'], 1);
     assert.deepEqual(plan.nodeSets, { md: FLEET, pool: FLEET });
+    // relabel plan's per-node table names each member's set.
+    const env = { RELABEL_STORE_URL: storeUrl, RELABEL_TASK_QUEUE: relabel.taskQueue };
+    const shown = exits(await relabelCli(['plan', '--node-set', 'pool', '--nodes-detail', '--limit', '5'], env, { timeoutMs: 120_000 }), 0).stdout;
+    assert.match(shown, /^NODE +NODE SET +STATUS +SET +REMOVED +ADOPTED +DETAIL$/m);
+    const nodeTable = (shown.split('desired labels and their sources:')[0] ?? '').split('\n');
+    const rows = nodeTable.slice(nodeTable.findIndex((line) => line.startsWith('NODE ')) + 1).filter((line) => line !== '');
+    assert.equal(rows.length, 5, shown);
+    // A member names its set; the node in both sets is in none.
+    for (const row of rows) assert.match(row, row.startsWith(`${both} `) ? /^\S+ +- +failure +.*NodeInTwoSets/ : /^\S+ +pool +success /);
+    assert.ok(
+      rows.some((row) => poolNodes.some((n) => row.startsWith(`${n} `))),
+      shown,
+    );
   });
 
   it('a second revision moving a key between the sets changes exactly the nodes it should', async () => {
