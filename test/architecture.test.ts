@@ -223,6 +223,17 @@ describe('the feature map (docs/architecture.md)', () => {
     );
   });
 
+  it('gives no integration test the name of a unit test in src/ (a name says which one it is)', () => {
+    const testsUnder = (dir: string): string[] =>
+      readdirSync(join(ROOT, dir), { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.test.ts') && !f.includes('node_modules'));
+    const base = (f: string) => f.split('/').at(-1) ?? f;
+    const units = new Set(testsUnder('src').map(base));
+    assert.deepEqual(
+      testsUnder('test').filter((f) => units.has(base(f))),
+      [],
+    );
+  });
+
   it('names every folder of integration tests', () => {
     const support = new Set(['fixtures', 'histories', 'artifacts']);
     const folders = readdirSync(join(ROOT, 'test'), { withFileTypes: true }).filter((e) => e.isDirectory() && !support.has(e.name));

@@ -43,6 +43,40 @@ function wantsIn(design: Design, node: string, observed: NodeState | null, plugi
   return membership.kind === 'member' ? memberWants(design, membership.set, node, plugins) : undefined;
 }
 
+/** The node set `observed` is a member of in `design`, when no BaremetalNode names it. */
+function memberSet(design: Design, node: string, observed: NodeState | null): string | undefined {
+  if (observed === null || Object.hasOwn(design.nodes, node)) return undefined;
+  const membership = membershipOf(design, observed);
+  return membership.kind === 'member' ? membership.set : undefined;
+}
+
+/** A node's row of the report and its entry in the sample, naming its node set when it is a member. */
+function reportRow(
+  seq: number,
+  node: string,
+  verdict: ReturnType<typeof classifyDrift>,
+  set: string | undefined,
+): { row: DriftNodeRow; entry: DriftSampleNode } {
+  const detail = {
+    ...(verdict.run !== null ? { run: verdict.run } : {}),
+    ...(verdict.keys ? { keys: verdict.keys } : {}),
+    ...(verdict.changes !== undefined ? { changes: verdict.changes } : {}),
+    ...(verdict.note ? { note: verdict.note } : {}),
+  };
+  const nodeSet = set !== undefined ? { nodeSet: set } : {};
+  const text = verdict.keys ? driftText(verdict.keys, 5) : verdict.note;
+  return {
+    row: { seq, node, state: verdict.state, revision: verdict.revision, ...nodeSet, detail },
+    entry: {
+      node,
+      state: verdict.state,
+      revision: verdict.revision,
+      ...nodeSet,
+      ...(text ? { detail: text.length > MAX_DETAIL ? `${text.slice(0, MAX_DETAIL)}…` : text } : {}),
+    },
+  };
+}
+
 /**
  * Classifies every node of `design` (revision `revision`, the latest
  * committed), and every member of its node sets in the cluster, and
@@ -103,20 +137,8 @@ export async function detectDrift(deps: DriftDeps, input: { key: string; workflo
     counts.total++;
     counts[verdict.state]++;
     if (verdict.state === DriftState.inSync) return;
-    const detail = {
-      ...(verdict.run !== null ? { run: verdict.run } : {}),
-      ...(verdict.keys ? { keys: verdict.keys } : {}),
-      ...(verdict.changes !== undefined ? { changes: verdict.changes } : {}),
-      ...(verdict.note ? { note: verdict.note } : {}),
-    };
-    rows.push({ seq: seq++, node, state: verdict.state, revision: verdict.revision, detail });
-    const text = verdict.keys ? driftText(verdict.keys, 5) : verdict.note;
-    const entry: DriftSampleNode = {
-      node,
-      state: verdict.state,
-      revision: verdict.revision,
-      ...(text ? { detail: text.length > MAX_DETAIL ? `${text.slice(0, MAX_DETAIL)}…` : text } : {}),
-    };
+    const { row, entry } = reportRow(seq++, node, verdict, memberSet(design, node, observed));
+    rows.push(row);
     if (verdict.state === DriftState.drifted) {
       if (verdict.revision !== null) byRevision.set(verdict.revision, (byRevision.get(verdict.revision) ?? 0) + 1);
       if (drifted.length < DRIFT_SAMPLE_LIMIT) drifted.push(entry);

@@ -5,6 +5,7 @@
  */
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { DriftState, driftText } from '../core/plan/drift.ts';
+import { clip } from '../core/plan/text.ts';
 import { runAudit, StartedVia } from '../core/plan/run-audit.ts';
 import type { DriftPage } from '../facade/index.ts';
 import type { DriftReportRecord } from '../store/drift-store.ts';
@@ -13,6 +14,7 @@ import type { HealOutcome } from '../contracts/drift-messages.ts';
 import { cliUser, withContext, type SetExit } from './context.ts';
 import { ExitCode } from './exit-codes.ts';
 import { note, outputOption, printJson, say, table } from './output.ts';
+import { MAX_SET_CELL } from './run-output.ts';
 import { nonNegativeInteger, positiveInteger } from './parsers.ts';
 
 const STORED = [DriftState.drifted, DriftState.pending, DriftState.unmanaged, DriftState.missing] as const;
@@ -48,9 +50,11 @@ function healText(heal: (HealOutcome & { starting?: { run: number; revision: num
 }
 
 function pageText(page: DriftPage, states: readonly string[]): string {
-  if (page.items.length === 0) return `no ${states.join('/')} node${page.offset > 0 ? ` from offset ${page.offset}` : ''}`;
+  if (page.items.length === 0)
+    return `no ${states.join('/')} node${page.nodeSet !== undefined ? ` of node set ${page.nodeSet}` : ''}${page.offset > 0 ? ` from offset ${page.offset}` : ''}`;
   const rows = page.items.map((r) => [
     r.node,
+    r.nodeSet === undefined ? '-' : clip(r.nodeSet, MAX_SET_CELL),
     r.state,
     r.revision === null ? '-' : String(r.revision),
     r.detail.keys
@@ -59,8 +63,12 @@ function pageText(page: DriftPage, states: readonly string[]): string {
   ]);
   const end = page.offset + page.items.length;
   const more = end < page.total ? `; more with --offset ${end}` : '';
-  return `${table(['NODE', 'STATE', 'REVISION', 'DETAIL'], rows)}\nnodes ${page.offset + 1}-${end} of ${page.total} ${states.join('/')}${more}`;
+  const of = page.nodeSet !== undefined ? ` of node set ${page.nodeSet}` : '';
+  return `${table(['NODE', 'NODE SET', 'STATE', 'REVISION', 'DETAIL'], rows)}\nnodes ${page.offset + 1}-${end} of ${page.total} ${states.join('/')}${of}${more}`;
 }
+
+/** The options of `relabel drift`. */
+type DriftOptions = { site?: string; latest?: boolean; report?: number; state: DriftState[]; nodeSet?: string; offset: number; limit: number };
 
 /** Adds `relabel drift` to `program`. */
 export function addDriftCommands(program: Command, setExit: SetExit): void {
@@ -73,6 +81,7 @@ export function addDriftCommands(program: Command, setExit: SetExit): void {
     .addOption(
       new Option('--state <states>', `nodes to list: all, or some of ${STORED.join(', ')}`).argParser(stateList).default([DriftState.drifted], 'drifted'),
     )
+    .option('--node-set <name>', 'list only the members of this node set (relabel/NodeSet/v1) of the report; the detection covers the whole site')
     .addOption(new Option('--offset <n>', 'first node of the list to show').argParser(nonNegativeInteger).default(0))
     .addOption(new Option('--limit <n>', `most nodes to list (at most ${MAX_DRIFT_PAGE})`).argParser(positiveInteger).default(100))
     .addOption(outputOption())
@@ -83,13 +92,16 @@ export function addDriftCommands(program: Command, setExit: SetExit): void {
         'wrote it), missing (in the design, not in the cluster), in_sync. Drifted beats pending.\n' +
         "With the label policy's drift: {action: heal}, a detection starts one update run per carried revision over\n" +
         'exactly the drifted nodes (skipped, and said, while a run of the site is going).\n' +
-        'JSON: {report: {id, site, revision, action, counts, heal, createdAt, finishedAt, workflowId}, nodes: {report, total, offset, items}}.',
+        "NODE SET names the node set a member belongs to (- for a node the design names); --node-set lists one set's members.\n" +
+        'JSON: {report: {id, site, revision, action, counts, heal, createdAt, finishedAt, workflowId},\n' +
+        '      nodes: {report, nodeSet?, total, offset, items: [{seq, node, nodeSet?, state, revision, detail}]}}.',
     )
-    .action(async (opts: { site?: string; latest?: boolean; report?: number; state: DriftState[]; offset: number; limit: number }, cmd: Command) => {
+    .action(async (opts: DriftOptions, cmd: Command) => {
       if (opts.limit > MAX_DRIFT_PAGE) cmd.error(`error: --limit is at most ${MAX_DRIFT_PAGE}`, { exitCode: ExitCode.invalidInput });
       setExit(
         await withContext(cmd, async (ctx) => {
           const drift = await ctx.drift();
+          const set = opts.nodeSet !== undefined ? { nodeSet: opts.nodeSet } : {};
           let report: DriftReportRecord;
           if (opts.report !== undefined) report = await drift.report(opts.report);
           else if (opts.latest) report = await drift.latest(opts.site);
@@ -97,10 +109,10 @@ export function addDriftCommands(program: Command, setExit: SetExit): void {
             // Heal runs this detection starts record who asked for it.
             const audit = runAudit(cliUser(), StartedVia.cli);
             report = await drift.report(
-              (await drift.detect({ ...(opts.site !== undefined ? { site: opts.site } : {}), audit }, (w) => note(`warning: ${w}`))).report,
+              (await drift.detect({ ...(opts.site !== undefined ? { site: opts.site } : {}), audit, ...set }, (w) => note(`warning: ${w}`))).report,
             );
           }
-          const page = await drift.nodes(report, { states: opts.state, offset: opts.offset, limit: opts.limit });
+          const page = await drift.nodes(report, { states: opts.state, ...set, offset: opts.offset, limit: opts.limit });
           if (ctx.format === 'json') return printJson({ report, nodes: page });
           const heal = healText(report.heal as HealOutcome | null);
           say([heading(report), ...(heal ? [heal] : []), pageText(page, opts.state)].join('\n'));

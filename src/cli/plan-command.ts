@@ -55,7 +55,7 @@ export function planText(p: FleetPlan): string {
   if (p.nodes) {
     const { items, total, offset } = p.nodes;
     if (items.length > 0) {
-      parts.push(nodeTable(items));
+      parts.push(nodeTable(items, { nodeSets: true }));
       const labelRows = items.flatMap((n) => Object.entries(n.labels ?? {}).map(([key, { value, source }]) => [n.node, key, value, formatLabelSource(source)]));
       if (labelRows.length > 0) parts.push(`desired labels and their sources:\n${table(['NODE', 'LABEL', 'VALUE', 'SOURCE'], labelRows)}`);
     }
@@ -81,10 +81,10 @@ export function addPlanCommand(program: Command, setExit: SetExit): void {
     .addOption(outputOption())
     .addHelpText(
       'after',
-      '\nTargets as for update-labels: --nodes, --nodes-from, --all, or a filter of --rack, --tag and --label; exactly one.\n' +
+      '\nTargets as for update-labels: --nodes, --nodes-from, --all, --node-set, or a filter of --rack, --tag and --label; exactly one.\n' +
         'Runs a dry run (one bulk read of the nodes, every plan computed in the worker, nothing written), then sums its\n' +
         "per-node plans from the store. Sources: node (its own owner_data), host profile P (depth N: 1 is the node's\n" +
-        "own profile, 2 its parent…), rack R (the rack document's labels), generated (rack, site, host_profile, tag),\n" +
+        "own profile, 2 its parent…), rack R (the rack document's labels), node set S (a member's set), generated (rack, site, host_profile, tag),\n" +
         'plugin P (a label plugin of the plugin set the dry run pinned, for a key the documents do not give the node).\n' +
         'Exit 0 whatever the brake would say.\n' +
         'JSON: {workflowId, runId, run, revision, site, targets, statuses, failureTypes, labels: {KEY: {desired, gain, change,\n' +
@@ -92,7 +92,8 @@ export function addPlanCommand(program: Command, setExit: SetExit): void {
         'keys: [{key, nodes}], moreKeys, maxFraction, exceeded}, impact: {daemonSets: [{namespace, name, gains, loses}],\n' +
         'workloads: [{namespace, workload, evicted, stranded, disruptionBudgets}], disruptionBudgets, totals, more…} or\n' +
         '{unavailable} or null (each of gains, loses, evicted, stranded: {count, sample: at most 20}), nodes?: {total,\n' +
-        'offset, items: [{node, status, set, was, removed, adopted, …, labels: {KEY: {value, source}}}]}}.',
+        'offset, items: [{node, nodeSet?, status, set, was, removed, adopted, …, labels: {KEY: {value, source}}}]}}.\n' +
+        'Per-node table: NODE SET is the node set a member belongs to (- for a node the design names); SET counts the labels set.',
     )
     .action(async (opts: TargetOptions & { revision?: number; nodesDetail?: boolean; offset: number; limit: number }, cmd: Command) => {
       const chosen = targetsOf(opts, cmd);

@@ -120,9 +120,22 @@ function outcomeRow(n: NodeOutcome): string[] {
   return [n.node, n.status, count(n.set && Object.keys(n.set).length), count(n.removed?.length), count(n.adopted?.length), detail];
 }
 
-/** The per-node table: node, status, set/removed/adopted counts, and what changes, or the failure type and reason. */
-export function nodeTable(nodes: readonly NodeOutcome[]): string {
-  return table(['NODE', 'STATUS', 'SET', 'REMOVED', 'ADOPTED', 'DETAIL'], nodes.map(outcomeRow));
+/** Longest node set name a table cell shows. */
+export const MAX_SET_CELL = 40;
+
+/**
+ * The per-node table: node, status, set/removed/adopted counts, and what
+ * changes, or the failure type and reason. With `nodeSets`, a NODE SET
+ * column after the node: the set a member belongs to (- for a node the
+ * design names).
+ */
+export function nodeTable(nodes: readonly NodeOutcome[], options: { nodeSets?: boolean } = {}): string {
+  if (!options.nodeSets) return table(['NODE', 'STATUS', 'SET', 'REMOVED', 'ADOPTED', 'DETAIL'], nodes.map(outcomeRow));
+  const rows = nodes.map((n) => {
+    const [node = n.node, ...rest] = outcomeRow(n);
+    return [node, n.nodeSet === undefined ? '-' : clip(n.nodeSet, MAX_SET_CELL), ...rest];
+  });
+  return table(['NODE', 'NODE SET', 'STATUS', 'SET', 'REMOVED', 'ADOPTED', 'DETAIL'], rows);
 }
 
 /** The per-label-key table of a summary: at most {@link MAX_SUMMARY_KEYS} keys, then a line saying how many more. */

@@ -29,6 +29,8 @@ export interface DriftSampleNode {
   node: string;
   state: DriftState;
   revision: number | null;
+  /** The node set the node is a member of, when no BaremetalNode names it. */
+  nodeSet?: string;
   detail?: string;
 }
 

@@ -7,6 +7,7 @@ import type { Client } from '@temporalio/client';
 import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy } from '@temporalio/common';
 import type { DriftState } from '../core/plan/drift.ts';
 import { FailureType } from '../core/plan/failure-types.ts';
+import { quote } from '../core/plan/text.ts';
 import { runAudit, type RunAudit } from '../core/plan/run-audit.ts';
 import type { DesignCache } from '../store/design-cache.ts';
 import { MAX_DRIFT_PAGE, type DriftNodeRow, type DriftReportRecord } from '../store/drift-store.ts';
@@ -31,6 +32,8 @@ export interface DriftDeps {
 /** A page of a report's nodes. */
 export interface DriftPage {
   report: number;
+  /** The node set whose members the page lists, when asked for one. */
+  nodeSet?: string;
   /** Rows matching the states asked for, in all. */
   total: number;
   offset: number;
@@ -41,6 +44,15 @@ export interface DriftPage {
 export function createDrift(deps: DriftDeps) {
   const { client, store, designs } = deps;
 
+  /** Throws InvalidTargets when revision `revision`'s design has no node set `name`, naming those it has. */
+  async function assertNodeSet(revision: number, name: string): Promise<void> {
+    const validation = await designs.get(revision);
+    const sets = validation.ok ? Object.keys(validation.design.nodeSets ?? {}).sort() : [];
+    if (sets.includes(name)) return;
+    const known = sets.length > 0 ? `its node sets: ${sets.join(', ')}` : 'it has none';
+    throw new RelabelError(FailureType.InvalidTargets, `revision ${revision} has no node set ${quote(name)} (${known})`);
+  }
+
   return {
     /**
      * Runs a detection of the store's site now (`site`, when given, must be
@@ -48,13 +60,16 @@ export function createDrift(deps: DriftDeps) {
      * the same ID (`relabel-drift/<site>`). Its failure (no committed
      * revision, invalid documents) comes back as a RelabelError. When no
      * worker polls the task queue, `onWarning` is told so before waiting.
-     * Heal runs it starts record `audit.by` (via `heal`).
+     * Heal runs it starts record `audit.by` (via `heal`). With `nodeSet`,
+     * a set the latest revision lacks is InvalidTargets before anything starts.
      */
     async detect(
-      options: { site?: string; audit?: RunAudit } = {},
+      options: { site?: string; audit?: RunAudit; nodeSet?: string } = {},
       onWarning?: (warning: string) => void,
     ): Promise<DetectDriftResult & { workflowId: string; runId: string }> {
-      const { site } = await storeSite(store, designs, options.site);
+      const { site, revision } = await storeSite(store, designs, options.site);
+      // A set to be listed afterwards is checked first: a wrong name starts no detection.
+      if (options.nodeSet !== undefined) await assertNodeSet(revision, options.nodeSet);
       const workflowId = `${DRIFT_ID_PREFIX}/${site}`;
       const audit = options.audit && runAudit(options.audit.by, options.audit.via);
       const handle = await client.workflow.start(detectDrift, {
@@ -94,15 +109,23 @@ export function createDrift(deps: DriftDeps) {
       }
     },
 
-    /** A page of a report's nodes in the given states (default every state but in_sync, which is not stored). */
-    async nodes(report: DriftReportRecord, query: { states?: readonly DriftState[]; offset?: number; limit?: number } = {}): Promise<DriftPage> {
+    /**
+     * A page of a report's nodes in the given states (default every state
+     * but in_sync, which is not stored); with `nodeSet`, only that set's
+     * members. A set the report's revision lacks is InvalidTargets, naming it.
+     */
+    async nodes(
+      report: DriftReportRecord,
+      query: { states?: readonly DriftState[]; nodeSet?: string; offset?: number; limit?: number } = {},
+    ): Promise<DriftPage> {
       const offset = Math.max(0, Math.trunc(query.offset ?? 0));
       const limit = Math.min(MAX_DRIFT_PAGE, Math.max(1, Math.trunc(query.limit ?? 100)));
-      const states = query.states;
-      const c = report.counts;
+      const { states, nodeSet } = query;
+      if (nodeSet !== undefined) await assertNodeSet(report.revision, nodeSet);
+      const c = nodeSet !== undefined ? await store.drift.countNodes(report.id, { nodeSet }) : report.counts;
       const total = c ? (states ?? (['drifted', 'pending', 'unmanaged', 'missing'] as const)).reduce((n, s) => n + (s === 'in_sync' ? 0 : c[s]), 0) : 0;
-      const items = await store.drift.nodes(report.id, { ...(states ? { states } : {}), offset, limit });
-      return { report: report.id, total, offset, items };
+      const items = await store.drift.nodes(report.id, { ...(states ? { states } : {}), ...(nodeSet !== undefined ? { nodeSet } : {}), offset, limit });
+      return { report: report.id, ...(nodeSet !== undefined ? { nodeSet } : {}), total, offset, items };
     },
   };
 }

@@ -24,6 +24,8 @@ export interface RunMemoFields {
   startedVia?: StartedVia;
   task?: TaskRequestMemo;
   actionId?: string;
+  /** The node sets the run was started for (`--node-set`, an action's or task's `node_sets`): their members are its targets. */
+  nodeSets?: string[];
 }
 
 /** The memo form of a task request: the filter dropped (and said so) when larger than {@link MAX_MEMO_FILTER}. */
@@ -41,7 +43,7 @@ function taskFrom(value: unknown): TaskRequestMemo | undefined {
 }
 
 /**
- * `{action, run, startedBy, startedVia, task, actionId}` from a run's memo,
+ * `{action, run, startedBy, startedVia, task, actionId, nodeSets}` from a run's memo,
  * or nothing; a run a Temporal Schedule started (`scheduledBy`, its ID) and
  * that has no audit in its memo was started by that schedule.
  * Continue-as-new carries the memo and the search attributes along.
@@ -54,6 +56,7 @@ export function memoFields(memo: Record<string, unknown> | undefined, scheduledB
     ...(typeof memo?.action === 'string' ? { action: memo.action } : {}),
     ...(typeof memo?.run === 'number' ? { run: memo.run } : {}),
     ...(typeof memo?.actionId === 'string' ? { actionId: memo.actionId } : {}),
+    ...(Array.isArray(memo?.nodeSets) && memo.nodeSets.every((s) => typeof s === 'string') ? { nodeSets: memo.nodeSets } : {}),
     ...(audit ? { startedBy: audit.by, startedVia: audit.via } : {}),
   };
 }

@@ -45,6 +45,8 @@ export interface RunOrigin {
   startedVia?: StartedVia;
   /** The Drydock task request that started the run. */
   task?: TaskRequestMemo;
+  /** The node sets the run was started for, whose members are its targets. */
+  nodeSets?: string[];
 }
 
 /** A run as Temporal's visibility store lists it. */

@@ -275,6 +275,7 @@ export function createRunStarts(deps: RunStartDeps): RunStarts {
           ...(options.action ? { action: options.action } : {}),
           ...(audit ? { audit } : {}),
           ...(options.task ? { task: taskMemo(options.task) } : {}),
+          ...(options.select && 'nodeSets' in options.select ? { nodeSets: checked.nodeSets } : {}),
         },
         staticSummary:
           `${dryRun ? 'Dry run: plan' : 'Update'} labels of ${targets.length} node(s)` +

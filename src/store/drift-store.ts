@@ -32,6 +32,8 @@ export interface DriftNodeRow {
   state: DriftState;
   /** The revision the node's applied-run record names, or null. */
   revision: number | null;
+  /** The node set the node is a member of (relabel/NodeSet/v1); absent for a node the design names. */
+  nodeSet?: string;
   detail: DriftNodeDetail;
 }
 
@@ -70,6 +72,8 @@ export interface DriftNodesQuery {
   states?: readonly DriftState[];
   /** Only rows carrying this revision. */
   revision?: number;
+  /** Only the rows of this node set's members. */
+  nodeSet?: string;
   /** Keyset paging: only rows with a greater `seq`. */
   afterSeq?: number;
   /** Rows of the filtered result to skip. */
@@ -102,4 +106,9 @@ export interface DriftStore {
   latestReport(site?: string): Promise<DriftReportRecord | null>;
   /** A page of a report's rows in seq order; an absent report has none. */
   nodes(id: number, query: DriftNodesQuery): Promise<DriftNodeRow[]>;
+  /** A report's rows by state (of the members of `nodeSet`, when given); each stored state counted, 0 when none. */
+  countNodes(id: number, query?: { nodeSet?: string }): Promise<Record<StoredDriftState, number>>;
 }
+
+/** The states a report keeps rows of (in_sync nodes are only counted). */
+export type StoredDriftState = Exclude<DriftState, 'in_sync'>;

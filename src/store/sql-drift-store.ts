@@ -12,6 +12,7 @@ import {
   type DriftNodeRow,
   type DriftReportRecord,
   type DriftStore,
+  type StoredDriftState,
 } from './drift-store.ts';
 import { assertRunId, isNodeName } from './run-validation.ts';
 import {
@@ -67,14 +68,32 @@ function report(row: SqlRow): DriftReportRecord {
   };
 }
 
+/**
+ * A row's `detail` column: its detail as JSON, led by `nodeSet` for a
+ * member. The set is the first key so that one prefix match finds a set's
+ * rows in both dialects (see {@link nodeSetWhere}) with no column of its own.
+ */
+function detailColumn(row: DriftNodeRow): string {
+  return JSON.stringify(row.nodeSet !== undefined ? { nodeSet: row.nodeSet, ...row.detail } : row.detail);
+}
+
+/** The condition and parameters choosing the rows of `nodeSet`'s members: a detail of exactly `{"nodeSet":…}` or starting with it. */
+function nodeSetWhere(nodeSet: string): { sql: string; params: SqlValue[] } {
+  const lead = JSON.stringify({ nodeSet }).slice(0, -1);
+  const escaped = lead.replace(/[\\%_]/g, (c) => `\\${c}`);
+  return { sql: `(detail = ? OR detail LIKE ? ESCAPE '\\')`, params: [`${lead}}`, `${escaped},%`] };
+}
+
 function nodeRow(row: SqlRow): DriftNodeRow {
   const revision = row['revision'];
+  const { nodeSet, ...detail } = (json(columnStringOrNull(row, 'detail')) ?? {}) as DriftNodeDetail & { nodeSet?: string };
   return {
     seq: columnNumber(row, 'seq'),
     node: columnString(row, 'node'),
     state: columnString(row, 'state') as DriftState,
     revision: revision === null || revision === undefined ? null : columnNumber(row, 'revision'),
-    detail: (json(columnStringOrNull(row, 'detail')) ?? {}) satisfies DriftNodeDetail,
+    ...(typeof nodeSet === 'string' ? { nodeSet } : {}),
+    detail,
   };
 }
 
@@ -154,7 +173,7 @@ export function sqlDriftStore(driver: SqlDriver): DriftStore {
         if ((await s.all(`SELECT 1 AS found FROM ${t.driftReports} WHERE id = ?`, [id])).length === 0) throw notFound(id);
         for (let start = 0; start < rows.length; start += BATCH) {
           const chunk = rows.slice(start, start + BATCH);
-          const params = chunk.flatMap((r): SqlValue[] => [id, r.seq, r.node, r.state, r.revision, JSON.stringify(r.detail)]);
+          const params = chunk.flatMap((r): SqlValue[] => [id, r.seq, r.node, r.state, r.revision, detailColumn(r)]);
           await s.run(
             `INSERT INTO ${t.driftNodes} (report_id, seq, node, state, revision, detail) VALUES ${chunk.map(() => '(?, ?, ?, ?, ?, ?)').join(', ')}`,
             params,
@@ -205,6 +224,11 @@ export function sqlDriftStore(driver: SqlDriver): DriftStore {
         where.push('seq > ?');
         params.push(afterSeq);
       }
+      if (query.nodeSet !== undefined) {
+        const member = nodeSetWhere(text(query.nodeSet, 'node set'));
+        where.push(member.sql);
+        params.push(...member.params);
+      }
       const rows = await driver.read((s) =>
         s.all(`SELECT seq, node, state, revision, detail FROM ${t.driftNodes} WHERE ${where.join(' AND ')} ORDER BY seq LIMIT ? OFFSET ?`, [
           ...params,
@@ -214,5 +238,25 @@ export function sqlDriftStore(driver: SqlDriver): DriftStore {
       );
       return rows.map(nodeRow);
     },
+
+    countNodes: (id, query = {}) => countRows(driver, t, id, query.nodeSet),
   };
+}
+
+/** {@link DriftStore.countNodes}: one grouped count of the report's rows (of `nodeSet`'s members). */
+async function countRows(driver: SqlDriver, t: TableNames, id: number, nodeSet: string | undefined): Promise<Record<StoredDriftState, number>> {
+  assertRunId(id, 'drift report number');
+  const member = nodeSet !== undefined ? nodeSetWhere(text(nodeSet, 'node set')) : undefined;
+  const rows = await driver.read((s) =>
+    s.all(`SELECT state, COUNT(*) AS n FROM ${t.driftNodes} WHERE report_id = ?${member ? ` AND ${member.sql}` : ''} GROUP BY state`, [
+      id,
+      ...(member?.params ?? []),
+    ]),
+  );
+  const counts: Record<StoredDriftState, number> = { drifted: 0, pending: 0, unmanaged: 0, missing: 0 };
+  for (const row of rows) {
+    const state = columnString(row, 'state');
+    if (state in counts) counts[state as StoredDriftState] = Number(row['n']);
+  }
+  return counts;
 }

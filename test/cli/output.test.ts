@@ -120,6 +120,18 @@ describe('run output', () => {
       'n3    success  -    -        -        no change',
       'n4    success  1    0        1        set a=1; adopted d; uninitialized taint lifted',
     ]);
+    // The plan's table names each member's node set, a long name clipped.
+    const members: NodeOutcome[] = [
+      { node: 'w-7c9f4', status: 'success', nodeSet: 'capi-md-0', set: { a: '1' }, written: false },
+      { node: 'n1', status: 'success', unchanged: 2, written: false },
+      { node: 'w-xk2lp', status: 'success', nodeSet: `pool-${'x'.repeat(60)}`, unchanged: 1, written: false },
+    ];
+    const withSets = nodeTable(members, { nodeSets: true }).split('\n');
+    assert.equal(withSets[0]?.replace(/ +/g, ' '), 'NODE NODE SET STATUS SET REMOVED ADOPTED DETAIL');
+    assert.match(withSets[1] ?? '', /^w-7c9f4 +capi-md-0 +success +1 +- +- +set a=1$/);
+    assert.match(withSets[2] ?? '', /^n1 +- +success +- +- +- +no change$/);
+    const clipped = /^w-xk2lp +(\S+) +success/.exec(withSets[3] ?? '')?.[1] ?? '';
+    assert.ok(clipped.startsWith('pool-xxx') && clipped.length <= 41, clipped);
     // A dry-run node whose plan changes something never reads "no change".
     assert.equal(changesText({ node: 'n5', status: 'success', set: { k: 'v' }, written: false }), 'set k=v');
     const long = changesText({

@@ -139,8 +139,8 @@ describe('drift detection and healing', () => {
     // For people: the latest report, drifted nodes with what differs.
     const text = exits(await relabelCli(['drift', '--latest'], env()), 0).stdout;
     assert.match(text, /4 drifted, 2 pending, 1 unmanaged, 1 missing, 16 in sync of 24/);
-    assert.match(text, new RegExp(`${changed1}\\s+drifted\\s+1\\s+label fluentd changed \\(wants enabled, has disabled\\)`));
-    assert.match(text, new RegExp(`${removed}\\s+drifted\\s+1\\s+label power-domain removed`));
+    assert.match(text, new RegExp(`${changed1}\\s+-\\s+drifted\\s+1\\s+label fluentd changed \\(wants enabled, has disabled\\)`));
+    assert.match(text, new RegExp(`${removed}\\s+-\\s+drifted\\s+1\\s+label power-domain removed`));
     assert.doesNotMatch(text, new RegExp(pending1));
     const paged = exits(await relabelCli(['drift', '--latest', '--limit', '2', '--offset', '1', '-o', 'json'], env()), 0);
     assert.equal(JSON.parse(paged.stdout).nodes.items.length, 2);

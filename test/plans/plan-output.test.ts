@@ -103,7 +103,8 @@ describe('relabel plan output', () => {
       },
     };
     const text = planText(detailed);
-    assert.match(text, /^n1\s+success\s+1\s+1\s+0\s+set zone=a; removed sriov$/m);
+    assert.match(text, /^NODE\s+NODE SET\s+STATUS\s+SET\s+REMOVED\s+ADOPTED\s+DETAIL$/m);
+    assert.match(text, /^n1\s+-\s+success\s+1\s+1\s+0\s+set zone=a; removed sriov$/m);
     assert.match(
       text,
       /^desired labels and their sources:\nNODE\s+LABEL\s+VALUE\s+SOURCE\nn1\s+node-exporter\s+enabled\s+host profile base \(depth 2\)\nn1\s+zone\s+a\s+node$/m,

@@ -10,7 +10,8 @@ import { quote } from '../../core/plan/text.ts';
 import { FailureType } from '../../core/plan/failure-types.ts';
 import { NodeFilterSet, selectNodes } from '../../core/site/node-filter.ts';
 import type { Documents } from '../../facade/documents.ts';
-import type { TaskRequestMemo } from '../../facade/runs.ts';
+import type { StartOptions, TaskRequestMemo } from '../../facade/runs.ts';
+import type { Design } from '../../core/site/validate-site.ts';
 import { documentValidationError, RelabelError } from '../../facade/relabel-error.ts';
 import { runAudit, StartedVia } from '../../core/plan/run-audit.ts';
 import { callerName } from '../http/auth.ts';
@@ -95,6 +96,7 @@ function sourceOf(state: RunState, request: { designRef: string | null; nodeFilt
     ...(report.startedBy !== undefined ? { startedBy: report.startedBy } : {}),
     revision: report.result?.revision ?? report.progress?.revision ?? null,
     uiLink: report.uiLink ?? null,
+    ...(report.nodeSets ? { nodeSets: report.nodeSets } : {}),
     ...request,
     page,
     nodes,
@@ -111,7 +113,34 @@ function requestOf(task: TaskRequestMemo | undefined): { designRef: string | nul
   };
 }
 
-/** The task route that starts a run: a Drydock task over the node filter of a design. */
+/**
+ * The targets of a task: the members of `nodeSets` (with no filter), every
+ * node of the design and every set's members (no filter), or the design's
+ * nodes `filter` selects, as Drydock's orchestrator filters the
+ * BaremetalNodes (the names it gives that the design lacks returned apart).
+ * Throws InvalidTargets for a filter beside node sets, NoNodesMatched for a
+ * filter matching nothing.
+ */
+function taskTargets(
+  design: Design,
+  revision: number,
+  filter: NodeFilterSet | null,
+  nodeSets: string[] | undefined,
+): { targets: Pick<StartOptions, 'targets' | 'select'>; unknownNodeNames: string[] } {
+  if (nodeSets) {
+    if (filter) throw new ApiError(FailureType.InvalidTargets, 'node_sets targets the members of the sets: send node_filter null or leave it out');
+    return { targets: { targets: undefined, select: { nodeSets } }, unknownNodeNames: [] };
+  }
+  if (!filter) return { targets: { targets: undefined, select: { all: true } }, unknownNodeNames: [] };
+  const { nodes, unknownNodeNames } = selectNodes(design, filter);
+  if (nodes.length === 0) {
+    const unknown = unknownNodeNames.length > 0 ? ` (not in the design: ${unknownNodeNames.join(', ')})` : '';
+    throw new ApiError(FailureType.NoNodesMatched, `node_filter matches no node of revision ${revision}${unknown}`);
+  }
+  return { targets: { targets: [...nodes, ...unknownNodeNames] }, unknownNodeNames };
+}
+
+/** The task route that starts a run: a Drydock task over the node filter of a design, or over node sets' members. */
 function createTaskRoutes({ relabel }: ApiDeps): RouteDef[] {
   const { documents } = relabel;
   return [
@@ -119,10 +148,14 @@ function createTaskRoutes({ relabel }: ApiDeps): RouteDef[] {
       method: 'POST',
       path: '/api/v1.0/tasks',
       operationId: 'createTask',
-      summary: 'Starts a relabel_nodes task: an update run for the nodes node_filter selects (every node when null) in the design design_ref names',
+      summary:
+        'Starts a relabel_nodes task: an update run for the nodes node_filter selects (every node when null) in the design design_ref names, or for the members of node_sets',
       description:
-        'Names in node_filter.node_names that the design lacks become failed subtasks (NodeNotInDesign). node_filter null or absent ' +
-        "selects every node of the design. A filter matching no node of the design is a 400 (NoNodesMatched). A run removing more of the owned labels than the policy's " +
+        'node_filter selects among the nodes the design names (BaremetalNodes), as Drydock does; names in node_filter.node_names that the design lacks ' +
+        'become failed subtasks (NodeNotInDesign). node_filter null or absent selects every node of the design and the members of every node set. ' +
+        "node_sets (relabel's own, with node_filter null or absent) selects only the members of those relabel/NodeSet/v1 sets, read from the cluster when " +
+        'the run is planned; a set the revision lacks is a 400 (InvalidTargets, naming it; nothing started), and so is node_sets beside a node_filter. ' +
+        "A filter matching no node of the design is a 400 (NoNodesMatched). A run removing more of the owned labels than the policy's " +
         'max_removal_fraction is rejected (the task completes with result failure, MassRemovalRefused, nothing written) unless allow_mass_removal is true.',
       tag: 'tasks',
       access: 'write',
@@ -136,16 +169,10 @@ function createTaskRoutes({ relabel }: ApiDeps): RouteDef[] {
           throw documentValidationError(`revision ${revision}`, validation.errors);
         }
         const filter = body.node_filter ?? null;
-        const { nodes, unknownNodeNames } = filter
-          ? selectNodes(validation.design, filter)
-          : { nodes: Object.keys(validation.design.nodes).sort(), unknownNodeNames: [] };
-        if (nodes.length === 0) {
-          const unknown = unknownNodeNames.length > 0 ? ` (not in the design: ${unknownNodeNames.join(', ')})` : '';
-          throw new ApiError(FailureType.NoNodesMatched, `node_filter matches no node of revision ${revision}${unknown}`);
-        }
+        const { targets, unknownNodeNames } = taskTargets(validation.design, revision, filter, body.node_sets);
         const runs = await relabel.runs();
         const started = await runs.start({
-          targets: [...nodes, ...unknownNodeNames],
+          ...targets,
           revision,
           action: 'relabel_nodes',
           audit: runAudit(callerName(request), StartedVia.api),
@@ -153,7 +180,10 @@ function createTaskRoutes({ relabel }: ApiDeps): RouteDef[] {
           ...(body.allow_mass_removal === true ? { allowMassRemoval: true } : {}),
         });
         const shown = started.targets.slice(0, DEFAULT_NODE_PAGE);
-        const report = { ...started, startedBy: callerName(request), execution: 'RUNNING', startTime: new Date().toISOString() };
+        // The task names its node sets when it was created for them (a null filter's sets are every set: not named, as GET answers it).
+        const { nodeSets, ...run } = started;
+        const named = body.node_sets && nodeSets ? { nodeSets } : {};
+        const report = { ...run, ...named, startedBy: callerName(request), execution: 'RUNNING', startTime: new Date().toISOString() };
         const state: RunState = {
           report,
           nodes: shown.map((node) => ({ node, status: 'queued', written: false })),
@@ -204,6 +234,7 @@ function readTaskRoutes({ relabel }: ApiDeps): RouteDef[] {
             ...(run.startedBy !== undefined ? { startedBy: run.startedBy } : {}),
             revision: null,
             uiLink: null,
+            ...(run.nodeSets ? { nodeSets: run.nodeSets } : {}),
             ...requestOf(run.task),
             page: { run: run.run ?? null, total: page?.total ?? 0, offset: 0, limit: Math.max(1, nodes.length) },
             nodes,

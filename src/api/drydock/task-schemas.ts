@@ -54,6 +54,10 @@ export const TaskView = z
     status: TaskStatus,
     result: TaskResultView,
     node_filter: NodeFilterSet.nullable(),
+    node_sets: z
+      .array(z.string())
+      .optional()
+      .meta({ description: "relabel's: the node sets whose members the task targets, when it was created with node_sets" }),
     subtask_id_list: z.array(z.string()).meta({ description: "the per-node subtasks' ids (this page of them; subtasks_page says which)" }),
     created: z.string(),
     created_by: z.string().nullable(),

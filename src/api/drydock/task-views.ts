@@ -29,6 +29,8 @@ export interface TaskSource {
   uiLink: string | null;
   designRef: string | null;
   nodeFilter: NodeFilterSet | null;
+  /** The node sets whose members the task targets, when it was started for node_sets. */
+  nodeSets?: readonly string[];
   page: NodePageInfo;
   /** The page's nodes; the first is at position `page.offset`. */
   nodes: readonly NodeOutcome[];
@@ -201,6 +203,7 @@ export function taskView(source: TaskSource): TaskView {
     task_id: source.id,
     parent_task_id: null,
     node_filter: source.nodeFilter,
+    ...(source.nodeSets ? { node_sets: [...source.nodeSets] } : {}),
     result: result(
       state,
       successes,

@@ -203,6 +203,7 @@ export const ActionView = ActionSummary.extend({
         .array(z.string())
         .optional()
         .meta({ description: 'the targets of this page of node_results (all of them when node_results_page.total ≤ limit)' }),
+      node_sets: z.array(z.string()).optional().meta({ description: 'the node sets whose members the action targets, when it was started for node_sets' }),
     })
     .strict(),
   revision: z.int().nullable(),

@@ -117,13 +117,36 @@ export const ActionName = z.enum(['update_labels', 'relabel_nodes']);
 /** A Shipyard action name. */
 export type ActionName = z.infer<typeof ActionName>;
 
-/** Body of `POST actions`. `target_nodes`: a list, or one comma-separated string. */
+/** Most node sets one request names. */
+export const MAX_NODE_SET_NAMES = 100;
+
+const nodeSetName = z.string().min(1, { error: 'a node set name is never empty' }).max(253);
+
+/**
+ * Node set names (`relabel/NodeSet/v1` documents): a list, or one
+ * comma-separated string as `shipyard create action --param node_sets=a,b`
+ * sends it; at least one, at most {@link MAX_NODE_SET_NAMES}.
+ */
+export const NodeSetNames = z
+  .union([z.array(nodeSetName), z.string().transform((text) => (text.trim() === '' ? [] : text.split(',').map((name) => name.trim())))])
+  .pipe(
+    z
+      .array(nodeSetName)
+      .min(1, { error: 'name at least one node set' })
+      .max(MAX_NODE_SET_NAMES, { error: `name at most ${MAX_NODE_SET_NAMES} node sets` }),
+  );
+
+/** Body of `POST actions`. `target_nodes`: a list, or one comma-separated string; or `node_sets` instead. */
 export const ActionRequest = z
   .object({
     name: ActionName,
     parameters: z
       .object({
-        target_nodes: z.union([z.array(z.string()), z.string()]),
+        target_nodes: z.union([z.array(z.string()), z.string()]).optional(),
+        node_sets: NodeSetNames.optional().meta({
+          description:
+            "relabel's own, instead of target_nodes: the members of these node sets (relabel/NodeSet/v1), found in the cluster when the run is planned (a list, or comma-separated text); an unknown set is a 400 InvalidTargets naming it, nothing started",
+        }),
         allow_mass_removal: BooleanParam.optional().meta({
           description:
             "go ahead even when the run removes more of the labels relabel owns on its targets than the policy's max_removal_fraction (default 0.5); without it such a run fails MassRemovalRefused, nothing written",
@@ -179,7 +202,11 @@ export const TaskRequest = z
       .max(2048),
     node_filter: NodeFilterSet.nullish().meta({
       description:
-        "which nodes of the design; null or absent (Drydock's client sends null when no filter is given): every node of the design, the mass-removal brake guarding",
+        "which nodes the design names (BaremetalNodes, as Drydock's orchestrator filters them); null or absent (Drydock's client sends null when no filter is given): every node of the design, the members of its node sets included, the mass-removal brake guarding",
+    }),
+    node_sets: NodeSetNames.optional().meta({
+      description:
+        "relabel's own, with node_filter null or absent: only the members of these node sets (relabel/NodeSet/v1), found in the cluster when the run is planned; an unknown set is a 400 InvalidTargets naming it, nothing started",
     }),
     allow_mass_removal: z.boolean().optional().meta({
       description:

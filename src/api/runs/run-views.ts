@@ -151,7 +151,7 @@ export function actionView(state: RunState, extra: { name?: ActionName; targets?
   return {
     id: facts.id,
     name: facts.name as ActionName,
-    parameters: targets ? { target_nodes: targets } : {},
+    parameters: { ...(targets ? { target_nodes: targets } : {}), ...(report.nodeSets ? { node_sets: report.nodeSets } : {}) },
     action_lifecycle: facts.lifecycle as ActionLifecycle,
     execution: report.execution,
     datetime: report.startTime,

@@ -12,6 +12,7 @@ import { runAudit, StartedVia } from '../../core/plan/run-audit.ts';
 import { appliedVerb, rolloutOfParameters } from './action-rollout.ts';
 import { callerName } from '../http/auth.ts';
 import type { ApiDeps } from '../http/deps.ts';
+import type { StartOptions } from '../../facade/runs.ts';
 import { defineRoute, requestError, type RouteDef } from '../http/route.ts';
 import { actionKeyOf, actionState } from '../runs/run-state.ts';
 import { actionSummary, actionView } from '../runs/run-views.ts';
@@ -31,13 +32,27 @@ function invalidAction(raw: unknown, error: ZodError): ApiError {
     return new ApiError(FailureType.InvalidRequest, 'the body must be a JSON object {name, parameters: {target_nodes}}');
   }
   const parameters = (raw as { parameters?: unknown }).parameters;
-  const targets = normalizeTargets(typeof parameters === 'object' && parameters !== null ? (parameters as { target_nodes?: unknown }).target_nodes : undefined);
+  const given = typeof parameters === 'object' && parameters !== null ? (parameters as { target_nodes?: unknown; node_sets?: unknown }) : {};
+  // Node sets name the targets instead of target_nodes: their names are checked with the rest of the body.
+  const targets = given.node_sets !== undefined && given.target_nodes === undefined ? { ok: true as const } : normalizeTargets(given.target_nodes);
   if (!targets.ok) return new ApiError(FailureType.InvalidTargets, `invalid target_nodes: ${targets.message}`);
   const name = (raw as { name?: unknown }).name;
   if (!ActionName.safeParse(name).success) {
     return new ApiError(FailureType.UnknownAction, `unknown action ${quote(name ?? null)}: relabel runs ${ActionName.options.join(' and ')}`);
   }
   return requestError(FailureType.InvalidRequest, error, 'body');
+}
+
+/** The targets of an action: exactly one of `target_nodes` (names) and `node_sets` (their members, found when the run is planned). */
+function targetsOf(parameters: ActionRequest['parameters']): Pick<StartOptions, 'targets' | 'select'> {
+  const { target_nodes: named, node_sets: sets } = parameters;
+  if ((named === undefined) === (sets === undefined)) {
+    throw new ApiError(
+      FailureType.InvalidTargets,
+      `name the targets with exactly one of parameters.target_nodes and parameters.node_sets${named !== undefined ? ' (both were given)' : ''}`,
+    );
+  }
+  return sets ? { targets: undefined, select: { nodeSets: sets } } : { targets: named };
 }
 
 const error = { description: 'Airship Status error', schema: StatusBody };
@@ -51,11 +66,14 @@ export function actionRoutes({ relabel }: ApiDeps): RouteDef[] {
       method: 'POST',
       path: '/api/v1.0/actions',
       operationId: 'createAction',
-      summary: 'Starts an update_labels run for target_nodes (a list, or a comma-separated string)',
+      summary: 'Starts an update_labels run for target_nodes (a list, or a comma-separated string), or for the members of node_sets',
       description:
         'Checked in this order, each a 400 with its own reason: invalid target_nodes (InvalidTargets), unknown action name (UnknownAction), ' +
+        'both or neither of target_nodes and node_sets (InvalidTargets), ' +
         'no committed configdocs (NoCommittedRevision), no revision that took part in a site action (NoSiteActionRevision), ' +
-        'invalid documents (DocumentValidationFailed, every error listed). A run already in progress for the site is a 409 (RunInProgress). ' +
+        'invalid documents (DocumentValidationFailed, every error listed), a node set the revision lacks (InvalidTargets, naming it; nothing started). ' +
+        "node_sets (relabel's own) targets the members of those relabel/NodeSet/v1 sets, read from the cluster when the run is planned. " +
+        'A run already in progress for the site is a 409 (RunInProgress). ' +
         'allow-intermediate-commits is accepted and, as Shipyard does for its targeted actions (relabel_nodes), not checked. ' +
         "A run that would remove more of the labels relabel owns on its targets than the policy's max_removal_fraction fails " +
         '(the action ends Failed with MassRemovalRefused, its message naming the counts and keys; nothing written) unless parameters.allow_mass_removal is true ' +
@@ -78,7 +96,7 @@ export function actionRoutes({ relabel }: ApiDeps): RouteDef[] {
         const contextMarker = typeof marker === 'string' && UUID.test(marker) ? { contextMarker: marker.toLowerCase() } : {};
         const rollout = rolloutOfParameters(body.parameters);
         const started = await runs.start({
-          targets: body.parameters.target_nodes,
+          ...targetsOf(body.parameters),
           action: body.name,
           audit,
           ...allow,
@@ -90,7 +108,7 @@ export function actionRoutes({ relabel }: ApiDeps): RouteDef[] {
         const shown = started.targets.slice(0, DEFAULT_NODE_PAGE);
         const view = actionView(
           { report, nodes: [], page: { run: started.run, total: started.targets.length, offset: 0, limit: DEFAULT_NODE_PAGE } },
-          { name: body.name, targets: shown, revision: started.revision },
+          { name: body.name, ...(started.nodeSets ? {} : { targets: shown }), revision: started.revision },
         );
         return { code: 201, body: view, headers: { location: actionUrl(view.id) } };
       },

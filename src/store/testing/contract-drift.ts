@@ -65,6 +65,34 @@ export function driftContract(fixture: StoreFixture): void {
       assert.deepEqual(await store.drift.nodes(9, { limit: 10 }), []);
     });
 
+    test("finds a node set's rows and counts them by state, a name with LIKE's wildcards matched exactly", async (t) => {
+      const store = await freshStore(t, fixture);
+      const report = await store.drift.createReport({ site: 's', revision: 1, action: 'report' });
+      const sets = ['md', 'md_0', 'mdx0', 'pool%', 'a\\b', undefined];
+      const rows: DriftNodeRow[] = Array.from({ length: 60 }, (_, i) => {
+        const nodeSet = sets[i % sets.length];
+        return {
+          seq: i,
+          node: `n${i}`,
+          state: i % 4 === 0 ? 'drifted' : 'unmanaged',
+          revision: 1,
+          ...(nodeSet !== undefined ? { nodeSet } : {}),
+          detail: i % 2 === 0 ? { run: 3, keys } : {},
+        };
+      });
+      await store.drift.addNodes(report.id, rows);
+      for (const set of sets.filter((x) => x !== undefined)) {
+        const want = rows.filter((r) => r.nodeSet === set);
+        assert.deepEqual(await store.drift.nodes(report.id, { nodeSet: set, limit: 100 }), want, set);
+        const drifted = want.filter((r) => r.state === 'drifted').length;
+        assert.deepEqual(await store.drift.countNodes(report.id, { nodeSet: set }), { drifted, pending: 0, unmanaged: want.length - drifted, missing: 0 }, set);
+      }
+      assert.deepEqual((await store.drift.nodes(report.id, { limit: 1 }))[0], rows[0], 'a member row reads back with its set');
+      assert.equal((await store.drift.nodes(report.id, { nodeSet: 'md', states: ['drifted'], limit: 100 })).length, 5);
+      assert.deepEqual(await store.drift.nodes(report.id, { nodeSet: 'm', limit: 100 }), []);
+      assert.deepEqual(await store.drift.countNodes(report.id), { drifted: 15, pending: 0, unmanaged: 45, missing: 0 });
+    });
+
     test('a retried detection (same key) gets its report back, emptied', async (t) => {
       const store = await freshStore(t, fixture);
       const input = { key: 'k', site: 's', revision: 1, action: 'report' };

@@ -25,7 +25,7 @@ import { createJoins } from '../../src/facade/joins.ts';
 import { createNodeApi, loadKubeConfig } from '../../src/kube/nodes.ts';
 import { eventually } from '../api-support.ts';
 import type { RelabelError } from '../../src/facade/relabel-error.ts';
-import { adminCore, adminKubeconfigPath, createNode, nodePatchCount, startRelabel, uniqueSuffix } from '../helpers.ts';
+import { adminCore, adminKubeconfigPath, createNode, exits, nodePatchCount, relabelCli, startRelabel, uniqueSuffix } from '../helpers.ts';
 import { prefixedSite, storeWithSite } from '../site.ts';
 
 const MD_KEY = 'cluster.x-k8s.io/deployment-name';
@@ -70,6 +70,7 @@ describe('node sets', () => {
   const loose = [generated(`${prefix}-other`), generated(`${prefix}-other`)];
   const both = generated(`${prefix}-both`);
   let relabel: Awaited<ReturnType<typeof startRelabel>>;
+  let storeUrl: string;
   /** The last run over both sets (the node in both failed in it). */
   let lastSetsRun: { workflowId: string; runId: string } | undefined;
 
@@ -103,6 +104,7 @@ describe('node sets', () => {
 
   before(async () => {
     const { url } = await storeWithSite(files(false));
+    storeUrl = url;
     relabel = await startRelabel(url);
     const core = adminCore();
     const create = async (names: string[], labels: Record<string, string>) => {
@@ -146,6 +148,19 @@ describe('node sets', () => {
     assert.equal(plan.labels[tier]?.desired, FLEET);
     assert.equal(plan.failureTypes['NodeInTwoSets'], 1);
     assert.deepEqual(plan.nodeSets, { md: FLEET, pool: FLEET });
+    // relabel plan's per-node table names each member's set.
+    const env = { RELABEL_STORE_URL: storeUrl, RELABEL_TASK_QUEUE: relabel.taskQueue };
+    const shown = exits(await relabelCli(['plan', '--node-set', 'pool', '--nodes-detail', '--limit', '5'], env, { timeoutMs: 120_000 }), 0).stdout;
+    assert.match(shown, /^NODE +NODE SET +STATUS +SET +REMOVED +ADOPTED +DETAIL$/m);
+    const nodeTable = (shown.split('desired labels and their sources:')[0] ?? '').split('\n');
+    const rows = nodeTable.slice(nodeTable.findIndex((line) => line.startsWith('NODE ')) + 1).filter((line) => line !== '');
+    assert.equal(rows.length, 5, shown);
+    // A member names its set; the node in both sets is in none.
+    for (const row of rows) assert.match(row, row.startsWith(`${both} `) ? /^\S+ +- +failure +.*NodeInTwoSets/ : /^\S+ +pool +success /);
+    assert.ok(
+      rows.some((row) => poolNodes.some((n) => row.startsWith(`${n} `))),
+      shown,
+    );
   });
 
   it('a second revision moving a key between the sets changes exactly the nodes it should', async () => {
@@ -188,6 +203,32 @@ describe('node sets', () => {
       [m1, p1].sort(),
     );
     assert.equal(found.counts.in_sync, 2 * FLEET - 2);
+    assert.deepEqual(
+      found.sample
+        .filter((n) => n.state === 'drifted')
+        .map((n) => [n.node, n.nodeSet])
+        .sort(),
+      [
+        [m1, 'md'],
+        [p1, 'pool'],
+      ].sort(),
+    );
+    // The CLI lists one set's members, naming each member's set.
+    const env = { RELABEL_STORE_URL: storeUrl, RELABEL_TASK_QUEUE: relabel.taskQueue };
+    const text = exits(await relabelCli(['drift', '--latest', '--node-set', 'md'], env), 0).stdout;
+    assert.match(text, new RegExp(`${m1}\\s+md\\s+drifted\\s+\\d+\\s+label workload-class changed \\(wants web, has other\\)`));
+    assert.doesNotMatch(text, new RegExp(p1));
+    assert.match(text, /nodes 1-1 of 1 drifted of node set md/);
+    const json = JSON.parse(exits(await relabelCli(['drift', '--latest', '--node-set', 'pool', '-o', 'json'], env), 0).stdout);
+    assert.deepEqual(
+      [json.nodes.nodeSet, json.nodes.total, json.nodes.items.map((r: { node: string; nodeSet: string }) => [r.node, r.nodeSet])],
+      ['pool', 1, [[p1, 'pool']]],
+    );
+    // An unknown set is refused, naming it, before any detection starts.
+    const latest = await relabel.store.drift.latestReport(`${prefix}-site`);
+    const refused = exits(await relabelCli(['drift', '--node-set', 'capi-md-7'], env), 2);
+    assert.match(refused.stderr, /has no node set "capi-md-7" \(its node sets: md, pool\)/);
+    assert.equal((await relabel.store.drift.latestReport(`${prefix}-site`))?.id, latest?.id, 'no detection started');
     const healed = await relabel.runs.wait(await relabel.runs.start({ targets: [m1, p1] }));
     assert.equal(healed.result?.status, 'success', JSON.stringify(healed.result));
     assertMember(design, 'md', await read(m1));
