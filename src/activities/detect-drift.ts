@@ -34,20 +34,14 @@ export interface DriftDeps {
 
 /**
  * What `design` wants of `node`: a named node's wants, or a member's of its
- * node set (membership read from the node's labels as `observed`).
+ * node set (membership read from the node's labels as `observed`, and the
+ * set named).
  */
 function wantsIn(design: Design, node: string, observed: NodeState | null, plugins: readonly PluginEntry[]) {
   const named = nodeWants(design, node, plugins);
-  if (named || observed === null) return named;
+  if (named || observed === null) return named && { wants: named };
   const membership = membershipOf(design, observed);
-  return membership.kind === 'member' ? memberWants(design, membership.set, node, plugins) : undefined;
-}
-
-/** The node set `observed` is a member of in `design`, when no BaremetalNode names it. */
-function memberSet(design: Design, node: string, observed: NodeState | null): string | undefined {
-  if (observed === null || Object.hasOwn(design.nodes, node)) return undefined;
-  const membership = membershipOf(design, observed);
-  return membership.kind === 'member' ? membership.set : undefined;
+  return membership.kind === 'member' ? { wants: memberWants(design, membership.set, node, plugins), set: membership.set } : undefined;
 }
 
 /** A node's row of the report and its entry in the sample, naming its node set when it is a member. */
@@ -128,16 +122,17 @@ export async function detectDrift(deps: DriftDeps, input: { key: string; workflo
   };
 
   const record = async (node: string, observed: NodeState | null, plugins: (set: number, node: string) => PluginEntry[] = () => []) => {
-    const latest = wantsIn(design, node, observed, plugins(latestSet, node));
-    if (!latest) return;
+    const latestIn = wantsIn(design, node, observed, plugins(latestSet, node));
+    if (!latestIn) return;
+    const latest = latestIn.wants;
     const r = carriedRevision(observed);
     const carriedDesign = r === null ? null : await designOf(r);
-    const carried = carriedDesign ? wantsIn(carriedDesign, node, observed, plugins(await setOf(observed), node)) : undefined;
+    const carried = carriedDesign ? wantsIn(carriedDesign, node, observed, plugins(await setOf(observed), node))?.wants : undefined;
     const verdict = classifyDrift({ node, observed, latest, carried });
     counts.total++;
     counts[verdict.state]++;
     if (verdict.state === DriftState.inSync) return;
-    const { row, entry } = reportRow(seq++, node, verdict, memberSet(design, node, observed));
+    const { row, entry } = reportRow(seq++, node, verdict, latestIn.set);
     rows.push(row);
     if (verdict.state === DriftState.drifted) {
       if (verdict.revision !== null) byRevision.set(verdict.revision, (byRevision.get(verdict.revision) ?? 0) + 1);
