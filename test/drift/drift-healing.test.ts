@@ -277,6 +277,9 @@ describe('drift detection and healing', () => {
     assert.equal(JSON.parse(exits(await relabelCli(['schedule', 'unpause', id, '-o', 'json'], env()), 0).stdout).paused, false);
     assert.equal((await relabel.client.schedule.getHandle(id).describe()).state.paused, false);
 
+    // Paused again, so that no detection the interval starts (it fires on every 10-minute mark) can race
+    // the triggered one; a trigger takes the action all the same.
+    exits(await relabelCli(['schedule', 'pause', id], env()), 0);
     // A node drifts: the detection the Schedule starts heals it, and its heal run names the Schedule.
     await createNodeApi(loadKubeConfig(adminKubeconfigPath())).patchNode(changed3, { metadata: { labels: { fluentd: 'scheduled-off' } } });
     const latestBefore = (await relabel.store.drift.latestReport(siteName))?.id ?? 0;
