@@ -42,6 +42,36 @@ const coreRules = [
   noStack,
 ];
 
+/** `no-restricted-syntax` entries: a variable is read by name only through the settings table. */
+const settingsTable = [
+  'MemberExpression[object.type="MemberExpression"][object.property.name="env"]',
+  'MemberExpression[object.type="Identifier"][object.name="env"]',
+  'VariableDeclarator[init.property.name="env"] > ObjectPattern',
+  'VariableDeclarator[init.name="env"] > ObjectPattern',
+].map((selector) => ({
+  selector,
+  message: 'read an environment variable through its row of the settings table (src/settings/table.ts: settingFromEnv, variableFromEnv)',
+}));
+
+/** A Map, Set, WeakMap or WeakSet made by a declaration not typed ReadonlySet or ReadonlyMap. */
+const mutableCollection =
+  'VariableDeclarator:not([id.typeAnnotation.typeAnnotation.typeName.name=/^Readonly(Set|Map)$/]) > NewExpression[callee.name=/^(Map|Set|WeakMap|WeakSet)$/]';
+
+/**
+ * `no-restricted-syntax` entries for modules every workflow of a worker thread shares: no `let` or
+ * `var` at module scope, no module-level Map, Set, WeakMap or WeakSet unless typed read-only (a memo of a pure function may
+ * stay, its reason beside it in an eslint-disable comment).
+ */
+const sharedModuleScope = [
+  ['Program > VariableDeclaration[kind!="const"]', 'a variable at module scope'],
+  ['Program > ExportNamedDeclaration > VariableDeclaration[kind!="const"]', 'a variable at module scope'],
+  [`Program > VariableDeclaration > ${mutableCollection}`, 'a collection at module scope'],
+  [`Program > ExportNamedDeclaration > VariableDeclaration > ${mutableCollection}`, 'a collection at module scope'],
+].map(([selector, what]) => ({
+  selector,
+  message: `${what} would be shared by every workflow of the worker thread (the bundle preloads this module): keep state inside the workflow`,
+}));
+
 /** `no-restricted-imports` patterns: what a folder must not import (each a list of globs, or `{ regex }`). */
 const forbid = (...groups) => ({
   'no-restricted-imports': ['error', { patterns: groups.map(([group, message]) => (Array.isArray(group) ? { group, message } : { ...group, message })) }],
@@ -91,20 +121,7 @@ export default tseslint.config(
     // to the table's readers, or is given the values.
     files: ['src/**/*.ts'],
     ignores: ['**/*.test.ts', 'src/settings/**', 'src/temporal/settings.ts'],
-    rules: {
-      'no-restricted-syntax': [
-        'error',
-        ...[
-          'MemberExpression[object.type="MemberExpression"][object.property.name="env"]',
-          'MemberExpression[object.type="Identifier"][object.name="env"]',
-          'VariableDeclarator[init.property.name="env"] > ObjectPattern',
-          'VariableDeclarator[init.name="env"] > ObjectPattern',
-        ].map((selector) => ({
-          selector,
-          message: 'read an environment variable through its row of the settings table (src/settings/table.ts: settingFromEnv, variableFromEnv)',
-        })),
-      ],
-    },
+    rules: { 'no-restricted-syntax': ['error', ...settingsTable] },
   },
   {
     // Pure core: no I/O, no Temporal, no Kubernetes client, nothing of ours outside core.
@@ -171,6 +188,13 @@ export default tseslint.config(
       { regex: '^(?!\\./|\\.\\./core/plan/|@temporalio/(workflow|common)$)' },
       'src/contracts imports only src/contracts, src/core/plan and @temporalio/workflow or @temporalio/common',
     ]),
+  },
+  {
+    // What the workflow bundle preloads (src/worker/bundle.ts) is evaluated once per worker thread and
+    // shared by every workflow it runs: nothing at module scope may change from one workflow to the next.
+    files: ['src/workflows/**/*.ts', 'src/contracts/**/*.ts', 'src/core/plan/**/*.ts'],
+    ignores: ['**/*.test.ts', 'src/workflows/testing/**'],
+    rules: { 'no-restricted-syntax': ['error', ...settingsTable, ...sharedModuleScope] },
   },
   {
     // The fast workflow tests beside the workflow code, with their fake activities and server

@@ -120,6 +120,28 @@ describe('architecture rules (lint)', () => {
   });
 });
 
+describe('modules every workflow of a worker thread shares (lint)', () => {
+  it('refuses a variable or a mutable collection at module scope in workflow, contract and plan code', async () => {
+    for (const [code, file] of [
+      ['let seen = 0;\nexport function f(): number {\n  return ++seen;\n}\n', 'src/workflows/rollup.ts'],
+      ['export let last: string | undefined;\n', 'src/contracts/messages.ts'],
+      [
+        'const cache = new Map<string, number>();\nexport function f(k: string): number | undefined {\n  return cache.get(k);\n}\n',
+        'src/core/plan/label-plan.ts',
+      ],
+      ['export const seen = new Set<string>();\n', 'src/workflows/update-labels-window.ts'],
+    ] as const) {
+      const found = await violations(code, file);
+      assert.ok(found.includes('no-restricted-syntax'), `${file}: ${code} ${found.join()}`);
+    }
+    const allowed = await violations(
+      "const KEYS: ReadonlySet<string> = new Set(['a']);\nexport function f(k: string): boolean {\n  let hit = KEYS.has(k);\n  hit &&= k !== '';\n  return hit;\n}\n",
+      'src/core/plan/label-keys.ts',
+    );
+    assert.deepEqual(allowed, [], 'a read-only lookup set and variables inside functions are allowed');
+  });
+});
+
 describe('one settings table (lint)', () => {
   it('refuses a variable read by name outside src/settings/, in any of its spellings', async () => {
     const reads = [
@@ -245,10 +267,9 @@ describe('the feature map (docs/architecture.md)', () => {
 });
 
 describe('the workflow bundle', () => {
-  // Every workflow execution evaluates the bundle's modules afresh (the SDK's
-  // reusable V8 context keeps a module cache per workflow), so whatever
-  // workflow code imports is paid for once per child: a schema library pulled
-  // in through the core doubled the worker's CPU per relabelled node.
+  // The SDK's reusable V8 context keeps a module cache per workflow: a module
+  // not preloaded is evaluated afresh for every child (a schema library pulled
+  // in through the core once doubled the worker's CPU per relabelled node).
   it('holds only the Temporal SDK and relabel code that workflows need, no schema library', async () => {
     const { code } = await workflowBundle();
     const packages = new Set([...code.matchAll(/node_modules\/((?:@[^/"']+\/)?[^/"']+)/g)].map((m) => m[1]));
@@ -265,5 +286,11 @@ describe('the workflow bundle', () => {
     );
     for (const heavy of ['core/site/schema.ts', 'core/site/validate-site.ts', 'core/site/design-resolve.ts'])
       assert.ok(!ours.has(heavy), `${heavy} is not in the workflow bundle`);
+  });
+
+  it('preloads the workflow modules: evaluated once per worker thread, not once per workflow', async () => {
+    const { code } = await workflowBundle();
+    const preload = /exports\.preloadModules = function preloadModules\(\) \{([^}]*)\}/.exec(code)?.[1] ?? '';
+    assert.match(preload, /__webpack_require__\([^)]*"\.\/src\/workflows\/index\.ts"\)/, `preloaded: ${preload.trim() || 'nothing'}`);
   });
 });

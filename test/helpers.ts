@@ -14,7 +14,7 @@ import { createRuns, type Runs } from '../src/facade/runs.ts';
 import { createDesignCache, type DesignCache } from '../src/store/design-cache.ts';
 import { openStore } from '../src/store/open-store.ts';
 import type { Store } from '../src/store/store.ts';
-import { WORKFLOWS_PATH } from '../src/worker/bundle.ts';
+import { workflowBundleOptions } from '../src/worker/bundle.ts';
 import { WORKER_NODE_FLAGS } from '../src/worker/config.ts';
 import { createWorker } from '../src/worker/wiring.ts';
 import { loadKubeConfig } from '../src/kube/nodes.ts';
@@ -100,7 +100,7 @@ let bundle: Promise<WorkflowBundle> | undefined;
 
 /** relabel's workflow bundle, built once per test process. */
 export function workflowBundle(): Promise<WorkflowBundle> {
-  bundle ??= bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: new DefaultLogger('WARN') });
+  bundle ??= bundleWorkflowCode(workflowBundleOptions());
   return bundle;
 }
 

@@ -71,7 +71,7 @@ export const FailureType = {
 /** One of the {@link FailureType} strings. */
 export type FailureType = (typeof FailureType)[keyof typeof FailureType];
 
-const known = new Set<string>(Object.values(FailureType));
+const known: ReadonlySet<string> = new Set(Object.values(FailureType));
 
 /** Whether `type` is one of relabel's failure types. */
 export function isFailureType(type: unknown): type is FailureType {

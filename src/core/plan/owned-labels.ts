@@ -54,6 +54,7 @@ export function readOwnedRecord(annotations: Readonly<Record<string, string>>, r
 const MEMO_SIZE = 256;
 
 /** Recently read record values, by validity rule (each rule is a pure function of the entry). */
+// eslint-disable-next-line no-restricted-syntax -- a bounded memo of a pure function: whichever workflow filled it, every caller gets the same answer.
 const recent = new WeakMap<(entry: string) => boolean, Map<string, { owned: readonly string[]; discarded: readonly string[] }>>();
 
 function parseRecord(raw: string, valid: (entry: string) => boolean): { owned: string[]; discarded: string[] } {

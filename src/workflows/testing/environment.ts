@@ -15,7 +15,7 @@ import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode, DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import { devServerFlags } from '../../../stack/temporal.ts';
 import { toolPath } from '../../../stack/tools.ts';
-import { WORKFLOWS_PATH } from '../../worker/bundle.ts';
+import { workflowBundleOptions } from '../../worker/bundle.ts';
 import { FakeRelabel, type FakeActivities } from './fake-activities.ts';
 
 /** What a test body gets: the client, the worker's task queue and a maker of workflow IDs of the test's own. */
@@ -72,7 +72,7 @@ export async function startWorkflowEnv(): Promise<WorkflowTestEnv> {
     runtimeInstalled = true;
   }
   const path = toolPath('temporal');
-  bundle ??= bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: new DefaultLogger('WARN') });
+  bundle ??= bundleWorkflowCode(workflowBundleOptions());
   const [temporal, workflowBundle] = await Promise.all([
     TestWorkflowEnvironment.createLocal({ server: { executable: { type: 'existing-path', path }, ip: '127.0.0.1', extraArgs: devServerFlags() } }),
     bundle,
