@@ -15,6 +15,7 @@ export const { values: opts } = parseArgs({
     'continue-as-new-after': { type: 'string' },
     'search-attributes': { type: 'string', default: 'on' },
     heartbeat: { type: 'string', default: '20' },
+    'idle-seconds': { type: 'string', default: '0' },
     'join-kube-qps': { type: 'string', default: String(DEFAULT_KUBE_QPS) },
     'join-delay-ms': { type: 'string', default: '25' },
     temporal: { type: 'string', default: StackTemporal.dev },
@@ -22,7 +23,30 @@ export const { values: opts } = parseArgs({
 });
 export const sizes = opts.nodes.split(',').map(Number);
 export const concurrency = Number(opts.concurrency);
+/** Every pass `--passes` may name (bench/e2e.ts says what each measures). */
+export const KNOWN_PASSES = [
+  'floor',
+  'engine-floor',
+  'all',
+  'noop',
+  'plan',
+  'one-percent',
+  'drift',
+  'nfd',
+  'seed',
+  'retry',
+  'join',
+  'engine-floor-again',
+  'members',
+  'members-noop',
+  'seed-members',
+] as const;
 export const passes = opts.passes.split(',');
+const unknownPasses = passes.filter((p) => !(KNOWN_PASSES as readonly string[]).includes(p));
+if (unknownPasses.length > 0) {
+  console.error(`bench: --passes: unknown ${unknownPasses.map((p) => `"${p}"`).join(', ')}; one of ${KNOWN_PASSES.join(', ')}`);
+  process.exit(2);
+}
 export const retryCount = Number(opts.retry);
 /** Seconds between the KWOK nodes' status heartbeats; 0: plain nodes on a bare API server, which nobody else writes. */
 export const heartbeat = Number(opts.heartbeat);

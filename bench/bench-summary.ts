@@ -82,7 +82,12 @@ export function ratioLines(temporals: readonly StackTemporal[]): string[] {
     const each = temporals.flatMap((temporal) => {
       const [relabel, engine] = [secondsOf(nodes, temporal, 'all-changed'), secondsOf(nodes, temporal, 'engine-floor')];
       if (relabel === undefined || engine === undefined) return [];
-      return [`${temporal} ${(relabel / engine).toFixed(2)} (${relabel} s / ${engine} s)`];
+      const again = secondsOf(nodes, temporal, 'engine-floor-again');
+      const both =
+        again === undefined
+          ? ''
+          : `; engine floor again after it ${again} s: ${(relabel / again).toFixed(2)}; mean of both ${(relabel / ((engine + again) / 2)).toFixed(2)}`;
+      return [`${temporal} ${(relabel / engine).toFixed(2)} (${relabel} s / ${engine} s${both})`];
     });
     if (each.length > 0) lines.push(`# relabel ÷ engine floor, every node changed, ${String(nodes)} nodes: ${each.join(', ')}`);
   }
@@ -105,6 +110,18 @@ export function memberRatioLines(temporals: readonly StackTemporal[]): string[] 
   });
 }
 
+/** One line per quiet measured before a pass (`--idle-seconds`): the stack's CPU a second then, and the nodes' size. */
+export function idleLines(): string[] {
+  return rows
+    .filter((r) => typeof r.pass === 'string' && r.pass.startsWith('idle before ') && r.idleTotalMsPerSecond !== undefined)
+    .map((r) => {
+      const parts = Object.entries((r.idleCpuMsPerSecond ?? {}) as Record<string, number>)
+        .map(([k, v]) => `${k} ${v}`)
+        .join(', ');
+      return `# ${String(r.nodes)} nodes, ${String(r.pass)} (nodes of ${String(r.nodeBytes)} bytes): ${String(r.idleTotalMsPerSecond)} CPU ms/s (${parts})`;
+    });
+}
+
 /** Prints the summary table and the ratio lines. */
 export function printSummary(temporals: readonly StackTemporal[]): void {
   console.log('\n# summary');
@@ -113,5 +130,5 @@ export function printSummary(temporals: readonly StackTemporal[]): void {
       .filter((r) => r.seconds !== undefined)
       .map((r) => ({ ...Object.fromEntries(SUMMARY_COLUMNS.map((k) => [k, r[k]])), ...perNode(r), ...perWrite(r), ok: r.ok })),
   );
-  for (const line of [...ratioLines(temporals), ...memberRatioLines(temporals)]) console.log(line);
+  for (const line of [...idleLines(), ...ratioLines(temporals), ...memberRatioLines(temporals)]) console.log(line);
 }

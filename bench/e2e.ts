@@ -1,5 +1,5 @@
 /**
- * `npm run bench:e2e -- [--nodes 500,5000] [--concurrency 50] [--passes …] [--continue-as-new-after N] [--heartbeat 20] [--join-kube-qps 50] [--join-delay-ms 25] [--temporal dev,postgres]`:
+ * `npm run bench:e2e -- [--nodes 500,5000] [--concurrency 50] [--passes …] [--continue-as-new-after N] [--heartbeat 20] [--idle-seconds 0] [--join-kube-qps 50] [--join-delay-ms 25] [--temporal dev,postgres]`:
  * update_labels end to end (`--search-attributes off`: runs and children
  * without relabel's search attributes, to measure what they cost), on a local stack of its own per size (real
  * Temporal, real kube-apiserver, and by default the simulated cluster: KWOK
@@ -20,7 +20,10 @@
  * after a GET; measured twice, the faster counts); `engine-floor` (bench/engine-floor: a minimal Temporal workflow
  * on the same stack and worker settings, one child per node writing it with
  * one guarded patch in a local activity: relabel's ratio to it is its own
- * overhead); then relabel, each pass with
+ * overhead; `engine-floor-again`, not by default: the same once more after
+ * relabel's passes, on the nodes as they left them, since the first pass
+ * meets the freshest stack and the smallest nodes; the summary gives
+ * relabel's time over each and over their mean); then relabel, each pass with
  * a fresh worker process (its peak RSS is read from /proc):
  * - `all`: every node changed; `noop`: nothing changed; `one-percent`: a new
  *   revision changing every 100th node;
@@ -81,6 +84,11 @@
  * tests per write (`writeB`, `ops`, `tests`), `nodeKB`, `visOps`,
  * `parentEv`, `childInB` and `childOutB`.
  *
+ * `--idle-seconds N` (default 0: none): before the engine floors and
+ * `all`, N quiet seconds, the CPU each stack process uses a second then and
+ * the nodes' size (rows `idle before <pass>`, bench/idle.ts): what the
+ * heartbeats and controllers take from the two cores at that node size.
+ *
  * Profiling: `BENCH_WORKER_NODE_OPTIONS` adds Node flags to every worker
  * forked, `{pass}` replaced by the pass's name (`engine-floor`,
  * `all-changed`, …): with `--cpu-prof --cpu-prof-dir=/tmp/prof/{pass}` each
@@ -105,6 +113,7 @@ import type { Store } from '../src/store/store.ts';
 import { benchSite, commitSite } from './bench-site.ts';
 import { benchCore, floor, registerNodes } from './bench-nodes.ts';
 import { engineFloorPass } from './engine-floor/pass.ts';
+import { reportIdle } from './idle.ts';
 import { nfdPasses } from './nfd/pass.ts';
 import { joinPasses } from './joins/pass.ts';
 import { concurrency, continueAsNewAfter, heartbeat, opts, passes, sizes, temporals } from './bench-options.ts';
@@ -151,8 +160,8 @@ async function temporalPasses(run: SizeRun, t: BenchTemporal, first: boolean): P
   const { size, prefix, core, store, designs, storeUrl, dir, kc, floorMs, site } = run;
   const { stack, client, taskQueue } = t;
   const runs = createRuns({ client, store, designs, taskQueue, namespace: 'default', searchAttributes: opts['search-attributes'] !== 'off' });
-  let engineFloorMs = Number.NaN;
-  if (passes.includes('engine-floor')) {
+  const engineFloor = async (pass: string): Promise<number> => {
+    await reportIdle({ stack, size, prefix }, pass);
     const ef = await engineFloorPass({
       stack,
       client,
@@ -164,13 +173,18 @@ async function temporalPasses(run: SizeRun, t: BenchTemporal, first: boolean): P
       kubeQps: Number(opts['kube-qps']),
       floorMs,
       othersWrite: heartbeat > 0,
+      pass,
       ...(continueAsNewAfter !== undefined ? { continueAsNewAfter } : {}),
     });
-    engineFloorMs = ef.ms;
     report(ef.row, ef.problems.length === 0, ef.problems.join('; '));
-  }
+    return ef.ms;
+  };
+  const engineFloorMs = passes.includes('engine-floor') ? await engineFloor('engine-floor') : Number.NaN;
   const ctx = { ...run, stack, runs, client, taskQueue, engineFloorMs, ...(first ? {} : { round: t.kind }) };
   await relabelPasses(ctx);
+  // Once more after relabel's passes, on the nodes as they left them: the first pass meets a fresh
+  // stack and the smallest nodes, the last the largest; the summary sets relabel beside both.
+  if (passes.includes('engine-floor-again')) await engineFloor('engine-floor-again');
   if (run.members) await memberPasses(ctx, run.members);
   if (!first) return;
   if (passes.includes('join')) {

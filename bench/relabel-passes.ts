@@ -24,6 +24,7 @@ import { monotonicUs, nodeWritesBefore, profileWindow, workerExecArgv, writeFigu
 import { cpuOf, peakRssMiB } from './proc-figures.ts';
 import { concurrency, continueAsNewAfter, heartbeat, opts, passes, retryCount } from './bench-options.ts';
 import { report } from './bench-report.ts';
+import { reportIdle } from './idle.ts';
 
 /** Node writes the API server has refused as stale so far (422: a JSON Patch test failed; 409: a resourceVersion moved). */
 async function refusedWrites(stack: StackInfo): Promise<number> {
@@ -226,6 +227,7 @@ export async function relabelPasses(ctx: SizeContext): Promise<void> {
       allRound = `all-${ctx.round}`;
       design = await commitSite(store, ctx.designs, withChangedNodes(site.files, new Set(site.nodes), allRound), `bench: every node changed (${ctx.round})`);
     }
+    await reportIdle(ctx, 'all-changed');
     await pass(ctx, 'all-changed', all, { status: 'success', written: size });
     await checkNodes('all-changed: nodes as desired');
   }

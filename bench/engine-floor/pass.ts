@@ -38,10 +38,12 @@ export interface EngineFloorPassContext {
   floorMs: number;
   /** Whether others (the simulated cluster's controllers) may write nodes too: then the API server counts at least the pass's writes. */
   othersWrite?: boolean;
+  /** The row's pass name (default `engine-floor`; `engine-floor-again` after relabel's passes). */
+  pass?: string;
 }
 
 /** Forks the engine-floor worker; resolves once it is created. */
-function startFloorWorker(stack: StackInfo, taskQueue: string, kubeQps: number): Promise<ChildProcess> {
+function startFloorWorker(stack: StackInfo, taskQueue: string, kubeQps: number, pass: string): Promise<ChildProcess> {
   const child = fork(new URL('./worker.ts', import.meta.url).pathname, [], {
     env: {
       ...process.env,
@@ -51,7 +53,7 @@ function startFloorWorker(stack: StackInfo, taskQueue: string, kubeQps: number):
       ENGINE_FLOOR_KUBE_QPS: String(kubeQps),
     },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-    execArgv: workerExecArgv('engine-floor'),
+    execArgv: workerExecArgv(pass),
   });
   return new Promise((resolve, reject) => {
     child.once('message', () => resolve(child));
@@ -66,7 +68,8 @@ function startFloorWorker(stack: StackInfo, taskQueue: string, kubeQps: number):
 export async function engineFloorPass(ctx: EngineFloorPassContext): Promise<{ ms: number; row: Record<string, unknown>; problems: string[] }> {
   const { stack, client, size } = ctx;
   const taskQueue = ctx.taskQueue ?? TASK_QUEUE;
-  const worker = await startFloorWorker(stack, taskQueue, ctx.kubeQps);
+  const pass = ctx.pass ?? 'engine-floor';
+  const worker = await startFloorWorker(stack, taskQueue, ctx.kubeQps, pass);
   try {
     const tag = Date.now().toString(36);
     const writesBefore = await nodeRequestCount(stack.adminKubeconfig, 'PATCH', { code: 200 });
@@ -102,7 +105,7 @@ export async function engineFloorPass(ctx: EngineFloorPassContext): Promise<{ ms
     const wrong = await nodesWithout(ctx.core, ctx.prefix, tag);
     const row = {
       nodes: size,
-      pass: 'engine-floor',
+      pass,
       seconds: +(ms / 1000).toFixed(2),
       ratioToFloor: +(ms / ctx.floorMs).toFixed(2),
       nodesPerSecond: Math.round(size / (ms / 1000)),
