@@ -16,6 +16,7 @@ export const { values: opts } = parseArgs({
     'search-attributes': { type: 'string', default: 'on' },
     heartbeat: { type: 'string', default: '20' },
     'idle-seconds': { type: 'string', default: '0' },
+    'apiserver-profile': { type: 'string' },
     'join-kube-qps': { type: 'string', default: String(DEFAULT_KUBE_QPS) },
     'join-delay-ms': { type: 'string', default: '25' },
     temporal: { type: 'string', default: StackTemporal.dev },

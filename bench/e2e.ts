@@ -1,5 +1,5 @@
 /**
- * `npm run bench:e2e -- [--nodes 500,5000] [--concurrency 50] [--passes …] [--continue-as-new-after N] [--heartbeat 20] [--idle-seconds 0] [--join-kube-qps 50] [--join-delay-ms 25] [--temporal dev,postgres]`:
+ * `npm run bench:e2e -- [--nodes 500,5000] [--concurrency 50] [--passes …] [--continue-as-new-after N] [--heartbeat 20] [--idle-seconds 0] [--apiserver-profile DIR] [--join-kube-qps 50] [--join-delay-ms 25] [--temporal dev,postgres]`:
  * update_labels end to end (`--search-attributes off`: runs and children
  * without relabel's search attributes, to measure what they cost), on a local stack of its own per size (real
  * Temporal, real kube-apiserver, and by default the simulated cluster: KWOK
@@ -89,6 +89,9 @@
  * the nodes' size (rows `idle before <pass>`, bench/idle.ts): what the
  * heartbeats and controllers take from the two cores at that node size.
  *
+ * `--apiserver-profile DIR`: the API server's CPU profile of the first 30 s
+ * of each engine floor and `all`, in DIR/<pass>.pprof (bench/apiserver-profile.ts).
+ *
  * Profiling: `BENCH_WORKER_NODE_OPTIONS` adds Node flags to every worker
  * forked, `{pass}` replaced by the pass's name (`engine-floor`,
  * `all-changed`, …): with `--cpu-prof --cpu-prof-dir=/tmp/prof/{pass}` each
@@ -114,6 +117,7 @@ import { benchSite, commitSite } from './bench-site.ts';
 import { benchCore, floor, registerNodes } from './bench-nodes.ts';
 import { engineFloorPass } from './engine-floor/pass.ts';
 import { reportIdle } from './idle.ts';
+import { apiserverProfile } from './apiserver-profile.ts';
 import { nfdPasses } from './nfd/pass.ts';
 import { joinPasses } from './joins/pass.ts';
 import { concurrency, continueAsNewAfter, heartbeat, opts, passes, sizes, temporals } from './bench-options.ts';
@@ -162,6 +166,7 @@ async function temporalPasses(run: SizeRun, t: BenchTemporal, first: boolean): P
   const runs = createRuns({ client, store, designs, taskQueue, namespace: 'default', searchAttributes: opts['search-attributes'] !== 'off' });
   const engineFloor = async (pass: string): Promise<number> => {
     await reportIdle({ stack, size, prefix }, pass);
+    const profiled = apiserverProfile(stack, pass);
     const ef = await engineFloorPass({
       stack,
       client,
@@ -176,6 +181,7 @@ async function temporalPasses(run: SizeRun, t: BenchTemporal, first: boolean): P
       pass,
       ...(continueAsNewAfter !== undefined ? { continueAsNewAfter } : {}),
     });
+    await profiled;
     report(ef.row, ef.problems.length === 0, ef.problems.join('; '));
     return ef.ms;
   };

@@ -25,6 +25,7 @@ import { cpuOf, peakRssMiB } from './proc-figures.ts';
 import { concurrency, continueAsNewAfter, heartbeat, opts, passes, retryCount } from './bench-options.ts';
 import { report } from './bench-report.ts';
 import { reportIdle } from './idle.ts';
+import { apiserverProfile } from './apiserver-profile.ts';
 
 /** Node writes the API server has refused as stale so far (422: a JSON Patch test failed; 409: a resourceVersion moved). */
 async function refusedWrites(stack: StackInfo): Promise<number> {
@@ -228,7 +229,9 @@ export async function relabelPasses(ctx: SizeContext): Promise<void> {
       design = await commitSite(store, ctx.designs, withChangedNodes(site.files, new Set(site.nodes), allRound), `bench: every node changed (${ctx.round})`);
     }
     await reportIdle(ctx, 'all-changed');
+    const profiled = apiserverProfile(ctx.stack, 'all-changed');
     await pass(ctx, 'all-changed', all, { status: 'success', written: size });
+    await profiled;
     await checkNodes('all-changed: nodes as desired');
   }
   if (passes.includes('noop')) await pass(ctx, 'no-op', all, { status: 'success', written: 0 });

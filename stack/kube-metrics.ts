@@ -13,20 +13,24 @@ import { metricValue } from './prometheus.ts';
  * kubeconfig's token; throws on any status but 200.
  */
 export async function apiserverGet(adminKubeconfig: string, path: string): Promise<string> {
+  return (await apiserverGetBytes(adminKubeconfig, path)).toString('utf8');
+}
+
+/** GETs `path` of the API server as {@link apiserverGet} does, its answer as bytes (a pprof profile, say). */
+export async function apiserverGetBytes(adminKubeconfig: string, path: string): Promise<Buffer> {
   const kc = new KubeConfig();
   kc.loadFromFile(adminKubeconfig);
   const cluster = kc.getCurrentCluster();
   const token = kc.getCurrentUser()?.token;
   if (!cluster || !token) throw new Error(`${adminKubeconfig} lacks a cluster or token`);
-  return new Promise<string>((resolve, reject) => {
+  return new Promise<Buffer>((resolve, reject) => {
     const req = httpsRequest(
       new URL(path, cluster.server),
       { ca: Buffer.from(cluster.caData ?? '', 'base64'), headers: { authorization: `Bearer ${token}` } },
       (res) => {
-        let body = '';
-        res.setEncoding('utf8');
-        res.on('data', (c: string) => (body += c));
-        res.on('end', () => (res.statusCode === 200 ? resolve(body) : reject(new Error(`${path} answered ${res.statusCode}`))));
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => (res.statusCode === 200 ? resolve(Buffer.concat(chunks)) : reject(new Error(`${path} answered ${res.statusCode}`))));
       },
     );
     req.on('error', reject);
