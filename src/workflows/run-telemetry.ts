@@ -1,7 +1,7 @@
 /**
  * What the `updateLabels` workflow tells operators about a run: metrics
  * through the Temporal SDK's workflow meter and log lines through its
- * workflow logger. Both are replay-safe: the SDK emits neither while a
+ * workflow logger (per run; a node's line comes from its activity). Both are replay-safe: the SDK emits neither while a
  * workflow replays, so a worker that restarts, or evicts a run from its
  * cache, neither counts nor logs it twice, and neither adds to the history.
  *
@@ -26,8 +26,8 @@ export const RunMetric = {
 export interface RunTelemetry {
   /** The bulk plan's outcome: nodes already as desired, and nodes that failed in planning. */
   planned(plan: RunPlan): void;
-  /** A child finished: the node was patched (`written`) or found as desired. */
-  settled(node: string, written: boolean): void;
+  /** A child finished: its node was patched (`written`) or found as desired. */
+  settled(written: boolean): void;
   /** A child failed. */
   failed(failure: NodeFailure): void;
   /** The run ended. */
@@ -62,9 +62,10 @@ export function runTelemetry(where: { run: number; revision: number; site: strin
         toChange: plan.toChange,
       });
     },
-    settled(node, isWritten) {
+    settled(isWritten) {
+      // Counted only: the node's own line comes from its activity ('node relabelled', or at debug
+      // 'node already as desired'), so a line here too would cross from the workflow sandbox once more per node.
       if (!dryRun) (isWritten ? written : unchanged).add(1, { site });
-      log.debug(isWritten ? 'node written' : 'node already as desired', { run, revision, site, node });
     },
     failed(f) {
       if (!dryRun) failed.add(1, { site, failure_type: f.error.type });

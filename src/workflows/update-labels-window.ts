@@ -86,7 +86,7 @@ function startNode(run: UpdateRun, state: CarriedProgress, node: string, { settl
       (r) => {
         state.counts.success++;
         if (r.written) state.counts.written++;
-        telemetry.settled(node, r.written);
+        telemetry.settled(r.written);
       },
       (err: unknown) => {
         const failure = { node, error: childFailure(err) };
