@@ -4,7 +4,8 @@
  * second, with the nodes' size then. On the simulated cluster that is the
  * status heartbeats and what the controllers do with them; a pass shares
  * the two cores with it, so a pass run on larger nodes (the passes write the
- * same nodes one after the other) starts with less of the machine left.
+ * same nodes one after the other) starts with less of the machine left. Give
+ * it at least the heartbeat interval: a shorter window sees part of a cycle.
  */
 import type { StackInfo } from '../stack/stack.ts';
 import { cpuOf } from './proc-figures.ts';
