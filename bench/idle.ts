@@ -8,7 +8,7 @@
  * it at least the heartbeat interval: a shorter window sees part of a cycle.
  */
 import type { StackInfo } from '../stack/stack.ts';
-import { cpuOf } from './proc-figures.ts';
+import { stackCpuOf } from './proc-figures.ts';
 import { report } from './bench-report.ts';
 import { nodeSizes } from './write-figures.ts';
 import { opts } from './bench-options.ts';
@@ -18,12 +18,11 @@ export const idleSeconds = Number(opts['idle-seconds']);
 
 /** CPU milliseconds a second of each stack process over `seconds` quiet seconds, and their sum. */
 export async function idleCpu(stack: StackInfo, seconds: number): Promise<{ perSecond: Record<string, number>; totalMsPerSecond: number }> {
-  const none = { pid: undefined };
-  const before = cpuOf(stack, none);
+  const before = stackCpuOf(stack);
   const t0 = performance.now();
   await new Promise((r) => setTimeout(r, seconds * 1000));
   const elapsed = (performance.now() - t0) / 1000;
-  const after = cpuOf(stack, none);
+  const after = stackCpuOf(stack);
   const perSecond = Object.fromEntries(stack.processes.map((p) => [p.name, Math.round((((after[p.name] ?? 0) - (before[p.name] ?? 0)) * 1000) / elapsed)]));
   return { perSecond, totalMsPerSecond: Object.values(perSecond).reduce((a, b) => a + b, 0) };
 }

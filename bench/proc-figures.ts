@@ -47,13 +47,14 @@ export function treeCpuSeconds(pid: number): number {
   return ticks / 100;
 }
 
+/** CPU seconds of each stack process, with the processes under it. */
+export function stackCpuOf(stack: StackInfo): Record<string, number> {
+  return Object.fromEntries(stack.processes.map((p) => [p.name, treeCpuSeconds(p.pid)]));
+}
+
 /** CPU seconds of each stack process (with the processes under it), the worker and the bench, for where the time goes. */
 export function cpuOf(stack: StackInfo, worker: { pid?: number | undefined }, bench = process.pid): Record<string, number> {
-  const out: Record<string, number> = {};
-  for (const p of stack.processes) out[p.name] = treeCpuSeconds(p.pid);
-  out.worker = cpuSeconds(worker.pid as number);
-  out.client = cpuSeconds(bench);
-  return out;
+  return { ...stackCpuOf(stack), worker: cpuSeconds(worker.pid as number), client: cpuSeconds(bench) };
 }
 
 /** Peak resident memory of a process, in MiB (VmHWM). */
