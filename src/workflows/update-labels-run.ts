@@ -153,11 +153,16 @@ export class UpdateRun {
     }
   }
 
+  /** Whether enough failures are buffered that a wait writes them first. */
+  flushDue(): boolean {
+    return this.unrecorded.length >= FLUSH_AT;
+  }
+
   /** Waits for `ready`, writing buffered failures to the store whenever enough pile up. */
   async waitFor(ready: () => boolean): Promise<void> {
     for (;;) {
-      await condition(() => ready() || this.unrecorded.length >= FLUSH_AT);
-      if (this.unrecorded.length >= FLUSH_AT) await this.flush();
+      await condition(() => ready() || this.flushDue());
+      if (this.flushDue()) await this.flush();
       if (ready()) return;
     }
   }

@@ -66,9 +66,10 @@ function historyFull(): boolean {
 /**
  * Starts the `relabelNode` child of `node` without waiting for it; its
  * outcome moves the counts, the failure sample and the failure buffer, and
- * frees its place in the window.
+ * frees its place in the window. Under `settles`, the child starts in
+ * `shielded`, a scope a stop does not cancel.
  */
-function startNode(run: UpdateRun, state: CarriedProgress, node: string, { settles, telemetry, wave }: WindowOptions): void {
+function startNode(run: UpdateRun, state: CarriedProgress, node: string, { telemetry, wave }: WindowOptions, shielded?: CancellationScope): void {
   const { workflowId } = workflowInfo();
   const inWave = wave && state.waves ? ` (wave ${wave.index + 1} of ${state.waves.count})` : '';
   const child = () =>
@@ -80,26 +81,28 @@ function startNode(run: UpdateRun, state: CarriedProgress, node: string, { settl
       parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
       ...(run.useSearchAttributes ? { typedSearchAttributes: nodeSearchAttributes(node, state.revision) } : {}),
     });
-  // Out of reach of a stop, a started node finishes: its row then says what was written.
-  void (settles ? CancellationScope.nonCancellable(child) : child())
-    .then(
-      (r) => {
-        state.counts.success++;
-        if (r.written) state.counts.written++;
-        telemetry.settled(r.written);
-      },
-      (err: unknown) => {
-        const failure = { node, error: childFailure(err) };
-        state.counts.failure++;
-        sampleFailure(state.failures, failure);
-        run.unrecorded.push(failure);
-        telemetry.failed(failure);
-      },
-    )
-    .finally(() => {
-      run.running.delete(node);
-      run.showProgress();
-    });
+  const settled = () => {
+    run.running.delete(node);
+    run.showProgress();
+  };
+  // One handler pair, no `finally`: every promise a workflow makes costs the
+  // SDK a captured stack, and this one runs per node.
+  void (shielded ? shielded.run(child) : child()).then(
+    (r) => {
+      state.counts.success++;
+      if (r.written) state.counts.written++;
+      telemetry.settled(r.written);
+      settled();
+    },
+    (err: unknown) => {
+      const failure = { node, error: childFailure(err) };
+      state.counts.failure++;
+      sampleFailure(state.failures, failure);
+      run.unrecorded.push(failure);
+      telemetry.failed(failure);
+      settled();
+    },
+  );
 }
 
 /**
@@ -111,6 +114,10 @@ function startNode(run: UpdateRun, state: CarriedProgress, node: string, { settl
  */
 export async function runWindow(run: UpdateRun, state: CarriedProgress, options: WindowOptions): Promise<boolean> {
   const limit = run.input.continueAsNewAfter ?? DEFAULT_CONTINUE_AS_NEW_AFTER;
+  // Out of reach of a stop, a started node finishes: its row then says what
+  // was written. One such scope serves every child of this execution.
+  const shielded = options.settles ? new CancellationScope({ cancellable: false }) : undefined;
+  const roomFor = () => !run.control.paused && run.running.size < state.concurrency;
   let launched = 0;
   let more = !run.dryRun;
   while (more) {
@@ -122,12 +129,14 @@ export async function runWindow(run: UpdateRun, state: CarriedProgress, options:
         more = true;
         break;
       }
-      await run.waitFor(() => !run.control.paused && run.running.size < state.concurrency);
+      // Waits only for a place in the window (or a flush of the failures);
+      // with room now, none of the promises a wait makes.
+      if (!roomFor() || run.flushDue()) await run.waitFor(roomFor);
       launched++;
       state.cursor = seq;
       run.running.add(node);
       run.showProgress();
-      startNode(run, state, node, options);
+      startNode(run, state, node, options, shielded);
     }
     if (launched >= limit || historyFull()) break;
   }
