@@ -11,6 +11,7 @@ import type { Store } from '../store/store.ts';
 import { DRIFT_ID_PREFIX, type DetectDriftResult } from '../contracts/drift-messages.ts';
 import { DEFAULT_PLUGIN_POLL_EVERY, PLUGIN_SCHEDULE_PREFIX, type PollPluginsResult } from '../contracts/plugin-messages.ts';
 import { RelabelError } from './relabel-error.ts';
+import { triggerSchedule } from './schedule-trigger.ts';
 import { storeSite } from './store-site.ts';
 
 /** Prefix of every schedule relabel owns; `list` shows only these. */
@@ -276,21 +277,13 @@ export function createSchedules(deps: SchedulesDeps) {
     },
 
     /**
-     * Takes the schedule's action now (skipped, as scheduled ones are, while
-     * one runs). Returns the started workflow once the schedule reports it
-     * (within about 10 s), else undefined.
+     * Takes the schedule's action now, whether or not one runs, and returns
+     * the workflow this trigger started once the schedule reports it (within
+     * about 10 s), else undefined; never one the schedule's interval started
+     * meanwhile (see schedule-trigger.ts for how, and what that relies on).
      */
     async trigger(id: string): Promise<{ workflowId: string; runId: string } | undefined> {
-      return onHandle(id, async (h) => {
-        const before = new Set((await h.describe()).info.recentActions.map((a) => a.action.workflow.firstExecutionRunId));
-        await h.trigger();
-        for (let deadline = Date.now() + 10_000; Date.now() < deadline;) {
-          const fresh = (await h.describe()).info.recentActions.find((a) => !before.has(a.action.workflow.firstExecutionRunId));
-          if (fresh) return { workflowId: fresh.action.workflow.workflowId, runId: fresh.action.workflow.firstExecutionRunId };
-          await new Promise((resolve) => setTimeout(resolve, 250));
-        }
-        return undefined;
-      });
+      return onHandle(id, (h) => triggerSchedule(client, h));
     },
 
     /** Deletes a schedule; the workflows it started are left alone. */

@@ -12,23 +12,52 @@
  * (`schedule:relabel-drift/<site>`), or the detection's workflow. The drift
  * Schedule is created, listed, paused, unpaused, triggered (healing a node)
  * and deleted through the real CLI, and seen on the server with
- * `client.schedule.getHandle().describe()`.
+ * `client.schedule.getHandle().describe()`. A trigger names the workflow it
+ * started even when the Schedule's interval starts one just before it.
  */
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { userInfo } from 'node:os';
-import { ScheduleNotFoundError, ScheduleOverlapPolicy } from '@temporalio/client';
+import { Client, ScheduleNotFoundError, ScheduleOverlapPolicy, type Connection, type ScheduleExecutionResult } from '@temporalio/client';
 import { readAppliedRun } from '../../src/core/plan/applied-run.ts';
 import { validateSite } from '../../src/core/site/validate-site.ts';
 import { createDrift } from '../../src/facade/drift.ts';
 import { createRuns } from '../../src/facade/runs.ts';
+import { createSchedules } from '../../src/facade/schedules.ts';
 import { createNodeApi, loadKubeConfig } from '../../src/kube/nodes.ts';
 import type { DetectDriftResult } from '../../src/contracts/drift-messages.ts';
+import { TemporalScheduledById } from '../../src/contracts/search-attributes.ts';
 import { eventually } from '../api-support.ts';
 import { adminCore, adminKubeconfigPath, createNode, exits, nodePatchCount, relabelCli, startRelabel, uniqueSuffix } from '../helpers.ts';
 import { prefixedSite, storeWithSite } from '../site.ts';
 
 type Doc = Record<string, any>;
+
+/**
+ * A client on `client`'s connection whose schedule triggers (PatchSchedule
+ * with triggerImmediately) reach the server only once `beforeTrigger` is done.
+ */
+function delayingTriggers(client: Client, beforeTrigger: (scheduleId: string) => Promise<void>): Client {
+  const { connection } = client;
+  const service = connection.workflowService;
+  const workflowService = new Proxy(service, {
+    get(target, key) {
+      if (key !== 'patchSchedule') return Reflect.get(target, key, target);
+      return async (request: Parameters<typeof service.patchSchedule>[0]) => {
+        if (request.patch?.triggerImmediately) await beforeTrigger(request.scheduleId ?? '');
+        return target.patchSchedule(request);
+      };
+    },
+  });
+  const delayed = new Proxy(connection, {
+    get(target, key) {
+      if (key === 'workflowService') return workflowService;
+      const value = Reflect.get(target, key, target) as unknown;
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+    },
+  }) as Connection;
+  return new Client({ connection: delayed, namespace: client.options.namespace });
+}
 
 describe('drift detection and healing', () => {
   const prefix = `dr${uniqueSuffix()}`;
@@ -277,8 +306,9 @@ describe('drift detection and healing', () => {
     assert.equal(JSON.parse(exits(await relabelCli(['schedule', 'unpause', id, '-o', 'json'], env()), 0).stdout).paused, false);
     assert.equal((await relabel.client.schedule.getHandle(id).describe()).state.paused, false);
 
-    // Paused again, so that no detection the interval starts (it fires on every 10-minute mark) can race
-    // the triggered one; a trigger takes the action all the same.
+    // Paused again, so that the latest report and the schedule's last run below are the triggered
+    // detection's, not one the interval starts (it fires on every 10-minute mark); a trigger takes the
+    // action all the same.
     exits(await relabelCli(['schedule', 'pause', id], env()), 0);
     // A node drifts: the detection the Schedule starts heals it, and its heal run names the Schedule.
     await createNodeApi(loadKubeConfig(adminKubeconfigPath())).patchNode(changed3, { metadata: { labels: { fluentd: 'scheduled-off' } } });
@@ -308,5 +338,61 @@ describe('drift detection and healing', () => {
       gone.some((s: { scheduleId: string }) => s.scheduleId === id),
       false,
     );
+  });
+
+  it('a trigger names the workflow it started, though the Schedule’s interval started one just before it', async () => {
+    // Every 2 s, overlaps allowed: each action starts a workflow no worker serves.
+    const id = `trigger-race-${uniqueSuffix()}`;
+    const handle = await relabel.client.schedule.create({
+      scheduleId: id,
+      spec: { intervals: [{ every: '2s' }] },
+      action: {
+        type: 'startWorkflow',
+        workflowType: 'raceProbe',
+        workflowId: id,
+        taskQueue: `nobody-${uniqueSuffix()}`,
+        args: [],
+        workflowExecutionTimeout: '2m',
+      },
+      policies: { overlap: ScheduleOverlapPolicy.ALLOW_ALL },
+    });
+    const runOf = (a: ScheduleExecutionResult) => a.action.workflow.firstExecutionRunId;
+    // The trigger reaches the server only once the interval has taken an action the facade had not seen.
+    let raced: ScheduleExecutionResult | undefined;
+    const client = delayingTriggers(relabel.client, async () => {
+      const seen = new Set((await handle.describe()).info.recentActions.map(runOf));
+      const fresh = async () => (await handle.describe()).info.recentActions.find((a) => !seen.has(runOf(a)));
+      raced = await eventually(fresh, (a) => a !== undefined, 10_000, 100);
+    });
+    const schedules = createSchedules({ client, store: relabel.store, designs: relabel.designs, taskQueue: relabel.taskQueue });
+    try {
+      const started = await schedules.trigger(id);
+      assert.ok(started && raced, JSON.stringify({ started, raced }));
+      const recent = (await handle.describe()).info.recentActions;
+      const triggered = recent.find((a) => runOf(a) === started.runId);
+      assert.ok(triggered, 'one of the schedule’s actions');
+      // Both recorded, the interval's first: the first action the facade had not seen is not the trigger's.
+      const order = (a: ScheduleExecutionResult) => recent.findIndex((b) => runOf(b) === runOf(a));
+      assert.ok(order(raced) >= 0 && order(raced) < order(triggered), JSON.stringify(recent));
+      assert.notEqual(started.workflowId, raced.action.workflow.workflowId);
+      // The interval's action is at a whole second of its 2 s grid; the trigger's at a time of its own, and
+      // its workflow named by that time's second, off the grid.
+      assert.equal(raced.scheduledAt.getTime() % 2000, 0, raced.scheduledAt.toISOString());
+      assert.notEqual(triggered.scheduledAt.getTime() % 1000, 0, triggered.scheduledAt.toISOString());
+      assert.equal(Math.floor(triggered.scheduledAt.getTime() / 1000) % 2, 1);
+      assert.equal(started.workflowId, `${id}-${triggered.scheduledAt.toISOString().slice(0, 19)}Z`);
+      const workflow = await relabel.client.workflow.getHandle(started.workflowId, started.runId).describe();
+      assert.equal(workflow.type, 'raceProbe');
+      assert.equal(workflow.typedSearchAttributes.get(TemporalScheduledById), id);
+    } finally {
+      const recent = (await handle.describe().catch(() => undefined))?.info.recentActions ?? [];
+      await handle.delete();
+      for (const a of recent) {
+        await relabel.client.workflow
+          .getHandle(a.action.workflow.workflowId, runOf(a))
+          .terminate('test over')
+          .catch(() => undefined);
+      }
+    }
   });
 });
