@@ -122,12 +122,14 @@ export function addScheduleCommands(program: Command, setExit: SetExit): void {
     if (ctx.format === 'json') printJson(view);
     else say(viewText(view));
   });
-  onOne(schedule, setExit, 'trigger', "take a schedule's action now (skipped while one is running)", async (s, id, ctx) => {
+  onOne(schedule, setExit, 'trigger', "take a schedule's action now, even while one it started is running", async (s, id, ctx) => {
     const started = await s.trigger(id);
     if (ctx.format === 'json') printJson({ scheduleId: id, triggered: true, ...(started ? { workflow: started } : {}) });
     else
       say(
-        started ? `triggered ${id}: started ${started.workflowId} (run ${started.runId})` : `triggered ${id} (the action is skipped while another is running)`,
+        started
+          ? `triggered ${id}: started ${started.workflowId} (run ${started.runId})`
+          : `triggered ${id} (the workflow it started is not reported yet: see relabel schedule list)`,
       );
   });
   onOne(schedule, setExit, 'delete', 'delete a schedule (workflows it started are left alone)', async (s, id, ctx) => {
