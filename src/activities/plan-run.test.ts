@@ -346,6 +346,23 @@ describe('planRun with node sets', () => {
     assert.deepEqual(plan.nodeSets, { empty: 0, general: 2, md0: 1 });
   });
 
+  it("joins a member's plugin labels as a named node's: its set's own labels win a key both give", async () => {
+    const { store, rows } = growingRuns([]);
+    const asked: string[] = [];
+    const plugins = {
+      set: 3,
+      async lookup(nodes: readonly string[]) {
+        asked.push(...nodes);
+        return new Map([['kp-1', [{ plugin: 'nics', labels: { 'nic.example.com/speed': '25g', workload: 'other' } }]]]);
+      },
+    };
+    await planRun({ nodes: lister, store, plugins }, { run: 1, revision: 2, design: withSets(), dryRun: true, nodeSets: ['general'] });
+    assert.ok(asked.includes('kp-1'), 'the members are looked up in the plugin set');
+    assert.deepEqual(rows.get('kp-1')?.detail?.set, { 'nic.example.com/speed': '25g', workload: 'batch' });
+    assert.equal(rows.get('kp-1')?.detail?.pluginConflictCount, 1);
+    assert.deepEqual(rows.get('kp-2')?.detail?.set, {}, 'a member the plugins do not name wants its set only (which it has)');
+  });
+
   it('decides a named target the design lacks once read: a member, or not in the design', async () => {
     const { store, rows } = growingRuns(['bm', 'md-1', 'loose', 'ghost']);
     const plan = await planRun(

@@ -40,8 +40,9 @@ function addBufferCommands(docs: Command, setExit: SetExit): void {
         printJson(result.ok ? { ok: true, files: sources, design: result.design } : { ok: false, files: sources, errors: result.errors });
       } else if (result.ok) {
         const d = result.design;
+        const sets = d.nodeSets ? `, ${Object.keys(d.nodeSets).length} node set(s)` : '';
         say(
-          `ok: ${files.length} file(s), ${Object.keys(d.nodes).length} node(s), ${Object.keys(d.racks).length} rack(s), ` +
+          `ok: ${files.length} file(s), ${Object.keys(d.nodes).length} node(s)${sets}, ${Object.keys(d.racks).length} rack(s), ` +
             `${d.hostProfiles.length} host profile(s)${d.site ? `, site ${d.site}` : ''}`,
         );
       } else {

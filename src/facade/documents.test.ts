@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { FailureType } from '../core/plan/failure-types.ts';
 import { formatError, type SiteError } from '../core/plan/site-error.ts';
-import { nodeDoc, profileDoc, source } from '../core/site/testing.ts';
+import { nodeDoc, nodeSetDoc, profileDoc, source } from '../core/site/testing.ts';
 import { designFormat } from '../store/design-format.ts';
 import { createDesignCache, decodeDesign } from '../store/design-cache.ts';
 import { openStore } from '../store/open-store.ts';
@@ -56,6 +56,40 @@ describe('documents facade: stage checks each document, commit the whole site', 
         'nodes/worse.yaml:2:1 document 1: Flow sequence in block collection must be sufficiently indented and end with a ]',
       ]);
       assert.deepEqual(await documents.buffer(), []);
+    }));
+
+  it('refuses node sets with a malformed selector or an unknown operator at staging, naming document and field; a missing host profile at commit', () =>
+    withDocuments(async (documents) => {
+      await documents.stage('profiles', profiles);
+      await documents.commit({ message: 'profiles' });
+      const bad = source(
+        'sets.yaml',
+        nodeSetDoc('bad-op', '  selector:\n    matchExpressions:\n      - {key: zone, operator: Gt, values: ["1"]}'),
+        nodeSetDoc('no-values', '  selector:\n    matchExpressions:\n      - {key: zone, operator: In}'),
+        nodeSetDoc('bad-key', '  selector:\n    matchLabels: {"-zone": a}'),
+      );
+      const errors = await refusal(documents.stage('sets', [bad]));
+      assert.equal(errors.length, 3, errors.join('\n'));
+      assert.match(
+        errors[0] ?? '',
+        /^sets\/sets\.yaml:\d+:\d+ relabel\/NodeSet\/v1 "bad-op" data\.selector\.matchExpressions\[0\]\.operator: unknown operator "Gt"/,
+      );
+      assert.match(
+        errors[1] ?? '',
+        /^sets\/sets\.yaml:\d+:\d+ relabel\/NodeSet\/v1 "no-values" data\.selector\.matchExpressions\[0\]\.operator: operator In needs at least one value/,
+      );
+      assert.match(errors[2] ?? '', /^sets\/sets\.yaml:\d+:\d+ relabel\/NodeSet\/v1 "bad-key" data\.selector\.matchLabels\["-zone"\]: Invalid value: "-zone"/);
+      assert.deepEqual(await documents.buffer(), [], 'nothing staged');
+      // A host profile lives in another bucket, so staging cannot tell it is missing: the commit does, committing nothing.
+      await documents.stage('sets', [source('sets.yaml', nodeSetDoc('no-profile', '  selector:\n    matchLabels: {zone: a}\n  host_profile: missing'))]);
+      const refused = await refusal(documents.commit({ message: 'sets' }));
+      assert.equal(refused.length, 1, refused.join('\n'));
+      assert.match(refused[0] ?? '', /^sets\/sets\.yaml:\d+:\d+ relabel\/NodeSet\/v1 "no-profile" data\.host_profile: host profile "missing" is not defined/);
+      assert.deepEqual(
+        (await documents.list()).map((r) => r.id),
+        [1],
+        'nothing committed',
+      );
     }));
 
   it('commits an invalid site with force, returning its errors as warnings; the next commit still sees them', () =>

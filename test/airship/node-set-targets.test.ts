@@ -6,12 +6,13 @@
  * design's nodes and no node the selector misses; a task with no node
  * filter writes the design's nodes and the members; an unknown set, or
  * node sets beside other targets, is a 400 naming it with nothing started
- * or written.
+ * or written; `POST plans` with `node_sets` (or `all`) plans the members
+ * with their set as the source, writing nothing.
  */
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { OWNED_LABELS_ANNOTATION } from '../../src/core/plan/constants.ts';
-import { ActionList, ActionView } from '../../src/api/http/response-schemas.ts';
+import { ActionList, ActionView, PlanView } from '../../src/api/http/response-schemas.ts';
 import { TaskView } from '../../src/api/drydock/task-schemas.ts';
 import { adminCore, createNode, nodePatchCount, uniqueSuffix, type startRelabel } from '../helpers.ts';
 import { prefixedSite, storeWithSite } from '../site.ts';
@@ -21,7 +22,7 @@ import { deckhandDesignRef, nodeNameFilter } from '../airship-clients.ts';
 const MD_KEY = 'cluster.x-k8s.io/deployment-name';
 const MEMBERS = 6;
 
-describe('Shipyard actions and Drydock tasks over node sets', () => {
+describe('Shipyard actions, Drydock tasks and plans over node sets', () => {
   const prefix = `nst${uniqueSuffix()}`;
   const site = prefixedSite(prefix);
   const md = `${prefix}-md-0`;
@@ -152,5 +153,27 @@ describe('Shipyard actions and Drydock tasks over node sets', () => {
     for (const node of members) assert.equal(await labelOf(node), 'web-3', node);
     for (const node of strangers) assert.equal(await owned(node), undefined, `${node} is left alone`);
     assert.ok(await owned(site.nodes[0] as string), 'the design nodes are written');
+  });
+
+  it('POST plans with node_sets plans exactly the members, their labels credited to the set; all adds the members to the design; nothing is written', async () => {
+    await commit('web-4');
+    const patches = await nodePatchCount();
+    const planned = await api.call('POST', '/api/v1.0/plans', { body: { node_sets: ['md'] } });
+    assert.equal(planned.status, 201, planned.text);
+    const plan = PlanView.parse(planned.json);
+    assert.deepEqual([plan.targets, plan.node_sets, plan.failure_types], [MEMBERS, { md: MEMBERS }, {}]);
+    const workload = plan.labels['workload-class'];
+    assert.deepEqual(
+      [workload?.desired, workload?.change, workload?.sources],
+      [MEMBERS, MEMBERS, [{ source: { kind: 'node_set', set: 'md' }, nodes: MEMBERS }]],
+    );
+    const all = PlanView.parse((await api.call('POST', '/api/v1.0/plans', { body: { all: true } })).json);
+    assert.deepEqual([all.targets, all.node_sets], [site.nodes.length + MEMBERS, { md: MEMBERS }]);
+    assert.equal(all.labels['workload-class']?.change, MEMBERS, 'only the members change');
+    const unknown = assertFailure(await api.call('POST', '/api/v1.0/plans', { body: { node_sets: ['capi-md-9'] } }), 400, 'InvalidTargets');
+    assert.match(unknown.message, /has no node set capi-md-9 \(its node sets: md\)/);
+    assertFailure(await api.call('POST', '/api/v1.0/plans', { body: { node_sets: ['md'], all: true } }), 400, 'InvalidTargets');
+    assert.equal(await nodePatchCount(), patches, 'nothing written');
+    for (const node of members) assert.equal(await labelOf(node), 'web-3', node);
   });
 });

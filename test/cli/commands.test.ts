@@ -39,6 +39,11 @@ describe('relabel docs', { concurrency: true }, () => {
     assert.equal(Object.keys(json.design.nodes).length, 24);
   });
 
+  it('validates the fleet site, counting its node sets', async () => {
+    const text = exits(await relabel(['docs', 'validate', 'examples/fleet-site']), 0);
+    assert.match(text.stdout, /^ok: 4 file\(s\), 0 node\(s\), 2 node set\(s\), 0 rack\(s\), 1 host profile\(s\), site aws-prod1$/m);
+  });
+
   it('lists every error of the broken site, as the core finds them, and exits 2', async () => {
     const expected = validateSite(filesOf('examples/broken-site'));
     assert.ok(!expected.ok);

@@ -102,7 +102,7 @@ export function planRoutes({ relabel, planWaitMs = PLAN_WAIT_MS }: ApiDeps): Rou
       summary:
         'Plans an update run fleet-wide without writing: per label key the nodes that gain, change, lose or adopt it, its sources, and the mass-removal brake',
       description:
-        'Runs a dry run of the revision (default the latest committed) over the targets (exactly one of target_nodes, all, node_filter), waits for it ' +
+        'Runs a dry run of the revision (default the latest committed) over the targets (exactly one of target_nodes, all, node_filter, node_sets), waits for it ' +
         '(one bulk read of the nodes, nothing written), and answers the plan summed from the store. The same checks as POST actions, each a 400 ' +
         '(InvalidTargets, NoNodesMatched, NoCommittedRevision, NoSiteActionRevision, DocumentValidationFailed); an unknown revision is a 404. ' +
         'A plan not done within 30 s (no worker polling, a very large site) is answered 202 with its Location.',
