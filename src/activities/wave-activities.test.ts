@@ -1,9 +1,16 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { ApplicationFailure, CancelledFailure, type Logger } from '@temporalio/common';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { FailureType } from '../core/plan/failure-types.ts';
+import type { PodInfo } from '../core/plan/workload-impact.ts';
 import { DEFAULT_SITE_POLICY } from '../core/site/label-policy.ts';
 import type { Design } from '../core/site/validate-site.ts';
+import type { NodeApi, NodeState } from '../kube/nodes.ts';
+import type { WorkloadApi } from '../kube/workloads.ts';
+import type { RunStore } from '../store/run-store.ts';
 import { openSqliteStore, SQLITE_MEMORY } from '../store/sqlite-store.ts';
-import { planWaves, waveInfo } from './wave-activities.ts';
+import { checkWaveHealth, planWaves, waveInfo } from './wave-activities.ts';
 
 /** A design of nodes in racks (null: no rack), each with a `zone` label. */
 const design = (racks: Record<string, string | null>, rollout?: Design['policy']['rollout']): Design =>
@@ -44,5 +51,71 @@ describe('planWaves', () => {
     } finally {
       await store.close();
     }
+  });
+});
+
+describe("checkWaveHealth (in the SDK's mock activity context)", () => {
+  const quiet: Logger = { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} };
+  const osd = { namespace: 'ceph', name: 'osd', nodeSelector: { 'ceph-osd': 'enabled' } };
+  const node = (name: string, labels: Record<string, string>): NodeState => ({ name, resourceVersion: '1', labels, annotations: {}, taints: [] });
+  const cluster = [node('n1', { 'ceph-osd': 'enabled' }), node('n2', {})];
+  /** Wave 0 of run 1 is n1 and n2, both succeeded. */
+  const store = {
+    nodes: async (_run: number, q: { wave?: number; afterSeq?: number }) =>
+      q.wave === 0 && (q.afterSeq ?? -1) < 0 ? ['n1', 'n2'].map((n, seq) => ({ seq, node: n, status: 'success', written: true, detail: null })) : [],
+  } as unknown as RunStore;
+  const nodes: NodeApi = {
+    readNode: async (name) => cluster.find((n) => n.name === name) ?? Promise.reject(new Error(`no node ${name}`)),
+    listNodes: () => [][Symbol.iterator]() as never,
+    patchNode: async () => Promise.reject(new Error('the health gate writes no node')),
+  };
+  /** The OSD DaemonSet, and its pod on n1 Ready or not. */
+  const workloads = (ready: boolean): WorkloadApi => {
+    const pod: PodInfo = { namespace: 'ceph', name: 'osd-n1', nodeName: 'n1', ready, controller: { kind: 'DaemonSet', name: 'osd' } };
+    return {
+      listDaemonSets: async function* () {
+        yield [osd];
+      },
+      listPods: async function* ({ nodeName }) {
+        yield nodeName === undefined || nodeName === 'n1' ? [pod] : [];
+      },
+      listDisruptionBudgets: async function* () {
+        yield [];
+      },
+    };
+  };
+  /** Runs the gate in a mock activity context; its heartbeats, and the environment (to cancel it). */
+  function gate(deps: Parameters<typeof checkWaveHealth>[0], deadline: number, onBeat?: (env: MockActivityEnvironment) => void) {
+    const env = new MockActivityEnvironment({ activityType: 'checkWaveHealth' }, { logger: quiet });
+    const beats: unknown[] = [];
+    env.on('heartbeat', (details: unknown) => {
+      beats.push(details);
+      onBeat?.(env);
+    });
+    return { beats, done: env.run(checkWaveHealth, deps, { run: 1, wave: 0, deadline }) };
+  }
+
+  it('passes once every DaemonSet pod the wave should run is Ready, heartbeating what it found', async () => {
+    const { beats, done } = gate({ store, nodes, workloads: workloads(true) }, Date.now() + 60_000);
+    assert.deepEqual(await done, { healthy: true, checked: 1 });
+    assert.deepEqual(beats, [{ unhealthy: 0 }]);
+  });
+
+  it('at its deadline, answers with the verdict in words instead of looking again', async () => {
+    const { beats, done } = gate({ store, nodes, workloads: workloads(false) }, Date.now());
+    assert.deepEqual(await done, { healthy: false, unhealthy: 1, reason: '1 DaemonSet pod(s) not as they should be: ceph/osd on n1 not Ready' });
+    assert.deepEqual(beats, [{ unhealthy: 1 }]);
+  });
+
+  it('waits between looks in the activity context: a cancellation ends the wait', async () => {
+    const { beats, done } = gate({ store, nodes, workloads: workloads(false) }, Date.now() + 60_000, (env) => env.cancel());
+    await assert.rejects(done, CancelledFailure);
+    assert.deepEqual(beats, [{ unhealthy: 1 }]);
+  });
+
+  it('fails Forbidden, not retried, without workload access: a gate never passes unchecked', async () => {
+    const { beats, done } = gate({ store, nodes }, Date.now() + 60_000);
+    await assert.rejects(done, (err: unknown) => err instanceof ApplicationFailure && err.type === FailureType.Forbidden && err.nonRetryable);
+    assert.deepEqual(beats, []);
   });
 });

@@ -1,6 +1,6 @@
-import { describe, it } from 'node:test';
+import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { KubeconfigError, loadKubeConfig } from './kubeconfig.ts';
@@ -39,6 +39,8 @@ function refusal(path: string, named = path): string {
 }
 
 describe('loadKubeConfig', () => {
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
   it('loads a good kubeconfig', () => {
     const kc = loadKubeConfig(file('good', kubeconfig()));
     assert.equal(kc.getCurrentCluster()?.server, 'https://127.0.0.1:6443');

@@ -11,7 +11,7 @@ import { Command, CommanderError } from 'commander';
 import { workerConfigFromEnv } from '../worker/config.ts';
 import { relabelConfigFromEnv } from '../facade/index.ts';
 import { environmentHelp, SettingError, settingFromEnv, settingOption, variableFromEnv, type Setting } from './setting.ts';
-import { API, CONNECTION, VARIABLES, WORKER } from './table.ts';
+import { API, CONNECTION, PROXY_VARIABLES, VARIABLES, WORKER } from './table.ts';
 import { defaultDataDir } from '../store/open-store.ts';
 import { runNode } from '../testing/node-process.ts';
 
@@ -74,7 +74,7 @@ describe('settings: one parser for the flag and the variable', () => {
   it('declares each flag and each variable once', () => {
     const rows: Setting<unknown>[] = [...Object.values(CONNECTION), ...Object.values(WORKER), ...Object.values(API)];
     const flags = rows.map((s) => s.flags.split(' ')[0]);
-    const vars = [...rows.flatMap((s) => (s.env ? [s.env] : [])), ...Object.values(VARIABLES).map((v) => v.env)];
+    const vars = [...rows.flatMap((s) => (s.env ? [s.env] : [])), ...Object.values(VARIABLES).map((v) => v.env), ...PROXY_VARIABLES.map((v) => v.env)];
     assert.equal(new Set(flags).size, flags.length, flags.join());
     assert.equal(new Set(vars).size, vars.length, vars.join());
   });

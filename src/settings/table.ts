@@ -193,3 +193,12 @@ export const VARIABLES = {
     default: '/usr/local/bin:/usr/bin:/bin',
   },
 } satisfies Record<string, Variable<unknown>>;
+
+/**
+ * The proxy variables gRPC, and so the Temporal client, honours, each in
+ * both spellings. relabel never uses their values: it only asks whether one
+ * is set, to say why Temporal could not be reached (src/temporal/reach.ts).
+ */
+export const PROXY_VARIABLES: readonly Variable<string>[] = ['grpc_proxy', 'https_proxy', 'http_proxy'].flatMap((name) =>
+  [name, name.toUpperCase()].map((env) => ({ env, help: 'a proxy the Temporal client connects through', parse: text })),
+);

@@ -41,7 +41,9 @@ describe('temporal reach', () => {
   it('fails at once on a refused port, and leaves a listening one or a proxy to the client', async () => {
     const port = await closedPort();
     assert.equal(await refusedAtOnce(`127.0.0.1:${port}`, 'ns', { env: {} }), `cannot reach Temporal at 127.0.0.1:${port} (namespace ns): connection refused`);
-    assert.equal(await refusedAtOnce(`127.0.0.1:${port}`, 'ns', { env: { https_proxy: 'http://proxy:3128' } }), undefined);
+    for (const env of [{ https_proxy: 'http://proxy:3128' }, { GRPC_PROXY: 'http://proxy:3128' }])
+      assert.equal(await refusedAtOnce(`127.0.0.1:${port}`, 'ns', { env }), undefined, JSON.stringify(env));
+    assert.match((await refusedAtOnce(`127.0.0.1:${port}`, 'ns', { env: { HTTP_PROXY: '' } })) ?? '', /connection refused/, 'an empty variable is unset');
     assert.equal(await refusedAtOnce('garbage', 'ns', { env: {} }), undefined);
     const server = createServer((socket) => socket.destroy());
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -7,6 +7,8 @@
  */
 import { connect } from 'node:net';
 import { clip } from '../core/plan/text.ts';
+import { variableFromEnv } from '../settings/setting.ts';
+import { PROXY_VARIABLES } from '../settings/table.ts';
 
 /** How long the TCP probe waits for an answer. */
 export const PROBE_TIMEOUT_MS = 2000;
@@ -77,9 +79,7 @@ const DEFINITIVE = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_NONAME', 'EHOSTUNR
 
 /** Whether `env` sends gRPC through a proxy, which a direct probe would not see. */
 function proxied(env: NodeJS.ProcessEnv): boolean {
-  // gRPC's own variables, not settings of relabel: read only to say why Temporal could not be reached.
-  // eslint-disable-next-line no-restricted-syntax
-  return ['grpc_proxy', 'https_proxy', 'http_proxy'].some((name) => Boolean(env[name] || env[name.toUpperCase()]));
+  return PROXY_VARIABLES.some((variable) => variableFromEnv(variable, env) !== undefined);
 }
 
 /** `cannot reach Temporal at ADDRESS (namespace NS)`. */

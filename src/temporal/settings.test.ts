@@ -1,13 +1,17 @@
-import { describe, it } from 'node:test';
+import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connectOptions, temporalSettingsFromEnv } from './settings.ts';
 
+/** The directories {@link profiles} made, removed once the tests are done. */
+const made: string[] = [];
+
 /** A directory with a profiles file of `text`, and a HOME without one. */
 function profiles(text: string): { file: string; home: string } {
   const dir = mkdtempSync(join(tmpdir(), 'relabel-envconfig-'));
+  made.push(dir);
   const file = join(dir, 'temporal.toml');
   writeFileSync(file, text);
   return { file, home: join(dir, 'home') };
@@ -32,6 +36,10 @@ client_key_data = "KEY"
 `;
 
 describe('temporalSettingsFromEnv', () => {
+  after(() => {
+    for (const dir of made) rmSync(dir, { recursive: true, force: true });
+  });
+
   it('defaults to a plain local server without a profiles file or variables', () => {
     const { home } = profiles('');
     assert.deepEqual(temporalSettingsFromEnv({ HOME: home }), { temporalAddress: 'localhost:7233', namespace: 'default', taskQueue: 'relabel' });

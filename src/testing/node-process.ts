@@ -1,6 +1,6 @@
 /**
  * A Node process run to its end without blocking the test process (the fast
- * tier runs every file in one process: a synchronous spawn would stop every
+ * tier runs many files in one process: a synchronous spawn would stop every
  * other test while the child starts).
  */
 import { spawn } from 'node:child_process';

@@ -99,7 +99,12 @@ describe('updateLabels in waves (fast: fake activities)', { concurrency: true },
       const handle = await start(w, 'halt-abort', { run });
       assert.equal(await atGate(handle, 'halted'), 'wave 1 (wave-1): 1 node(s) failed, more than the 0 allowed; resume to go on, abort to end the run here');
       assert.deepEqual(await refusal(handle, { verb: 'approve' }), [FailureType.NotRunning, 'cannot approve the run: it is halted (resume or abort it)']);
-      await control(handle, { verb: 'abort', by: 'ops-carol' });
+      const answer = await control(handle, { verb: 'abort', by: 'ops-carol' });
+      assert.deepEqual(
+        [answer.wave?.current.index, answer.wave?.waiting, answer.wave?.reason, answer.wave?.approved],
+        [0, undefined, undefined, undefined],
+        'the answer is the run past the gate',
+      );
       const result = await handle.result();
       assert.deepEqual(
         { status: result.status, counts: result.counts, aborted: result.aborted },
@@ -134,7 +139,12 @@ describe('updateLabels in waves (fast: fake activities)', { concurrency: true },
         'wave 2 (wave-2): the health gate timed out after 30 s: 2 DaemonSet pods not Ready; resume to go on, abort to end the run here',
       );
       assert.deepEqual(appliedByWave(fake), WAVES.slice(0, 2), 'nothing of the next wave starts while halted');
-      await control(handle, { verb: 'resume', by: 'ops-bob' });
+      const answer = await control(handle, { verb: 'resume', by: 'ops-bob' });
+      assert.deepEqual(
+        [answer.wave?.current.index, answer.wave?.waiting, answer.wave?.reason, answer.wave?.approved],
+        [1, undefined, undefined, undefined],
+        'the answer is the run past the gate',
+      );
       const result = await handle.result();
       assert.deepEqual([result.status, result.aborted], ['success', undefined]);
       assert.deepEqual(appliedByWave(fake), WAVES);

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DEFAULT_KEYSTONE_ROLES } from './keystone.ts';
@@ -23,8 +23,10 @@ describe('relabel api --keystone-* flags', () => {
     assert.deepEqual(loadTokens(undefined, {}, true), []);
   });
 
-  it('take the password from the file (first line) before RELABEL_KEYSTONE_PASSWORD', () => {
-    const file = join(mkdtempSync(join(tmpdir(), 'relabel-ks-')), 'password');
+  it('take the password from the file (first line) before RELABEL_KEYSTONE_PASSWORD', (t) => {
+    const dir = mkdtempSync(join(tmpdir(), 'relabel-ks-'));
+    t.after(() => rmSync(dir, { recursive: true, force: true }));
+    const file = join(dir, 'password');
     writeFileSync(file, 'from-file\nignored\n');
     const fromFile = keystoneOptions({ ...flags, keystonePasswordFile: file }, { RELABEL_KEYSTONE_PASSWORD: 'from-env' });
     assert.equal(fromFile?.password, 'from-file');

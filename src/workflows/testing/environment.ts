@@ -42,9 +42,10 @@ let runtimeInstalled = false;
 
 /**
  * The workflow bundle, built once per process (once per test file under
- * `npm test`, once for all of them under `npm run test:fast`, one process)
- * as the worker builds it, but in this process: the worker's child process
- * would inherit the test runner's flags and run as a test file.
+ * `npm test`, once per test process of `npm run test:fast`, each of which
+ * runs half of the files) as the worker builds it, but in this process: the
+ * worker's child process would inherit the test runner's flags and run as a
+ * test file.
  */
 let bundle: Promise<{ code: string }> | undefined;
 
