@@ -21,6 +21,8 @@ export interface HistoryFigures {
   children: number;
   /** Bytes of the largest single payload seen. */
   largestPayload: number;
+  /** Events of the longest execution of the chain (Temporal warns past 10,240). */
+  largestExecutionEvents: number;
   /** Seconds from the run's start until its bulk plan started, and the plan's own seconds (first execution). */
   beforePlan?: number;
   plan?: number;
@@ -96,7 +98,16 @@ async function childFigures(client: Client, childIds: string[], figures: History
 
 /** Walks the run's continue-as-new chain from its first execution. */
 export async function historyFigures(client: Client, workflowId: string, firstRunId: string, sampleChildren = 5): Promise<HistoryFigures> {
-  const figures: HistoryFigures = { executions: 0, events: 0, allEvents: 0, children: 0, largestPayload: 0, historyBytes: 0, eventTypes: {} };
+  const figures: HistoryFigures = {
+    executions: 0,
+    events: 0,
+    allEvents: 0,
+    children: 0,
+    largestPayload: 0,
+    largestExecutionEvents: 0,
+    historyBytes: 0,
+    eventTypes: {},
+  };
   const childIds: string[] = [];
   for (let runId: string | undefined = firstRunId; runId;) {
     const history: temporal.api.history.v1.IHistory = await client.workflow.getHandle(workflowId, runId).fetchHistory();
@@ -104,6 +115,7 @@ export async function historyFigures(client: Client, workflowId: string, firstRu
     if (figures.executions === 0) Object.assign(figures, planTimes(events));
     figures.executions++;
     figures.events += events.length;
+    figures.largestExecutionEvents = Math.max(figures.largestExecutionEvents, events.length);
     figures.historyBytes += encodedBytes(history);
     for (const e of events) {
       figures.largestPayload = largestPayload(e, figures.largestPayload);

@@ -158,6 +158,7 @@ export async function pass(
       planSeconds: history.plan,
       eventsPerChangedNode: history.children > 0 ? +(history.allEvents / history.children).toFixed(1) : null,
       largestPayloadKB: +(history.largestPayload / 1024).toFixed(1),
+      largestExecutionEvents: history.largestExecutionEvents,
       workerPeakRssMiB: rss,
       cpuSeconds: cpuSecondsUsed,
       cpuMsPerChangedNode:
@@ -175,6 +176,7 @@ export async function pass(
       expect.failure !== undefined && r?.counts.failure !== expect.failure && `${r?.counts.failure} failed, expected ${expect.failure}`,
       history.children !== (expect.children ?? expect.written) && `${history.children} children, expected ${expect.children ?? expect.written}`,
       history.largestPayload > 512 * 1024 && `a payload of ${history.largestPayload} bytes`,
+      history.largestExecutionEvents > 10_240 && `an execution of ${history.largestExecutionEvents} events, past Temporal's warning at 10,240`,
     ].filter(Boolean);
     report(row, problems.length === 0, problems.join('; '));
     return ref;
