@@ -23,6 +23,8 @@ export interface HistoryFigures {
   largestPayload: number;
   /** Events of the longest execution of the chain (Temporal warns past 10,240). */
   largestExecutionEvents: number;
+  /** When the chain's last event was recorded (epoch ms; NaN without one). */
+  lastEventAt: number;
   /** Seconds from the run's start until its bulk plan started, and the plan's own seconds (first execution). */
   beforePlan?: number;
   plan?: number;
@@ -96,6 +98,9 @@ async function childFigures(client: Client, childIds: string[], figures: History
   return { events: sum.events, child: child as HistoryFigures['child'] };
 }
 
+/** Temporal's limits every history must stay within: events of one execution, and bytes of one payload. */
+export const HISTORY_LIMITS = { events: 10_240, payloadBytes: 512 * 1024 } as const;
+
 /** Walks the run's continue-as-new chain from its first execution. */
 export async function historyFigures(client: Client, workflowId: string, firstRunId: string, sampleChildren = 5): Promise<HistoryFigures> {
   const figures: HistoryFigures = {
@@ -105,6 +110,7 @@ export async function historyFigures(client: Client, workflowId: string, firstRu
     children: 0,
     largestPayload: 0,
     largestExecutionEvents: 0,
+    lastEventAt: Number.NaN,
     historyBytes: 0,
     eventTypes: {},
   };
@@ -116,6 +122,8 @@ export async function historyFigures(client: Client, workflowId: string, firstRu
     figures.executions++;
     figures.events += events.length;
     figures.largestExecutionEvents = Math.max(figures.largestExecutionEvents, events.length);
+    const last = events.at(-1);
+    figures.lastEventAt = Number(last?.eventTime?.seconds ?? Number.NaN) * 1000 + (last?.eventTime?.nanos ?? 0) / 1e6;
     figures.historyBytes += encodedBytes(history);
     for (const e of events) {
       figures.largestPayload = largestPayload(e, figures.largestPayload);
@@ -126,7 +134,7 @@ export async function historyFigures(client: Client, workflowId: string, firstRu
         if (childIds.length < sampleChildren && child.workflowId) childIds.push(child.workflowId);
       }
     }
-    runId = events.at(-1)?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId ?? undefined;
+    runId = last?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId ?? undefined;
   }
   const { events: childEvents, child } = await childFigures(client, childIds, figures);
   if (child) figures.child = child;

@@ -12,7 +12,7 @@ import { nodeRequestCount } from '../../stack/kube-metrics.ts';
 import type { StackInfo } from '../../stack/stack.ts';
 import { temporalCounts, temporalFigures } from '../../stack/temporal-metrics.ts';
 import { DEFAULT_CONTINUE_AS_NEW_AFTER, MAX_HISTORY_BYTES, MAX_HISTORY_EVENTS } from '../../src/workflows/update-labels-window.ts';
-import { historyFigures, perChildFigures } from '../history.ts';
+import { HISTORY_LIMITS, historyFigures, perChildFigures } from '../history.ts';
 import { monotonicUs, nodeWritesBefore, profileWindow, workerExecArgv, writeFigures } from '../write-figures.ts';
 import { cpuOf, peakRssMiB } from '../proc-figures.ts';
 import { nodesWithout } from '../bench-nodes.ts';
@@ -133,7 +133,7 @@ export async function engineFloorPass(ctx: EngineFloorPassContext): Promise<{ ms
       result.failed !== 0 && `${result.failed} children failed`,
       history.children !== size && `${history.children} children, expected ${size}`,
       wrong.length > 0 && `${wrong.length} nodes without the values, e.g. ${wrong.slice(0, 3).join(', ')}`,
-      history.largestPayload > 512 * 1024 && `a payload of ${history.largestPayload} bytes`,
+      history.largestPayload > HISTORY_LIMITS.payloadBytes && `a payload of ${history.largestPayload} bytes`,
     ].filter((p): p is string => typeof p === 'string');
     return { ms, row, problems };
   } finally {

@@ -6,14 +6,10 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Client } from '@temporalio/client';
-import type { temporal } from '@temporalio/proto';
 import { isStoreError, StoreErrorCode } from '../../src/store/store-error.ts';
 import { MAX_RUN_PAGE, type RunRecord, type RunStore } from '../../src/store/run-store.ts';
-import { historyFigures } from '../history.ts';
+import { HISTORY_LIMITS, historyFigures } from '../history.ts';
 import { runRefusals } from '../run-refusals.ts';
-
-/** Temporal's limits every history must stay within: events of one execution, and bytes of one payload. */
-export const HISTORY_LIMITS = { events: 10_240, payloadBytes: 512 * 1024 } as const;
 
 /** What the pass reports of one run. */
 export interface RunFigures {
@@ -33,21 +29,6 @@ export interface RunFigures {
   /** When the store created it, and when its last execution recorded its last event (epoch ms: once ended, its end). */
   createdAt: number;
   lastEventAt: number;
-}
-
-/** Events of each execution in the continue-as-new chain from `runId`, and when its last event was recorded (epoch ms). */
-async function executionEvents(client: Client, workflowId: string, runId: string): Promise<{ events: number[]; lastAt: number }> {
-  const out: number[] = [];
-  let lastAt = Number.NaN;
-  for (let id: string | undefined = runId; id;) {
-    const history: temporal.api.history.v1.IHistory = await client.workflow.getHandle(workflowId, id).fetchHistory();
-    const events = history.events ?? [];
-    out.push(events.length);
-    const last = events.at(-1);
-    lastAt = Number(last?.eventTime?.seconds ?? Number.NaN) * 1000 + (last?.eventTime?.nanos ?? 0) / 1e6;
-    id = last?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId ?? undefined;
-  }
-  return { events: out, lastAt };
 }
 
 /**
@@ -90,13 +71,12 @@ export async function historyOf(
   runId: string,
 ): Promise<Pick<RunFigures, 'executions' | 'maxEvents' | 'children' | 'largestPayload' | 'lastEventAt'>> {
   const history = await historyFigures(client, workflowId, runId);
-  const chain = await executionEvents(client, workflowId, runId);
   return {
     executions: history.executions,
-    maxEvents: Math.max(...chain.events),
+    maxEvents: history.largestExecutionEvents,
     children: history.children,
     largestPayload: history.largestPayload,
-    lastEventAt: chain.lastAt,
+    lastEventAt: history.lastEventAt,
   };
 }
 
