@@ -115,7 +115,7 @@ function startNode(run: UpdateRun, state: CarriedProgress, node: string, { telem
 export async function runWindow(run: UpdateRun, state: CarriedProgress, options: WindowOptions): Promise<boolean> {
   const limit = run.input.continueAsNewAfter ?? DEFAULT_CONTINUE_AS_NEW_AFTER;
   // Out of reach of a stop, a started node finishes: its row then says what
-  // was written. One such scope serves every child of this execution.
+  // was written. One such scope serves every child this window starts.
   const shielded = options.settles ? new CancellationScope({ cancellable: false }) : undefined;
   const roomFor = () => !run.control.paused && run.running.size < state.concurrency;
   let launched = 0;
