@@ -79,3 +79,8 @@ export function scaledSite(prefix: string, count: number): { files: SourceFile[]
   files.push({ source: 'nodes.yaml', text: docs.join('') });
   return { files, nodes };
 }
+
+/** A `relabel/NodeSet/v1` document of `data` (JSON is YAML). */
+export function nodeSetDoc(name: string, data: Record<string, unknown>): string {
+  return `---\n${JSON.stringify({ schema: 'relabel/NodeSet/v1', metadata: { schema: 'metadata/Document/v1', name }, data }, null, 1)}\n`;
+}

@@ -26,18 +26,13 @@ import { loadKubeConfig } from '../../src/kube/nodes.ts';
 import { createKwokNodes, kwokNode, waitForKwokNodes } from '../../stack/kwok.ts';
 import { exits, nodePatchCount, relabelCli, startRelabel, uniqueSuffix } from '../helpers.ts';
 import { startSimulatedStack, type SimulatedStack } from '../simulated-stack.ts';
-import { prefixedSite, storeWithSite } from '../site.ts';
+import { nodeSetDoc, prefixedSite, storeWithSite } from '../site.ts';
 
 const CAPI = { cluster: 'cluster.x-k8s.io/cluster-name', deployment: 'cluster.x-k8s.io/deployment-name', set: 'cluster.x-k8s.io/set-name' };
 const KARPENTER = { pool: 'karpenter.sh/nodepool', capacity: 'karpenter.sh/capacity-type', type: 'node.kubernetes.io/instance-type' };
 const FLEET = 100;
 const SPOT = 60;
 const TIER = 'example.com/tier';
-
-/** A node set document (JSON is YAML). */
-function nodeSetDoc(name: string, data: Record<string, unknown>): string {
-  return `---\n${JSON.stringify({ schema: 'relabel/NodeSet/v1', metadata: { schema: 'metadata/Document/v1', name }, data }, null, 1)}\n`;
-}
 
 /** `count` distinct names from `make`, as a controller generates them. */
 function generatedNames(count: number, make: () => string): string[] {

@@ -30,18 +30,13 @@ import { freeLoopbackPort } from '../../stack/processes.ts';
 import { eventually } from '../api-support.ts';
 import { exits, metricValue, relabelCli, startRelabel, startWorkerProcess, stopChild, uniqueSuffix } from '../helpers.ts';
 import { startSimulatedStack, type SimulatedStack } from '../simulated-stack.ts';
-import { prefixedSite, storeWithSite } from '../site.ts';
+import { nodeSetDoc, prefixedSite, storeWithSite } from '../site.ts';
 
 const MD_KEY = 'cluster.x-k8s.io/deployment-name';
 const POOL_KEY = 'karpenter.sh/nodepool';
 const GPU = 'gpu-driver';
 const NAMESPACE = 'default';
 const UNINITIALIZED = { key: UNINITIALIZED_TAINT_KEY, effect: 'NoSchedule' };
-
-/** A node set document (JSON is YAML). */
-function nodeSetDoc(name: string, data: Record<string, unknown>): string {
-  return `---\n${JSON.stringify({ schema: 'relabel/NodeSet/v1', metadata: { schema: 'metadata/Document/v1', name }, data }, null, 1)}\n`;
-}
 
 const isLabelled = (n: V1Node) =>
   n.metadata?.annotations?.[APPLIED_ANNOTATION] !== undefined && !(n.spec?.taints ?? []).some((t) => t.key === UNINITIALIZED_TAINT_KEY);

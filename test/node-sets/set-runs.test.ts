@@ -26,16 +26,11 @@ import { createNodeApi, loadKubeConfig } from '../../src/kube/nodes.ts';
 import { eventually } from '../api-support.ts';
 import type { RelabelError } from '../../src/facade/relabel-error.ts';
 import { adminCore, adminKubeconfigPath, createNode, exits, nodePatchCount, relabelCli, startRelabel, uniqueSuffix } from '../helpers.ts';
-import { prefixedSite, storeWithSite } from '../site.ts';
+import { nodeSetDoc, prefixedSite, storeWithSite } from '../site.ts';
 
 const MD_KEY = 'cluster.x-k8s.io/deployment-name';
 const POOL_KEY = 'karpenter.sh/nodepool';
 const FLEET = 100;
-
-/** A node set document (JSON is YAML). */
-function nodeSetDoc(name: string, data: Record<string, unknown>): string {
-  return `---\n${JSON.stringify({ schema: 'relabel/NodeSet/v1', metadata: { schema: 'metadata/Document/v1', name }, data }, null, 1)}\n`;
-}
 
 /** A name as a controller generates it: `base-` and five random characters. */
 const generated = (base: string) => `${base}-${Math.random().toString(36).slice(2, 7)}`;
