@@ -141,3 +141,23 @@ export async function nodesWithout(core: CoreV1Api, prefix: string, tag: string)
   for await (const n of benchNodes(core, prefix)) if (want.some(([k, v]) => n.metadata?.labels?.[k] !== v)) wrong.push(n.metadata?.name ?? '');
   return wrong;
 }
+
+/**
+ * Deletes `names` and registers them anew as `register` does (the bench's
+ * `--fresh-nodes`): each node then is as it registered, whatever earlier
+ * passes wrote. Waits until the API server lists none of the old ones
+ * before registering, so that a Ready node seen after is a new one.
+ */
+export async function renewNodes(kc: KubeConfig, names: readonly string[], prefix: string, register: () => Promise<void>): Promise<number> {
+  const core = kc.makeApiClient(CoreV1Api);
+  const t0 = performance.now();
+  await pool(names, 32, (name) => core.deleteNode({ name }));
+  const wanted = new Set(names);
+  for (let left = names.length; left > 0;) {
+    left = 0;
+    for await (const n of benchNodes(core, prefix)) if (wanted.has(n.metadata?.name ?? '')) left++;
+    if (left > 0) await new Promise((r) => setTimeout(r, 500));
+  }
+  await register();
+  return performance.now() - t0;
+}

@@ -16,6 +16,7 @@ export const { values: opts } = parseArgs({
     'search-attributes': { type: 'string', default: 'on' },
     heartbeat: { type: 'string', default: '20' },
     'idle-seconds': { type: 'string', default: '0' },
+    'fresh-nodes': { type: 'boolean', default: false },
     'apiserver-profile': { type: 'string' },
     'join-kube-qps': { type: 'string', default: String(DEFAULT_KUBE_QPS) },
     'join-delay-ms': { type: 'string', default: '25' },
@@ -51,6 +52,13 @@ if (unknownPasses.length > 0) {
 export const retryCount = Number(opts.retry);
 /** Seconds between the KWOK nodes' status heartbeats; 0: plain nodes on a bare API server, which nobody else writes. */
 export const heartbeat = Number(opts.heartbeat);
+/**
+ * `--fresh-nodes`: before each engine floor and relabel's `all`, the nodes
+ * are deleted and registered anew, so that every such pass meets the same
+ * nodes (as registered, none of the earlier passes' labels, annotations and
+ * managedFields) on a cluster whose heartbeats cost the same.
+ */
+export const freshNodes = opts['fresh-nodes'];
 export const continueAsNewAfter = opts['continue-as-new-after'] === undefined ? undefined : Number(opts['continue-as-new-after']);
 
 /**

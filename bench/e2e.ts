@@ -84,6 +84,12 @@
  * tests per write (`writeB`, `ops`, `tests`), `nodeKB`, `visOps`,
  * `parentEv`, `childInB` and `childOutB`.
  *
+ * `--fresh-nodes`: before each engine floor and `all`, the nodes are deleted
+ * and registered anew (rows `fresh nodes before <pass>`), so that each meets
+ * the nodes as they registered: without it the passes write the same nodes
+ * one after the other, and each later pass meets larger nodes (labels,
+ * annotations, managedFields) whose heartbeats cost the cluster more.
+ *
  * `--idle-seconds N` (default 0: none): before the engine floors and
  * `all`, N quiet seconds, the CPU each stack process uses a second then and
  * the nodes' size (rows `idle before <pass>`, bench/idle.ts): what the
@@ -114,13 +120,13 @@ import { createDesignCache } from '../src/store/design-cache.ts';
 import { openStore } from '../src/store/open-store.ts';
 import type { Store } from '../src/store/store.ts';
 import { benchSite, commitSite } from './bench-site.ts';
-import { benchCore, floor, registerNodes } from './bench-nodes.ts';
+import { benchCore, floor, registerNodes, renewNodes } from './bench-nodes.ts';
 import { engineFloorPass } from './engine-floor/pass.ts';
 import { reportIdle } from './idle.ts';
 import { apiserverProfile } from './apiserver-profile.ts';
 import { nfdPasses } from './nfd/pass.ts';
 import { joinPasses } from './joins/pass.ts';
-import { concurrency, continueAsNewAfter, heartbeat, opts, passes, sizes, temporals } from './bench-options.ts';
+import { concurrency, continueAsNewAfter, freshNodes, heartbeat, opts, passes, sizes, temporals } from './bench-options.ts';
 import { anyFailed, report, reportContext, rows } from './bench-report.ts';
 import { printSummary } from './bench-summary.ts';
 import { withBenchTemporal, type BenchTemporal } from './bench-temporal.ts';
@@ -165,6 +171,7 @@ async function temporalPasses(run: SizeRun, t: BenchTemporal, first: boolean): P
   const { stack, client, taskQueue } = t;
   const runs = createRuns({ client, store, designs, taskQueue, namespace: 'default', searchAttributes: opts['search-attributes'] !== 'off' });
   const engineFloor = async (pass: string): Promise<number> => {
+    await run.renew?.(pass);
     await reportIdle({ stack, size, prefix }, pass);
     const profiled = apiserverProfile(stack, pass);
     const ef = await engineFloorPass({
@@ -188,8 +195,9 @@ async function temporalPasses(run: SizeRun, t: BenchTemporal, first: boolean): P
   const engineFloorMs = passes.includes('engine-floor') ? await engineFloor('engine-floor') : Number.NaN;
   const ctx = { ...run, stack, runs, client, taskQueue, engineFloorMs, ...(first ? {} : { round: t.kind }) };
   await relabelPasses(ctx);
-  // Once more after relabel's passes, on the nodes as they left them: the first pass meets a fresh
-  // stack and the smallest nodes, the last the largest; the summary sets relabel beside both.
+  // Once more after relabel's passes, on the nodes as they left them (or, with --fresh-nodes, registered
+  // anew): the first pass meets a fresh stack and the smallest nodes, the last the largest; the summary
+  // sets relabel beside both.
   if (passes.includes('engine-floor-again')) await engineFloor('engine-floor-again');
   if (run.members) await memberPasses(ctx, run.members);
   if (!first) return;
@@ -251,15 +259,27 @@ async function benchSize(size: number): Promise<void> {
     const members = memberBench(site.files, site.nodes);
     const seeded = seed ? design : members?.seed;
     const labels = members ? { labels: members.site.labels } : {};
+    const register = () => registerNodes(kc, site.nodes, { kwok: kwok !== undefined, ...(seeded ? { design: seeded } : {}), ...labels });
     const t0 = performance.now();
-    await registerNodes(kc, site.nodes, { kwok: kwok !== undefined, ...(seeded ? { design: seeded } : {}), ...labels });
+    await register();
     console.log(
       `# ${size} nodes registered${kwok ? ` and Ready, heartbeating every ${heartbeat} s,` : ''} in ${Math.round(performance.now() - t0)} ms${seed ? ' (already as desired)' : seeded ? ' (already as their node sets want)' : ''}`,
     );
 
     const floorMs = passes.includes('floor') ? await floorPass(core, prefix, size) : Number.NaN;
     const withMembers = members ? { members, registrationLabels: members.site.labels } : {};
-    const run: SizeRun = { stack, dir, kc, core, store, designs, storeUrl, floorMs, size, site, prefix, design, seed, ...withMembers };
+    // The first timed pass meets the nodes just registered, unless the plain client's floor wrote them.
+    let untouched = !passes.includes('floor');
+    const renew = async (pass: string) => {
+      if (untouched) {
+        untouched = false;
+        return;
+      }
+      const ms = await renewNodes(kc, site.nodes, prefix, register);
+      report({ nodes: size, pass: `fresh nodes before ${pass}`, registeredSeconds: +(ms / 1000).toFixed(1) }, true);
+    };
+    const fresh = freshNodes ? { renew } : {};
+    const run: SizeRun = { stack, dir, kc, core, store, designs, storeUrl, floorMs, size, site, prefix, design, seed, ...withMembers, ...fresh };
     // One Temporal at a time, each with its own workers and task queues, on the same nodes.
     for (const [i, kind] of temporals.entries()) {
       reportContext({ temporal: kind });
