@@ -153,9 +153,11 @@ export async function renewNodes(kc: KubeConfig, names: readonly string[], prefi
   const t0 = performance.now();
   await pool(names, 32, (name) => core.deleteNode({ name }));
   const wanted = new Set(names);
+  const deadline = Date.now() + 10 * 60_000;
   for (let left = names.length; left > 0;) {
     left = 0;
     for await (const n of benchNodes(core, prefix)) if (wanted.has(n.metadata?.name ?? '')) left++;
+    if (left > 0 && Date.now() > deadline) throw new Error(`${left} of ${names.length} deleted nodes still listed after 10 minutes`);
     if (left > 0) await new Promise((r) => setTimeout(r, 500));
   }
   await register();
