@@ -101,6 +101,15 @@ async function childFigures(client: Client, childIds: string[], figures: History
 /** Temporal's limits every history must stay within: events of one execution, and bytes of one payload. */
 export const HISTORY_LIMITS = { events: 10_240, payloadBytes: 512 * 1024 } as const;
 
+/** What of a run's history is over {@link HISTORY_LIMITS}, in words (none: within them). */
+export function overHistoryLimits(h: Pick<HistoryFigures, 'largestExecutionEvents' | 'largestPayload'>): string[] {
+  return [
+    h.largestExecutionEvents > HISTORY_LIMITS.events &&
+      `an execution of ${h.largestExecutionEvents} events, past Temporal's warning at ${HISTORY_LIMITS.events}`,
+    h.largestPayload > HISTORY_LIMITS.payloadBytes && `a payload of ${h.largestPayload} bytes`,
+  ].filter((p): p is string => typeof p === 'string');
+}
+
 /** Walks the run's continue-as-new chain from its first execution. */
 export async function historyFigures(client: Client, workflowId: string, firstRunId: string, sampleChildren = 5): Promise<HistoryFigures> {
   const figures: HistoryFigures = {

@@ -19,7 +19,7 @@ import { runRefusals } from './run-refusals.ts';
 import type { Store } from '../src/store/store.ts';
 import { type benchSite, commitSite, withChangedNodes } from './bench-site.ts';
 import { pool, registerNodes, wrongNodes } from './bench-nodes.ts';
-import { HISTORY_LIMITS, historyFigures, perChildFigures } from './history.ts';
+import { historyFigures, overHistoryLimits, perChildFigures } from './history.ts';
 import { monotonicUs, nodeWritesBefore, profileWindow, workerExecArgv, writeFigures } from './write-figures.ts';
 import { cpuOf, peakRssMiB } from './proc-figures.ts';
 import { concurrency, continueAsNewAfter, heartbeat, opts, passes, retryCount } from './bench-options.ts';
@@ -175,9 +175,7 @@ export async function pass(
       r?.counts.written !== expect.written && `result says ${r?.counts.written} written`,
       expect.failure !== undefined && r?.counts.failure !== expect.failure && `${r?.counts.failure} failed, expected ${expect.failure}`,
       history.children !== (expect.children ?? expect.written) && `${history.children} children, expected ${expect.children ?? expect.written}`,
-      history.largestPayload > HISTORY_LIMITS.payloadBytes && `a payload of ${history.largestPayload} bytes`,
-      history.largestExecutionEvents > HISTORY_LIMITS.events &&
-        `an execution of ${history.largestExecutionEvents} events, past Temporal's warning at ${HISTORY_LIMITS.events}`,
+      ...overHistoryLimits(history),
     ].filter(Boolean);
     report(row, problems.length === 0, problems.join('; '));
     return ref;

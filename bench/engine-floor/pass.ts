@@ -3,7 +3,8 @@
  * (relabel's worker settings and Node flags), one `engineFloor` run over
  * every bench node, timed like relabel's passes, with the same figures and
  * checks: every node written once (as the API server counts PATCHes), one
- * child per node, no payload over 512 KB, every node carrying the values.
+ * child per node, no payload over 512 KB nor execution over 10,240 events,
+ * every node carrying the values.
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import type { CoreV1Api } from '@kubernetes/client-node';
@@ -12,7 +13,7 @@ import { nodeRequestCount } from '../../stack/kube-metrics.ts';
 import type { StackInfo } from '../../stack/stack.ts';
 import { temporalCounts, temporalFigures } from '../../stack/temporal-metrics.ts';
 import { DEFAULT_CONTINUE_AS_NEW_AFTER, MAX_HISTORY_BYTES, MAX_HISTORY_EVENTS } from '../../src/workflows/update-labels-window.ts';
-import { HISTORY_LIMITS, historyFigures, perChildFigures } from '../history.ts';
+import { historyFigures, overHistoryLimits, perChildFigures } from '../history.ts';
 import { monotonicUs, nodeWritesBefore, profileWindow, workerExecArgv, writeFigures } from '../write-figures.ts';
 import { cpuOf, peakRssMiB } from '../proc-figures.ts';
 import { nodesWithout } from '../bench-nodes.ts';
@@ -133,7 +134,7 @@ export async function engineFloorPass(ctx: EngineFloorPassContext): Promise<{ ms
       result.failed !== 0 && `${result.failed} children failed`,
       history.children !== size && `${history.children} children, expected ${size}`,
       wrong.length > 0 && `${wrong.length} nodes without the values, e.g. ${wrong.slice(0, 3).join(', ')}`,
-      history.largestPayload > HISTORY_LIMITS.payloadBytes && `a payload of ${history.largestPayload} bytes`,
+      ...overHistoryLimits(history),
     ].filter((p): p is string => typeof p === 'string');
     return { ms, row, problems };
   } finally {

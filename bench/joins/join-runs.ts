@@ -8,7 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Client } from '@temporalio/client';
 import { isStoreError, StoreErrorCode } from '../../src/store/store-error.ts';
 import { MAX_RUN_PAGE, type RunRecord, type RunStore } from '../../src/store/run-store.ts';
-import { HISTORY_LIMITS, historyFigures } from '../history.ts';
+import { historyFigures, overHistoryLimits } from '../history.ts';
 import { runRefusals } from '../run-refusals.ts';
 
 /** What the pass reports of one run. */
@@ -100,11 +100,7 @@ export async function runFigures(client: Client, store: RunStore, record: RunRec
 /** The first few runs whose history is over Temporal's limits, in words. */
 export function historyProblems(figures: readonly { run: number | string; maxEvents: number; largestPayload: number }[], what = 'run'): string[] {
   return figures
-    .flatMap((f) => [
-      f.maxEvents > HISTORY_LIMITS.events && `${what} ${f.run}: an execution of ${f.maxEvents} events`,
-      f.largestPayload > HISTORY_LIMITS.payloadBytes && `${what} ${f.run}: a payload of ${f.largestPayload} bytes`,
-    ])
-    .filter((p): p is string => typeof p === 'string')
+    .flatMap((f) => overHistoryLimits({ largestExecutionEvents: f.maxEvents, largestPayload: f.largestPayload }).map((p) => `${what} ${f.run}: ${p}`))
     .slice(0, 5);
 }
 
