@@ -11,7 +11,7 @@
 import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { freeLoopbackPort, stopProcess } from '../stack/processes.ts';
-import { StackTemporal, type StackInfo } from '../stack/stack.ts';
+import { restartTemporal, StackTemporal, type StackInfo } from '../stack/stack.ts';
 import { startTemporalPostgres } from '../stack/temporal-postgres.ts';
 
 /** One Temporal of the run, ready for its passes. */
@@ -64,4 +64,19 @@ export async function withBenchTemporal<T>(stack: StackInfo, dir: string, kind: 
     await connection?.close();
     await stop();
   }
+}
+
+/**
+ * `--fresh-temporal`: restarts the stack's dev server on an empty database
+ * (same ports; the bench's client reconnects) and puts the new process in
+ * `stack`, which every pass's view shares, so that the CPU counted as
+ * Temporal's is the new server's. Returns the milliseconds it took.
+ */
+export async function restartEmptyTemporal(stack: StackInfo): Promise<number> {
+  const t0 = performance.now();
+  const started = await restartTemporal(stack.dir, 0, { empty: true });
+  const i = stack.processes.findIndex((p) => p.name === 'temporal');
+  if (i < 0) throw new Error('--fresh-temporal: the stack runs no dev server');
+  stack.processes[i] = started;
+  return performance.now() - t0;
 }

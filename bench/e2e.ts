@@ -1,5 +1,5 @@
 /**
- * `npm run bench:e2e -- [--nodes 500,5000] [--concurrency 50] [--passes …] [--continue-as-new-after N] [--heartbeat 20] [--idle-seconds 0] [--apiserver-profile DIR] [--join-kube-qps 50] [--join-delay-ms 25] [--temporal dev,postgres]`:
+ * `npm run bench:e2e -- [--nodes 500,5000] [--concurrency 50] [--passes …] [--continue-as-new-after N] [--heartbeat 20] [--idle-seconds 0] [--fresh-nodes] [--fresh-temporal] [--apiserver-profile DIR] [--join-kube-qps 50] [--join-delay-ms 25] [--temporal dev,postgres]`:
  * update_labels end to end (`--search-attributes off`: runs and children
  * without relabel's search attributes, to measure what they cost), on a local stack of its own per size (real
  * Temporal, real kube-apiserver, and by default the simulated cluster: KWOK
@@ -90,6 +90,11 @@
  * one after the other, and each later pass meets larger nodes (labels,
  * annotations, managedFields) whose heartbeats cost the cluster more.
  *
+ * `--fresh-temporal` (the dev server only): before each engine floor and
+ * `all`, the stack's dev server is restarted on an empty database (rows
+ * `fresh Temporal before <pass>`), so that no timed pass meets the earlier
+ * passes' workflows in it.
+ *
  * `--idle-seconds N` (default 0: none): before the engine floors and
  * `all`, N quiet seconds, the CPU each stack process uses a second then and
  * the nodes' size (rows `idle before <pass>`, bench/idle.ts): what the
@@ -126,10 +131,10 @@ import { reportIdle } from './idle.ts';
 import { apiserverProfile } from './apiserver-profile.ts';
 import { nfdPasses } from './nfd/pass.ts';
 import { joinPasses } from './joins/pass.ts';
-import { concurrency, continueAsNewAfter, freshNodes, heartbeat, opts, passes, sizes, temporals } from './bench-options.ts';
+import { concurrency, continueAsNewAfter, freshNodes, freshTemporal, heartbeat, opts, passes, sizes, temporals } from './bench-options.ts';
 import { anyFailed, report, reportContext, rows } from './bench-report.ts';
 import { printSummary } from './bench-summary.ts';
-import { withBenchTemporal, type BenchTemporal } from './bench-temporal.ts';
+import { restartEmptyTemporal, withBenchTemporal, type BenchTemporal } from './bench-temporal.ts';
 import { relabelPasses, startWorker, type SizeContext } from './relabel-passes.ts';
 import { memberBench, memberPasses, memberPassesWanted, type MemberBench } from './member-passes.ts';
 
@@ -171,7 +176,7 @@ async function temporalPasses(run: SizeRun, t: BenchTemporal, first: boolean): P
   const { stack, client, taskQueue } = t;
   const runs = createRuns({ client, store, designs, taskQueue, namespace: 'default', searchAttributes: opts['search-attributes'] !== 'off' });
   const engineFloor = async (pass: string): Promise<number> => {
-    await run.renew?.(pass);
+    await run.freshen?.(pass);
     await reportIdle({ stack, size, prefix }, pass);
     const profiled = apiserverProfile(stack, pass);
     const ef = await engineFloorPass({
@@ -270,7 +275,12 @@ async function benchSize(size: number): Promise<void> {
     const withMembers = members ? { members, registrationLabels: members.site.labels } : {};
     // The first timed pass meets the nodes just registered, unless the plain client's floor wrote them.
     let untouched = !passes.includes('floor');
-    const renew = async (pass: string) => {
+    const freshen = async (pass: string) => {
+      if (freshTemporal) {
+        const ms = await restartEmptyTemporal(stack);
+        report({ nodes: size, pass: `fresh Temporal before ${pass}`, restartSeconds: +(ms / 1000).toFixed(1) }, true);
+      }
+      if (!freshNodes) return;
       if (untouched) {
         untouched = false;
         return;
@@ -278,7 +288,7 @@ async function benchSize(size: number): Promise<void> {
       const ms = await renewNodes(kc, site.nodes, prefix, register);
       report({ nodes: size, pass: `fresh nodes before ${pass}`, registeredSeconds: +(ms / 1000).toFixed(1) }, true);
     };
-    const fresh = freshNodes ? { renew } : {};
+    const fresh = freshNodes || freshTemporal ? { freshen } : {};
     const run: SizeRun = { stack, dir, kc, core, store, designs, storeUrl, floorMs, size, site, prefix, design, seed, ...withMembers, ...fresh };
     // One Temporal at a time, each with its own workers and task queues, on the same nodes.
     for (const [i, kind] of temporals.entries()) {

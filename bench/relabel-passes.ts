@@ -211,8 +211,8 @@ export type SizeContext = {
   round?: string;
   /** The labels each node registered with (bench/member-site.ts), given again to a node registered anew. */
   registrationLabels?: (name: string) => Record<string, string>;
-  /** With `--fresh-nodes`: deletes the nodes and registers them anew before pass `pass`. */
-  renew?: (pass: string) => Promise<void>;
+  /** With `--fresh-nodes` or `--fresh-temporal`: the nodes registered anew, the dev server restarted empty, before pass `pass`. */
+  freshen?: (pass: string) => Promise<void>;
 };
 
 /** relabel's passes over one size's nodes, in order. */
@@ -231,7 +231,7 @@ export async function relabelPasses(ctx: SizeContext): Promise<void> {
       allRound = `all-${ctx.round}`;
       design = await commitSite(store, ctx.designs, withChangedNodes(site.files, new Set(site.nodes), allRound), `bench: every node changed (${ctx.round})`);
     }
-    await ctx.renew?.('all-changed');
+    await ctx.freshen?.('all-changed');
     await reportIdle(ctx, 'all-changed');
     const profiled = apiserverProfile(ctx.stack, 'all-changed');
     await pass(ctx, 'all-changed', all, { status: 'success', written: size });

@@ -210,16 +210,20 @@ export async function stopStack(dir: string, options: { purge?: boolean } = {}):
 /**
  * Restarts the Temporal dev server of the stack in `dir` on the same ports
  * and database file (workflows resume where they were), after `downMs`
- * with it stopped. Records the new process in the stack's state.
+ * with it stopped; with `empty`, on a new database instead (every workflow
+ * and history gone, the search attributes registered again). Records the
+ * new process in the stack's state and returns it.
  */
-export async function restartTemporal(dir: string, downMs = 0): Promise<void> {
+export async function restartTemporal(dir: string, downMs = 0, options: { empty?: boolean } = {}): Promise<ManagedProcess> {
   const info = readStack(dir);
   const old = info?.processes.find((p) => p.name === 'temporal');
   if (!info || !old) throw new Error(`no running stack with a Temporal dev server in ${dir}`);
   await stopProcess(old);
   await new Promise((r) => setTimeout(r, downMs));
   const { ports } = info;
-  const temporal = await startTemporal(join(resolve(dir), 'temporal'), {
+  const home = join(resolve(dir), 'temporal');
+  if (options.empty) for (const file of ['temporal.db', 'temporal.db-wal', 'temporal.db-shm']) rmSync(join(home, file), { force: true });
+  const temporal = await startTemporal(home, {
     frontend: ports.temporal,
     ui: ports.temporalUi,
     http: ports.temporalHttp,
@@ -227,4 +231,5 @@ export async function restartTemporal(dir: string, downMs = 0): Promise<void> {
   });
   const processes = info.processes.map((p) => (p.name === 'temporal' ? temporal.process : p));
   writeFileSync(stateFile(resolve(dir)), JSON.stringify({ ...info, processes }, null, 2));
+  return temporal.process;
 }
