@@ -1,6 +1,7 @@
 /**
  * What the benchmark reads of its processes from /proc: CPU seconds used
- * and peak resident memory.
+ * and peak resident memory; and of the whole machine, how busy its CPUs
+ * were and what the hypervisor took from them.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import type { StackInfo } from '../stack/stack.ts';
@@ -63,4 +64,28 @@ export function peakRssMiB(pid: number): number {
     .split('\n')
     .find((l) => l.startsWith('VmHWM:'));
   return Math.round(Number(line?.split(/\s+/)[1] ?? 0) / 1024);
+}
+
+/** The machine's CPU seconds so far (/proc/stat, every CPU): busy, idle (with I/O wait), waiting for I/O, and stolen by the hypervisor. */
+export function machineCpu(): { busy: number; idle: number; iowait: number; steal: number } {
+  const [user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0, steal = 0] =
+    readFileSync('/proc/stat', 'utf8').split('\n')[0]?.trim().split(/\s+/).slice(1).map(Number) ?? [];
+  return { busy: (user + nice + system + irq + softirq) / 100, idle: (idle + iowait) / 100, iowait: iowait / 100, steal: steal / 100 };
+}
+
+/**
+ * What the machine did over `seconds` between two {@link machineCpu}
+ * readings: cores busy and idle on average, seconds of idle CPU waiting
+ * for I/O (a disk stall: the store's commits wait for it), and seconds of
+ * CPU the hypervisor gave to others (a pass slowed without using more CPU).
+ */
+export function machineFigures(before: ReturnType<typeof machineCpu>, after: ReturnType<typeof machineCpu>, seconds: number) {
+  const per = (a: number, b: number) => +((b - a) / seconds).toFixed(2);
+  const total = (a: number, b: number) => +(b - a).toFixed(1);
+  return {
+    busyCores: per(before.busy, after.busy),
+    idleCores: per(before.idle, after.idle),
+    iowaitSeconds: total(before.iowait, after.iowait),
+    stealSeconds: total(before.steal, after.steal),
+  };
 }

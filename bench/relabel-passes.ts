@@ -21,7 +21,7 @@ import { type benchSite, commitSite, withChangedNodes } from './bench-site.ts';
 import { pool, registerNodes, wrongNodes } from './bench-nodes.ts';
 import { historyFigures, overHistoryLimits, perChildFigures } from './history.ts';
 import { monotonicUs, nodeWritesBefore, profileWindow, workerExecArgv, writeFigures } from './write-figures.ts';
-import { cpuOf, peakRssMiB } from './proc-figures.ts';
+import { cpuOf, machineCpu, machineFigures, peakRssMiB } from './proc-figures.ts';
 import { concurrency, continueAsNewAfter, heartbeat, opts, passes, retryCount } from './bench-options.ts';
 import { report } from './bench-report.ts';
 import { reportIdle } from './idle.ts';
@@ -121,11 +121,13 @@ export async function pass(
     const temporalMetrics = `http://127.0.0.1:${ctx.stack.ports.temporalMetrics}/metrics`;
     const temporal0 = await temporalCounts(temporalMetrics, ctx.taskQueue);
     const cpu0 = cpuOf(ctx.stack, worker);
+    const machine0 = machineCpu();
     const [t0, from] = [performance.now(), monotonicUs()];
     const ref = await start();
     const done = await ctx.runs.wait(ref, undefined, 100);
     const [ms, to] = [performance.now() - t0, monotonicUs()];
     const cpu1 = cpuOf(ctx.stack, worker);
+    const machine = machineFigures(machine0, machineCpu(), ms / 1000);
     const cpuSecondsUsed = Object.fromEntries(Object.entries(cpu1).map(([k, v]) => [k, +(v - (cpu0[k] ?? 0)).toFixed(1)]));
     const writes = (await nodeRequestCount(ctx.stack.adminKubeconfig, 'PATCH', { code: 200 })) - writesBefore;
     const rss = peakRssMiB(worker.pid as number);
@@ -161,6 +163,7 @@ export async function pass(
       largestExecutionEvents: history.largestExecutionEvents,
       workerPeakRssMiB: rss,
       cpuSeconds: cpuSecondsUsed,
+      machine,
       cpuMsPerChangedNode:
         history.children > 0 ? Object.fromEntries(Object.entries(cpuSecondsUsed).map(([k, v]) => [k, +((v * 1000) / history.children).toFixed(1)])) : null,
       temporalServer,

@@ -15,7 +15,7 @@ import { temporalCounts, temporalFigures } from '../../stack/temporal-metrics.ts
 import { DEFAULT_CONTINUE_AS_NEW_AFTER, MAX_HISTORY_BYTES, MAX_HISTORY_EVENTS } from '../../src/workflows/update-labels-window.ts';
 import { historyFigures, overHistoryLimits, perChildFigures } from '../history.ts';
 import { monotonicUs, nodeWritesBefore, profileWindow, workerExecArgv, writeFigures } from '../write-figures.ts';
-import { cpuOf, peakRssMiB } from '../proc-figures.ts';
+import { cpuOf, machineCpu, machineFigures, peakRssMiB } from '../proc-figures.ts';
 import { nodesWithout } from '../bench-nodes.ts';
 import type { engineFloor } from './workflows.ts';
 
@@ -78,6 +78,7 @@ export async function engineFloorPass(ctx: EngineFloorPassContext): Promise<{ ms
     const metricsUrl = `http://127.0.0.1:${stack.ports.temporalMetrics}/metrics`;
     const temporal0 = await temporalCounts(metricsUrl, taskQueue);
     const cpu0 = cpuOf(stack, worker);
+    const machine0 = machineCpu();
     const [t0, from] = [performance.now(), monotonicUs()];
     const handle = await client.workflow.start<typeof engineFloor>('engineFloor', {
       taskQueue,
@@ -96,6 +97,7 @@ export async function engineFloorPass(ctx: EngineFloorPassContext): Promise<{ ms
     const result = await handle.result();
     const [ms, to] = [performance.now() - t0, monotonicUs()];
     const cpu1 = cpuOf(stack, worker);
+    const machine = machineFigures(machine0, machineCpu(), ms / 1000);
     const cpuSecondsUsed = Object.fromEntries(Object.entries(cpu1).map(([k, v]) => [k, +(v - (cpu0[k] ?? 0)).toFixed(1)]));
     const writes = (await nodeRequestCount(stack.adminKubeconfig, 'PATCH', { code: 200 })) - writesBefore;
     const history = await historyFigures(client, handle.workflowId, handle.firstExecutionRunId);
@@ -120,6 +122,7 @@ export async function engineFloorPass(ctx: EngineFloorPassContext): Promise<{ ms
       largestPayloadKB: +(history.largestPayload / 1024).toFixed(1),
       workerPeakRssMiB: peakRssMiB(worker.pid as number),
       cpuSeconds: cpuSecondsUsed,
+      machine,
       cpuMsPerChangedNode:
         history.children > 0 ? Object.fromEntries(Object.entries(cpuSecondsUsed).map(([k, v]) => [k, +((v * 1000) / history.children).toFixed(1)])) : null,
       temporalServer,
