@@ -18,7 +18,7 @@ export interface KubeStack {
   server: string;
   /** kubeconfig for a cluster administrator (system:masters). */
   adminKubeconfig: string;
-  /** kubeconfig for relabel's worker: may only read and patch Nodes, record Events, and read DaemonSets, Pods and PodDisruptionBudgets. */
+  /** kubeconfig for relabel's worker: may only read and patch Nodes, record Events, and read DaemonSets, Pods and PodDisruptionBudgets; asks for uncompressed answers (`disable-compression`). */
   kubeconfig: string;
   /** The service-account signing key (PEM) the API server verifies tokens with; the controller manager signs with it. */
   serviceAccountKey: string;
@@ -41,6 +41,17 @@ export const RELABEL_CLUSTER_ROLE: V1ClusterRole = {
 };
 
 const RELABEL_USER = 'relabel-worker';
+
+/**
+ * `kc` as a kubeconfig file, its clusters marked `disable-compression: true`
+ * (a field the client does not write): on loopback, as relabel in its own
+ * cluster, answers come uncompressed.
+ */
+function uncompressedConfig(kc: KubeConfig): string {
+  const config = JSON.parse(kc.exportConfig()) as { clusters: { cluster: Record<string, unknown> }[] };
+  for (const c of config.clusters) c.cluster['disable-compression'] = true;
+  return JSON.stringify(config);
+}
 
 /**
  * A kubeconfig for `user` (token authentication) on the local cluster,
@@ -162,7 +173,7 @@ export async function startKube(
     const adminKubeconfig = join(dir, 'kubeconfig-admin.yaml');
     const kubeconfig = join(dir, 'kubeconfig.yaml');
     writeFileSync(adminKubeconfig, admin.exportConfig(), { mode: 0o600 });
-    writeFileSync(kubeconfig, kubeconfigFor(server, caData, RELABEL_USER, creds.relabelToken).exportConfig(), { mode: 0o600 });
+    writeFileSync(kubeconfig, uncompressedConfig(kubeconfigFor(server, caData, RELABEL_USER, creds.relabelToken)), { mode: 0o600 });
     return { etcd, apiserver, server, adminKubeconfig, kubeconfig, serviceAccountKey: creds.saKey, caFile: servingCert };
   } catch (err) {
     for (const p of started.reverse()) await stopProcess(p);

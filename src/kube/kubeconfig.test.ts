@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
-import { KubeconfigError, loadKubeConfig } from './kubeconfig.ts';
+import { compressionDisabled, KubeconfigError, loadKubeConfig } from './kubeconfig.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'relabel-kubeconfig-'));
 
@@ -106,6 +106,20 @@ describe('loadKubeConfig', () => {
       refusal(`${file('c', kubeconfig({ current: 'z' }))}${delimiter}${b}`, `${join(dir, 'c')}${delimiter}${b}`),
       /current-context "z" names no context/,
     );
+  });
+
+  it("reads the current cluster's disable-compression, from the file that defines the cluster", () => {
+    const off = '{name: c, cluster: {server: "https://127.0.0.1:6443", disable-compression: true}}';
+    assert.equal(compressionDisabled(loadKubeConfig(file('off', kubeconfig({ cluster: off })))), true);
+    assert.equal(compressionDisabled(loadKubeConfig(file('on', kubeconfig()))), false);
+    // Another cluster's field is not the current one's.
+    const other = `${off.replace('name: c', 'name: d')}, {name: c, cluster: {server: "https://127.0.0.1:6443"}}`;
+    assert.equal(compressionDisabled(loadKubeConfig(file('other', kubeconfig({ cluster: other })))), false);
+    // Merged: the first file to define the cluster decides, as it decides the server.
+    const first = file('first', kubeconfig());
+    const second = file('second', kubeconfig({ cluster: off }));
+    assert.equal(compressionDisabled(loadKubeConfig(`${first}${delimiter}${second}`)), false);
+    assert.equal(compressionDisabled(loadKubeConfig(`${second}${delimiter}${first}`)), true);
   });
 
   it('bounds the message whatever the names', () => {

@@ -5,16 +5,20 @@
  * file lacks, a certificate file that does not exist), instead of the
  * parser's bare message or a failure on the first request.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { KubeConfig, type Cluster, type Context, type User } from '@kubernetes/client-node';
+import { parse } from 'yaml';
 import { clip } from '../core/plan/text.ts';
 import { settingFromEnv } from '../settings/setting.ts';
 import { CONNECTION } from '../settings/table.ts';
 
 /** Longest defect text kept in a message (names and parser reasons are cut). */
 const MAX_DEFECT = 300;
+
+/** The cluster name the client gives the in-cluster service account's configuration. */
+const IN_CLUSTER = 'inCluster';
 
 /** Names listed at most when a message shows what a file does define. */
 const MAX_NAMES = 5;
@@ -174,6 +178,41 @@ function merged(files: readonly string[]): KubeConfig {
 }
 
 /**
+ * Kubeconfigs whose current cluster wants answers uncompressed: its
+ * `disable-compression: true` (the kubeconfig field kubectl honours, which
+ * the client does not read), or the in-cluster service account.
+ */
+const uncompressed = new WeakSet<KubeConfig>();
+
+/**
+ * Whether the API server's answers to `kc` should come uncompressed. The
+ * server gzips any answer over 128 KB that a client accepts gzipped, so a
+ * LIST of thousands of Nodes costs it (and the worker, inflating) CPU that a
+ * fast network does not need: Kubernetes' own controller manager and
+ * scheduler ask for none. relabel does the same in the cluster, and with a
+ * kubeconfig when its cluster says `disable-compression: true`.
+ */
+export function compressionDisabled(kc: KubeConfig): boolean {
+  return uncompressed.has(kc);
+}
+
+/** `disable-compression` of cluster `name` in the first of `files` that defines it (as merging picks the cluster). */
+function disablesCompression(files: readonly string[], name: string | undefined): boolean {
+  for (const file of files) {
+    let doc: unknown;
+    try {
+      doc = parse(readFileSync(file, 'utf8'));
+    } catch {
+      continue;
+    }
+    const clusters = (doc as { clusters?: unknown } | null)?.clusters;
+    const entry = Array.isArray(clusters) ? (clusters as { name?: unknown; cluster?: Record<string, unknown> }[]).find((c) => c?.name === name) : undefined;
+    if (entry) return entry.cluster?.['disable-compression'] === true;
+  }
+  return false;
+}
+
+/**
  * Loads a kubeconfig: the file at `path` when given (a KUBECONFIG-style
  * list of files separated by `:` is merged as kubectl does), else the files
  * of `KUBECONFIG`, else ~/.kube/config; without any of them, the in-cluster
@@ -187,6 +226,7 @@ export function loadKubeConfig(path?: string, env: NodeJS.ProcessEnv = process.e
   if (list === undefined) {
     const kc = new KubeConfig();
     kc.loadFromDefault();
+    if (kc.getCurrentCluster()?.name === IN_CLUSTER) uncompressed.add(kc);
     return kc;
   }
   const files = list.split(delimiter).filter((f) => f !== '');
@@ -197,5 +237,6 @@ export function loadKubeConfig(path?: string, env: NodeJS.ProcessEnv = process.e
     existsSync,
   );
   if (defect) throw new KubeconfigError(files.join(delimiter), defect);
+  if (disablesCompression(files, kc.getCurrentCluster()?.name)) uncompressed.add(kc);
   return kc;
 }

@@ -9,8 +9,11 @@
  * pool as every other request of `kc`; only the answer is read differently.
  * Items keep the fields `toNodeState` reads, in the API's JSON shape or
  * the client's (a protobuf taint's time is a Date, as the client's).
+ * Pages come uncompressed when `kc`'s cluster says `disable-compression`,
+ * and in the cluster (`compressionDisabled`).
  */
 import { ApiException, createConfiguration, HttpMethod, ServerConfiguration, type KubeConfig, type V1NodeList } from '@kubernetes/client-node';
+import { compressionDisabled } from './kubeconfig.ts';
 import { decodeNodeList, decodeStatus, isProtobuf, PROTOBUF_OR_JSON } from './node-protobuf.ts';
 
 /** The whole body (the client's own `binary()` calls a method its fetch does not have). */
@@ -28,9 +31,12 @@ export function nodePageLister(kc: KubeConfig): NodePageLister {
   const cluster = kc.getCurrentCluster();
   if (!cluster) throw new Error('the kubeconfig has no current cluster');
   const config = createConfiguration({ baseServer: new ServerConfiguration(cluster.server, {}), authMethods: { default: kc } });
+  const identity = compressionDisabled(kc);
   return async ({ limit, _continue }) => {
     const request = config.baseServer.makeRequestContext('/api/v1/nodes', HttpMethod.GET);
     request.setHeaderParam('Accept', PROTOBUF_OR_JSON);
+    // Uncompressed when the kubeconfig says so (see compressionDisabled); else the fetch asks for gzip.
+    if (identity) request.setHeaderParam('Accept-Encoding', 'identity');
     request.setQueryParam('limit', String(limit));
     if (_continue !== undefined) request.setQueryParam('continue', _continue);
     await config.authMethods.default?.applySecurityAuthentication(request);

@@ -2,11 +2,24 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { once } from 'node:events';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
 import type { AddressInfo } from 'node:net';
 import { ApiException, KubeConfig, type V1Node } from '@kubernetes/client-node';
 import { ApplicationFailure } from '@temporalio/common';
 import { mapNodeError } from './errors.ts';
-import { createNodeApi, limited, ListExpiredError, MAX_TOO_MANY_REQUESTS_RETRIES, nodeApiOver, retryAfterSeconds, type NodeRequests } from './nodes.ts';
+import {
+  createNodeApi,
+  limited,
+  ListExpiredError,
+  loadKubeConfig,
+  MAX_TOO_MANY_REQUESTS_RETRIES,
+  nodeApiOver,
+  retryAfterSeconds,
+  type NodeRequests,
+} from './nodes.ts';
 import { UNLIMITED, type RateLimiter } from './rate-limit.ts';
 
 const tooMany = (retryAfter?: string) => new ApiException(429, 'too many requests', '', retryAfter === undefined ? {} : { 'retry-after': retryAfter });
@@ -198,7 +211,7 @@ describe('createNodeApi over HTTP', () => {
   // request building and ApiException (status, body, lower-case headers) are used.
   let server: Server;
   let handler: (req: IncomingMessage, body: string, res: ServerResponse) => void;
-  const seen: { method?: string; url?: string; contentType?: string }[] = [];
+  const seen: { method?: string; url?: string; contentType?: string; acceptEncoding?: string }[] = [];
   let kc: KubeConfig;
 
   before(async () => {
@@ -206,7 +219,7 @@ describe('createNodeApi over HTTP', () => {
       let body = '';
       req.on('data', (c: Buffer) => (body += c.toString()));
       req.on('end', () => {
-        seen.push({ method: req.method, url: req.url, contentType: req.headers['content-type'] });
+        seen.push({ method: req.method, url: req.url, contentType: req.headers['content-type'], acceptEncoding: req.headers['accept-encoding'] });
         handler(req, body, res);
       });
     });
@@ -265,6 +278,46 @@ describe('createNodeApi over HTTP', () => {
     assert.deepEqual(pages, [['a', 'b'], ['c']]);
     const queries = seen.map((s) => Object.fromEntries(new URL(s.url ?? '', 'http://x').searchParams));
     assert.deepEqual(queries, [{ limit: '2' }, { limit: '2', continue: 'tok/2' }]);
+  });
+
+  it('lists uncompressed when the kubeconfig says disable-compression, gzipped otherwise', async () => {
+    // Answers gzipped whenever the request accepts gzip, as the API server does for large ones.
+    handler = (req, _body, res) => {
+      const body = JSON.stringify({ items: [node('a')], metadata: {} });
+      if (!/\bgzip\b/.test(req.headers['accept-encoding'] ?? '')) return json(res, 200, JSON.parse(body));
+      res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' });
+      res.end(gzipSync(body));
+    };
+    const names = async (from: KubeConfig) => {
+      const listed: string[] = [];
+      for await (const page of createNodeApi(from, { qps: 0, burst: 1 }).listNodes({ pageSize: 10 })) listed.push(...page.map((n) => n.name));
+      return listed;
+    };
+    seen.length = 0;
+    assert.deepEqual(await names(kc), ['a']);
+    assert.match(seen[0]?.acceptEncoding ?? '', /\bgzip\b/, 'a kubeconfig without the field asks for gzip');
+
+    const dir = mkdtempSync(join(tmpdir(), 'relabel-compression-'));
+    try {
+      const server = kc.getCurrentCluster()?.server;
+      const config = (disable: string) => {
+        const path = join(dir, `kubeconfig-${disable}`);
+        const cluster = `{name: c, cluster: {server: "${server}", insecure-skip-tls-verify: true${disable ? `, disable-compression: ${disable}` : ''}}}`;
+        writeFileSync(
+          path,
+          `clusters: [${cluster}]\nusers: [{name: u, user: {}}]\ncontexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n`,
+        );
+        return loadKubeConfig(path);
+      };
+      seen.length = 0;
+      assert.deepEqual(await names(config('true')), ['a']);
+      assert.equal(seen[0]?.acceptEncoding, 'identity');
+      seen.length = 0;
+      assert.deepEqual(await names(config('false')), ['a']);
+      assert.match(seen[0]?.acceptEncoding ?? '', /\bgzip\b/, 'disable-compression: false asks for gzip');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('patches with a JSON merge patch as field manager relabel', async () => {
