@@ -3,8 +3,8 @@
  * replay test (test/runs/replay.test.ts) replays against the current workflow
  * code, from real runs on a local stack of its own: a run that relabels
  * every node (parent and one child), a partial success, its retry, a dry
- * run, a run that continued as new (its first and last executions) and a
- * rejected run, a label plugin poll that starts an update run for the
+ * run, a run that continued as new (its first and last executions), a
+ * rejected run, a run with nothing to change, a label plugin poll that starts an update run for the
  * nodes whose plugin labels changed, and a drift detection that finds a node
  * changed behind relabel's back and heals it, a run paused before its first
  * node and unpaused, and a run paused mid-way and stopped (its nodes
@@ -15,7 +15,8 @@
  * detection, `--only run-control` only the paused and stopped runs,
  * `--only waves` only the runs in waves (one approved after its canary, one
  * aborted at its approval gate), `--only watch-joins` only a join watcher
- * (an execution that continued as new, and one disabled).
+ * (an execution that continued as new, and one disabled), `--only no-op`
+ * only a run that finds every node as desired.
  */
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -89,6 +90,18 @@ async function recordRuns(rec: Recording): Promise<void> {
   });
   await rejected.result().catch(() => undefined);
   await save('update-labels-rejected', rejected.workflowId, rejected.firstExecutionRunId);
+}
+
+/** A run over nodes a run just relabelled: every node already as desired, nothing written, no child. */
+async function recordNoop(rec: Recording): Promise<void> {
+  const { runs, present, save } = rec;
+  const targets = present.slice(0, 4);
+  await runs.wait(await runs.start({ targets }));
+  const noop = await runs.start({ targets });
+  const done = await runs.wait(noop);
+  if (done.result?.status !== 'success' || done.result.counts.written !== 0)
+    throw new Error(`the second run should write nothing: ${JSON.stringify(done.result)}`);
+  await save('update-labels-noop', noop.workflowId, noop.runId);
 }
 
 /** A poll of one JSON plugin whose new set starts an update run (the policy asks for one). */
@@ -288,6 +301,7 @@ async function main(only?: string): Promise<void> {
     const rec: Recording = { dir, stack, site, store, designs, runs, client, core, taskQueue, present, missing, save };
 
     if (only === undefined) await recordRuns(rec);
+    if (only === undefined || only === 'no-op') await recordNoop(rec);
     if (only === undefined || only === 'poll-plugins') await recordPluginPoll(rec);
     if (only === undefined || only === 'detect-drift') await recordDriftHeal(rec);
     if (only === undefined || only === 'run-control') await recordRunControl(rec);

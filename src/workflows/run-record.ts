@@ -2,9 +2,10 @@
  * What an update run records about itself in the store, beside its nodes:
  * how it ended (its status, or `rejected`), and who started a run that a
  * Temporal Schedule started. Workflow code: deterministic, its one
- * activity behind {@link RECORD_OUTCOME_PATCH}.
+ * activity behind {@link RECORD_OUTCOME_PATCH}, local under
+ * {@link LOCAL_BOOKKEEPING_PATCH}.
  */
-import { ApplicationFailure, patched, proxyActivities, workflowInfo } from '@temporalio/workflow';
+import { ApplicationFailure, patched, proxyActivities, proxyLocalActivities, workflowInfo } from '@temporalio/workflow';
 import { runAudit, StartedVia, type RunAudit } from '../core/plan/run-audit.ts';
 import type { Activities } from '../activities/index.ts';
 import { rejectionOf } from './failure.ts';
@@ -17,10 +18,22 @@ import { TemporalScheduledById } from '../contracts/search-attributes.ts';
  */
 export const RECORD_OUTCOME_PATCH = 'record-run-outcome';
 
-const { setRunOutcome } = proxyActivities<Activities>({
-  startToCloseTimeout: '60s',
-  retry: { maximumInterval: '10s' },
-});
+/**
+ * The patch under which a run's bookkeeping in the store (resolving its
+ * revision, recording how it ended) runs in local activities: a store
+ * access inside the workflow task, not a round trip through the server.
+ * Runs started before it replay with the activities.
+ */
+export const LOCAL_BOOKKEEPING_PATCH = 'local-bookkeeping';
+
+const timeouts = { startToCloseTimeout: '60s', retry: { maximumInterval: '10s' } } as const;
+const remote = proxyActivities<Activities>(timeouts);
+const local = proxyLocalActivities<Activities>(timeouts);
+
+/** Records `outcome` for `run`: locally under {@link LOCAL_BOOKKEEPING_PATCH}. */
+function setRunOutcome(input: { run: number; outcome: RunStatus | 'rejected' }): Promise<void> {
+  return (patched(LOCAL_BOOKKEEPING_PATCH) ? local : remote).setRunOutcome(input);
+}
 
 /** Records that `run` ended with `status` (runs started before {@link RECORD_OUTCOME_PATCH} do not). */
 export async function recordOutcome(run: number, status: RunStatus): Promise<void> {

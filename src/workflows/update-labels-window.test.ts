@@ -155,6 +155,25 @@ describe('updateLabels window (fast: fake activities)', { concurrency: true }, (
     });
   });
 
+  it('a run with nothing to change resolves and records in local activities, and reads no pending node', async () => {
+    const fake = new FakeRelabel();
+    const run = fake.addRun({ nodes: [], unchanged: 5 });
+    await env.run(fake, async (w) => {
+      const handle = await start(w, 'noop', { run });
+      const result = await handle.result();
+      assert.deepEqual([result.status, result.counts], ['success', { total: 5, success: 5, failure: 0, written: 0 }]);
+      assert.deepEqual(
+        fake.calls.map((c) => c.name),
+        ['resolveRevision', 'planRun', 'setRunOutcome'],
+      );
+      const events = (await handle.fetchHistory()).events ?? [];
+      const scheduled = events.flatMap((e) => e.activityTaskScheduledEventAttributes?.activityType?.name ?? []);
+      assert.deepEqual(scheduled, ['planRun'], 'only the plan goes through the server');
+      const markers = events.flatMap((e) => e.markerRecordedEventAttributes?.markerName ?? []);
+      assert.equal(markers.filter((m) => m === 'core_local_activity').length, 2, `resolving and recording, locally: ${markers.join(', ')}`);
+    });
+  });
+
   it('rejects invalid inline targets before any activity, and a refused plan with its own failure type, recorded `rejected`', async () => {
     const fake = new FakeRelabel();
     const run = fake.addRun({ nodes: ['r1'] });

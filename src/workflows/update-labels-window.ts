@@ -48,6 +48,8 @@ export interface WindowOptions {
   telemetry: RunTelemetry;
   /** A run in waves: the window covers this wave's nodes only (from 0), and the run has started every node only after the last. */
   wave?: { index: number; last: boolean };
+  /** The plan left no node pending: nothing to read or start. */
+  empty?: boolean;
 }
 
 /** The reason a child failed: the innermost ApplicationFailure under the child and activity wrappers. */
@@ -110,7 +112,8 @@ function startNode(run: UpdateRun, state: CarriedProgress, node: string, { telem
  * started and writes the buffered failures. Returns whether pending nodes
  * remain for a continued execution: true once this execution has started
  * `input.continueAsNewAfter` children or its history is full. A dry run
- * starts none. A paused run starts no child until it is unpaused.
+ * starts none, and an `empty` window reads nothing. A paused run starts no
+ * child until it is unpaused.
  */
 export async function runWindow(run: UpdateRun, state: CarriedProgress, options: WindowOptions): Promise<boolean> {
   const limit = run.input.continueAsNewAfter ?? DEFAULT_CONTINUE_AS_NEW_AFTER;
@@ -119,7 +122,7 @@ export async function runWindow(run: UpdateRun, state: CarriedProgress, options:
   const shielded = options.settles ? new CancellationScope({ cancellable: false }) : undefined;
   const roomFor = () => !run.control.paused && run.running.size < state.concurrency;
   let launched = 0;
-  let more = !run.dryRun;
+  let more = !run.dryRun && options.empty !== true;
   while (more) {
     const { wave } = options;
     const page = await pendingNodes({ run: state.run, afterSeq: state.cursor, limit: PAGE_SIZE, ...(wave ? { wave: wave.index } : {}) });

@@ -31,6 +31,9 @@ import { UpdateRun } from './update-labels-run.ts';
 import { runWindow } from './update-labels-window.ts';
 import { runWaves } from './update-labels-waves.ts';
 
+/** The patch under which a run whose plan left nothing to change skips its window. */
+export const SKIP_EMPTY_WINDOW_PATCH = 'skip-empty-window';
+
 /**
  * Applies a revision's labels to the run's targets. Rejects (non-retryable
  * ApplicationFailure, nothing written) on invalid targets
@@ -79,8 +82,10 @@ async function apply(run: UpdateRun, settles: boolean): Promise<UpdateLabelsResu
   run.phase = RunPhase.applying;
   run.showProgress();
 
+  // A plan that left no node to change needs no read of pending nodes (runs started before this patch made one).
+  const empty = plan !== undefined && plan.toChange === 0 && !run.dryRun && !state.waves && patched(SKIP_EMPTY_WINDOW_PATCH);
   const options = { settles, telemetry };
-  const end = state.waves ? await runWaves(run, state, state.waves, options) : { more: await runWindow(run, state, options) };
+  const end = state.waves ? await runWaves(run, state, state.waves, options) : { more: await runWindow(run, state, { ...options, empty }) };
   if (end.more) await continueAsNew<typeof updateLabels>({ ...run.input, carried: carriedOn(state, run.control.paused) });
   return await finishRun(run, state, telemetry, end.aborted);
 }
