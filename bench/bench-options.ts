@@ -32,6 +32,7 @@ export const KNOWN_PASSES = [
   'engine-floor',
   'all',
   'noop',
+  'noop-warm',
   'plan',
   'one-percent',
   'drift',

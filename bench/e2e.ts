@@ -25,8 +25,11 @@
  * meets the freshest stack and the smallest nodes; the summary gives
  * relabel's time over each and over their mean); then relabel, each pass with
  * a fresh worker process (its peak RSS is read from /proc):
- * - `all`: every node changed; `noop`: nothing changed; `one-percent`: a new
- *   revision changing every 100th node;
+ * - `all`: every node changed; `noop`: nothing changed; `noop-warm`: nothing
+ *   changed, timed on a worker that ran the same no-op just before (as a
+ *   long-lived worker has planned before: its code compiled, its connections
+ *   and the revision's design loaded); `one-percent`: a new revision
+ *   changing every 100th node;
  * - `plan`: the fleet-wide plan of the 1 % revision (before it is applied);
  * - `drift`: one owned label edited by hand on 1 % of the nodes, then one
  *   drift detection, which must name exactly those;

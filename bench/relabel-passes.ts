@@ -95,7 +95,11 @@ export async function withWorker<T>(
 
 type Expect = { status: string; written: number; failure?: number; children?: number };
 
-/** One relabel pass: a fresh worker, one run (or retry), figures, checks. */
+/**
+ * One relabel pass: a fresh worker, one run (or retry), figures, checks.
+ * With `warm`, the worker first runs `start` once untimed, so the timed
+ * run meets a worker that has planned before (as a long-lived one has).
+ */
 export async function pass(
   ctx: {
     stack: StackInfo;
@@ -112,9 +116,11 @@ export async function pass(
   name: string,
   start: () => Promise<{ workflowId: string; runId: string }>,
   expect: Expect,
+  warm = false,
 ): Promise<{ workflowId: string; runId: string }> {
   const worker = await startWorker(ctx.stack, ctx.storeUrl, ctx.taskQueue, undefined, name);
   try {
+    if (warm) await ctx.runs.wait(await start(), undefined, 100);
     const writesBefore = await nodeRequestCount(ctx.stack.adminKubeconfig, 'PATCH', { code: 200 });
     const writes0 = await nodeWritesBefore({ adminKubeconfig: ctx.stack.adminKubeconfig, prefix: ctx.prefix });
     const refusedBefore = await refusedWrites(ctx.stack);
@@ -242,6 +248,7 @@ export async function relabelPasses(ctx: SizeContext): Promise<void> {
     await checkNodes('all-changed: nodes as desired');
   }
   if (passes.includes('noop')) await pass(ctx, 'no-op', all, { status: 'success', written: 0 });
+  if (passes.includes('noop-warm')) await pass(ctx, 'no-op, warm worker', all, { status: 'success', written: 0 }, true);
   const changed = site.nodes.filter((_, i) => i % 100 === 0);
   if (passes.includes('one-percent') || passes.includes('plan')) {
     const files = withChangedNodes(site.files, new Set(changed), ctx.round === undefined ? 'r1' : `r1-${ctx.round}`, allRound);
