@@ -30,9 +30,14 @@ const timeouts = { startToCloseTimeout: '60s', retry: { maximumInterval: '10s' }
 const remote = proxyActivities<Activities>(timeouts);
 const local = proxyLocalActivities<Activities>(timeouts);
 
-/** Records `outcome` for `run`: locally under {@link LOCAL_BOOKKEEPING_PATCH}. */
+/** The store bookkeeping activities a run calls (`resolveRevision`, `setRunOutcome`): local under {@link LOCAL_BOOKKEEPING_PATCH}. */
+export function bookkeeping(): typeof remote {
+  return patched(LOCAL_BOOKKEEPING_PATCH) ? local : remote;
+}
+
+/** Records `outcome` for `run`. */
 function setRunOutcome(input: { run: number; outcome: RunStatus | 'rejected' }): Promise<void> {
-  return (patched(LOCAL_BOOKKEEPING_PATCH) ? local : remote).setRunOutcome(input);
+  return bookkeeping().setRunOutcome(input);
 }
 
 /** Records that `run` ended with `status` (runs started before {@link RECORD_OUTCOME_PATCH} do not). */

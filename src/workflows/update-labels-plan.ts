@@ -5,35 +5,21 @@
  * Workflow code: deterministic; the order of its activities is part of
  * every recorded history.
  */
-import {
-  ApplicationFailure,
-  patched,
-  proxyActivities,
-  proxyLocalActivities,
-  setCurrentDetails,
-  upsertSearchAttributes,
-  workflowInfo,
-} from '@temporalio/workflow';
+import { ApplicationFailure, proxyActivities, setCurrentDetails, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import { FailureType } from '../core/plan/failure-types.ts';
 import { normalizeTargets } from '../core/plan/targets.ts';
 import type { Activities } from '../activities/index.ts';
 import type { RunPlan } from '../activities/plan-run.ts';
 import type { PlannedWaves } from '../activities/wave-activities.ts';
 import { MAX_INLINE_TARGETS, RunPhase, type CarriedProgress, type UpdateLabelsInput } from '../contracts/messages.ts';
-import { LOCAL_BOOKKEEPING_PATCH, rejectingRun, scheduledAudit } from './run-record.ts';
+import { bookkeeping, rejectingRun, scheduledAudit } from './run-record.ts';
 import { RelabelRevision, RelabelSite, RelabelStatus, RelabelStatusValue } from '../contracts/search-attributes.ts';
 import type { UpdateRun } from './update-labels-run.ts';
 
 /** Upper bound on the window, whatever is asked (Temporal allows 2,000 pending children). */
 export const MAX_CONCURRENCY = 1000;
 
-const { resolveRevision, registerRun } = proxyActivities<Activities>({
-  startToCloseTimeout: '60s',
-  retry: { maximumInterval: '10s' },
-});
-
-// The same, as local activities (under LOCAL_BOOKKEEPING_PATCH).
-const local = proxyLocalActivities<Activities>({
+const { registerRun } = proxyActivities<Activities>({
   startToCloseTimeout: '60s',
   retry: { maximumInterval: '10s' },
 });
@@ -97,8 +83,7 @@ export async function resolveAndPlan(run: UpdateRun): Promise<PlannedRun> {
     const parsed = normalizeTargets(input.targets);
     if (!parsed.ok) throw ApplicationFailure.nonRetryable(parsed.message, FailureType.InvalidTargets);
   }
-  const resolve = patched(LOCAL_BOOKKEEPING_PATCH) ? local.resolveRevision : resolveRevision;
-  const { revision } = await rejectingRun(input.run, resolve({ revision: input.revision }));
+  const { revision } = await rejectingRun(input.run, bookkeeping().resolveRevision({ revision: input.revision }));
   const number = await runOf(input, revision);
   // Known from here on: a stop during planning settles this run's nodes.
   run.runNumber = number;
