@@ -40,6 +40,7 @@ const root = protobuf.Root.fromJSON({
 
 const Unknown = root.lookupType('Unknown');
 const NodeList = root.lookupType('NodeList');
+const ListMeta = root.lookupType('ListMeta');
 const Status = root.lookupType('Status');
 
 /** The media type to ask for: protobuf, or JSON from a server (or proxy) that cannot. */
@@ -111,6 +112,52 @@ function listedNode(node: NodeMessage): ListedNode {
 export function decodeNodeList(bytes: Uint8Array): { items: ListedNode[]; continue: string; resourceVersion: string } {
   const list = NodeList.decode(unwrap(bytes)) as unknown as { metadata?: { continue: string; resourceVersion: string } | null; items: NodeMessage[] };
   return { items: list.items.map(listedNode), continue: list.metadata?.continue ?? '', resourceVersion: list.metadata?.resourceVersion ?? '' };
+}
+
+/** A varint at `at` in `bytes`: its value and the offset after it; undefined when `bytes` ends first. */
+function varint(bytes: Uint8Array, at: number): { value: number; next: number } | undefined {
+  let value = 0;
+  for (let shift = 0, i = at; i < bytes.length && shift < 35; shift += 7, i++) {
+    const b = bytes[i] as number;
+    value += (b & 0x7f) * 2 ** shift;
+    if ((b & 0x80) === 0) return { value, next: i + 1 };
+  }
+  return bytes.length - at >= 5 ? { value: Number.NaN, next: bytes.length } : undefined;
+}
+
+/** Field `field` of wire type 2 at `at`: where its bytes start and end; undefined when `bytes` ends first, null for another field. */
+function lengthDelimited(bytes: Uint8Array, at: number, field: number): { start: number; end: number } | null | undefined {
+  const tag = varint(bytes, at);
+  if (tag === undefined) return undefined;
+  if (tag.value !== field * 8 + 2) return null;
+  const length = varint(bytes, tag.next);
+  if (length === undefined) return undefined;
+  if (!Number.isSafeInteger(length.value)) return null;
+  return { start: length.next, end: length.next + length.value };
+}
+
+/**
+ * The list metadata of a NodeList answer read from its first bytes, as
+ * the server writes it: the envelope's type (field 1), then its raw message
+ * (field 2), which opens with the list's metadata (field 1). Undefined when
+ * `prefix` ends before the metadata does; null when the answer is laid out
+ * otherwise (the metadata comes with the whole answer then).
+ */
+export function listMetaPrefix(prefix: Uint8Array): { continue: string; resourceVersion: string } | null | undefined {
+  if (prefix.length < MAGIC.length) return undefined;
+  if (MAGIC.some((b, i) => prefix[i] !== b)) return null;
+  let at = MAGIC.length;
+  const type = lengthDelimited(prefix, at, 1);
+  if (type === undefined) return undefined;
+  if (type !== null) at = type.end;
+  const raw = lengthDelimited(prefix, at, 2);
+  if (!raw) return raw;
+  const meta = lengthDelimited(prefix, raw.start, 1);
+  if (!meta) return meta;
+  if (meta.end > raw.end) return null;
+  if (meta.end > prefix.length) return undefined;
+  const decoded = ListMeta.decode(prefix.subarray(meta.start, meta.end)) as unknown as { continue: string; resourceVersion: string };
+  return { continue: decoded.continue, resourceVersion: decoded.resourceVersion };
 }
 
 /** A Status answer (an error) as the JSON API writes it, for the client's error handling. */

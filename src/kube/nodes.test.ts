@@ -146,13 +146,53 @@ describe('listNodes', () => {
     assert.equal(limiter.taken, 3);
   });
 
-  it('asks for the next page only when the caller wants it', async () => {
+  it('reads one page ahead of the caller, never two', async () => {
     const { core, requests } = fakeCore(Array.from({ length: 10 }, (_, i) => `n${i}`));
     for await (const page of nodeApiOver(core, UNLIMITED).listNodes({ pageSize: 2 })) {
       assert.equal(page.length, 2);
+      await new Promise((resolve) => setTimeout(resolve, 5));
       break;
     }
-    assert.equal(requests.length, 1);
+    assert.equal(requests.length, 2);
+  });
+
+  it("asks for the next page once the answer's first bytes tell its token, before the page is read whole", async () => {
+    const names = Array.from({ length: 6 }, (_, i) => `n${i}`);
+    const sent: string[] = [];
+    const core: NodeRequests = {
+      readNode: () => Promise.reject(new Error('not used')),
+      patchNode: () => Promise.reject(new Error('not used')),
+      listNode: async ({ limit, _continue, onContinue }) => {
+        const from = Number(_continue ?? 0);
+        const to = Math.min(names.length, from + limit);
+        sent.push(`ask ${from}`);
+        onContinue?.(to < names.length ? String(to) : '');
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        sent.push(`read ${from}`);
+        return { items: names.slice(from, to).map(node), metadata: to < names.length ? { _continue: String(to) } : {} };
+      },
+    };
+    const seen: string[] = [];
+    for await (const page of nodeApiOver(core, UNLIMITED).listNodes({ pageSize: 2 })) seen.push(...page.map((n) => n.name));
+    assert.deepEqual(seen, names);
+    assert.deepEqual(sent, ['ask 0', 'ask 2', 'read 0', 'ask 4', 'read 2', 'read 4']);
+  });
+
+  it('fails the list when a token read early is not the one its page gives', async () => {
+    const core: NodeRequests = {
+      readNode: () => Promise.reject(new Error('not used')),
+      patchNode: () => Promise.reject(new Error('not used')),
+      listNode: async ({ _continue, onContinue }) => {
+        onContinue?.('elsewhere');
+        return { items: [node(`n${_continue ?? 0}`)], metadata: { _continue: _continue === undefined ? '1' : '' } };
+      },
+    };
+    await assert.rejects(
+      (async () => {
+        for await (const _page of nodeApiOver(core, UNLIMITED).listNodes({ pageSize: 1 }));
+      })(),
+      /continue token read early differs/,
+    );
   });
 
   it('sends a page answered 429 again with the same continue token', async () => {

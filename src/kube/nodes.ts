@@ -6,7 +6,7 @@
  * answer is retried after the server's Retry-After.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ApiException, CoreV1Api, type KubeConfig, PatchStrategy, setHeaderOptions, type V1Node } from '@kubernetes/client-node';
+import { ApiException, CoreV1Api, type KubeConfig, PatchStrategy, setHeaderOptions, type V1Node, type V1NodeList } from '@kubernetes/client-node';
 import type { JsonPatchOp } from '../core/plan/node-guard.ts';
 import { nodePageLister, type NodePageLister } from './node-list.ts';
 import { tokenBucket, type RateLimiter } from './rate-limit.ts';
@@ -44,8 +44,11 @@ export interface NodeApi {
   readNode(name: string): Promise<NodeState>;
   /**
    * Lists every Node, one page of at most `pageSize` (a whole number ≥ 1)
-   * at a time with limit and continue, so a caller never holds more than a
-   * page; each page is one request and takes one rate-limit token. A
+   * at a time with limit and continue; each page is one request and takes
+   * one rate-limit token. The next page is asked for as soon as its
+   * continue token is known (a protobuf answer opens with it), so the
+   * server prepares it while this one is read: at most one page is read
+   * ahead of the one the caller holds. A
    * continue token that expires between pages (410 Gone) ends the iteration
    * with a retryable {@link ListExpiredError}; the list is not restarted
    * here, since the pages already yielded would be yielded again.
@@ -161,6 +164,9 @@ export class ListExpiredError extends Error {
   }
 }
 
+/** One LIST page asked for: its continue token, the next page's (as soon as known) and the page itself. */
+type PageInFlight = { token: string | undefined; next: Promise<string>; page: Promise<V1NodeList> };
+
 /** The requests a {@link NodeApi} sends: the client's CoreV1Api GET and PATCH, and pages of a LIST read as plain JSON (`node-list.ts`). */
 export type NodeRequests = Pick<CoreV1Api, 'readNode' | 'patchNode'> & { listNode: NodePageLister };
 
@@ -211,24 +217,40 @@ export function nodeApiOver(core: NodeRequests, limiter: RateLimiter, observe?: 
     async *listNodes({ pageSize }) {
       // limit 0 would ask the server for everything in one answer.
       if (!Number.isInteger(pageSize) || pageSize < 1) throw new RangeError(`pageSize must be a whole number ≥ 1, not ${pageSize}`);
-      let cont: string | undefined;
+      const ask = (token: string | undefined): PageInFlight => {
+        let tell: (token: string) => void = () => undefined;
+        const next = new Promise<string>((resolve) => (tell = resolve));
+        const page = limited(
+          limiter,
+          observed(observe, 'list', () => core.listNode({ limit: pageSize, ...(token ? { _continue: token } : {}), onContinue: tell })),
+        );
+        // Whatever comes first tells the next token: the answer's first bytes, or the whole page.
+        page.then(
+          (p) => tell(p.metadata?._continue ?? ''),
+          () => tell(''),
+        );
+        // A caller that stops early never awaits the page read ahead: its failure must not go unhandled.
+        page.catch(() => undefined);
+        return { token, next, page };
+      };
       let pages = 0;
-      do {
-        const token = cont;
+      for (let current: PageInFlight | undefined = ask(undefined); current;) {
+        const token: string = await current.next;
+        // The next page is asked for as soon as its token is known, while this one is still read.
+        const following: PageInFlight | undefined = token ? ask(token) : undefined;
         let page;
         try {
-          page = await limited(
-            limiter,
-            observed(observe, 'list', () => core.listNode({ limit: pageSize, ...(token ? { _continue: token } : {}) })),
-          );
+          page = await current.page;
         } catch (err) {
-          if (token && err instanceof ApiException && err.code === 410) throw new ListExpiredError(pages, err);
+          if (current.token && err instanceof ApiException && err.code === 410) throw new ListExpiredError(pages, err);
           throw err;
         }
+        // The token read from the answer's first bytes must be the one the whole answer gives.
+        if ((page.metadata?._continue ?? '') !== token) throw new Error(`LIST page ${pages + 1}: continue token read early differs from the page's`);
         pages++;
         yield page.items.map(toNodeState);
-        cont = page.metadata?._continue || undefined;
-      } while (cont);
+        current = following;
+      }
     },
     async patchNode(name, patch) {
       return toNodeState(

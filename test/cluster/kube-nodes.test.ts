@@ -14,7 +14,8 @@ import { mapNodeError } from '../../src/kube/errors.ts';
 import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { ApplicationFailure } from '@temporalio/common';
 import { request as httpsRequest, type RequestOptions } from 'node:https';
-import { decodeNodeList } from '../../src/kube/node-protobuf.ts';
+import { decodeNodeList, listMetaPrefix } from '../../src/kube/node-protobuf.ts';
+import { nodePageLister } from '../../src/kube/node-list.ts';
 import { createNodeApi, loadKubeConfig, toNodeState } from '../../src/kube/nodes.ts';
 import { nodeRequestCount } from '../../stack/kube-metrics.ts';
 import { adminCore, adminKubeconfigPath, createNode, kubeconfigPath, serviceAccountKubeconfig, uniqueSuffix } from '../helpers.ts';
@@ -132,6 +133,24 @@ describe('Kubernetes adapter on the real API server', () => {
     );
     assert.ok(page.continue && expected.metadata.continue, 'both pages say there is more');
     assert.throws(() => decodeNodeList(json.body), /no magic number/);
+  });
+
+  it("reads each page's continue token from the server's first bytes, the one its whole page gives", async () => {
+    const prefix = listMetaPrefix((await rawGet(`/api/v1/nodes?limit=${PAGE_SIZE}`, 'application/vnd.kubernetes.protobuf')).body.subarray(0, 2048));
+    assert.ok(prefix?.continue && prefix.resourceVersion, 'the first 2 KiB of a page hold its list metadata');
+    const list = nodePageLister(loadKubeConfig(kubeconfigPath()));
+    const told: { token: string; settled: boolean }[] = [];
+    let cont: string | undefined;
+    let pages = 0;
+    do {
+      pages++;
+      let settled = false;
+      const page = list({ limit: PAGE_SIZE, ...(cont ? { _continue: cont } : {}), onContinue: (token) => told.push({ token, settled }) });
+      cont = (await page.finally(() => (settled = true))).metadata?._continue || undefined;
+      assert.deepEqual(told.at(-1), { token: cont ?? '', settled: false }, 'told once, before the page was read whole');
+    } while (cont);
+    assert.equal(told.length, pages, 'one token a page');
+    assert.ok(pages >= Math.ceil(NODES / PAGE_SIZE), `${pages} pages`);
   });
 
   it('a LIST refused (403) fails as the typed call did: Forbidden, naming the verb and the user', async () => {
