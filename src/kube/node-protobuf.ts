@@ -114,27 +114,9 @@ export function decodeNodeList(bytes: Uint8Array): { items: ListedNode[]; contin
   return { items: list.items.map(listedNode), continue: list.metadata?.continue ?? '', resourceVersion: list.metadata?.resourceVersion ?? '' };
 }
 
-/** A varint at `at` in `bytes`: its value and the offset after it; undefined when `bytes` ends first. */
-function varint(bytes: Uint8Array, at: number): { value: number; next: number } | undefined {
-  let value = 0;
-  for (let shift = 0, i = at; i < bytes.length && shift < 35; shift += 7, i++) {
-    const b = bytes[i] as number;
-    value += (b & 0x7f) * 2 ** shift;
-    if ((b & 0x80) === 0) return { value, next: i + 1 };
-  }
-  return bytes.length - at >= 5 ? { value: Number.NaN, next: bytes.length } : undefined;
-}
-
-/** Field `field` of wire type 2 at `at`: where its bytes start and end; undefined when `bytes` ends first, null for another field. */
-function lengthDelimited(bytes: Uint8Array, at: number, field: number): { start: number; end: number } | null | undefined {
-  const tag = varint(bytes, at);
-  if (tag === undefined) return undefined;
-  if (tag.value !== field * 8 + 2) return null;
-  const length = varint(bytes, tag.next);
-  if (length === undefined) return undefined;
-  if (!Number.isSafeInteger(length.value)) return null;
-  return { start: length.next, end: length.next + length.value };
-}
+/** Tags of the length-delimited fields read: field number 1 and 2, wire type 2. */
+const FIELD_1 = (1 << 3) | 2;
+const FIELD_2 = (2 << 3) | 2;
 
 /**
  * The list metadata of a NodeList answer read from its first bytes, as
@@ -146,18 +128,26 @@ function lengthDelimited(bytes: Uint8Array, at: number, field: number): { start:
 export function listMetaPrefix(prefix: Uint8Array): { continue: string; resourceVersion: string } | null | undefined {
   if (prefix.length < MAGIC.length) return undefined;
   if (MAGIC.some((b, i) => prefix[i] !== b)) return null;
-  let at = MAGIC.length;
-  const type = lengthDelimited(prefix, at, 1);
-  if (type === undefined) return undefined;
-  if (type !== null) at = type.end;
-  const raw = lengthDelimited(prefix, at, 2);
-  if (!raw) return raw;
-  const meta = lengthDelimited(prefix, raw.start, 1);
-  if (!meta) return meta;
-  if (meta.end > raw.end) return null;
-  if (meta.end > prefix.length) return undefined;
-  const decoded = ListMeta.decode(prefix.subarray(meta.start, meta.end)) as unknown as { continue: string; resourceVersion: string };
-  return { continue: decoded.continue, resourceVersion: decoded.resourceVersion };
+  const reader = protobuf.Reader.create(prefix.subarray(MAGIC.length));
+  try {
+    let tag = reader.uint32();
+    if (tag === FIELD_1) {
+      reader.skip(reader.uint32());
+      tag = reader.uint32();
+    }
+    if (tag !== FIELD_2) return null;
+    const rawEnd = reader.uint32() + reader.pos;
+    if (reader.uint32() !== FIELD_1) return null;
+    const length = reader.uint32();
+    if (reader.pos + length > rawEnd) return null;
+    if (reader.pos + length > reader.len) return undefined;
+    const meta = ListMeta.decode(reader, length) as unknown as { continue: string; resourceVersion: string };
+    return { continue: meta.continue, resourceVersion: meta.resourceVersion };
+  } catch (err) {
+    // The reader's only RangeError: the bytes so far end first.
+    if (err instanceof RangeError) return undefined;
+    throw err;
+  }
 }
 
 /** A Status answer (an error) as the JSON API writes it, for the client's error handling. */

@@ -224,13 +224,12 @@ export function nodeApiOver(core: NodeRequests, limiter: RateLimiter, observe?: 
           limiter,
           observed(observe, 'list', () => core.listNode({ limit: pageSize, ...(token ? { _continue: token } : {}), onContinue: tell })),
         );
-        // Whatever comes first tells the next token: the answer's first bytes, or the whole page.
+        // Whatever comes first tells the next token: the answer's first bytes, or the whole page. The
+        // failure handler also keeps a page read ahead, which a caller that stops early never awaits, from going unhandled.
         page.then(
           (p) => tell(p.metadata?._continue ?? ''),
           () => tell(''),
         );
-        // A caller that stops early never awaits the page read ahead: its failure must not go unhandled.
-        page.catch(() => undefined);
         return { token, next, page };
       };
       let pages = 0;
