@@ -38,11 +38,17 @@ export interface NodeWatchApi {
    * Watches Nodes from `resourceVersion` (bookmarks asked for), telling
    * `onEvent` of each change in order, until the server ends the watch or
    * `signal` aborts; resolves with the newest resourceVersion seen
-   * (bookmarks included), from which the next watch goes on. Rejects with
+   * (bookmarks included), from which the next watch goes on; `onBookmark`,
+   * when given, is told each bookmark's version. Rejects with
    * WatchExpiredError when the server no longer has that version, or the
    * error that broke the connection.
    */
-  watch(resourceVersion: string, onEvent: (event: NodeWatchEvent) => void, signal: AbortSignal): Promise<string>;
+  watch(
+    resourceVersion: string,
+    onEvent: (event: NodeWatchEvent) => void,
+    signal: AbortSignal,
+    onBookmark?: (resourceVersion: string) => void,
+  ): Promise<string>;
 }
 
 /** Seconds the server keeps one watch open before ending it (a new one goes on from where it ended). */
@@ -72,7 +78,7 @@ export function createNodeWatchApi(kc: KubeConfig, limiter: RateLimiter, lister:
       return version;
     },
 
-    watch(resourceVersion, onEvent, signal) {
+    watch(resourceVersion, onEvent, signal, onBookmark) {
       return new Promise<string>((resolve, reject) => {
         let version = resourceVersion;
         let failure: Error | undefined;
@@ -82,6 +88,7 @@ export function createNodeWatchApi(kc: KubeConfig, limiter: RateLimiter, lister:
           if (failure) return;
           if (type === 'BOOKMARK') {
             version = (object as V1Node).metadata?.resourceVersion ?? version;
+            onBookmark?.(version);
             return;
           }
           if (type === 'ERROR') {

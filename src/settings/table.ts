@@ -68,6 +68,12 @@ export const CONNECTION = {
 export const WORKER = {
   kubeQps: { flags: '--kube-qps <n>', help: 'Kubernetes API requests per second, 0 for no limit', env: 'RELABEL_KUBE_QPS', parse: rate },
   kubeBurst: { flags: '--kube-burst <n>', help: 'requests allowed at once above the rate', env: 'RELABEL_KUBE_BURST', parse: rate },
+  nodeCacheMax: {
+    flags: '--node-cache-max <n>',
+    help: 'most Nodes the worker keeps a watched copy of, to plan from without listing them all; 0: no copy, every plan LISTs',
+    env: 'RELABEL_NODE_CACHE_MAX',
+    parse: rate,
+  },
   maxCachedWorkflows: { flags: '--max-cached-workflows <n>', help: 'workflow executions kept in memory', parse: rate },
   maxWorkflowTasks: {
     flags: '--max-workflow-tasks <n>',

@@ -32,6 +32,8 @@ export interface WorkerConfig {
   kubeQps?: number;
   /** Requests the Kubernetes client may send at once above `kubeQps`. */
   kubeBurst?: number;
+  /** Most Nodes the worker keeps a watched copy of (0: none; every plan LISTs). */
+  nodeCacheMax?: number;
   /** Workflow executions kept in the worker's cache (the parent and the children in flight). */
   maxCachedWorkflows?: number;
   /** Workflow tasks run at once; each child in flight holds one while its local activity patches its node. */
@@ -75,6 +77,7 @@ export const WORKER_DEFAULTS = {
   maxConcurrentLocalActivities: 200,
   maxConcurrentWorkflowTasks: 100,
   nonStickyToStickyPollRatio: 0.8,
+  nodeCacheMax: 20_000,
 } as const;
 
 /**
@@ -89,6 +92,7 @@ export function workerConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Worke
     storeUrl: settingFromEnv(CONNECTION.store, env),
     kubeQps: settingFromEnv(WORKER.kubeQps, env) ?? DEFAULT_KUBE_QPS,
     kubeBurst: settingFromEnv(WORKER.kubeBurst, env) ?? DEFAULT_KUBE_BURST,
+    nodeCacheMax: settingFromEnv(WORKER.nodeCacheMax, env) ?? WORKER_DEFAULTS.nodeCacheMax,
     searchAttributes: variableFromEnv(VARIABLES.searchAttributes, env),
   };
 }
@@ -110,6 +114,7 @@ function workerOptions(env: NodeJS.ProcessEnv, config: WorkerConfig): Option[] {
     ...connectionOptions(env, config),
     settingOption(WORKER.kubeQps, { env, fallback: DEFAULT_KUBE_QPS }),
     settingOption(WORKER.kubeBurst, { env, fallback: DEFAULT_KUBE_BURST }),
+    settingOption(WORKER.nodeCacheMax, { env, fallback: WORKER_DEFAULTS.nodeCacheMax }),
     settingOption(WORKER.maxCachedWorkflows, { env, fallback: WORKER_DEFAULTS.maxCachedWorkflows }),
     settingOption(WORKER.maxWorkflowTasks, { env, fallback: WORKER_DEFAULTS.maxConcurrentWorkflowTasks }),
     settingOption(CONNECTION.logLevel, from),
@@ -140,6 +145,7 @@ export function parseWorkerSettings(argv: string[], env: NodeJS.ProcessEnv = pro
     metricsPort?: number;
     kubeQps: number;
     kubeBurst: number;
+    nodeCacheMax: number;
     maxCachedWorkflows: number;
     maxWorkflowTasks: number;
   }>();
@@ -153,6 +159,7 @@ export function parseWorkerSettings(argv: string[], env: NodeJS.ProcessEnv = pro
       storeUrl: opts.store,
       kubeQps: opts.kubeQps,
       kubeBurst: opts.kubeBurst,
+      nodeCacheMax: opts.nodeCacheMax,
       maxCachedWorkflows: opts.maxCachedWorkflows,
       maxConcurrentWorkflowTasks: opts.maxWorkflowTasks,
     },

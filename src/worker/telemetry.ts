@@ -9,6 +9,7 @@ import { pino, type Logger } from 'pino';
 import { DefaultLogger, Runtime, type LogEntry } from '@temporalio/worker';
 import type { MetricMeter } from '@temporalio/common';
 import type { NodeRequestObserver } from '../kube/nodes.ts';
+import type { NodeReadSource } from '../kube/node-cache.ts';
 import type { NodeEventReason } from '../kube/events.ts';
 import type { EventResult } from '../activities/node-events.ts';
 import type { JoinTelemetry } from '../activities/join-watch.ts';
@@ -25,6 +26,7 @@ export const KubeMetric = {
   throttled: 'relabel_kube_throttled_requests_total',
   conflicts: 'relabel_node_conflicts_total',
   events: 'relabel_kube_events_total',
+  nodeLists: 'relabel_node_lists_total',
 } as const;
 
 /** Buckets of the request latency histogram, in seconds. */
@@ -49,6 +51,16 @@ export function kubeRequestMetrics(meter: MetricMeter): NodeRequestObserver {
     if (code === 429) throttled.add(1, { verb });
     if (code === 409 && verb === 'patch') conflicts.add(1);
   };
+}
+
+/** Counts each LIST of every Node on `meter`, by where it was served from: the worker's copy (`cache`) or the API server (`list`). */
+export function nodeListMetrics(meter: MetricMeter): (source: NodeReadSource) => void {
+  const lists = meter.createCounter(
+    KubeMetric.nodeLists,
+    undefined,
+    "LISTs of every Node, by source: the worker's copy kept by a watch (cache) or the API server (list)",
+  );
+  return (source) => lists.add(1, { source });
 }
 
 /**

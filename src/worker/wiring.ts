@@ -11,6 +11,8 @@ import { createRuns } from '../facade/runs.ts';
 import { createEventApi } from '../kube/events.ts';
 import { createNodeApi, DEFAULT_KUBE_BURST, DEFAULT_KUBE_QPS, loadKubeConfig } from '../kube/nodes.ts';
 import { createNodeWatchApi } from '../kube/node-watch.ts';
+import { cachedNodeApi, clusterVersion } from '../kube/node-cache.ts';
+import { nodePageLister } from '../kube/node-list.ts';
 import { createWorkloadApi } from '../kube/workloads.ts';
 import { tokenBucket } from '../kube/rate-limit.ts';
 import { createDesignCache, type DesignCache } from '../store/design-cache.ts';
@@ -23,7 +25,7 @@ import { WORKER_DEFAULTS, type WorkerConfig } from './config.ts';
 import { variableFromEnv } from '../settings/setting.ts';
 import { VARIABLES } from '../settings/table.ts';
 import { joinHealthBoard, type JoinHealthBoard } from './join-health.ts';
-import { joinMetrics, kubeEventMetrics, kubeRequestMetrics, watchMetrics } from './telemetry.ts';
+import { joinMetrics, kubeEventMetrics, kubeRequestMetrics, nodeListMetrics, watchMetrics } from './telemetry.ts';
 
 /**
  * Drift healing's run starter: the facade's own start (same checks, a
@@ -61,7 +63,20 @@ export async function createWorker(
   const limiter = tokenBucket(rate.qps, rate.burst);
   const runtime = Runtime.instance();
   const observe = kubeRequestMetrics(runtime.metricMeter);
-  const nodes = createNodeApi(kc, rate, observe, limiter);
+  const listed = createNodeApi(kc, rate, observe, limiter);
+  const watch = createNodeWatchApi(kc, limiter);
+  // Plans, drift detection and wave checks read every Node from a watched copy when it is fresh.
+  const cacheMax = config.nodeCacheMax ?? WORKER_DEFAULTS.nodeCacheMax;
+  const versionLister = nodePageLister(kc);
+  const cache =
+    cacheMax > 0
+      ? cachedNodeApi(listed, watch, () => clusterVersion(versionLister, limiter), {
+          maxNodes: cacheMax,
+          onRead: nodeListMetrics(runtime.metricMeter),
+          log: (message, fields) => runtime.logger.info(message, fields),
+        })
+      : undefined;
+  const nodes = cache ?? listed;
   const workloads = createWorkloadApi(kc, limiter, observe);
   // The worker's identity, as Temporal shows it: the Events' reportingInstance too.
   const identity = `${process.pid}@${hostname()}`;
@@ -69,11 +84,19 @@ export async function createWorker(
     count: kubeEventMetrics(runtime.metricMeter),
     warn: (message, fields) => runtime.logger.warn(message, fields),
   });
-  const store = await openStore(config.storeUrl);
+  const closeNodes = () => cache?.close();
+  let store: Store;
+  try {
+    store = await openStore(config.storeUrl);
+  } catch (err) {
+    closeNodes();
+    throw err;
+  }
   let connection: NativeConnection;
   try {
     connection = await NativeConnection.connect({ ...connect, address: config.temporalAddress });
   } catch (err) {
+    closeNodes();
     await store.close();
     throw new Error(await temporalUnreachable(config.temporalAddress, config.namespace, err), { cause: err });
   }
@@ -93,7 +116,7 @@ export async function createWorker(
       events,
       workloads,
       startRun: runStarter(config, store, designs),
-      watch: createNodeWatchApi(kc, limiter),
+      watch,
       joinTelemetry: joinMetrics(runtime.metricMeter),
       watchTelemetry: watchMetrics(runtime.metricMeter),
       joinHealth,
@@ -111,6 +134,7 @@ export async function createWorker(
     async close() {
       // Events still in flight get a few seconds; an API server that does not answer does not hold the shutdown.
       await Promise.race([events.idle(), new Promise((resolve) => setTimeout(resolve, 5000).unref())]);
+      closeNodes();
       await connection.close();
       await store.close();
     },

@@ -276,6 +276,7 @@ console.log(JSON.stringify({ ...s, config }));`;
         storeUrl: 'postgres://relabel:pw@postgres.db.svc:5432/relabel',
         kubeQps: 20,
         kubeBurst: 40,
+        nodeCacheMax: 5000,
         searchAttributes: false,
         maxCachedWorkflows: 300,
         maxConcurrentWorkflowTasks: 200,

@@ -1,0 +1,216 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { cachedNodeApi, type NodeReadSource } from './node-cache.ts';
+import { WatchExpiredError, type NodeWatchApi, type NodeWatchEvent } from './node-watch.ts';
+import type { NodeApi, NodeState } from './nodes.ts';
+
+const node = (name: string, resourceVersion: string, labels: Record<string, string> = {}): NodeState => ({
+  name,
+  resourceVersion,
+  labels,
+  annotations: {},
+  taints: [],
+});
+
+/** A cluster the test drives: what a LIST answers, its current version, and a watch fed by `emit`. */
+function cluster(initial: NodeState[], listVersion = '10') {
+  const state = { listed: 0, lists: 0, versionAsks: 0, current: listVersion, failNextWatch: undefined as Error | undefined };
+  let push: ((e: NodeWatchEvent | { bookmark: string }) => void) | undefined;
+  const watch: NodeWatchApi = {
+    async list(_size, onPage) {
+      state.lists++;
+      await onPage(initial);
+      return listVersion;
+    },
+    watch(rv, onEvent, signal, onBookmark) {
+      if (state.failNextWatch) {
+        const err = state.failNextWatch;
+        state.failNextWatch = undefined;
+        return Promise.reject(err);
+      }
+      return new Promise((resolve) => {
+        let version = rv;
+        push = (e) => {
+          if ('bookmark' in e) {
+            version = e.bookmark;
+            onBookmark?.(e.bookmark);
+          } else {
+            version = e.node.resourceVersion;
+            onEvent(e);
+          }
+        };
+        signal.addEventListener('abort', () => resolve(version), { once: true });
+      });
+    },
+  };
+  const api: NodeApi = {
+    readNode: async () => assert.fail('no GET expected'),
+    patchNode: async () => assert.fail('no PATCH expected'),
+    async *listNodes() {
+      state.listed++;
+      yield initial;
+    },
+  };
+  const emit = (e: NodeWatchEvent | { bookmark: string }) => {
+    if (!push) throw new Error('no watch open');
+    push(e);
+  };
+  return { state, watch, api, emit, version: async () => state.current };
+}
+
+async function read(api: NodeApi, pageSize = 2): Promise<NodeState[][]> {
+  const pages: NodeState[][] = [];
+  for await (const page of api.listNodes({ pageSize })) pages.push(page);
+  return pages;
+}
+
+/** Heartbeats on `nodes` every `ms` until `stop` (the events a busy cluster's watch brings). */
+function heartbeat(emit: (e: NodeWatchEvent) => void, c: { state: { current: string } }, names: string[], ms: number) {
+  let on = true;
+  void (async () => {
+    for (let i = 0; on; i++) {
+      const rv = String(Number(c.state.current) + 1);
+      c.state.current = rv;
+      emit({ type: 'MODIFIED', node: node(names[i % names.length] as string, rv) });
+      await sleep(ms);
+    }
+  })();
+  return () => (on = false);
+}
+
+describe('cachedNodeApi', () => {
+  it('serves a LIST from its copy, in name order, once the watch has passed the cluster version', async () => {
+    const c = cluster([node('b', '3'), node('a', '2'), node('c', '4')]);
+    const sources: NodeReadSource[] = [];
+    const cached = cachedNodeApi(c.api, c.watch, c.version, { maxNodes: 10, freshWaitMs: 200, onRead: (s) => sources.push(s) });
+    try {
+      await sleep(5);
+      const stop = heartbeat(c.emit, c, ['a', 'b'], 5);
+      await sleep(40);
+      stop();
+      // A change made just now: the read waits for the watch to bring it.
+      c.state.current = String(Number(c.state.current) + 1);
+      const changed = c.state.current;
+      setTimeout(() => c.emit({ type: 'MODIFIED', node: node('c', changed, { zone: 'z1' }) }), 20);
+      const pages = await read(cached);
+      assert.deepEqual(
+        pages.map((p) => p.map((n) => n.name)),
+        [['a', 'b'], ['c']],
+      );
+      assert.deepEqual(pages[1]?.[0]?.labels, { zone: 'z1' });
+      assert.equal(c.state.listed, 0, 'no LIST of every Node');
+      assert.deepEqual(sources, ['cache']);
+    } finally {
+      cached.close();
+    }
+  });
+
+  it('LISTs when the watch does not reach the cluster version within the wait', async () => {
+    const c = cluster([node('a', '2')]);
+    const sources: NodeReadSource[] = [];
+    const cached = cachedNodeApi(c.api, c.watch, c.version, { maxNodes: 10, freshWaitMs: 150, onRead: (s) => sources.push(s) });
+    try {
+      await sleep(5);
+      const stop = heartbeat(c.emit, c, ['a'], 2);
+      await sleep(30);
+      stop();
+      // The cluster moved on (another kind's write) and the watch is silent.
+      c.state.current = String(Number(c.state.current) + 5);
+      const started = performance.now();
+      await read(cached);
+      assert.ok(performance.now() - started >= 140, 'waited for the watch first');
+      assert.equal(c.state.listed, 1);
+      // A bookmark past it lets the next read use the copy.
+      const beat = heartbeat(c.emit, c, ['a'], 2);
+      c.emit({ bookmark: c.state.current });
+      await read(cached);
+      beat();
+      assert.deepEqual(sources, ['list', 'cache']);
+    } finally {
+      cached.close();
+    }
+  });
+
+  it('LISTs at once on a cluster whose Nodes rarely change', async () => {
+    const c = cluster([node('a', '2')]);
+    const cached = cachedNodeApi(c.api, c.watch, c.version, { maxNodes: 10, freshWaitMs: 1000 });
+    try {
+      await sleep(5);
+      const started = performance.now();
+      await read(cached);
+      assert.ok(performance.now() - started < 500, 'did not wait for a change');
+      assert.equal(c.state.listed, 1);
+    } finally {
+      cached.close();
+    }
+  });
+
+  it('follows additions and deletions', async () => {
+    const c = cluster([node('a', '2'), node('b', '3')]);
+    const cached = cachedNodeApi(c.api, c.watch, c.version, { maxNodes: 10, freshWaitMs: 200 });
+    try {
+      await sleep(5);
+      c.emit({ type: 'DELETED', node: node('a', '11') });
+      c.emit({ type: 'ADDED', node: node('0', '12') });
+      c.state.current = '12';
+      const stop = heartbeat(c.emit, c, ['b'], 5);
+      await sleep(30);
+      const names = (await read(cached, 10)).flat().map((n) => n.name);
+      stop();
+      assert.deepEqual(names, ['0', 'b']);
+      assert.equal(cached.size, 2);
+    } finally {
+      cached.close();
+    }
+  });
+
+  it('drops the copy and LISTs every read once the cluster has more Nodes than it may hold', async () => {
+    const c = cluster([node('a', '2'), node('b', '3')]);
+    const logged: string[] = [];
+    const cached = cachedNodeApi(c.api, c.watch, c.version, { maxNodes: 2, freshWaitMs: 200, log: (m) => logged.push(m) });
+    try {
+      await sleep(5);
+      c.emit({ type: 'ADDED', node: node('c', '11') });
+      await sleep(5);
+      assert.equal(cached.size, 0);
+      assert.ok(
+        logged.some((m) => m.includes('more than 2 Nodes')),
+        logged.join('\n'),
+      );
+      await read(cached);
+      assert.equal(c.state.listed, 1);
+      assert.equal(c.state.lists, 1, 'the copy is not built again');
+    } finally {
+      cached.close();
+    }
+  });
+
+  it('builds the copy again after the watch expires, and LISTs meanwhile', async () => {
+    const c = cluster([node('a', '2')]);
+    c.state.failNextWatch = new WatchExpiredError('too old');
+    const cached = cachedNodeApi(c.api, c.watch, c.version, { maxNodes: 10, freshWaitMs: 200 });
+    try {
+      await sleep(20);
+      assert.equal(c.state.lists, 2);
+      const stop = heartbeat(c.emit, c, ['a'], 5);
+      await sleep(30);
+      await read(cached);
+      stop();
+      assert.equal(c.state.listed, 0);
+    } finally {
+      cached.close();
+    }
+  });
+
+  it('gives no copy when the server answers versions that are not integers', async () => {
+    const c = cluster([node('a', 'x')], 'abc');
+    const cached = cachedNodeApi(c.api, c.watch, c.version, { maxNodes: 10, freshWaitMs: 200 });
+    try {
+      await read(cached);
+      assert.equal(c.state.listed, 1);
+    } finally {
+      cached.close();
+    }
+  });
+});
