@@ -45,7 +45,8 @@ export function startWorker(stack: StackInfo, storeUrl: string, taskQueue: strin
       KUBECONFIG: stack.kubeconfig,
       RELABEL_STORE_URL: storeUrl,
       RELABEL_TASK_QUEUE: taskQueue,
-      RELABEL_LOG_LEVEL: 'warn',
+      // BENCH_WORKER_LOG_LEVEL=info shows the worker's info lines too (each run planned, each read of every Node and its source).
+      RELABEL_LOG_LEVEL: process.env.BENCH_WORKER_LOG_LEVEL ?? 'warn',
       RELABEL_METRICS_PORT: '0',
     },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
@@ -247,7 +248,11 @@ export async function relabelPasses(ctx: SizeContext): Promise<void> {
     await profiled;
     await checkNodes('all-changed: nodes as desired');
   }
-  if (passes.includes('noop')) await pass(ctx, 'no-op', all, { status: 'success', written: 0 });
+  if (passes.includes('noop')) {
+    const profiled = apiserverProfile(ctx.stack, 'no-op');
+    await pass(ctx, 'no-op', all, { status: 'success', written: 0 });
+    await profiled;
+  }
   if (passes.includes('noop-warm')) await pass(ctx, 'no-op, warm worker', all, { status: 'success', written: 0 }, true);
   const changed = site.nodes.filter((_, i) => i % 100 === 0);
   if (passes.includes('one-percent') || passes.includes('plan')) {

@@ -168,7 +168,7 @@ describe('cachedNodeApi', () => {
   it('drops the copy and LISTs every read once the cluster has more Nodes than it may hold', async () => {
     const c = cluster([node('a', '2'), node('b', '3')]);
     const logged: string[] = [];
-    const cached = cachedNodeApi(c.api, c.watch, c.version, { maxNodes: 2, freshWaitMs: 200, log: (m) => logged.push(m) });
+    const cached = cachedNodeApi(c.api, c.watch, c.version, { maxNodes: 2, freshWaitMs: 200, log: (_level, m) => logged.push(m) });
     try {
       await sleep(5);
       c.emit({ type: 'ADDED', node: node('c', '11') });

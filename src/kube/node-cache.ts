@@ -37,8 +37,8 @@ export interface NodeCacheOptions {
   pageSize?: number;
   /** Told of every LIST served, and from where. Must not throw. */
   onRead?: (source: NodeReadSource) => void;
-  /** Told when the copy is built, lost or dropped. Must not throw. */
-  log?: (message: string, fields?: Record<string, unknown>) => void;
+  /** Told when the copy is built (`info`), lost or dropped (`warn`), and of each read (`info`). Must not throw. */
+  log?: (level: 'info' | 'warn', message: string, fields?: Record<string, unknown>) => void;
 }
 
 /** A {@link NodeApi} whose LISTs come from the copy when it is fresh; `close` stops the watch. */
@@ -51,6 +51,9 @@ export const DEFAULT_FRESH_WAIT_MS = 250;
 const MAX_BACKOFF_MS = 30_000;
 
 class TooManyNodes extends Error {}
+
+/** The copy is fresh, or why a read LISTs: no copy (off, outgrown, being built), changes too rare to wait for, no version, or the watch not there in time. */
+type Freshness = 'fresh' | 'not built' | 'quiet' | 'no version' | 'behind';
 
 const asVersion = (rv: string): bigint | undefined => (/^\d{1,30}$/.test(rv) ? BigInt(rv) : undefined);
 
@@ -82,7 +85,7 @@ class WatchedNodes {
     this.options = options;
     this.built = new Promise((resolve) => (this.markBuilt = resolve));
     this.keep()
-      .catch((err: unknown) => this.options.log?.('node cache stopped', { error: String(err).slice(0, 300) }))
+      .catch((err: unknown) => this.options.log?.('warn', 'node cache stopped', { error: String(err).slice(0, 300) }))
       .finally(() => this.firstBuilt());
   }
 
@@ -107,27 +110,30 @@ class WatchedNodes {
     }
   }
 
-  /** Whether the copy holds every Node change up to the cluster's version now (waiting at most `freshWaitMs`). */
-  async fresh(): Promise<boolean> {
+  /**
+   * Whether the copy holds every Node change up to the cluster's version
+   * now (waiting at most `freshWaitMs`): `fresh`, or why not.
+   */
+  async fresh(): Promise<Freshness> {
     if (this.firstBuild) await this.built;
-    if (!this.live || this.stop.signal.aborted) return false;
+    if (!this.live || this.stop.signal.aborted) return 'not built';
     const { freshWaitMs } = this.options;
     // Changes further apart than the wait: the next one would likely come too late.
-    if (Math.max(this.gap, performance.now() - this.lastChange) > freshWaitMs) return false;
+    if (Math.max(this.gap, performance.now() - this.lastChange) > freshWaitMs) return 'quiet';
     let target: bigint | undefined;
     try {
       target = asVersion(await this.currentVersion());
     } catch {
       // The LIST that follows meets the same error and reports it.
-      return false;
+      return 'no version';
     }
-    if (target === undefined) return false;
-    if (this.reached(target)) return true;
+    if (target === undefined) return 'no version';
+    if (this.reached(target)) return 'fresh';
     const waiter = { target, resolve: () => undefined as void };
     const reached = new Promise<void>((resolve) => this.waiters.push(Object.assign(waiter, { resolve })));
     await Promise.race([reached, sleep(freshWaitMs, undefined, { ref: false })]);
     this.waiters = this.waiters.filter((w) => w !== waiter);
-    return this.live && this.reached(target);
+    return this.live && this.reached(target) ? 'fresh' : 'behind';
   }
 
   private reached(target: bigint): boolean {
@@ -159,7 +165,7 @@ class WatchedNodes {
     this.lose();
     this.nodes = new Map();
     this.names = undefined;
-    this.options.log?.(message, fields);
+    this.options.log?.('warn', message, fields);
   }
 
   /** Builds the copy, then follows the watch, building it again whenever the watch is lost, until closed. */
@@ -181,7 +187,7 @@ class WatchedNodes {
         this.advance(rv);
         this.live = true;
         failures = 0;
-        log?.('node cache built', { nodes: fresh.size, resourceVersion: rv });
+        log?.('info', 'node cache built', { nodes: fresh.size, resourceVersion: rv });
         this.firstBuilt();
         while (!this.stop.signal.aborted) rv = await this.follow(rv);
       } catch (err) {
@@ -189,7 +195,7 @@ class WatchedNodes {
         this.lose();
         if (this.stop.signal.aborted) return;
         if (!(err instanceof WatchExpiredError)) failures++;
-        log?.('node cache lost; building it again', { error: String(err).slice(0, 300), failures });
+        log?.('warn', 'node cache lost; building it again', { error: String(err).slice(0, 300), failures });
         this.firstBuilt();
         if (failures > 0) await sleep(Math.min(MAX_BACKOFF_MS, 500 * 2 ** (failures - 1)), undefined, { signal: this.stop.signal }).catch(() => undefined);
       }
@@ -257,13 +263,17 @@ export function cachedNodeApi(api: NodeApi, watch: NodeWatchApi, currentVersion:
     patchNode: (name, patch) => api.patchNode(name, patch),
     async *listNodes(opts) {
       if (!Number.isInteger(opts.pageSize) || opts.pageSize < 1) throw new RangeError(`pageSize must be a whole number ≥ 1, not ${opts.pageSize}`);
-      if (!(await copy.fresh())) {
-        options.onRead?.('list');
-        yield* api.listNodes(opts);
-        return;
+      const started = performance.now();
+      const freshness = await copy.fresh();
+      const source = freshness === 'fresh' ? 'cache' : 'list';
+      options.onRead?.(source);
+      const checkedMs = Math.round(performance.now() - started);
+      let nodes = 0;
+      for await (const page of source === 'cache' ? copy.pages(opts.pageSize) : api.listNodes(opts)) {
+        nodes += page.length;
+        yield page;
       }
-      options.onRead?.('cache');
-      yield* copy.pages(opts.pageSize);
+      options.log?.('info', 'nodes read', { source, freshness, checkedMs, nodes, ms: Math.round(performance.now() - started) });
     },
     close: () => copy.close(),
     get size() {

@@ -73,7 +73,7 @@ export async function createWorker(
       ? cachedNodeApi(listed, watch, () => clusterVersion(versionLister, limiter), {
           maxNodes: cacheMax,
           onRead: nodeListMetrics(runtime.metricMeter),
-          log: (message, fields) => runtime.logger.info(message, fields),
+          log: (level, message, fields) => runtime.logger[level](message, fields),
         })
       : undefined;
   const nodes = cache ?? listed;
