@@ -134,13 +134,31 @@ describe('cachedNodeApi', () => {
 
   it('LISTs at once on a cluster whose Nodes rarely change', async () => {
     const c = cluster([node('a', '2')]);
-    const cached = cachedNodeApi(c.api, c.watch, c.version, { maxNodes: 10, freshWaitMs: 1000 });
+    const cached = cachedNodeApi(c.api, c.watch, c.version, { maxNodes: 10, freshWaitMs: 400 });
     try {
-      await sleep(5);
+      // Built, and no change for longer than the wait.
+      await sleep(450);
       const started = performance.now();
       await read(cached);
-      assert.ok(performance.now() - started < 500, 'did not wait for a change');
+      assert.ok(performance.now() - started < 300, 'did not wait for a change');
       assert.equal(c.state.listed, 1);
+    } finally {
+      cached.close();
+    }
+  });
+
+  it('right after it is built, waits for the first change rather than LIST', async () => {
+    const c = cluster([node('a', '2')]);
+    const sources: NodeReadSource[] = [];
+    const cached = cachedNodeApi(c.api, c.watch, c.version, { maxNodes: 10, freshWaitMs: 400, onRead: (s) => sources.push(s) });
+    try {
+      await sleep(5);
+      c.state.current = '11';
+      setTimeout(() => c.emit({ type: 'MODIFIED', node: node('a', '11', { zone: 'z2' }) }), 30);
+      const pages = await read(cached);
+      assert.deepEqual(sources, ['cache']);
+      assert.deepEqual(pages[0]?.[0]?.labels, { zone: 'z2' });
+      assert.equal(c.state.listed, 0);
     } finally {
       cached.close();
     }

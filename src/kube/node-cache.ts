@@ -31,7 +31,12 @@ export type NodeReadSource = 'cache' | 'list';
 export interface NodeCacheOptions {
   /** Most Nodes held; with more in the cluster, the copy is dropped and every read LISTs. */
   maxNodes: number;
-  /** Longest wait, in ms, for the copy to reach the cluster's current version before a read LISTs instead. */
+  /**
+   * Wait, in ms, for the copy to reach the cluster's current version before
+   * a read LISTs instead; longer, up to {@link MAX_FRESH_WAIT_MS}, when the
+   * copy's own last LIST took longer: the LIST a read would fall back to
+   * costs about as much.
+   */
   freshWaitMs?: number;
   /** Nodes a page when the copy is built (the watch API's LIST). */
   pageSize?: number;
@@ -46,6 +51,9 @@ export type CachedNodeApi = NodeApi & { close(): void; readonly size: number };
 
 /** Default wait for the copy to reach the cluster's version: a heartbeating cluster's Nodes change every few ms. */
 export const DEFAULT_FRESH_WAIT_MS = 250;
+
+/** Longest wait for the copy, whatever a LIST costs. */
+export const MAX_FRESH_WAIT_MS = 5_000;
 
 /** Longest pause between attempts to build the copy again after an error. */
 const MAX_BACKOFF_MS = 30_000;
@@ -73,6 +81,9 @@ class WatchedNodes {
   /** When the last change came, and the mean gap between changes (weighted to the recent ones). */
   private lastChange = 0;
   private gap = Infinity;
+  /** When the copy was last built, and how long its LIST took. */
+  private builtAt = 0;
+  private listMs = 0;
   private readonly stop = new AbortController();
 
   private readonly watch: NodeWatchApi;
@@ -112,14 +123,17 @@ class WatchedNodes {
 
   /**
    * Whether the copy holds every Node change up to the cluster's version
-   * now (waiting at most `freshWaitMs`): `fresh`, or why not.
+   * now (waiting at most `freshWaitMs`, or what the last build's LIST
+   * took): `fresh`, or why not.
    */
   async fresh(): Promise<Freshness> {
     if (this.firstBuild) await this.built;
     if (!this.live || this.stop.signal.aborted) return 'not built';
-    const { freshWaitMs } = this.options;
-    // Changes further apart than the wait: the next one would likely come too late.
-    if (Math.max(this.gap, performance.now() - this.lastChange) > freshWaitMs) return 'quiet';
+    const freshWaitMs = Math.max(this.options.freshWaitMs, Math.min(this.listMs, MAX_FRESH_WAIT_MS));
+    // Changes further apart than the wait, or none for longer: the next one would likely come too late.
+    // Right after a build nothing is known yet, and the read waits.
+    const since = performance.now() - Math.max(this.lastChange, this.builtAt);
+    if (since > freshWaitMs || (this.gap !== Infinity && this.gap > freshWaitMs)) return 'quiet';
     let target: bigint | undefined;
     try {
       target = asVersion(await this.currentVersion());
@@ -174,6 +188,7 @@ class WatchedNodes {
     for (let failures = 0; !this.stop.signal.aborted;) {
       try {
         const fresh = new Map<string, NodeState>();
+        const listing = performance.now();
         let rv = await this.watch.list(pageSize, (page) => {
           for (const node of page) fresh.set(node.name, node);
           if (fresh.size > maxNodes) throw new TooManyNodes();
@@ -186,8 +201,10 @@ class WatchedNodes {
         this.version = undefined;
         this.advance(rv);
         this.live = true;
+        this.builtAt = performance.now();
+        this.listMs = this.builtAt - listing;
         failures = 0;
-        log?.('info', 'node cache built', { nodes: fresh.size, resourceVersion: rv });
+        log?.('info', 'node cache built', { nodes: fresh.size, resourceVersion: rv, listMs: Math.round(this.listMs) });
         this.firstBuilt();
         while (!this.stop.signal.aborted) rv = await this.follow(rv);
       } catch (err) {
