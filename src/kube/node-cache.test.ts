@@ -164,6 +164,31 @@ describe('cachedNodeApi', () => {
     }
   });
 
+  it('waits up to what its own LIST took when that is longer than the wait', async () => {
+    const c = cluster([node('a', '2')]);
+    const slow: NodeWatchApi = {
+      ...c.watch,
+      async list(size, onPage) {
+        await sleep(400);
+        return c.watch.list(size, onPage);
+      },
+    };
+    const sources: NodeReadSource[] = [];
+    const cached = cachedNodeApi(c.api, slow, c.version, { maxNodes: 10, freshWaitMs: 20, onRead: (s) => sources.push(s) });
+    try {
+      await read(cached);
+      // The change comes well after 20 ms, well within the 400 ms the LIST took.
+      c.state.current = '11';
+      setTimeout(() => c.emit({ type: 'MODIFIED', node: node('a', '11', { zone: 'z3' }) }), 120);
+      const pages = await read(cached);
+      assert.deepEqual(sources, ['cache', 'cache']);
+      assert.deepEqual(pages[0]?.[0]?.labels, { zone: 'z3' });
+      assert.equal(c.state.listed, 0);
+    } finally {
+      cached.close();
+    }
+  });
+
   it('follows additions and deletions', async () => {
     const c = cluster([node('a', '2'), node('b', '3')]);
     const cached = cachedNodeApi(c.api, c.watch, c.version, { maxNodes: 10, freshWaitMs: 200 });

@@ -47,7 +47,12 @@ export interface NodeCacheOptions {
 }
 
 /** A {@link NodeApi} whose LISTs come from the copy when it is fresh; `close` stops the watch. */
-export type CachedNodeApi = NodeApi & { close(): void; readonly size: number };
+export type CachedNodeApi = NodeApi & {
+  close(): void;
+  readonly size: number;
+  /** Settles once the first build has ended, built or not. */
+  ready(): Promise<void>;
+};
 
 /** Default wait for the copy to reach the cluster's version: a heartbeating cluster's Nodes change every few ms. */
 export const DEFAULT_FRESH_WAIT_MS = 250;
@@ -106,6 +111,11 @@ class WatchedNodes {
 
   close(): void {
     this.stop.abort();
+  }
+
+  /** Settles once the first build has ended, built or not. */
+  ready(): Promise<void> {
+    return this.built;
   }
 
   /** The Nodes in name order, each as it is when its page is handed out. */
@@ -293,6 +303,7 @@ export function cachedNodeApi(api: NodeApi, watch: NodeWatchApi, currentVersion:
       options.log?.('info', 'nodes read', { source, freshness, checkedMs, nodes, ms: Math.round(performance.now() - started) });
     },
     close: () => copy.close(),
+    ready: () => copy.ready(),
     get size() {
       return copy.size;
     },
