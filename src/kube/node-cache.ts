@@ -21,7 +21,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { NodePageLister } from './node-list.ts';
-import { limited, type NodeApi, type NodeState } from './nodes.ts';
+import { checkPageSize, limited, type NodeApi, type NodeState } from './nodes.ts';
 import { WatchExpiredError, type NodeWatchApi } from './node-watch.ts';
 import type { RateLimiter } from './rate-limit.ts';
 
@@ -289,7 +289,7 @@ export function cachedNodeApi(api: NodeApi, watch: NodeWatchApi, currentVersion:
     readNode: (name) => api.readNode(name),
     patchNode: (name, patch) => api.patchNode(name, patch),
     async *listNodes(opts) {
-      if (!Number.isInteger(opts.pageSize) || opts.pageSize < 1) throw new RangeError(`pageSize must be a whole number ≥ 1, not ${opts.pageSize}`);
+      checkPageSize(opts.pageSize);
       const started = performance.now();
       const freshness = await copy.fresh();
       const source = freshness === 'fresh' ? 'cache' : 'list';

@@ -164,6 +164,11 @@ export class ListExpiredError extends Error {
   }
 }
 
+/** Refuses a page size that is not a whole number ≥ 1 (limit 0 would ask the server for everything in one answer). */
+export function checkPageSize(pageSize: number): void {
+  if (!Number.isInteger(pageSize) || pageSize < 1) throw new RangeError(`pageSize must be a whole number ≥ 1, not ${pageSize}`);
+}
+
 /** One LIST page asked for: its continue token, the next page's (as soon as known) and the page itself. */
 type PageInFlight = { token: string | undefined; next: Promise<string>; page: Promise<V1NodeList> };
 
@@ -215,8 +220,7 @@ export function nodeApiOver(core: NodeRequests, limiter: RateLimiter, observe?: 
       );
     },
     async *listNodes({ pageSize }) {
-      // limit 0 would ask the server for everything in one answer.
-      if (!Number.isInteger(pageSize) || pageSize < 1) throw new RangeError(`pageSize must be a whole number ≥ 1, not ${pageSize}`);
+      checkPageSize(pageSize);
       const ask = (token: string | undefined): PageInFlight => {
         let tell: (token: string) => void = () => undefined;
         const next = new Promise<string>((resolve) => (tell = resolve));

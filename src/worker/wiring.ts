@@ -68,13 +68,14 @@ export async function createWorker(
   const runtime = Runtime.instance();
   const observe = kubeRequestMetrics(runtime.metricMeter);
   const listed = createNodeApi(kc, rate, observe, limiter);
-  const watch = createNodeWatchApi(kc, limiter);
+  // One page lister for the watch's LISTs and the one-Node LIST that gives the cluster's version.
+  const lister = nodePageLister(kc);
+  const watch = createNodeWatchApi(kc, limiter, lister);
   // Plans, drift detection and wave checks read every Node from a watched copy when it is fresh.
   const cacheMax = config.nodeCacheMax ?? WORKER_DEFAULTS.nodeCacheMax;
-  const versionLister = nodePageLister(kc);
   const cache =
     cacheMax > 0
-      ? cachedNodeApi(listed, watch, () => clusterVersion(versionLister, limiter), {
+      ? cachedNodeApi(listed, watch, () => clusterVersion(lister, limiter), {
           maxNodes: cacheMax,
           onRead: nodeListMetrics(runtime.metricMeter),
           log: (level, message, fields) => runtime.logger[level](message, fields),
