@@ -33,7 +33,7 @@ function fakes(nodes: string[], nodeSets: Record<string, unknown> = {}, result: 
 function listing(nodes: NodeState[]): NodeWatchApi {
   return {
     async list(_size, onPage) {
-      await onPage(nodes);
+      await onPage(nodes, { resourceVersion: '1' });
       return '1';
     },
     async watch(rv, _onEvent, signal) {
@@ -50,7 +50,7 @@ describe('JoinWatcher', () => {
     const watch: NodeWatchApi = {
       async list(_size, onPage) {
         lists++;
-        await onPage(lists === 1 ? [joining('a')] : [joining('a'), joining('b')]);
+        await onPage(lists === 1 ? [joining('a')] : [joining('a'), joining('b')], { resourceVersion: String(10 * lists) });
         return String(10 * lists);
       },
       async watch(rv, onEvent, signal) {

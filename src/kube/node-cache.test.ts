@@ -20,7 +20,7 @@ function cluster(initial: NodeState[], listVersion = '10') {
   const watch: NodeWatchApi = {
     async list(_size, onPage) {
       state.lists++;
-      await onPage(initial);
+      await onPage(initial, { resourceVersion: listVersion });
       return listVersion;
     },
     watch(rv, onEvent, signal, onBookmark) {
@@ -224,6 +224,74 @@ describe('cachedNodeApi', () => {
       await read(cached);
       assert.equal(c.state.listed, 1);
       assert.equal(c.state.lists, 1, 'the copy is not built again');
+    } finally {
+      cached.close();
+    }
+  });
+
+  it('follows the watch from the first page on: changes made while the LIST goes on are in the copy it builds', async () => {
+    const c = cluster([]);
+    const pages = [
+      [node('a', '2'), node('b', '3')],
+      [node('c', '4'), node('d', '5'), node('e', '6')],
+    ];
+    const listing: NodeWatchApi = {
+      ...c.watch,
+      async list(_size, onPage) {
+        await onPage(pages[0] as NodeState[], { resourceVersion: '10', remaining: 3 });
+        // Between the pages: c changes, d is deleted, f is added and e deleted then added again.
+        c.emit({ type: 'MODIFIED', node: node('c', '11', { zone: 'z2' }) });
+        c.emit({ type: 'DELETED', node: node('d', '12') });
+        c.emit({ type: 'ADDED', node: node('f', '13') });
+        c.emit({ type: 'DELETED', node: node('e', '14') });
+        c.emit({ type: 'ADDED', node: node('e', '15', { again: 'yes' }) });
+        // The later page is of the LIST's version, older than every change above.
+        await onPage(pages[1] as NodeState[], { resourceVersion: '10' });
+        return '10';
+      },
+    };
+    c.state.current = '15';
+    const cached = cachedNodeApi(c.api, listing, c.version, { maxNodes: 10, freshWaitMs: 200 });
+    try {
+      await cached.ready();
+      const stop = heartbeat(c.emit, c, ['a'], 5);
+      const read1 = await read(cached, 10);
+      stop();
+      assert.equal(c.state.listed, 0, 'served from the copy');
+      const byName = new Map(read1.flat().map((n) => [n.name, n]));
+      assert.deepEqual([...byName.keys()], ['a', 'b', 'c', 'e', 'f']);
+      assert.deepEqual(byName.get('c')?.labels, { zone: 'z2' }, "the watch's change, not the page's older c");
+      assert.deepEqual(byName.get('e')?.labels, { again: 'yes' });
+    } finally {
+      cached.close();
+    }
+  });
+
+  it("drops the copy on the first page when the server's count of the rest is over the limit, listing no further", async () => {
+    const c = cluster([]);
+    let pagesListed = 0;
+    const listing: NodeWatchApi = {
+      ...c.watch,
+      async list(_size, onPage) {
+        for (let i = 0; i < 3; i++) {
+          pagesListed++;
+          await onPage([node(`n${i}`, '2')], { resourceVersion: '10', remaining: 2 - i });
+        }
+        return '10';
+      },
+    };
+    const logged: string[] = [];
+    const cached = cachedNodeApi(c.api, listing, c.version, { maxNodes: 2, freshWaitMs: 200, log: (_level, m) => logged.push(m) });
+    try {
+      await cached.ready();
+      assert.equal(pagesListed, 1);
+      assert.equal(cached.size, 0);
+      assert.ok(
+        logged.some((m) => m.includes('more than 2 Nodes')),
+        logged.join('\n'),
+      );
+      await read(cached);
+      assert.equal(c.state.listed, 1, 'every read LISTs');
     } finally {
       cached.close();
     }

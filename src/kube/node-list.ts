@@ -90,14 +90,26 @@ export function nodePageLister(kc: KubeConfig): NodePageLister {
       const page = decodeNodeList(bytes);
       return {
         items: page.items,
-        metadata: { ...(page.continue ? { _continue: page.continue } : {}), ...(page.resourceVersion ? { resourceVersion: page.resourceVersion } : {}) },
+        metadata: {
+          ...(page.continue ? { _continue: page.continue } : {}),
+          ...(page.resourceVersion ? { resourceVersion: page.resourceVersion } : {}),
+          ...(page.remainingItemCount !== undefined ? { remainingItemCount: page.remainingItemCount } : {}),
+        },
       };
     }
-    const list = JSON.parse(bytes.toString('utf8')) as { items?: V1NodeList['items'] | null; metadata?: { continue?: string; resourceVersion?: string } };
+    const list = JSON.parse(bytes.toString('utf8')) as {
+      items?: V1NodeList['items'] | null;
+      metadata?: { continue?: string; resourceVersion?: string; remainingItemCount?: number };
+    };
     const rv = list.metadata?.resourceVersion;
+    const remaining = list.metadata?.remainingItemCount;
     return {
       items: list.items ?? [],
-      metadata: { ...(list.metadata?.continue ? { _continue: list.metadata.continue } : {}), ...(rv ? { resourceVersion: rv } : {}) },
+      metadata: {
+        ...(list.metadata?.continue ? { _continue: list.metadata.continue } : {}),
+        ...(rv ? { resourceVersion: rv } : {}),
+        ...(typeof remaining === 'number' ? { remainingItemCount: remaining } : {}),
+      },
     };
   };
 }

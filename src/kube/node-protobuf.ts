@@ -19,7 +19,7 @@ const stringMap = (id: number): protobuf.IField => ({ keyType: 'string', type: '
 const root = protobuf.Root.fromJSON({
   nested: {
     Unknown: { fields: { raw: { type: 'bytes', id: 2 }, contentEncoding: str(3) } },
-    ListMeta: { fields: { resourceVersion: str(2), continue: str(3) } },
+    ListMeta: { fields: { resourceVersion: str(2), continue: str(3), remainingItemCount: { type: 'int64', id: 4 } } },
     NodeList: { fields: { metadata: { type: 'ListMeta', id: 1 }, items: { rule: 'repeated', type: 'Node', id: 2 } } },
     Node: { fields: { metadata: { type: 'ObjectMeta', id: 1 }, spec: { type: 'NodeSpec', id: 2 } } },
     ObjectMeta: {
@@ -62,7 +62,8 @@ function unwrap(bytes: Uint8Array): Uint8Array {
 }
 
 type Long = { toNumber(): number };
-const seconds = (s: number | Long) => (typeof s === 'number' ? s : s.toNumber());
+/** An int64 as protobufjs decodes it: a number, or a Long when the long library is loaded. */
+const int64 = (n: number | Long) => (typeof n === 'number' ? n : n.toNumber());
 interface TaintMessage {
   key: string;
   value: string;
@@ -102,16 +103,26 @@ function listedNode(node: NodeMessage): ListedNode {
               key: t.key,
               effect: t.effect,
               ...(t.value ? { value: t.value } : {}),
-              ...(t.timeAdded ? { timeAdded: new Date(seconds(t.timeAdded.seconds) * 1000) } : {}),
+              ...(t.timeAdded ? { timeAdded: new Date(int64(t.timeAdded.seconds) * 1000) } : {}),
             })),
           },
   };
 }
 
-/** A NodeList answer: its Nodes, the token of the next page (empty on the last) and the list's resourceVersion. */
-export function decodeNodeList(bytes: Uint8Array): { items: ListedNode[]; continue: string; resourceVersion: string } {
-  const list = NodeList.decode(unwrap(bytes)) as unknown as { metadata?: { continue: string; resourceVersion: string } | null; items: NodeMessage[] };
-  return { items: list.items.map(listedNode), continue: list.metadata?.continue ?? '', resourceVersion: list.metadata?.resourceVersion ?? '' };
+/**
+ * A NodeList answer: its Nodes, the token of the next page (empty on the
+ * last), the list's resourceVersion and, when the server counted them, how
+ * many Nodes the later pages hold.
+ */
+export function decodeNodeList(bytes: Uint8Array): { items: ListedNode[]; continue: string; resourceVersion: string; remainingItemCount?: number } {
+  const list = NodeList.decode(unwrap(bytes)) as unknown as {
+    metadata?: { continue: string; resourceVersion: string; remainingItemCount: number | Long } | null;
+    items: NodeMessage[];
+  };
+  const meta = list.metadata;
+  // Set only when the server sent it: a decoded message holds the fields it read as its own.
+  const remaining = meta && Object.hasOwn(meta, 'remainingItemCount') ? { remainingItemCount: int64(meta.remainingItemCount) } : {};
+  return { items: list.items.map(listedNode), continue: meta?.continue ?? '', resourceVersion: meta?.resourceVersion ?? '', ...remaining };
 }
 
 /** Tags of the length-delimited fields read: field number 1 and 2, wire type 2. */

@@ -26,14 +26,24 @@ export class WatchExpiredError extends Error {
   }
 }
 
+/** What a page tells of the whole list. */
+export interface NodeListPage {
+  /** The list's resourceVersion (the first page's: every page is of it). */
+  resourceVersion: string;
+  /** Nodes on the pages after this one, when the server counted them. */
+  remaining?: number;
+}
+
 /** List and watch Nodes. */
 export interface NodeWatchApi {
   /**
-   * Lists every Node, `pageSize` a page, handing each page to `onPage`;
-   * resolves with the list's resourceVersion (a consistent snapshot: every
-   * page is of it). A continue token that expires is a WatchExpiredError.
+   * Lists every Node, `pageSize` a page, handing each page to `onPage` with
+   * the list's resourceVersion and, when the server counted them, the Nodes
+   * still to come; resolves with the list's resourceVersion (a consistent
+   * snapshot: every page is of it). A continue token that expires is a
+   * WatchExpiredError.
    */
-  list(pageSize: number, onPage: (nodes: NodeState[]) => void | Promise<void>): Promise<string>;
+  list(pageSize: number, onPage: (nodes: NodeState[], list: NodeListPage) => void | Promise<void>): Promise<string>;
   /**
    * Watches Nodes from `resourceVersion` (bookmarks asked for), telling
    * `onEvent` of each change in order, until the server ends the watch or
@@ -71,7 +81,8 @@ export function createNodeWatchApi(kc: KubeConfig, limiter: RateLimiter, lister:
           throw err;
         }
         if (version === '') version = page.metadata?.resourceVersion ?? '';
-        await onPage(page.items.map(toNodeState));
+        const remaining = page.metadata?.remainingItemCount;
+        await onPage(page.items.map(toNodeState), { resourceVersion: version, ...(remaining !== undefined ? { remaining } : {}) });
         cont = page.metadata?._continue || undefined;
       } while (cont);
       if (version === '') throw new Error('the Node list answered no resourceVersion to watch from');

@@ -20,14 +20,24 @@ describe('Node list and watch (the join watcher)', () => {
   it('lists from a resourceVersion and watches every change after it, in order', async () => {
     const core = adminCore();
     const name = `nw${uniqueSuffix()}`;
-    await createNode(core, `${name}-before`);
+    // Three Nodes at least, so that the list takes two pages of two.
+    for (const n of ['before', 'before-2', 'before-3']) await createNode(core, `${name}-${n}`);
     const listed: string[] = [];
-    const version = await api.list(2, (page) => {
+    const told: { resourceVersion: string; remaining?: number }[] = [];
+    const version = await api.list(2, (page, list) => {
       assert.ok(page.length <= 2, 'pages of the size asked for');
       listed.push(...page.map((n) => n.name));
+      told.push(list);
     });
     assert.ok(listed.includes(`${name}-before`), 'the list holds a node created before it');
     assert.match(version, /^\d+$/);
+    assert.ok(
+      told.every((t) => t.resourceVersion === version),
+      'every page tells the list version',
+    );
+    // The server counts what is left on every page but the last, so the first page's count gives the whole list's size.
+    assert.ok(told.length > 1, 'more than one page');
+    assert.equal((told[0]?.remaining ?? -1) + 2, listed.length, 'the first page counts the Nodes after it');
     const events: NodeWatchEvent[] = [];
     const stop = new AbortController();
     const watching = api.watch(version, (e) => events.push(e), stop.signal);
