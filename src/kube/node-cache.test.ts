@@ -297,6 +297,42 @@ describe('cachedNodeApi', () => {
     }
   });
 
+  it('is ready once a slow build that keeps receiving pages ends, or once a build receives none for the stall time', async () => {
+    const c = cluster([]);
+    let stalled = false;
+    const paging: NodeWatchApi = {
+      ...c.watch,
+      async list(_size, onPage) {
+        // Ten pages, 30 ms apart: 300 ms in all, each page well within the 100-ms stall time; or, stalled, one page then none for 1 s.
+        for (let i = 0; i < 10; i++) {
+          await sleep(stalled && i === 1 ? 1000 : 30);
+          await onPage([node(`n${i}`, '2')], { resourceVersion: '10' });
+        }
+        return '10';
+      },
+    };
+    const slow = cachedNodeApi(c.api, paging, c.version, { maxNodes: 100, freshWaitMs: 20 });
+    try {
+      const t0 = performance.now();
+      await slow.ready(100);
+      assert.ok(performance.now() - t0 >= 250, `waited ${Math.round(performance.now() - t0)} ms for the whole build`);
+      assert.equal(slow.size, 10);
+    } finally {
+      slow.close();
+    }
+    stalled = true;
+    const stuck = cachedNodeApi(c.api, paging, c.version, { maxNodes: 100, freshWaitMs: 20 });
+    try {
+      const t0 = performance.now();
+      await stuck.ready(100);
+      const waited = performance.now() - t0;
+      assert.ok(waited >= 100 && waited < 700, `waited ${Math.round(waited)} ms: the stall time after the last page, not the build`);
+      assert.equal(stuck.size, 1);
+    } finally {
+      stuck.close();
+    }
+  });
+
   it('builds the copy again after the watch expires, and LISTs meanwhile', async () => {
     const c = cluster([node('a', '2')]);
     c.state.failNextWatch = new WatchExpiredError('too old');

@@ -50,8 +50,8 @@ export interface NodeCacheOptions {
 export type CachedNodeApi = NodeApi & {
   close(): void;
   readonly size: number;
-  /** Settles once the first build has ended, built or not. */
-  ready(): Promise<void>;
+  /** Settles once the first build has ended, built or not; with `stalledMs`, also once the build has received no page for that long. */
+  ready(stalledMs?: number): Promise<void>;
 };
 
 /**
@@ -85,7 +85,7 @@ export function cachedNodeApi(api: NodeApi, watch: NodeWatchApi, currentVersion:
       options.log?.('info', 'nodes read', { source, freshness, checkedMs, nodes, ms: Math.round(performance.now() - started) });
     },
     close: () => copy.close(),
-    ready: () => copy.ready(),
+    ready: (stalledMs) => copy.ready(stalledMs),
     get size() {
       return copy.size;
     },

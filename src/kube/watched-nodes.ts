@@ -54,6 +54,8 @@ export class WatchedNodes {
   private builtAt = 0;
   private listMs = 0;
   private readonly stop = new AbortController();
+  /** When the build began or last received a page. */
+  private progressAt = performance.now();
   /** While the copy is built: the Nodes the watch deleted, which a later page must not add back. */
   private deletedWhileListing: Set<string> | undefined;
 
@@ -79,9 +81,18 @@ export class WatchedNodes {
     this.stop.abort();
   }
 
-  /** Settles once the first build has ended, built or not. */
-  ready(): Promise<void> {
-    return this.built;
+  /**
+   * Settles once the first build has ended, built or not; with `stalledMs`,
+   * also once the build has received no page for that long (an API server
+   * that does not answer), however long a build that goes on takes.
+   */
+  async ready(stalledMs?: number): Promise<void> {
+    if (stalledMs === undefined) return this.built;
+    for (let ended = false; !ended;) {
+      const quiet = performance.now() - this.progressAt;
+      if (quiet >= stalledMs) return;
+      ended = await Promise.race([this.built.then(() => true), sleep(stalledMs - quiet, false, { ref: false })]);
+    }
   }
 
   /** The Nodes in name order, each as it is when its page is handed out. */
@@ -223,6 +234,7 @@ export class WatchedNodes {
     let rv: string;
     try {
       rv = await this.watch.list(pageSize, (page, list) => {
+        this.progressAt = performance.now();
         if (watch.lost !== undefined) throw watch.lost;
         if (!watch.following) {
           // The server says how many Nodes there are on the first page: too many, and nothing more is listed.

@@ -5,7 +5,6 @@
  */
 import { NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { hostname } from 'node:os';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { createActivities, type RunStarter } from '../activities/index.ts';
 import { createNodeEvents } from '../activities/node-events.ts';
 import { createRuns } from '../facade/runs.ts';
@@ -28,8 +27,8 @@ import { VARIABLES } from '../settings/table.ts';
 import { joinHealthBoard, type JoinHealthBoard } from './join-health.ts';
 import { joinMetrics, kubeEventMetrics, kubeRequestMetrics, nodeListMetrics, watchMetrics } from './telemetry.ts';
 
-/** Longest a starting worker waits for its copy of the Nodes before it takes tasks. */
-const NODE_CACHE_READY_WAIT_MS = 10_000;
+/** A starting worker waits for its copy of the Nodes while the build receives a page at least this often. */
+const NODE_CACHE_STALLED_MS = 10_000;
 
 /**
  * Drift healing's run starter: the facade's own start (same checks, a
@@ -133,8 +132,9 @@ export async function createWorker(
     nonStickyToStickyPollRatio: WORKER_DEFAULTS.nonStickyToStickyPollRatio,
   });
   // As Kubernetes' controllers wait for their caches: the worker takes tasks once its copy of the Nodes
-  // is built (or after NODE_CACHE_READY_WAIT_MS, whatever the API server does), so a plan does not wait for it.
-  if (cache) await Promise.race([cache.ready(), sleep(NODE_CACHE_READY_WAIT_MS, undefined, { ref: false })]);
+  // is built, so a plan does not wait for it; an API server that sends no page for NODE_CACHE_STALLED_MS
+  // does not hold the worker back (its reads LIST then, or wait for the build).
+  if (cache) await cache.ready(NODE_CACHE_STALLED_MS);
   return {
     worker,
     connection,
