@@ -88,28 +88,22 @@ export function nodePageLister(kc: KubeConfig): NodePageLister {
     }
     if (protobuf) {
       const page = decodeNodeList(bytes);
-      return {
-        items: page.items,
-        metadata: {
-          ...(page.continue ? { _continue: page.continue } : {}),
-          ...(page.resourceVersion ? { resourceVersion: page.resourceVersion } : {}),
-          ...(page.remainingItemCount !== undefined ? { remainingItemCount: page.remainingItemCount } : {}),
-        },
-      };
+      return { items: page.items, metadata: listMeta(page.continue, page.resourceVersion, page.remainingItemCount) };
     }
     const list = JSON.parse(bytes.toString('utf8')) as {
       items?: V1NodeList['items'] | null;
       metadata?: { continue?: string; resourceVersion?: string; remainingItemCount?: number };
     };
-    const rv = list.metadata?.resourceVersion;
-    const remaining = list.metadata?.remainingItemCount;
-    return {
-      items: list.items ?? [],
-      metadata: {
-        ...(list.metadata?.continue ? { _continue: list.metadata.continue } : {}),
-        ...(rv ? { resourceVersion: rv } : {}),
-        ...(typeof remaining === 'number' ? { remainingItemCount: remaining } : {}),
-      },
-    };
+    const meta = list.metadata;
+    return { items: list.items ?? [], metadata: listMeta(meta?.continue, meta?.resourceVersion, meta?.remainingItemCount) };
+  };
+}
+
+/** A page's list metadata as the client's types hold it, with only the fields the server sent. */
+function listMeta(cont: string | undefined, resourceVersion: string | undefined, remainingItemCount: number | undefined): V1NodeList['metadata'] {
+  return {
+    ...(cont ? { _continue: cont } : {}),
+    ...(resourceVersion ? { resourceVersion } : {}),
+    ...(typeof remainingItemCount === 'number' ? { remainingItemCount } : {}),
   };
 }

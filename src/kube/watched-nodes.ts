@@ -26,6 +26,9 @@ const MAX_BACKOFF_MS = 30_000;
 
 class TooManyNodes extends Error {}
 
+/** The watch a build starts: its loop (which never rejects) and the error that ended it, if one did. */
+type BuildWatch = { following?: Promise<void>; lost?: unknown };
+
 /** The server's resourceVersion (the message) is not an integer. */
 class NotIntegers extends Error {}
 
@@ -183,7 +186,7 @@ export class WatchedNodes {
       const attempt = new AbortController();
       const abort = () => attempt.abort();
       this.stop.signal.addEventListener('abort', abort, { once: true });
-      const watch: { following?: Promise<void>; lost?: unknown } = {};
+      const watch: BuildWatch = {};
       try {
         const listing = performance.now();
         const rv = await this.build(attempt.signal, watch);
@@ -224,7 +227,7 @@ export class WatchedNodes {
    * the watch after it), so a page adds only Nodes the watch has not
    * changed or deleted meanwhile.
    */
-  private async build(signal: AbortSignal, watch: { following?: Promise<void>; lost?: unknown }): Promise<string> {
+  private async build(signal: AbortSignal, watch: BuildWatch): Promise<string> {
     const { maxNodes, pageSize } = this.options;
     this.nodes = new Map();
     this.names = undefined;
