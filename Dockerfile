@@ -15,6 +15,8 @@ WORKDIR /app
 ENV NODE_ENV=production
 # In a container the metrics port is reached from outside it (the worker's own default is loopback).
 ENV RELABEL_METRICS_ADDRESS=0.0.0.0
+# At most two malloc arenas (WORKER_ENV in src/worker/config.ts): the worker's native threads hold less freed memory.
+ENV MALLOC_ARENA_MAX=2
 COPY --from=deps /app/node_modules ./node_modules
 COPY package.json ./
 COPY bin ./bin

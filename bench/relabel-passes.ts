@@ -11,6 +11,7 @@ import { loadKubeConfig } from '../src/kube/nodes.ts';
 import { type Runs } from '../src/facade/runs.ts';
 import { createPlans } from '../src/facade/plan.ts';
 import { createDrift } from '../src/facade/drift.ts';
+import { WORKER_ENV } from '../src/worker/config.ts';
 import { nodeRequestCount } from '../stack/kube-metrics.ts';
 import { temporalCounts, temporalFigures } from '../stack/temporal-metrics.ts';
 import { type StackInfo } from '../stack/stack.ts';
@@ -41,6 +42,7 @@ export function startWorker(stack: StackInfo, storeUrl: string, taskQueue: strin
   const child = fork(new URL('../src/worker.ts', import.meta.url).pathname, ['--kube-qps', kubeQps], {
     env: {
       ...process.env,
+      ...WORKER_ENV,
       TEMPORAL_ADDRESS: stack.temporalAddress,
       KUBECONFIG: stack.kubeconfig,
       RELABEL_STORE_URL: storeUrl,

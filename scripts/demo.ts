@@ -17,7 +17,7 @@ import { validateSite } from '../src/core/site/validate-site.ts';
 import { defaultStackDir, envLines } from '../stack/cli.ts';
 import { isAlive } from '../stack/processes.ts';
 import { readStack, startStack, type StackInfo } from '../stack/stack.ts';
-import { WORKER_NODE_FLAGS } from '../src/worker/config.ts';
+import { WORKER_ENV, WORKER_NODE_FLAGS } from '../src/worker/config.ts';
 
 const root = resolve(import.meta.dirname, '..');
 const say = (text: string) => console.log(`\n\x1b[1m==> ${text}\x1b[0m`);
@@ -40,7 +40,7 @@ async function ensureStack(dir: string): Promise<StackInfo> {
 function startWorker(env: NodeJS.ProcessEnv): Promise<ChildProcess> {
   const child = fork(join(root, 'src/worker.ts'), [], {
     execArgv: [...process.execArgv, ...WORKER_NODE_FLAGS],
-    env: { ...env, RELABEL_LOG_LEVEL: 'warn' },
+    env: { ...env, ...WORKER_ENV, RELABEL_LOG_LEVEL: 'warn' },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   return new Promise((res, rej) => {

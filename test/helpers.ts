@@ -15,7 +15,7 @@ import { createDesignCache, type DesignCache } from '../src/store/design-cache.t
 import { openStore } from '../src/store/open-store.ts';
 import type { Store } from '../src/store/store.ts';
 import { workflowBundleOptions } from '../src/worker/bundle.ts';
-import { WORKER_NODE_FLAGS } from '../src/worker/config.ts';
+import { WORKER_ENV, WORKER_NODE_FLAGS } from '../src/worker/config.ts';
 import { createWorker } from '../src/worker/wiring.ts';
 import { loadKubeConfig } from '../src/kube/nodes.ts';
 import { nodeRequestCount } from '../stack/kube-metrics.ts';
@@ -176,7 +176,7 @@ export const WORKER_ENTRY = new URL('../src/worker.ts', import.meta.url).pathnam
 export function startWorkerProcess(env: Record<string, string>, args: string[] = [], options: { stdout?: 'pipe' } = {}): Promise<ChildProcess> {
   const child = fork(WORKER_ENTRY, args, {
     execArgv: [...process.execArgv, ...WORKER_NODE_FLAGS],
-    env: { ...process.env, RELABEL_LOG_LEVEL: 'warn', RELABEL_METRICS_PORT: '0', ...env },
+    env: { ...process.env, ...WORKER_ENV, RELABEL_LOG_LEVEL: 'warn', RELABEL_METRICS_PORT: '0', ...env },
     stdio: ['ignore', options.stdout ?? 'inherit', 'inherit', 'ipc'],
   });
   return new Promise((resolve, reject) => {

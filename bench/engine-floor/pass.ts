@@ -17,6 +17,7 @@ import { historyFigures, overHistoryLimits, perChildFigures } from '../history.t
 import { monotonicUs, nodeWritesBefore, profileWindow, workerExecArgv, writeFigures } from '../write-figures.ts';
 import { cpuOf, machineCpu, machineFigures, peakRssMiB } from '../proc-figures.ts';
 import { nodesWithout } from '../bench-nodes.ts';
+import { WORKER_ENV } from '../../src/worker/config.ts';
 import type { engineFloor } from './workflows.ts';
 
 /** The engine floor's own task queue by default (a normal one, as relabel's). */
@@ -48,6 +49,8 @@ function startFloorWorker(stack: StackInfo, taskQueue: string, kubeQps: number, 
   const child = fork(new URL('./worker.ts', import.meta.url).pathname, [], {
     env: {
       ...process.env,
+      // The process settings of relabel's worker, so that the two differ only in their code.
+      ...WORKER_ENV,
       TEMPORAL_ADDRESS: stack.temporalAddress,
       KUBECONFIG: stack.kubeconfig,
       ENGINE_FLOOR_TASK_QUEUE: taskQueue,

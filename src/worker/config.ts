@@ -63,6 +63,20 @@ export interface WorkerConfig {
 export const WORKER_NODE_FLAGS = ['--max-semi-space-size=16', '--heap-growing-percent=25'] as const;
 
 /**
+ * Environment the worker process starts with: at most two malloc arenas.
+ * glibc gives threads that allocate at once arenas of their own, up to
+ * eight a core, and the worker's native threads (the Temporal SDK's Rust
+ * core, libuv's pool, V8's helpers) spread over a dozen, each holding freed
+ * memory of its own: at 50,000 nodes, every node changed, the worker crept
+ * from 419 to 444 MB over the pass outside V8's heaps, and peaked at
+ * 434–473 MiB; with two arenas it peaked at 393 MiB, its CPU
+ * the same share of the pass's (`npm run bench:e2e`).
+ * Read by glibc when the process starts, so set by whatever starts it:
+ * `npm run worker`, the image, the benchmark and the tests use it.
+ */
+export const WORKER_ENV = { MALLOC_ARENA_MAX: '2' } as const;
+
+/**
  * Defaults fit for a 2-core machine shared with Temporal and the API server;
  * see the README for larger ones. A `relabelNode` child holds a workflow
  * task slot while its local activity patches the node, so there are slots
