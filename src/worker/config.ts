@@ -67,10 +67,10 @@ export const WORKER_NODE_FLAGS = ['--max-semi-space-size=16', '--heap-growing-pe
  * glibc gives threads that allocate at once arenas of their own, up to
  * eight a core, and the worker's native threads (the Temporal SDK's Rust
  * core, libuv's pool, V8's helpers) spread over a dozen, each holding freed
- * memory of its own: at 50,000 nodes, every node changed, the worker crept
- * from 419 to 444 MB over the pass outside V8's heaps, and peaked at
- * 434–473 MiB; with two arenas it peaked at 393 MiB, its CPU
- * the same share of the pass's (`npm run bench:e2e`).
+ * memory of its own. At 50,000 nodes, every node changed, the worker grew
+ * from 419 to 444 MB over the pass while V8's heaps held steady, and
+ * peaked at 436 and 473 MiB in two runs; with two arenas, at 393 and
+ * 435 MiB, its CPU the same share of the pass's (`npm run bench:e2e`).
  * Read by glibc when the process starts, so set by whatever starts it:
  * `npm run worker`, the image, the benchmark and the tests use it.
  */
