@@ -222,6 +222,16 @@ export default tseslint.config(
     ),
   },
   {
+    // The worker runs the activities and workflows; it never imports the facade (the one arrow that
+    // would run back up): the run starter that heal and join runs need is the facade's, injected by
+    // the entry point (src/worker.ts) through the wiring's ports.
+    files: ['src/worker/**/*.ts'],
+    rules: forbid(
+      [['../facade/*', '../api/*', '../cli/*'], 'src/worker does not import the facade, the API or the CLI: the entry point injects what it needs'],
+      noStack,
+    ),
+  },
+  {
     // The facade is shared by CLI and API and depends on neither.
     files: ['src/facade/**/*.ts'],
     rules: forbid([['../api/*', '../cli/*', '../activities/*'], 'the facade depends on neither its callers nor the activities'], noStack),

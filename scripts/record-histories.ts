@@ -40,6 +40,7 @@ import { createDesignCache, type DesignCache } from '../src/store/design-cache.t
 import type { Store } from '../src/store/store.ts';
 import { openStore } from '../src/store/open-store.ts';
 import { createWorker } from '../src/worker/wiring.ts';
+import { facadeRunStarter } from '../src/facade/run-starter.ts';
 import { prefixedSite } from '../test/site.ts';
 
 const OUT = new URL('../test/histories/', import.meta.url).pathname;
@@ -275,13 +276,10 @@ async function main(only?: string): Promise<void> {
     for (const name of present) await core.createNode({ body: { metadata: { name, labels: { 'kubernetes.io/hostname': name } } } });
 
     const taskQueue = 'relabel-record';
-    const { worker, close } = await createWorker({
-      temporalAddress: stack.temporalAddress,
-      namespace: 'default',
-      taskQueue,
-      kubeconfig: stack.kubeconfig,
-      storeUrl,
-    });
+    const { worker, close } = await createWorker(
+      { temporalAddress: stack.temporalAddress, namespace: 'default', taskQueue, kubeconfig: stack.kubeconfig, storeUrl },
+      { runStarter: facadeRunStarter({ taskQueue, namespace: 'default' }) },
+    );
     const running = worker.run();
     const connection = await Connection.connect({ address: stack.temporalAddress });
     const client = new Client({ connection });

@@ -85,6 +85,25 @@ describe('architecture rules (lint)', () => {
     assert.deepEqual(contracts, [], 'the activities may import src/contracts');
   });
 
+  it('keeps src/worker off the facade: the entry point injects the run starter; the activities import neither the facade nor the workflows', async () => {
+    const places: [string, string][] = [
+      ['src/worker/wiring.ts', '../facade/runs.ts'],
+      ['src/worker/run.ts', '../facade/run-starter.ts'],
+      ['src/activities/drift-activities.ts', '../facade/runs.ts'],
+      ['src/activities/plan-run.ts', '../workflows/index.ts'],
+    ];
+    for (const [file, from] of places) {
+      const found = await violations(`import { x } from '${from}';\nexport const y = x;\n`, file);
+      assert.ok(found.includes('no-restricted-imports'), `${file} importing ${from}: ${found.join()}`);
+    }
+    const entry = await violations(`import { facadeRunStarter } from './facade/run-starter.ts';\nexport const x = facadeRunStarter;\n`, 'src/worker.ts');
+    assert.deepEqual(
+      entry.filter((r) => r === 'no-restricted-imports'),
+      [],
+      'the entry point assembles: it may hand the facade to the worker',
+    );
+  });
+
   it('keeps every folder of src/api out of the workflows, the I/O layers and the facade, however deep', async () => {
     const places: [string, string][] = [
       ['src/workflows/rollup.ts', '../api/http/server.ts'],

@@ -5,7 +5,6 @@
  * healing did.
  */
 import { Context } from '@temporalio/activity';
-import type { Client } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { FailureType, isFailureType } from '../core/plan/failure-types.ts';
 import type { DriftCounts } from '../core/plan/drift.ts';
@@ -15,23 +14,13 @@ import type { NodeApi } from '../kube/nodes.ts';
 import type { DesignCache } from '../store/design-cache.ts';
 import type { Store } from '../store/store.ts';
 import { failureSummary } from '../temporal/failure.ts';
+import type { RunStarter } from '../temporal/run-starter.ts';
 import type { DetectDriftInput, DriftDetection, HealOutcome } from '../contracts/drift-messages.ts';
 import type { UpdateLabelsResult } from '../contracts/messages.ts';
 import { detectDrift, driftedNodes } from './detect-drift.ts';
 
 /** The action name heal runs carry in their memo. */
 export const HEAL_ACTION = 'heal_drift';
-
-/**
- * Starts an update run as the facade does (preflight, a numbered run in the
- * store, the `update-labels/<site>` workflow); throws an error carrying a
- * failure `type` (RunInProgress when a run of the site is going) when it
- * cannot. Injected by the worker, which owns the client and the facade.
- */
-export type RunStarter = (
-  client: Client,
-  options: { targets: string[]; revision: number; action: string; audit?: RunAudit; concurrency?: number },
-) => Promise<{ workflowId: string; runId: string; run: number }>;
 
 /** A heal run just started: the run and how many nodes it heals. */
 export type StartedHeal = { workflowId: string; runId: string; run: number; nodes: number };

@@ -13,7 +13,8 @@ import { createDesignCache, type DesignCache } from '../store/design-cache.ts';
 import type { Store } from '../store/store.ts';
 import { createApplyNodeActivities } from './apply-node.ts';
 import { documentValidationFailure } from './document-failure.ts';
-import { createDriftActivities, type DriftTelemetry, type RunStarter } from './drift-activities.ts';
+import { createDriftActivities, type DriftTelemetry } from './drift-activities.ts';
+import type { RunStarter } from '../temporal/run-starter.ts';
 import { createJoinActivities, type JoinHealth, type JoinTelemetry } from './join-watch.ts';
 import type { NodeEvents } from './node-events.ts';
 import { createPluginActivities, type PluginTelemetry } from './plugin-activities.ts';
@@ -21,7 +22,6 @@ import { createResultWriter, type ResultWriter } from './result-writer.ts';
 import { createRunActivities } from './run-activities.ts';
 import { createRunPluginLabels } from './run-plugin-labels.ts';
 
-export type { RunStarter } from './drift-activities.ts';
 export type { JoinHealth, JoinTelemetry } from './join-watch.ts';
 
 /** Injected clients. */

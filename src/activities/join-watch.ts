@@ -23,7 +23,7 @@ import type { JoinWatchReport } from '../contracts/join-messages.ts';
 import type { NodeWatchApi } from '../kube/node-watch.ts';
 import type { DesignCache } from '../store/design-cache.ts';
 import type { Store } from '../store/store.ts';
-import type { RunStarter } from './drift-activities.ts';
+import type { RunStarter } from '../temporal/run-starter.ts';
 import { JoinWatcher } from './join-watcher.ts';
 
 /** What the join watcher counts and measures (the worker's metrics); every method must not throw. */

@@ -8,7 +8,7 @@ import { WatchExpiredError, type NodeWatchApi, type NodeWatchEvent } from '../ku
 import type { NodeState } from '../kube/nodes.ts';
 import type { DesignCache } from '../store/design-cache.ts';
 import type { Store } from '../store/store.ts';
-import type { RunStarter } from './drift-activities.ts';
+import type { RunStarter } from '../temporal/run-starter.ts';
 import { JoinWatcher } from './join-watcher.ts';
 
 const joining = (name: string): NodeState => ({

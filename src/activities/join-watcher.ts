@@ -29,7 +29,7 @@ import type { DesignCache } from '../store/design-cache.ts';
 import type { Store } from '../store/store.ts';
 import { failureSummary } from '../temporal/failure.ts';
 import { runWorkflowId, type UpdateLabelsResult } from '../contracts/messages.ts';
-import type { RunStarter } from './drift-activities.ts';
+import type { RunStarter } from '../temporal/run-starter.ts';
 import type { JoinHealth, JoinTelemetry, WatchNodeJoinsInput } from './join-watch.ts';
 
 /** Nodes a LIST page holds. */

@@ -8,10 +8,10 @@ import { freeLoopbackPort } from './free-port.ts';
 import { listenForProbes, workerReadiness, type ProbedWorker } from './probes.ts';
 import { installWorkerRuntime, workerLogger } from './telemetry.ts';
 import type { JoinHealthBoard } from './join-health.ts';
-import { createWorker } from './wiring.ts';
+import { createWorker, type WorkerPorts } from './wiring.ts';
 
-/** Runs the worker with `settings` until a signal stops it, then closes everything it opened. */
-export async function runWorker(settings: WorkerSettings): Promise<void> {
+/** Runs the worker with `settings` and the entry point's `ports` until a signal stops it, then closes everything it opened. */
+export async function runWorker(settings: WorkerSettings, ports: WorkerPorts = {}): Promise<void> {
   const opts = settings;
   const log = workerLogger(opts.logLevel);
   // The SDK's exporter listens on loopback only; the probes port relays it with the health endpoints.
@@ -31,7 +31,7 @@ export async function runWorker(settings: WorkerSettings): Promise<void> {
   });
   log.info({ url: probes.url, address: opts.metricsAddress, port: probes.port }, 'serving /metrics, /health/live and /health/ready');
   const { config } = settings;
-  const { worker, connection, joinHealth, close } = await createWorker(config);
+  const { worker, connection, joinHealth, close } = await createWorker(config, ports);
   running.joins = joinHealth;
   running.worker = { worker, connection, temporalAddress: config.temporalAddress, namespace: config.namespace };
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {

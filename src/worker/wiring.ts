@@ -5,9 +5,8 @@
  */
 import { NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { hostname } from 'node:os';
-import { createActivities, type RunStarter } from '../activities/index.ts';
+import { createActivities } from '../activities/index.ts';
 import { createNodeEvents } from '../activities/node-events.ts';
-import { createRuns } from '../facade/runs.ts';
 import { createEventApi } from '../kube/events.ts';
 import { createNodeApi, DEFAULT_KUBE_BURST, DEFAULT_KUBE_QPS, loadKubeConfig } from '../kube/nodes.ts';
 import { createNodeWatchApi } from '../kube/node-watch.ts';
@@ -20,34 +19,23 @@ import { openStore } from '../store/open-store.ts';
 import type { Store } from '../store/store.ts';
 import { connectOptions } from '../temporal/settings.ts';
 import { temporalUnreachable } from '../temporal/reach.ts';
+import type { RunStarter } from '../temporal/run-starter.ts';
 import { buildBundle } from './bundle.ts';
 import { WORKER_DEFAULTS, type WorkerConfig } from './config.ts';
-import { variableFromEnv } from '../settings/setting.ts';
-import { VARIABLES } from '../settings/table.ts';
 import { joinHealthBoard, type JoinHealthBoard } from './join-health.ts';
 import { joinMetrics, kubeEventMetrics, kubeRequestMetrics, nodeListMetrics, watchMetrics } from './telemetry.ts';
 
 /** A starting worker waits for its copy of the Nodes while the build receives a page at least this often. */
 const NODE_CACHE_STALLED_MS = 10_000;
 
-/**
- * Drift healing's run starter: the facade's own start (same checks, a
- * numbered run, `update-labels/<site>`), on the activity's client and this
- * worker's task queue.
- */
-function runStarter(config: WorkerConfig, store: Store, designs: DesignCache): RunStarter {
-  const searchAttributes = config.searchAttributes ?? variableFromEnv(VARIABLES.searchAttributes);
-  return async (client, options) => {
-    const runs = createRuns({ client, store, designs, taskQueue: config.taskQueue, namespace: config.namespace, searchAttributes });
-    const { workflowId, runId, run } = await runs.start({
-      targets: options.targets,
-      revision: options.revision,
-      action: options.action,
-      ...(options.audit ? { audit: options.audit } : {}),
-      ...(options.concurrency !== undefined ? { concurrency: options.concurrency } : {}),
-    });
-    return { workflowId, runId, run };
-  };
+/** What the worker's entry point injects: the parts of relabel the worker runs but does not own. */
+export interface WorkerPorts {
+  /**
+   * The run starter of heal and join runs, given the worker's store and
+   * design cache (the facade's, `src/facade/run-starter.ts`); without it,
+   * the activities that start runs refuse to.
+   */
+  runStarter?: (parts: { store: Store; designs: DesignCache }) => RunStarter;
 }
 
 /**
@@ -57,6 +45,7 @@ function runStarter(config: WorkerConfig, store: Store, designs: DesignCache): R
  */
 export async function createWorker(
   config: WorkerConfig,
+  ports: WorkerPorts = {},
 ): Promise<{ worker: Worker; connection: NativeConnection; joinHealth: JoinHealthBoard; close(): Promise<void> }> {
   // The configuration first: a bad profile or kubeconfig is refused before anything is opened.
   const connect = connectOptions(config);
@@ -119,7 +108,7 @@ export async function createWorker(
       designs,
       events,
       workloads,
-      startRun: runStarter(config, store, designs),
+      ...(ports.runStarter ? { startRun: ports.runStarter({ store, designs }) } : {}),
       watch,
       joinTelemetry: joinMetrics(runtime.metricMeter),
       watchTelemetry: watchMetrics(runtime.metricMeter),

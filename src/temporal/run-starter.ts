@@ -1,0 +1,33 @@
+/**
+ * The port through which activities start an update run (a heal of drift,
+ * a batch of joining nodes): defined here, below the activities and the
+ * facade, so neither imports the other. The facade implements it
+ * (`src/facade/run-starter.ts`); the worker's entry point injects that
+ * implementation into the worker's wiring.
+ */
+import type { Client } from '@temporalio/client';
+import type { RunAudit } from '../core/plan/run-audit.ts';
+
+/** What a started run is: its workflow, its Temporal run and its number in the store. */
+export interface StartedRun {
+  workflowId: string;
+  runId: string;
+  run: number;
+}
+
+/** What an activity asks a run to do. */
+export interface RunStartOptions {
+  targets: string[];
+  revision: number;
+  action: string;
+  audit?: RunAudit;
+  concurrency?: number;
+}
+
+/**
+ * Starts an update run as the facade does (preflight, a numbered run in the
+ * store, the `update-labels/<site>` workflow) on `client` (the activity's);
+ * throws an error carrying a failure `type` (RunInProgress when a run of the
+ * site is going) when it cannot.
+ */
+export type RunStarter = (client: Client, options: RunStartOptions) => Promise<StartedRun>;
