@@ -31,8 +31,8 @@ export { PAGE_SIZE, type PlanRunInput } from './plan-state.ts';
 
 /**
  * Nodes per LIST page. The API server pays for each page besides its
- * nodes: at 50,000 nodes, pages of 1,000 took its CPU from about 4 s to
- * 2.3 s and the no-op from 9.1–10.9 s to 8.8 s against pages of 500.
+ * nodes, so fewer, larger pages cost it less CPU over a whole LIST and
+ * shorten a large no-op (`npm run bench:e2e`).
  */
 export const LIST_PAGE_SIZE = 1000;
 

@@ -49,16 +49,15 @@ export interface WorkerConfig {
 /**
  * V8 flags the worker process runs with. Young generation of 16 MiB
  * semi-spaces: a bulk plan allocates a page's objects and drops them, and
- * with 4 MiB the 50,000-node no-op spent about a quarter of its CPU
- * collecting them (9.1 s against 9.8 s, `npm run bench:e2e`). Old space grows by at
- * most a quarter past what survived the last full collection: objects of
- * nodes in flight live about as long as a patch, so many are promoted and
- * die there, and V8's default growth (up to 4×) let a worker relabelling
- * 3,000 nodes reach 560 MiB holding under 100 MiB of live objects; with the
- * bound it peaks near 360 MiB at no measurable CPU cost (`npm run bench:e2e`).
- * A fraction, not a fixed limit, so a 50,000-node design still fits. Set
- * when the process starts: `npm run worker`, the image, the benchmark and
- * the tests use them.
+ * with V8's smaller default a large no-op spends much of its CPU in
+ * young-generation collections. Old space grows by at most a quarter past
+ * what survived the last full collection: objects of nodes in flight live
+ * about as long as a patch, so many are promoted and die there, and V8's
+ * default growth (up to 4×) lets the heap reach several times its live
+ * objects, with no CPU saved that the benchmark can see. A fraction, not a
+ * fixed limit, so a 50,000-node design still fits. Set when the process
+ * starts: `npm run worker`, the image, the benchmark and the tests use them.
+ * The worker's measured memory is in bench/README.md.
  */
 export const WORKER_NODE_FLAGS = ['--max-semi-space-size=16', '--heap-growing-percent=25'] as const;
 
@@ -67,10 +66,9 @@ export const WORKER_NODE_FLAGS = ['--max-semi-space-size=16', '--heap-growing-pe
  * glibc gives threads that allocate at once arenas of their own, up to
  * eight a core, and the worker's native threads (the Temporal SDK's Rust
  * core, libuv's pool, V8's helpers) spread over a dozen, each holding freed
- * memory of its own. At 50,000 nodes, every node changed, the worker grew
- * from 419 to 444 MB over the pass while V8's heaps held steady, and
- * peaked at 436 and 473 MiB in two runs; with two arenas, at 393 and
- * 435 MiB, its CPU the same share of the pass's (`npm run bench:e2e`).
+ * memory of its own: over a long run the process grows outside V8's heaps,
+ * which hold steady. Two arenas keep that memory bounded at no CPU cost the
+ * benchmark can see (`npm run bench:e2e`; figures in bench/README.md).
  * Read by glibc when the process starts, so set by whatever starts it:
  * `npm run worker`, the image, the benchmark and the tests use it.
  */
@@ -78,7 +76,7 @@ export const WORKER_ENV = { MALLOC_ARENA_MAX: '2' } as const;
 
 /**
  * Defaults fit for a 2-core machine shared with Temporal and the API server;
- * see the README for larger ones. A `relabelNode` child holds a workflow
+ * see docs/deploy.md for larger ones. A `relabelNode` child holds a workflow
  * task slot while its local activity patches the node, so there are slots
  * for a whole window of children (a run's default is 50) besides the run
  * itself; fewer, and the server queues children's first tasks in its
