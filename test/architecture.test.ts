@@ -313,3 +313,32 @@ describe('the workflow bundle', () => {
     assert.match(preload, /__webpack_require__\([^)]*"\.\/src\/workflows\/index\.ts"\)/, `preloaded: ${preload.trim() || 'nothing'}`);
   });
 });
+
+describe("the README's Layout block", () => {
+  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+  const block = /^## Layout\n+```\n([\s\S]*?)\n```/m.exec(readme)?.[1] ?? '';
+  const rows = block.split('\n');
+
+  it('names only paths that exist', () => {
+    assert.ok(rows.length > 10, `the Layout block has ${rows.length} rows`);
+    const named = [...block.matchAll(/(?:^|[\s(;])((?:src|stack|tools|examples|test|bench|deploy|scripts|bin)\/[\w./-]*)/gm)].map((m) =>
+      (m[1] ?? '').replace(/[.,:]+$/, ''),
+    );
+    assert.ok(named.length > 15, `the block names ${named.length} paths`);
+    assert.deepEqual(
+      [...new Set(named)].filter((p) => !existsSync(join(ROOT, p))),
+      [],
+    );
+  });
+
+  it('gives every top-level folder of src/ a row of its own', () => {
+    const folders = readdirSync(join(ROOT, 'src'), { withFileTypes: true })
+      .filter((e) => e.isDirectory())
+      .map((e) => `src/${e.name}/`);
+    assert.ok(folders.length > 5, folders.join());
+    assert.deepEqual(
+      folders.filter((f) => !rows.some((row) => row.startsWith(f))),
+      [],
+    );
+  });
+});

@@ -14,6 +14,7 @@ import { buildProgram } from './program.ts';
 const ROOT = new URL('../../', import.meta.url).pathname;
 const PAGES = [
   'README.md',
+  'bench/README.md',
   ...readdirSync(join(ROOT, 'docs'))
     .filter((f) => f.endsWith('.md'))
     .map((f) => `docs/${f}`),
@@ -78,10 +79,14 @@ function documentedCommands(): Documented[] {
   return PAGES.flatMap((page) => codeLines(page).flatMap(({ line, at }) => commandsOf(line).map((words) => ({ where: `${page}:${at}`, words }))));
 }
 
-/** `words` without a leading `npx`, when they run relabel. */
+/** How a page runs the CLI: the launcher of the clone, `npx relabel`, or `relabel` on the PATH. */
+const LAUNCHERS = ['bin/relabel.js', './bin/relabel.js', 'relabel'];
+
+/** `words` without a leading `npx` or `node`, when they run relabel. */
 function relabelArgs(words: readonly string[]): string[] | undefined {
-  const start = words[0] === 'npx' ? 1 : 0;
-  return words[start] === 'relabel' ? words.slice(start + 1) : undefined;
+  const start = words[0] === 'npx' || words[0] === 'node' ? 1 : 0;
+  const launcher = words[start];
+  return launcher !== undefined && LAUNCHERS.includes(launcher) ? words.slice(start + 1) : undefined;
 }
 
 /** Commander's messages go nowhere; every command of the tree. */
@@ -139,7 +144,19 @@ describe('the commands the README and docs show', () => {
   it('finds the commands it checks (the README shows the main job and the tests)', () => {
     const relabel = documented.filter((c) => relabelArgs(c.words));
     assert.ok(relabel.length >= 40, `only ${relabel.length} relabel commands found`);
-    assert.ok(documented.some((c) => c.where.startsWith('README.md') && c.words.join(' ') === 'npm test'));
+    const inReadme = (command: string) => documented.some((c) => c.where.startsWith('README.md') && c.words.join(' ') === command);
+    assert.ok(inReadme('npm run demo'), 'the README shows the main job');
+    assert.ok(inReadme('npm test'), 'the README shows the tests');
+  });
+
+  it('the README runs the CLI as bin/relabel.js, which npm prints nothing before, and the test command is the one CI runs', () => {
+    const readme = documented.filter((c) => c.where.startsWith('README.md'));
+    const viaNpx = readme.filter((c) => c.words[0] === 'npx');
+    assert.deepEqual(viaNpx, []);
+    assert.ok(readme.filter((c) => c.words[0] === 'bin/relabel.js').length >= 10);
+    assert.match(readFileSync(join(ROOT, '.ci/run'), 'utf8'), /^npm test$/m);
+    const bin = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { bin: Record<string, string> }).bin;
+    assert.equal(bin.relabel, 'bin/relabel.js');
   });
 
   it('parses every relabel command as written', async () => {
@@ -160,6 +177,7 @@ describe('the commands the README and docs show', () => {
       if (words[0] === 'npm' && words[1] === 'run' && !(words[2] && words[2] in scripts)) wrong.push(`${where}: npm run ${words[2]}`);
       if (words[0] === 'npm' && words[1] === 'test' && !('test' in scripts)) wrong.push(`${where}: npm test`);
       if (words[0] === 'node' && words[1] && !words[1].startsWith('-') && !existsSync(join(ROOT, words[1]))) wrong.push(`${where}: node ${words[1]}`);
+      if (words[0]?.startsWith('bin/') && !existsSync(join(ROOT, words[0]))) wrong.push(`${where}: ${words[0]}`);
     }
     assert.deepEqual(wrong, []);
   });

@@ -6,7 +6,7 @@
  * relabel's counters, exact after a run over 20 nodes of which 2 fail (one
  * absent from the cluster, one whose patch RBAC denies). Its log lines are
  * JSON, from workflows and activities alike, carrying the run and the node.
- * Its listener: two workers started side by side as the README starts them
+ * Its listener: two workers started side by side as docs/deploy.md starts them
  * both come up, each on loopback only (not on the host's other addresses)
  * and on a port of its own; `--metrics-port 0` logs the port it got; a port
  * asked for that is taken stops the worker with an error naming the flag.
@@ -210,7 +210,7 @@ describe('the worker process: where /metrics listens', () => {
     for (const child of started) await stopChild(child);
   });
 
-  it('two workers started side by side as the README says both come up, each on loopback only, on ports of their own', async () => {
+  it('two workers started side by side as docs/deploy.md says both come up, each on loopback only, on ports of their own', async () => {
     const [a, b] = await Promise.all([worker(), worker()]);
     const urls = [a.url, b.url];
     for (const url of urls) {
