@@ -261,15 +261,10 @@ function inherit(chain: readonly HostEntry[], name: string): ResolvedHost {
   };
 }
 
-/** The error of a rack, set at `path` of `doc`, that no `drydock/Rack/v1` document defines. */
-export function missingRack(doc: LoadedDocument, path: readonly PathSegment[], rack: string): SiteError {
-  return documentError(doc, path, `rack ${quote(rack)} is not defined (no ${SchemaName.Rack} document named ${quote(rack)})`);
-}
-
 /**
  * Resolves every uniquely named, valid node through its host-profile chain.
- * Reports nodes naming an undefined host profile and effective racks with no
- * `drydock/Rack/v1` document. A node whose chain hits a cycle or a profile
+ * Reports nodes naming an undefined host profile; a rack with no
+ * `drydock/Rack/v1` document is no error (Drydock needs none). A node whose chain hits a cycle or a profile
  * that failed validation is left out silently: that cause is reported once,
  * at the profile.
  */
@@ -293,12 +288,9 @@ export function resolveEntries(entries: ReadonlyMap<string, HostEntry>, index: S
     const chain = chainOf(node, index);
     if (chain === undefined) continue;
     const host = inherit(chain, name);
-    if (host.rack !== null && !index.racks.has(host.rack.name)) {
-      if (!index.unresolvable.racks.has(host.rack.name)) {
-        errors.push(missingRack(host.rack.origin.doc, host.rack.origin.path, host.rack.name));
-      }
-      continue;
-    }
+    // A rack with no Rack document is a rack all the same, as Drydock reads it (with no rack labels);
+    // one whose document failed its checks is reported there.
+    if (host.rack !== null && index.unresolvable.racks.has(host.rack.name)) continue;
     hosts.set(name, host);
   }
   return { hosts, errors };

@@ -262,6 +262,14 @@ function isAbstract(value: unknown): boolean {
   return valueAt(value, ['metadata', 'layeringDefinition', 'abstract']) === true;
 }
 
+/** Checks only the envelope of a document (a Deckhand document of some schema): what a layered document gets before it is rendered. */
+export function checkEnvelope(doc: LoadedDocument): { checked: CheckedDocument; errors: SiteError[] } {
+  const result = PassThroughDocument.safeParse(doc.value);
+  return result.success
+    ? { checked: { kind: 'passThrough', doc }, errors: [] }
+    : { checked: { kind: 'invalid', doc }, errors: zodErrors(doc, result.error.issues) };
+}
+
 /**
  * Validates one loaded (not broken) document. Documents of the schemas
  * relabel interprets are checked strictly; `layeringDefinition.abstract`

@@ -5,7 +5,7 @@
  */
 import { quote } from '../plan/text.ts';
 import type { CheckedDocument } from './document-check.ts';
-import { hostView, mapAt, nameOf, type MapView } from './document-view.ts';
+import { hostView, mapAt, nameOf, valueAt, type MapView } from './document-view.ts';
 import { isProtectedLabelKey } from '../plan/label-keys.ts';
 import { DEFAULT_SITE_POLICY, generatedLabelKeys, sitePolicyFrom } from './label-policy.ts';
 import type { SitePolicy } from './label-policy.ts';
@@ -51,19 +51,34 @@ export function sitePolicyOf(all: SiteDocuments): { policy: SitePolicy | undefin
   return { policy: docs.length === 1 && only !== undefined ? sitePolicyFrom(only.data) : undefined, errors };
 }
 
+/** The rank of each layer of the site's layering policy (0 the first), empty without one. */
+function layerRanks(all: SiteDocuments): Map<string, number> {
+  const policy = all.checked.find((c) => documentRef(c.doc.index, c.doc.value).schema?.startsWith('deckhand/LayeringPolicy/') === true);
+  const order = valueAt(policy?.doc.value, ['data', 'layerOrder']);
+  return new Map(Array.isArray(order) ? order.map((layer, i) => [String(layer), i]) : []);
+}
+
 /**
  * The site's region (its name is the site name): `null` without a region
- * document, `undefined` when there are several or it failed validation.
+ * document, `undefined` when it is not known (it failed validation, or two
+ * are in the nearest layer). Of regions in several layers the one of the
+ * lowest layer (a site's over a global one) is the site's, as Drydock keeps
+ * the last it reads; two in one layer are refused, since which is last
+ * would be the order of the files.
  */
 export function siteRegionOf(all: SiteDocuments): {
   site: { name: string; doc: LoadedDocument } | null | undefined;
   errors: SiteError[];
 } {
   const docs = documentsOf(all, SchemaName.Region);
-  const errors = singletonErrors(docs, SchemaName.Region);
-  if (docs.length === 0) return { site: null, errors };
-  const valid = all.checked.flatMap((c) => (c.kind === 'region' ? [{ name: c.value.metadata.name, doc: c.doc }] : []));
-  return { site: docs.length === 1 ? valid[0] : undefined, errors };
+  if (docs.length === 0) return { site: null, errors: [] };
+  const ranks = layerRanks(all);
+  const rank = (doc: LoadedDocument) => ranks.get(String(valueAt(doc.value, ['metadata', 'layeringDefinition', 'layer']))) ?? -1;
+  const nearest = Math.max(...docs.map(rank));
+  const kept = docs.filter((doc) => rank(doc) === nearest);
+  const errors = singletonErrors(kept, SchemaName.Region);
+  const valid = all.checked.flatMap((c) => (c.kind === 'region' && kept.includes(c.doc) ? [{ name: c.value.metadata.name, doc: c.doc }] : []));
+  return { site: kept.length === 1 ? valid[0] : undefined, errors };
 }
 
 function valueNameErrors(doc: LoadedDocument, name: string, key: string): SiteError[] {

@@ -7,7 +7,9 @@
  * those may be in another bucket, and are checked when the site is
  * validated whole (`validate-site.ts`), as a commit does.
  */
-import { checkDocument } from './document-check.ts';
+import { checkDocument, checkEnvelope } from './document-check.ts';
+import { layeredOntoOthers, layeringErrors } from './render-site.ts';
+import { renderSite } from './render-site.ts';
 import type { CheckedDocument, InterpretedKind } from './document-check.ts';
 import { nameOf } from './document-view.ts';
 import { duplicateNameErrors } from './design-resolve.ts';
@@ -25,20 +27,35 @@ export type CheckedDocuments = {
   broken: LoadedDocument[];
   /** YAML and per-document errors, in no particular order. */
   errors: SiteError[];
+  /** Whether the site was to be rendered and could not be (then `checked` is empty). */
+  unrendered?: boolean;
 };
 
-/** Loads `sources` and validates each document on its own (the first phase of every validation). */
-export function checkEachDocument(sources: readonly SiteSource[]): CheckedDocuments {
+/**
+ * Loads `sources` and validates each document on its own (the first phase
+ * of every validation). With `render`, the site is rendered first (as
+ * Deckhand renders it) and the rendered documents are validated; a site
+ * that does not render returns its rendering errors and no documents.
+ * Without it (a bucket staged on its own), a document layered onto a
+ * parent or substituted into is checked for its envelope and layering
+ * only: its fields mean something only once rendered with the rest.
+ */
+export function checkEachDocument(sources: readonly SiteSource[], options: { render?: boolean } = {}): CheckedDocuments {
   const loaded = loadSources(sources);
   const errors: SiteError[] = [...loaded.errors];
   const checked: CheckedDocument[] = [];
-  const broken: LoadedDocument[] = [];
-  for (const doc of loaded.documents) {
-    if (doc.broken) {
-      broken.push(doc);
-      continue;
-    }
-    const result = checkDocument(doc);
+  const broken: LoadedDocument[] = loaded.documents.filter((doc) => doc.broken);
+  let documents = loaded.documents.filter((doc) => !doc.broken);
+  if (options.render === true) {
+    const rendered = renderSite(documents);
+    errors.push(...rendered.errors);
+    documents = rendered.documents;
+    if (rendered.errors.length > 0) return { checked, broken, errors, unrendered: true };
+  } else {
+    errors.push(...layeringErrors(documents));
+  }
+  for (const doc of documents) {
+    const result = options.render === true || !layeredOntoOthers(doc.value) ? checkDocument(doc) : checkEnvelope(doc);
     checked.push(result.checked);
     errors.push(...result.errors);
   }

@@ -101,11 +101,6 @@ const cases: { name: string; sources: SiteSource[]; expected: string[] }[] = [
     ],
   },
   {
-    name: 'rack without a rack document, reported where the rack is set',
-    sources: [source('s.yaml', profileDoc('p1', '  metadata:\n    rack: r9'), nodeDoc('n1', '  host_profile: p1'), nodeDoc('n2', '  host_profile: p1'))],
-    expected: ['s.yaml:8:11 drydock/HostProfile/v1 "p1" data.metadata.rack: rack "r9" is not defined (no drydock/Rack/v1 document named "r9")'],
-  },
-  {
     name: 'protected key',
     sources: [
       source(
@@ -303,6 +298,23 @@ describe('validateSite on valid input', () => {
     assert.ok(result.ok, result.ok ? '' : result.errors.map(formatError).join('\n'));
     assert.deepEqual(result.design.nodes['n1']?.labels, { 'labels.example.com/rack': 'r1', 'labels.example.com/site': 'lab1' });
     assert.equal(result.design.policy.defaultConcurrency, 4);
+  });
+
+  it('takes a rack with no Rack document as Drydock does: the rack label, no rack labels', () => {
+    const result = validateSite([source('s.yaml', profileDoc('p1', '  metadata:\n    rack: r9'), nodeDoc('n1', '  host_profile: p1'))]);
+    assert.ok(result.ok, result.ok ? '' : result.errors.map(formatError).join('\n'));
+    assert.equal(result.design.nodes['n1']?.rack, 'r9');
+    assert.equal(result.design.nodes['n1']?.labels['relabel.airshipit.org/rack'], 'r9');
+    assert.deepEqual(result.design.racks, {});
+  });
+
+  it('keeps the region of the lowest layer when a global and a site region are given, as Drydock keeps the last', () => {
+    const layered = (name: string, layer: string) =>
+      yamlDoc('drydock/Region/v1', name, '').replace(`  name: ${name}\n`, `  name: ${name}\n  layeringDefinition: {layer: ${layer}}\n`);
+    const policy = '---\nschema: deckhand/LayeringPolicy/v1\nmetadata: {schema: metadata/Control/v1, name: lp}\ndata: {layerOrder: [global, type, site]}\n';
+    const result = validateSite([source('s.yaml', policy, layered('the-site', 'site'), layered('region-profile', 'global'))]);
+    assert.ok(result.ok, result.ok ? '' : result.errors.map(formatError).join('\n'));
+    assert.equal(result.design.site, 'the-site');
   });
 
   it('ignores abstract (layering template) documents', () => {

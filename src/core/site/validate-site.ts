@@ -6,7 +6,6 @@ import {
   danglingProfile,
   duplicateNameErrors,
   indexSite,
-  missingRack,
   profileGraphErrors,
   resolveEntries,
   resolveHosts,
@@ -114,9 +113,8 @@ function siteDocument(doc: LoadedDocument): SiteDocument {
 
 /**
  * The references of the nodes and host profiles that failed their own
- * checks: they take no part in inheritance, but a host profile they name,
- * or a rack a node names itself, that no document defines is still
- * reported, as for a valid one.
+ * checks: they take no part in inheritance, but a host profile they name
+ * that no document defines is still reported, as for a valid one.
  */
 function failedHostReferenceErrors(checked: readonly CheckedDocument[], index: SiteIndex): SiteError[] {
   const errors: SiteError[] = [];
@@ -125,11 +123,6 @@ function failedHostReferenceErrors(checked: readonly CheckedDocument[], index: S
     const parent = valueAt(c.doc.value, ['data', 'host_profile']);
     if (typeof parent === 'string' && parent !== '' && !index.profiles.has(parent) && !index.unresolvable.profiles.has(parent)) {
       errors.push(danglingProfile(c, parent));
-    }
-    // A profile's rack is checked where a node inherits it, as for a valid profile.
-    const rack = c.schemaKind !== 'profile' ? valueAt(c.doc.value, ['data', 'metadata', 'rack']) : undefined;
-    if (typeof rack === 'string' && rack !== '' && rack !== '!' && !index.racks.has(rack) && !index.unresolvable.racks.has(rack)) {
-      errors.push(missingRack(c.doc, ['data', 'metadata', 'rack'], rack));
     }
   }
   return errors;
@@ -200,7 +193,9 @@ function nodeSetsOf(
  * inheritance, so conflicts and node totals are not computed for it).
  */
 export function validateSite(sources: readonly SiteSource[]): SiteValidation {
-  const { checked, broken, errors } = checkEachDocument(sources);
+  const { checked, broken, errors, unrendered } = checkEachDocument(sources, { render: true });
+  // Nothing can be said of a site's design before it renders.
+  if (unrendered === true) return { ok: false, errors: sortErrors(errors) };
   const failed = [...checked.filter((c) => c.kind === 'invalid').map((c) => c.doc), ...broken].map((doc) => documentRef(doc.index, doc.value));
   const { index, errors: indexErrors } = indexSite(checked, failed);
   const { policy, errors: policyErrors } = sitePolicyOf({ checked, broken });

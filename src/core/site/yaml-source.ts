@@ -6,6 +6,8 @@ import { Composer, isAlias, isMap, isScalar, isSeq, LineCounter, parseDocument, 
 import type { Document, Node as YamlNode, ParsedNode } from 'yaml';
 import type { DocumentRef, PathSegment, SiteError } from '../plan/site-error.ts';
 import { formatPath } from '../plan/site-error.ts';
+import { pyyamlTags } from './pyyaml-schema.ts';
+import { RELABEL_SCHEMA_NAMESPACE, SchemaName } from './schema.ts';
 
 /** One input file: its name (as shown in errors) and its text. */
 export type SiteSource = {
@@ -26,9 +28,17 @@ export type LoadedDocument = {
   index: number;
   value: unknown;
   broken: boolean;
+  /**
+   * The documents a rendered document was layered from (Deckhand's parents), nearest
+   * first, itself first, each as written; absent for a document not layered onto a parent.
+   */
+  layeredFrom?: LayeredFrom[];
   /** 1-based position of the node at `path`, or of its nearest existing ancestor. */
   position(path: readonly PathSegment[], target: PositionTarget): { line: number; column: number };
 };
+
+/** A document another was layered from: its name, layer and whole value as written. */
+export type LayeredFrom = { name: string; layer: string; value: unknown };
 
 /** Documents and YAML-level errors of a set of sources. */
 export type LoadResult = {
@@ -42,9 +52,10 @@ type Located = { node: YamlNode | null; key: YamlNode | null };
  * Most aliases (`*name`) one document may use. Each alias costs the YAML
  * reader a walk of the whole document, and an alias of a large anchor
  * multiplies what later checks see, so a document with more is refused
- * before it is read.
+ * before it is read. Real sites stay well within it (Airship's software
+ * versions document uses some 550).
  */
-export const MAX_ALIASES_PER_DOCUMENT = 100;
+export const MAX_ALIASES_PER_DOCUMENT = 2000;
 
 /** Each mapping's pairs by key text, built on first use, so locating an error is not a scan of the mapping. */
 const pairIndexes = new WeakMap<object, Map<string, { key: unknown; value: unknown }>>();
@@ -115,6 +126,12 @@ export function documentRef(index: number, value: unknown): DocumentRef {
   return ref;
 }
 
+/** Whether relabel interprets a document of this value's schema (its own namespace, or a Drydock schema it reads). */
+function readsDocument(value: unknown): boolean {
+  const schema = documentRef(0, value).schema;
+  return schema === undefined || schema.startsWith(RELABEL_SCHEMA_NAMESPACE) || (Object.values(SchemaName) as string[]).includes(schema);
+}
+
 /** Builds a located error about the node at `path` of `document`. */
 export function documentError(document: LoadedDocument, path: readonly PathSegment[], message: string, target: PositionTarget = 'value'): SiteError {
   const { line, column } = document.position(path, target);
@@ -136,7 +153,8 @@ function yamlMessage(code: string, message: string): string {
 
 // Duplicate keys are found below in one pass per mapping; the parser's own check compares each key
 // with every earlier one, which a mapping of 100,000 keys turns into minutes.
-const YAML_OPTIONS = { prettyErrors: false, uniqueKeys: false } as const;
+// Scalars are read as PyYAML reads them, since Airship's tools all do (`pyyaml-schema.ts`).
+const YAML_OPTIONS = { prettyErrors: false, uniqueKeys: false, version: '1.1', merge: true, customTags: pyyamlTags } as const;
 
 /** 1-based line and column of an offset of a source. */
 type At = (offset: number) => { line: number; column: number };
@@ -195,13 +213,14 @@ function loadOne(source: SiteSource, documents: LoadedDocument[], errors: SiteEr
       problems.push({ offset: bang >= 0 ? bang : start, message: `a bare '!' is a YAML tag, not a value (${quoteHint}, or '!' to unset)` });
     };
     let aliases = 0;
+    const duplicateKeys: number[] = [];
     visit(yamlDocument, {
       Map(_, map) {
         bareTag(map);
         const seen = new Set<unknown>();
         for (const { key } of map.items) {
           if (!isScalar(key)) continue;
-          if (seen.has(key.value)) problems.push({ offset: key.range?.[0] ?? yamlDocument.range[0], message: 'Map keys must be unique' });
+          if (seen.has(key.value)) duplicateKeys.push(key.range?.[0] ?? yamlDocument.range[0]);
           seen.add(key.value);
         }
       },
@@ -226,6 +245,11 @@ function loadOne(source: SiteSource, documents: LoadedDocument[], errors: SiteEr
         // An alias before its anchor, or aliases of aliases expanding too far.
         if (yamlDocument.errors.length === 0) problems.push({ offset: yamlDocument.range[0], message: `cannot read the document: ${(err as Error).message}` });
       }
+    }
+    // A key given twice is refused in the documents relabel reads (which of the two is meant decides
+    // what is removed); elsewhere the last is kept, as PyYAML keeps it for Deckhand and Armada.
+    if (duplicateKeys.length > 0 && (value === null || readsDocument(value))) {
+      for (const offset of duplicateKeys) problems.push({ offset, message: 'Map keys must be unique' });
     }
     const broken = problems.length > 0;
     const document: LoadedDocument = {

@@ -1,0 +1,101 @@
+/**
+ * The render step of site validation: the loaded documents rendered as
+ * Deckhand renders them (`core/render`), each rendered document keeping
+ * its own file and positions (a field it inherited points at the nearest
+ * field the document writes itself), and the documents it was layered from,
+ * so a label can say which layered document gave it.
+ */
+import { renderDocuments, type ReadFields, type RenderProblem } from '../render/render.ts';
+import { isLayered, readMeta } from '../render/document-meta.ts';
+import type { PathSegment, SiteError } from '../plan/site-error.ts';
+import { SchemaName } from './schema.ts';
+import { documentError, type LayeredFrom, type LoadedDocument } from './yaml-source.ts';
+import { valueAt } from './document-view.ts';
+
+/** The host fields relabel reads of a node, host profile or node set. */
+const HOST_FIELDS: readonly (readonly PathSegment[])[] = [
+  ['data', 'host_profile'],
+  ['data', 'metadata', 'owner_data'],
+  ['data', 'metadata', 'annotations'],
+  ['data', 'metadata', 'taints'],
+  ['data', 'metadata', 'tags'],
+  ['data', 'metadata', 'rack'],
+  ['data', 'selector'],
+];
+
+const READ_FIELDS: Record<string, readonly (readonly PathSegment[])[]> = {
+  [SchemaName.BaremetalNode]: HOST_FIELDS,
+  [SchemaName.HostProfile]: HOST_FIELDS,
+  [SchemaName.NodeSet]: HOST_FIELDS,
+  [SchemaName.Rack]: [['data', 'labels']],
+  [SchemaName.LabelPolicy]: [['data']],
+  [SchemaName.LabelPlugin]: [['data']],
+};
+
+/** The fields of a schema's documents relabel reads: where a substitution may not lack its source. */
+export const readFields: ReadFields = (schema) => READ_FIELDS[schema] ?? [];
+
+export type { LayeredFrom } from './yaml-source.ts';
+
+/** Which layered document wrote the value at `path` of a rendered `doc`: the nearest in its chain holding that value, or undefined when `doc` itself does (or it was not layered). */
+export function layeredSource(doc: LoadedDocument, path: readonly PathSegment[]): LayeredFrom | undefined {
+  const chain = doc.layeredFrom;
+  if (chain === undefined) return undefined;
+  const value = valueAt(doc.value, path);
+  const own = chain.find((entry) => valueAt(entry.value, path) === value && value !== undefined);
+  return own === undefined || own === chain[0] ? undefined : own;
+}
+
+function layerOf(value: unknown): string {
+  const layer = valueAt(value, ['metadata', 'layeringDefinition', 'layer']);
+  return typeof layer === 'string' ? layer : '';
+}
+
+function nameOfValue(value: unknown): string {
+  const name = valueAt(value, ['metadata', 'name']);
+  return typeof name === 'string' ? name : '';
+}
+
+/** The rendered site, or the errors that kept it from rendering (then no documents). */
+export type RenderedSite = { documents: LoadedDocument[]; errors: SiteError[]; layered: boolean };
+
+/** Renders `documents` (readable YAML, each a mapping) as Deckhand does; errors name the file, document and field. */
+export function renderSite(documents: readonly LoadedDocument[]): RenderedSite {
+  const result = renderDocuments(
+    documents.map((d) => d.value as Record<string, unknown>),
+    { readFields },
+  );
+  const errors = result.problems.map((p) => documentError(documents[p.document] as LoadedDocument, p.path, p.message));
+  if (errors.length > 0) return { documents: [], errors, layered: result.layered };
+  if (!result.layered) return { documents: [...documents], errors, layered: false };
+  const rendered = result.documents.map((r) => {
+    const doc = documents[r.document] as LoadedDocument;
+    if (r.chain.length === 1) return r.value === doc.value ? doc : { ...doc, value: r.value };
+    const chain = r.chain.map((i): LayeredFrom => {
+      const input = (documents[i] as LoadedDocument).value;
+      return { name: nameOfValue(input), layer: layerOf(input), value: input };
+    });
+    return { ...doc, value: r.value, layeredFrom: chain };
+  });
+  return { documents: rendered, errors, layered: true };
+}
+
+/** Whether a document's fields mean something only once rendered: it has a parent, substitutions, or replaces another. */
+export function layeredOntoOthers(value: unknown): boolean {
+  const metadata = valueAt(value, ['metadata']);
+  return (
+    isLayered(readMeta((typeof value === 'object' && value !== null ? value : {}) as Record<string, unknown>, 0, [])) &&
+    valueAt(metadata, ['layeringDefinition', 'abstract']) !== true
+  );
+}
+
+/** The layering fields of each document checked on its own (as a bucket is staged): malformed actions, selectors, substitutions. */
+export function layeringErrors(documents: readonly LoadedDocument[]): SiteError[] {
+  const errors: SiteError[] = [];
+  for (const doc of documents) {
+    const problems: RenderProblem[] = [];
+    readMeta(doc.value as Record<string, unknown>, 0, problems);
+    for (const p of problems) errors.push(documentError(doc, p.path, p.message));
+  }
+  return errors;
+}
