@@ -6,7 +6,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { ESLint } from 'eslint';
 import { workflowBundle } from './helpers.ts';
 
@@ -91,6 +91,9 @@ describe('architecture rules (lint)', () => {
       ['src/worker/run.ts', '../facade/run-starter.ts'],
       ['src/activities/drift-activities.ts', '../facade/runs.ts'],
       ['src/activities/plan-run.ts', '../workflows/index.ts'],
+      ['src/activities/joins/join-watcher.ts', '../../facade/run-starter.ts'],
+      ['src/activities/joins/join-watch.ts', '../../workflows/watch-joins.ts'],
+      ['src/activities/joins/join-watch.ts', '../../worker/wiring.ts'],
     ];
     for (const [file, from] of places) {
       const found = await violations(`import { x } from '${from}';\nexport const y = x;\n`, file);
@@ -136,6 +139,65 @@ describe('architecture rules (lint)', () => {
       'src/contracts/drift-messages.ts',
     );
     assert.deepEqual(allowed, []);
+  });
+});
+
+/** The relative imports (values and types, `export … from` too) of every module of src/ but the tests, by path from the root. */
+function importGraph(): Map<string, string[]> {
+  const files = readdirSync(join(ROOT, 'src'), { recursive: true, encoding: 'utf8' })
+    .filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts'))
+    .map((f) => join('src', f));
+  const known = new Set(files);
+  return new Map(
+    files.map((file) => {
+      const code = readFileSync(join(ROOT, file), 'utf8');
+      const specifiers = [...code.matchAll(/^(?:import|export)\s(?:[^'"]*?\sfrom\s)?'(\.[^']+)'/gm)].map((m) => m[1] ?? '');
+      return [file, specifiers.map((s) => join(dirname(file), s)).filter((target) => known.has(target))];
+    }),
+  );
+}
+
+/** The import cycles of `graph`, each as the modules around it. */
+function cycles(graph: Map<string, string[]>): string[][] {
+  const found: string[][] = [];
+  const state = new Map<string, 'open' | 'done'>();
+  const path: string[] = [];
+  const visit = (file: string) => {
+    state.set(file, 'open');
+    path.push(file);
+    for (const next of graph.get(file) ?? []) {
+      if (state.get(next) === 'open') found.push([...path.slice(path.indexOf(next)), next]);
+      else if (!state.has(next)) visit(next);
+    }
+    path.pop();
+    state.set(file, 'done');
+  };
+  for (const file of graph.keys()) if (!state.has(file)) visit(file);
+  return found;
+}
+
+describe('imports of src/', () => {
+  it('form no cycle, not even through a type', () => {
+    const graph = importGraph();
+    assert.ok(graph.size > 100, `read ${graph.size} modules`);
+    assert.ok(
+      graph.get('src/activities/joins/join-watch.ts')?.includes('src/activities/joins/join-watcher.ts'),
+      'the graph holds the imports it is meant to: the join activity imports its watcher',
+    );
+    assert.deepEqual(
+      cycles(graph).map((cycle) => cycle.join(' → ')),
+      [],
+    );
+  });
+
+  it('the cycle check finds a cycle', () => {
+    const graph = new Map([
+      ['a.ts', ['b.ts']],
+      ['b.ts', ['c.ts']],
+      ['c.ts', ['a.ts']],
+      ['d.ts', ['a.ts']],
+    ]);
+    assert.deepEqual(cycles(graph), [['a.ts', 'b.ts', 'c.ts', 'a.ts']]);
   });
 });
 

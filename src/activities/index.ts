@@ -6,7 +6,7 @@
  * apply, plugins, drift).
  */
 import type { Design } from '../core/site/validate-site.ts';
-import type { NodeWatchApi } from '../kube/node-watch.ts';
+import type { NodeInformer } from '../kube/node-informer.ts';
 import type { NodeApi } from '../kube/nodes.ts';
 import type { WorkloadApi } from '../kube/workloads.ts';
 import { createDesignCache, type DesignCache } from '../store/design-cache.ts';
@@ -15,14 +15,15 @@ import { createApplyNodeActivities } from './apply-node.ts';
 import { documentValidationFailure } from './document-failure.ts';
 import { createDriftActivities, type DriftTelemetry } from './drift-activities.ts';
 import type { RunStarter } from '../temporal/run-starter.ts';
-import { createJoinActivities, type JoinHealth, type JoinTelemetry } from './join-watch.ts';
+import { createJoinActivities } from './joins/join-watch.ts';
+import type { JoinHealth, JoinTelemetry } from './joins/join-ports.ts';
 import type { NodeEvents } from './node-events.ts';
 import { createPluginActivities, type PluginTelemetry } from './plugin-activities.ts';
 import { createResultWriter, type ResultWriter } from './result-writer.ts';
 import { createRunActivities } from './run-activities.ts';
 import { createRunPluginLabels } from './run-plugin-labels.ts';
 
-export type { JoinHealth, JoinTelemetry } from './join-watch.ts';
+export type { JoinHealth, JoinTelemetry } from './joins/join-ports.ts';
 
 /** Injected clients. */
 export interface ActivityDeps {
@@ -36,8 +37,8 @@ export interface ActivityDeps {
   events?: NodeEvents;
   /** Read-only lists of DaemonSets, pods and budgets; dry runs weigh their workload impact with them (none when absent). */
   workloads?: WorkloadApi;
-  /** Lists and watches Nodes for the join watcher; without it, watching joins fails. */
-  watch?: NodeWatchApi;
+  /** The worker's one list-and-watch of Nodes, which the join watchers follow; without it, watching joins fails. */
+  informer?: NodeInformer;
   /** The join watcher's metrics (none when absent). */
   joinTelemetry?: JoinTelemetry;
   /** The worker's drift and plugin poll metrics. */
@@ -45,12 +46,6 @@ export interface ActivityDeps {
   /** Where the join watcher reports whether it can watch (the worker's readiness). */
   joinHealth?: JoinHealth;
 }
-
-/** The watch of a worker built without one: watching joins fails, saying so. */
-const missingWatch: NodeWatchApi = {
-  list: () => Promise.reject(new Error('this worker has no Node watch (built without one)')),
-  watch: () => Promise.reject(new Error('this worker has no Node watch (built without one)')),
-};
 
 /**
  * Builds the activities over the given clients: one design cache, result
@@ -82,7 +77,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createRunActivities({ nodes, store, ...(events ? { events } : {}), ...(workloads ? { workloads } : {}), validDesign, pinnedPluginSet }),
     ...createPluginActivities({ store, designs, ...(deps.watchTelemetry ? { telemetry: deps.watchTelemetry } : {}) }),
     ...createJoinActivities({
-      watch: deps.watch ?? missingWatch,
+      ...(deps.informer ? { informer: deps.informer } : {}),
       store,
       designs,
       ...(deps.startRun ? { startRun: deps.startRun } : {}),

@@ -4,7 +4,7 @@
  * how its patch is sent and guarded, is decided in one place.
  */
 import { STALE, type ReconcileSteps } from '../core/plan/node-reconcile.ts';
-import { conflictBackoff } from '../kube/conflict-backoff.ts';
+import { conflictBackoff } from '../kube/backoff.ts';
 import { isStaleWrite, mapNodeError } from '../kube/errors.ts';
 import type { NodeApi, NodeState } from '../kube/nodes.ts';
 

@@ -6,18 +6,17 @@
 import type { Client } from '@temporalio/client';
 import { progressQuery, type Progress } from '../contracts/messages.ts';
 import { idleTaskQueueWarning, QUERY_TIMEOUT_MS } from './idle-task-queue.ts';
-import type { RunStatusReport } from './run-reads.ts';
 
 /** How often waiting for a run asks whether a worker polls its task queue. */
 const IDLE_CHECK_MS = 10_000;
 /** How often it asks again while no worker polls. */
 const IDLE_RECHECK_MS = 2_000;
 
-/** What waiting needs: the client, the namespace, and the facade's own status read. */
-export interface RunWaitDeps {
+/** What waiting needs: the client, the namespace, and the facade's own status read (its report, whatever it holds, is what waiting returns). */
+export interface RunWaitDeps<Report> {
   client: Client;
   namespace: string;
-  status(workflowId: string, runId?: string): Promise<RunStatusReport>;
+  status(workflowId: string, runId?: string): Promise<Report>;
 }
 
 /** How to wait: what to call with progress and warnings, how often, and until when. */
@@ -41,7 +40,7 @@ export interface RunWaitOptions {
  * serves. Returns the final status; with `deadline` (epoch ms), the
  * status then if the run is still going.
  */
-export async function waitForRun(deps: RunWaitDeps, ref: { workflowId: string; runId?: string }, options: RunWaitOptions): Promise<RunStatusReport> {
+export async function waitForRun<Report>(deps: RunWaitDeps<Report>, ref: { workflowId: string; runId?: string }, options: RunWaitOptions): Promise<Report> {
   const { client } = deps;
   const { onProgress, onWarning, deadline } = options;
   const everyMs = options.everyMs ?? 500;

@@ -3,7 +3,6 @@ import assert from 'node:assert/strict';
 import { ApiException } from '@kubernetes/client-node';
 import { ApplicationFailure } from '@temporalio/common';
 import { forbiddenMessage, httpStatus, isStaleWrite, kubeStatus, mapNodeError, MAX_API_MESSAGE } from './errors.ts';
-import { conflictBackoffMs, MAX_CONFLICT_BACKOFF_MS } from './conflict-backoff.ts';
 
 const answer = (code: number, message = 'm') => new ApiException(code, `HTTP ${code}`, JSON.stringify({ message }), {});
 
@@ -132,15 +131,5 @@ describe('isStaleWrite', () => {
     const mixed = duplicate('metadata.taints[2]');
     mixed.details.causes.push({ reason: 'FieldValueInvalid', field: 'metadata.labels', message: 'Invalid value' });
     assert.equal(isStaleWrite(answer(422, mixed)), false, 'a duplicate beside a real refusal is a real refusal');
-  });
-});
-
-describe('conflictBackoffMs', () => {
-  it('grows from 100 ms, doubling, capped, with full jitter', () => {
-    assert.deepEqual(
-      [1, 2, 3, 10].map((n) => conflictBackoffMs(n, 0.999)),
-      [99, 199, 399, MAX_CONFLICT_BACKOFF_MS - 2],
-    );
-    assert.equal(conflictBackoffMs(4, 0), 0);
   });
 });

@@ -1,7 +1,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { cachedNodeApi, type NodeReadSource } from './node-cache.ts';
+import { cachedNodeApi as cacheOver, type CachedNodeApi, type NodeCacheOptions, type NodeReadSource } from './node-cache.ts';
+import { NodeInformer, type NodeInformerOptions } from './node-informer.ts';
 import { WatchExpiredError, type NodeWatchApi, type NodeWatchEvent } from './node-watch.ts';
 import type { NodeApi, NodeState } from './nodes.ts';
 
@@ -57,6 +58,24 @@ function cluster(initial: NodeState[], listVersion = '10') {
     push(e);
   };
   return { state, watch, api, emit, version: async () => state.current };
+}
+
+/** The cache over an informer of its own, as the worker builds them; `close` stops both. */
+function cachedNodeApi(
+  api: NodeApi,
+  watch: NodeWatchApi,
+  version: () => Promise<string>,
+  { maxNodes, log, ...options }: NodeCacheOptions & Pick<NodeInformerOptions, 'maxNodes' | 'log'>,
+): CachedNodeApi {
+  const informer = new NodeInformer(watch, { maxNodes, log });
+  const cached = cacheOver(api, informer, version, options);
+  const unsubscribe = cached.close;
+  return Object.assign(cached, {
+    close: () => {
+      unsubscribe();
+      informer.close();
+    },
+  });
 }
 
 async function read(api: NodeApi, pageSize = 2): Promise<NodeState[][]> {

@@ -4,7 +4,7 @@
  * unreachable, its watch refused) makes the worker not ready, naming the
  * site and why, so an orchestrator moves it; a short blip does not.
  */
-import type { JoinHealth } from '../activities/join-watch.ts';
+import type { JoinHealth } from '../activities/joins/join-ports.ts';
 
 /** How long a watcher may fail before the worker is not ready. */
 export const JOIN_UNHEALTHY_AFTER_MS = 60_000;

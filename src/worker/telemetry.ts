@@ -12,7 +12,7 @@ import type { NodeRequestObserver } from '../kube/nodes.ts';
 import type { NodeReadSource } from '../kube/node-cache.ts';
 import type { NodeEventReason } from '../kube/events.ts';
 import type { EventResult } from '../activities/node-events.ts';
-import type { JoinTelemetry } from '../activities/join-watch.ts';
+import type { JoinTelemetry } from '../activities/joins/join-ports.ts';
 import type { DriftTelemetry } from '../activities/drift-activities.ts';
 import type { PluginTelemetry } from '../activities/plugin-activities.ts';
 import { DriftState } from '../core/plan/drift.ts';

@@ -11,6 +11,7 @@ import { createEventApi } from '../kube/events.ts';
 import { createNodeApi, DEFAULT_KUBE_BURST, DEFAULT_KUBE_QPS, loadKubeConfig } from '../kube/nodes.ts';
 import { createNodeWatchApi } from '../kube/node-watch.ts';
 import { cachedNodeApi, clusterVersion } from '../kube/node-cache.ts';
+import { NodeInformer } from '../kube/node-informer.ts';
 import { nodePageLister } from '../kube/node-list.ts';
 import { createWorkloadApi } from '../kube/workloads.ts';
 import { tokenBucket } from '../kube/rate-limit.ts';
@@ -59,16 +60,13 @@ export async function createWorker(
   // One page lister for the watch's LISTs and the one-Node LIST that gives the cluster's version.
   const lister = nodePageLister(kc);
   const watch = createNodeWatchApi(kc, limiter, lister);
-  // Plans, drift detection and wave checks read every Node from a watched copy when it is fresh.
+  const log = (level: 'info' | 'warn', message: string, fields?: Record<string, unknown>) => runtime.logger[level](message, fields);
+  // One list-and-watch of Nodes for the whole worker: plans, drift detection and wave checks read every
+  // Node from its copy when it is fresh (the node cache); the join watchers follow it as subscribers.
   const cacheMax = config.nodeCacheMax ?? WORKER_DEFAULTS.nodeCacheMax;
+  const informer = new NodeInformer(watch, { maxNodes: cacheMax, log });
   const cache =
-    cacheMax > 0
-      ? cachedNodeApi(listed, watch, () => clusterVersion(lister, limiter), {
-          maxNodes: cacheMax,
-          onRead: nodeListMetrics(runtime.metricMeter),
-          log: (level, message, fields) => runtime.logger[level](message, fields),
-        })
-      : undefined;
+    cacheMax > 0 ? cachedNodeApi(listed, informer, () => clusterVersion(lister, limiter), { onRead: nodeListMetrics(runtime.metricMeter), log }) : undefined;
   const nodes = cache ?? listed;
   const workloads = createWorkloadApi(kc, limiter, observe);
   // The worker's identity, as Temporal shows it: the Events' reportingInstance too.
@@ -77,7 +75,10 @@ export async function createWorker(
     count: kubeEventMetrics(runtime.metricMeter),
     warn: (message, fields) => runtime.logger.warn(message, fields),
   });
-  const closeNodes = () => cache?.close();
+  const closeNodes = () => {
+    cache?.close();
+    informer.close();
+  };
   let store: Store;
   try {
     store = await openStore(config.storeUrl);
@@ -109,7 +110,7 @@ export async function createWorker(
       events,
       workloads,
       ...(ports.runStarter ? { startRun: ports.runStarter({ store, designs }) } : {}),
-      watch,
+      informer,
       joinTelemetry: joinMetrics(runtime.metricMeter),
       watchTelemetry: watchMetrics(runtime.metricMeter),
       joinHealth,

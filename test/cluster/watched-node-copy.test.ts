@@ -11,6 +11,7 @@ import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { cachedNodeApi, clusterVersion, type NodeReadSource } from '../../src/kube/node-cache.ts';
+import { NodeInformer } from '../../src/kube/node-informer.ts';
 import { nodePageLister } from '../../src/kube/node-list.ts';
 import { createNodeWatchApi } from '../../src/kube/node-watch.ts';
 import { createNodeApi, loadKubeConfig, type NodeApi, type NodeState } from '../../src/kube/nodes.ts';
@@ -37,8 +38,8 @@ describe("the worker's watched copy of the Nodes, on the real API server", () =>
   const limiter = tokenBucket(0, 0);
   const direct = createNodeApi(kc);
   const sources: NodeReadSource[] = [];
-  const cached = cachedNodeApi(direct, createNodeWatchApi(kc, limiter), () => clusterVersion(nodePageLister(kc), limiter), {
-    maxNodes: 100_000,
+  const informer = new NodeInformer(createNodeWatchApi(kc, limiter), { maxNodes: 100_000 });
+  const cached = cachedNodeApi(direct, informer, () => clusterVersion(nodePageLister(kc), limiter), {
     freshWaitMs: 2_000,
     onRead: (s) => sources.push(s),
   });
@@ -48,6 +49,7 @@ describe("the worker's watched copy of the Nodes, on the real API server", () =>
   });
   after(async () => {
     cached.close();
+    informer.close();
     await admin.deleteCollectionNode({ labelSelector: `${LABEL}=${suffix}` });
   });
 

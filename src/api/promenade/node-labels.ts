@@ -10,7 +10,7 @@ import { isProtectedLabelKey } from '../../core/plan/label-keys.ts';
 import type { PlanPolicy } from '../../core/plan/label-plan.ts';
 import { reconcileNodeLabels, STALE } from '../../core/plan/node-reconcile.ts';
 import { isStaleWrite, mapNodeError, type NodeAction } from '../../kube/errors.ts';
-import { conflictBackoff } from '../../kube/conflict-backoff.ts';
+import { conflictBackoff } from '../../kube/backoff.ts';
 import type { NodeApi } from '../../kube/nodes.ts';
 import { RelabelError } from '../../facade/relabel-error.ts';
 

@@ -1,17 +1,18 @@
 /**
- * One watching attempt of a site's join watcher: list, then watch the
- * Nodes, and start a join run for the managed nodes that join, one run at
- * a time. Driven by the `watchNodeJoins` activity (`join-watch.ts`),
+ * One watching attempt of a site's join watcher: follow the Nodes (a
+ * subscriber of the worker's node informer: every Node, then every change),
+ * and start a join run for the managed nodes that join, one run at a time.
+ * Driven by the `watchNodeJoins` activity (`join-watch.ts`),
  * which gives it the Temporal client and the heartbeat, and stops it on
  * cancellation. See that module for why nothing here needs to survive a
  * crash.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Client } from '@temporalio/client';
-import { FailureType } from '../core/plan/failure-types.ts';
-import { JoinQueue } from '../core/plan/join-queue.ts';
-import { runAudit, StartedVia, type RunAudit } from '../core/plan/run-audit.ts';
-import { clip } from '../core/plan/text.ts';
+import { FailureType } from '../../core/plan/failure-types.ts';
+import { JoinQueue } from '../../core/plan/join-queue.ts';
+import { runAudit, StartedVia, type RunAudit } from '../../core/plan/run-audit.ts';
+import { clip } from '../../core/plan/text.ts';
 import {
   DEFAULT_JOIN_BATCH,
   DEFAULT_JOIN_CONCURRENCY,
@@ -21,25 +22,21 @@ import {
   joinWorkflowId,
   type JoinRunRef,
   type JoinWatchReport,
-} from '../contracts/join-messages.ts';
-import { WatchExpiredError, type NodeWatchApi, type NodeWatchEvent } from '../kube/node-watch.ts';
-import type { NodeState } from '../kube/nodes.ts';
-import { membershipOf } from '../core/plan/node-sets.ts';
-import type { DesignCache } from '../store/design-cache.ts';
-import type { Store } from '../store/store.ts';
-import { failureSummary } from '../temporal/failure.ts';
-import { runWorkflowId, type UpdateLabelsResult } from '../contracts/messages.ts';
-import type { RunStarter } from '../temporal/run-starter.ts';
-import type { JoinHealth, JoinTelemetry, WatchNodeJoinsInput } from './join-watch.ts';
+} from '../../contracts/join-messages.ts';
+import type { NodeInformer, NodeSubscriber, NodeSubscription } from '../../kube/node-informer.ts';
+import type { NodeState } from '../../kube/nodes.ts';
+import { membershipOf } from '../../core/plan/node-sets.ts';
+import type { DesignCache } from '../../store/design-cache.ts';
+import type { Store } from '../../store/store.ts';
+import { failureSummary } from '../../temporal/failure.ts';
+import { runWorkflowId, type UpdateLabelsResult } from '../../contracts/messages.ts';
+import type { RunStarter } from '../../temporal/run-starter.ts';
+import type { JoinHealth, JoinTelemetry, WatchNodeJoinsInput } from './join-ports.ts';
 
-/** Nodes a LIST page holds. */
-const LIST_PAGE = 1000;
 /** How often the watcher heartbeats (the SDK sends at most one every 0.8 × the workflow's heartbeat timeout). */
 const HEARTBEAT_MS = 1000;
 /** How long held nodes wait before the watcher tries again; an idle watcher's look at the queue. */
 const IDLE_MS = 5000;
-/** Backoff of a broken watch, first and longest. */
-const WATCH_BACKOFF_MS = [250, 10_000] as const;
 /** Longest reason kept. */
 const MAX_REASON = 500;
 
@@ -48,7 +45,8 @@ type Target = { revision: number; site: string; manages(node: NodeState): boolea
 
 /** What a watcher works with. */
 export interface JoinWatcherDeps {
-  watch: NodeWatchApi;
+  /** The worker's node informer (one list-and-watch for every subscriber). */
+  informer: Pick<NodeInformer, 'subscribe' | 'resourceVersion'>;
   store: Store;
   designs: DesignCache;
   startRun: RunStarter;
@@ -71,7 +69,11 @@ export class JoinWatcher {
   private readonly site: string;
   private readonly audit: RunAudit;
   private target: Target = { held: 'not read yet' };
-  private resourceVersion = '';
+  /** The informer's sync under way: the Nodes it listed, and where it began in the queue. */
+  private sync: { present: Set<string>; mark: number } | undefined;
+  private subscription: NodeSubscription | undefined;
+  private markSynced: () => void = () => undefined;
+  private readonly firstSync = new Promise<void>((resolve) => (this.markSynced = resolve));
   private lastRun: JoinRunRef | undefined;
   private held: string | undefined;
   private watchError: string | undefined;
@@ -101,20 +103,19 @@ export class JoinWatcher {
     return { ok: true };
   }
 
-  /** Lists, then watches and starts join runs until stopped or its time is up; returns the last report. */
+  /** Follows the Nodes and starts join runs until stopped or its time is up; returns the last report. */
   async run(): Promise<JoinWatchReport> {
     const timer = setTimeout(() => this.stop(), (this.input.watchSeconds ?? DEFAULT_WATCH_SECONDS) * 1000);
     const beat = setInterval(() => this.beat(), HEARTBEAT_MS);
+    this.subscription = this.deps.informer.subscribe(this.subscriber);
     try {
       this.beat();
-      await this.relist();
-      this.deps.health?.report(this.site, undefined);
-      const watching = this.watchLoop();
-      // A dispatch failure (the store, Temporal) fails the attempt: the retry lists again.
-      await this.dispatchLoop().finally(() => this.stop());
-      await watching;
+      await this.unlessStopped(this.firstSync);
+      // A dispatch failure (the store, Temporal) fails the attempt: the retry follows the Nodes again.
+      await this.dispatchLoop();
       return this.report();
     } finally {
+      this.subscription.close();
       this.stop();
       clearTimeout(timer);
       clearInterval(beat);
@@ -127,7 +128,7 @@ export class JoinWatcher {
     const oldest = this.queue.oldest();
     return {
       site: this.site,
-      resourceVersion: this.resourceVersion,
+      resourceVersion: this.deps.informer.resourceVersion,
       ...(this.target.revision !== undefined ? { revision: this.target.revision } : {}),
       pending: this.queue.size,
       oldestPendingSeconds: oldest === undefined ? 0 : Math.round((Date.now() - oldest) / 100) / 10,
@@ -200,62 +201,38 @@ export class JoinWatcher {
     }
   }
 
-  private readonly onEvent = (event: NodeWatchEvent): void => {
-    if (event.type === 'DELETED') this.queue.delete(event.node.name);
-    else this.observe(event.node);
-  };
-
-  /** Lists every Node: finds those that joined while no watch ran, and the resourceVersion to watch from. */
-  private async relist(): Promise<void> {
-    const present = new Set<string>();
-    const mark = this.queue.listBegins();
-    this.resourceVersion = await this.deps.watch.list(LIST_PAGE, (page) => {
-      for (const node of page) {
-        present.add(node.name);
+  /**
+   * What the informer tells the watcher: a sync finds every joining node
+   * (those that joined while no watcher ran too) and forgets the nodes it no
+   * longer lists; a change queues or settles its node.
+   */
+  private readonly subscriber: NodeSubscriber = {
+    listing: () => {
+      this.sync = { present: new Set(), mark: this.queue.listBegins() };
+    },
+    listed: (nodes) => {
+      for (const node of nodes) {
+        this.sync?.present.add(node.name);
         this.observe(node);
       }
-    });
-    // A watch may be running beside this LIST: what it saw meanwhile is newer than the LIST's snapshot.
-    this.queue.keepOnly(present, mark);
-  }
-
-  private failing(message: string): void {
-    this.watchError = message;
-    this.deps.health?.report(this.site, message);
-  }
-
-  private watching(): void {
-    this.watchError = undefined;
-    this.deps.health?.report(this.site, undefined);
-  }
-
-  /** Watches until stopped: lists again on 410, reconnects with backoff on anything else. */
-  private async watchLoop(): Promise<void> {
-    const signal = this.stopping.signal;
-    let backoff: number = WATCH_BACKOFF_MS[0];
-    while (!signal.aborted) {
-      try {
-        this.resourceVersion = await this.deps.watch.watch(this.resourceVersion, this.onEvent, signal);
-        this.watching();
-        backoff = WATCH_BACKOFF_MS[0];
-        continue;
-      } catch (err) {
-        if (signal.aborted) break;
-        if (!(err instanceof WatchExpiredError)) {
-          this.failing(reason('watch: ', err));
-          await sleep(backoff, undefined, { signal }).catch(() => undefined);
-          backoff = Math.min(backoff * 2, WATCH_BACKOFF_MS[1]);
-        }
-      }
-      if (signal.aborted) break;
-      try {
-        await this.relist();
-        this.watching();
-      } catch (err) {
-        this.failing(reason('list: ', err));
-      }
-    }
-  }
+    },
+    synced: () => {
+      // A change the watch brought during the sync is newer than its snapshot: keepOnly keeps it.
+      if (this.sync) this.queue.keepOnly(this.sync.present, this.sync.mark);
+      this.sync = undefined;
+      this.watchError = undefined;
+      this.deps.health?.report(this.site, undefined);
+      this.markSynced();
+    },
+    changed: (event) => {
+      if (event.type === 'DELETED') this.queue.delete(event.node.name);
+      else this.observe(event.node);
+    },
+    failed: (during, err) => {
+      this.watchError = reason(`${during}: `, err);
+      this.deps.health?.report(this.site, this.watchError);
+    },
+  };
 
   /** Waits for the site's run that is going (whoever started it) to end. */
   private async waitForSiteRun(): Promise<void> {
@@ -271,7 +248,7 @@ export class JoinWatcher {
     const latest = await this.deps.store.revisions.latest();
     if (latest?.id === this.target.revision) return;
     this.target = await this.currentTarget();
-    if ('manages' in this.target) await this.relist();
+    if ('manages' in this.target) await this.unlessStopped(this.subscription?.resync() ?? Promise.resolve());
   }
 
   /** Starts join runs while nodes wait, one run at a time. */

@@ -4,9 +4,11 @@
  * and taints, through ordinary numbered update runs (`via: join`) started
  * with the facade's own start, a batch at a time.
  *
- * Long-running and heartbeating. It lists first (so a node that joined
- * while no watcher ran is found), then watches from the list's
- * resourceVersion with bookmarks, and lists again on 410 Gone. Nothing it
+ * Long-running and heartbeating. It follows the worker's one node informer
+ * (`kube/node-informer.ts`), which the node cache reads too: every Node
+ * first (so a node that joined while no watcher ran is found), from the
+ * informer's copy or its LIST, then every change its watch brings, and
+ * every Node again after the informer lists again (410 Gone, a lost watch). Nothing it
  * holds in memory is needed after a crash: which nodes are joining is a
  * state of the nodes themselves (see `core/plan/join-queue.ts`), and a node
  * handed to a run that had not written it yet is planned again by the next
@@ -18,54 +20,24 @@
  */
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import { FailureType } from '../core/plan/failure-types.ts';
-import type { JoinWatchReport } from '../contracts/join-messages.ts';
-import type { NodeWatchApi } from '../kube/node-watch.ts';
-import type { DesignCache } from '../store/design-cache.ts';
-import type { Store } from '../store/store.ts';
-import type { RunStarter } from '../temporal/run-starter.ts';
+import { FailureType } from '../../core/plan/failure-types.ts';
+import type { JoinWatchReport } from '../../contracts/join-messages.ts';
+import type { NodeInformer } from '../../kube/node-informer.ts';
+import type { DesignCache } from '../../store/design-cache.ts';
+import type { Store } from '../../store/store.ts';
+import type { RunStarter } from '../../temporal/run-starter.ts';
+import type { JoinHealth, JoinTelemetry, WatchNodeJoinsInput } from './join-ports.ts';
 import { JoinWatcher } from './join-watcher.ts';
-
-/** What the join watcher counts and measures (the worker's metrics); every method must not throw. */
-export interface JoinTelemetry {
-  /** A node handed to a join run was seen labelled, `seconds` after it was first seen joining. */
-  labelled(site: string, seconds: number): void;
-  /** Nodes waiting for a join run now. */
-  pending(site: string, count: number): void;
-  /** A joining node the design does not manage (no BaremetalNode names it, no node set matches it), left alone. */
-  unmanaged(site: string): void;
-  /** A join run ended with `nodes` nodes failed (a node two node sets match among them). */
-  failed(site: string, nodes: number): void;
-  /** A join run started, with `nodes` nodes. */
-  run(site: string, nodes: number): void;
-}
-
-/** Where the worker's readiness learns whether its join watchers can watch. */
-export interface JoinHealth {
-  /** The watcher of `site` watches (`error` undefined) or cannot, saying why. */
-  report(site: string, error: string | undefined): void;
-  /** The watcher of `site` stopped in this process. */
-  forget(site: string): void;
-}
 
 /** What the join watcher needs. */
 export interface JoinWatchDeps {
-  watch: NodeWatchApi;
+  /** The worker's node informer; without it, watching joins fails. */
+  informer?: NodeInformer;
   store: Store;
   designs: DesignCache;
   startRun?: RunStarter;
   telemetry?: JoinTelemetry;
   health?: JoinHealth;
-}
-
-/** Input of the watching activity (the workflow's settings, defaults filled in there or here). */
-export interface WatchNodeJoinsInput {
-  site: string;
-  enabledBy?: string;
-  maxBatch?: number;
-  batchDelayMs?: number;
-  concurrency?: number;
-  watchSeconds?: number;
 }
 
 /** Builds the join watcher's activity. */
@@ -81,8 +53,10 @@ export function createJoinActivities(deps: JoinWatchDeps) {
      */
     async watchNodeJoins(input: WatchNodeJoinsInput): Promise<JoinWatchReport> {
       const context = Context.current();
-      if (!deps.startRun) throw ApplicationFailure.nonRetryable('this worker cannot start join runs (no run starter)', FailureType.InternalError);
-      const watcher = new JoinWatcher({ ...deps, startRun: deps.startRun, client: context.client, heartbeat: (report) => context.heartbeat(report) }, input);
+      const { informer, startRun } = deps;
+      if (!startRun) throw ApplicationFailure.nonRetryable('this worker cannot start join runs (no run starter)', FailureType.InternalError);
+      if (!informer) throw ApplicationFailure.nonRetryable('this worker cannot watch joins (no node informer)', FailureType.InternalError);
+      const watcher = new JoinWatcher({ ...deps, informer, startRun, client: context.client, heartbeat: (report) => context.heartbeat(report) }, input);
       const site = await watcher.checkSite();
       if (site.ok === false) throw ApplicationFailure.nonRetryable(site.message, FailureType.InvalidArgument);
       const onCancel = () => watcher.stop();

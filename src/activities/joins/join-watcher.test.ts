@@ -1,14 +1,15 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Client } from '@temporalio/client';
-import { UNINITIALIZED_TAINT_KEY } from '../core/plan/constants.ts';
-import { FailureType } from '../core/plan/failure-types.ts';
-import { DEFAULT_JOIN_CONCURRENCY } from '../contracts/join-messages.ts';
-import { WatchExpiredError, type NodeWatchApi, type NodeWatchEvent } from '../kube/node-watch.ts';
-import type { NodeState } from '../kube/nodes.ts';
-import type { DesignCache } from '../store/design-cache.ts';
-import type { Store } from '../store/store.ts';
-import type { RunStarter } from '../temporal/run-starter.ts';
+import { UNINITIALIZED_TAINT_KEY } from '../../core/plan/constants.ts';
+import { FailureType } from '../../core/plan/failure-types.ts';
+import { DEFAULT_JOIN_CONCURRENCY } from '../../contracts/join-messages.ts';
+import { WatchExpiredError, type NodeWatchApi, type NodeWatchEvent } from '../../kube/node-watch.ts';
+import { NodeInformer } from '../../kube/node-informer.ts';
+import type { NodeState } from '../../kube/nodes.ts';
+import type { DesignCache } from '../../store/design-cache.ts';
+import type { Store } from '../../store/store.ts';
+import type { RunStarter } from '../../temporal/run-starter.ts';
 import { JoinWatcher } from './join-watcher.ts';
 
 const joining = (name: string): NodeState => ({
@@ -76,7 +77,7 @@ describe('JoinWatcher', () => {
     };
     const beats: unknown[] = [];
     const watcher = new JoinWatcher(
-      { watch, ...fakes(['a', 'b', 'c']), startRun, heartbeat: (r) => beats.push(r) },
+      { informer: new NodeInformer(watch, { maxNodes: 0 }), ...fakes(['a', 'b', 'c']), startRun, heartbeat: (r) => beats.push(r) },
       { site: 's', batchDelayMs: 5, watchSeconds: 1 },
     );
     assert.deepEqual(await watcher.checkSite(), { ok: true });
@@ -108,7 +109,7 @@ describe('JoinWatcher', () => {
       failed: (_s: string, n: number) => failed.push(n),
     };
     const watcher = new JoinWatcher(
-      { watch, ...fakes([], sets, result), startRun, telemetry, heartbeat: () => undefined },
+      { informer: new NodeInformer(watch, { maxNodes: 0 }), ...fakes([], sets, result), startRun, telemetry, heartbeat: () => undefined },
       { site: 's', batchDelayMs: 5, watchSeconds: 1 },
     );
     await watcher.checkSite();
@@ -120,7 +121,7 @@ describe('JoinWatcher', () => {
   });
 
   it('waits for the run of the site that is going, then starts; refuses another site', async () => {
-    const watch = listing([joining('a')]);
+    const informer = new NodeInformer(listing([joining('a')]), { maxNodes: 0 });
     let attempts = 0;
     const startRun: RunStarter = async (_client, options) => {
       attempts++;
@@ -128,13 +129,13 @@ describe('JoinWatcher', () => {
       assert.deepEqual(options.targets, ['a']);
       return { workflowId: 'update-labels/s', runId: 'r', run: 7 };
     };
-    const watcher = new JoinWatcher({ watch, ...fakes(['a']), startRun, heartbeat: () => undefined }, { site: 's', batchDelayMs: 5, watchSeconds: 1 });
+    const watcher = new JoinWatcher({ informer, ...fakes(['a']), startRun, heartbeat: () => undefined }, { site: 's', batchDelayMs: 5, watchSeconds: 1 });
     await watcher.checkSite();
     const report = await watcher.run();
     assert.equal(attempts, 2);
     assert.equal(report.lastRun?.run, 7);
     assert.equal(report.lastRun?.status, 'success');
-    const other = new JoinWatcher({ watch, ...fakes(['a']), startRun, heartbeat: () => undefined }, { site: 'elsewhere' });
+    const other = new JoinWatcher({ informer, ...fakes(['a']), startRun, heartbeat: () => undefined }, { site: 'elsewhere' });
     assert.deepEqual(await other.checkSite(), { ok: false, message: "unknown site elsewhere: the store's latest revision (1) is of site s" });
   });
 });
