@@ -12,6 +12,9 @@ import { exitCodeForType, ExitCode } from './exit-codes.ts';
 import { fields, note, outputOption, printJson, say, table, type OutputFormat } from './output.ts';
 import { jsonObject, nonNegativeInteger, positiveInteger } from './parsers.ts';
 import { readSourceFiles } from './source-files.ts';
+import { readPeglegSite } from './pegleg-site.ts';
+import { RelabelError } from '../facade/relabel-error.ts';
+import { USAGE_ERROR } from './exit-codes.ts';
 
 const revisionArgument = (name: string, description: string) => new Argument(`<${name}>`, description).argParser(positiveInteger);
 
@@ -23,17 +26,35 @@ function tagText(r: Revision): string {
   return r.tags.map((t) => t.tag).join(',') || '-';
 }
 
+/** The files named on the command line, or the site of a Pegleg repository; a usage error unless exactly one of the two is given. */
+async function documentFiles(paths: readonly string[], opts: { pegleg?: string; site?: string }, naming: 'path' | 'stored') {
+  if (opts.pegleg === undefined) {
+    if (opts.site !== undefined) throw new RelabelError(USAGE_ERROR, '--site names a site of a --pegleg repository; give --pegleg too');
+    if (paths.length === 0) throw new RelabelError(USAGE_ERROR, 'give the documents: YAML files or directories, or --pegleg REPO --site NAME');
+    return readSourceFiles(paths, naming);
+  }
+  if (paths.length > 0) throw new RelabelError(USAGE_ERROR, '--pegleg collects the whole site: give no paths with it');
+  if (opts.site === undefined) throw new RelabelError(USAGE_ERROR, '--pegleg needs --site NAME (a folder of site/)');
+  return readPeglegSite(opts.pegleg, opts.site);
+}
+
 /** `docs validate|stage|buffer|discard`: check documents and work on the buffer before a commit. */
 function addBufferCommands(docs: Command, setExit: SetExit): void {
   docs
     .command('validate')
     .description('validate site documents as one site, as a commit would; stores nothing')
-    .argument('<path...>', 'YAML files, or directories searched for .yaml/.yml files')
+    .argument('[path...]', 'YAML files, or directories searched for .yaml/.yml files')
+    .addOption(new Option('--pegleg <repo>', 'a Pegleg repository: collect --site from it as Pegleg does (global/, type/<site_type>/, site/<name>/)'))
+    .addOption(new Option('--site <name>', 'the site of the --pegleg repository'))
     .addOption(outputOption())
-    .addHelpText('after', '\nEvery error is listed as file:line:col document path: message.\nJSON: {ok, files, design} or {ok: false, files, errors}.')
-    .action(async (paths: string[], opts: { output: OutputFormat }) => {
+    .addHelpText(
+      'after',
+      '\nDocuments are rendered as Deckhand renders them (layers, substitutions, replacements) and then validated.\n' +
+        'Every error is listed as file:line:col document path: message.\nJSON: {ok, files, design} or {ok: false, files, errors}.',
+    )
+    .action(async (paths: string[], opts: { output: OutputFormat; pegleg?: string; site?: string }) => {
       // Pure: the core's validation, without opening (and so creating) a store.
-      const files = await readSourceFiles(paths, 'path');
+      const files = await documentFiles(paths, opts, 'path');
       const result = validateSite(files);
       const sources = files.map((f) => f.source);
       if (opts.output === 'json') {
@@ -56,7 +77,9 @@ function addBufferCommands(docs: Command, setExit: SetExit): void {
     .command('stage')
     .description('stage files as the whole content of a bucket, after checking each document on its own')
     .argument('<bucket>', 'bucket name, such as site')
-    .argument('<path...>', 'YAML files (named by base name) or directories (files named by path inside them)')
+    .argument('[path...]', 'YAML files (named by base name) or directories (files named by path inside them)')
+    .addOption(new Option('--pegleg <repo>', "a Pegleg repository: stage --site's collected documents (global/, type/<site_type>/, site/<name>/)"))
+    .addOption(new Option('--site <name>', 'the site of the --pegleg repository'))
     .addOption(outputOption())
     .addHelpText(
       'after',
@@ -65,8 +88,8 @@ function addBufferCommands(docs: Command, setExit: SetExit): void {
         'another, are checked by docs commit, so a site can be staged one bucket at a time.\n' +
         'Invalid documents: every error listed, nothing staged.\nJSON: {bucket, sources, stagedAt}.',
     )
-    .action(async (bucket: string, paths: string[], _opts: unknown, cmd: Command) => {
-      const files = await readSourceFiles(paths, 'stored');
+    .action(async (bucket: string, paths: string[], opts: { pegleg?: string; site?: string }, cmd: Command) => {
+      const files = await documentFiles(paths, opts, 'stored');
       setExit(
         await withContext(cmd, async ({ documents, format }) => {
           const staged = await documents.stage(bucket, files);
