@@ -14,7 +14,7 @@ import { revisionView } from './routes-revisions.ts';
 import { BucketPath, CommitQuery, ConfigdocsBody, ConfigdocsQuery, ConfigdocsStatusQuery, RenderedQuery, StageQuery } from '../http/schemas.ts';
 import { CollectionStatusList, CommitAnswer, type CommitStatus, StatusBody } from '../http/response-schemas.ts';
 import { ApiError, statusBody } from '../http/status.ts';
-import { documentsYaml } from './yaml-text.ts';
+import { documentsYaml, renderedYaml } from './yaml-text.ts';
 
 const error = { description: 'Airship Status error', schema: StatusBody };
 
@@ -71,14 +71,15 @@ function readRoutes({ relabel }: ApiDeps): RouteDef[] {
       path: '/api/v1.0/renderedconfigdocs',
       operationId: 'getRenderedConfigdocs',
       summary:
-        "Every document of a version as YAML: buffer (the default, as Shipyard: the committed site with the staged buckets laid over it), committed, or a site action's",
+        "Every document of a version rendered as Deckhand renders them, as YAML: buffer (the default, as Shipyard: the committed site with the staged buckets laid over it), committed, or a site action's",
       tag: 'configdocs',
       access: 'read',
       query: RenderedQuery,
       responses: { 200: { description: 'the documents', yaml: true }, 400: error, 404: error },
       async handle({ query }) {
-        const { files } = await configdocs.documentsOf(query.version ?? 'buffer');
-        return { code: 200, yaml: documentsYaml(files) };
+        const version = query.version ?? 'buffer';
+        const { files } = await configdocs.documentsOf(version);
+        return { code: 200, yaml: renderedYaml(files, `the ${version} documents`) };
       },
     }),
   ];

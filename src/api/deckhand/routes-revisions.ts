@@ -11,7 +11,7 @@ import { defineRoute, type RouteDef } from '../http/route.ts';
 import { RevisionPath, RevisionTagPath, TagDataBody } from '../http/schemas.ts';
 import { RevisionList, RevisionView, StatusBody, TagView } from '../http/response-schemas.ts';
 import { ApiError } from '../http/status.ts';
-import { documentsYaml } from './yaml-text.ts';
+import { documentsYaml, renderedYaml } from './yaml-text.ts';
 
 /** Path of a revision. */
 export const revisionUrl = (id: number) => `/api/v1.0/revisions/${id}`;
@@ -76,13 +76,14 @@ export function revisionRoutes({ relabel }: ApiDeps): RouteDef[] {
       method: 'GET',
       path: '/api/v1.0/revisions/:id/rendered-documents',
       operationId: 'getRenderedDocuments',
-      summary: "A revision's documents as one multi-document YAML stream (what Drydock's design_ref reads)",
+      summary: "A revision's documents rendered as Deckhand renders them, as one multi-document YAML stream (what Drydock's design_ref reads)",
       tag: 'revisions',
       access: 'read',
       params: RevisionPath,
       responses: { 200: { description: 'the documents', yaml: true }, 404: error },
       async handle({ params }) {
-        return { code: 200, yaml: await revisionYaml(documents, Number(params.id)) };
+        const id = Number(params.id);
+        return { code: 200, yaml: renderedYaml(await documents.files(id), `revision ${id}`) };
       },
     }),
     defineRoute({

@@ -1,7 +1,11 @@
 /**
  * Documents as Airship clients read them: one multi-document YAML stream.
  */
-import { parseAllDocuments } from 'yaml';
+import { createHash } from 'node:crypto';
+import { parseAllDocuments, stringify } from 'yaml';
+import { renderedDocuments } from '../../core/site/render-site.ts';
+import { pyyamlTags } from '../../core/site/pyyaml-schema.ts';
+import { documentValidationError } from '../../facade/relabel-error.ts';
 
 /**
  * Joins files of YAML documents into one stream, each document starting
@@ -25,4 +29,26 @@ export function documentsYaml(files: readonly { text: string }[]): string {
     }
   }
   return out.join('');
+}
+
+/** Deckhand's redaction of a secret's path: the SHA-256 of its JSON text. */
+function redactPath(path: string): string {
+  return createHash('sha256').update(JSON.stringify(path)).digest('hex');
+}
+
+/**
+ * A site's files rendered as Deckhand renders them, as one YAML stream
+ * (what Drydock reads through its design_ref): abstract and replaced
+ * documents left out, the paths of substitutions from encrypted documents
+ * redacted as Deckhand redacts them, scalars written so PyYAML reads them
+ * back as they were read (`"yes"` stays a string, `0555` was 365).
+ * DocumentValidationFailed, listing the errors, when the site does not render.
+ */
+export function renderedYaml(files: readonly { bucket?: string; source: string; text: string }[], what: string): string {
+  const result = renderedDocuments(
+    files.map((f) => ({ source: f.bucket === undefined ? f.source : `${f.bucket}/${f.source}`, text: f.text })),
+    redactPath,
+  );
+  if (!result.ok) throw documentValidationError(what, result.errors);
+  return result.documents.map((doc) => `---\n${stringify(doc, { version: '1.1', customTags: pyyamlTags, lineWidth: 0 })}`).join('');
 }

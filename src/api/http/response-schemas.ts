@@ -225,13 +225,18 @@ export const ActionView = ActionSummary.extend({
 export type ActionView = z.infer<typeof ActionView>;
 
 /** Where a desired label comes from (a closed union on `kind`). */
+const LayeredParentView = z
+  .object({ name: z.string(), layer: z.string() })
+  .strict()
+  .meta({ description: 'the Deckhand parent (parentSelector) the value was layered from, when the document did not write it itself' });
+
 export const LabelSourceView = z.discriminatedUnion('kind', [
   z
-    .object({ kind: z.literal('node') })
+    .object({ kind: z.literal('node'), from: LayeredParentView.optional() })
     .strict()
     .meta({ description: "the node's own owner_data" }),
   z
-    .object({ kind: z.literal('host_profile'), profile: z.string(), depth: z.int() })
+    .object({ kind: z.literal('host_profile'), profile: z.string(), depth: z.int(), from: LayeredParentView.optional() })
     .strict()
     .meta({ description: "a host profile's owner_data; depth 1 is the node's own profile, 2 its parent, …" }),
   z

@@ -16,6 +16,7 @@
  * a different value is an error naming both, never a silent override.
  */
 import { generatedLabelKeys } from './label-policy.ts';
+import { layeredSource } from './render-site.ts';
 import { generatedSource, layerSource, LabelGenerator, LabelSourceKind, NODE_SOURCE, type LabelSource } from './label-provenance.ts';
 import type { SitePolicy } from './label-policy.ts';
 import type { Origin, RackEntry, ResolvedHost } from './design-resolve.ts';
@@ -131,7 +132,21 @@ export function desiredLabels(
     }
     desired.set(key, value);
     const profile = host.profileChain[depth - 1] ?? '';
-    sources.set(key, depth === 0 ? own : shared(context, `profile\u0000${profile}\u0000${depth}`, () => layerSource(depth, profile)));
+    // A value the document has from a Deckhand parent is credited to that parent too.
+    const from = origin.doc.layeredFrom === undefined ? undefined : layeredSource(origin.doc, origin.path);
+    if (from !== undefined) {
+      const layered = { name: from.name, layer: from.layer };
+      sources.set(
+        key,
+        depth === 0
+          ? own.kind === 'node'
+            ? layerSource(0, '', layered)
+            : own
+          : shared(context, `profile\u0000${profile}\u0000${depth}\u0000${from.name}\u0000${from.layer}`, () => layerSource(depth, profile, layered)),
+      );
+    } else {
+      sources.set(key, depth === 0 ? own : shared(context, `profile\u0000${profile}\u0000${depth}`, () => layerSource(depth, profile)));
+    }
   }
   const keys = [...desired.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
   return {

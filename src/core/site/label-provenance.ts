@@ -49,12 +49,19 @@ export type LabelSourceKind = (typeof LabelSourceKind)[keyof typeof LabelSourceK
  * - `node_set`: the owner_data of node set `set`, which the node is a member of.
  */
 export type LabelSource =
-  | { kind: 'node' }
-  | { kind: 'host_profile'; profile: string; depth: number }
+  | { kind: 'node'; from?: LayeredParent }
+  | { kind: 'host_profile'; profile: string; depth: number; from?: LayeredParent }
   | { kind: 'rack'; rack: string }
   | { kind: 'generated'; generator: LabelGenerator }
   | { kind: 'plugin'; plugin: string }
   | { kind: 'node_set'; set: string };
+
+/**
+ * The Deckhand parent a node's or host profile's value was layered from
+ * (`parentSelector`), when the document did not write it itself: its name
+ * and layer. A node set's values never have one (it is relabel's own).
+ */
+export type LayeredParent = { name: string; layer: string };
 
 /** The one `node` source (shared: sources are compared by value, never mutated). */
 export const NODE_SOURCE: LabelSource = Object.freeze({ kind: LabelSourceKind.node });
@@ -72,8 +79,9 @@ export function generatedSource(generator: LabelGenerator): LabelSource {
  * The source of an owner_data key found at `depth` of a node's chain
  * (0 the node itself, N its Nth host profile), `profile` that layer's name.
  */
-export function layerSource(depth: number, profile: string): LabelSource {
-  return depth === 0 ? NODE_SOURCE : { kind: LabelSourceKind.hostProfile, profile, depth };
+export function layerSource(depth: number, profile: string, from?: LayeredParent): LabelSource {
+  if (depth === 0) return from === undefined ? NODE_SOURCE : { kind: LabelSourceKind.node, from };
+  return { kind: LabelSourceKind.hostProfile, profile, depth, ...(from === undefined ? {} : { from }) };
 }
 
 /** The source of a label node set `set` gives its members (in its own owner_data). */
@@ -86,13 +94,18 @@ export function pluginSource(plugin: string): LabelSource {
   return { kind: LabelSourceKind.plugin, plugin };
 }
 
-/** A source in words: `node`, `host profile compute (depth 1)`, `rack cab23`, `generated (rack)`, `plugin nfd`, `node set md-0`. */
+/**
+ * A source in words: `node`, `host profile compute (depth 1)`, `host profile
+ * cp_r720-primary ← cp-global (global) (depth 1)` for a value layered from a
+ * Deckhand parent, `rack cab23`, `generated (rack)`, `plugin nfd`, `node set md-0`.
+ */
 export function formatLabelSource(source: LabelSource): string {
+  const parent = (from: LayeredParent | undefined) => (from === undefined ? '' : ` ← ${from.name} (${from.layer})`);
   switch (source.kind) {
     case 'node':
-      return 'node';
+      return `node${parent(source.from)}`;
     case 'host_profile':
-      return `host profile ${source.profile} (depth ${source.depth})`;
+      return `host profile ${source.profile}${parent(source.from)} (depth ${source.depth})`;
     case 'rack':
       return `rack ${source.rack}`;
     case 'generated':

@@ -7,9 +7,9 @@
  */
 import { renderDocuments, type ReadFields, type RenderProblem } from '../render/render.ts';
 import { isLayered, readMeta } from '../render/document-meta.ts';
-import type { PathSegment, SiteError } from '../plan/site-error.ts';
+import { sortErrors, type PathSegment, type SiteError } from '../plan/site-error.ts';
 import { SchemaName } from './schema.ts';
-import { documentError, type LayeredFrom, type LoadedDocument } from './yaml-source.ts';
+import { documentError, loadSources, type LayeredFrom, type LoadedDocument, type SiteSource } from './yaml-source.ts';
 import { valueAt } from './document-view.ts';
 
 /** The host fields relabel reads of a node, host profile or node set. */
@@ -98,4 +98,43 @@ export function layeringErrors(documents: readonly LoadedDocument[]): SiteError[
     for (const p of problems) errors.push(documentError(doc, p.path, p.message));
   }
   return errors;
+}
+
+/**
+ * A site's rendered documents as Deckhand answers them (abstract and replaced
+ * documents left out), or the errors that keep it from rendering. With
+ * `redact`, the paths of each substitution from an encrypted document are
+ * replaced by `redact(path)`, as Deckhand hides which fields hold secrets
+ * (it answers the SHA-256 of the path's JSON text).
+ */
+export function renderedDocuments(
+  sources: readonly SiteSource[],
+  redact?: (path: string) => string,
+): { ok: true; documents: Record<string, unknown>[] } | { ok: false; errors: SiteError[] } {
+  const loaded = loadSources(sources);
+  if (loaded.errors.length > 0) return { ok: false, errors: sortErrors(loaded.errors) };
+  const rendered = renderSite(loaded.documents);
+  if (rendered.errors.length > 0) return { ok: false, errors: sortErrors(rendered.errors) };
+  const values = rendered.documents.map((d) => d.value as Record<string, unknown>);
+  if (redact === undefined) return { ok: true, documents: values };
+  const key = (schema: unknown, name: unknown) => `${String(schema)}\u0000${String(name)}`;
+  const encrypted = new Set(
+    values.filter((v) => valueAt(v, ['metadata', 'storagePolicy']) === 'encrypted').map((v) => key(v['schema'], valueAt(v, ['metadata', 'name']))),
+  );
+  const documents = values.map((value) => {
+    const subs = valueAt(value, ['metadata', 'substitutions']);
+    if (!Array.isArray(subs) || !subs.some((s) => encrypted.has(key(valueAt(s, ['src', 'schema']), valueAt(s, ['src', 'name']))))) return value;
+    const hidden = subs.map((s: Record<string, Record<string, unknown> | Record<string, unknown>[]>) => {
+      if (!encrypted.has(key(valueAt(s, ['src', 'schema']), valueAt(s, ['src', 'name'])))) return s;
+      const path = (p: unknown) => (typeof p === 'string' ? redact(p) : p);
+      const dest = s['dest'];
+      return {
+        ...s,
+        src: { ...s['src'], path: path(valueAt(s, ['src', 'path'])) },
+        dest: Array.isArray(dest) ? dest.map((d) => ({ ...d, path: path(d['path']) })) : { ...dest, path: path(valueAt(dest, ['path'])) },
+      };
+    });
+    return { ...value, metadata: { ...(value['metadata'] as Record<string, unknown>), substitutions: hidden } };
+  });
+  return { ok: true, documents };
 }
