@@ -89,6 +89,20 @@ export class PatternError extends Error {}
  * same in both dialects; a construct JavaScript reads differently is refused.
  */
 export function pySub(pattern: string, replacement: string, text: string): string {
+  return text.replace(compiled(pattern), (...args: unknown[]) => {
+    const hasGroups = typeof args[args.length - 1] === 'object';
+    const groups = args.slice(0, hasGroups ? -3 : -2) as (string | undefined)[];
+    const named = (hasGroups ? args[args.length - 1] : undefined) as Record<string, string | undefined> | undefined;
+    return expandTemplate(replacement, groups, named);
+  });
+}
+
+// A site repeats a few patterns over thousands of documents: each is compiled once.
+const patterns = new Map<string, RegExp>();
+
+function compiled(pattern: string): RegExp {
+  const known = patterns.get(pattern);
+  if (known !== undefined) return known;
   let regex: RegExp;
   try {
     if (/\(\?P[<=]|\(\?[aiLmsux]+\)|\\[AZ]/.test(pattern)) throw new PatternError(`pattern ${pattern} uses Python-only syntax`);
@@ -96,12 +110,9 @@ export function pySub(pattern: string, replacement: string, text: string): strin
   } catch (err) {
     throw new PatternError(`bad pattern ${JSON.stringify(pattern)}: ${(err as Error).message}`);
   }
-  return text.replace(regex, (...args: unknown[]) => {
-    const hasGroups = typeof args[args.length - 1] === 'object';
-    const groups = args.slice(0, hasGroups ? -3 : -2) as (string | undefined)[];
-    const named = (hasGroups ? args[args.length - 1] : undefined) as Record<string, string | undefined> | undefined;
-    return expandTemplate(replacement, groups, named);
-  });
+  if (patterns.size >= 1000) patterns.clear();
+  patterns.set(pattern, regex);
+  return regex;
 }
 
 const ESCAPES: Record<string, string> = { n: '\n', t: '\t', r: '\r', f: '\f', v: '\v', a: '\x07', b: '\b', '\\': '\\' };

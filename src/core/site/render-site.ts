@@ -37,13 +37,22 @@ export const readFields: ReadFields = (schema) => READ_FIELDS[schema] ?? [];
 
 export type { LayeredFrom } from './yaml-source.ts';
 
+// What each rendered document's paths were layered from, found once: a profile's keys are asked of for every node using it.
+const layeredSources = new WeakMap<LoadedDocument, Map<string, LayeredFrom | undefined>>();
+
 /** Which layered document wrote the value at `path` of a rendered `doc`: the nearest in its chain holding that value, or undefined when `doc` itself does (or it was not layered). */
 export function layeredSource(doc: LoadedDocument, path: readonly PathSegment[]): LayeredFrom | undefined {
   const chain = doc.layeredFrom;
   if (chain === undefined) return undefined;
+  let known = layeredSources.get(doc);
+  if (known === undefined) layeredSources.set(doc, (known = new Map()));
+  const key = path.join('\u0000');
+  if (known.has(key)) return known.get(key);
   const value = valueAt(doc.value, path);
   const own = chain.find((entry) => valueAt(entry.value, path) === value && value !== undefined);
-  return own === undefined || own === chain[0] ? undefined : own;
+  const found = own === undefined || own === chain[0] ? undefined : own;
+  known.set(key, found);
+  return found;
 }
 
 function layerOf(value: unknown): string {

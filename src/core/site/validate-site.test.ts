@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { ECHO_MAX_CHARS } from '../plan/text.ts';
 import { documentErrorsMessage, formatError, MAX_LISTED_ERRORS } from '../plan/site-error.ts';
 import { MAX_ERRORS_PER_LABEL_MAP } from './document-check.ts';
-import { MAX_ALIASES_PER_DOCUMENT } from './yaml-source.ts';
+import { MAX_ALIASES_PER_DOCUMENT, MAX_ALIASES_PER_OTHER_DOCUMENT } from './yaml-source.ts';
 import { nodeDoc, policyDoc, profileDoc, rackDoc, source, yamlDoc } from './testing.ts';
 import { validateSite } from './validate-site.ts';
 import type { SiteSource } from './yaml-source.ts';
@@ -342,7 +342,22 @@ describe('validateSite on amplifying input', () => {
     assert.ok(!result.ok);
     assert.deepEqual(
       result.errors.map((e) => [e.line, e.message]),
-      [[10 + MAX_ALIASES_PER_DOCUMENT, `too many YAML aliases: a document may use at most ${MAX_ALIASES_PER_DOCUMENT} (this one is refused unread)`]],
+      [
+        [
+          10 + MAX_ALIASES_PER_DOCUMENT,
+          `too many YAML aliases: a document relabel reads may use at most ${MAX_ALIASES_PER_DOCUMENT} (this one is refused unread)`,
+        ],
+      ],
+    );
+  });
+
+  it(`reads up to ${MAX_ALIASES_PER_OTHER_DOCUMENT} aliases in a document of a schema relabel does not read`, () => {
+    let text = '---\nschema: pegleg/SoftwareVersions/v1\nmetadata: {schema: metadata/Document/v1, name: versions}\ndata:\n  base: &a {tag: v1}\n';
+    for (let i = 1; i <= MAX_ALIASES_PER_OTHER_DOCUMENT; i++) text += `  c${i}: *a\n`;
+    assert.ok(validateSite([{ source: 'v.yaml', text }]).ok);
+    const refused = validateSite([{ source: 'v.yaml', text: `${text}  over: *a\n` }]);
+    assert.ok(
+      !refused.ok && refused.errors.some((e) => e.message.startsWith(`too many YAML aliases: a document may use at most ${MAX_ALIASES_PER_OTHER_DOCUMENT}`)),
     );
   });
 

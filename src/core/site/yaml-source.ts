@@ -49,13 +49,20 @@ export type LoadResult = {
 type Located = { node: YamlNode | null; key: YamlNode | null };
 
 /**
- * Most aliases (`*name`) one document may use. Each alias costs the YAML
- * reader a walk of the whole document, and an alias of a large anchor
- * multiplies what later checks see, so a document with more is refused
- * before it is read. Real sites stay well within it (Airship's software
- * versions document uses some 550).
+ * Most aliases (`*name`) a document relabel reads may use. Each alias costs
+ * the YAML reader a walk of the whole document, and an alias of a large
+ * anchor multiplies what later checks see (every label value is checked), so
+ * a document with more is refused before it is read.
  */
-export const MAX_ALIASES_PER_DOCUMENT = 2000;
+export const MAX_ALIASES_PER_DOCUMENT = 100;
+
+/**
+ * Most aliases a document of another schema may use: relabel only renders
+ * it (an alias is shared, never copied), so the bound is the reader's cost
+ * alone. Real sites stay well within it (Airship's software versions
+ * document uses some 550).
+ */
+export const MAX_ALIASES_PER_OTHER_DOCUMENT = 2000;
 
 /** Each mapping's pairs by key text, built on first use, so locating an error is not a scan of the mapping. */
 const pairIndexes = new WeakMap<object, Map<string, { key: unknown; value: unknown }>>();
@@ -213,6 +220,8 @@ function loadOne(source: SiteSource, documents: LoadedDocument[], errors: SiteEr
       problems.push({ offset: bang >= 0 ? bang : start, message: `a bare '!' is a YAML tag, not a value (${quoteHint}, or '!' to unset)` });
     };
     let aliases = 0;
+    const schema = yamlDocument.get('schema');
+    const maxAliases = typeof schema === 'string' && !readsDocument({ schema }) ? MAX_ALIASES_PER_OTHER_DOCUMENT : MAX_ALIASES_PER_DOCUMENT;
     const duplicateKeys: number[] = [];
     visit(yamlDocument, {
       Map(_, map) {
@@ -228,19 +237,19 @@ function loadOne(source: SiteSource, documents: LoadedDocument[], errors: SiteEr
       Scalar: (_, scalar) => bareTag(scalar),
       Alias(_, alias) {
         aliases++;
-        if (aliases === MAX_ALIASES_PER_DOCUMENT + 1) {
+        if (aliases === maxAliases + 1) {
           problems.push({
             offset: alias.range?.[0] ?? yamlDocument.range[0],
-            message: `too many YAML aliases: a document may use at most ${MAX_ALIASES_PER_DOCUMENT} (this one is refused unread)`,
+            message: `too many YAML aliases: a document ${maxAliases === MAX_ALIASES_PER_DOCUMENT ? 'relabel reads ' : ''}may use at most ${maxAliases} (this one is refused unread)`,
           });
         }
       },
     });
     let value: unknown = null;
-    if (aliases <= MAX_ALIASES_PER_DOCUMENT) {
+    if (aliases <= maxAliases) {
       try {
         // The reader's own bound on nested expansion (aliases of collections holding aliases).
-        value = yamlDocument.toJS({ maxAliasCount: 10 * MAX_ALIASES_PER_DOCUMENT });
+        value = yamlDocument.toJS({ maxAliasCount: 10 * maxAliases });
       } catch (err) {
         // An alias before its anchor, or aliases of aliases expanding too far.
         if (yamlDocument.errors.length === 0) problems.push({ offset: yamlDocument.range[0], message: `cannot read the document: ${(err as Error).message}` });
