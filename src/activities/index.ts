@@ -3,7 +3,7 @@
  * the Kubernetes API. Built by {@link createActivities} from injected
  * clients; workflows import the resulting type only. This module only
  * wires: each group of activities lives in its own module (runs, node
- * apply, plugins, drift).
+ * apply, plugins, drift, joins in `joins/`).
  */
 import type { Design } from '../core/site/validate-site.ts';
 import type { NodeInformer } from '../kube/node-informer.ts';

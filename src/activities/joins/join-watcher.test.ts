@@ -120,6 +120,41 @@ describe('JoinWatcher', () => {
     assert.equal(report.lastRun?.status, 'partial_success');
   });
 
+  it("follows the worker's informer: synced from its copy, with no LIST or watch of its own", async () => {
+    let lists = 0;
+    let watches = 0;
+    const base = listing([joining('a'), joining('b')]);
+    const counted: NodeWatchApi = {
+      list: (size, onPage) => (lists++, base.list(size, onPage)),
+      watch: (rv, onEvent, signal) => (watches++, base.watch(rv, onEvent, signal)),
+    };
+    const informer = new NodeInformer(counted, { maxNodes: 10 });
+    try {
+      await informer.ready();
+      const started: string[][] = [];
+      const startRun: RunStarter = async (_client, options) => {
+        started.push(options.targets);
+        return { workflowId: 'update-labels/s', runId: 'r', run: started.length };
+      };
+      for (const site of ['s', 's']) {
+        const watcher = new JoinWatcher({ informer, ...fakes(['a', 'b']), startRun, heartbeat: () => undefined }, { site, batchDelayMs: 5, watchSeconds: 0.3 });
+        await watcher.checkSite();
+        await watcher.run();
+      }
+      assert.deepEqual(
+        started,
+        [
+          ['a', 'b'],
+          ['a', 'b'],
+        ],
+        'each watcher (a new queue) hands the joining nodes to a run',
+      );
+      assert.deepEqual([lists, watches], [1, 1], "the informer's one LIST and one watch");
+    } finally {
+      informer.close();
+    }
+  });
+
   it('waits for the run of the site that is going, then starts; refuses another site', async () => {
     const informer = new NodeInformer(listing([joining('a')]), { maxNodes: 0 });
     let attempts = 0;
