@@ -1,6 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { formatError } from '../plan/site-error.ts';
+import { planLabels } from '../plan/label-plan.ts';
 import { formatLabelSource } from './label-provenance.ts';
 import { renderedDocuments } from './render-site.ts';
 import { validateSite } from './validate-site.ts';
@@ -64,6 +65,27 @@ describe('a layered site, rendered before it is read', () => {
     assert.equal(formatLabelSource(n1?.labelSources['control-plane'] ?? { kind: 'node' }), 'host profile cp ← cp-global (global) (depth 1)');
     assert.equal(formatLabelSource(n1?.labelSources['openstack-l3-agent'] ?? { kind: 'node' }), 'host profile cp (depth 1)');
     assert.deepEqual(result.design.hostProfiles, ['cp'], 'the abstract parent is no host profile of the design');
+  });
+
+  it('credits a change to a global document, on every node it reaches, to that document', () => {
+    const site = (global: string) =>
+      validateSite([
+        { source: 'global/profiles.yaml', text: policy + global },
+        { source: 'site/profiles.yaml', text: siteProfile() + node + node.replace('name: n1', 'name: n2') },
+      ]);
+    const before = site(globalProfile);
+    const after = site(globalProfile.replace('ceph-mon: enabled', 'ceph-mon: disabled'));
+    assert.ok(before.ok && after.ok);
+    for (const name of ['n1', 'n2']) {
+      const plan = planLabels({
+        labels: before.design.nodes[name]?.labels ?? {},
+        annotations: {},
+        desired: after.design.nodes[name]?.labels ?? {},
+        policy: after.design.policy,
+      });
+      assert.deepEqual(plan.set, { 'ceph-mon': 'disabled' });
+      assert.equal(formatLabelSource(after.design.nodes[name]?.labelSources['ceph-mon'] ?? { kind: 'node' }), 'host profile cp ← cp-global (global) (depth 1)');
+    }
   });
 
   it('refuses a site that does not render, naming the file, document and field, and nothing else', () => {
