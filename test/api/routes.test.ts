@@ -164,9 +164,13 @@ describe('HTTP API', () => {
       parseAllDocuments(rendered.text).map((d) => d.toJS()),
       docs,
     );
-    const lastDeployed = await api.call('GET', '/api/v1.0/renderedconfigdocs?version=successful_site_action');
+    // The last deployed revision is the broken site committed with force: its bucket reads back as
+    // stored, but it does not render (as Deckhand refuses to render it), and the answer says why.
+    const lastDeployed = await api.call('GET', '/api/v1.0/configdocs/site?version=successful_site_action');
     assert.equal(lastDeployed.status, 200);
     assert.match(lastDeployed.text, /five defects/);
+    const unrendered = assertFailure(await api.call('GET', '/api/v1.0/renderedconfigdocs?version=successful_site_action'), 400, 'DocumentValidationFailed');
+    assert.match(unrendered.details.messageList.map((m) => m.message).join('\n'), /site\/nodes\.yaml:\d+:\d+/);
     // Shipyard renders the buffer too: with nothing staged, it is the committed site.
     assert.deepEqual(
       parseAllDocuments((await api.call('GET', '/api/v1.0/renderedconfigdocs?version=buffer')).text).map((d) => d.toJS()),
