@@ -50,12 +50,14 @@ function collectionTable(exchange: Exchange): string[][] {
 
 describe("Shipyard's configdocs client against relabel", () => {
   const site = prefixedSite(`cfg${uniqueSuffix()}`);
+  // The second collection holds the racks and the host profiles the design's nodes name.
+  const inRacks = (source: string) => source === 'racks.yaml' || source === 'profiles.yaml';
   const racks = site.files
-    .filter((f) => f.source === 'racks.yaml')
+    .filter((f) => inRacks(f.source))
     .map((f) => f.text)
     .join('');
   const design = site.files
-    .filter((f) => f.source !== 'racks.yaml')
+    .filter((f) => !inRacks(f.source))
     .map((f) => f.text)
     .join('');
   let api: TestApi;
@@ -136,10 +138,10 @@ describe("Shipyard's configdocs client against relabel", () => {
       ['racks', 'present', 'deleted', 'committed:1', 'buffer:null'],
     ]);
     assert.equal((await viewer.getConfigdocs('racks')).answer.status, 404);
-    // The site without its racks is invalid: every error listed, nothing committed.
+    // The site without the profiles its nodes name is invalid: every error listed, nothing committed.
     const refused = statusFields(await shipyard.commitConfigdocs(), 400);
     assert.ok(
-      refused.details.messageList.some((m) => m.error && /rack/.test(m.message)),
+      refused.details.messageList.some((m) => m.error && /host profile/.test(m.message)),
       JSON.stringify(refused.details),
     );
 
