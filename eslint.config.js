@@ -34,6 +34,18 @@ const noStack = [
   'src/ never imports the local stack (stack/): it is for the demo, tests and benchmark only',
 ];
 
+/**
+ * Product code never imports the tests' kit (test/kit: the workflow test environment, the store
+ * contract suites, fakes and builders) nor anything else under test/; the unit tests beside the code
+ * may. A rule of its own (the typescript-eslint twin of no-restricted-imports), so that the folder
+ * blocks below, whose no-restricted-imports options replace one another, need not carry it; the
+ * workflow block, which uses this rule for its type-only activity imports, carries it.
+ */
+const noTest = {
+  group: ['../test/*', '../../test/*', '../../../test/*', '../../../../test/*'],
+  message: 'src/ never imports test/ outside its tests: the test kit (test/kit) is for the tests only',
+};
+
 /** What every file of src/core must not import (src/core/site and src/core/plan, one level down). */
 const coreRules = [
   [nodeBuiltins, 'src/core is pure: no Node built-ins'],
@@ -118,6 +130,12 @@ export default tseslint.config(
     rules: forbid(noStack),
   },
   {
+    // The product never imports the tests' kit; a test beside the code may.
+    files: ['src/**/*.ts'],
+    ignores: ['**/*.test.ts'],
+    rules: { '@typescript-eslint/no-restricted-imports': ['error', { patterns: [noTest] }] },
+  },
+  {
     // One settings table: a variable is read by name only through src/settings/ (its rows, parsers
     // and readers), and in src/temporal/settings.ts, which reads the rows marked envReadElsewhere
     // with Temporal's profile. Elsewhere code passes the environment whole (`env = process.env`)
@@ -165,6 +183,7 @@ export default tseslint.config(
         {
           patterns: [
             { group: ['../activities/*'], allowTypeImports: true, message: 'workflows import activities as types only (proxyActivities<Activities>)' },
+            noTest,
           ],
         },
       ],
@@ -196,17 +215,17 @@ export default tseslint.config(
     // What the workflow bundle preloads (src/worker/bundle.ts) is evaluated once per worker thread and
     // shared by every workflow it runs: nothing at module scope may change from one workflow to the next.
     files: ['src/workflows/**/*.ts', 'src/contracts/**/*.ts', 'src/core/plan/**/*.ts'],
-    ignores: ['**/*.test.ts', 'src/workflows/testing/**'],
+    ignores: ['**/*.test.ts'],
     rules: { 'no-restricted-syntax': ['error', ...settingsTable, ...sharedModuleScope] },
   },
   {
-    // The fast workflow tests beside the workflow code, with their fake activities and server
-    // (src/workflows/testing): test code run by node:test in Node, never bundled, so the sandbox
-    // rules above do not apply. They may use Node built-ins, the SDK's client, worker and testing
-    // packages, and the stack's lookup of the Temporal CLI it starts.
-    files: ['src/workflows/**/*.test.ts', 'src/workflows/testing/**'],
+    // The fast workflow tests beside the workflow code: test code run by node:test in Node, never
+    // bundled, so the sandbox rules above do not apply. They may use Node built-ins, the SDK's
+    // client, worker and testing packages, and the test kit (test/kit/workflows: their environment
+    // and fake activities, which start the stack's Temporal CLI); not the stack itself.
+    files: ['src/workflows/**/*.test.ts'],
     rules: {
-      'no-restricted-imports': 'off',
+      ...forbid(noStack),
       '@typescript-eslint/no-restricted-imports': 'off',
       'no-restricted-globals': 'off',
       'no-restricted-properties': 'off',
@@ -218,7 +237,6 @@ export default tseslint.config(
     // would tie the two folders both ways).
     // Their folders go one level down (src/activities/joins), so each ban is spelled at both depths.
     files: ['src/activities/**/*.ts', 'src/store/**/*.ts', 'src/kube/**/*.ts'],
-    ignores: ['src/store/testing/**'],
     rules: forbid(
       [bothDepths(['facade/*', 'api/*', 'cli/*', 'worker.ts', 'worker/*', 'client.ts']), 'I/O layers do not import the entry points, nor the facade'],
       [bothDepths(['workflows/*']), 'I/O layers do not import the workflows, not even their types: shared messages and IDs are in src/contracts'],
@@ -246,9 +264,8 @@ export default tseslint.config(
     // a function counts neither blank lines nor comments (its size is its logic). Tests are exempt:
     // a table of cases may run long.
     // A declarative table that must stay whole says so where it is, with an eslint-disable naming why.
-    // src/store/testing holds the store contract suites (describe/it), tests the backends' tests run.
     files: ['src/**/*.ts', 'stack/**/*.ts', 'bench/**/*.ts', 'scripts/**/*.ts'],
-    ignores: ['**/*.test.ts', 'src/store/testing/**'],
+    ignores: ['**/*.test.ts'],
     rules: {
       'max-lines': ['error', { max: 350, skipBlankLines: false, skipComments: false }],
       'max-lines-per-function': ['error', { max: 100, skipBlankLines: true, skipComments: true }],

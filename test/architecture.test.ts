@@ -254,44 +254,102 @@ describe('one settings table (lint)', () => {
 });
 
 describe('the fast workflow tests beside the workflow code (lint)', () => {
-  it("may use Node, the SDK's testing package and the stack's tool lookup, which workflow code still may not", async () => {
-    const code = `import { readFileSync } from 'node:fs';\nimport { TestWorkflowEnvironment } from '@temporalio/testing';\nimport { toolPath } from '../../stack/tools.ts';\nexport const x = [readFileSync, TestWorkflowEnvironment, toolPath, Date.now()];\n`;
-    for (const file of ['src/workflows/update-labels-window.test.ts', 'src/workflows/testing/environment.ts']) {
-      assert.deepEqual(await violations(code, file), [], file);
-    }
+  it("may use Node, the SDK's testing package and the test kit, which workflow code still may not", async () => {
+    const code = `import { readFileSync } from 'node:fs';\nimport { TestWorkflowEnvironment } from '@temporalio/testing';\nimport { startWorkflowEnv } from '../../test/kit/workflows/environment.ts';\nexport const x = [readFileSync, TestWorkflowEnvironment, startWorkflowEnv, Date.now()];\n`;
+    assert.deepEqual(await violations(code, 'src/workflows/update-labels-window.test.ts'), []);
     const sandboxed = await violations(code, 'src/workflows/rollup.ts');
     assert.ok(sandboxed.includes('no-restricted-imports'), sandboxed.join());
+    assert.ok(sandboxed.includes('@typescript-eslint/no-restricted-imports'), sandboxed.join());
     assert.ok(sandboxed.includes('no-restricted-properties'), sandboxed.join());
+  });
+
+  it('reach the stack only through the test kit', async () => {
+    const found = await violations(
+      `import { toolPath } from '../../stack/tools.ts';\nexport const x = toolPath;\n`,
+      'src/workflows/update-labels-window.test.ts',
+    );
+    assert.ok(found.includes('no-restricted-imports'), found.join());
   });
 });
 
-describe('the local stack stays out of the product (lint)', () => {
-  it('refuses an import of stack/ from any src/ folder, whatever other rules the folder has', async () => {
+describe('the test kit stays out of the product (lint)', () => {
+  it('refuses an import of test/ from any file of src/ that is not a test, whatever other rules the folder has', async () => {
     const places: [string, string][] = [
-      ['src/worker/run.ts', '../../stack/processes.ts'],
-      ['src/api/main.ts', '../../stack/prometheus.ts'],
-      ['src/api/http/server.ts', '../../../stack/prometheus.ts'],
-      ['src/api/shipyard/routes-actions.ts', '../../../stack/stack.ts'],
-      ['src/store/open-store.ts', '../../stack/postgres.ts'],
-      ['src/facade/runs.ts', '../../stack/stack.ts'],
-      ['src/workflows/rollup.ts', '../../stack/stack.ts'],
-      ['src/worker.ts', '../stack/processes.ts'],
+      ['src/worker.ts', '../test/kit/node-process.ts'],
+      ['src/workflows/rollup.ts', '../../test/kit/workflows/fake-activities.ts'],
+      ['src/core/site/schema.ts', '../../../test/kit/site/documents.ts'],
+      ['src/core/plan/targets.ts', '../../../test/kit/plan/apply-json-patch.ts'],
+      ['src/store/open-store.ts', '../../test/kit/store/contract.ts'],
+      ['src/activities/joins/join-watch.ts', '../../../test/kit/node-process.ts'],
+      ['src/api/promenade/node-labels.ts', '../../../test/kit/plan/apply-json-patch.ts'],
+      ['src/facade/documents.ts', '../../test/kit/site/document-store.ts'],
+      ['src/worker/run.ts', '../../test/helpers.ts'],
+      ['src/contracts/messages.ts', '../../test/kit/workflows/environment.ts'],
     ];
     for (const [file, from] of places) {
       const found = await violations(`import { x } from '${from}';\nexport const y = x;\n`, file);
-      assert.ok(found.includes('no-restricted-imports'), `${file} importing ${from}: ${found.join()}`);
+      assert.ok(found.includes('@typescript-eslint/no-restricted-imports'), `${file} importing ${from}: ${found.join()}`);
     }
   });
 
-  it('lets the stack itself use product code', async () => {
-    const found = await violations(
-      `import { SEARCH_ATTRIBUTES } from '../src/core/plan/constants.ts';\nexport const x = SEARCH_ATTRIBUTES;\n`,
-      'stack/temporal.ts',
-    );
+  it('lets the unit tests beside the code import the kit', async () => {
+    const places: [string, string][] = [
+      ['src/store/sqlite-store.test.ts', '../../test/kit/store/contract.ts'],
+      ['src/core/site/longhorn.test.ts', '../../../test/kit/site/documents.ts'],
+      ['src/core/plan/node-guard.test.ts', '../../../test/kit/plan/apply-json-patch.ts'],
+      ['src/api/promenade/node-labels.test.ts', '../../../test/kit/plan/apply-json-patch.ts'],
+      ['src/workflows/update-labels-window.test.ts', '../../test/kit/workflows/environment.ts'],
+    ];
+    for (const [file, from] of places) {
+      const found = await violations(`import { x } from '${from}';\nexport const y = x;\n`, file);
+      assert.deepEqual(
+        found.filter((r) => r.endsWith('no-restricted-imports')),
+        [],
+        `${file} importing ${from}`,
+      );
+    }
+  });
+});
+
+/** The imports of `file` (its `code`; values and types, `export … from` and `import()` too) that reach test/ or stack/. */
+function reachesOutOfProduct(file: string, code: string): string[] {
+  const specifiers = [...code.matchAll(/^\s*(?:import|export)\s(?:[^'"]*?\sfrom\s)?'(\.[^']+)'|import\(\s*'(\.[^']+)'/gm)].map((m) => m[1] ?? m[2] ?? '');
+  return specifiers.filter((s) => /^(test|stack)\//.test(join(dirname(file), s)));
+}
+
+describe('src/ holds only the product and its unit tests', () => {
+  const files = readdirSync(join(ROOT, 'src'), { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.ts'));
+
+  it('keeps no test support: no testing/ folder or testing.ts, as the kit is in test/kit', () => {
+    assert.ok(files.length > 100, `read ${files.length} files`);
     assert.deepEqual(
-      found.filter((r) => r === 'no-restricted-imports'),
+      files.filter((f) => /(^|\/)testing(\/|\.ts$)/.test(f)),
       [],
     );
+  });
+
+  it('no module but a test imports test/ or stack/, not even as a type', () => {
+    const product = files.filter((f) => !f.endsWith('.test.ts')).map((f) => join('src', f));
+    assert.deepEqual(
+      product.flatMap((file) => reachesOutOfProduct(file, readFileSync(join(ROOT, file), 'utf8')).map((s) => `${file} → ${s}`)),
+      [],
+    );
+  });
+
+  it('the check finds an import of test/ or stack/ however it is spelled', () => {
+    const code = [
+      `import { x } from '../../test/kit/node-process.ts';`,
+      `import type { Y } from '../../stack/tools.ts';`,
+      `export { z } from '../../test/helpers.ts';`,
+      `const w = await import('../../test/kit/store/contract.ts');`,
+      `import { v } from '../wiring.ts';`,
+    ].join('\n');
+    assert.deepEqual(reachesOutOfProduct('src/worker/run.ts', code), [
+      '../../test/kit/node-process.ts',
+      '../../stack/tools.ts',
+      '../../test/helpers.ts',
+      '../../test/kit/store/contract.ts',
+    ]);
   });
 });
 

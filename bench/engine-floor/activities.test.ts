@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { applyJsonPatch, PatchRefused } from '../../src/core/plan/testing/apply-json-patch.ts';
+import { applyJsonPatch, PatchRefused } from '../../test/kit/plan/apply-json-patch.ts';
 import { FLOOR_OWNED_ANNOTATION, floorValues } from '../floor-labels.ts';
 import { floorPatch, type FloorNode } from './activities.ts';
 

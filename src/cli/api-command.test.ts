@@ -10,7 +10,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { runNode } from '../testing/node-process.ts';
+import { runNode } from '../../test/kit/node-process.ts';
 
 const CLIENT = fileURLToPath(new URL('../client.ts', import.meta.url));
 

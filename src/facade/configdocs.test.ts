@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { FailureType } from '../core/plan/failure-types.ts';
-import { nodeDoc, profileDoc, source } from '../core/site/testing.ts';
+import { nodeDoc, profileDoc, source } from '../../test/kit/site/documents.ts';
 import { SiteActionTag } from '../store/revision-store.ts';
 import { RelabelError } from './relabel-error.ts';
-import { withDocuments } from './testing.ts';
+import { withDocuments } from '../../test/kit/site/document-store.ts';
 
 const profiles = [source('profiles.yaml', profileDoc('base', ''))];
 const nodes = [source('nodes.yaml', nodeDoc('n1', '  host_profile: base'))];

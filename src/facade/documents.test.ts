@@ -2,13 +2,13 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { FailureType } from '../core/plan/failure-types.ts';
 import { formatError, type SiteError } from '../core/plan/site-error.ts';
-import { nodeDoc, nodeSetDoc, profileDoc, source } from '../core/site/testing.ts';
+import { nodeDoc, nodeSetDoc, profileDoc, source } from '../../test/kit/site/documents.ts';
 import { designFormat } from '../store/design-format.ts';
 import { createDesignCache, decodeDesign } from '../store/design-cache.ts';
 import { openStore } from '../store/open-store.ts';
 import { createDocuments } from './documents.ts';
 import { RelabelError } from './relabel-error.ts';
-import { withDocuments } from './testing.ts';
+import { withDocuments } from '../../test/kit/site/document-store.ts';
 
 const profiles = [source('profiles.yaml', profileDoc('base', ''), profileDoc('compute', '  host_profile: base'))];
 const nodes = [source('nodes.yaml', nodeDoc('n1', '  host_profile: compute'))];

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { nodeDoc, policyDoc, profileDoc, rackDoc, source } from '../core/site/testing.ts';
+import { nodeDoc, policyDoc, profileDoc, rackDoc, source } from '../../test/kit/site/documents.ts';
 import { validateSite } from '../core/site/validate-site.ts';
 import { sourcedLabels } from './plan.ts';
 

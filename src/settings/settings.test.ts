@@ -13,7 +13,7 @@ import { relabelConfigFromEnv } from '../facade/index.ts';
 import { environmentHelp, SettingError, settingFromEnv, settingOption, variableFromEnv, type Setting } from './setting.ts';
 import { API, CONNECTION, PROXY_VARIABLES, VARIABLES, WORKER } from './table.ts';
 import { defaultDataDir } from '../store/open-store.ts';
-import { runNode } from '../testing/node-process.ts';
+import { runNode } from '../../test/kit/node-process.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 

@@ -6,8 +6,8 @@ import { DatabaseSync } from 'node:sqlite';
 import { after, describe, test } from 'node:test';
 import { openSqliteStore, SQLITE_MEMORY } from './sqlite-store.ts';
 import { SCHEMA_VERSION } from './schema.ts';
-import { storeContract } from './testing/contract.ts';
-import { assertActionsWork, assertAuditWorks, assertDriftWorks, assertRunsWork, rejectsWith } from './testing/fixture.ts';
+import { storeContract } from '../../test/kit/store/contract.ts';
+import { assertActionsWork, assertAuditWorks, assertDriftWorks, assertRunsWork, rejectsWith } from '../../test/kit/store/fixture.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'relabel-sqlite-store-'));
 after(() => rmSync(dir, { recursive: true, force: true }));

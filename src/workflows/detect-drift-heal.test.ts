@@ -9,8 +9,8 @@ import { ApplicationFailure, WorkflowFailedError } from '@temporalio/client';
 import { FailureType } from '../core/plan/failure-types.ts';
 import type { detectDrift } from './detect-drift.ts';
 import type { DriftDetection } from '../contracts/drift-messages.ts';
-import { FAKE_SITE, FakeRelabel } from './testing/fake-activities.ts';
-import { startWorkflowEnv, type TestWorker, type WorkflowTestEnv } from './testing/environment.ts';
+import { FAKE_SITE, FakeRelabel } from '../../test/kit/workflows/fake-activities.ts';
+import { startWorkflowEnv, type TestWorker, type WorkflowTestEnv } from '../../test/kit/workflows/environment.ts';
 import type { UpdateLabelsResult } from '../contracts/messages.ts';
 import type { updateLabels } from './update-labels.ts';
 

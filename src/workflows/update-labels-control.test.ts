@@ -10,8 +10,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { ApplicationFailure, CancelledFailure, WorkflowFailedError, WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/client';
 import { FailureType } from '../core/plan/failure-types.ts';
 import { controlUpdate, progressQuery, type ControlRequest, type UpdateLabelsInput } from '../contracts/messages.ts';
-import { FakeRelabel } from './testing/fake-activities.ts';
-import { startWorkflowEnv, until, type TestWorker, type WorkflowTestEnv } from './testing/environment.ts';
+import { FakeRelabel } from '../../test/kit/workflows/fake-activities.ts';
+import { startWorkflowEnv, until, type TestWorker, type WorkflowTestEnv } from '../../test/kit/workflows/environment.ts';
 import type { updateLabels } from './update-labels.ts';
 
 /** How long a test watches for something that must not happen (a node started while paused). */

@@ -10,8 +10,8 @@ import { ApplicationFailure, WorkflowUpdateFailedError, type WorkflowHandle } fr
 import type { EffectiveRollout } from '../core/plan/waves.ts';
 import { FailureType } from '../core/plan/failure-types.ts';
 import { controlUpdate, progressQuery, type ControlRequest, type GateWait, type UpdateLabelsInput } from '../contracts/messages.ts';
-import { FakeRelabel } from './testing/fake-activities.ts';
-import { startWorkflowEnv, until, type TestWorker, type WorkflowTestEnv } from './testing/environment.ts';
+import { FakeRelabel } from '../../test/kit/workflows/fake-activities.ts';
+import { startWorkflowEnv, until, type TestWorker, type WorkflowTestEnv } from '../../test/kit/workflows/environment.ts';
 import type { updateLabels } from './update-labels.ts';
 
 /** Three waves: two nodes, two nodes, one node. */

@@ -1,7 +1,7 @@
 /**
  * The window of `updateLabels`, fast: the real workflow code on a Temporal
  * dev server of its own, the activities faked in memory (see
- * `testing/fake-activities.ts`). The bound and the slide of the window,
+ * `test/kit/workflows/fake-activities.ts`). The bound and the slide of the window,
  * continue-as-new at small thresholds, failed nodes, a dry run, rejections,
  * and `relabelNode` on its own.
  */
@@ -12,8 +12,8 @@ import { FailureType } from '../core/plan/failure-types.ts';
 import { progressQuery, type UpdateLabelsInput } from '../contracts/messages.ts';
 import type { relabelNode } from './relabel-node.ts';
 import { RelabelRevision, RelabelSite, RelabelStatus } from '../contracts/search-attributes.ts';
-import { FAKE_REVISION, FAKE_SITE, FakeRelabel } from './testing/fake-activities.ts';
-import { startWorkflowEnv, until, type TestWorker, type WorkflowTestEnv } from './testing/environment.ts';
+import { FAKE_REVISION, FAKE_SITE, FakeRelabel } from '../../test/kit/workflows/fake-activities.ts';
+import { startWorkflowEnv, until, type TestWorker, type WorkflowTestEnv } from '../../test/kit/workflows/environment.ts';
 import type { updateLabels } from './update-labels.ts';
 
 /** `n` node names: `<prefix>-1` … `<prefix>-n`. */

@@ -15,7 +15,7 @@ import { validateSite } from '../../src/core/site/validate-site.ts';
 import { createWorker } from '../../src/worker/wiring.ts';
 import { adminCore, createNode, exits, relabelCli as relabel, REPO_ROOT, startRelabel, uniqueSuffix, workflowBundle } from '../helpers.ts';
 import { prefixedSite, storeWithSite } from '../site.ts';
-import { nodeDoc } from '../../src/core/site/testing.ts';
+import { nodeDoc } from '../kit/site/documents.ts';
 import { eventually } from '../api-support.ts';
 
 function freshStore(): { RELABEL_STORE_URL: string } {

@@ -29,7 +29,7 @@ import { isKubeletLabelKey, NODE_CONFIG_ANNOTATIONS } from '../../src/core/plan/
 import { formatOwnedLabels } from '../../src/core/plan/owned-labels.ts';
 import { formatError } from '../../src/core/plan/site-error.ts';
 import { isSystemTaintKey, taintId } from '../../src/core/plan/taints.ts';
-import { policyDoc, source } from '../../src/core/site/testing.ts';
+import { policyDoc, source } from '../kit/site/documents.ts';
 import { planLabels } from '../../src/core/plan/label-plan.ts';
 import { nodePatch } from '../../src/core/plan/node-reconcile.ts';
 import { validateSite, type DesignNode } from '../../src/core/site/validate-site.ts';

@@ -15,7 +15,7 @@ import fc from 'fast-check';
 import type { V1Node } from '@kubernetes/client-node';
 import { APPLIED_ANNOTATION, OWNED_LABELS_ANNOTATION, UNINITIALIZED_TAINT_KEY } from '../../src/core/plan/constants.ts';
 import { selectorMatches, selectorString } from '../../src/core/plan/label-selector.ts';
-import { labelsArb, selectorArb } from '../../src/core/plan/testing/selector-arbitraries.ts';
+import { labelsArb, selectorArb } from '../kit/plan/selector-arbitraries.ts';
 import { formatLabelSource } from '../../src/core/site/label-provenance.ts';
 import { validateSite, type Design } from '../../src/core/site/validate-site.ts';
 import { createDocuments } from '../../src/facade/documents.ts';

@@ -9,8 +9,8 @@ import { startPostgres, type PostgresServer } from '../../stack/postgres.ts';
 import { openStore } from '../../src/store/open-store.ts';
 import { openPostgresStore } from '../../src/store/postgres-store.ts';
 import { SCHEMA_VERSION } from '../../src/store/schema.ts';
-import { storeContract } from '../../src/store/testing/contract.ts';
-import { assertActionsWork, assertAuditWorks, assertDriftWorks, assertRunsWork, rejectsWith } from '../../src/store/testing/fixture.ts';
+import { storeContract } from '../kit/store/contract.ts';
+import { assertActionsWork, assertAuditWorks, assertDriftWorks, assertRunsWork, rejectsWith } from '../kit/store/fixture.ts';
 
 // A real server: RELABEL_TEST_PG_URL when set, else one started here. A server
 // that cannot be reached or started fails the suite; it is never skipped.

@@ -5,7 +5,7 @@ import { APPLIED_ANNOTATION, OWNED_LABELS_ANNOTATION } from '../../core/plan/con
 import type { NodeApi, NodeState } from '../../kube/nodes.ts';
 import { RelabelError } from '../../facade/relabel-error.ts';
 import type { JsonPatchOp } from '../../core/plan/node-guard.ts';
-import { applyJsonPatch } from '../../core/plan/testing/apply-json-patch.ts';
+import { applyJsonPatch } from '../../../test/kit/plan/apply-json-patch.ts';
 import { applyNodeLabels, DEFAULT_NODE_LABELS_POLICY, MAX_APPLY_ATTEMPTS } from './node-labels.ts';
 
 /**

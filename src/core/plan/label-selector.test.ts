@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { selectorKeys, selectorMatches, selectorProblems, selectorString, type LabelSelector } from './label-selector.ts';
-import { labelsArb, requirementArb, selectorArb } from './testing/selector-arbitraries.ts';
+import { labelsArb, requirementArb, selectorArb } from '../../../test/kit/plan/selector-arbitraries.ts';
 
 // An evaluator of the API server's string syntax, written apart from the
 // matcher: each comma-separated term on its own (set members never hold a

@@ -6,7 +6,7 @@ import { planLabels } from './label-plan.ts';
 import { guardedPatch, planReads, pointerToken, type JsonPatchOp } from './node-guard.ts';
 import { nodePatch, type NodeLabelState } from './node-reconcile.ts';
 import { taintId, type Taint } from './taints.ts';
-import { applyJsonPatch, PatchRefused, storedNode, type StoredNode } from './testing/apply-json-patch.ts';
+import { applyJsonPatch, PatchRefused, storedNode, type StoredNode } from '../../../test/kit/plan/apply-json-patch.ts';
 
 type Stored = StoredNode;
 

@@ -6,7 +6,7 @@ import { APPLIED_ANNOTATION, OWNED_LABELS_ANNOTATION as OWNED, UNINITIALIZED_TAI
 import { applyOwnership, applyPlan, planLabels } from './label-plan.ts';
 import type { JsonPatchOp } from './node-guard.ts';
 import { nodePatch, reconcileNodeLabels, STALE, type NodeLabelState, type Taint } from './node-reconcile.ts';
-import { applyJsonPatch, PatchRefused, storedNode } from './testing/apply-json-patch.ts';
+import { applyJsonPatch, PatchRefused, storedNode } from '../../../test/kit/plan/apply-json-patch.ts';
 
 const policy = { reconcileOsArchAliases: false, protectedKeys: [] };
 

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { selectorMatches, type LabelSelector } from './label-selector.ts';
 import { conflictMessage, expandNodeSets, membershipOf, type ClusterNode, type SetDesign } from './node-sets.ts';
-import { labelsArb, selectorArb } from './testing/selector-arbitraries.ts';
+import { labelsArb, selectorArb } from '../../../test/kit/plan/selector-arbitraries.ts';
 
 type Entry = { name: string; labels: Record<string, string>; annotations: Record<string, string>; taints: never[] };
 const entry = (name: string, labels: Record<string, string>): Entry => ({ name, labels, annotations: {}, taints: [] });

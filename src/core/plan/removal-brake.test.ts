@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { formatError } from './site-error.ts';
-import { policyDoc, source } from '../site/testing.ts';
+import { policyDoc, source } from '../../../test/kit/site/documents.ts';
 import { validateSite } from '../site/validate-site.ts';
 import { DEFAULT_MAX_REMOVAL_FRACTION } from '../site/label-policy.ts';
 import { createRemovalTally, describeRemoval, MAX_LISTED_KEYS, removalRefusal } from './removal-brake.ts';

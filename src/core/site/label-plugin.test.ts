@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { matchesNamespace, namespaceGlobErrors, pluginPathErrors } from './label-plugin.ts';
 import { checkPluginOutput, MAX_OUTPUT_ERRORS } from './plugin-output.ts';
 import { formatError } from '../plan/site-error.ts';
-import { nodeDoc, source, yamlDoc } from './testing.ts';
+import { nodeDoc, source, yamlDoc } from '../../../test/kit/site/documents.ts';
 import { validateSite } from './validate-site.ts';
 
 const pluginDoc = (name: string, body: string) => yamlDoc('relabel/LabelPlugin/v1', name, body);

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { LONGHORN_CREATE_DEFAULT_DISK, LONGHORN_DISKS_CONFIG, LONGHORN_NODE_TAGS, longhornDefects, MAX_LONGHORN_DEFECTS } from './longhorn.ts';
 import { formatError } from '../plan/site-error.ts';
-import { nodeDoc, profileDoc, source } from './testing.ts';
+import { nodeDoc, profileDoc, source } from '../../../test/kit/site/documents.ts';
 import { validateSite } from './validate-site.ts';
 
 const validDisks =

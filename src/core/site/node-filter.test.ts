@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { parseNodeFilter, selectNodes } from './node-filter.ts';
 import type { NodeFilterSet } from './node-filter.ts';
-import { nodeDoc, profileDoc, rackDoc, source } from './testing.ts';
+import { nodeDoc, profileDoc, rackDoc, source } from '../../../test/kit/site/documents.ts';
 import { validateSite } from './validate-site.ts';
 import type { Design } from './validate-site.ts';
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { formatError } from '../plan/site-error.ts';
-import { nodeDoc, nodeSetDoc, policyDoc, profileDoc, rackDoc, source, yamlDoc } from './testing.ts';
+import { nodeDoc, nodeSetDoc, policyDoc, profileDoc, rackDoc, source, yamlDoc } from '../../../test/kit/site/documents.ts';
 import { validateSite } from './validate-site.ts';
 import type { SiteSource } from './yaml-source.ts';
 

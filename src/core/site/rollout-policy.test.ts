@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { formatError } from '../plan/site-error.ts';
-import { policyDoc, source } from './testing.ts';
+import { policyDoc, source } from '../../../test/kit/site/documents.ts';
 import { validateSite } from './validate-site.ts';
 
 describe('rollout in the label policy', () => {

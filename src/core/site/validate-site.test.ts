@@ -4,7 +4,7 @@ import { ECHO_MAX_CHARS } from '../plan/text.ts';
 import { documentErrorsMessage, formatError, MAX_LISTED_ERRORS } from '../plan/site-error.ts';
 import { MAX_ERRORS_PER_LABEL_MAP } from './document-check.ts';
 import { MAX_ALIASES_PER_DOCUMENT, MAX_ALIASES_PER_OTHER_DOCUMENT } from './yaml-source.ts';
-import { nodeDoc, policyDoc, profileDoc, rackDoc, source, yamlDoc } from './testing.ts';
+import { nodeDoc, policyDoc, profileDoc, rackDoc, source, yamlDoc } from '../../../test/kit/site/documents.ts';
 import { validateSite } from './validate-site.ts';
 import type { SiteSource } from './yaml-source.ts';
 
@@ -21,7 +21,7 @@ const nameMessage =
   "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')";
 
 // Each case: the sources, and every error expected, formatted. Node and
-// profile bodies start at line 7 of their document (see testing.ts).
+// profile bodies start at line 7 of their document (see test/kit/site/documents.ts).
 const cases: { name: string; sources: SiteSource[]; expected: string[] }[] = [
   {
     name: 'label key syntax',

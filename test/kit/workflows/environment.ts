@@ -15,7 +15,7 @@ import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode, DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import { devServerFlags } from '../../../stack/temporal.ts';
 import { toolPath } from '../../../stack/tools.ts';
-import { workflowBundleOptions } from '../../worker/bundle.ts';
+import { workflowBundleOptions } from '../../../src/worker/bundle.ts';
 import { FakeRelabel, type FakeActivities } from './fake-activities.ts';
 
 /** What a test body gets: the client, the worker's task queue and a maker of workflow IDs of the test's own. */

@@ -1,8 +1,9 @@
 /**
- * Builders of small sites for the core's tests. Not exported from the
- * package index; pure like the rest of the core.
+ * Builders of small sites for the tests of the core, the facade and the
+ * CLI: YAML documents whose lines are easy to count. Test kit, not product
+ * code: pure, so the core's unit tests may use it.
  */
-import type { SiteSource } from './yaml-source.ts';
+import type { SiteSource } from '../../../src/core/site/yaml-source.ts';
 
 /**
  * One YAML document (with its leading `---`). The document occupies

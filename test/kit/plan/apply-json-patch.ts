@@ -6,9 +6,9 @@
  * needs the member; array elements by index. Applies all or nothing. Not
  * product code.
  */
-import type { JsonPatchOp } from '../node-guard.ts';
-import type { NodeLabelState } from '../node-reconcile.ts';
-import type { Taint } from '../taints.ts';
+import type { JsonPatchOp } from '../../../src/core/plan/node-guard.ts';
+import type { NodeLabelState } from '../../../src/core/plan/node-reconcile.ts';
+import type { Taint } from '../../../src/core/plan/taints.ts';
 
 /** Why a patch was refused: `test` when a test failed, else the operation that did not apply. */
 export class PatchRefused extends Error {

@@ -5,7 +5,7 @@
  * compares it with the API server. Not product code.
  */
 import fc from 'fast-check';
-import { SelectorOperator, type LabelSelector, type SelectorRequirement } from '../label-selector.ts';
+import { SelectorOperator, type LabelSelector, type SelectorRequirement } from '../../../src/core/plan/label-selector.ts';
 
 /** Label keys the arbitraries draw from: plain, prefixed, and those fleets carry. */
 export const SELECTOR_KEYS = ['tier', 'zone', 'example.com/gpu', 'cluster.x-k8s.io/deployment-name', 'karpenter.sh/nodepool', 'a.b-c_d'] as const;

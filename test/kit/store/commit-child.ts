@@ -11,7 +11,7 @@
  */
 import { once } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { openStore } from '../open-store.ts';
+import { openStore } from '../../../src/store/open-store.ts';
 
 const [url, name, countText, mode] = process.argv.slice(2);
 if (!url || !name || !countText || (mode !== undefined && mode !== 'runs')) {

@@ -5,8 +5,8 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { openStore } from '../open-store.ts';
-import { isUlid, ulidTime } from '../ulid.ts';
+import { openStore } from '../../../src/store/open-store.ts';
+import { isUlid, ulidTime } from '../../../src/store/ulid.ts';
 import { freshStore, rejectsWith, type StoreFixture } from './fixture.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;

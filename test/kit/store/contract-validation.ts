@@ -4,8 +4,8 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import type { SourceFile } from '../revision-store.ts';
-import type { Store } from '../store.ts';
+import type { SourceFile } from '../../../src/store/revision-store.ts';
+import type { Store } from '../../../src/store/store.ts';
 import { freshStore, rejectsWith, type StoreFixture } from './fixture.ts';
 
 const BAD_NAMES = ['', 'Site', '-site', 'site-', 'si te', 'si/te', 'a'.repeat(64), 'ünï'];

@@ -9,8 +9,8 @@ import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { describe, test } from 'node:test';
-import { openStore } from '../open-store.ts';
-import type { Store } from '../store.ts';
+import { openStore } from '../../../src/store/open-store.ts';
+import type { Store } from '../../../src/store/store.ts';
 import type { StoreFixture } from './fixture.ts';
 
 const CHILD = fileURLToPath(new URL('./commit-child.ts', import.meta.url));

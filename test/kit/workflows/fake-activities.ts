@@ -13,12 +13,12 @@
  * a run with its window full.
  */
 import { ApplicationFailure } from '@temporalio/common';
-import { FailureType } from '../../core/plan/failure-types.ts';
-import type { EffectiveRollout } from '../../core/plan/waves.ts';
-import type { Activities } from '../../activities/index.ts';
-import type { HealthOutcome } from '../../activities/wave-activities.ts';
-import type { DriftDetection } from '../../contracts/drift-messages.ts';
-import type { NodeError, RelabelNodeResult } from '../../contracts/messages.ts';
+import { FailureType } from '../../../src/core/plan/failure-types.ts';
+import type { EffectiveRollout } from '../../../src/core/plan/waves.ts';
+import type { Activities } from '../../../src/activities/index.ts';
+import type { HealthOutcome } from '../../../src/activities/wave-activities.ts';
+import type { DriftDetection } from '../../../src/contracts/drift-messages.ts';
+import type { NodeError, RelabelNodeResult } from '../../../src/contracts/messages.ts';
 
 /** The activities the workflows call, as the fake gives them (the real signatures). */
 export type FakeActivities = Pick<

@@ -2,8 +2,8 @@
  * Test support for the facade's unit tests: a documents facade over a fresh
  * in-memory SQLite store.
  */
-import { openStore } from '../store/open-store.ts';
-import { createDocuments } from './documents.ts';
+import { openStore } from '../../../src/store/open-store.ts';
+import { createDocuments } from '../../../src/facade/documents.ts';
 
 /** Runs `body` with a documents facade over a fresh in-memory store, closed afterwards. */
 export async function withDocuments(body: (documents: ReturnType<typeof createDocuments>) => Promise<void>): Promise<void> {

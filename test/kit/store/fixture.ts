@@ -4,9 +4,9 @@
  */
 import assert from 'node:assert/strict';
 import type { TestContext } from 'node:test';
-import { openStore } from '../open-store.ts';
-import type { Store } from '../store.ts';
-import { isStoreError, type StoreErrorCode } from '../store-error.ts';
+import { openStore } from '../../../src/store/open-store.ts';
+import type { Store } from '../../../src/store/store.ts';
+import { isStoreError, type StoreErrorCode } from '../../../src/store/store-error.ts';
 
 /** Supplies fresh stores to the contract suite. */
 export interface StoreFixture {
