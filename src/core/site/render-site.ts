@@ -37,21 +37,28 @@ export const readFields: ReadFields = (schema) => READ_FIELDS[schema] ?? [];
 
 export type { LayeredFrom } from './yaml-source.ts';
 
-// What each rendered document's paths were layered from, found once: a profile's keys are asked of for every node using it.
-const layeredSources = new WeakMap<LoadedDocument, Map<string, LayeredFrom | undefined>>();
+// What each rendered document's paths were layered from, found once: a profile's keys are asked of
+// for every node using it. A tree by path segment, so a lookup builds no key.
+type Found = { found?: LayeredFrom | null; next?: Map<PathSegment, Found> };
+const layeredSources = new WeakMap<LoadedDocument, Found>();
 
 /** Which layered document wrote the value at `path` of a rendered `doc`: the nearest in its chain holding that value, or undefined when `doc` itself does (or it was not layered). */
 export function layeredSource(doc: LoadedDocument, path: readonly PathSegment[]): LayeredFrom | undefined {
   const chain = doc.layeredFrom;
   if (chain === undefined) return undefined;
-  let known = layeredSources.get(doc);
-  if (known === undefined) layeredSources.set(doc, (known = new Map()));
-  const key = path.join('\u0000');
-  if (known.has(key)) return known.get(key);
+  let here = layeredSources.get(doc);
+  if (here === undefined) layeredSources.set(doc, (here = {}));
+  for (const segment of path) {
+    here.next ??= new Map();
+    let next = here.next.get(segment);
+    if (next === undefined) here.next.set(segment, (next = {}));
+    here = next;
+  }
+  if (here.found !== undefined) return here.found ?? undefined;
   const value = valueAt(doc.value, path);
   const own = chain.find((entry) => valueAt(entry.value, path) === value && value !== undefined);
   const found = own === undefined || own === chain[0] ? undefined : own;
-  known.set(key, found);
+  here.found = found ?? null;
   return found;
 }
 
