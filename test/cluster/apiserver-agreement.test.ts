@@ -17,6 +17,7 @@ import { Agent, request, type RequestOptions } from 'node:https';
 import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
 import { stringify } from 'yaml';
+import { PYYAML_OPTIONS } from '../../src/core/site/pyyaml-schema.ts';
 import {
   APPLIED_ANNOTATION,
   OWNED_ANNOTATIONS_ANNOTATION,
@@ -67,7 +68,7 @@ function siteText(c: NodeCase): string {
     ...(c.taints.length > 0 ? { taints: c.taints } : {}),
   };
   const node = { schema: 'drydock/BaremetalNode/v1', metadata: { schema: 'metadata/Document/v1', name: 'n1' }, data: { metadata } };
-  return `---\n${stringify(node, { lineWidth: 0 })}`;
+  return `---\n${stringify(node, { lineWidth: 0, ...PYYAML_OPTIONS })}`;
 }
 
 const policy = policyDoc('policy', {

@@ -4,7 +4,7 @@
 import { createHash } from 'node:crypto';
 import { parseAllDocuments, stringify } from 'yaml';
 import { renderedDocuments } from '../../core/site/render-site.ts';
-import { pyyamlTags } from '../../core/site/pyyaml-schema.ts';
+import { PYYAML_OPTIONS } from '../../core/site/pyyaml-schema.ts';
 import { documentValidationError } from '../../facade/relabel-error.ts';
 
 /**
@@ -50,5 +50,5 @@ export function renderedYaml(files: readonly { bucket?: string; source: string; 
     redactPath,
   );
   if (!result.ok) throw documentValidationError(what, result.errors);
-  return result.documents.map((doc) => `---\n${stringify(doc, { version: '1.1', customTags: pyyamlTags, lineWidth: 0 })}`).join('');
+  return result.documents.map((doc) => `---\n${stringify(doc, { ...PYYAML_OPTIONS, lineWidth: 0 })}`).join('');
 }

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { stringify } from 'yaml';
+import { PYYAML_OPTIONS } from './pyyaml-schema.ts';
 import type { SiteSource } from './yaml-source.ts';
 import { validateSite } from './validate-site.ts';
 
@@ -50,21 +51,24 @@ const siteArbitrary = (allowBroken: boolean): fc.Arbitrary<Site> =>
 function documents(site: Site): { id: string; text: string }[] {
   const host = (schema: string, name: string, l: Layer) => ({
     id: `${schema}/${name}`,
-    text: stringify({
-      schema,
-      metadata: { schema: 'metadata/Document/v1', name },
-      data: {
-        ...(l.parent === undefined ? {} : { host_profile: l.parent }),
-        metadata: { owner_data: l.owner, tags: l.tags, ...(l.rack === undefined ? {} : { rack: l.rack }) },
+    text: stringify(
+      {
+        schema,
+        metadata: { schema: 'metadata/Document/v1', name },
+        data: {
+          ...(l.parent === undefined ? {} : { host_profile: l.parent }),
+          metadata: { owner_data: l.owner, tags: l.tags, ...(l.rack === undefined ? {} : { rack: l.rack }) },
+        },
       },
-    }),
+      PYYAML_OPTIONS,
+    ),
   });
   return [
     ...site.profiles.map(([name, l]) => host('drydock/HostProfile/v1', name, l)),
     ...site.nodes.map(([name, l]) => host('drydock/BaremetalNode/v1', name, l)),
     ...site.racks.map((name) => ({
       id: `rack/${name}`,
-      text: stringify({ schema: 'drydock/Rack/v1', metadata: { schema: 'metadata/Document/v1', name }, data: { labels: { zone: name } } }),
+      text: stringify({ schema: 'drydock/Rack/v1', metadata: { schema: 'metadata/Document/v1', name }, data: { labels: { zone: name } } }, PYYAML_OPTIONS),
     })),
   ];
 }

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { stringify } from 'yaml';
+import { PYYAML_OPTIONS } from './pyyaml-schema.ts';
 import { formatLabelSource, type LabelSource } from './label-provenance.ts';
 import { validateSite, type Design } from './validate-site.ts';
 
@@ -63,7 +64,8 @@ function strip(l: { parent: string | undefined; owner: Record<string, string>; t
 }
 
 function siteText(site: Site): { source: string; text: string }[] {
-  const doc = (schema: string, name: string, data: unknown) => `---\n${stringify({ schema, metadata: { schema: 'metadata/Document/v1', name }, data })}`;
+  const doc = (schema: string, name: string, data: unknown) =>
+    `---\n${stringify({ schema, metadata: { schema: 'metadata/Document/v1', name }, data }, PYYAML_OPTIONS)}`;
   const host = (schema: string, name: string, l: Layer) =>
     doc(schema, name, {
       ...(l.parent === undefined ? {} : { host_profile: l.parent }),

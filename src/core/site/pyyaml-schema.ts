@@ -72,3 +72,10 @@ export function pyyamlTags(tags: Tags): Tags {
   // A schema's own tags are objects; names of tags (strings) only appear in options.
   return [...tags.filter((t) => typeof t === 'string' || !REPLACED.has(t.tag)), ...PYYAML_SCALARS];
 }
+
+/**
+ * `yaml` options that read and write scalars as PyYAML does: what relabel
+ * reads documents with, and what anything writing documents for relabel or
+ * Airship to read should write them with (a string `yes` is then quoted).
+ */
+export const PYYAML_OPTIONS = { version: '1.1', merge: true, customTags: pyyamlTags } as const;

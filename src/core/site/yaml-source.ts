@@ -6,7 +6,7 @@ import { Composer, isAlias, isMap, isScalar, isSeq, LineCounter, parseDocument, 
 import type { Document, Node as YamlNode, ParsedNode } from 'yaml';
 import type { DocumentRef, PathSegment, SiteError } from '../plan/site-error.ts';
 import { formatPath } from '../plan/site-error.ts';
-import { pyyamlTags } from './pyyaml-schema.ts';
+import { PYYAML_OPTIONS } from './pyyaml-schema.ts';
 import { RELABEL_SCHEMA_NAMESPACE, SchemaName } from './schema.ts';
 
 /** One input file: its name (as shown in errors) and its text. */
@@ -161,7 +161,7 @@ function yamlMessage(code: string, message: string): string {
 // Duplicate keys are found below in one pass per mapping; the parser's own check compares each key
 // with every earlier one, which a mapping of 100,000 keys turns into minutes.
 // Scalars are read as PyYAML reads them, since Airship's tools all do (`pyyaml-schema.ts`).
-const YAML_OPTIONS = { prettyErrors: false, uniqueKeys: false, version: '1.1', merge: true, customTags: pyyamlTags } as const;
+const YAML_OPTIONS = { prettyErrors: false, uniqueKeys: false, ...PYYAML_OPTIONS } as const;
 
 /** 1-based line and column of an offset of a source. */
 type At = (offset: number) => { line: number; column: number };
