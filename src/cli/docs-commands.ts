@@ -22,6 +22,14 @@ function stagedJson(b: StagedBucket) {
   return { bucket: b.bucket, sources: b.files.map((f) => f.source), stagedAt: b.stagedAt };
 }
 
+/** Files a staging names in its line; a Pegleg site stages hundreds, counted after these. */
+const FILES_NAMED = 5;
+
+function namesShown(names: readonly string[]): string {
+  const shown = names.slice(0, FILES_NAMED).join(', ');
+  return names.length > FILES_NAMED ? `${shown}, … ${names.length - FILES_NAMED} more (docs buffer -o json lists them)` : shown;
+}
+
 function tagText(r: Revision): string {
   return r.tags.map((t) => t.tag).join(',') || '-';
 }
@@ -94,7 +102,7 @@ function addBufferCommands(docs: Command, setExit: SetExit): void {
         await withContext(cmd, async ({ documents, format }) => {
           const staged = await documents.stage(bucket, files);
           if (format === 'json') return printJson(stagedJson(staged));
-          say(`staged bucket ${staged.bucket}: ${staged.files.length} file(s): ${staged.files.map((f) => f.source).join(', ')}`);
+          say(`staged bucket ${staged.bucket}: ${staged.files.length} file(s): ${namesShown(staged.files.map((f) => f.source))}`);
           say('commit with: relabel docs commit -m MESSAGE (the whole site is validated then)');
         }),
       );

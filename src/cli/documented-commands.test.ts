@@ -5,20 +5,12 @@
  * arguments are there), each `npm run` names a script and each `node` a file.
  */
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { CommanderError, type Command } from 'commander';
 import { buildProgram } from './program.ts';
-
-const ROOT = new URL('../../', import.meta.url).pathname;
-const PAGES = [
-  'README.md',
-  'bench/README.md',
-  ...readdirSync(join(ROOT, 'docs'))
-    .filter((f) => f.endsWith('.md'))
-    .map((f) => `docs/${f}`),
-];
+import { PAGES, ROOT } from '../../test/kit/docs/pages.ts';
 
 /** A command as a user would type it, and where it is written. */
 interface Documented {

@@ -5,18 +5,10 @@
  * user's clone holds nothing else, so no page may link outside it.
  */
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, normalize, relative } from 'node:path';
 import { describe, it } from 'node:test';
-
-const ROOT = new URL('../../', import.meta.url).pathname;
-const PAGES = [
-  'README.md',
-  'bench/README.md',
-  ...readdirSync(join(ROOT, 'docs'))
-    .filter((f) => f.endsWith('.md'))
-    .map((f) => `docs/${f}`),
-];
+import { PAGES, ROOT } from '../../test/kit/docs/pages.ts';
 
 /** The text of `page` outside its fenced code blocks. */
 function prose(page: string): string {
