@@ -48,9 +48,9 @@ export type DocMeta = {
   raw: Mapping;
 };
 
-/** The identity Deckhand keys documents by: schema, layer and name. */
-export function metaKey(doc: Pick<DocMeta, 'schema' | 'layer' | 'name'>): string {
-  return `${doc.schema}\u0000${doc.layer}\u0000${doc.name}`;
+/** A document as Deckhand names it in its errors: `[schema, layer] "name"`. */
+export function describeDoc(doc: Pick<DocMeta, 'schema' | 'layer' | 'name'>): string {
+  return `[${doc.schema}, ${doc.layer}] ${JSON.stringify(doc.name)}`;
 }
 
 /** The schema of Deckhand's layering policy documents. */

@@ -9,15 +9,11 @@
  */
 import { expandPath, findFirst, parsePath, PathError, updateAt } from './deckhand-path.ts';
 import type { Action, DocMeta, RenderProblem } from './document-meta.ts';
-import { metaKey } from './document-meta.ts';
+import { describeDoc as describe } from './document-meta.ts';
 import { isMapping, pyEqual, type Mapping, type Value } from './python-values.ts';
 
 /** Each document's parent (by input index), and the replacement of each replaced document. */
 export type Parents = { parent: Map<number, number>; replacedBy: Map<number, number> };
-
-function describe(doc: DocMeta): string {
-  return `[${doc.schema}, ${doc.layer}] ${JSON.stringify(doc.name)}`;
-}
 
 /**
  * Finds every document's parent as Deckhand does, with the errors Deckhand
@@ -234,11 +230,4 @@ export function applyAction(action: Action, childData: Value, overall: Value): V
     return replaceAt(parentData, fromParent, pathText);
   }
   return replaceAt(parentData, fromChild.value, pathText);
-}
-
-/** The key of a document's parent in a {@link Parents}, as Deckhand's index keys it. */
-export function parentKey(docs: readonly DocMeta[], parents: Parents, index: number): string | undefined {
-  const p = parents.parent.get(index);
-  const doc = p === undefined ? undefined : docs[p];
-  return doc === undefined ? undefined : metaKey(doc);
 }

@@ -15,8 +15,8 @@
  */
 import type { PathSegment } from '../plan/site-error.ts';
 import { findParents, applyAction, ActionError, type Parents } from './layering.ts';
-import { PathError } from './deckhand-path.ts';
-import { isLayered, LAYERING_POLICY_SCHEMA, readMeta, type DocMeta, type RenderProblem, type Substitution } from './document-meta.ts';
+import { parsePath, PathError } from './deckhand-path.ts';
+import { describeDoc as describe, isLayered, LAYERING_POLICY_SCHEMA, readMeta, type DocMeta, type RenderProblem, type Substitution } from './document-meta.ts';
 import { isMapping, type Mapping, type Value } from './python-values.ts';
 import { cutBySourcePattern, sourceValue, substituteOne, SubstitutionError } from './substitution.ts';
 
@@ -38,8 +38,6 @@ export type RenderResult = {
   layered: boolean;
   documents: RenderedDocument[];
   problems: RenderProblem[];
-  /** The layering policy's layerOrder, empty without one. */
-  layerOrder: string[];
 };
 
 /** Which paths of a schema's documents relabel reads (a substitution there may not lack its source). */
@@ -51,22 +49,21 @@ export type RenderOptions = { readFields: ReadFields };
 // A Barbican reference, which Deckhand exchanges for the secret; relabel holds no secret store.
 const BARBICAN_REF = /^https?:\/\/\S+\/secrets\/[0-9a-fA-F-]{32,36}$/;
 
-function describe(doc: DocMeta): string {
-  return `[${doc.schema}, ${doc.layer}] ${JSON.stringify(doc.name)}`;
-}
-
-function pathSegments(text: string): PathSegment[] | undefined {
-  const trimmed = text === '.' || text === '$' ? '' : text.replace(/^\$?\./, '');
-  if (trimmed === '') return [];
-  if (/["'[\]*]/.test(trimmed)) return undefined;
-  return trimmed.split('.');
-}
-
-/** Whether writing at `dest` (a data path) can reach a field of `reads`: one path a prefix of the other. */
+/**
+ * Whether writing at `dest` (a data path) can reach a field of `reads`:
+ * one path a prefix of the other. A path that does not parse, or uses `*`,
+ * may reach any.
+ */
 function reaches(dest: string, reads: readonly (readonly PathSegment[])[]): boolean {
-  const segments = pathSegments(dest);
-  if (segments === undefined) return reads.length > 0;
-  const full = ['data', ...segments];
+  let steps;
+  try {
+    steps = parsePath(dest).steps;
+  } catch (err) {
+    if (err instanceof PathError) return reads.length > 0;
+    throw err;
+  }
+  if (steps.some((step) => 'field' in step && step.field === '*')) return reads.length > 0;
+  const full: PathSegment[] = ['data', ...steps.map((step) => ('field' in step ? step.field : step.index))];
   return reads.some((read) => read.every((s, i) => i >= full.length || full[i] === s) || full.every((s, i) => i >= read.length || read[i] === s));
 }
 
@@ -241,7 +238,6 @@ export function renderDocuments(inputs: readonly Mapping[], options: RenderOptio
     layered: false,
     documents: docs.map((d) => ({ document: d.index, value: d.raw, chain: [d.index] })),
     problems,
-    layerOrder: policyOrder ?? [],
   });
   if (policyOrder === undefined) {
     // Deckhand needs a layering policy for any site; relabel, only to find parents.
@@ -282,15 +278,15 @@ export function renderDocuments(inputs: readonly Mapping[], options: RenderOptio
     }
     sources.set(`${source.schema}\u0000${source.name}`, source);
   }
-  if (problems.length > 0) return { ...unchanged(), documents: [], layerOrder };
+  if (problems.length > 0) return { ...unchanged(), documents: [] };
   const state: State = { docs, parents, data: new Map(docs.map((d) => [d.index, d.raw['data']])), sources, failed: new Set(), problems, options };
   const order = renderOrder(state);
-  if (order === undefined) return { ...unchanged(), documents: [], layerOrder };
+  if (order === undefined) return { ...unchanged(), documents: [] };
   for (const index of order) {
     const doc = docs[index] as DocMeta;
     if (!doc.control) renderOne(state, doc);
   }
-  if (problems.length > 0) return { ...unchanged(), documents: [], layerOrder };
+  if (problems.length > 0) return { ...unchanged(), documents: [] };
   const chainOf = (index: number): number[] => {
     const chain = [index];
     for (let p = parents.parent.get(index); p !== undefined && !chain.includes(p); p = parents.parent.get(p)) chain.push(p);
@@ -307,5 +303,5 @@ export function renderDocuments(inputs: readonly Mapping[], options: RenderOptio
         value = { ...value, metadata: { ...d.raw['metadata'], storagePolicy: 'encrypted' } };
       return { document: d.index, value, chain: chainOf(d.index) };
     });
-  return { layered: true, documents, problems, layerOrder };
+  return { layered: true, documents, problems };
 }

@@ -286,10 +286,7 @@ export function checkDocument(doc: LoadedDocument): { checked: CheckedDocument; 
       const message = `unknown relabel schema ${quote(schema)} (known: ${known.join(', ')})`;
       return { checked: { kind: 'invalid', doc }, errors: [documentError(doc, ['schema'], message)] };
     }
-    const result = PassThroughDocument.safeParse(doc.value);
-    return result.success
-      ? { checked: { kind: 'passThrough', doc }, errors: [] }
-      : { checked: { kind: 'invalid', doc }, errors: zodErrors(doc, result.error.issues) };
+    return checkEnvelope(doc);
   }
   const kind = KIND_OF_SCHEMA[schema as SchemaName];
   const result = strict.safeParse(doc.value);

@@ -10,7 +10,7 @@ import { isLayered, readMeta } from '../render/document-meta.ts';
 import { sortErrors, type PathSegment, type SiteError } from '../plan/site-error.ts';
 import { SchemaName } from './schema.ts';
 import { documentError, loadSources, type LayeredFrom, type LoadedDocument, type SiteSource } from './yaml-source.ts';
-import { valueAt } from './document-view.ts';
+import { nameOf, valueAt } from './document-view.ts';
 
 /** The host fields relabel reads of a node, host profile or node set. */
 const HOST_FIELDS: readonly (readonly PathSegment[])[] = [
@@ -67,13 +67,8 @@ function layerOf(value: unknown): string {
   return typeof layer === 'string' ? layer : '';
 }
 
-function nameOfValue(value: unknown): string {
-  const name = valueAt(value, ['metadata', 'name']);
-  return typeof name === 'string' ? name : '';
-}
-
 /** The rendered site, or the errors that kept it from rendering (then no documents). */
-export type RenderedSite = { documents: LoadedDocument[]; errors: SiteError[]; layered: boolean };
+export type RenderedSite = { documents: LoadedDocument[]; errors: SiteError[] };
 
 /** Renders `documents` (readable YAML, each a mapping) as Deckhand does; errors name the file, document and field. */
 export function renderSite(documents: readonly LoadedDocument[]): RenderedSite {
@@ -82,18 +77,18 @@ export function renderSite(documents: readonly LoadedDocument[]): RenderedSite {
     { readFields },
   );
   const errors = result.problems.map((p) => documentError(documents[p.document] as LoadedDocument, p.path, p.message));
-  if (errors.length > 0) return { documents: [], errors, layered: result.layered };
-  if (!result.layered) return { documents: [...documents], errors, layered: false };
+  if (errors.length > 0) return { documents: [], errors };
+  if (!result.layered) return { documents: [...documents], errors };
   const rendered = result.documents.map((r) => {
     const doc = documents[r.document] as LoadedDocument;
     if (r.chain.length === 1) return r.value === doc.value ? doc : { ...doc, value: r.value };
     const chain = r.chain.map((i): LayeredFrom => {
       const input = (documents[i] as LoadedDocument).value;
-      return { name: nameOfValue(input), layer: layerOf(input), value: input };
+      return { name: nameOf(input) ?? '', layer: layerOf(input), value: input };
     });
     return { ...doc, value: r.value, layeredFrom: chain };
   });
-  return { documents: rendered, errors, layered: true };
+  return { documents: rendered, errors };
 }
 
 /** Whether a document's fields mean something only once rendered: it has a parent, substitutions, or replaces another. */
