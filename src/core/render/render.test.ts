@@ -156,6 +156,28 @@ describe('renderDocuments', () => {
     assert.equal(chart['storagePolicy'], 'encrypted', 'a document holding a secret is marked encrypted, as Deckhand marks it');
   });
 
+  it('marks a document encrypted once it takes a value from an encrypted one, and so the documents taking values from it, each with its secret paths hidden', () => {
+    const secret = doc('deckhand/Passphrase/v1', 'pw', 'hunter2', { storagePolicy: 'encrypted' });
+    const middle = doc(
+      'x/Conf/v1',
+      'conf',
+      { pw: null },
+      { substitutions: [{ src: { schema: 'deckhand/Passphrase/v1', name: 'pw', path: '.' }, dest: { path: '.pw' } }] },
+    );
+    const last = doc(
+      'x/Chart/v1',
+      'chart',
+      { v: null },
+      { substitutions: [{ src: { schema: 'x/Conf/v1', name: 'conf', path: '.pw' }, dest: [{ path: '.v' }] }] },
+    );
+    const result = renderDocuments([policy(), last, middle, secret], { readFields, redact: (p) => `#${p}` });
+    const metadataOf = (name: string) => result.documents.find((d) => (d.value['metadata'] as Doc)['name'] === name)?.value['metadata'] as Doc;
+    for (const name of ['conf', 'chart']) assert.equal(metadataOf(name)['storagePolicy'], 'encrypted', name);
+    assert.deepEqual(metadataOf('conf')['substitutions'], [{ src: { schema: 'deckhand/Passphrase/v1', name: 'pw', path: '#.' }, dest: { path: '#.pw' } }]);
+    assert.deepEqual(metadataOf('chart')['substitutions'], [{ src: { schema: 'x/Conf/v1', name: 'conf', path: '#.pw' }, dest: [{ path: '#.v' }] }]);
+    assert.deepEqual(byName(result)['x/Chart/v1|chart'], { v: 'hunter2' });
+  });
+
   it('renders substitution sources before the documents that read them, whatever the order, layered sources included', () => {
     const parent = doc('x/Source/v1', 'src-global', { value: 'global' }, { labels: { n: 'src' }, layering: { layer: 'global' } });
     const source = doc('x/Source/v1', 'src', { extra: 1 }, { layering: { parentSelector: { n: 'src' }, actions: [{ method: 'merge', path: '.' }] } });

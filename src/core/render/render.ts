@@ -43,8 +43,13 @@ export type RenderResult = {
 /** Which paths of a schema's documents relabel reads (a substitution there may not lack its source). */
 export type ReadFields = (schema: string) => readonly (readonly PathSegment[])[];
 
-/** What rendering needs to know from the caller. */
-export type RenderOptions = { readFields: ReadFields };
+/**
+ * What rendering needs to know from the caller: the fields relabel reads,
+ * and, to answer documents as Deckhand's API does, how to hide the paths of
+ * a substitution from an encrypted document (Deckhand answers the SHA-256
+ * of each path's JSON text; the core holds no hash).
+ */
+export type RenderOptions = { readFields: ReadFields; redact?: (path: string) => string };
 
 // A Barbican reference, which Deckhand exchanges for the secret; relabel holds no secret store.
 const BARBICAN_REF = /^https?:\/\/\S+\/secrets\/[0-9a-fA-F-]{32,36}$/;
@@ -75,6 +80,10 @@ type State = {
   /** The source each (schema, name) substitutes from: a concrete document, or its replacement. */
   sources: Map<string, DocMeta>;
   failed: Set<number>;
+  /** The documents encrypted: by their own storagePolicy, or once they took a value from one that is (as Deckhand marks them). */
+  encrypted: Set<number>;
+  /** Of each document, the substitutions it made from an encrypted document. */
+  secretSubstitutions: Map<number, Set<number>>;
   problems: RenderProblem[];
   options: RenderOptions;
 };
@@ -98,11 +107,13 @@ function substitute(state: State, doc: DocMeta, sub: Substitution, i: number): v
     state.failed.add(doc.index);
     return;
   }
+  const secret = state.encrypted.has(source.index);
+  if (secret) state.secretSubstitutions.set(doc.index, (state.secretSubstitutions.get(doc.index) ?? new Set()).add(i));
   const sourceData = state.data.get(source.index);
   let value: Value;
   let missing = false;
   try {
-    const found = source.encrypted && typeof sourceData === 'string' && BARBICAN_REF.test(sourceData) ? undefined : sourceValue(sourceData, sub.src.path);
+    const found = secret && typeof sourceData === 'string' && BARBICAN_REF.test(sourceData) ? undefined : sourceValue(sourceData, sub.src.path);
     value = found?.value ?? null;
     missing = found === undefined || found.value === null;
   } catch (err) {
@@ -111,7 +122,7 @@ function substitute(state: State, doc: DocMeta, sub: Substitution, i: number): v
     state.failed.add(doc.index);
     return;
   }
-  if (missing && !lenient(`${describe(source)} has no value at ${sub.src.path}${source.encrypted ? ' (it is encrypted)' : ''}`)) return;
+  if (missing && !lenient(`${describe(source)} has no value at ${sub.src.path}${secret ? ' (it is encrypted)' : ''}`)) return;
   for (const [j, dest] of sub.dest.entries()) {
     try {
       const cut = sub.src.pattern === undefined ? value : cutBySourcePattern(value, sub.src.pattern, sub.src.matchGroup);
@@ -156,6 +167,8 @@ function renderOne(state: State, doc: DocMeta): void {
     data.set(doc.index, rendered);
   }
   doc.substitutions.forEach((sub, i) => substitute(state, doc, sub, i));
+  // Deckhand marks a document holding a substituted secret as encrypted, for the documents substituting from it in turn.
+  if (state.secretSubstitutions.has(doc.index)) state.encrypted.add(doc.index);
   if (doc.replacement && parentIndex !== undefined) data.set(parentIndex, data.get(doc.index));
 }
 
@@ -203,6 +216,17 @@ function renderOrder(state: State): number[] | undefined {
     }
   }
   return order;
+}
+
+/** `substitutions` as written, the src and dest paths of those at `secrets` replaced by `redact(path)`. */
+function redacted(substitutions: Value, secrets: ReadonlySet<number>, redact: (path: string) => string): Value {
+  if (!Array.isArray(substitutions)) return substitutions;
+  const hide = (entry: Value): Value => (isMapping(entry) && typeof entry['path'] === 'string' ? { ...entry, path: redact(entry['path']) } : entry);
+  return substitutions.map((sub: Value, i) => {
+    if (!secrets.has(i) || !isMapping(sub)) return sub;
+    const dest = sub['dest'];
+    return { ...sub, src: hide(sub['src']), dest: Array.isArray(dest) ? dest.map(hide) : hide(dest) };
+  });
 }
 
 function layerOrderOf(docs: readonly DocMeta[], problems: RenderProblem[]): string[] | undefined {
@@ -279,7 +303,17 @@ export function renderDocuments(inputs: readonly Mapping[], options: RenderOptio
     sources.set(`${source.schema}\u0000${source.name}`, source);
   }
   if (problems.length > 0) return { ...unchanged(), documents: [] };
-  const state: State = { docs, parents, data: new Map(docs.map((d) => [d.index, d.raw['data']])), sources, failed: new Set(), problems, options };
+  const state: State = {
+    docs,
+    parents,
+    data: new Map(docs.map((d) => [d.index, d.raw['data']])),
+    sources,
+    failed: new Set(),
+    encrypted: new Set(docs.filter((d) => d.encrypted).map((d) => d.index)),
+    secretSubstitutions: new Map(),
+    problems,
+    options,
+  };
   const order = renderOrder(state);
   if (order === undefined) return { ...unchanged(), documents: [] };
   for (const index of order) {
@@ -292,16 +326,17 @@ export function renderDocuments(inputs: readonly Mapping[], options: RenderOptio
     for (let p = parents.parent.get(index); p !== undefined && !chain.includes(p); p = parents.parent.get(p)) chain.push(p);
     return chain;
   };
-  const encryptedSources = (doc: DocMeta) => doc.substitutions.some((s) => sources.get(`${s.src.schema}\u0000${s.src.name}`)?.encrypted === true);
   const documents = docs
     .filter((d) => !d.abstract && !parents.replacedBy.has(d.index))
     .map((d): RenderedDocument => {
       const rendered = state.data.get(d.index);
-      let value: Mapping = rendered === d.raw['data'] ? d.raw : { ...d.raw, data: rendered };
-      // Deckhand marks a document holding a substituted secret as encrypted.
-      if (!d.encrypted && encryptedSources(d) && isMapping(d.raw['metadata']))
-        value = { ...value, metadata: { ...d.raw['metadata'], storagePolicy: 'encrypted' } };
-      return { document: d.index, value, chain: chainOf(d.index) };
+      const value: Mapping = rendered === d.raw['data'] ? d.raw : { ...d.raw, data: rendered };
+      const secrets = state.secretSubstitutions.get(d.index);
+      const metadata = value['metadata'];
+      if (secrets === undefined || !isMapping(metadata)) return { document: d.index, value, chain: chainOf(d.index) };
+      const hidden: Mapping = { ...metadata, ...(d.encrypted ? {} : { storagePolicy: 'encrypted' }) };
+      if (options.redact !== undefined) hidden['substitutions'] = redacted(metadata['substitutions'], secrets, options.redact);
+      return { document: d.index, value: { ...value, metadata: hidden }, chain: chainOf(d.index) };
     });
   return { layered: true, documents, problems };
 }

@@ -71,10 +71,10 @@ function layerOf(value: unknown): string {
 export type RenderedSite = { documents: LoadedDocument[]; errors: SiteError[] };
 
 /** Renders `documents` (readable YAML, each a mapping) as Deckhand does; errors name the file, document and field. */
-export function renderSite(documents: readonly LoadedDocument[]): RenderedSite {
+export function renderSite(documents: readonly LoadedDocument[], redact?: (path: string) => string): RenderedSite {
   const result = renderDocuments(
     documents.map((d) => d.value as Record<string, unknown>),
-    { readFields },
+    { readFields, ...(redact === undefined ? {} : { redact }) },
   );
   const errors = result.problems.map((p) => documentError(documents[p.document] as LoadedDocument, p.path, p.message));
   if (errors.length > 0) return { documents: [], errors };
@@ -124,28 +124,7 @@ export function renderedDocuments(
 ): { ok: true; documents: Record<string, unknown>[] } | { ok: false; errors: SiteError[] } {
   const loaded = loadSources(sources);
   if (loaded.errors.length > 0) return { ok: false, errors: sortErrors(loaded.errors) };
-  const rendered = renderSite(loaded.documents);
+  const rendered = renderSite(loaded.documents, redact);
   if (rendered.errors.length > 0) return { ok: false, errors: sortErrors(rendered.errors) };
-  const values = rendered.documents.map((d) => d.value as Record<string, unknown>);
-  if (redact === undefined) return { ok: true, documents: values };
-  const key = (schema: unknown, name: unknown) => `${String(schema)}\u0000${String(name)}`;
-  const encrypted = new Set(
-    values.filter((v) => valueAt(v, ['metadata', 'storagePolicy']) === 'encrypted').map((v) => key(v['schema'], valueAt(v, ['metadata', 'name']))),
-  );
-  const documents = values.map((value) => {
-    const subs = valueAt(value, ['metadata', 'substitutions']);
-    if (!Array.isArray(subs) || !subs.some((s) => encrypted.has(key(valueAt(s, ['src', 'schema']), valueAt(s, ['src', 'name']))))) return value;
-    const hidden = subs.map((s: Record<string, Record<string, unknown> | Record<string, unknown>[]>) => {
-      if (!encrypted.has(key(valueAt(s, ['src', 'schema']), valueAt(s, ['src', 'name'])))) return s;
-      const path = (p: unknown) => (typeof p === 'string' ? redact(p) : p);
-      const dest = s['dest'];
-      return {
-        ...s,
-        src: { ...s['src'], path: path(valueAt(s, ['src', 'path'])) },
-        dest: Array.isArray(dest) ? dest.map((d) => ({ ...d, path: path(d['path']) })) : { ...dest, path: path(valueAt(dest, ['path'])) },
-      };
-    });
-    return { ...value, metadata: { ...(value['metadata'] as Record<string, unknown>), substitutions: hidden } };
-  });
-  return { ok: true, documents };
+  return { ok: true, documents: rendered.documents.map((d) => d.value as Record<string, unknown>) };
 }
