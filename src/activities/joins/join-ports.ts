@@ -4,6 +4,7 @@
  * the watcher (join-watcher.ts) and its activity (join-watch.ts), so each
  * imports these and neither imports the other both ways.
  */
+import type { WatchJoinsInput } from '../../contracts/join-messages.ts';
 
 /** What the join watcher counts and measures (the worker's metrics); every method must not throw. */
 export interface JoinTelemetry {
@@ -27,12 +28,5 @@ export interface JoinHealth {
   forget(site: string): void;
 }
 
-/** Input of the watching activity (the workflow's settings, defaults filled in there or here). */
-export interface WatchNodeJoinsInput {
-  site: string;
-  enabledBy?: string;
-  maxBatch?: number;
-  batchDelayMs?: number;
-  concurrency?: number;
-  watchSeconds?: number;
-}
+/** Input of the watching activity: the workflow's settings it acts on (defaults filled in there or here). */
+export type WatchNodeJoinsInput = Pick<WatchJoinsInput, 'site' | 'enabledBy' | 'maxBatch' | 'batchDelayMs' | 'concurrency' | 'watchSeconds'>;
