@@ -7,9 +7,9 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import type { Design } from '../src/core/site/validate-site.ts';
-import { createDocuments } from '../src/facade/documents.ts';
-import type { DesignMemory } from '../src/store/design-cache.ts';
-import type { SourceFile } from '../src/store/revision-store.ts';
+import { createDocuments } from '../src/facade/documents/documents.ts';
+import type { DesignMemory } from '../src/store/designs/design-cache.ts';
+import type { SourceFile } from '../src/store/revisions/revision-store.ts';
 import type { Store } from '../src/store/store.ts';
 
 const SAMPLE = new URL('../examples/site/', import.meta.url).pathname;

@@ -13,7 +13,7 @@ import { readFileSync } from 'node:fs';
 import { parseAllDocuments } from 'yaml';
 import { expandNodeSets } from '../src/core/plan/node-sets.ts';
 import { validateSite, type Design } from '../src/core/site/validate-site.ts';
-import type { SourceFile } from '../src/store/revision-store.ts';
+import type { SourceFile } from '../src/store/revisions/revision-store.ts';
 
 /**
  * The label every member registers with: Cluster API's, which its

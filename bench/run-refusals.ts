@@ -7,7 +7,7 @@
  * cluster, the node lifecycle controller's taint patches meet relabel's
  * writes too), so they cannot tell relabel's apart.
  */
-import type { RunStore } from '../src/store/run-store.ts';
+import type { RunStore } from '../src/store/runs/run-store.ts';
 
 /** Rows read per store page. */
 const PAGE = 5000;

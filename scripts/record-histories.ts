@@ -32,15 +32,15 @@ import { joinWorkflowId } from '../src/contracts/join-messages.ts';
 import { createDrift } from '../src/facade/drift.ts';
 import { createJoins } from '../src/facade/joins.ts';
 import { createPlugins } from '../src/facade/plugins.ts';
-import { createRuns, type Runs } from '../src/facade/runs.ts';
+import { createRuns, type Runs } from '../src/facade/runs/runs.ts';
 import { progressQuery, type Progress } from '../src/contracts/messages.ts';
 import { createNodeApi, loadKubeConfig } from '../src/kube/nodes.ts';
 import { freePorts, startStack, stopStack, type StackInfo } from '../stack/stack.ts';
-import { createDesignCache, type DesignCache } from '../src/store/design-cache.ts';
+import { createDesignCache, type DesignCache } from '../src/store/designs/design-cache.ts';
 import type { Store } from '../src/store/store.ts';
 import { openStore } from '../src/store/open-store.ts';
 import { createWorker } from '../src/worker/wiring.ts';
-import { facadeRunStarter } from '../src/facade/run-starter.ts';
+import { facadeRunStarter } from '../src/facade/runs/run-starter.ts';
 import { prefixedSite } from '../test/site.ts';
 
 const OUT = new URL('../test/histories/', import.meta.url).pathname;

@@ -4,7 +4,7 @@
  * the facade's run starter, through which heal and join runs start as
  * ordinary numbered runs (src/worker/ does not import the facade).
  */
-import { facadeRunStarter } from './facade/run-starter.ts';
+import { facadeRunStarter } from './facade/runs/run-starter.ts';
 import { parseWorkerSettings } from './worker/config.ts';
 import { runWorker } from './worker/run.ts';
 

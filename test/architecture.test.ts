@@ -21,7 +21,10 @@ async function violations(code: string, filePath: string): Promise<string[]> {
 
 describe('architecture rules (lint)', () => {
   it('refuses a floating promise anywhere', async () => {
-    const found = await violations(`export async function f(): Promise<void> {}\nexport function g(): void {\n  f();\n}\n`, 'src/facade/documents.ts');
+    const found = await violations(
+      `export async function f(): Promise<void> {}\nexport function g(): void {\n  f();\n}\n`,
+      'src/facade/documents/documents.ts',
+    );
     assert.ok(found.includes('@typescript-eslint/no-floating-promises'), found.join());
   });
 
@@ -87,11 +90,12 @@ describe('architecture rules (lint)', () => {
 
   it('keeps src/worker off the facade: the entry point injects the run starter; the activities import neither the facade nor the workflows', async () => {
     const places: [string, string][] = [
-      ['src/worker/wiring.ts', '../facade/runs.ts'],
-      ['src/worker/run.ts', '../facade/run-starter.ts'],
-      ['src/activities/drift-activities.ts', '../facade/runs.ts'],
+      ['src/worker/wiring.ts', '../facade/runs/runs.ts'],
+      ['src/worker/run.ts', '../facade/runs/run-starter.ts'],
+      ['src/activities/drift-activities.ts', '../facade/runs/runs.ts'],
       ['src/activities/plan-run.ts', '../workflows/index.ts'],
-      ['src/activities/joins/join-watcher.ts', '../../facade/run-starter.ts'],
+      ['src/activities/joins/join-watcher.ts', '../../facade/runs/run-starter.ts'],
+      ['src/store/runs/sql-run-store.ts', '../../workflows/index.ts'],
       ['src/activities/joins/join-watch.ts', '../../workflows/watch-joins.ts'],
       ['src/activities/joins/join-watch.ts', '../../worker/wiring.ts'],
     ];
@@ -99,7 +103,7 @@ describe('architecture rules (lint)', () => {
       const found = await violations(`import { x } from '${from}';\nexport const y = x;\n`, file);
       assert.ok(found.includes('no-restricted-imports'), `${file} importing ${from}: ${found.join()}`);
     }
-    const entry = await violations(`import { facadeRunStarter } from './facade/run-starter.ts';\nexport const x = facadeRunStarter;\n`, 'src/worker.ts');
+    const entry = await violations(`import { facadeRunStarter } from './facade/runs/run-starter.ts';\nexport const x = facadeRunStarter;\n`, 'src/worker.ts');
     assert.deepEqual(
       entry.filter((r) => r === 'no-restricted-imports'),
       [],
@@ -113,7 +117,10 @@ describe('architecture rules (lint)', () => {
       ['src/workflows/rollup.ts', '../api/shipyard/action-rollout.ts'],
       ['src/activities/plan-run.ts', '../api/runs/run-ids.ts'],
       ['src/kube/nodes.ts', '../api/promenade/node-labels.ts'],
-      ['src/facade/runs.ts', '../api/drydock/task-views.ts'],
+      ['src/facade/plan.ts', '../api/drydock/task-views.ts'],
+      ['src/facade/runs/runs.ts', '../../api/drydock/task-views.ts'],
+      ['src/facade/runs/run-start.ts', '../../activities/plan-run.ts'],
+      ['src/store/runs/run-store.ts', '../../api/runs/run-ids.ts'],
     ];
     for (const [file, from] of places) {
       const found = await violations(`import { x } from '${from}';\nexport const y = x;\n`, file);
@@ -125,7 +132,7 @@ describe('architecture rules (lint)', () => {
     for (const from of [
       '../workflows/failure.ts',
       '../activities/index.ts',
-      '../store/run-store.ts',
+      '../store/runs/run-store.ts',
       '../core/site/schema.ts',
       '@temporalio/client',
       'node:fs',
@@ -282,7 +289,7 @@ describe('the test kit stays out of the product (lint)', () => {
       ['src/store/open-store.ts', '../../test/kit/store/contract.ts'],
       ['src/activities/joins/join-watch.ts', '../../../test/kit/node-process.ts'],
       ['src/api/promenade/node-labels.ts', '../../../test/kit/plan/apply-json-patch.ts'],
-      ['src/facade/documents.ts', '../../test/kit/site/document-store.ts'],
+      ['src/facade/documents/documents.ts', '../../../test/kit/site/document-store.ts'],
       ['src/worker/run.ts', '../../test/helpers.ts'],
       ['src/contracts/messages.ts', '../../test/kit/workflows/environment.ts'],
     ];
@@ -294,7 +301,7 @@ describe('the test kit stays out of the product (lint)', () => {
 
   it('lets the unit tests beside the code import the kit', async () => {
     const places: [string, string][] = [
-      ['src/store/sqlite-store.test.ts', '../../test/kit/store/contract.ts'],
+      ['src/store/sql/sqlite-store.test.ts', '../../../test/kit/store/contract.ts'],
       ['src/core/site/longhorn.test.ts', '../../../test/kit/site/documents.ts'],
       ['src/core/plan/node-guard.test.ts', '../../../test/kit/plan/apply-json-patch.ts'],
       ['src/api/promenade/node-labels.test.ts', '../../../test/kit/plan/apply-json-patch.ts'],

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { openStore } from '../src/store/open-store.ts';
-import type { SourceFile } from '../src/store/revision-store.ts';
+import type { SourceFile } from '../src/store/revisions/revision-store.ts';
 import type { Store } from '../src/store/store.ts';
 
 /** Directory of the sample site. */

@@ -7,7 +7,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Client } from '@temporalio/client';
 import { isStoreError, StoreErrorCode } from '../../src/store/store-error.ts';
-import { MAX_RUN_PAGE, type RunRecord, type RunStore } from '../../src/store/run-store.ts';
+import { MAX_RUN_PAGE, type RunRecord, type RunStore } from '../../src/store/runs/run-store.ts';
 import { historyFigures, overHistoryLimits } from '../history.ts';
 import { runRefusals } from '../run-refusals.ts';
 

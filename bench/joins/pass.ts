@@ -17,8 +17,8 @@ import { CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client
 import type { Client } from '@temporalio/client';
 import { joinWorkflowId } from '../../src/contracts/join-messages.ts';
 import { createJoins } from '../../src/facade/joins.ts';
-import type { Runs } from '../../src/facade/runs.ts';
-import type { DesignMemory } from '../../src/store/design-cache.ts';
+import type { Runs } from '../../src/facade/runs/runs.ts';
+import type { DesignMemory } from '../../src/store/designs/design-cache.ts';
 import type { Store } from '../../src/store/store.ts';
 import type { StackInfo } from '../../stack/stack.ts';
 import { pool } from '../bench-nodes.ts';

@@ -16,7 +16,7 @@ import { memberEntry } from '../core/plan/node-sets.ts';
 import type { Design } from '../core/site/validate-site.ts';
 import type { NodeApi, NodeState } from '../kube/nodes.ts';
 import type { Store } from '../store/store.ts';
-import type { NodeResultDetail } from '../store/run-store.ts';
+import type { NodeResultDetail } from '../store/runs/run-store.ts';
 import type { RelabelNodeResult } from '../contracts/messages.ts';
 import type { NodeEvents } from './node-events.ts';
 import { nodeSteps, type NodeSeen } from './node-steps.ts';

@@ -5,8 +5,8 @@ import { APPLIED_ANNOTATION, OWNED_LABELS_ANNOTATION } from '../core/plan/consta
 import { DEFAULT_SITE_POLICY, type SitePolicy } from '../core/site/label-policy.ts';
 import type { Design } from '../core/site/validate-site.ts';
 import type { NodeApi, NodeState } from '../kube/nodes.ts';
-import type { DesignCache } from '../store/design-cache.ts';
-import { openSqliteStore, SQLITE_MEMORY } from '../store/sqlite-store.ts';
+import type { DesignCache } from '../store/designs/design-cache.ts';
+import { openSqliteStore, SQLITE_MEMORY } from '../store/sql/sqlite-store.ts';
 import { DRIFT_SAMPLE_LIMIT } from '../contracts/drift-messages.ts';
 import { DRIFT_PAGE_SIZE, detectDrift, driftedNodes } from './detect-drift.ts';
 

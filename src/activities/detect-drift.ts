@@ -12,8 +12,8 @@ import { carriedRevision, classifyDrift, driftText, emptyDriftCounts, DriftState
 import type { Design } from '../core/site/validate-site.ts';
 import { mapNodeError } from '../kube/errors.ts';
 import type { NodeApi, NodeState } from '../kube/nodes.ts';
-import type { DesignCache } from '../store/design-cache.ts';
-import type { DriftNodeRow } from '../store/drift-store.ts';
+import type { DesignCache } from '../store/designs/design-cache.ts';
+import type { DriftNodeRow } from '../store/drift/drift-store.ts';
 import type { Store } from '../store/store.ts';
 import { DRIFT_SAMPLE_LIMIT, MAX_HEAL_GROUPS, type DriftDetection, type DriftSampleNode } from '../contracts/drift-messages.ts';
 

@@ -11,7 +11,7 @@ import type { DriftCounts } from '../core/plan/drift.ts';
 import type { RunAudit } from '../core/plan/run-audit.ts';
 import type { Design } from '../core/site/validate-site.ts';
 import type { NodeApi } from '../kube/nodes.ts';
-import type { DesignCache } from '../store/design-cache.ts';
+import type { DesignCache } from '../store/designs/design-cache.ts';
 import type { Store } from '../store/store.ts';
 import { failureSummary } from '../temporal/failure.ts';
 import type { RunStarter } from '../temporal/run-starter.ts';

@@ -9,7 +9,7 @@ import type { Design } from '../core/site/validate-site.ts';
 import type { NodeInformer } from '../kube/node-informer.ts';
 import type { NodeApi } from '../kube/nodes.ts';
 import type { WorkloadApi } from '../kube/workloads.ts';
-import { createDesignCache, type DesignCache } from '../store/design-cache.ts';
+import { createDesignCache, type DesignCache } from '../store/designs/design-cache.ts';
 import type { Store } from '../store/store.ts';
 import { createApplyNodeActivities } from './apply-node.ts';
 import { documentValidationFailure } from './document-failure.ts';

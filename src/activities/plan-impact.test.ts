@@ -7,7 +7,7 @@ import { DEFAULT_SITE_POLICY } from '../core/site/label-policy.ts';
 import type { Design } from '../core/site/validate-site.ts';
 import type { NodeState } from '../kube/nodes.ts';
 import type { WorkloadApi } from '../kube/workloads.ts';
-import type { NodeResultUpdate, RunStore } from '../store/run-store.ts';
+import type { NodeResultUpdate, RunStore } from '../store/runs/run-store.ts';
 import { assessImpact, PODS_BY_NODE_THRESHOLD } from './plan-impact.ts';
 import { planRun } from './plan-run.ts';
 

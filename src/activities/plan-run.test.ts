@@ -5,11 +5,11 @@ import { OWNED_LABELS_ANNOTATION } from '../core/plan/constants.ts';
 import { DEFAULT_SITE_POLICY } from '../core/site/label-policy.ts';
 import type { Design } from '../core/site/validate-site.ts';
 import type { NodeState } from '../kube/nodes.ts';
-import type { NodeResultUpdate, RunNodeRow, RunStore } from '../store/run-store.ts';
+import type { NodeResultUpdate, RunNodeRow, RunStore } from '../store/runs/run-store.ts';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { validateSite } from '../core/site/validate-site.ts';
-import { decodeDesign, encodeDesign } from '../store/design-cache.ts';
+import { decodeDesign, encodeDesign } from '../store/designs/design-cache.ts';
 import { planNode, planOf } from '../core/plan/node-plan.ts';
 import { GET_THRESHOLD, planRun } from './plan-run.ts';
 

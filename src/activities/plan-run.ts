@@ -20,7 +20,7 @@ import { planNode } from '../core/plan/node-plan.ts';
 import { readAhead } from './read-ahead.ts';
 import { httpStatus, mapNodeError } from '../kube/errors.ts';
 import type { NodeApi, NodeState } from '../kube/nodes.ts';
-import type { RunStore } from '../store/run-store.ts';
+import type { RunStore } from '../store/runs/run-store.ts';
 import type { NodeFailure, RunCounts } from '../contracts/messages.ts';
 import type { NodeEvents } from './node-events.ts';
 

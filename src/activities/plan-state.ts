@@ -8,7 +8,7 @@ import { FailureType } from '../core/plan/failure-types.ts';
 import { createRemovalTally } from '../core/plan/removal-brake.ts';
 import type { NodeChange } from '../core/plan/workload-impact.ts';
 import type { Design } from '../core/site/validate-site.ts';
-import type { NodeResultUpdate, RunStore } from '../store/run-store.ts';
+import type { NodeResultUpdate, RunStore } from '../store/runs/run-store.ts';
 import type { NodeFailure, RunCounts } from '../contracts/messages.ts';
 import { FAILURE_SAMPLE_LIMIT } from '../contracts/messages.ts';
 import type { NodeEvents } from './node-events.ts';

@@ -4,7 +4,7 @@
  * labels calls for.
  */
 import { log } from '@temporalio/activity';
-import type { DesignCache } from '../store/design-cache.ts';
+import type { DesignCache } from '../store/designs/design-cache.ts';
 import type { Store } from '../store/store.ts';
 import type { PluginPollOutcome, PollResult } from '../contracts/plugin-messages.ts';
 import { pollSite, preparePluginChangeRun, type PluginChangeRun } from './plugins.ts';

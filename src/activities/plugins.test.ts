@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { PluginSpec } from '../core/site/label-plugin.ts';
 import { nodeDoc, source, yamlDoc } from '../../test/kit/site/documents.ts';
-import { createDesignCache } from '../store/design-cache.ts';
+import { createDesignCache } from '../store/designs/design-cache.ts';
 import { openStore } from '../store/open-store.ts';
 import type { Store } from '../store/store.ts';
 import type { PluginRead } from './plugin-runner.ts';

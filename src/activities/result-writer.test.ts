@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createResultWriter } from './result-writer.ts';
-import type { NodeResultUpdate } from '../store/run-store.ts';
+import type { NodeResultUpdate } from '../store/runs/run-store.ts';
 
 describe('createResultWriter', () => {
   it('groups results that arrive while a write is in flight, and settles each after its own commit', async () => {

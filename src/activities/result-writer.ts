@@ -3,7 +3,7 @@
  * one store transaction. Each caller's promise settles only once its own row
  * is committed, so an activity never completes before its result is durable.
  */
-import type { NodeResultUpdate, RunStore } from '../store/run-store.ts';
+import type { NodeResultUpdate, RunStore } from '../store/runs/run-store.ts';
 
 /** Records node results, batching concurrent callers into one write per run. */
 export interface ResultWriter {

@@ -8,8 +8,8 @@ import { DEFAULT_SITE_POLICY } from '../core/site/label-policy.ts';
 import type { Design } from '../core/site/validate-site.ts';
 import type { NodeApi, NodeState } from '../kube/nodes.ts';
 import type { WorkloadApi } from '../kube/workloads.ts';
-import type { RunStore } from '../store/run-store.ts';
-import { openSqliteStore, SQLITE_MEMORY } from '../store/sqlite-store.ts';
+import type { RunStore } from '../store/runs/run-store.ts';
+import { openSqliteStore, SQLITE_MEMORY } from '../store/sql/sqlite-store.ts';
 import { checkWaveHealth, planWaves, waveInfo } from './wave-activities.ts';
 
 /** A design of nodes in racks (null: no rack), each with a `zone` label. */

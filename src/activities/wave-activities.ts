@@ -13,7 +13,7 @@ import { assignWaves, effectiveRollout, MAX_WAVES, type EffectiveRollout, type R
 import type { Design } from '../core/site/validate-site.ts';
 import type { NodeApi, NodeState } from '../kube/nodes.ts';
 import { DEFAULT_WORKLOAD_PAGE, type WorkloadApi } from '../kube/workloads.ts';
-import type { RunStore } from '../store/run-store.ts';
+import type { RunStore } from '../store/runs/run-store.ts';
 import type { WaveInfo } from '../contracts/messages.ts';
 import { all, podsOn, PODS_BY_NODE_THRESHOLD } from './plan-impact.ts';
 import { GET_THRESHOLD, getNodes, listNodes } from './plan-run.ts';

@@ -6,7 +6,7 @@ import { Argument, type Command, Option } from 'commander';
 import { FailureType } from '../core/plan/failure-types.ts';
 import { listedErrors } from '../core/plan/site-error.ts';
 import { validateSite } from '../core/site/validate-site.ts';
-import type { Revision, StagedBucket } from '../store/revision-store.ts';
+import type { Revision, StagedBucket } from '../store/revisions/revision-store.ts';
 import { withContext, type SetExit } from './context.ts';
 import { exitCodeForType, ExitCode } from './exit-codes.ts';
 import { fields, note, outputOption, printJson, say, table, type OutputFormat } from './output.ts';

@@ -4,7 +4,7 @@
  * documentation cannot drift from the behaviour.
  */
 import { FailureType, isFailureType } from '../core/plan/failure-types.ts';
-import type { RunStatusReport } from '../facade/runs.ts';
+import type { RunStatusReport } from '../facade/runs/runs.ts';
 import { RunStatus } from '../contracts/messages.ts';
 
 /** Failure type the CLI itself raises for bad arguments and unreadable paths. */

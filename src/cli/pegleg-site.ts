@@ -12,7 +12,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import { parse } from 'yaml';
 import { RelabelError } from '../facade/relabel-error.ts';
-import type { SourceFile } from '../store/revision-store.ts';
+import type { SourceFile } from '../store/revisions/revision-store.ts';
 import { USAGE_ERROR } from './exit-codes.ts';
 
 async function yamlFiles(root: string, dir: string): Promise<string[]> {

@@ -4,7 +4,7 @@
  * a poll now (waited for), and the Temporal Schedule polling them.
  */
 import { type Command, Option } from 'commander';
-import type { PluginStatusRow } from '../store/plugin-store.ts';
+import type { PluginStatusRow } from '../store/plugins/plugin-store.ts';
 import type { PollPluginsResult } from '../contracts/plugin-messages.ts';
 import { DEFAULT_PLUGIN_POLL_EVERY } from '../facade/plugins.ts';
 import { withContext, type SetExit } from './context.ts';

@@ -6,7 +6,7 @@
 import { type Command, Option } from 'commander';
 import { runAudit, StartedVia } from '../core/plan/run-audit.ts';
 import type { NodePage, Runs, RunStatusReport, StartedRun } from '../facade/index.ts';
-import type { RunSummary } from '../facade/run-results.ts';
+import type { RunSummary } from '../facade/runs/run-results.ts';
 import { RelabelStatusValue } from '../contracts/search-attributes.ts';
 import { cliUser, withContext, type CliContext, type SetExit } from './context.ts';
 import { ExitCode, exitCodeForRun } from './exit-codes.ts';

@@ -6,7 +6,7 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { basename, join, relative, sep } from 'node:path';
 import { RelabelError } from '../facade/relabel-error.ts';
-import type { SourceFile } from '../store/revision-store.ts';
+import type { SourceFile } from '../store/revisions/revision-store.ts';
 import { USAGE_ERROR } from './exit-codes.ts';
 
 /**

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { RunStatusReport } from '../facade/runs.ts';
+import type { RunStatusReport } from '../facade/runs/runs.ts';
 import type { Progress, WaveProgress } from '../contracts/messages.ts';
 import { outcomeText, progressLine, reportText } from './run-output.ts';
 import { gateAnswerText, waveLine, waveLines, waveResultLines } from './wave-output.ts';

@@ -9,15 +9,15 @@ import type { DriftState } from '../core/plan/drift.ts';
 import { FailureType } from '../core/plan/failure-types.ts';
 import { quote } from '../core/plan/text.ts';
 import { runAudit, type RunAudit } from '../core/plan/run-audit.ts';
-import type { DesignCache } from '../store/design-cache.ts';
-import { MAX_DRIFT_PAGE, type DriftNodeRow, type DriftReportRecord } from '../store/drift-store.ts';
+import type { DesignCache } from '../store/designs/design-cache.ts';
+import { MAX_DRIFT_PAGE, type DriftNodeRow, type DriftReportRecord } from '../store/drift/drift-store.ts';
 import type { Store } from '../store/store.ts';
 import { isStoreError, StoreErrorCode } from '../store/store-error.ts';
 import { detectDrift } from '../workflows/detect-drift.ts';
 import { DRIFT_ID_PREFIX, type DetectDriftResult } from '../contracts/drift-messages.ts';
 import { RelabelError, relabelErrorOf } from './relabel-error.ts';
 import { idleTaskQueueWarning } from './idle-task-queue.ts';
-import { storeSite } from './store-site.ts';
+import { storeSite } from './documents/store-site.ts';
 
 /** What the drift facade needs. */
 export interface DriftDeps {

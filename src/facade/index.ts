@@ -9,23 +9,34 @@ import { refusedAtOnce, temporalUnreachable } from '../temporal/reach.ts';
 import { connectOptions, temporalSettingsFromEnv, type TemporalConnectOptions } from '../temporal/settings.ts';
 import { settingFromEnv, variableFromEnv } from '../settings/setting.ts';
 import { CONNECTION, VARIABLES } from '../settings/table.ts';
-import { createDesignCache } from '../store/design-cache.ts';
+import { createDesignCache } from '../store/designs/design-cache.ts';
 import { openStore } from '../store/open-store.ts';
-import { createDocuments, type Documents } from './documents.ts';
+import { createDocuments, type Documents } from './documents/documents.ts';
 import { RelabelError } from './relabel-error.ts';
 import { createPlugins, type Plugins } from './plugins.ts';
-import { createRuns, type Runs } from './runs.ts';
+import { createRuns, type Runs } from './runs/runs.ts';
 import { createSchedules, type Schedules } from './schedules.ts';
 import { createDrift, type Drift } from './drift.ts';
 import { createJoins, type Joins } from './joins.ts';
 
 export { RelabelError } from './relabel-error.ts';
-export type { Documents } from './documents.ts';
+export type { Documents } from './documents/documents.ts';
 export type { Schedules, ScheduleView } from './schedules.ts';
 export type { Drift, DriftPage } from './drift.ts';
 export type { Plugins } from './plugins.ts';
 export type { Joins, JoinStatus } from './joins.ts';
-export type { NodeOutcome, NodePage, Runs, RunListing, RunRef, RunStatusReport, StartedRun, StartOptions, TargetSelection, RunListFilter } from './runs.ts';
+export type {
+  NodeOutcome,
+  NodePage,
+  Runs,
+  RunListing,
+  RunRef,
+  RunStatusReport,
+  StartedRun,
+  StartOptions,
+  TargetSelection,
+  RunListFilter,
+} from './runs/runs.ts';
 
 /** Where the facade finds Temporal and the store. */
 export interface RelabelConfig {

@@ -7,12 +7,12 @@ import type { Client } from '@temporalio/client';
 import { defaultPayloadConverter, WorkflowIdConflictPolicy, WorkflowIdReusePolicy, WorkflowNotFoundError } from '@temporalio/common';
 import { joinWorkflowId, type JoinWatchReport, type WatchJoinsInput } from '../contracts/join-messages.ts';
 import { clip } from '../core/plan/text.ts';
-import type { DesignCache } from '../store/design-cache.ts';
+import type { DesignCache } from '../store/designs/design-cache.ts';
 import type { Store } from '../store/store.ts';
 import { timestampMs } from '../temporal/timestamp.ts';
 import { watchJoins } from '../workflows/watch-joins.ts';
 import { idleTaskQueueWarning } from './idle-task-queue.ts';
-import { storeSite } from './store-site.ts';
+import { storeSite } from './documents/store-site.ts';
 
 /** What the joins facade needs. */
 export interface JoinsDeps {

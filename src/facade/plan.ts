@@ -21,11 +21,11 @@ import { memberEntry } from '../core/plan/node-sets.ts';
 import type { RemovalAssessment } from '../core/plan/removal-brake.ts';
 import type { PlanImpact } from '../core/plan/workload-impact.ts';
 import type { Design } from '../core/site/validate-site.ts';
-import { MAX_PLUGIN_LOOKUP } from '../store/plugin-store.ts';
+import { MAX_PLUGIN_LOOKUP } from '../store/plugins/plugin-store.ts';
 import type { Progress } from '../contracts/messages.ts';
 import { RelabelError } from './relabel-error.ts';
-import { createSummary, MAX_SUMMARY_LABEL_KEYS, nodeOutcome, type LabelKeyCounts, type NodeOutcome } from './run-results.ts';
-import type { RunRef, Runs, StartedRun, TargetSelection } from './runs.ts';
+import { createSummary, MAX_SUMMARY_LABEL_KEYS, nodeOutcome, type LabelKeyCounts, type NodeOutcome } from './runs/run-results.ts';
+import type { RunRef, Runs, StartedRun, TargetSelection } from './runs/runs.ts';
 
 /** Sources a key of the summary lists at most (the most common first). */
 export const MAX_KEY_SOURCES = 20;

@@ -6,14 +6,14 @@
 import { randomUUID } from 'node:crypto';
 import { ScheduleAlreadyRunning, ScheduleOverlapPolicy, type Client } from '@temporalio/client';
 import { FailureType } from '../core/plan/failure-types.ts';
-import type { DesignCache } from '../store/design-cache.ts';
-import type { PluginStatusRow } from '../store/plugin-store.ts';
+import type { DesignCache } from '../store/designs/design-cache.ts';
+import type { PluginStatusRow } from '../store/plugins/plugin-store.ts';
 import type { Store } from '../store/store.ts';
 import { pollPlugins } from '../workflows/poll-plugins.ts';
 import { DEFAULT_PLUGIN_POLL_EVERY, PLUGIN_SCHEDULE_PREFIX, type PollPluginsResult } from '../contracts/plugin-messages.ts';
 import { parseInterval } from './schedules.ts';
 import { RelabelError, relabelErrorOf } from './relabel-error.ts';
-import { storeSite } from './store-site.ts';
+import { storeSite } from './documents/store-site.ts';
 
 export { DEFAULT_PLUGIN_POLL_EVERY, PLUGIN_SCHEDULE_PREFIX };
 

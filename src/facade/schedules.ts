@@ -6,13 +6,13 @@
  */
 import { ScheduleAlreadyRunning, ScheduleNotFoundError, ScheduleOverlapPolicy, type Client, type ScheduleDescription } from '@temporalio/client';
 import { FailureType } from '../core/plan/failure-types.ts';
-import type { DesignCache } from '../store/design-cache.ts';
+import type { DesignCache } from '../store/designs/design-cache.ts';
 import type { Store } from '../store/store.ts';
 import { DRIFT_ID_PREFIX, type DetectDriftResult } from '../contracts/drift-messages.ts';
 import { DEFAULT_PLUGIN_POLL_EVERY, PLUGIN_SCHEDULE_PREFIX, type PollPluginsResult } from '../contracts/plugin-messages.ts';
 import { RelabelError } from './relabel-error.ts';
 import { triggerSchedule } from './schedule-trigger.ts';
-import { storeSite } from './store-site.ts';
+import { storeSite } from './documents/store-site.ts';
 
 /** Prefix of every schedule relabel owns; `list` shows only these. */
 export const SCHEDULE_ID_PREFIX = 'relabel-';

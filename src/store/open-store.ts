@@ -6,8 +6,8 @@ import { homedir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import type { Store } from './store.ts';
 import { StoreError, StoreErrorCode } from './store-error.ts';
-import { openSqliteStore, SQLITE_MEMORY } from './sqlite-store.ts';
-import { openPostgresStore } from './postgres-store.ts';
+import { openSqliteStore, SQLITE_MEMORY } from './sql/sqlite-store.ts';
+import { openPostgresStore } from './sql/postgres-store.ts';
 import { variableFromEnv } from '../settings/setting.ts';
 import { VARIABLES } from '../settings/table.ts';
 

@@ -3,9 +3,9 @@
  * invalid call writes nothing. Each check throws a {@link StoreError} whose
  * message names the offending value and where it came from.
  */
-import { BUCKET_NAME_PATTERN, MAX_NAME_LENGTH, TAG_NAME_PATTERN, type SourceFile, type TagData } from './revision-store.ts';
+import { BUCKET_NAME_PATTERN, MAX_NAME_LENGTH, TAG_NAME_PATTERN, type SourceFile, type TagData } from './revisions/revision-store.ts';
 import { StoreError, StoreErrorCode } from './store-error.ts';
-import { compareText } from './revision-diff.ts';
+import { compareText } from './revisions/revision-diff.ts';
 
 /** Longest accepted source file name. */
 export const MAX_SOURCE_LENGTH = 1024;

@@ -2,12 +2,12 @@
  * The store: one database (SQLite or PostgreSQL, see `openStore`) seen as
  * its parts, each with its own interface and SQL module.
  */
-import type { ActionStore } from './action-store.ts';
-import type { DesignStore } from './design-store.ts';
-import type { DriftStore } from './drift-store.ts';
-import type { PluginStore } from './plugin-store.ts';
-import type { RevisionStore } from './revision-store.ts';
-import type { RunStore } from './run-store.ts';
+import type { ActionStore } from './runs/action-store.ts';
+import type { DesignStore } from './designs/design-store.ts';
+import type { DriftStore } from './drift/drift-store.ts';
+import type { PluginStore } from './plugins/plugin-store.ts';
+import type { RevisionStore } from './revisions/revision-store.ts';
+import type { RunStore } from './runs/run-store.ts';
 
 /**
  * The whole store, by its parts: `store.revisions.latest()`,

@@ -2,7 +2,7 @@
  * The port through which activities start an update run (a heal of drift,
  * a batch of joining nodes): defined here, below the activities and the
  * facade, so neither imports the other. The facade implements it
- * (`src/facade/run-starter.ts`); the worker's entry point injects that
+ * (`src/facade/runs/run-starter.ts`); the worker's entry point injects that
  * implementation into the worker's wiring.
  */
 import type { Client } from '@temporalio/client';

@@ -15,7 +15,7 @@ import { NodeInformer } from '../kube/node-informer.ts';
 import { nodePageLister } from '../kube/node-list.ts';
 import { createWorkloadApi } from '../kube/workloads.ts';
 import { tokenBucket } from '../kube/rate-limit.ts';
-import { createDesignCache, type DesignCache } from '../store/design-cache.ts';
+import { createDesignCache, type DesignCache } from '../store/designs/design-cache.ts';
 import { openStore } from '../store/open-store.ts';
 import type { Store } from '../store/store.ts';
 import { connectOptions } from '../temporal/settings.ts';
@@ -33,7 +33,7 @@ const NODE_CACHE_STALLED_MS = 10_000;
 export interface WorkerPorts {
   /**
    * The run starter of heal and join runs, given the worker's store and
-   * design cache (the facade's, `src/facade/run-starter.ts`); without it,
+   * design cache (the facade's, `src/facade/runs/run-starter.ts`); without it,
    * the activities that start runs refuse to.
    */
   runStarter?: (parts: { store: Store; designs: DesignCache }) => RunStarter;

@@ -17,7 +17,7 @@ import { formatError } from '../../src/core/plan/site-error.ts';
 import { validateSite } from '../../src/core/site/validate-site.ts';
 import { openStore } from '../../src/store/open-store.ts';
 import { isStoreError, StoreErrorCode } from '../../src/store/store-error.ts';
-import type { SourceFile } from '../../src/store/revision-store.ts';
+import type { SourceFile } from '../../src/store/revisions/revision-store.ts';
 import { adminCore, createNode, exits, relabelCli as relabel, startRelabel, uniqueSuffix } from '../helpers.ts';
 import { prefixedSite, storeWithSite } from '../site.ts';
 import { assertFailure, emptyStoreUrl, startApiAndWorker, startTestApi, type TestApi } from '../api-support.ts';

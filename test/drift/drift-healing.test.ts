@@ -22,7 +22,7 @@ import { Client, ScheduleNotFoundError, ScheduleOverlapPolicy, type Connection, 
 import { readAppliedRun } from '../../src/core/plan/applied-run.ts';
 import { validateSite } from '../../src/core/site/validate-site.ts';
 import { createDrift } from '../../src/facade/drift.ts';
-import { createRuns } from '../../src/facade/runs.ts';
+import { createRuns } from '../../src/facade/runs/runs.ts';
 import { createSchedules } from '../../src/facade/schedules.ts';
 import { createNodeApi, loadKubeConfig } from '../../src/kube/nodes.ts';
 import type { DetectDriftResult } from '../../src/contracts/drift-messages.ts';

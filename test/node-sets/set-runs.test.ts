@@ -18,7 +18,7 @@ import { selectorMatches, selectorString } from '../../src/core/plan/label-selec
 import { labelsArb, selectorArb } from '../kit/plan/selector-arbitraries.ts';
 import { formatLabelSource } from '../../src/core/site/label-provenance.ts';
 import { validateSite, type Design } from '../../src/core/site/validate-site.ts';
-import { createDocuments } from '../../src/facade/documents.ts';
+import { createDocuments } from '../../src/facade/documents/documents.ts';
 import { createPlans } from '../../src/facade/plan.ts';
 import { createDrift } from '../../src/facade/drift.ts';
 import { createJoins } from '../../src/facade/joins.ts';

@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { parseAllDocuments } from 'yaml';
 import { validateSite } from '../../src/core/site/validate-site.ts';
 import type { FleetPlan } from '../../src/facade/plan.ts';
-import type { RunSummary } from '../../src/facade/run-results.ts';
+import type { RunSummary } from '../../src/facade/runs/run-results.ts';
 import { adminCore, createNode, exits, nodePatchCount, relabelCli as relabel, startRelabel, uniqueSuffix } from '../helpers.ts';
 import { prefixedSite, storeWithSite } from '../site.ts';
 

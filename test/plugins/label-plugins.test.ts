@@ -19,7 +19,7 @@ import { ScheduleOverlapPolicy } from '@temporalio/client';
 import { PlanView } from '../../src/api/http/response-schemas.ts';
 import type { FleetPlan } from '../../src/facade/plan.ts';
 import { createPlugins, ensurePluginSchedule, pluginScheduleId } from '../../src/facade/plugins.ts';
-import type { NodeOutcome } from '../../src/facade/runs.ts';
+import type { NodeOutcome } from '../../src/facade/runs/runs.ts';
 import { adminCore, createNode, exits, relabelCli, startRelabel, uniqueSuffix } from '../helpers.ts';
 import { prefixedSite, storeWithSite } from '../site.ts';
 import { startTestApi } from '../api-support.ts';

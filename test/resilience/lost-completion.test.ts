@@ -24,7 +24,7 @@ import { createNodeApi, loadKubeConfig, type NodeApi } from '../../src/kube/node
 import { startPostgres, type PostgresServer } from '../../stack/postgres.ts';
 import { openStore } from '../../src/store/open-store.ts';
 import type { Store } from '../../src/store/store.ts';
-import type { NodeResultDetail } from '../../src/store/run-store.ts';
+import type { NodeResultDetail } from '../../src/store/runs/run-store.ts';
 import {
   adminCore,
   adminKubeconfigPath,

@@ -14,7 +14,7 @@ import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { OWNED_LABELS_ANNOTATION } from '../../src/core/plan/constants.ts';
 import { validateSite } from '../../src/core/site/validate-site.ts';
 import { readStack, restartTemporal } from '../../stack/stack.ts';
-import type { Runs } from '../../src/facade/runs.ts';
+import type { Runs } from '../../src/facade/runs/runs.ts';
 import { adminCore, createNode, kubeconfigPath, nodePatchCount, startRelabel, startWorkerProcess, temporalAddress, uniqueSuffix } from '../helpers.ts';
 import { startNodeWriter, WRITER_LABEL } from '../node-writer.ts';
 import { scaledSite, storeWithSite } from '../site.ts';

@@ -14,7 +14,7 @@ import { validateSite, type Design } from '../../src/core/site/validate-site.ts'
 import { ActionView } from '../../src/api/http/response-schemas.ts';
 import { encodeRunId } from '../../src/api/runs/run-ids.ts';
 import type { RelabelError } from '../../src/facade/relabel-error.ts';
-import type { NodeOutcome, RunStatusReport } from '../../src/facade/runs.ts';
+import type { NodeOutcome, RunStatusReport } from '../../src/facade/runs/runs.ts';
 import { createNodeApi, loadKubeConfig } from '../../src/kube/nodes.ts';
 import { adminCore, adminKubeconfigPath, createNode, nodePatchCount, startRelabel, uniqueSuffix } from '../helpers.ts';
 import { startTestApi } from '../api-support.ts';

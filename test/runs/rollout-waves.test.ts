@@ -14,7 +14,7 @@ import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
 import { userInfo } from 'node:os';
 import type { AppsV1Api, CoreV1Api } from '@kubernetes/client-node';
-import type { Runs } from '../../src/facade/runs.ts';
+import type { Runs } from '../../src/facade/runs/runs.ts';
 import { loadKubeConfig } from '../../src/kube/nodes.ts';
 import type { Rollout } from '../../src/core/plan/waves.ts';
 import { createKwokNodes, waitForKwokNodes } from '../../stack/kwok.ts';

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { userInfo } from 'node:os';
 import { isAppliedBy } from '../../src/core/plan/applied-run.ts';
 import type { RelabelError } from '../../src/facade/relabel-error.ts';
-import type { NodeOutcome } from '../../src/facade/runs.ts';
+import type { NodeOutcome } from '../../src/facade/runs/runs.ts';
 import { updateLabels } from '../../src/workflows/update-labels.ts';
 import { progressQuery, type Progress } from '../../src/contracts/messages.ts';
 import { eventually } from '../api-support.ts';

@@ -11,7 +11,7 @@ import { validateSite, type Design } from '../../src/core/site/validate-site.ts'
 import { isKubeletLabelKey } from '../../src/core/plan/label-keys.ts';
 import { loadKubeConfig, createNodeApi } from '../../src/kube/nodes.ts';
 import { type RelabelError } from '../../src/facade/relabel-error.ts';
-import type { NodeOutcome, RunStatusReport } from '../../src/facade/runs.ts';
+import type { NodeOutcome, RunStatusReport } from '../../src/facade/runs/runs.ts';
 import { adminCore, adminKubeconfigPath, createNode, nodePatchCount, startRelabel, uniqueSuffix } from '../helpers.ts';
 import { prefixedSite, storeWithSite } from '../site.ts';
 

@@ -7,8 +7,8 @@ import pg from 'pg';
 import { freeLoopbackPort } from '../../stack/processes.ts';
 import { startPostgres, type PostgresServer } from '../../stack/postgres.ts';
 import { openStore } from '../../src/store/open-store.ts';
-import { openPostgresStore } from '../../src/store/postgres-store.ts';
-import { SCHEMA_VERSION } from '../../src/store/schema.ts';
+import { openPostgresStore } from '../../src/store/sql/postgres-store.ts';
+import { SCHEMA_VERSION } from '../../src/store/sql/schema.ts';
 import { storeContract } from '../kit/store/contract.ts';
 import { assertActionsWork, assertAuditWorks, assertDriftWorks, assertRunsWork, rejectsWith } from '../kit/store/fixture.ts';
 

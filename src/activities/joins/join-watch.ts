@@ -23,7 +23,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { FailureType } from '../../core/plan/failure-types.ts';
 import type { JoinWatchReport } from '../../contracts/join-messages.ts';
 import type { NodeInformer } from '../../kube/node-informer.ts';
-import type { DesignCache } from '../../store/design-cache.ts';
+import type { DesignCache } from '../../store/designs/design-cache.ts';
 import type { Store } from '../../store/store.ts';
 import type { RunStarter } from '../../temporal/run-starter.ts';
 import type { JoinHealth, JoinTelemetry, WatchNodeJoinsInput } from './join-ports.ts';

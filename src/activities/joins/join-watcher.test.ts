@@ -7,7 +7,7 @@ import { DEFAULT_JOIN_CONCURRENCY } from '../../contracts/join-messages.ts';
 import { WatchExpiredError, type NodeWatchApi, type NodeWatchEvent } from '../../kube/node-watch.ts';
 import { NodeInformer } from '../../kube/node-informer.ts';
 import type { NodeState } from '../../kube/nodes.ts';
-import type { DesignCache } from '../../store/design-cache.ts';
+import type { DesignCache } from '../../store/designs/design-cache.ts';
 import type { Store } from '../../store/store.ts';
 import type { RunStarter } from '../../temporal/run-starter.ts';
 import { JoinWatcher } from './join-watcher.ts';

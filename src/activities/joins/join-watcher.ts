@@ -26,7 +26,7 @@ import {
 import type { NodeInformer, NodeSubscriber, NodeSubscription } from '../../kube/node-informer.ts';
 import type { NodeState } from '../../kube/nodes.ts';
 import { membershipOf } from '../../core/plan/node-sets.ts';
-import type { DesignCache } from '../../store/design-cache.ts';
+import type { DesignCache } from '../../store/designs/design-cache.ts';
 import type { Store } from '../../store/store.ts';
 import { failureSummary } from '../../temporal/failure.ts';
 import { runWorkflowId, type UpdateLabelsResult } from '../../contracts/messages.ts';

@@ -4,8 +4,8 @@
  * `site-action-failure`).
  */
 import { FailureType } from '../../core/plan/failure-types.ts';
-import type { Revision, RevisionTag } from '../../store/revision-store.ts';
-import type { Documents } from '../../facade/documents.ts';
+import type { Revision, RevisionTag } from '../../store/revisions/revision-store.ts';
+import type { Documents } from '../../facade/documents/documents.ts';
 import type { ApiDeps } from '../http/deps.ts';
 import { defineRoute, type RouteDef } from '../http/route.ts';
 import { RevisionPath, RevisionTagPath, TagDataBody } from '../http/schemas.ts';

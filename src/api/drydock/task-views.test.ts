@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { NodeOutcome } from '../../facade/runs.ts';
+import type { NodeOutcome } from '../../facade/runs/runs.ts';
 import { TaskView } from './task-schemas.ts';
 import { nodeTaskView, parseSubtaskId, subtaskErrors, subtaskId, subtaskViews, taskLayers, taskStatusOf, taskView, type TaskSource } from './task-views.ts';
 

@@ -5,7 +5,7 @@
  * `<task id>.<position>`, is stable for the life of the run. Pure mappings.
  */
 import type { NodeFilterSet } from '../../core/site/node-filter.ts';
-import type { NodeOutcome } from '../../facade/runs.ts';
+import type { NodeOutcome } from '../../facade/runs/runs.ts';
 import { RunStatus } from '../../contracts/messages.ts';
 import type { TaskResultView, TaskStatus, TaskView } from './task-schemas.ts';
 import type { NodePageInfo } from '../runs/run-views.ts';

@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { NodeApi } from '../../kube/nodes.ts';
 import type { Relabel } from '../../facade/index.ts';
-import { createDocuments } from '../../facade/documents.ts';
+import { createDocuments } from '../../facade/documents/documents.ts';
 import { openStore } from '../../store/open-store.ts';
 import { createApiServer } from './server.ts';
 

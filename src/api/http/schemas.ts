@@ -11,7 +11,7 @@ import { isKubeletLabelKey } from '../../core/plan/label-keys.ts';
 import { dns1123SubdomainErrors, labelKeyErrors, labelValueErrors } from '../../core/plan/label-syntax.ts';
 import { NodeFilterSet } from '../../core/site/node-filter.ts';
 import { ACTION_CONTROL_VERBS, RolloutParameters } from '../shipyard/action-rollout.ts';
-import { BUCKET_NAME_PATTERN, MAX_NAME_LENGTH, TAG_NAME_PATTERN } from '../../store/revision-store.ts';
+import { BUCKET_NAME_PATTERN, MAX_NAME_LENGTH, TAG_NAME_PATTERN } from '../../store/revisions/revision-store.ts';
 
 // ---------------------------------------------------------------- path parameters
 

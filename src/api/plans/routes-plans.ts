@@ -8,7 +8,7 @@
 import { describeRemoval, type RemovalAssessment } from '../../core/plan/removal-brake.ts';
 import { FailureType } from '../../core/plan/failure-types.ts';
 import { createPlans, type FleetPlan } from '../../facade/plan.ts';
-import type { TargetSelection } from '../../facade/runs.ts';
+import type { TargetSelection } from '../../facade/runs/runs.ts';
 import type { ApiDeps } from '../http/deps.ts';
 import { defineRoute, type RouteDef } from '../http/route.ts';
 import { encodeRunId } from '../runs/run-ids.ts';

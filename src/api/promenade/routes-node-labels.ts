@@ -5,7 +5,7 @@
  */
 import type { PlanPolicy } from '../../core/plan/label-plan.ts';
 import { FailureType } from '../../core/plan/failure-types.ts';
-import type { Documents } from '../../facade/documents.ts';
+import type { Documents } from '../../facade/documents/documents.ts';
 import { RelabelError } from '../../facade/relabel-error.ts';
 import type { ApiDeps } from '../http/deps.ts';
 import { applyNodeLabels, DEFAULT_NODE_LABELS_POLICY } from './node-labels.ts';

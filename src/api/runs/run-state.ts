@@ -4,8 +4,8 @@
  * revision store.
  */
 import { FailureType } from '../../core/plan/failure-types.ts';
-import type { Runs } from '../../facade/runs.ts';
-import type { RunRecord, RunWave } from '../../store/run-store.ts';
+import type { Runs } from '../../facade/runs/runs.ts';
+import type { RunRecord, RunWave } from '../../store/runs/run-store.ts';
 import { isUlid } from '../../store/ulid.ts';
 import { NOTE_LIMIT } from '../shipyard/action-views.ts';
 import { MAX_WAVE_STEPS } from '../shipyard/wave-steps.ts';

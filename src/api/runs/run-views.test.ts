@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { RunStatusReport } from '../../facade/runs.ts';
+import type { RunStatusReport } from '../../facade/runs/runs.ts';
 import { actionLifecycle, actionView } from './run-views.ts';
 import { ActionView } from '../http/response-schemas.ts';
 

@@ -3,11 +3,11 @@
  * lifecycle) or a Drydock task (status, result, one subtask per node). Pure
  * mappings from the runs facade's status report.
  */
-import type { NodeOutcome, RunListing, RunStatusReport } from '../../facade/runs.ts';
+import type { NodeOutcome, RunListing, RunStatusReport } from '../../facade/runs/runs.ts';
 import { RunStatus } from '../../contracts/messages.ts';
-import type { RunStepTimes } from '../../facade/run-actions.ts';
-import type { ActionCommand } from '../../store/action-store.ts';
-import type { RunNodeCounts, RunNodeRow, RunRecord, RunWave } from '../../store/run-store.ts';
+import type { RunStepTimes } from '../../facade/runs/run-actions.ts';
+import type { ActionCommand } from '../../store/runs/action-store.ts';
+import type { RunNodeCounts, RunNodeRow, RunRecord, RunWave } from '../../store/runs/run-store.ts';
 import { dagStatus, executionDate } from '../shipyard/action-steps.ts';
 import { waitsForPerson, waveState } from '../shipyard/action-rollout.ts';
 import { actionNotes, commandAudit, firstStart, stepFacts, stepSummaries, validations, type ActionFacts } from '../shipyard/action-views.ts';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { RunStatusReport } from '../../facade/runs.ts';
+import type { RunStatusReport } from '../../facade/runs/runs.ts';
 import type { WaveProgress } from '../../contracts/messages.ts';
 import { appliedVerb, rolloutOfParameters, waitsForPerson, waveState } from './action-rollout.ts';
 import { ActionView } from '../http/response-schemas.ts';

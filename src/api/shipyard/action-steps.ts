@@ -5,7 +5,7 @@
  * from what the runs facade reports of the run and when its activities ran.
  */
 import { FailureType } from '../../core/plan/failure-types.ts';
-import type { RunStepTimes } from '../../facade/run-actions.ts';
+import type { RunStepTimes } from '../../facade/runs/run-actions.ts';
 import { waveFacts, waveStates, waveStep, type StepState, type WaveFacts, type WaveStepsInput } from './wave-steps.ts';
 
 export type { StepState } from './wave-steps.ts';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { RunStatusReport } from '../../facade/runs.ts';
-import type { RunNodeRow } from '../../store/run-store.ts';
+import type { RunStatusReport } from '../../facade/runs/runs.ts';
+import type { RunNodeRow } from '../../store/runs/run-store.ts';
 import { actionNotes, commandAudit, NOTE_LIMIT, stepFacts, stepLog, stepSummaries, validations, workflowDetail, type ActionFacts } from './action-views.ts';
 import { parseNoteId } from './note-ids.ts';
 

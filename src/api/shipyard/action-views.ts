@@ -4,10 +4,10 @@
  * the action's run as a workflow of Shipyard's Airflow monitoring. Pure
  * mappings from what the runs facade and the store report of a run.
  */
-import type { RunStatusReport } from '../../facade/runs.ts';
-import type { RunStepTimes } from '../../facade/run-actions.ts';
-import type { ActionCommand } from '../../store/action-store.ts';
-import type { RunNodeCounts, RunNodeRow, RunRecord, RunWave } from '../../store/run-store.ts';
+import type { RunStatusReport } from '../../facade/runs/runs.ts';
+import type { RunStepTimes } from '../../facade/runs/run-actions.ts';
+import type { ActionCommand } from '../../store/runs/action-store.ts';
+import type { RunNodeCounts, RunNodeRow, RunRecord, RunWave } from '../../store/runs/run-store.ts';
 import { ACTION_STEPS, actionSteps, dagStatus, executionDate, type StepFacts } from './action-steps.ts';
 import { waveNoteText, type WaveStepsInput } from './wave-steps.ts';
 import type { NoteView, StepDetailView, StepSummaryView, ValidationView, WorkflowDetailView, WorkflowView } from './action-schemas.ts';

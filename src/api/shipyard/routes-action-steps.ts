@@ -4,7 +4,7 @@
  * and `shipyard describe validation` ask for them.
  */
 import { FailureType } from '../../core/plan/failure-types.ts';
-import type { Runs } from '../../facade/runs.ts';
+import type { Runs } from '../../facade/runs/runs.ts';
 import { StepDetailView, StepLogsQuery, StepPath, ValidationPath, ValidationView } from './action-schemas.ts';
 import { LOG_NODE_LIMIT, stepDetail, stepFacts, stepLog, validations } from './action-views.ts';
 import type { ApiDeps } from '../http/deps.ts';

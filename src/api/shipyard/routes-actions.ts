@@ -12,7 +12,7 @@ import { runAudit, StartedVia } from '../../core/plan/run-audit.ts';
 import { appliedVerb, rolloutOfParameters } from './action-rollout.ts';
 import { callerName } from '../http/auth.ts';
 import type { ApiDeps } from '../http/deps.ts';
-import type { StartOptions } from '../../facade/runs.ts';
+import type { StartOptions } from '../../facade/runs/runs.ts';
 import { defineRoute, requestError, type RouteDef } from '../http/route.ts';
 import { actionKeyOf, actionState } from '../runs/run-state.ts';
 import { actionSummary, actionView } from '../runs/run-views.ts';

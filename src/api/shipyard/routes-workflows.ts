@@ -4,7 +4,7 @@
  * workflows/{workflow_id}` shows one with its steps.
  */
 import { FailureType } from '../../core/plan/failure-types.ts';
-import type { RunListing } from '../../facade/runs.ts';
+import type { RunListing } from '../../facade/runs/runs.ts';
 import { WorkflowDetailView, WorkflowList, WorkflowPath, WorkflowsQuery } from './action-schemas.ts';
 import { workflowDetail, workflowView } from './action-views.ts';
 import type { ApiDeps } from '../http/deps.ts';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { RunStatusReport } from '../../facade/runs.ts';
-import type { RunNodeRow, RunWave } from '../../store/run-store.ts';
+import type { RunStatusReport } from '../../facade/runs/runs.ts';
+import type { RunNodeRow, RunWave } from '../../store/runs/run-store.ts';
 import type { WaveProgress } from '../../contracts/messages.ts';
 import { StepDetailView, StepSummaryView } from './action-schemas.ts';
 import { stepDetail, stepFacts, stepLog, stepSummaries, workflowDetail, type ActionFacts } from './action-views.ts';

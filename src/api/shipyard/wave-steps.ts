@@ -6,7 +6,7 @@
  * most {@link MAX_WAVE_STEPS} are listed, the last one listed saying how
  * many more there are. Pure.
  */
-import type { RunWave } from '../../store/run-store.ts';
+import type { RunWave } from '../../store/runs/run-store.ts';
 import type { GateWait } from '../../contracts/messages.ts';
 import { waveStepId } from './action-rollout.ts';
 

@@ -3,7 +3,7 @@
  * in-memory SQLite store.
  */
 import { openStore } from '../../../src/store/open-store.ts';
-import { createDocuments } from '../../../src/facade/documents.ts';
+import { createDocuments } from '../../../src/facade/documents/documents.ts';
 
 /** Runs `body` with a documents facade over a fresh in-memory store, closed afterwards. */
 export async function withDocuments(body: (documents: ReturnType<typeof createDocuments>) => Promise<void>): Promise<void> {

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { emptyDriftCounts } from '../../../src/core/plan/drift.ts';
-import { DRIFT_REPORTS_KEPT, type DriftNodeRow } from '../../../src/store/drift-store.ts';
+import { DRIFT_REPORTS_KEPT, type DriftNodeRow } from '../../../src/store/drift/drift-store.ts';
 import { freshStore, rejectsWith, type StoreFixture } from './fixture.ts';
 
 const keys = { labels: [{ key: 'role', change: 'changed' as const, want: 'a', have: 'b' }], annotations: [], taints: [], records: [] };

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { KEPT_PLUGIN_SETS } from '../../../src/store/plugin-store.ts';
+import { KEPT_PLUGIN_SETS } from '../../../src/store/plugins/plugin-store.ts';
 import { freshStore, rejectsWith, type StoreFixture } from './fixture.ts';
 
 const node = (i: number) => `node-${String(i).padStart(5, '0')}`;

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { openStore } from '../../../src/store/open-store.ts';
 import type { Store } from '../../../src/store/store.ts';
-import type { NodeResultUpdate, RunNodeStatus, RunStore } from '../../../src/store/run-store.ts';
+import type { NodeResultUpdate, RunNodeStatus, RunStore } from '../../../src/store/runs/run-store.ts';
 import { freshStore, rejectsWith, type StoreFixture } from './fixture.ts';
 
 const nodeName = (i: number) => `node-${String(i).padStart(5, '0')}`;

@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import type { SourceFile } from '../../../src/store/revision-store.ts';
+import type { SourceFile } from '../../../src/store/revisions/revision-store.ts';
 import type { Store } from '../../../src/store/store.ts';
 import { freshStore, rejectsWith, type StoreFixture } from './fixture.ts';
 

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { openStore } from '../../../src/store/open-store.ts';
-import type { SourceFile } from '../../../src/store/revision-store.ts';
+import type { SourceFile } from '../../../src/store/revisions/revision-store.ts';
 import { freshStore, rejectsWith, type StoreFixture } from './fixture.ts';
 import { concurrencyContract } from './contract-concurrency.ts';
 import { validationContract } from './contract-validation.ts';
