@@ -158,6 +158,13 @@ export default tseslint.config(
     rules: forbid(...coreRules, [['../site/*'], 'src/core/plan never imports src/core/site (the site side imports the plan side, not the reverse)']),
   },
   {
+    // The fleet side (sites, waves of sites) is workflow code's too, as the plan side is: it imports
+    // only the plan side, never the site side's schemas.
+    files: ['src/core/fleet/**/*.ts'],
+    ignores: ['src/core/**/*.test.ts'],
+    rules: forbid(...coreRules, [['../site/*'], 'src/core/fleet imports only src/core/plan and itself: fleet rollouts run in the workflow sandbox']),
+  },
+  {
     // Workflows: deterministic orchestration. Activities are imported as types only.
     // The benchmark's engine floor is workflow code too.
     files: ['src/workflows/**/*.ts', 'bench/**/workflows.ts'],
@@ -173,8 +180,8 @@ export default tseslint.config(
           'workflows import only src/contracts, src/core/plan and `import type` of activities',
         ],
         [
-          { regex: '^\\.\\./core/(?!plan/)' },
-          'workflows import only src/core/plan from the core: the site side (documents, schemas) stays out of the workflow sandbox',
+          { regex: '^\\.\\./core/(?!plan/|fleet/)' },
+          'workflows import only src/core/plan and src/core/fleet from the core: the site side (documents, schemas) stays out of the workflow sandbox',
         ],
         noStack,
       ),
@@ -214,7 +221,7 @@ export default tseslint.config(
   {
     // What the workflow bundle preloads (src/worker/bundle.ts) is evaluated once per worker thread and
     // shared by every workflow it runs: nothing at module scope may change from one workflow to the next.
-    files: ['src/workflows/**/*.ts', 'src/contracts/**/*.ts', 'src/core/plan/**/*.ts'],
+    files: ['src/workflows/**/*.ts', 'src/contracts/**/*.ts', 'src/core/plan/**/*.ts', 'src/core/fleet/**/*.ts'],
     ignores: ['**/*.test.ts'],
     rules: { 'no-restricted-syntax': ['error', ...settingsTable, ...sharedModuleScope] },
   },

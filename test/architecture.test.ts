@@ -61,7 +61,18 @@ describe('architecture rules (lint)', () => {
     );
   });
 
-  it('lets workflow code import only src/core/plan from the core, even as a type', async () => {
+  it('keeps the fleet side off the site side: it runs in the workflow sandbox', async () => {
+    const found = await violations(`import { SchemaName } from '../site/schema.ts';\nexport const x = SchemaName;\n`, 'src/core/fleet/fleet-waves.ts');
+    assert.ok(found.includes('no-restricted-imports'), found.join());
+    const plan = await violations(`import { quote } from '../plan/text.ts';\nexport const x = quote;\n`, 'src/core/fleet/fleet-waves.ts');
+    assert.deepEqual(
+      plan.filter((r) => r === 'no-restricted-imports'),
+      [],
+      'the fleet side may import the plan side',
+    );
+  });
+
+  it('lets workflow code import only src/core/plan and src/core/fleet from the core, even as a type', async () => {
     for (const code of [
       `import { validateSite } from '../core/site/validate-site.ts';\nexport const x = validateSite;\n`,
       `import type { Design } from '../core/site/validate-site.ts';\nexport type X = Design;\n`,
@@ -71,6 +82,11 @@ describe('architecture rules (lint)', () => {
     }
     const plan = await violations(`import { FailureType } from '../core/plan/failure-types.ts';\nexport const x = FailureType;\n`, 'src/workflows/rollup.ts');
     assert.deepEqual(plan, [], 'src/core/plan is allowed in workflow code');
+    const fleet = await violations(
+      `import { assignFleetWaves } from '../core/fleet/fleet-waves.ts';\nexport const x = assignFleetWaves;\n`,
+      'src/workflows/rollup.ts',
+    );
+    assert.deepEqual(fleet, [], 'src/core/fleet is allowed in workflow code');
   });
 
   it('keeps the activities off the workflows, even as a type: what both speak is in src/contracts', async () => {
