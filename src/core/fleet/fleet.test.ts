@@ -129,8 +129,10 @@ describe('fleet waves', () => {
     fc.assert(
       fc.property(arbSites, arbRollout, ([names, groups], r) => {
         const sites: WaveSite[] = names.map((name, i) => {
+          const labels: Record<string, string> = {};
           const tier = groups[i];
-          return { name, labels: tier !== undefined ? { tier } : {} };
+          if (tier !== undefined) labels.tier = tier;
+          return { name, labels };
         });
         const out = waves(sites, {
           ...(r.canary !== undefined ? { canary: { count: r.canary } } : {}),
