@@ -10,7 +10,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Client } from '@temporalio/client';
 import { FailureType } from '../../core/plan/failure-types.ts';
+import { UNINITIALIZED_TAINT_KEY } from '../../core/plan/constants.ts';
 import { JoinQueue } from '../../core/plan/join-queue.ts';
+import { joinTaintKeyOf } from '../../core/plan/taints.ts';
 import { runAudit, StartedVia, type RunAudit } from '../../core/plan/run-audit.ts';
 import { clip } from '../../core/plan/text.ts';
 import {
@@ -40,8 +42,11 @@ const IDLE_MS = 5000;
 /** Longest reason kept. */
 const MAX_REASON = 500;
 
-/** The latest committed revision and which nodes it manages, or why there is none to label with. */
-type Target = { revision: number; site: string; manages(node: NodeState): boolean } | { revision?: number; held: string };
+/**
+ * The latest committed revision, which nodes it manages and its join
+ * taint's key, or why there is none to label with.
+ */
+type Target = { revision: number; site: string; taintKey: string; manages(node: NodeState): boolean } | { revision?: number; held: string };
 
 /** What a watcher works with. */
 export interface JoinWatcherDeps {
@@ -69,6 +74,8 @@ export class JoinWatcher {
   private readonly site: string;
   private readonly audit: RunAudit;
   private target: Target = { held: 'not read yet' };
+  /** The join taint's key of the latest design read. */
+  private taintKey = UNINITIALIZED_TAINT_KEY;
   /** The informer's sync under way: the Nodes it listed, and where it began in the queue. */
   private sync: { present: Set<string>; mark: number } | undefined;
   private subscription: NodeSubscription | undefined;
@@ -185,12 +192,14 @@ export class JoinWatcher {
     // A node a BaremetalNode names, or one node sets match (its labels say which). A node two sets match
     // goes to its run too, which fails it NodeInTwoSets naming them, as an operator's run does; it is not written.
     const manages = (node: NodeState) => membershipOf(design, node).kind !== 'none';
-    return { revision: latest.id, site: design.site, manages };
+    return { revision: latest.id, site: design.site, taintKey: joinTaintKeyOf(design.policy), manages };
   }
 
   private observe(node: NodeState): void {
     const target = this.target;
-    const seen = this.queue.observe(node, () => 'manages' in target && target.manages(node), Date.now());
+    // Without a design to label with, the key of the last one seen (held nodes are counted, not run).
+    if ('taintKey' in target) this.taintKey = target.taintKey;
+    const seen = this.queue.observe(node, () => 'manages' in target && target.manages(node), Date.now(), this.taintKey);
     if (seen.kind === 'queued') this.nudge();
     else if (seen.kind === 'unmanaged' && seen.first) {
       this.stats.unmanaged++;

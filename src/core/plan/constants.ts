@@ -62,9 +62,11 @@ export const SEARCH_ATTRIBUTES = {
 } as const;
 
 /**
- * Taint (effect NoSchedule) that keeps pods off a new Node until relabel has
- * applied its labels; removed by relabel when the label policy sets
- * `lift_uninitialized_taint`, as Cluster API holds new nodes with its `uninitialized` taint.
+ * The default key of the join taint (effect NoSchedule) that keeps pods off
+ * a new Node until relabel has applied its labels; removed by relabel when
+ * the label policy sets `lift_uninitialized_taint`, as Cluster API holds new
+ * nodes with its `uninitialized` taint. The policy's `join_taint_key` names
+ * another (an autoscaler's startup-taint prefix); documents may set neither.
  */
 export const UNINITIALIZED_TAINT_KEY = 'relabel.airshipit.org/uninitialized';
 

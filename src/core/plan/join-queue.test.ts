@@ -21,6 +21,12 @@ describe('joinReason', () => {
     assert.equal(joinReason({ annotations: { [OWNED_LABELS_ANNOTATION]: 'a,b' }, taints: [] }), undefined);
     assert.equal(joinReason({ annotations: { [APPLIED_ANNOTATION]: 'x' }, taints: [{ key: UNINITIALIZED_TAINT_KEY }] }), 'uninitialized');
     assert.equal(joinReason({ annotations: {}, taints: [{ key: 'node.cluster.x-k8s.io/uninitialized' }] }), 'new');
+    // The policy's join taint: a labelled node carrying it joins again; the default key is then anyone's.
+    const startup = 'startup-taint.cluster-autoscaler.kubernetes.io/relabel';
+    const labelled = { [APPLIED_ANNOTATION]: 'revision=1,run=2' };
+    assert.equal(joinReason({ annotations: labelled, taints: [{ key: startup }] }, startup), 'uninitialized');
+    assert.equal(joinReason({ annotations: labelled, taints: [{ key: startup }] }), undefined);
+    assert.equal(joinReason({ annotations: labelled, taints: [{ key: UNINITIALIZED_TAINT_KEY }] }, startup), undefined);
   });
 });
 
@@ -38,6 +44,16 @@ describe('JoinQueue', () => {
     // Still joining after its run (it failed): not handed out again.
     assert.deepEqual(q.observe(fresh('b'), all, 4000), { kind: 'handled' });
     assert.equal(q.size, 0);
+  });
+
+  it("queues a labelled node carrying the policy's join taint, and sees it labelled once the taint is lifted", () => {
+    const startup = 'startup-taint.cluster-autoscaler.kubernetes.io/relabel';
+    const q = new JoinQueue();
+    const node = { name: 'n', uid: 'u', annotations: { [APPLIED_ANNOTATION]: 'revision=1,run=2' }, taints: [{ key: startup }] };
+    assert.deepEqual(q.observe(node, all, 0), { kind: 'settled' }, 'under the default key it is not joining');
+    assert.deepEqual(q.observe(node, all, 0, startup), { kind: 'queued' });
+    assert.equal(q.take(1).length, 1);
+    assert.deepEqual(q.observe({ ...node, taints: [] }, all, 2000, startup), { kind: 'labelled', seconds: 2 });
   });
 
   it('a name registered again (new uid) joins again', () => {

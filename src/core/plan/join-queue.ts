@@ -6,7 +6,8 @@
  * A node is joining when it is new to relabel (no update run or node write
  * of relabel's has left a record on it: a new Node, or one registered again
  * after a re-provision, which is a new object) or when it carries relabel's
- * uninitialized taint. That is a state of the node, not an event, so a
+ * join taint (the label policy's `join_taint_key`, by default
+ * {@link UNINITIALIZED_TAINT_KEY}). That is a state of the node, not an event, so a
  * watcher that starts again (a killed worker, a lost watch) finds by one
  * LIST every node that joined while it was away. Each Node object (uid) is
  * handed out once per queue, so a node a run could not label (it failed,
@@ -18,7 +19,7 @@ import { APPLIED_ANNOTATION, OWNED_LABELS_ANNOTATION, UNINITIALIZED_TAINT_KEY } 
 export const JoinReason = {
   /** No record of relabel's on it: never labelled by relabel. */
   new: 'new',
-  /** It carries relabel's uninitialized taint. */
+  /** It carries relabel's join taint. */
   uninitialized: 'uninitialized',
 } as const;
 /** One of the {@link JoinReason} strings. */
@@ -32,9 +33,9 @@ export interface JoinNode {
   taints: readonly { key: string }[];
 }
 
-/** Why `node` is joining, or undefined when it is not. */
-export function joinReason(node: Pick<JoinNode, 'annotations' | 'taints'>): JoinReason | undefined {
-  if (node.taints.some((t) => t.key === UNINITIALIZED_TAINT_KEY)) return JoinReason.uninitialized;
+/** Why `node` is joining, or undefined when it is not; `taintKey` is the join taint's key. */
+export function joinReason(node: Pick<JoinNode, 'annotations' | 'taints'>, taintKey: string = UNINITIALIZED_TAINT_KEY): JoinReason | undefined {
+  if (node.taints.some((t) => t.key === taintKey)) return JoinReason.uninitialized;
   if (node.annotations[APPLIED_ANNOTATION] === undefined && node.annotations[OWNED_LABELS_ANNOTATION] === undefined) return JoinReason.new;
   return undefined;
 }
@@ -109,10 +110,11 @@ export class JoinQueue {
    * Takes in what the API server says of `node` at `now` (ms): queues a
    * joining node `manages` says the design manages, unless its uid was
    * handed out before; drops a waiting node that is no longer joining
-   * (another writer labelled it).
+   * (another writer labelled it). `taintKey` is the join taint's key under
+   * the design's policy.
    */
-  observe(node: JoinNode, manages: (name: string) => boolean, now: number): JoinObservation {
-    const reason = joinReason(node);
+  observe(node: JoinNode, manages: (name: string) => boolean, now: number, taintKey: string = UNINITIALIZED_TAINT_KEY): JoinObservation {
+    const reason = joinReason(node, taintKey);
     const uid = node.uid ?? node.name;
     this.observations++;
     if (reason === undefined) {

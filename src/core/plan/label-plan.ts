@@ -17,6 +17,8 @@ export type PlanPolicy = {
   reconcileOsArchAliases: boolean;
   /** Keys (or `prefix/` entries) never written or removed. */
   protectedKeys: readonly string[];
+  /** The join taint's key when the policy names one (`join_taint_key`): never owned. */
+  joinTaintKey?: string;
 };
 
 /** What the planner needs to know about one Node. */
@@ -137,7 +139,7 @@ export function planLabels(input: LabelPlanInput): LabelPlan {
   const ownedList = [...owned].sort(byText);
   const ownershipChanged = formatOwnedLabels(ownedList) !== previous.raw;
   const annotations = input.desiredAnnotations === undefined ? null : planAnnotations(input.annotations, input.desiredAnnotations);
-  const taints = input.desiredTaints === undefined ? null : planTaints(input.taints ?? [], input.annotations, input.desiredTaints);
+  const taints = input.desiredTaints === undefined ? null : planTaints(input.taints ?? [], input.annotations, input.desiredTaints, policy);
   return {
     set: Object.fromEntries(set.sort(([a], [b]) => byText(a, b))),
     remove,

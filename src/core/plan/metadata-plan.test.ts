@@ -60,6 +60,15 @@ describe('planTaints', () => {
     assert.equal(plan.changed, true);
   });
 
+  it("never owns the join taint, the policy's or the default, whatever the record lists", () => {
+    const startup: Taint = { key: 'startup-taint.cluster-autoscaler.kubernetes.io/relabel', effect: 'NoSchedule' };
+    const uninitialized: Taint = { key: UNINITIALIZED_TAINT_KEY, effect: 'NoSchedule' };
+    const annotations = { [OWNED_TAINTS_ANNOTATION]: `${taintId(startup)},${taintId(uninitialized)}` };
+    const plan = planTaints([startup, uninitialized], annotations, [], { joinTaintKey: startup.key });
+    assert.deepEqual([plan.remove, plan.next, plan.owned, plan.changed], [[], [startup, uninitialized], [], false]);
+    assert.deepEqual(planTaints([startup], annotations, []).remove, [startup], 'without the policy naming it, a key like any other');
+  });
+
   it('adopts a desired taint already present, writing only the record', () => {
     const plan = planTaints([theirs], {}, [theirs]);
     assert.deepEqual(

@@ -6,10 +6,10 @@
  * `key:effect` ({@link OWNED_TAINTS_ANNOTATION}). relabel's own records and
  * Kubernetes' system taints are never planned, whatever a record says.
  */
-import { OWNED_ANNOTATIONS_ANNOTATION, OWNED_TAINTS_ANNOTATION, RECORD_ANNOTATIONS, UNINITIALIZED_TAINT_KEY } from './constants.ts';
+import { OWNED_ANNOTATIONS_ANNOTATION, OWNED_TAINTS_ANNOTATION, RECORD_ANNOTATIONS } from './constants.ts';
 import { isValidAnnotationKey } from './label-syntax.ts';
 import { formatOwnedLabels, readOwnedRecord } from './owned-labels.ts';
-import { byTaintId, isSystemTaintKey, parseTaintId, taintId, type Taint } from './taints.ts';
+import { byTaintId, isJoinTaintKey, isSystemTaintKey, parseTaintId, taintId, type JoinTaintPolicy, type Taint } from './taints.ts';
 
 /** The changes to one Node's annotations and their ownership record. Lists sorted. */
 export type AnnotationPlan = {
@@ -54,10 +54,12 @@ function ownableAnnotation(key: string): boolean {
   return isValidAnnotationKey(key) && !RECORD_ANNOTATIONS.includes(key);
 }
 
-/** True when relabel may own the taint `id` (`key:effect`): not a system taint, not the uninitialized one. */
-function ownableTaint(id: string): boolean {
-  const parsed = parseTaintId(id);
-  return parsed !== undefined && !isSystemTaintKey(parsed.key) && parsed.key !== UNINITIALIZED_TAINT_KEY;
+/** Whether relabel may own a taint (`key:effect`) under `policy`: not a system taint, not the join taint. */
+function ownableTaint(policy: JoinTaintPolicy | undefined): (id: string) => boolean {
+  return (id) => {
+    const parsed = parseTaintId(id);
+    return parsed !== undefined && !isSystemTaintKey(parsed.key) && !isJoinTaintKey(parsed.key, policy);
+  };
 }
 
 /**
@@ -89,10 +91,16 @@ export function planAnnotations(annotations: Readonly<Record<string, string>>, d
  * is added (replacing the Node's taint of that key and effect), every owned
  * taint no longer desired is removed (if present), and every other taint is
  * kept as it is, where it is. `desired` is trusted to be validated (no system
- * taint, one per key and effect).
+ * taint, one per key and effect). A record entry naming the join taint
+ * (`policy`'s, or the default) is dropped: the join taint is lifted, never owned.
  */
-export function planTaints(taints: readonly Taint[], annotations: Readonly<Record<string, string>>, desired: readonly Taint[]): TaintPlan {
-  const previous = readOwnedRecord(annotations, OWNED_TAINTS_ANNOTATION, ownableTaint);
+export function planTaints(
+  taints: readonly Taint[],
+  annotations: Readonly<Record<string, string>>,
+  desired: readonly Taint[],
+  policy?: JoinTaintPolicy,
+): TaintPlan {
+  const previous = readOwnedRecord(annotations, OWNED_TAINTS_ANNOTATION, ownableTaint(policy));
   const previouslyOwned = new Set(previous.owned);
   const current = new Map(taints.map((t) => [taintId(t), t]));
   const wanted = new Map([...desired].sort(byTaintId).map((t) => [taintId(t), t]));

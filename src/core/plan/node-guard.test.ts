@@ -5,7 +5,7 @@ import { APPLIED_ANNOTATION, OWNED_ANNOTATIONS_ANNOTATION, OWNED_LABELS_ANNOTATI
 import { planLabels } from './label-plan.ts';
 import { guardedPatch, planReads, pointerToken, type JsonPatchOp } from './node-guard.ts';
 import { nodePatch, type NodeLabelState } from './node-reconcile.ts';
-import { taintId, type Taint } from './taints.ts';
+import { taintId, type Taint, type TaintLift } from './taints.ts';
 import { applyJsonPatch, PatchRefused, storedNode, type StoredNode } from '../../../test/kit/plan/apply-json-patch.ts';
 
 type Stored = StoredNode;
@@ -24,12 +24,15 @@ function stateOf(doc: Stored): NodeLabelState {
 }
 
 const policy = { reconcileOsArchAliases: true, protectedKeys: [] };
+/** A join taint under Cluster Autoscaler's startup-taint prefix, as a policy's `join_taint_key` names it. */
+const STARTUP_TAINT_KEY = 'startup-taint.cluster-autoscaler.kubernetes.io/relabel';
 const labelKeys = ['a', 'b', 'example.com/c', 'kubernetes.io/os', 'beta.kubernetes.io/os', 'other.example/x'];
 const annotationKeys = ['example.com/note', 'theirs.example/n'];
 const taintPool: Taint[] = [
   { key: UNINITIALIZED_TAINT_KEY, effect: 'NoSchedule' },
   { key: 'example.com/storage', value: 'only', effect: 'NoSchedule' },
   { key: 'node.kubernetes.io/unreachable', effect: 'NoExecute', timeAdded: '2026-11-26T10:00:00Z' },
+  { key: STARTUP_TAINT_KEY, effect: 'NoSchedule' },
 ];
 const value = fc.constantFrom('', '1', '2');
 const labelsArb = fc.dictionary(fc.constantFrom(...labelKeys), value, { maxKeys: labelKeys.length });
@@ -51,7 +54,8 @@ const inputArb = fc.record({
   desired: fc.dictionary(fc.constantFrom('a', 'b', 'example.com/c'), value),
   desiredAnnotations: fc.option(fc.dictionary(fc.constantFrom('example.com/note'), value), { nil: undefined }),
   desiredTaints: fc.option(fc.subarray([taintPool[1] as Taint]), { nil: undefined }),
-  liftTaint: fc.boolean(),
+  // None, the default join taint, or a policy's own key.
+  liftTaint: fc.constantFrom<TaintLift>(false, true, STARTUP_TAINT_KEY),
 });
 
 /** One write by someone else: a label, an annotation or the taint list, set or removed. */
@@ -110,7 +114,7 @@ function taintsTouched(before: NodeLabelState, after: NodeLabelState, reads: Ret
 /** The ops relabel sends for a node read as `state`, or null when it sends none. */
 function opsFor(
   state: NodeLabelState,
-  input: { desired: Record<string, string>; desiredAnnotations?: Record<string, string>; desiredTaints?: Taint[]; liftTaint: boolean },
+  input: { desired: Record<string, string>; desiredAnnotations?: Record<string, string>; desiredTaints?: Taint[]; liftTaint: TaintLift },
 ): JsonPatchOp[] | null {
   const plan = planLabels({ ...state, ...input, policy });
   const patch = nodePatch(plan, state, input.liftTaint, { revision: 2, run: 5 });
@@ -173,5 +177,25 @@ describe('guardedPatch', () => {
       { op: 'add', path: '/metadata/annotations/relabel.airshipit.org~1owned-labels', value: 'z' },
     ]);
     assert.equal(pointerToken('a/b~c'), 'a~1b~0c');
+  });
+
+  it('lifts the join taint the policy names, tested where it was read, and leaves the default one to whoever set it', () => {
+    const startup = { key: STARTUP_TAINT_KEY, effect: 'NoSchedule' };
+    const theirs = { key: UNINITIALIZED_TAINT_KEY, effect: 'NoSchedule' };
+    const state: NodeLabelState = { resourceVersion: '1', labels: {}, annotations: {}, taints: [theirs, startup] };
+    const plan = planLabels({ ...state, desired: {}, policy });
+    const patch = nodePatch(plan, state, STARTUP_TAINT_KEY);
+    assert.ok(patch);
+    const reads = planReads({ desired: {}, policy, liftTaint: STARTUP_TAINT_KEY }, state);
+    assert.equal(reads.lift, STARTUP_TAINT_KEY);
+    assert.deepEqual(
+      guardedPatch(patch, state, reads).filter((op) => op.path.startsWith('/spec/taints')),
+      [
+        { op: 'test', path: '/spec/taints/1', value: startup },
+        { op: 'remove', path: '/spec/taints/1' },
+      ],
+    );
+    const absent: NodeLabelState = { ...state, taints: [theirs] };
+    assert.equal(nodePatch(planLabels({ ...absent, desired: {}, policy }), absent, STARTUP_TAINT_KEY), null, 'no taint of that key: nothing to lift');
   });
 });

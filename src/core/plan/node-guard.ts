@@ -12,11 +12,11 @@
  * and fails when it is present (the API server's JSON Patch behaves so);
  * an absent labels or annotations map is tested the same way.
  */
-import { APPLIED_ANNOTATION, OWNED_ANNOTATIONS_ANNOTATION, OWNED_LABELS_ANNOTATION, OWNED_TAINTS_ANNOTATION, UNINITIALIZED_TAINT_KEY } from './constants.ts';
+import { APPLIED_ANNOTATION, OWNED_ANNOTATIONS_ANNOTATION, OWNED_LABELS_ANNOTATION, OWNED_TAINTS_ANNOTATION } from './constants.ts';
 import { OS_ARCH_ALIASES } from './label-keys.ts';
 import type { PlanPolicy } from './label-plan.ts';
 import { readOwnedLabels, readOwnedRecord } from './owned-labels.ts';
-import { taintId, type Taint } from './taints.ts';
+import { liftedTaintKey, taintId, type Taint, type TaintLift } from './taints.ts';
 
 /** One JSON Patch operation, as relabel sends them. */
 export type JsonPatchOp = { op: 'test'; path: string; value: unknown } | { op: 'add'; path: string; value: unknown } | { op: 'remove'; path: string };
@@ -37,8 +37,8 @@ export type PlanReads = {
    * controller's not-ready taint on a new node) does not refuse relabel's.
    */
   taintIds?: string[];
-  /** The plan lifts relabel's uninitialized taint where it finds it: it depends on its absence too. */
-  lift?: boolean;
+  /** The plan lifts relabel's join taint (this key) where it finds it: it depends on its absence too. */
+  lift?: string;
 };
 
 /** The node as read, as far as the guard tests it. */
@@ -68,7 +68,7 @@ const sorted = (keys: Iterable<string>) => [...new Set(keys)].sort((a, b) => (a 
  * every label the ownership record names, the os/arch alias pairs when the
  * policy reconciles them; relabel's records, every desired and owned
  * annotation when annotations are planned; the taint list when taints are
- * planned or the uninitialized taint may be lifted.
+ * planned or the join taint may be lifted.
  */
 export function planReads(
   input: {
@@ -76,7 +76,8 @@ export function planReads(
     desiredAnnotations?: Readonly<Record<string, string>>;
     desiredTaints?: readonly Taint[];
     policy: PlanPolicy;
-    liftTaint?: boolean;
+    /** The join taint the write lifts (see {@link TaintLift}). */
+    liftTaint?: TaintLift;
   },
   state: Pick<GuardedState, 'annotations'>,
 ): PlanReads {
@@ -86,10 +87,11 @@ export function planReads(
   if (input.desiredAnnotations !== undefined) {
     annotations.push(...Object.keys(input.desiredAnnotations), ...readOwnedRecord(state.annotations, OWNED_ANNOTATIONS_ANNOTATION, anyEntry).owned);
   }
-  const taints = input.desiredTaints !== undefined || input.liftTaint === true;
+  const lift = liftedTaintKey(input.liftTaint);
+  const taints = input.desiredTaints !== undefined || lift !== undefined;
   if (!taints) return { labels: sorted(labels), annotations: sorted(annotations), taints };
   const taintIds = [...(input.desiredTaints ?? []).map(taintId), ...readOwnedRecord(state.annotations, OWNED_TAINTS_ANNOTATION, anyEntry).owned];
-  return { labels: sorted(labels), annotations: sorted(annotations), taints, taintIds: sorted(taintIds), ...(input.liftTaint === true ? { lift: true } : {}) };
+  return { labels: sorted(labels), annotations: sorted(annotations), taints, taintIds: sorted(taintIds), ...(lift !== undefined ? { lift } : {}) };
 }
 
 /** A JSON Pointer reference token: `~` and `/` escaped. */
@@ -181,7 +183,7 @@ function taintOps(next: Taint[] | null | undefined, taints: readonly Taint[], re
   const change = reads.taintIds === undefined ? undefined : listChange(taints, next);
   const present = new Set([...taints, ...(change?.added ?? [])].map(taintId));
   // What the plan found absent cannot be tested by index: a lift that found no taint to lift, an owned taint gone.
-  const liftable = !reads.lift || taints.some((t) => t.key === UNINITIALIZED_TAINT_KEY);
+  const liftable = reads.lift === undefined || taints.some((t) => t.key === reads.lift);
   if (change === undefined || !liftable || !(reads.taintIds ?? []).every((id) => present.has(id))) {
     if (!reads.taints && next === undefined) return [];
     const ops: JsonPatchOp[] = [{ op: 'test', path: '/spec/taints', value: taints.length > 0 ? taints.map(storedTaint) : null }];

@@ -51,6 +51,16 @@ describe('planNode', () => {
     });
   });
 
+  it('plans the lift of the join taint the policy names, and only of it', () => {
+    const startup = 'startup-taint.cluster-autoscaler.kubernetes.io/relabel';
+    const d = { ...design({ n1: { a: '1' } }, true), policy: { ...DEFAULT_SITE_POLICY, liftUninitializedTaint: true, joinTaintKey: startup } } as Design;
+    const withStartup = state('n1', { a: '1' }, 'a', [{ key: startup, effect: 'NoSchedule' }]);
+    assert.equal(planNode(d, withStartup, true).detail?.taintLifted, true);
+    assert.equal(planNode(d, withStartup, false).status, 'pending', 'the lift is a write');
+    const withDefault = state('n1', { a: '1' }, 'a', [{ key: UNINITIALIZED_TAINT_KEY, effect: 'NoSchedule' }]);
+    assert.equal(planNode(d, withDefault, false).status, 'success', 'the default key is not the join taint of this policy');
+  });
+
   it("settles a node as desired whatever run's applied-run record it carries; a dry run plans the same", () => {
     const d = design({ n1: { a: '1' } });
     const applied = (labels: Record<string, string>): ObservedNode => ({

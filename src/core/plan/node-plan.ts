@@ -15,14 +15,15 @@ import { liftsTaint, nodePatch, type NodeLabelState } from './node-reconcile.ts'
 import { nodeWants, type JoinedWants, type PlannedDesign, type PluginConflict, type PluginEntry } from './node-wants.ts';
 import type { NodeWants } from './drift.ts';
 import { plannedNodeChange } from './planned-node.ts';
-import { formatTaint } from './taints.ts';
+import { formatTaint, taintLiftOf, type JoinTaintPolicy } from './taints.ts';
 import type { NodeChange } from './workload-impact.ts';
 
 /** The parts of the site's policy planning a node obeys (the site side's `SitePolicy` fits). */
-export type NodePlanPolicy = PlanPolicy & {
-  /** Lift the uninitialized taint from a node once it carries what it wants. */
-  liftUninitializedTaint: boolean;
-};
+export type NodePlanPolicy = PlanPolicy &
+  JoinTaintPolicy & {
+    /** Lift the join taint from a node once it carries what it wants. */
+    liftUninitializedTaint: boolean;
+  };
 
 /** The part of a resolved design planning a node reads (the site side's `Design` is one). */
 export type NodePlanDesign = PlannedDesign<NodePlanPolicy>;
@@ -139,11 +140,11 @@ export function planNode(
   onChange?: (change: NodeChange) => void,
 ): PlannedNodeResult {
   const plan = planWants(wants, state, design.policy);
-  const change = onChange && plannedNodeChange(state.name, state, plan, design.policy.liftUninitializedTaint);
+  const change = onChange && plannedNodeChange(state.name, state, plan, taintLiftOf(design.policy));
   if (change) onChange?.(change);
   tally?.add(ownedPresent(state), plan.remove);
   const conflicts = conflictDetail(wants?.conflicts ?? []);
-  const patch = nodePatch(plan, state, design.policy.liftUninitializedTaint);
+  const patch = nodePatch(plan, state, taintLiftOf(design.policy));
   if (patch === null)
     return {
       node: state.name,
@@ -155,7 +156,7 @@ export function planNode(
     return {
       node: state.name,
       status: 'success',
-      detail: { ...planDetail(plan, state, liftsTaint(state, design.policy.liftUninitializedTaint)), ...conflicts },
+      detail: { ...planDetail(plan, state, liftsTaint(state, taintLiftOf(design.policy))), ...conflicts },
       observed: null,
     };
   }

@@ -140,6 +140,19 @@ describe('reconcileNodeLabels', () => {
     assert.deepEqual([again.status === 'done' && again.written, node.writes.length], [false, 1], 'nothing left to write');
   });
 
+  it("lifts the join taint the policy names (an autoscaler's startup taint), leaving the default one alone", async () => {
+    const startup = { key: 'startup-taint.cluster-autoscaler.kubernetes.io/relabel', effect: 'NoSchedule' };
+    const theirs = { key: UNINITIALIZED_TAINT_KEY, effect: 'NoSchedule' };
+    const node = fakeNode({}, { taints: [theirs, startup] });
+    const input = { desired: { a: '1' }, policy: { ...policy, joinTaintKey: startup.key }, maxAttempts: 3, liftTaint: startup.key };
+    const outcome = await reconcileNodeLabels(input, node.steps);
+    assert.deepEqual([outcome.status, outcome.status === 'done' && outcome.taintLifted, node.writes.length], ['done', true, 1]);
+    assert.deepEqual((await node.steps.read()).taints, [theirs]);
+    assert.deepEqual((await node.steps.read()).labels, { a: '1' });
+    const again = await reconcileNodeLabels(input, node.steps);
+    assert.deepEqual([again.status === 'done' && again.taintLifted, node.writes.length], [false, 1], 'nothing left to lift');
+  });
+
   it('applies labels, annotations, taints, the lift and every record in one verified write', async () => {
     const uninitialized = { key: UNINITIALIZED_TAINT_KEY, effect: 'NoSchedule' };
     const notReady = { key: 'node.kubernetes.io/not-ready', effect: 'NoExecute' };

@@ -14,9 +14,9 @@ import { formatAppliedRun, type AppliedRun } from './applied-run.ts';
 import { APPLIED_ANNOTATION, UNINITIALIZED_TAINT_KEY } from './constants.ts';
 import { labelPatch, planLabels, type LabelPlan, type NodeLabelPatch, type PlanPolicy } from './label-plan.ts';
 import { guardedPatch, planReads, type JsonPatchOp } from './node-guard.ts';
-import type { Taint } from './taints.ts';
+import { liftedTaintKey, type Taint, type TaintLift } from './taints.ts';
 
-export type { Taint } from './taints.ts';
+export type { Taint, TaintLift } from './taints.ts';
 
 /** What the loop needs to know of a node. */
 export type NodeLabelState = {
@@ -38,9 +38,9 @@ export type NodeLabelState = {
  */
 export type NodePatch = NodeLabelPatch & { spec?: { taints: Taint[] | null } };
 
-/** Whether `state` carries relabel's uninitialized taint. */
-export function hasUninitializedTaint(state: Pick<NodeLabelState, 'taints'>): boolean {
-  return (state.taints ?? []).some((t) => t.key === UNINITIALIZED_TAINT_KEY);
+/** Whether `state` carries relabel's join taint (`key`, by default {@link UNINITIALIZED_TAINT_KEY}). */
+export function hasUninitializedTaint(state: Pick<NodeLabelState, 'taints'>, key: string = UNINITIALIZED_TAINT_KEY): boolean {
+  return (state.taints ?? []).some((t) => t.key === key);
 }
 
 /**
@@ -50,24 +50,25 @@ export function hasUninitializedTaint(state: Pick<NodeLabelState, 'taints'>): bo
  */
 export type AppliedRecord = AppliedRun | null | undefined;
 
-/** Whether a patch for `state` lifts the uninitialized taint (with `liftTaint`, when the node carries it). */
-export function liftsTaint(state: Pick<NodeLabelState, 'taints'>, liftTaint: boolean): boolean {
-  return liftTaint && hasUninitializedTaint(state);
+/** Whether a patch for `state` lifts the join taint (the one `liftTaint` names, when the node carries it). */
+export function liftsTaint(state: Pick<NodeLabelState, 'taints'>, liftTaint: TaintLift): boolean {
+  const key = liftedTaintKey(liftTaint);
+  return key !== undefined && hasUninitializedTaint(state, key);
 }
 
 /**
  * The patch for `plan` on `state`, ONE request for everything: labels,
  * annotations and the ownership records as `labelPatch` builds them, the
- * taint list as the plan leaves it, and with `liftTaint` the uninitialized
- * taint removed, so pods are let in exactly when the labels land. Null when
+ * taint list as the plan leaves it, and with `liftTaint` the join taint it
+ * names removed, so pods are let in exactly when the labels land. Null when
  * there is nothing to write; the applied-run record rides along only on a
  * patch that is sent anyway, so it never makes a node look changed.
  */
-export function nodePatch(plan: LabelPlan, state: NodeLabelState, liftTaint: boolean, applied?: AppliedRecord): NodePatch | null {
+export function nodePatch(plan: LabelPlan, state: NodeLabelState, liftTaint: TaintLift, applied?: AppliedRecord): NodePatch | null {
   const labels = labelPatch(plan);
   let patch: NodePatch | null = labels;
   let taints = plan.taints?.changed === true ? plan.taints.next : undefined;
-  if (liftsTaint(state, liftTaint)) taints = (taints ?? state.taints ?? []).filter((t) => t.key !== UNINITIALIZED_TAINT_KEY);
+  if (liftsTaint(state, liftTaint)) taints = (taints ?? state.taints ?? []).filter((t) => t.key !== liftedTaintKey(liftTaint));
   if (taints !== undefined) {
     patch = { metadata: labels?.metadata ?? {}, spec: { taints: taints.length > 0 ? taints : null } };
   }
@@ -122,7 +123,8 @@ export async function reconcileNodeLabels(
     policy: PlanPolicy;
     maxAttempts: number;
     dryRun?: boolean;
-    liftTaint?: boolean;
+    /** The join taint to lift in the same write (see {@link TaintLift}). */
+    liftTaint?: TaintLift;
     applied?: AppliedRecord;
   },
   steps: ReconcileSteps,
@@ -133,7 +135,7 @@ export async function reconcileNodeLabels(
     const state = await steps.read();
     const plan = planOf(state);
     steps.onPlan?.(plan, attempt);
-    const liftTaint = input.liftTaint === true;
+    const liftTaint = input.liftTaint ?? false;
     const patch = nodePatch(plan, state, liftTaint, input.applied);
     const taintLifted = patch !== null && liftsTaint(state, liftTaint);
     // In a dry run, `taintLifted` says the taint would be lifted.
@@ -144,7 +146,7 @@ export async function reconcileNodeLabels(
       continue;
     }
     const remaining = planOf(after);
-    const taintLeft = liftTaint && hasUninitializedTaint(after);
+    const taintLeft = liftsTaint(after, liftTaint);
     if (!remaining.empty || taintLeft) return { status: 'unverified', plan, remaining, taintLeft, attempts: attempt };
     return { status: 'done', plan, written: true, attempts: attempt, taintLifted };
   }

@@ -1,11 +1,11 @@
 /**
  * A node before and after its plan, as the workload impact weighs it: the
  * labels `applyPlan` leaves and the taint list the node's patch writes (the
- * taint plan's `next`, and relabel's uninitialized taint lifted when the
+ * taint plan's `next`, and relabel's join taint lifted when the
  * policy lifts it), so the impact sees exactly what the write would do.
  */
 import { applyPlan, type LabelPlan } from './label-plan.ts';
-import { nodePatch, type NodeLabelState } from './node-reconcile.ts';
+import { nodePatch, type NodeLabelState, type TaintLift } from './node-reconcile.ts';
 import type { NodeChange } from './workload-impact.ts';
 
 /**
@@ -13,7 +13,7 @@ import type { NodeChange } from './workload-impact.ts';
  * when its patch would touch neither labels nor taints (annotations alone
  * move no workload). Pure.
  */
-export function plannedNodeChange(name: string, state: NodeLabelState, plan: LabelPlan, liftTaint: boolean): NodeChange | undefined {
+export function plannedNodeChange(name: string, state: NodeLabelState, plan: LabelPlan, liftTaint: TaintLift): NodeChange | undefined {
   const patch = nodePatch(plan, state, liftTaint);
   if (patch === null) return undefined;
   const labelsChange = plan.remove.length > 0 || Object.keys(plan.set).length > 0;

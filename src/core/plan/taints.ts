@@ -23,6 +23,47 @@ export function isSystemTaintKey(key: string): boolean {
   return SYSTEM_TAINT_PREFIXES.some((prefix) => key.startsWith(prefix));
 }
 
+/** What names the join taint: the label policy's `join_taint_key`, absent for the default. */
+export type JoinTaintPolicy = { joinTaintKey?: string };
+
+/** The key of the join taint under `policy`: its `join_taint_key`, or {@link UNINITIALIZED_TAINT_KEY}. */
+export function joinTaintKeyOf(policy: JoinTaintPolicy | undefined): string {
+  return policy?.joinTaintKey ?? UNINITIALIZED_TAINT_KEY;
+}
+
+/**
+ * Which join taint a write lifts: none (`false`), the default one (`true`,
+ * {@link UNINITIALIZED_TAINT_KEY}), or the taint with this key (the policy's
+ * `join_taint_key`).
+ */
+export type TaintLift = boolean | string;
+
+/** The key of the taint `lift` lifts, or undefined when it lifts none. */
+export function liftedTaintKey(lift: TaintLift | undefined): string | undefined {
+  return lift === true ? UNINITIALIZED_TAINT_KEY : typeof lift === 'string' ? lift : undefined;
+}
+
+/** What a policy lifts: its join taint when it sets `lift_uninitialized_taint`, else nothing. */
+export function taintLiftOf(policy: JoinTaintPolicy & { liftUninitializedTaint: boolean }): TaintLift {
+  return policy.liftUninitializedTaint ? joinTaintKeyOf(policy) : false;
+}
+
+/** True when `key` is relabel's join taint: the default key always, and the policy's own when it names one. */
+export function isJoinTaintKey(key: string, policy?: JoinTaintPolicy): boolean {
+  return key === UNINITIALIZED_TAINT_KEY || key === policy?.joinTaintKey;
+}
+
+/**
+ * What is wrong with `key` as the label policy's `join_taint_key`: the API
+ * server's messages for a taint key, and a refusal of the system taints
+ * (Kubernetes lifts those itself). Empty when it may be the join taint.
+ */
+export function joinTaintKeyErrors(key: string): string[] {
+  const errors = labelKeyErrors(key).map((message) => `taint key ${invalidValue(key, message)}`);
+  if (isSystemTaintKey(key)) errors.push(`taint ${quote(key)} is set and lifted by Kubernetes itself; it cannot be relabel's join taint`);
+  return errors;
+}
+
 /** A taint's identity on a Node: `key:effect`. */
 export function taintId(taint: Pick<Taint, 'key' | 'effect'>): string {
   return `${taint.key}:${taint.effect}`;
@@ -56,15 +97,21 @@ export function byTaintId(a: Taint, b: Taint): number {
 /**
  * What is wrong with a taint's key as a document sets it: the API server's
  * messages for its syntax (a qualified name, as a label key, case
- * included), and refusals of system taints and relabel's own uninitialized
- * taint. Empty when a taint may have that key.
+ * included), and refusals of system taints and relabel's own join taint
+ * (the default key, and `policy`'s when given). Empty when a taint may have
+ * that key.
  */
-export function taintKeyErrors(key: string): string[] {
+export function taintKeyErrors(key: string, policy?: JoinTaintPolicy): string[] {
   const errors = labelKeyErrors(key).map((message) => `taint key ${invalidValue(key, message)}`);
   // Deliberate: the API server would take these two, but they are not the documents' to set.
   if (isSystemTaintKey(key)) errors.push(`taint ${quote(key)} is set and lifted by Kubernetes itself; documents may not set it`);
-  if (key === UNINITIALIZED_TAINT_KEY) errors.push(`taint ${quote(key)} is relabel's own, lifted by the label policy; documents may not set it`);
+  if (isJoinTaintKey(key, policy)) errors.push(joinTaintRefusal(key));
   return errors;
+}
+
+/** Why a document may not set the join taint `key`. */
+export function joinTaintRefusal(key: string): string {
+  return `taint ${quote(key)} is relabel's own join taint, lifted by the label policy; documents may not set it`;
 }
 
 /** The API server's messages about a taint's value (label-value syntax; absent is empty); empty when it is valid. */

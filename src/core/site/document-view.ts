@@ -101,8 +101,10 @@ export function policyView(document: unknown): LabelPolicyData {
   const flags = mapping(data?.['generated_labels']);
   const flag = (name: string) => flags?.[name] === true;
   const domain = data?.['label_domain'];
+  const joinTaint = data?.['join_taint_key'];
   return {
     ...(typeof domain === 'string' ? { label_domain: domain } : {}),
+    ...(typeof joinTaint === 'string' ? { join_taint_key: joinTaint } : {}),
     generated_labels: { rack: flag('rack'), host_profile: flag('host_profile'), tags: flag('tags'), rack_labels: flag('rack_labels'), site: flag('site') },
     protected_keys: strings(data?.['protected_keys']) ?? [],
     reconcile_os_arch_aliases: false,

@@ -6,7 +6,8 @@
  */
 import { quote } from '../plan/text.ts';
 import { z } from 'zod';
-import { DEFAULT_LABEL_DOMAIN } from '../plan/constants.ts';
+import { DEFAULT_LABEL_DOMAIN, UNINITIALIZED_TAINT_KEY } from '../plan/constants.ts';
+import { joinTaintKeyErrors } from '../plan/taints.ts';
 import { DNS1123_SUBDOMAIN_MAX_BYTES, dns1123SubdomainErrors, labelKeyErrors, utf8Length } from '../plan/label-syntax.ts';
 import type { PathSegment } from '../plan/site-error.ts';
 import { documentEnvelope, SchemaName } from './schema.ts';
@@ -82,6 +83,13 @@ export const LabelPolicyData = z
     protected_keys: z.array(z.string()),
     reconcile_os_arch_aliases: z.boolean(),
     lift_uninitialized_taint: z.boolean(),
+    /**
+     * Optional: the key of the join taint (effect NoSchedule) that holds a
+     * new node until relabel has labelled it, and that `lift_uninitialized_taint`
+     * lifts (default {@link UNINITIALIZED_TAINT_KEY}); an autoscaler's
+     * startup-taint prefix lets it know the taint goes away.
+     */
+    join_taint_key: z.string().optional(),
     default_concurrency: z.int().min(1).max(MAX_CONCURRENCY),
     /**
      * Optional. What drift detection does with nodes someone changed behind
@@ -122,6 +130,8 @@ export type SitePolicy = {
   protectedKeys: string[];
   reconcileOsArchAliases: boolean;
   liftUninitializedTaint: boolean;
+  /** The join taint's key when the document names one (`join_taint_key`); absent: {@link UNINITIALIZED_TAINT_KEY}. */
+  joinTaintKey?: string;
   defaultConcurrency: number;
   /** Drift detection's policy (`drift` in the document; `report` by default). */
   drift: { action: DriftAction };
@@ -165,6 +175,7 @@ export function sitePolicyFrom(data: LabelPolicyData): SitePolicy {
     protectedKeys: [...new Set(data.protected_keys)].sort(),
     reconcileOsArchAliases: data.reconcile_os_arch_aliases,
     liftUninitializedTaint: data.lift_uninitialized_taint,
+    ...(data.join_taint_key !== undefined && data.join_taint_key !== UNINITIALIZED_TAINT_KEY ? { joinTaintKey: data.join_taint_key } : {}),
     defaultConcurrency: data.default_concurrency,
     drift: { action: data.drift?.action ?? DriftAction.report },
     ...(data.update_on_plugin_change === true ? { updateOnPluginChange: true as const } : {}),
@@ -194,7 +205,8 @@ export type PolicyProblem = { path: PathSegment[]; message: string; target: 'key
 /**
  * Checks what zod cannot: the label domain is a DNS-1123 subdomain short
  * enough for `tag.<domain>`; each protected entry is a label key, or a
- * prefix `<subdomain>/`; no protected entry covers a generated label that is
+ * prefix `<subdomain>/`; the join taint's key is a taint key Kubernetes
+ * does not own; no protected entry covers a generated label that is
  * switched on (relabel could then never write it).
  */
 export function policyProblems(data: LabelPolicyData): PolicyProblem[] {
@@ -206,6 +218,9 @@ export function policyProblems(data: LabelPolicyData): PolicyProblem[] {
   }
   for (const message of domainErrors) {
     problems.push({ path: ['data', 'label_domain'], message: `Invalid value: ${quote(domain)}: ${message}`, target: 'value' });
+  }
+  if (data.join_taint_key !== undefined) {
+    for (const message of joinTaintKeyErrors(data.join_taint_key)) problems.push({ path: ['data', 'join_taint_key'], message, target: 'value' });
   }
   const keys = generatedLabelKeys(domain);
   const on = data.generated_labels;

@@ -11,6 +11,7 @@ import { DEFAULT_SITE_POLICY, generatedLabelKeys, sitePolicyFrom } from './label
 import type { SitePolicy } from './label-policy.ts';
 import { invalidValue, labelKeyErrors, labelValueErrors } from '../plan/label-syntax.ts';
 import { SchemaName } from './schema.ts';
+import { joinTaintRefusal } from '../plan/taints.ts';
 import type { SiteError } from '../plan/site-error.ts';
 import { documentError, documentRef } from './yaml-source.ts';
 import type { LoadedDocument } from './yaml-source.ts';
@@ -88,7 +89,9 @@ function valueNameErrors(doc: LoadedDocument, name: string, key: string): SiteEr
 }
 
 /**
- * Checks that depend on the policy: no document sets a protected key, and
+ * Checks that depend on the policy: no document sets a protected key or
+ * the policy's own join taint (`join_taint_key`; the default key is refused
+ * by each document's own checks), and
  * every name or tag that becomes part of a generated label (when that
  * generator is on) is valid label syntax there. Made on what each node,
  * host profile, rack and region declares, read leniently, so a document
@@ -114,6 +117,10 @@ export function policyDependentErrors(checked: readonly CheckedDocument[], polic
     if (kind === 'node' || kind === 'profile' || kind === 'nodeSet') {
       const view = hostView(c.doc.value);
       protectedKeyErrors(c.doc, ['data', 'metadata', 'owner_data'], view.ownerData ?? {});
+      for (const { index, key } of view.taints) {
+        if (policy.joinTaintKey !== undefined && key === policy.joinTaintKey)
+          errors.push(documentError(c.doc, ['data', 'metadata', 'taints', index, 'key'], joinTaintRefusal(key)));
+      }
       if (on.tags) {
         for (const { index, tag } of view.tags) {
           const name = tag.startsWith('!') ? tag.slice(1) : tag;
