@@ -13,6 +13,7 @@ import type { LabelPlan } from '../core/plan/label-plan.ts';
 import { liftsTaint, nodePatch, reconcileNodeLabels } from '../core/plan/node-reconcile.ts';
 import { nodeWants, type PluginEntry } from '../core/plan/node-wants.ts';
 import { memberEntry } from '../core/plan/node-sets.ts';
+import { releaseWants } from '../core/plan/release.ts';
 import type { Design } from '../core/site/validate-site.ts';
 import type { NodeApi, NodeState } from '../kube/nodes.ts';
 import type { Store } from '../store/store.ts';
@@ -120,11 +121,21 @@ async function recoverWritten(deps: ApplyNodeDeps, lost: LostWrite): Promise<Rel
 /**
  * The design as node `node` is planned against: `design` when it names the
  * node; for a member of a node set (the bulk plan recorded its set in the
- * node's row), a design holding the member as its set's entry, and the set.
+ * node's row), a design holding the member as its set's entry, and the set;
+ * for a node of a release run (its row says `release`), `release`.
  */
-async function designOf(store: ApplyNodeDeps['store'], run: number, design: Design, node: string): Promise<{ design: Design; nodeSet?: string }> {
-  if (Object.hasOwn(design.nodes, node) || design.nodeSets === undefined) return { design };
-  const set = (await store.runs.node(run, node))?.detail?.nodeSet;
+async function designOf(
+  store: ApplyNodeDeps['store'],
+  run: number,
+  design: Design,
+  node: string,
+): Promise<{ design: Design; nodeSet?: string; release?: true }> {
+  if (Object.hasOwn(design.nodes, node)) return { design };
+  const detail = (await store.runs.node(run, node))?.detail;
+  // A release run's node (its plan says so) wants nothing, and its join taint is not relabel's to lift.
+  if (detail?.release === true) return { design: { ...design, policy: { ...design.policy, liftUninitializedTaint: false } }, release: true };
+  if (design.nodeSets === undefined) return { design };
+  const set = detail?.nodeSet;
   if (set === undefined || !Object.hasOwn(design.nodeSets, set)) return { design };
   return { design: { ...design, nodes: { [node]: memberEntry(design, set, node) } }, nodeSet: set };
 }
@@ -133,12 +144,13 @@ async function designOf(store: ApplyNodeDeps['store'], run: number, design: Desi
 async function applyPlan(deps: ApplyNodeDeps, input: ApplyNodeInput, seen: NodeSeen): Promise<RelabelNodeResult> {
   const { store, results, events } = deps;
   const { run, node, revision } = input;
-  const { design, nodeSet } = await designOf(store, run, await deps.validDesign(revision), node);
+  const { design, nodeSet, release } = await designOf(store, run, await deps.validDesign(revision), node);
   const plugins = await deps.nodePluginLabels(run, node);
-  const wants = nodeWants(design, node, plugins);
+  const wants = release ? releaseWants(design.policy) : nodeWants(design, node, plugins);
   if (!wants) throw ApplicationFailure.nonRetryable(`node ${node} is not in the design of revision ${revision}`, FailureType.NodeNotInDesign);
   const bulkObserved = Context.current().info.attempt === 1 ? ((await store.runs.observedState(run, node)) as Omit<NodeState, 'name'> | null) : null;
-  const applied: AppliedRun = { revision, run };
+  // The record names the site and the set the node is written as (a release removes it).
+  const applied: AppliedRun | null = release ? null : { revision, run, site: design.site, ...(nodeSet !== undefined ? { set: nodeSet } : {}) };
   const outcome = await reconcileNodeLabels(
     {
       desired: wants.labels,
@@ -167,7 +179,7 @@ async function applyPlan(deps: ApplyNodeDeps, input: ApplyNodeInput, seen: NodeS
   }
   const { plan, written, attempts, taintLifted } = outcome;
   const { lastRead } = seen;
-  if (!written && lastRead && isAppliedBy(lastRead.annotations, applied)) {
+  if (!written && lastRead && applied !== null && isAppliedBy(lastRead.annotations, applied)) {
     return recoverWritten(deps, { applied, node, design, bulkObserved, plan, attempts, plugins, uid: seen.uid });
   }
   const detail = {

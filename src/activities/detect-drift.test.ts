@@ -50,7 +50,11 @@ describe('detectDrift (bulk)', () => {
       else if (i < 900) cluster.push(node(i, null, { role: 'new', rack: 'r1' })); // unmanaged
       // 900…999 missing
     }
-    for (let i = 0; i < 200; i++) cluster.push({ ...node(5000 + i, 1, { role: 'x' }) }); // another site's nodes: not looked at
+    for (let i = 0; i < 200; i++) {
+      // Another site's nodes: not looked at (and, being there, they make the site-less records above nobody's orphans).
+      const other = node(5000 + i, 1, { role: 'x' });
+      cluster.push({ ...other, annotations: { ...other.annotations, [APPLIED_ANNOTATION]: formatAppliedRun({ revision: 1, run: 10, site: 'other' }) } });
+    }
     const pageSizes: number[] = [];
     const nodes = {
       async *listNodes({ pageSize }: { pageSize: number }) {
@@ -60,7 +64,7 @@ describe('detectDrift (bulk)', () => {
     } as unknown as NodeApi;
     const found = await detectDrift({ nodes, store, designs: cache }, { key: 'k', workflowId: 'relabel-drift/s', revision: 2, design: designs[2] as Design });
     assert.deepEqual(pageSizes, [DRIFT_PAGE_SIZE], 'one paginated LIST');
-    assert.deepEqual(found.counts, { total: 1000, drifted: 250, pending: 150, unmanaged: 100, missing: 100, in_sync: 400 });
+    assert.deepEqual(found.counts, { total: 1000, drifted: 250, moved: 0, pending: 150, unmanaged: 100, missing: 100, in_sync: 400, orphaned: 0 });
     assert.equal(found.action, 'heal');
     assert.deepEqual(found.groups, [
       { revision: 1, nodes: 150 },
@@ -129,7 +133,7 @@ describe('detectDrift (bulk)', () => {
       },
     } as unknown as NodeApi;
     const found = await detectDrift({ nodes, store, designs: cache }, { key: 'p', workflowId: 'relabel-drift/s', revision: 2, design: d });
-    assert.deepEqual(found.counts, { total: 3, drifted: 2, pending: 1, unmanaged: 0, missing: 0, in_sync: 0 });
+    assert.deepEqual(found.counts, { total: 3, drifted: 2, moved: 0, pending: 1, unmanaged: 0, missing: 0, in_sync: 0, orphaned: 0 });
     const rows = await store.drift.nodes(found.report, { limit: 10 });
     assert.deepEqual(
       rows.map((r) => [r.node, r.state, (r.detail.keys?.labels ?? []).map((k) => k.key)]),

@@ -4,11 +4,21 @@
  * revision it carries and the latest one, the nodes not in sync written to
  * the store as a numbered report in batches. Writes no node.
  */
-import { readAppliedRun } from '../core/plan/applied-run.ts';
+import { readAppliedRun, type AppliedRun } from '../core/plan/applied-run.ts';
 import { nodeWants, type PluginEntry } from '../core/plan/node-wants.ts';
 import { membershipOf } from '../core/plan/node-sets.ts';
 import { memberWants } from './plan-members.ts';
-import { carriedRevision, classifyDrift, driftText, emptyDriftCounts, DriftState, type DriftAction } from '../core/plan/drift.ts';
+import {
+  carriedRevision,
+  classifyDrift,
+  classifyOrphan,
+  driftText,
+  emptyDriftCounts,
+  DriftState,
+  OrphanAction,
+  type DriftAction,
+  type DriftVerdict,
+} from '../core/plan/drift.ts';
 import type { Design } from '../core/site/validate-site.ts';
 import { mapNodeError } from '../kube/errors.ts';
 import type { NodeApi, NodeState } from '../kube/nodes.ts';
@@ -33,6 +43,60 @@ export interface DriftDeps {
 }
 
 /**
+ * What the revision a node carries (`design`) wanted of it when its run
+ * wrote it: where the record names the set it was written as a member of,
+ * that set's wants (none when the design has no such set); where it says it
+ * was written as a named node (a record with a site and no set), the named
+ * node's; a record from before records named them is read by membership,
+ * as {@link wantsIn}.
+ */
+function carriedWantsIn(design: Design, node: string, observed: NodeState | null, record: AppliedRun | null, plugins: readonly PluginEntry[]) {
+  if (record?.set !== undefined) return Object.hasOwn(design.nodeSets ?? {}, record.set) ? memberWants(design, record.set, node, plugins) : undefined;
+  if (record?.site !== undefined) return nodeWants(design, node, plugins);
+  return wantsIn(design, node, observed, plugins)?.wants;
+}
+
+/** The words of an orphaned or moved node's sample entry: where its record says it was written. */
+function lastPlace(verdict: DriftVerdict): string | undefined {
+  const where = verdict.set !== undefined ? `as a member of node set ${verdict.set}` : 'as a named node';
+  if (verdict.state === DriftState.orphaned)
+    return `no BaremetalNode names it and no node set matches it; last written by run ${verdict.run} at revision ${verdict.revision} ${where}`;
+  if (verdict.state === DriftState.moved)
+    return `written ${where} at revision ${verdict.revision}; the latest design puts it elsewhere (${verdict.changes ?? 0} change(s) to apply)`;
+  return undefined;
+}
+
+/**
+ * This site's orphans among the nodes listed: a node the latest design
+ * does not hold whose applied-run record names this site is orphaned at
+ * once; one whose record names no site (written before records named it)
+ * is held until the LIST ends, and is this site's only if no node in the
+ * cluster carries another site's record (the cluster is single-site).
+ * Holds one small verdict per such node.
+ */
+function orphanFinder(site: string) {
+  let mixed = false;
+  const held: DriftVerdict[] = [];
+  return {
+    /** Looks at one listed node (`inDesign`: the latest design names it or a set matches it); its verdict when it is this site's orphan now. */
+    see(node: NodeState, inDesign: boolean): DriftVerdict | null {
+      const record = readAppliedRun(node.annotations);
+      if (record === null) return null;
+      if (record.site !== undefined && record.site !== site) mixed = true;
+      if (inDesign) return null;
+      if (record.site !== undefined) return classifyOrphan({ node: node.name, observed: node, site, siteless: false });
+      const verdict = classifyOrphan({ node: node.name, observed: node, site, siteless: true });
+      if (verdict) held.push(verdict);
+      return null;
+    },
+    /** The held site-less orphans, once every node was seen: none when another site's records are in the cluster. */
+    siteless(): DriftVerdict[] {
+      return mixed ? [] : held;
+    },
+  };
+}
+
+/**
  * What `design` wants of `node`: a named node's wants, or a member's of its
  * node set (membership read from the node's labels as `observed`, and the
  * set named).
@@ -45,20 +109,16 @@ function wantsIn(design: Design, node: string, observed: NodeState | null, plugi
 }
 
 /** A node's row of the report and its entry in the sample, naming its node set when it is a member. */
-function reportRow(
-  seq: number,
-  node: string,
-  verdict: ReturnType<typeof classifyDrift>,
-  set: string | undefined,
-): { row: DriftNodeRow; entry: DriftSampleNode } {
+function reportRow(seq: number, node: string, verdict: DriftVerdict, set: string | undefined): { row: DriftNodeRow; entry: DriftSampleNode } {
   const detail = {
     ...(verdict.run !== null ? { run: verdict.run } : {}),
     ...(verdict.keys ? { keys: verdict.keys } : {}),
     ...(verdict.changes !== undefined ? { changes: verdict.changes } : {}),
     ...(verdict.note ? { note: verdict.note } : {}),
+    ...(verdict.set !== undefined ? { lastSet: verdict.set } : {}),
   };
   const nodeSet = set !== undefined ? { nodeSet: set } : {};
-  const text = verdict.keys ? driftText(verdict.keys, 5) : verdict.note;
+  const text = verdict.keys ? driftText(verdict.keys, 5) : (verdict.note ?? lastPlace(verdict));
   return {
     row: { seq, node, state: verdict.state, revision: verdict.revision, ...nodeSet, detail },
     entry: {
@@ -66,6 +126,7 @@ function reportRow(
       state: verdict.state,
       revision: verdict.revision,
       ...nodeSet,
+      ...(verdict.set !== undefined ? { lastSet: verdict.set } : {}),
       ...(text ? { detail: text.length > MAX_DETAIL ? `${text.slice(0, MAX_DETAIL)}…` : text } : {}),
     },
   };
@@ -121,18 +182,11 @@ export async function detectDrift(deps: DriftDeps, input: { key: string; workflo
     return (set: number, node: string) => found.get(set)?.get(node) ?? [];
   };
 
-  const record = async (node: string, observed: NodeState | null, plugins: (set: number, node: string) => PluginEntry[] = () => []) => {
-    const latestIn = wantsIn(design, node, observed, plugins(latestSet, node));
-    if (!latestIn) return;
-    const latest = latestIn.wants;
-    const r = carriedRevision(observed);
-    const carriedDesign = r === null ? null : await designOf(r);
-    const carried = carriedDesign ? wantsIn(carriedDesign, node, observed, plugins(await setOf(observed), node))?.wants : undefined;
-    const verdict = classifyDrift({ node, observed, latest, carried });
+  const add = async (verdict: DriftVerdict, set: string | undefined) => {
     counts.total++;
     counts[verdict.state]++;
     if (verdict.state === DriftState.inSync) return;
-    const { row, entry } = reportRow(seq++, node, verdict, latestIn.set);
+    const { row, entry } = reportRow(seq++, verdict.node, verdict, set);
     rows.push(row);
     if (verdict.state === DriftState.drifted) {
       if (verdict.revision !== null) byRevision.set(verdict.revision, (byRevision.get(verdict.revision) ?? 0) + 1);
@@ -140,12 +194,28 @@ export async function detectDrift(deps: DriftDeps, input: { key: string; workflo
     } else if (others.length < DRIFT_SAMPLE_LIMIT) others.push(entry);
     await flush(false);
   };
+  const record = async (node: string, observed: NodeState | null, plugins: (set: number, node: string) => PluginEntry[] = () => []) => {
+    const latestIn = wantsIn(design, node, observed, plugins(latestSet, node));
+    if (!latestIn) return;
+    const latest = latestIn.wants;
+    const r = carriedRevision(observed);
+    const carriedDesign = r === null ? null : await designOf(r);
+    const applied = observed ? readAppliedRun(observed.annotations) : null;
+    const carried = carriedDesign ? carriedWantsIn(carriedDesign, node, observed, applied, plugins(await setOf(observed), node)) : undefined;
+    await add(classifyDrift({ node, observed, latest, carried, ...(latestIn.set !== undefined ? { latestSet: latestIn.set } : {}) }), latestIn.set);
+  };
 
   const unseen = new Set(Object.keys(design.nodes));
+  const orphans = orphanFinder(site);
   try {
     for await (const page of deps.nodes.listNodes({ pageSize: DRIFT_PAGE_SIZE })) {
-      // The design's named nodes, and the members of its node sets.
-      const mine = page.filter((node) => unseen.delete(node.name) || membershipOf(design, node).kind === 'member');
+      // The design's named nodes, and the members of its node sets; the rest may be this site's orphans.
+      const mine = page.filter((node) => unseen.delete(node.name) || membershipOf(design, node).kind !== 'none');
+      const held = new Set(mine.map((node) => node.name));
+      for (const node of page) {
+        const orphan = orphans.see(node, held.has(node.name));
+        if (orphan) await add(orphan, undefined);
+      }
       const sets = [latestSet];
       for (const node of mine) sets.push(await setOf(node)); // one by one: each run's set is read once
       const plugins = await pluginLabels(
@@ -158,6 +228,7 @@ export async function detectDrift(deps: DriftDeps, input: { key: string; workflo
   } catch (err) {
     throw mapNodeError(err, '(all)', 'list');
   }
+  for (const orphan of orphans.siteless()) await add(orphan, undefined);
   for (const node of [...unseen].sort()) await record(node, null);
   await flush(true);
   await store.drift.finishReport(report.id, counts);
@@ -173,14 +244,15 @@ export async function detectDrift(deps: DriftDeps, input: { key: string; workflo
     sample: [...drifted, ...others].slice(0, DRIFT_SAMPLE_LIMIT),
     groups: kept,
     ungrouped: groups.slice(MAX_HEAL_GROUPS).reduce((n, g) => n + g.nodes, 0),
+    orphans: design.policy.drift.orphans ?? OrphanAction.keep,
   };
 }
 
-/** Every drifted node of `report` carrying `revision`, read a page at a time. */
-export async function driftedNodes(store: Store, report: number, revision: number): Promise<string[]> {
+/** Every drifted node of `report` carrying `revision` (every node in `state`, without a revision), read a page at a time. */
+export async function driftedNodes(store: Store, report: number, revision: number | undefined, state: DriftState = DriftState.drifted): Promise<string[]> {
   const names: string[] = [];
   for (let afterSeq = -1; ;) {
-    const page = await store.drift.nodes(report, { states: [DriftState.drifted], revision, afterSeq, limit: 5000 });
+    const page = await store.drift.nodes(report, { states: [state], ...(revision !== undefined ? { revision } : {}), afterSeq, limit: 5000 });
     names.push(...page.map((r) => r.node));
     if (page.length < 5000) return names;
     afterSeq = page.at(-1)?.seq ?? afterSeq;

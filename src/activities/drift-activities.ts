@@ -1,13 +1,14 @@
 /**
  * The activities of `detectDrift`: detect (bulk, see `detect-drift.ts`),
- * start a heal run through the injected run starter (the facade's own
- * start, so a heal is a normal numbered run), wait for it, record what
- * healing did.
+ * start a heal run, or a release run over the orphaned nodes, through the
+ * injected run starter (the facade's own start, so each is a normal
+ * numbered run), wait for it, record what healing and releasing did.
  */
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { FailureType, isFailureType } from '../core/plan/failure-types.ts';
-import type { DriftCounts } from '../core/plan/drift.ts';
+import { DriftState, type DriftCounts } from '../core/plan/drift.ts';
+import { RELEASE_ACTION } from '../core/plan/release.ts';
 import type { RunAudit } from '../core/plan/run-audit.ts';
 import type { Design } from '../core/site/validate-site.ts';
 import type { NodeApi } from '../kube/nodes.ts';
@@ -103,6 +104,31 @@ export function createDriftActivities(deps: DriftActivityDeps) {
           nodes: targets.length,
         };
         await store.drift.setHeal(input.report, { runs: [], starting: { ...started, revision: input.revision } });
+        return started;
+      } catch (err) {
+        const type = (err as { type?: unknown }).type;
+        if (isFailureType(type)) return { skipped: `${type}: ${(err as Error).message}` };
+        throw err;
+      }
+    },
+
+    /**
+     * Starts one release run over exactly the orphaned nodes of `report`
+     * (see `core/plan/release.ts`), at `revision` (the report's). As
+     * {@link startHealRun}: `{skipped}` when relabel cannot start it
+     * (RunInProgress) or there is no orphan, and a retried attempt returns
+     * the run an earlier one started (noted on the report at once).
+     */
+    async startReleaseRun(input: { report: number; revision: number; audit: RunAudit }): Promise<StartedHeal | { skipped: string }> {
+      if (!deps.startRun) throw ApplicationFailure.nonRetryable('this worker cannot start release runs (no run starter)', FailureType.InternalError);
+      const noted = (await store.drift.getReport(input.report)).heal as (HealOutcome & { releasing?: StartedHeal }) | null;
+      if (noted?.releasing) return noted.releasing;
+      const targets = await driftedNodes(store, input.report, undefined, DriftState.orphaned);
+      if (targets.length === 0) return { skipped: `no orphaned node in drift report ${input.report}` };
+      try {
+        const options = { targets, revision: input.revision, action: RELEASE_ACTION, audit: input.audit, release: true };
+        const started = { ...(await deps.startRun(Context.current().client, options)), nodes: targets.length };
+        await store.drift.setHeal(input.report, { ...(noted ?? { runs: [] }), releasing: started });
         return started;
       } catch (err) {
         const type = (err as { type?: unknown }).type;

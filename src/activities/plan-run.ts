@@ -18,6 +18,7 @@ import type { WorkloadApi } from '../kube/workloads.ts';
 import { assessImpact } from './plan-impact.ts';
 import { planNode } from '../core/plan/node-plan.ts';
 import { readAhead } from './read-ahead.ts';
+import { planRelease } from './plan-release.ts';
 import { httpStatus, mapNodeError } from '../kube/errors.ts';
 import type { NodeApi, NodeState } from '../kube/nodes.ts';
 import type { RunStore } from '../store/runs/run-store.ts';
@@ -220,6 +221,7 @@ async function planPage(
  * before and after, kept until the end (memory: the changed nodes).
  */
 export async function planRun(deps: PlanDeps, input: PlanRunInput): Promise<RunPlan> {
+  if (input.release === true) return planRelease(deps, input);
   const { store } = deps;
   const { run, design, dryRun } = input;
   const state = new PlanState(deps, input);

@@ -28,6 +28,8 @@ export interface PlanRunInput {
   allowMassRemoval?: boolean;
   /** Node sets whose members are targets too, found in the LIST. */
   nodeSets?: string[];
+  /** A release run: every target planned to want nothing (see `plan-release.ts`). */
+  release?: boolean;
 }
 
 /** What a plan's bookkeeping uses of the planner's dependencies. */

@@ -85,6 +85,7 @@ export function createRunActivities(deps: RunActivityDeps) {
       allowMassRemoval?: boolean;
       rollout?: Rollout;
       nodeSets?: string[];
+      release?: boolean;
     }): Promise<RunPlan & { waves?: PlannedWaves }> {
       const context = Context.current();
       context.heartbeat({ planned: 0 });
@@ -95,7 +96,7 @@ export function createRunActivities(deps: RunActivityDeps) {
       const { rollout, ...rest } = input;
       const plan = await planRun({ nodes, store: store.runs, ...extra, progress: (planned) => context.heartbeat({ planned }) }, { ...rest, design });
       // A run in waves (its own rollout, or the policy's): the changed nodes split into waves, recorded with the run.
-      const waves = input.dryRun ? undefined : await planWaves(store.runs, input.run, design, rollout);
+      const waves = input.dryRun || input.release === true ? undefined : await planWaves(store.runs, input.run, design, rollout);
       return waves ? { ...plan, waves } : plan;
     },
 

@@ -17,7 +17,7 @@ import { note, outputOption, printJson, say, table } from './output.ts';
 import { MAX_SET_CELL } from './run-output.ts';
 import { nonNegativeInteger, positiveInteger } from './parsers.ts';
 
-const STORED = [DriftState.drifted, DriftState.pending, DriftState.unmanaged, DriftState.missing] as const;
+const STORED = [DriftState.drifted, DriftState.moved, DriftState.pending, DriftState.unmanaged, DriftState.missing, DriftState.orphaned] as const;
 
 /** `--state a,b` or `all`: states whose rows are stored. */
 function stateList(value: string): DriftState[] {
@@ -34,13 +34,32 @@ function stateList(value: string): DriftState[] {
 function heading(r: DriftReportRecord): string {
   const c = r.counts;
   const counts = c
-    ? `${c.drifted} drifted, ${c.pending} pending, ${c.unmanaged} unmanaged, ${c.missing} missing, ${c.in_sync} in sync of ${c.total}`
+    ? `${c.drifted} drifted, ${c.moved} moved, ${c.pending} pending, ${c.unmanaged} unmanaged, ${c.missing} missing, ${c.orphaned} orphaned, ${c.in_sync} in sync of ${c.total}`
     : 'not finished';
   return `drift report ${r.id}, site ${r.site}, revision ${r.revision} (policy: ${r.action}), ${r.finishedAt?.toISOString() ?? r.createdAt.toISOString()}: ${counts}`;
 }
 
+/** What releasing the orphaned nodes did, in one line. */
+function releaseText(heal: HealOutcome | null): string[] {
+  const release = heal?.release;
+  if (!release) return [];
+  const r = release.run;
+  return [
+    `release: ${r ? `run ${r.run} (${r.workflowId}), ${r.nodes} node(s): ${r.status}${r.written !== undefined ? `, ${r.written} written` : ''}${r.message ? `: ${r.message}` : ''}` : release.skipped}`,
+  ];
+}
+
+/** Where a moved or orphaned node's record says it was written. */
+function placeText(detail: DriftPage['items'][number]['detail'], state: string): string | undefined {
+  const where = detail.lastSet !== undefined ? `node set ${clip(detail.lastSet, MAX_SET_CELL)}` : 'a named node';
+  if (state === DriftState.orphaned)
+    return `last written${detail.run !== undefined ? ` by run ${detail.run}` : ''} as ${where}; no BaremetalNode or node set holds it now`;
+  if (state === DriftState.moved) return `written as ${where}; ${detail.changes ?? 0} key(s) to change at the latest revision`;
+  return undefined;
+}
+
 function healText(heal: (HealOutcome & { starting?: { run: number; revision: number } }) | null): string | undefined {
-  if (!heal) return undefined;
+  if (!heal || (heal.runs.length === 0 && !heal.skipped && !heal.starting && heal.release)) return undefined;
   if (heal.starting) return `heal: run ${heal.starting.run} (revision ${heal.starting.revision}) is going`;
   const runs = heal.runs.map(
     (r) =>
@@ -59,7 +78,9 @@ function pageText(page: DriftPage, states: readonly string[]): string {
     r.revision === null ? '-' : String(r.revision),
     r.detail.keys
       ? driftText(r.detail.keys, 8)
-      : (r.detail.note ?? (r.detail.changes !== undefined ? `${r.detail.changes} key(s) to change at the latest revision` : '')),
+      : (r.detail.note ??
+        placeText(r.detail, r.state) ??
+        (r.detail.changes !== undefined ? `${r.detail.changes} key(s) to change at the latest revision` : '')),
   ]);
   const end = page.offset + page.items.length;
   const more = end < page.total ? `; more with --offset ${end}` : '';
@@ -88,8 +109,13 @@ export function addDriftCommands(program: Command, setExit: SetExit): void {
     .addHelpText(
       'after',
       '\nStates: drifted (an owned label, annotation or taint is no longer as the revision the node carries wants),\n' +
-        'pending (as its revision wants; a newer committed revision would change it), unmanaged (no update run\n' +
-        'wrote it), missing (in the design, not in the cluster), in_sync. Drifted beats pending.\n' +
+        'moved (as its revision wants, written as a member of one node set; the latest design puts it in another or\n' +
+        'names it), pending (as its revision wants; a newer committed revision would change it), unmanaged (no update\n' +
+        "run wrote it), missing (in the design, not in the cluster), orphaned (carries this site's applied-run record,\n" +
+        'but no BaremetalNode names it and no node set matches it; DETAIL says where it was last written), in_sync.\n' +
+        'Drifted beats moved, moved beats pending.\n' +
+        "With the label policy's drift: {orphans: release}, a detection then starts one release run over the orphaned\n" +
+        'nodes (see relabel release --help); with keep (the default) they are only reported.\n' +
         "With the label policy's drift: {action: heal}, a detection starts one update run per carried revision over\n" +
         'exactly the drifted nodes (skipped, and said, while a run of the site is going).\n' +
         "NODE SET names the node set a member belongs to (- for a node the design names); --node-set lists one set's members.\n" +
@@ -115,7 +141,7 @@ export function addDriftCommands(program: Command, setExit: SetExit): void {
           const page = await drift.nodes(report, { states: opts.state, ...set, offset: opts.offset, limit: opts.limit });
           if (ctx.format === 'json') return printJson({ report, nodes: page });
           const heal = healText(report.heal as HealOutcome | null);
-          say([heading(report), ...(heal ? [heal] : []), pageText(page, opts.state)].join('\n'));
+          say([heading(report), ...(heal ? [heal] : []), ...releaseText(report.heal as HealOutcome | null), pageText(page, opts.state)].join('\n'));
         }),
       );
     });

@@ -14,6 +14,7 @@ import { addPlanCommand } from './plan-command.ts';
 import { addControlCommands } from './control-commands.ts';
 import { addRunCommands } from './run-commands.ts';
 import { addDriftCommands } from './drift-commands.ts';
+import { addReleaseCommand } from './release-command.ts';
 import { addJoinCommands } from './join-commands.ts';
 import { addScheduleCommands } from './schedule-commands.ts';
 import { addApiCommand } from './api-command.ts';
@@ -54,6 +55,7 @@ export function buildProgram(setExit: SetExit): Command {
   addRunCommands(program, setExit);
   addControlCommands(program, setExit);
   addDriftCommands(program, setExit);
+  addReleaseCommand(program, setExit);
   addJoinCommands(program, setExit);
   addScheduleCommands(program, setExit);
   addPluginCommands(program, setExit);

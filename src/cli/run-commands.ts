@@ -76,7 +76,7 @@ const waitOption = () => new Option('--wait', 'wait for the run to finish: progr
  * Waits for a run with progress on stderr, prints its final report and
  * returns the exit code of its outcome. Ctrl-C stops waiting, not the run.
  */
-async function waitAndReport(
+export async function waitAndReport(
   ctx: CliContext,
   runs: Runs,
   ref: { workflowId: string; runId?: string },

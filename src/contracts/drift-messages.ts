@@ -4,7 +4,7 @@
  * sample and at most {@link MAX_HEAL_GROUPS} heal runs, whatever the number
  * of nodes; every node's row is in the store under the report number.
  */
-import type { DriftAction, DriftCounts, DriftState } from '../core/plan/drift.ts';
+import type { DriftAction, DriftCounts, DriftState, OrphanAction } from '../core/plan/drift.ts';
 import type { RunAudit } from '../core/plan/run-audit.ts';
 
 /** Prefix of drift detections' workflow IDs (and their schedules' IDs): `relabel-drift/<site>`. */
@@ -31,6 +31,8 @@ export interface DriftSampleNode {
   revision: number | null;
   /** The node set the node is a member of, when no BaremetalNode names it. */
   nodeSet?: string;
+  /** Moved or orphaned: the node set its record says it was written as a member of. */
+  lastSet?: string;
   detail?: string;
 }
 
@@ -53,6 +55,8 @@ export interface DriftDetection {
   groups: HealGroup[];
   /** Drifted nodes of revisions beyond the groups. */
   ungrouped: number;
+  /** The policy's orphans setting (absent in detections of earlier versions: keep). */
+  orphans?: OrphanAction;
 }
 
 /** One heal run: the revision, how many nodes, the run, and how it ended. */
@@ -69,10 +73,18 @@ export interface HealRun {
   message?: string;
 }
 
-/** What healing did. */
+/** What healing did (and releasing, with the policy's `orphans: release`). */
 export interface HealOutcome {
   runs: HealRun[];
   /** Why healing stopped before every group was healed (a run of the site already going), when it did. */
+  skipped?: string;
+  /** The release of the orphaned nodes, when one was tried. */
+  release?: ReleaseOutcome;
+}
+
+/** What releasing the orphaned nodes did: the run (its `revision` the one it was started at), or why none started. */
+export interface ReleaseOutcome {
+  run?: HealRun;
   skipped?: string;
 }
 
@@ -80,4 +92,6 @@ export interface HealOutcome {
 export interface DetectDriftResult extends Omit<DriftDetection, 'groups'> {
   groups: HealGroup[];
   heal?: HealOutcome;
+  /** With the policy's `orphans: release` and orphaned nodes: the release run started over them. */
+  release?: ReleaseOutcome;
 }

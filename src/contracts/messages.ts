@@ -195,6 +195,8 @@ export interface UpdateLabelsInput {
   rollout?: Rollout;
   /** Node sets whose members are targets too: read from the cluster when the run is planned (absent: none). */
   nodeSets?: string[];
+  /** Release the targets instead: take back what relabel's records say it owns on them, and the records (see `core/plan/release.ts`). */
+  release?: boolean;
   /** Set only by continue-as-new. */
   carried?: CarriedProgress;
 }

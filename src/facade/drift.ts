@@ -123,7 +123,9 @@ export function createDrift(deps: DriftDeps) {
       const { states, nodeSet } = query;
       if (nodeSet !== undefined) await assertNodeSet(report.revision, nodeSet);
       const c = nodeSet !== undefined ? await store.drift.countNodes(report.id, { nodeSet }) : report.counts;
-      const total = c ? (states ?? (['drifted', 'pending', 'unmanaged', 'missing'] as const)).reduce((n, s) => n + (s === 'in_sync' ? 0 : c[s]), 0) : 0;
+      const total = c
+        ? (states ?? (['drifted', 'moved', 'pending', 'unmanaged', 'missing', 'orphaned'] as const)).reduce((n, s) => n + (s === 'in_sync' ? 0 : c[s]), 0)
+        : 0;
       const items = await store.drift.nodes(report.id, { ...(states ? { states } : {}), ...(nodeSet !== undefined ? { nodeSet } : {}), offset, limit });
       return { report: report.id, ...(nodeSet !== undefined ? { nodeSet } : {}), total, offset, items };
     },

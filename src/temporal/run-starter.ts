@@ -22,6 +22,8 @@ export interface RunStartOptions {
   action: string;
   audit?: RunAudit;
   concurrency?: number;
+  /** Release the targets (take back what relabel owns on them) instead of applying the revision. */
+  release?: boolean;
 }
 
 /**

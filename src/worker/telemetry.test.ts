@@ -55,7 +55,7 @@ describe('watchMetrics', () => {
   it("sets each drift state's gauge from a detection, and counts each plugin's poll by outcome", () => {
     const { meter, seen } = recordingMeter();
     const metrics = watchMetrics(meter);
-    metrics.detected('s', { total: 10, missing: 1, unmanaged: 2, drifted: 3, pending: 0, in_sync: 4 });
+    metrics.detected('s', { total: 12, missing: 1, unmanaged: 2, drifted: 3, moved: 1, pending: 0, in_sync: 4, orphaned: 1 });
     metrics.polled('s', [
       { plugin: 'a', ok: true },
       { plugin: 'b', ok: false, error: 'exit 1' },
@@ -64,8 +64,10 @@ describe('watchMetrics', () => {
       [WatchMetric.driftNodes, 1, { site: 's', state: 'missing' }],
       [WatchMetric.driftNodes, 2, { site: 's', state: 'unmanaged' }],
       [WatchMetric.driftNodes, 3, { site: 's', state: 'drifted' }],
+      [WatchMetric.driftNodes, 1, { site: 's', state: 'moved' }],
       [WatchMetric.driftNodes, 0, { site: 's', state: 'pending' }],
       [WatchMetric.driftNodes, 4, { site: 's', state: 'in_sync' }],
+      [WatchMetric.driftNodes, 1, { site: 's', state: 'orphaned' }],
       [WatchMetric.pluginPolls, 1, { site: 's', plugin: 'a', outcome: 'ok' }],
       [WatchMetric.pluginPolls, 1, { site: 's', plugin: 'b', outcome: 'failed' }],
     ]);

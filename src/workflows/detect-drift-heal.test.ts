@@ -21,7 +21,7 @@ function detection(action: 'heal' | 'report'): DriftDetection {
     site: FAKE_SITE,
     revision: 5,
     action,
-    counts: { total: 10, missing: 0, unmanaged: 1, drifted: 5, pending: 0, in_sync: 4 },
+    counts: { total: 10, missing: 0, unmanaged: 1, drifted: 5, moved: 0, pending: 0, in_sync: 4, orphaned: 0 },
     sample: [],
     groups: [
       { revision: 3, nodes: 2 },

@@ -98,6 +98,7 @@ export async function resolveAndPlan(run: UpdateRun): Promise<PlannedRun> {
       ...(input.allowMassRemoval ? { allowMassRemoval: true } : {}),
       ...(input.rollout ? { rollout: input.rollout } : {}),
       ...(input.nodeSets ? { nodeSets: input.nodeSets } : {}),
+      ...(input.release ? { release: true } : {}),
     }),
   );
   const concurrency = Math.min(MAX_CONCURRENCY, Math.max(1, input.concurrency ?? plan.defaultConcurrency));

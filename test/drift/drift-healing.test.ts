@@ -141,7 +141,7 @@ describe('drift detection and healing', () => {
     const run = exits(await relabelCli(['drift', '--site', siteName, '--state', 'all', '-o', 'json'], env(), { timeoutMs: 120_000 }), 0);
     const { report, nodes: page } = JSON.parse(run.stdout);
     assert.equal(await nodePatchCount(), before, 'detection writes nothing');
-    assert.deepEqual(report.counts, { total: 24, drifted: 4, pending: 2, unmanaged: 1, missing: 1, in_sync: 16 });
+    assert.deepEqual(report.counts, { total: 24, drifted: 4, moved: 0, pending: 2, unmanaged: 1, missing: 1, in_sync: 16, orphaned: 0 });
     assert.equal(report.revision, 2);
     assert.equal(report.action, 'report');
     assert.equal(report.heal, null);

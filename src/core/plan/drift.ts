@@ -3,11 +3,16 @@
  * without writing anything. A node of the latest committed design is
  * `missing` (not in the cluster), `unmanaged` (no update run ever wrote it),
  * `drifted` (something relabel owns on it is no longer as the revision it
- * carries wants: someone edited or removed it), `pending` (as its revision
- * wants, but a newer committed revision would change it) or `in_sync`.
- * When several could apply, the first in {@link DRIFT_PRECEDENCE} wins.
+ * carries wants: someone edited or removed it), `moved` (as its revision
+ * wants, written as a member of one node set, and the latest design puts
+ * it in another, or names it), `pending` (as its revision wants, but a
+ * newer committed revision would change it) or `in_sync`. A node in the
+ * cluster that carries this site's applied-run record but that the latest
+ * design neither names nor puts in a set is `orphaned` (see
+ * {@link classifyOrphan}). When several could apply, the first in
+ * {@link DRIFT_PRECEDENCE} wins.
  */
-import { readAppliedRun } from './applied-run.ts';
+import { isSiteRecord, readAppliedRun } from './applied-run.ts';
 import { OWNED_ANNOTATIONS_ANNOTATION, OWNED_LABELS_ANNOTATION, OWNED_TAINTS_ANNOTATION } from './constants.ts';
 import { planLabels, type LabelPlan, type PlanPolicy } from './label-plan.ts';
 import { taintId, type Taint } from './taints.ts';
@@ -17,8 +22,10 @@ export const DriftState = {
   missing: 'missing',
   unmanaged: 'unmanaged',
   drifted: 'drifted',
+  moved: 'moved',
   pending: 'pending',
   inSync: 'in_sync',
+  orphaned: 'orphaned',
 } as const;
 /** One of the {@link DriftState} strings. */
 export type DriftState = (typeof DriftState)[keyof typeof DriftState];
@@ -28,10 +35,26 @@ export type DriftState = (typeof DriftState)[keyof typeof DriftState];
  * in the cluster is only `missing`; one no run wrote is only `unmanaged`
  * (there is no revision to drift from); a node that drifted from its own
  * revision is `drifted` even when a newer revision is waiting (healing it
- * to its revision comes first, and is what `heal` does); `pending` only
- * when it is otherwise as its revision wants.
+ * to its revision comes first, and is what `heal` does); `moved` when it
+ * is as its revision wants but its set changed (a run at the latest
+ * revision is what it waits for, as a pending node does); `pending` only
+ * when it is otherwise as its revision wants. `orphaned` is of nodes the
+ * latest design does not hold, so it never meets the others but `missing`.
  */
-export const DRIFT_PRECEDENCE: readonly DriftState[] = [DriftState.missing, DriftState.unmanaged, DriftState.drifted, DriftState.pending, DriftState.inSync];
+export const DRIFT_PRECEDENCE: readonly DriftState[] = [
+  DriftState.missing,
+  DriftState.orphaned,
+  DriftState.unmanaged,
+  DriftState.drifted,
+  DriftState.moved,
+  DriftState.pending,
+  DriftState.inSync,
+];
+
+/** What a drift policy does with orphaned nodes: keep what relabel wrote (report only), or start a run releasing them. */
+export const OrphanAction = { keep: 'keep', release: 'release' } as const;
+/** One of the {@link OrphanAction} strings. */
+export type OrphanAction = (typeof OrphanAction)[keyof typeof OrphanAction];
 
 /** What a drift policy does with drifted nodes: report them, or start a run restoring them. */
 export const DriftAction = { report: 'report', heal: 'heal' } as const;
@@ -89,8 +112,10 @@ export type DriftVerdict = {
   run: number | null;
   /** For `drifted`: what differs. */
   keys?: DriftKeys;
-  /** For `pending`: how many labels, annotations and taints a run at the latest revision would change (ownership records not counted). */
+  /** For `pending` and `moved`: how many labels, annotations and taints a run at the latest revision would change (ownership records not counted). */
   changes?: number;
+  /** For `moved` and `orphaned`: the node set the record says the node was written as a member of (absent: it was written as a named node, or the record predates sets in records). */
+  set?: string;
   /** Why a node with a record is still `unmanaged` (its revision is unknown or does not list it). */
   note?: string;
 };
@@ -168,6 +193,8 @@ export function classifyDrift(input: {
   latest: NodeWants;
   /** What the revision the node carries wants of it; undefined when that revision or the node in it is unknown. */
   carried: NodeWants | undefined;
+  /** The node set the latest design puts the node in; undefined for a node it names. */
+  latestSet?: string;
 }): DriftVerdict {
   const { node, observed } = input;
   if (observed === null) return { node, state: DriftState.missing, revision: null, run: null };
@@ -184,8 +211,41 @@ export function classifyDrift(input: {
   const keys = ownedDrift(planFor(input.carried, observed), observed);
   if (driftSize(keys) > 0) return { ...base, state: DriftState.drifted, keys };
   const ahead = ownedDrift(planFor(input.latest, observed), observed);
+  const changes = ahead.labels.length + ahead.annotations.length + ahead.taints.length;
+  if (hasMoved(record, input.latestSet)) return { ...base, state: DriftState.moved, changes, ...(record.set !== undefined ? { set: record.set } : {}) };
   if (driftSize(ahead) === 0) return { ...base, state: DriftState.inSync };
-  return { ...base, state: DriftState.pending, changes: ahead.labels.length + ahead.annotations.length + ahead.taints.length };
+  return { ...base, state: DriftState.pending, changes };
+}
+
+/**
+ * Whether a node's record says it was written in another place than the
+ * latest design puts it: as a member of another set, or as a named node
+ * that is now a member (or the other way round). A record from before
+ * records named the site and set says nothing of where it was written.
+ */
+function hasMoved(record: { site?: string; set?: string }, latestSet: string | undefined): boolean {
+  if (record.site === undefined && record.set === undefined) return false;
+  return (record.set ?? null) !== (latestSet ?? null);
+}
+
+/**
+ * Classifies a node of the cluster that the latest design neither names
+ * nor puts in a node set: `orphaned` when it carries an applied-run
+ * record of `site` (see `isSiteRecord`: a record without a site is this
+ * site's only when `siteless`), naming the revision, run and set the
+ * record names; null when it is not this site's (no record, another
+ * site's, or one not in relabel's form). Pure.
+ */
+export function classifyOrphan(input: { node: string; observed: ObservedNode; site: string; siteless: boolean }): DriftVerdict | null {
+  const record = readAppliedRun(input.observed.annotations);
+  if (record === null || !isSiteRecord(record, input.site, input.siteless)) return null;
+  return {
+    node: input.node,
+    state: DriftState.orphaned,
+    revision: record.revision,
+    run: record.run,
+    ...(record.set !== undefined ? { set: record.set } : {}),
+  };
 }
 
 /** Counts of nodes in each state. */
@@ -193,7 +253,7 @@ export type DriftCounts = Record<DriftState, number> & { total: number };
 
 /** Zero counts. */
 export function emptyDriftCounts(): DriftCounts {
-  return { total: 0, missing: 0, unmanaged: 0, drifted: 0, pending: 0, in_sync: 0 };
+  return { total: 0, missing: 0, unmanaged: 0, drifted: 0, moved: 0, pending: 0, in_sync: 0, orphaned: 0 };
 }
 
 /** A one-line description of a drifted node's keys, for people: `label a changed (x → y); taint t:NoSchedule removed`. */

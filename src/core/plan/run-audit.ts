@@ -19,6 +19,8 @@ export const StartedVia = {
   heal: 'heal',
   /** The join watcher: nodes that joined the cluster, by `join:<watcher workflow ID>`. */
   join: 'join',
+  /** A release of nodes that left management (`relabel release`, or a drift detection under `orphans: release`). */
+  release: 'release',
 } as const;
 /** One of the {@link StartedVia} strings. */
 export type StartedVia = (typeof StartedVia)[keyof typeof StartedVia];

@@ -11,7 +11,7 @@ import { joinTaintKeyErrors } from '../plan/taints.ts';
 import { DNS1123_SUBDOMAIN_MAX_BYTES, dns1123SubdomainErrors, labelKeyErrors, utf8Length } from '../plan/label-syntax.ts';
 import type { PathSegment } from '../plan/site-error.ts';
 import { documentEnvelope, SchemaName } from './schema.ts';
-import { DriftAction } from '../plan/drift.ts';
+import { DriftAction, OrphanAction } from '../plan/drift.ts';
 import { ApprovalGate, MAX_HEALTH_TIMEOUT_SECONDS, parseWaveGrouping, parseWaveSize, type Rollout } from '../plan/waves.ts';
 
 /**
@@ -94,10 +94,12 @@ export const LabelPolicyData = z
     /**
      * Optional. What drift detection does with nodes someone changed behind
      * relabel's back: `report` them (the default), or `heal` them with a run
-     * restoring each to the revision it carries.
+     * restoring each to the revision it carries; and with nodes that carry
+     * this site's records but that the documents no longer hold: `keep`
+     * what relabel wrote (the default: report only) or `release` it.
      */
     drift: z
-      .object({ action: z.enum([DriftAction.report, DriftAction.heal]) })
+      .object({ action: z.enum([DriftAction.report, DriftAction.heal]), orphans: z.enum([OrphanAction.keep, OrphanAction.release]).optional() })
       .strict()
       .optional(),
     update_on_plugin_change: z.boolean().optional(),
@@ -133,8 +135,8 @@ export type SitePolicy = {
   /** The join taint's key when the document names one (`join_taint_key`); absent: {@link UNINITIALIZED_TAINT_KEY}. */
   joinTaintKey?: string;
   defaultConcurrency: number;
-  /** Drift detection's policy (`drift` in the document; `report` by default). */
-  drift: { action: DriftAction };
+  /** Drift detection's policy (`drift` in the document; `report` by default; `orphans` present only as `release`). */
+  drift: { action: DriftAction; orphans?: typeof OrphanAction.release };
   /**
    * When a poll of the site's label plugins stores a set that changes some
    * nodes' plugin labels, start an update run for those nodes. Present only
@@ -177,7 +179,7 @@ export function sitePolicyFrom(data: LabelPolicyData): SitePolicy {
     liftUninitializedTaint: data.lift_uninitialized_taint,
     ...(data.join_taint_key !== undefined && data.join_taint_key !== UNINITIALIZED_TAINT_KEY ? { joinTaintKey: data.join_taint_key } : {}),
     defaultConcurrency: data.default_concurrency,
-    drift: { action: data.drift?.action ?? DriftAction.report },
+    drift: { action: data.drift?.action ?? DriftAction.report, ...(data.drift?.orphans === OrphanAction.release ? { orphans: OrphanAction.release } : {}) },
     ...(data.update_on_plugin_change === true ? { updateOnPluginChange: true as const } : {}),
     maxRemovalFraction: data.max_removal_fraction ?? DEFAULT_MAX_REMOVAL_FRACTION,
     ...(data.rollout ? { rollout: rolloutFrom(data.rollout) } : {}),

@@ -73,6 +73,8 @@ export interface StartOptions {
   audit?: RunAudit;
   /** The Drydock task request that starts the run, kept in its memo (the node filter only up to MAX_MEMO_FILTER bytes of JSON). */
   task?: TaskRequestMemo;
+  /** Release the named targets instead of applying the revision to them (see `core/plan/release.ts`). */
+  release?: boolean;
 }
 
 /** Options of a retry. */
@@ -143,6 +145,7 @@ function inputOf(run: number, checked: Preflight, options: StartOptions, audit: 
     ...(options.continueAsNewAfter !== undefined ? { continueAsNewAfter: options.continueAsNewAfter } : {}),
     ...(options.retryOf ? { retryOf: options.retryOf } : {}),
     ...(audit ? { audit } : {}),
+    ...(options.release ? { release: true } : {}),
   };
 }
 
@@ -278,7 +281,7 @@ export function createRunStarts(deps: RunStartDeps): RunStarts {
           ...(options.select && 'nodeSets' in options.select ? { nodeSets: checked.nodeSets } : {}),
         },
         staticSummary:
-          `${dryRun ? 'Dry run: plan' : 'Update'} labels of ${targets.length} node(s)` +
+          `${dryRun ? 'Dry run: plan' : options.release ? 'Release' : 'Update'} labels of ${targets.length} node(s)` +
           `${checked.nodeSets ? ` and the members of node set(s) ${checked.nodeSets.join(', ')}` : ''} to revision ${revision}`,
         staticDetails:
           `update_labels on site **${site}**, revision ${revision}, run ${record.id}${dryRun ? ' (dry run: nothing written)' : ''}.\n\n` +

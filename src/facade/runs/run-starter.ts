@@ -31,6 +31,7 @@ export function facadeRunStarter(settings: RunStarterSettings): (parts: { store:
         action: options.action,
         ...(options.audit ? { audit: options.audit } : {}),
         ...(options.concurrency !== undefined ? { concurrency: options.concurrency } : {}),
+        ...(options.release ? { release: true } : {}),
       });
       return { workflowId, runId, run };
     };

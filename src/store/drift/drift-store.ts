@@ -1,7 +1,7 @@
 /**
  * Drift reports, kept beside the runs: each drift detection is a numbered
  * report with its counts and one row per node that is not in sync (drifted,
- * pending, unmanaged, missing), so a report over 50,000 nodes never travels
+ * moved, pending, unmanaged, missing, orphaned), so a report over 50,000 nodes never travels
  * in a Temporal payload. Old reports of a site are pruned as new ones come.
  */
 import type { DriftCounts, DriftKeys, DriftState } from '../../core/plan/drift.ts';
@@ -22,6 +22,8 @@ export interface DriftNodeDetail {
   changes?: number;
   /** Why a node with a record is unmanaged. */
   note?: string;
+  /** For a moved or orphaned node: the node set its record says it was written as a member of (absent: as a named node, or a record that predates sets in records). */
+  lastSet?: string;
 }
 
 /** One node of a report. */

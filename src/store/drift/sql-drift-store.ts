@@ -2,8 +2,7 @@
  * The drift part of the store ({@link DriftStore}), in portable SQL over a
  * {@link SqlDriver}, as the run half is.
  */
-import type { DriftCounts, DriftState } from '../../core/plan/drift.ts';
-import { DriftState as State } from '../../core/plan/drift.ts';
+import { DriftState as State, emptyDriftCounts, type DriftCounts, type DriftState } from '../../core/plan/drift.ts';
 import {
   DRIFT_REPORTS_KEPT,
   MAX_DRIFT_PAGE,
@@ -52,6 +51,11 @@ function json(value: string | null): unknown {
   return value === null ? null : JSON.parse(value);
 }
 
+/** Counts as recorded; a report of an earlier version, before `moved` and `orphaned`, had none of either. */
+function countsOf(counts: DriftCounts | null): DriftCounts | null {
+  return counts === null ? null : { ...emptyDriftCounts(), ...counts };
+}
+
 function report(row: SqlRow): DriftReportRecord {
   const finished = row['finished_at'];
   return {
@@ -63,7 +67,7 @@ function report(row: SqlRow): DriftReportRecord {
     revision: columnNumber(row, 'revision'),
     workflowId: columnStringOrNull(row, 'workflow_id'),
     action: columnString(row, 'action'),
-    counts: json(columnStringOrNull(row, 'counts')) as DriftCounts | null,
+    counts: countsOf(json(columnStringOrNull(row, 'counts')) as DriftCounts | null),
     heal: json(columnStringOrNull(row, 'heal')),
   };
 }
@@ -253,7 +257,7 @@ async function countRows(driver: SqlDriver, t: TableNames, id: number, nodeSet: 
       ...(member?.params ?? []),
     ]),
   );
-  const counts: Record<StoredDriftState, number> = { drifted: 0, pending: 0, unmanaged: 0, missing: 0 };
+  const counts: Record<StoredDriftState, number> = { drifted: 0, moved: 0, pending: 0, unmanaged: 0, missing: 0, orphaned: 0 };
   for (const row of rows) {
     const state = columnString(row, 'state');
     if (state in counts) counts[state as StoredDriftState] = Number(row['n']);

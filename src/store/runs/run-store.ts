@@ -51,6 +51,8 @@ export interface NodeResultDetail {
   pluginConflictCount?: number;
   /** The node set the node is a member of (absent for a node a BaremetalNode names). */
   nodeSet?: string;
+  /** Planned by a release run: its apply takes back what relabel owns on the node (see `core/plan/release.ts`). */
+  release?: boolean;
   /** Node sets whose selectors match this node, which its BaremetalNode wins over (absent when none). */
   matchedSets?: string[];
   error?: { type: string; message: string };

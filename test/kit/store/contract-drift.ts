@@ -85,12 +85,34 @@ export function driftContract(fixture: StoreFixture): void {
         const want = rows.filter((r) => r.nodeSet === set);
         assert.deepEqual(await store.drift.nodes(report.id, { nodeSet: set, limit: 100 }), want, set);
         const drifted = want.filter((r) => r.state === 'drifted').length;
-        assert.deepEqual(await store.drift.countNodes(report.id, { nodeSet: set }), { drifted, pending: 0, unmanaged: want.length - drifted, missing: 0 }, set);
+        assert.deepEqual(
+          await store.drift.countNodes(report.id, { nodeSet: set }),
+          { drifted, moved: 0, pending: 0, unmanaged: want.length - drifted, missing: 0, orphaned: 0 },
+          set,
+        );
       }
       assert.deepEqual((await store.drift.nodes(report.id, { limit: 1 }))[0], rows[0], 'a member row reads back with its set');
       assert.equal((await store.drift.nodes(report.id, { nodeSet: 'md', states: ['drifted'], limit: 100 })).length, 5);
       assert.deepEqual(await store.drift.nodes(report.id, { nodeSet: 'm', limit: 100 }), []);
-      assert.deepEqual(await store.drift.countNodes(report.id), { drifted: 15, pending: 0, unmanaged: 45, missing: 0 });
+      assert.deepEqual(await store.drift.countNodes(report.id), { drifted: 15, moved: 0, pending: 0, unmanaged: 45, missing: 0, orphaned: 0 });
+    });
+
+    test('keeps moved and orphaned rows with the set they were written as, counts them, and reads earlier counts with none of either', async (t) => {
+      const store = await freshStore(t, fixture);
+      const report = await store.drift.createReport({ site: 's', revision: 3, action: 'report' });
+      const rows: DriftNodeRow[] = [
+        { seq: 0, node: 'kp-1', state: 'moved', revision: 3, nodeSet: 'gpu', detail: { run: 5, changes: 1, lastSet: 'general' } },
+        { seq: 1, node: 'kp-2', state: 'orphaned', revision: 3, detail: { run: 5, lastSet: 'general' } },
+        { seq: 2, node: 'bm-gone', state: 'orphaned', revision: 1, detail: { run: 2 } },
+      ];
+      await store.drift.addNodes(report.id, rows);
+      assert.deepEqual(await store.drift.nodes(report.id, { states: ['orphaned'], limit: 10 }), rows.slice(1));
+      assert.deepEqual(await store.drift.nodes(report.id, { states: ['moved'], nodeSet: 'gpu', limit: 10 }), rows.slice(0, 1));
+      assert.deepEqual(await store.drift.countNodes(report.id), { drifted: 0, moved: 1, pending: 0, unmanaged: 0, missing: 0, orphaned: 2 });
+      // A report finished before moved and orphaned were counted.
+      const { moved: _moved, orphaned: _orphaned, ...earlier } = { ...emptyDriftCounts(), total: 3, drifted: 3 };
+      await store.drift.finishReport(report.id, earlier as ReturnType<typeof emptyDriftCounts>);
+      assert.deepEqual((await store.drift.getReport(report.id)).counts, { ...emptyDriftCounts(), total: 3, drifted: 3 });
     });
 
     test('a retried detection (same key) gets its report back, emptied', async (t) => {
