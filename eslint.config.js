@@ -214,8 +214,8 @@ export default tseslint.config(
     // Workflow code imports them too, so they hold only what the sandbox runs.
     files: ['src/contracts/**/*.ts'],
     rules: forbid([
-      { regex: '^(?!\\./|\\.\\./core/plan/|@temporalio/(workflow|common)$)' },
-      'src/contracts imports only src/contracts, src/core/plan and @temporalio/workflow or @temporalio/common',
+      { regex: '^(?!\\./|\\.\\./core/(plan|fleet)/|@temporalio/(workflow|common)$)' },
+      'src/contracts imports only src/contracts, src/core/plan, src/core/fleet and @temporalio/workflow or @temporalio/common',
     ]),
   },
   {

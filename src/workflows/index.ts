@@ -4,3 +4,4 @@ export { relabelNode } from './relabel-node.ts';
 export { detectDrift } from './detect-drift.ts';
 export { pollPlugins } from './poll-plugins.ts';
 export { watchJoins } from './watch-joins.ts';
+export { fleetRollout } from './fleet-rollout.ts';

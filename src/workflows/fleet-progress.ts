@@ -1,0 +1,43 @@
+/**
+ * What a fleet rollout shows: its progress Query's answer and the counts
+ * and failure sample of its result, bounded whatever the number of sites.
+ * Workflow code: deterministic.
+ */
+import { FLEET_FAILURE_SAMPLE, SiteState, type FleetCounts, type FleetProgress, type SiteOutcome } from '../contracts/fleet-messages.ts';
+import type { FleetState } from './fleet-control.ts';
+
+/** Sites by state, with those running and those not started. */
+export function fleetCounts(state: FleetState): FleetCounts {
+  const counts: FleetCounts = { sites: state.sites, running: state.running.size, pending: 0, succeeded: 0, failed: 0, unreachable: 0, skipped: 0 };
+  for (const outcome of state.outcomes.values()) counts[outcome.state]++;
+  counts.pending = state.sites - state.outcomes.size - state.running.size;
+  return counts;
+}
+
+/** The failed and unreachable sites, at most {@link FLEET_FAILURE_SAMPLE}. */
+export function failureSample(outcomes: Iterable<SiteOutcome>): SiteOutcome[] {
+  const sample: SiteOutcome[] = [];
+  for (const o of outcomes) {
+    if (o.state !== SiteState.failed && o.state !== SiteState.unreachable) continue;
+    sample.push(o);
+    if (sample.length === FLEET_FAILURE_SAMPLE) break;
+  }
+  return sample;
+}
+
+/** The progress Query's answer. */
+export function fleetProgress(state: FleetState): FleetProgress {
+  const wave = state.waves[Math.min(state.wave, state.waves.length - 1)];
+  return {
+    name: state.name,
+    rollout: state.rollout,
+    wave: { index: state.wave, name: wave?.name ?? '', sites: wave?.sites.length ?? 0, count: state.waves.length },
+    counts: fleetCounts(state),
+    running: [...state.running].sort(),
+    paused: state.paused,
+    aborted: state.aborted,
+    ...(state.waiting ? { waiting: state.waiting.gate, reason: state.waiting.reason } : {}),
+    failures: failureSample(state.outcomes.values()),
+    approvals: state.approvals.slice(-20),
+  };
+}
