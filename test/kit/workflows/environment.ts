@@ -31,6 +31,8 @@ export interface WorkflowTestEnv {
   client: Client;
   /** Runs `body` with `fake` answering every activity of the workflows it starts; releases what the fake holds after. */
   run<T>(fake: FakeRelabel, body: (w: TestWorker) => Promise<T>): Promise<T>;
+  /** Starts one more worker, on `taskQueue` (a fleet site's own queue), answering as the first does; resolves to its shutdown. */
+  addWorker(taskQueue: string): Promise<() => Promise<void>>;
   /** Stops the worker and the server. */
   teardown(): Promise<void>;
 }
@@ -102,6 +104,14 @@ export async function startWorkflowEnv(): Promise<WorkflowTestEnv> {
         clearTimeout(timer);
         fake.release();
       }
+    },
+    async addWorker(queue) {
+      const more = await Worker.create({ connection: temporal.nativeConnection, taskQueue: queue, workflowBundle, activities: dispatching(fakes) });
+      const going = more.run();
+      return async () => {
+        more.shutdown();
+        await going;
+      };
     },
     async teardown() {
       worker.shutdown();

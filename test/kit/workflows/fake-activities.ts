@@ -12,12 +12,14 @@
  * `applyNodePlan` can be held (every call waits until released) to look at
  * a run with its window full.
  */
+import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { FailureType } from '../../../src/core/plan/failure-types.ts';
 import type { EffectiveRollout } from '../../../src/core/plan/waves.ts';
 import type { Activities } from '../../../src/activities/index.ts';
 import type { HealthOutcome } from '../../../src/activities/wave-activities.ts';
 import type { DriftDetection } from '../../../src/contracts/drift-messages.ts';
+import type { FleetSiteActivities } from '../../../src/contracts/fleet-messages.ts';
 import type { NodeError, RelabelNodeResult } from '../../../src/contracts/messages.ts';
 
 /** The activities the workflows call, as the fake gives them (the real signatures). */
@@ -36,9 +38,11 @@ export type FakeActivities = Pick<
   | 'applyNodePlan'
   | 'detectDrift'
   | 'startHealRun'
+  | 'startReleaseRun'
   | 'awaitRun'
   | 'recordHeal'
->;
+> &
+  FleetSiteActivities;
 
 /** One activity call, in the order the fake saw them. */
 export interface Call {
@@ -104,8 +108,16 @@ export class FakeRelabel {
   startHeal:
     | ((input: { report: number; revision: number }) => Promise<{ workflowId: string; runId: string; run: number; nodes: number } | { skipped: string }>)
     | undefined;
+  /** Starts a release run over the orphaned nodes (set by a drift test); absent: `startReleaseRun` says skipped. */
+  startRelease:
+    | ((input: { report: number; revision: number }) => Promise<{ workflowId: string; runId: string; run: number; nodes: number } | { skipped: string }>)
+    | undefined;
   /** Waits for a heal run's end (set by a drift test). */
   awaitHeal: ((input: { workflowId: string; runId: string }) => Promise<{ status: string; written?: number; failed?: number }>) | undefined;
+  /** What each site prepares for a fleet rollout: its run's nodes (absent: `<site>-n1`, `<site>-n2`), or a refusal. */
+  readonly siteRuns = new Map<string, { nodes?: string[]; refuse?: NodeError }>();
+  /** The run each site prepared, by site, in the order they were prepared. */
+  readonly prepared = new Map<string, number>();
   private holding = false;
   private readonly held: { node: string; go: () => void }[] = [];
   private nextRun = 100;
@@ -242,8 +254,26 @@ export class FakeRelabel {
         return this.detection;
       },
       startHealRun: async (input) => (this.startHeal ? await this.startHeal(input) : { skipped: 'no heal starter in this test' }),
+      startReleaseRun: async (input) => (this.startRelease ? await this.startRelease(input) : { skipped: 'no release starter in this test' }),
       awaitRun: async (input) => (this.awaitHeal ? await this.awaitHeal(input) : { status: 'rejected', message: 'no heal runs in this test' }),
       recordHeal: async () => undefined,
+      prepareSiteRun: async ({ site, run: options }) => {
+        const spec = this.siteRuns.get(site);
+        if (spec?.refuse) throw ApplicationFailure.nonRetryable(spec.refuse.message, spec.refuse.type);
+        const run = this.addRun({ nodes: spec?.nodes ?? [`${site}-n1`, `${site}-n2`] });
+        this.prepared.set(site, run);
+        // The site's run reaches this test's fake as its fleet rollout did: by its workflow ID's first segment.
+        const test = (Context.current().info.workflowExecution?.workflowId ?? '').split('/')[0] ?? '';
+        return {
+          run,
+          workflowId: `${test}/update-labels/${site}`,
+          input: { run, ...(options.revision !== undefined ? { revision: options.revision } : {}) },
+          memo: { run },
+          staticSummary: `Update labels of site ${site}`,
+          staticDetails: `run ${run} of site ${site}`,
+        };
+      },
+      settleSiteRun: async () => undefined,
     };
     return Object.fromEntries(
       Object.entries(fake).map(([name, fn]) => [
@@ -253,7 +283,7 @@ export class FakeRelabel {
           return (fn as (i: unknown) => Promise<unknown>)(input);
         },
       ]),
-    ) as FakeActivities;
+    ) as unknown as FakeActivities;
   }
 
   /** `applyNodePlan`: waits while held, then writes the node (or fails it, when it is failing). */
