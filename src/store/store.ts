@@ -5,6 +5,7 @@
 import type { ActionStore } from './runs/action-store.ts';
 import type { DesignStore } from './designs/design-store.ts';
 import type { DriftStore } from './drift/drift-store.ts';
+import type { FleetStore } from './fleet/fleet-store.ts';
 import type { PluginStore } from './plugins/plugin-store.ts';
 import type { RevisionStore } from './revisions/revision-store.ts';
 import type { RunStore } from './runs/run-store.ts';
@@ -28,6 +29,8 @@ export interface Store {
   readonly drift: DriftStore;
   /** Label plugin sets, plugin status and the set each run pinned. */
   readonly plugins: PluginStore;
+  /** The fleet registry (a store at a fleet's centre holds it; a site's store leaves it empty). */
+  readonly fleet: FleetStore;
   /** Release the database; later calls reject with Closed. Idempotent. */
   close(): Promise<void>;
 }

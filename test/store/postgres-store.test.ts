@@ -82,7 +82,7 @@ describe('PostgreSQL backend specifics', () => {
     try {
       // What a version-1 relabel left behind: the revision tables only.
       await client.query(
-        `DROP TABLE "${schema}".drift_nodes, "${schema}".drift_reports, "${schema}".plugin_set_labels, "${schema}".plugin_set_plugins, "${schema}".plugin_sets, "${schema}".plugin_status, "${schema}".run_plugin_sets, "${schema}".run_commands, "${schema}".run_waves, "${schema}".revision_designs; DROP TABLE "${schema}".run_nodes; DROP TABLE "${schema}".runs; UPDATE "${schema}".meta SET value = '1' WHERE key = 'schema_version'`,
+        `DROP TABLE "${schema}".drift_nodes, "${schema}".drift_reports, "${schema}".plugin_set_labels, "${schema}".plugin_set_plugins, "${schema}".plugin_sets, "${schema}".plugin_status, "${schema}".run_plugin_sets, "${schema}".run_commands, "${schema}".run_waves, "${schema}".revision_designs, "${schema}".fleet_sites; DROP TABLE "${schema}".run_nodes; DROP TABLE "${schema}".runs; UPDATE "${schema}".meta SET value = '1' WHERE key = 'schema_version'`,
       );
       const migrated = await openPostgresStore(baseUrl, { schema });
       try {
@@ -114,7 +114,7 @@ describe('PostgreSQL backend specifics', () => {
     try {
       // What a version-2 relabel left behind: the runs table without the audit columns, and a run in it.
       await client.query(
-        `DROP TABLE "${schema}".drift_nodes, "${schema}".drift_reports, "${schema}".plugin_set_labels, "${schema}".plugin_set_plugins, "${schema}".plugin_sets, "${schema}".plugin_status, "${schema}".run_plugin_sets, "${schema}".run_commands, "${schema}".run_waves, "${schema}".revision_designs; ` +
+        `DROP TABLE "${schema}".drift_nodes, "${schema}".drift_reports, "${schema}".plugin_set_labels, "${schema}".plugin_set_plugins, "${schema}".plugin_sets, "${schema}".plugin_status, "${schema}".run_plugin_sets, "${schema}".run_commands, "${schema}".run_waves, "${schema}".revision_designs, "${schema}".fleet_sites; ` +
           `ALTER TABLE "${schema}".run_nodes DROP COLUMN wave; ` +
           `ALTER TABLE "${schema}".runs DROP COLUMN action_id, DROP COLUMN context_marker, DROP COLUMN execution_run_id; ` +
           `ALTER TABLE "${schema}".runs DROP COLUMN started_by, DROP COLUMN started_via, DROP COLUMN outcome; ` +

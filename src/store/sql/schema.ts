@@ -7,7 +7,7 @@
 import type { TableNames } from './sql-driver.ts';
 
 /** Schema version this code writes and reads. Stored in the `meta` table. */
-export const SCHEMA_VERSION = 8;
+export const SCHEMA_VERSION = 9;
 
 /** The store's tables (besides `meta`), by the name the SQL code uses for each. */
 const TABLES = {
@@ -34,6 +34,8 @@ const TABLES = {
   runWaves: 'run_waves',
   // Schema v8: each revision's validated design.
   revisionDesigns: 'revision_designs',
+  // Schema v9: the fleet registry.
+  fleetSites: 'fleet_sites',
 } as const satisfies Record<keyof TableNames, string>;
 
 /**
@@ -236,6 +238,16 @@ CREATE TABLE {revision_designs} (
   revision_id INTEGER NOT NULL PRIMARY KEY REFERENCES {revisions} (id),
   format TEXT NOT NULL,
   design TEXT NOT NULL
+) STRICT;
+`,
+  // Version 9: the fleet registry: each site's name, its worker's task queue (one site's only) and its labels.
+  `
+CREATE TABLE {fleet_sites} (
+  name TEXT PRIMARY KEY,
+  task_queue TEXT NOT NULL UNIQUE,
+  labels TEXT NOT NULL,
+  added_at TIMESTAMP NOT NULL,
+  added_by TEXT
 ) STRICT;
 `,
 ];

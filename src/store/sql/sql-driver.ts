@@ -45,6 +45,7 @@ export interface TableNames {
   readonly runWaves: string;
   /** Each revision's validated design (schema version 8). */
   readonly revisionDesigns: string;
+  readonly fleetSites: string;
 }
 
 /** A backend: transactions over one database. */

@@ -10,6 +10,7 @@ import { sqlRunStore } from '../runs/sql-run-store.ts';
 import { sqlActionStore } from '../runs/sql-action-store.ts';
 import { sqlDriftStore } from '../drift/sql-drift-store.ts';
 import { sqlPluginStore } from '../plugins/sql-plugin-store.ts';
+import { sqlFleetStore } from '../fleet/sql-fleet-store.ts';
 
 /**
  * The store over `driver`, which it owns from now on (closed by
@@ -24,6 +25,7 @@ export function sqlStore(driver: SqlDriver): Store {
     actions: sqlActionStore(owned),
     drift: sqlDriftStore(owned),
     plugins: sqlPluginStore(owned),
+    fleet: sqlFleetStore(owned),
     close: () => owned.close(),
   };
 }

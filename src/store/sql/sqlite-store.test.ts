@@ -43,7 +43,7 @@ describe('SQLite backend specifics', () => {
     await store.close();
     const db = new DatabaseSync(path);
     db.exec(
-      `DROP TABLE drift_nodes; DROP TABLE drift_reports; DROP TABLE plugin_set_labels; DROP TABLE plugin_set_plugins; DROP TABLE plugin_sets; DROP TABLE plugin_status; DROP TABLE run_plugin_sets; DROP TABLE run_commands; DROP TABLE run_waves; DROP TABLE revision_designs; DROP TABLE run_nodes; DROP TABLE runs; UPDATE meta SET value = '1' WHERE key = 'schema_version'`,
+      `DROP TABLE drift_nodes; DROP TABLE drift_reports; DROP TABLE plugin_set_labels; DROP TABLE plugin_set_plugins; DROP TABLE plugin_sets; DROP TABLE plugin_status; DROP TABLE run_plugin_sets; DROP TABLE run_commands; DROP TABLE run_waves; DROP TABLE revision_designs; DROP TABLE fleet_sites; DROP TABLE run_nodes; DROP TABLE runs; UPDATE meta SET value = '1' WHERE key = 'schema_version'`,
     );
     db.close();
     const migrated = await openSqliteStore(path);
@@ -73,7 +73,7 @@ describe('SQLite backend specifics', () => {
     db.exec(
       `DROP TABLE drift_nodes; DROP TABLE drift_reports; DROP TABLE plugin_set_labels; DROP TABLE plugin_set_plugins; DROP TABLE plugin_sets; DROP TABLE plugin_status; DROP TABLE run_plugin_sets`,
     );
-    db.exec(`DROP TABLE run_waves; DROP TABLE revision_designs; DROP INDEX run_nodes_wave; ALTER TABLE run_nodes DROP COLUMN wave;`);
+    db.exec(`DROP TABLE run_waves; DROP TABLE revision_designs; DROP TABLE fleet_sites; DROP INDEX run_nodes_wave; ALTER TABLE run_nodes DROP COLUMN wave;`);
     db.exec(
       `DROP TABLE run_commands; DROP INDEX runs_action_id; ALTER TABLE runs DROP COLUMN action_id; ALTER TABLE runs DROP COLUMN context_marker; ALTER TABLE runs DROP COLUMN execution_run_id`,
     );

@@ -16,6 +16,7 @@ import { pluginsContract } from './contract-plugins.ts';
 import { actionsContract } from './contract-actions.ts';
 import { wavesContract } from './contract-waves.ts';
 import { designsContract } from './contract-designs.ts';
+import { fleetContract } from './contract-fleet.ts';
 
 const f = (source: string, text: string): SourceFile => ({ source, text });
 
@@ -276,5 +277,6 @@ export function storeContract(backend: string, fixture: StoreFixture): void {
     actionsContract(fixture);
     wavesContract(fixture);
     designsContract(fixture);
+    fleetContract(fixture);
   });
 }
