@@ -4,7 +4,7 @@
  */
 import { Argument, type Command, Option } from 'commander';
 import { FailureType } from '../core/plan/failure-types.ts';
-import { listedErrors } from '../core/plan/site-error.ts';
+import { formatError, listedErrors, type SiteError } from '../core/plan/site-error.ts';
 import { validateSite } from '../core/site/validate-site.ts';
 import type { Revision, StagedBucket } from '../store/revisions/revision-store.ts';
 import { withContext, type SetExit } from './context.ts';
@@ -21,6 +21,21 @@ const revisionArgument = (name: string, description: string) => new Argument(`<$
 function stagedJson(b: StagedBucket) {
   return { bucket: b.bucket, sources: b.files.map((f) => f.source), stagedAt: b.stagedAt };
 }
+
+/** Prints each warning of a site (a selector on a label Cluster API keeps on Machines only) on stderr, as `relabel: warning: …`. */
+function warn(warnings: readonly SiteError[] | undefined): void {
+  for (const w of warnings ?? []) note(`relabel: warning: ${formatError(w)}`);
+}
+
+/** What `docs stage` checks, after its options. */
+const STAGE_HELP =
+  "\nChecked here: YAML syntax, each document's schema, label syntax, names given twice in the bucket;\n" +
+  'and, of the site the bucket would make with the committed documents and the buffer, that no\n' +
+  'node-set selector reads a label relabel writes. Other references to other documents (host\n' +
+  'profiles, racks, the label policy), in this bucket or another, are checked by docs commit, so a\n' +
+  'site can be staged one bucket at a time. A selector on a label Cluster API keeps on Machines only\n' +
+  '(cluster.x-k8s.io/deployment-name…) is a warning on stderr, not an error.\n' +
+  'Invalid documents: every error listed, nothing staged.\nJSON: {bucket, sources, stagedAt, warnings: [warning…]}.';
 
 /** Files a staging names in its line; a Pegleg site stages hundreds, counted after these. */
 const FILES_NAMED = 5;
@@ -66,8 +81,13 @@ function addBufferCommands(docs: Command, setExit: SetExit): void {
       const result = validateSite(files);
       const sources = files.map((f) => f.source);
       if (opts.output === 'json') {
-        printJson(result.ok ? { ok: true, files: sources, design: result.design } : { ok: false, files: sources, errors: result.errors });
+        printJson(
+          result.ok
+            ? { ok: true, files: sources, design: result.design, warnings: result.warnings ?? [] }
+            : { ok: false, files: sources, errors: result.errors },
+        );
       } else if (result.ok) {
+        warn(result.warnings);
         const d = result.design;
         const sets = d.nodeSets ? `, ${Object.keys(d.nodeSets).length} node set(s)` : '';
         say(
@@ -89,19 +109,14 @@ function addBufferCommands(docs: Command, setExit: SetExit): void {
     .addOption(new Option('--pegleg <repo>', "a Pegleg repository: stage --site's collected documents (global/, type/<site_type>/, site/<name>/)"))
     .addOption(new Option('--site <name>', 'the site of the --pegleg repository'))
     .addOption(outputOption())
-    .addHelpText(
-      'after',
-      "\nChecked here: YAML syntax, each document's schema, label syntax, names given twice in the bucket.\n" +
-        'References to other documents (host profiles, racks, the label policy), in this bucket or\n' +
-        'another, are checked by docs commit, so a site can be staged one bucket at a time.\n' +
-        'Invalid documents: every error listed, nothing staged.\nJSON: {bucket, sources, stagedAt}.',
-    )
+    .addHelpText('after', STAGE_HELP)
     .action(async (bucket: string, paths: string[], opts: { pegleg?: string; site?: string }, cmd: Command) => {
       const files = await documentFiles(paths, opts, 'stored');
       setExit(
         await withContext(cmd, async ({ documents, format }) => {
           const staged = await documents.stage(bucket, files);
-          if (format === 'json') return printJson(stagedJson(staged));
+          if (format === 'json') return printJson({ ...stagedJson(staged), warnings: staged.warnings });
+          warn(staged.warnings);
           say(`staged bucket ${staged.bucket}: ${staged.files.length} file(s): ${namesShown(staged.files.map((f) => f.source))}`);
           say('commit with: relabel docs commit -m MESSAGE (the whole site is validated then)');
         }),
@@ -161,19 +176,20 @@ function addCommitCommand(docs: Command, setExit: SetExit): void {
         'Invalid site: every error listed, nothing committed, the buffer kept. With --force it is\n' +
         'committed anyway, a warning with the error count on stderr; update-labels refuses that\n' +
         'revision until a later commit fixes it.\n' +
-        'JSON: the revision {id, createdAt, message, buckets, tags, warnings: [error…]};\n' +
-        'with --dry-run {dryRun: true, ok, buckets, errors} (exit 2 when not ok).',
+        'JSON: the revision {id, createdAt, message, buckets, tags, warnings: [error… then warning…]};\n' +
+        'with --dry-run {dryRun: true, ok, buckets, errors, warnings} (exit 2 when not ok).',
     )
     .action(async (opts: { message?: string; force?: boolean; dryRun?: boolean }, cmd: Command) => {
       setExit(
         await withContext(cmd, async ({ documents, format }) => {
           if (opts.dryRun) {
-            const { buckets, errors } = await documents.checkCommit();
+            const { buckets, errors, warnings } = await documents.checkCommit();
             const code = errors.length === 0 ? ExitCode.ok : exitCodeForType(FailureType.DocumentValidationFailed);
             if (format === 'json') {
-              printJson({ dryRun: true, ok: errors.length === 0, buckets, errors });
+              printJson({ dryRun: true, ok: errors.length === 0, buckets, errors, warnings });
               return code;
             }
+            warn(warnings);
             for (const line of listedErrors(errors)) say(line);
             say(
               errors.length === 0
@@ -182,16 +198,17 @@ function addCommitCommand(docs: Command, setExit: SetExit): void {
             );
             return code;
           }
-          const { revision, warnings } = await documents.commit({
+          const { revision, warnings, forced } = await documents.commit({
             ...(opts.message !== undefined ? { message: opts.message } : {}),
             ...(opts.force ? { force: true } : {}),
           });
-          if (warnings.length > 0) {
+          if (forced > 0) {
             note(
-              `relabel: warning: revision ${revision.id} was committed with --force despite ${warnings.length} site validation error(s); update-labels refuses it until a later commit fixes them`,
+              `relabel: warning: revision ${revision.id} was committed with --force despite ${forced} site validation error(s); update-labels refuses it until a later commit fixes them`,
             );
-            if (format !== 'json') for (const line of listedErrors(warnings)) note(line);
+            if (format !== 'json') for (const line of listedErrors(warnings.slice(0, forced))) note(line);
           }
+          warn(warnings.slice(forced));
           if (format === 'json') return printJson({ ...revision, warnings });
           say(`committed revision ${revision.id} (buckets: ${revision.buckets.join(', ')})`);
         }),

@@ -37,6 +37,7 @@ export function planText(p: FleetPlan): string {
   if (sets.length > 0) {
     parts.push(`node sets: ${sets.map(([set, n]) => (n === 0 ? `${set} matches no node` : `${set} ${n} member(s)`)).join(', ')}`);
   }
+  for (const warning of p.warnings ?? []) parts.push(`warning: ${warning}`);
   const keys = Object.keys(p.labels).sort(byText);
   const rows = keys.slice(0, MAX_SUMMARY_KEYS).map((key) => {
     const e = p.labels[key] as LabelKeyPlan;

@@ -172,6 +172,8 @@ export function summaryText(s: RunSummary): string {
   if (types.length > 0) parts.push(`failures by type: ${types.map(([t, n]) => `${t} ${n}`).join(', ')}`);
   const c = s.pluginConflicts;
   if (c) parts.push(`plugin labels not applied (the documents, or a plugin sorting first, give another value): ${c.labels} on ${c.nodes} node(s)`);
+  const sets = Object.entries(s.nodeSets ?? {});
+  if (sets.length > 0) parts.push(`node set members: ${sets.map(([set, n]) => `${set} ${n}`).join(', ')}`);
   const labels = labelTable(s.labels, s.moreLabelKeys);
   parts.push(labels ? `nodes per label key (all nodes of the run):\n${labels}` : 'no label changes');
   return parts.join('\n');
@@ -192,6 +194,18 @@ function pageNote(page: NodePage): string | undefined {
   if (page.offset === 0 && page.items.length >= page.total) return undefined;
   const last = page.offset + page.items.length;
   return `nodes ${page.items.length === 0 ? 0 : page.offset + 1}–${last} of ${page.total}${last < page.total ? ` (more with --offset ${last})` : ''}`;
+}
+
+/**
+ * Warnings of the node sets a run was started for that no node of it was a
+ * member of: read from the summary's member counts, or, without one, from a
+ * run with no node at all (then every set it was started for matched none).
+ */
+export function emptySetWarnings(r: RunStatusReport, summary?: RunSummary): string[] {
+  if (!r.result || !r.nodeSets) return [];
+  const counted = summary?.nodeSets ?? {};
+  const empty = summary ? r.nodeSets.filter((set) => (counted[set] ?? 0) === 0) : r.result.counts.total === 0 ? r.nodeSets : [];
+  return empty.map((set) => `node set "${set}" matches no node: nothing of it was ${r.result?.dryRun ? 'planned' : 'written'}`);
 }
 
 /** How a run ended, for people: the rejection, or the per-node table (a page of it) and final status. */
@@ -225,6 +239,7 @@ export function outcomeText(r: RunStatusReport, page?: NodePage, summary?: RunSu
     parts.push(...waveResultLines(result));
     if (result.removal && (result.dryRun || result.removal.removed > 0)) parts.push(brakeText(result.removal, result.dryRun));
     if (result.impact) parts.push(impactText(result.impact));
+    for (const warning of emptySetWarnings(r, summary)) parts.push(`warning: ${warning}`);
     if (c.failure > 0 && !result.dryRun) parts.push(`retry the failed nodes with: relabel retry ${r.workflowId} --run-id ${r.runId}`);
   }
   return parts.join('\n');

@@ -17,7 +17,7 @@ import { FailureType, isFailureType } from '../core/plan/failure-types.ts';
 import { byText } from '../core/plan/label-plan.ts';
 import { formatLabelSource, pluginSource, type LabelSource } from '../core/site/label-provenance.ts';
 import { nodeWants, type PluginEntry } from '../core/plan/node-wants.ts';
-import { memberEntry } from '../core/plan/node-sets.ts';
+import { memberEntry, nodeSetWarnings } from '../core/plan/node-sets.ts';
 import type { RemovalAssessment } from '../core/plan/removal-brake.ts';
 import type { PlanImpact } from '../core/plan/workload-impact.ts';
 import type { Design } from '../core/site/validate-site.ts';
@@ -65,6 +65,12 @@ export interface FleetPlan extends RunRef {
   failureTypes: Record<string, number>;
   /** Planned members of each node set, by set name (0: a set the plan targets that matches no node). */
   nodeSets: Record<string, number>;
+  /**
+   * What the plan warns of, refusing nothing: each set of `nodeSets` that
+   * matches no node, and each of their selectors reading a label Cluster
+   * API keeps on Machines only (so no Node carries it).
+   */
+  warnings: string[];
   /** Per label key (changed or desired), sorted: at most {@link MAX_SUMMARY_LABEL_KEYS}. */
   labels: Record<string, LabelKeyPlan>;
   /** Keys beyond those listed. */
@@ -182,9 +188,11 @@ export function createPlans(runs: Runs) {
   /**
    * The plan of a finished dry run: RunNotFound for a run that is not a dry
    * run; RunInProgress while it is still computed; the run's own failure
-   * (such as DocumentValidationFailed) when it was rejected.
+   * (such as DocumentValidationFailed) when it was rejected. The sets it
+   * targets (`view.sets`, else those the run was started for) are counted
+   * even when they match no node, and warned of then.
    */
-  async function report(ref: { workflowId: string; runId?: string }, view: Pick<PlanOptions, 'nodes'> = {}): Promise<FleetPlan> {
+  async function report(ref: { workflowId: string; runId?: string }, view: Pick<PlanOptions, 'nodes'> & { sets?: readonly string[] } = {}): Promise<FleetPlan> {
     const status = await runs.status(ref.workflowId, ref.runId);
     if (status.failure) throw new RelabelError(isFailureType(status.failure.type) ? status.failure.type : FailureType.InternalError, status.failure.message);
     if (status.execution === 'RUNNING') throw new RelabelError(FailureType.RunInProgress, `the plan ${ref.workflowId} is still being computed; ask again`);
@@ -211,6 +219,11 @@ export function createPlans(runs: Runs) {
       if (page.length >= MAX_PLUGIN_LOOKUP) await flush();
     }
     await flush();
+    const counted = tally.result();
+    const targeted = view.sets ?? status.nodeSets ?? [];
+    const nodeSets = Object.fromEntries(
+      [...new Set([...targeted, ...Object.keys(counted.nodeSets)])].sort(byText).map((s): [string, number] => [s, counted.nodeSets[s] ?? 0]),
+    );
     const plan: FleetPlan = {
       workflowId: ref.workflowId,
       runId: status.runId,
@@ -219,7 +232,9 @@ export function createPlans(runs: Runs) {
       revision: result.revision,
       site: result.site,
       targets: result.counts.total,
-      ...tally.result(),
+      ...counted,
+      nodeSets,
+      warnings: nodeSetWarnings(design.nodeSets, nodeSets),
       removal: result.removal ?? null,
       impact: result.impact ?? null,
     };
@@ -247,13 +262,10 @@ export function createPlans(runs: Runs) {
   async function plan(options: PlanOptions): Promise<FleetPlan> {
     const started = await start(options);
     await runs.wait(started, options.onProgress, undefined, options.onWarning);
-    const planned = await report(started, options.nodes ? { nodes: options.nodes } : {});
     // The sets the plan targets are reported even when they match no node.
     const select = options.select;
     const targeted = select && 'nodeSets' in select ? select.nodeSets : select && 'all' in select ? started.nodeSets : undefined;
-    if (!targeted) return planned;
-    const nodeSets = Object.fromEntries([...new Set([...targeted, ...Object.keys(planned.nodeSets)])].sort(byText).map((s) => [s, planned.nodeSets[s] ?? 0]));
-    return { ...planned, nodeSets };
+    return report(started, { ...(options.nodes ? { nodes: options.nodes } : {}), ...(targeted ? { sets: targeted } : {}) });
   }
 
   /** Starts the dry run a plan is made of, with the checks and selection of `update-labels`; {@link report} reads it once it has ended. */

@@ -19,6 +19,7 @@ const plan: FleetPlan = {
   statuses: { success: 2, failure: 1 },
   failureTypes: { NodeNotFound: 1 },
   nodeSets: {},
+  warnings: [],
   labels: {
     'node-exporter': {
       desired: 2,

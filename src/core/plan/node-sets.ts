@@ -6,7 +6,11 @@
  * with every set's name: relabel never picks one silently. Pure: the
  * caller reads the nodes (one LIST) and passes their names and labels.
  */
-import { selectorMatches, type LabelSelector } from './label-selector.ts';
+import { selectorMatches, selectorString, type LabelSelector } from './label-selector.ts';
+import { nodeSetSelectorWarnings } from './machine-labels.ts';
+import { quote } from './text.ts';
+
+const byName = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 /** A set as the plan side reads it: a node's entry plus the selector (the site side's `DesignNodeSet` is one). */
 export type SetEntry<N> = N & { selector: LabelSelector };
@@ -101,4 +105,24 @@ export function expandNodeSets<N extends { name: string }, D extends SetDesign<N
   const byNode = (a: { node: string }, b: { node: string }) => (a.node < b.node ? -1 : a.node > b.node ? 1 : 0);
   const nodes = Object.fromEntries([...Object.entries(design.nodes), ...added].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
   return { design: { ...design, nodes }, members, conflicts: conflicts.sort(byNode), shadowed: shadowed.sort(byNode) };
+}
+
+/**
+ * What a plan or run warns of its node sets, as text, by set name: each
+ * selector field reading a label Cluster API keeps on Machines only (see
+ * `machine-labels.ts`), and each set in `members` (the sets it targets or
+ * counted) that matches no node. Neither is an error: a set may be empty
+ * for a while (its fleet scaled to zero), but a set that is empty because
+ * its selector can never match is a mistake the count alone hides.
+ */
+export function nodeSetWarnings(sets: Readonly<Record<string, { selector: LabelSelector }>> | undefined, members: Readonly<Record<string, number>>): string[] {
+  const targeted = Object.fromEntries(Object.keys(members).flatMap((name) => (sets?.[name] ? [[name, sets[name]]] : [])));
+  const empty = Object.keys(members)
+    .filter((name) => members[name] === 0)
+    .sort(byName)
+    .map((name) => {
+      const selector = sets?.[name]?.selector;
+      return `node set ${quote(name)} matches no node${selector ? ` (no Node has labels matching ${selectorString(selector)})` : ''}: nothing of it is written`;
+    });
+  return [...empty, ...nodeSetSelectorWarnings(targeted)];
 }

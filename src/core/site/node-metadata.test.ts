@@ -30,7 +30,7 @@ describe('annotations and taints in documents', () => {
         'n.yaml:14:15 drydock/BaremetalNode/v1 "n1" data.metadata.taints[0].key: taint "node.kubernetes.io/not-ready" is set and lifted by Kubernetes itself; documents may not set it',
         'n.yaml:16:9 drydock/BaremetalNode/v1 "n1" data.metadata.taints[2]: taint "example.com/b" needs an effect (one of NoSchedule, PreferNoSchedule, NoExecute)',
         'n.yaml:18:15 drydock/BaremetalNode/v1 "n1" data.metadata.taints[4].key: taint "example.com/c:NoSchedule" is given twice (also at taints[3]); a node has one taint per key and effect',
-        'n.yaml:19:15 drydock/BaremetalNode/v1 "n1" data.metadata.taints[5].key: taint "relabel.airshipit.org/uninitialized" is relabel\'s own, lifted by the label policy; documents may not set it',
+        'n.yaml:19:15 drydock/BaremetalNode/v1 "n1" data.metadata.taints[5].key: taint "relabel.airshipit.org/uninitialized" is relabel\'s own join taint, lifted by the label policy; documents may not set it',
         'n.yaml:20:15 drydock/BaremetalNode/v1 "n1" data.metadata.taints[6].key: both "example.com/c:NoSchedule" and its deletion "!example.com/c" are given; set the taint or delete it, not both',
       ],
     );
@@ -55,7 +55,7 @@ describe('annotations and taints in documents', () => {
       ),
     ]);
     assert.deepEqual(errors, [
-      's.yaml:14:3 drydock/BaremetalNode/v1 "n1" metadata.name: annotations take 262235 bytes with relabel\'s records; Kubernetes allows a node 262144 (keys and values) on node "n1"',
+      's.yaml:14:3 drydock/BaremetalNode/v1 "n1" metadata.name: annotations take 262752 bytes with relabel\'s records; Kubernetes allows a node 262144 (keys and values) on node "n1"',
     ]);
   });
 });

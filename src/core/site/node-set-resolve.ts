@@ -6,6 +6,7 @@
  * relabel's own writes can never move a node in or out of a set.
  */
 import type { LabelSelector } from '../plan/label-selector.ts';
+import { machineOnlySelectorWarnings } from '../plan/machine-labels.ts';
 import { quote } from '../plan/text.ts';
 import type { PathSegment, SiteError } from '../plan/site-error.ts';
 import type { CheckedDocument } from './document-check.ts';
@@ -101,4 +102,21 @@ export function selectorOwnershipErrors(entries: Iterable<NodeSetEntry>, owned: 
     (entry.selector.matchExpressions ?? []).forEach((r, i) => refuse(r.key, ['matchExpressions', i, 'key'], 'value'));
   }
   return errors;
+}
+
+/**
+ * Warnings, not errors: each selector field of a valid node set document
+ * among `checked` that reads a label Cluster API keeps on Machines only
+ * (see `machine-labels.ts`), at that field, with the reason. Such a set
+ * matches no Node unless the machine controller's
+ * `--additional-sync-machine-labels` names the key, which relabel cannot see.
+ */
+export function machineOnlyLabelWarnings(checked: readonly CheckedDocument[]): SiteError[] {
+  return checked.flatMap((c) =>
+    c.kind !== 'nodeSet'
+      ? []
+      : machineOnlySelectorWarnings(c.value.data.selector as LabelSelector).map((w) =>
+          documentError(c.doc, ['data', 'selector', ...w.path], w.message, w.path[0] === 'matchLabels' ? 'key' : 'value'),
+        ),
+  );
 }

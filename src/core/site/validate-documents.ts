@@ -17,6 +17,7 @@ import { SchemaName } from './schema.ts';
 import type { SiteError } from '../plan/site-error.ts';
 import { sortErrors } from '../plan/site-error.ts';
 import { loadSources } from './yaml-source.ts';
+import { machineOnlyLabelWarnings } from './node-set-resolve.ts';
 import type { LoadedDocument, SiteSource } from './yaml-source.ts';
 
 /** Every document of some sources after its own validation, and the errors found. */
@@ -96,16 +97,23 @@ export function duplicateErrors(checked: readonly CheckedDocument[], options: { 
   });
 }
 
-/** Either every document is valid on its own (with how many there are), or every error found; never both. */
-export type DocumentsValidation = { ok: true; documents: number } | { ok: false; errors: SiteError[] };
+/**
+ * Either every document is valid on its own (with how many there are, and
+ * the warnings found, when any), or every error found; never both.
+ */
+export type DocumentsValidation = { ok: true; documents: number; warnings?: SiteError[] } | { ok: false; errors: SiteError[] };
 
 /**
  * Validates the documents of `sources` each on its own, plus names given
  * twice among them: the checks a bucket must pass to be staged. Pure; every
- * error collected, sorted by file, line and column.
+ * error collected, sorted by file, line and column. A valid bucket's
+ * warnings (a node-set selector reading a label Cluster API keeps on
+ * Machines only) are returned beside it: they refuse nothing.
  */
 export function validateDocumentsAlone(sources: readonly SiteSource[]): DocumentsValidation {
   const { checked, broken, errors } = checkEachDocument(sources);
   errors.push(...duplicateErrors(checked));
-  return errors.length > 0 || broken.length > 0 ? { ok: false, errors: sortErrors(errors) } : { ok: true, documents: checked.length };
+  if (errors.length > 0 || broken.length > 0) return { ok: false, errors: sortErrors(errors) };
+  const warnings = machineOnlyLabelWarnings(checked);
+  return { ok: true, documents: checked.length, ...(warnings.length > 0 ? { warnings: sortErrors(warnings) } : {}) };
 }

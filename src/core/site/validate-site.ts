@@ -13,7 +13,7 @@ import {
   type SiteIndex,
 } from './design-resolve.ts';
 import type { LabelSelector } from '../plan/label-selector.ts';
-import { nodeSetEntries, ownedLabelKeys, selectorOwnershipErrors, type NodeSetEntry } from './node-set-resolve.ts';
+import { machineOnlyLabelWarnings, nodeSetEntries, ownedLabelKeys, selectorOwnershipErrors, type NodeSetEntry } from './node-set-resolve.ts';
 import type { CheckedDocument } from './document-check.ts';
 import { valueAt } from './document-view.ts';
 import { pluginSpecFrom, type PluginSpec } from './label-plugin.ts';
@@ -98,8 +98,12 @@ export type SiteDocument = {
   data: unknown;
 };
 
-/** Either a valid site, or every error found in it; never both. */
-export type SiteValidation = { ok: true; design: Design; documents: SiteDocument[] } | { ok: false; errors: SiteError[] };
+/**
+ * Either a valid site (with its warnings, when any: a node-set selector
+ * reading a label Cluster API keeps on Machines only), or every error found
+ * in it; never both.
+ */
+export type SiteValidation = { ok: true; design: Design; documents: SiteDocument[]; warnings?: SiteError[] } | { ok: false; errors: SiteError[] };
 
 function sortedRecord<T>(entries: Iterable<[string, T]>): Record<string, T> {
   return Object.fromEntries([...entries].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
@@ -160,6 +164,8 @@ function nodeSetsOf(
     plugins: readonly PluginSpec[];
     conflicts: LabelConflict[];
     errors: SiteError[];
+    /** Where the selectors' ownership errors go too, when given (staging reads them alone). */
+    selectorErrors?: SiteError[];
   },
 ): Map<string, DesignNodeSet> {
   const { entries, errors } = nodeSetEntries(checked);
@@ -176,7 +182,9 @@ function nodeSetsOf(
     sets.set(host.name, { ...designNodeOf(host, desired), selector: entry.selector });
   }
   const keys = ownedLabelKeys({ nodes: into.nodes.values(), sets: sets.values(), profiles: index.profiles.values(), racks: index.racks.values() });
-  into.errors.push(...selectorOwnershipErrors(entries.values(), { keys, policy: { labelDomain: policy.labelDomain }, plugins: into.plugins }));
+  const selectorErrors = selectorOwnershipErrors(entries.values(), { keys, policy: { labelDomain: policy.labelDomain }, plugins: into.plugins });
+  into.errors.push(...selectorErrors);
+  into.selectorErrors?.push(...selectorErrors);
   return sets;
 }
 
@@ -193,6 +201,23 @@ function nodeSetsOf(
  * inheritance, so conflicts and node totals are not computed for it).
  */
 export function validateSite(sources: readonly SiteSource[]): SiteValidation {
+  return resolveSite(sources);
+}
+
+/**
+ * The errors of one rule alone in the site `sources` make: node-set
+ * selectors reading a key relabel owns (see `selectorOwnershipErrors`),
+ * sorted. What staging a bucket checks of the site it would make, since
+ * the rule keeps membership stable whatever else the site still lacks.
+ */
+export function selectorOwnershipErrorsOf(sources: readonly SiteSource[]): SiteError[] {
+  const selectorErrors: SiteError[] = [];
+  resolveSite(sources, selectorErrors);
+  return sortErrors(selectorErrors);
+}
+
+/** {@link validateSite}, adding the selectors' ownership errors to `selectorErrors` too when given. */
+function resolveSite(sources: readonly SiteSource[], selectorErrors?: SiteError[]): SiteValidation {
   const { checked, broken, errors, unrendered } = checkEachDocument(sources, { render: true });
   // Nothing can be said of a site's design before it renders.
   if (unrendered === true) return { ok: false, errors: sortErrors(errors) };
@@ -222,7 +247,7 @@ export function validateSite(sources: readonly SiteSource[]): SiteValidation {
   const pluginDocs = checked.flatMap((c) => (c.kind === 'plugin' ? [{ name: c.value.metadata.name, doc: c.doc, value: c.value }] : []));
   errors.push(...duplicateNameErrors(pluginDocs, SchemaName.LabelPlugin).errors);
   const plugins = pluginDocs.map((p) => pluginSpecFrom(p.value)).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  const sets = nodeSetsOf(checked, index, { policy, site, nodes, plugins, conflicts, errors });
+  const sets = nodeSetsOf(checked, index, { policy, site, nodes, plugins, conflicts, errors, ...(selectorErrors ? { selectorErrors } : {}) });
   errors.push(...conflictErrors(conflicts));
   if (errors.length > 0 || policy === undefined || site === undefined) {
     return { ok: false, errors: sortErrors(errors) };
@@ -240,5 +265,6 @@ export function validateSite(sources: readonly SiteSource[]): SiteValidation {
     ...(plugins.length > 0 ? { plugins } : {}),
     ...(sets.size > 0 ? { nodeSets: sortedRecord(sets) } : {}),
   };
-  return { ok: true, design, documents: checked.map((c) => siteDocument(c.doc)) };
+  const warnings = machineOnlyLabelWarnings(checked);
+  return { ok: true, design, documents: checked.map((c) => siteDocument(c.doc)), ...(warnings.length > 0 ? { warnings: sortErrors(warnings) } : {}) };
 }

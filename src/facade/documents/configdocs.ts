@@ -50,8 +50,12 @@ const entries = (files: readonly RevisionDocument[]): DiffEntry[] => files.map((
 
 /** What the configdocs facade uses of the documents facade. */
 export interface ConfigdocsDeps {
-  /** Checks a bucket's files each on its own; throws every error. */
-  check(bucket: string, files: readonly SourceFile[]): void;
+  /**
+   * Checks a bucket's files each on its own, and the node-set selectors of
+   * the site they would make (over the buffer too unless `withBuffer` is
+   * false); throws every error.
+   */
+  check(bucket: string, files: readonly SourceFile[], withBuffer: boolean): Promise<void>;
   /** Runs a store call, turning store errors into facade errors. */
   call<T>(fn: () => Promise<T>): Promise<T>;
 }
@@ -176,7 +180,7 @@ export function createConfigdocs(store: Store, { check, call }: ConfigdocsDeps) 
       );
     }
     // As Shipyard, the buffer is judged before the documents are.
-    if (files !== null) check(bucket, files);
+    if (files !== null) await check(bucket, files, mode !== 'replace');
     const before = committed === null ? [] : (await store.revisions.documents(committed)).filter((d) => d.bucket === bucket);
     const after = (files ?? []).map((f) => ({ bucket, source: f.source, text: f.text }));
     const status = diffEntries(0, 0, entries(before), entries(after)).buckets[0]?.status ?? 'unchanged';

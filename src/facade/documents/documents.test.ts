@@ -40,7 +40,7 @@ describe('documents facade: stage checks each document, commit the whole site', 
       assert.deepEqual([dryRun.buckets, dryRun.errors.map(formatError)], [['nodes'], [dangling]]);
 
       await documents.stage('profiles', profiles);
-      assert.deepEqual(await documents.checkCommit(), { buckets: ['nodes', 'profiles'], errors: [] });
+      assert.deepEqual(await documents.checkCommit(), { buckets: ['nodes', 'profiles'], errors: [], warnings: [] });
       const { revision, warnings } = await documents.commit({ message: 'whole' });
       assert.deepEqual([revision.id, revision.buckets, warnings], [1, ['nodes', 'profiles'], []]);
       assert.deepEqual(await documents.buffer(), []);

@@ -9,9 +9,9 @@
 import { FailureType } from '../../core/plan/failure-types.ts';
 import type { SiteError } from '../../core/plan/site-error.ts';
 import { validateDocumentsAlone } from '../../core/site/validate-documents.ts';
-import { validateSite, type SiteValidation } from '../../core/site/validate-site.ts';
+import { selectorOwnershipErrorsOf, validateSite, type SiteValidation } from '../../core/site/validate-site.ts';
 import { keepCommittedDesign, type DesignMemory } from '../../store/designs/design-cache.ts';
-import { validateDocuments } from '../../store/revisions/revision-checks.ts';
+import { validateDocuments, validationSources } from '../../store/revisions/revision-checks.ts';
 import { isStoreError, StoreErrorCode } from '../../store/store-error.ts';
 import type { Revision, RevisionDocument, SourceFile } from '../../store/revisions/revision-store.ts';
 import type { Store } from '../../store/store.ts';
@@ -32,8 +32,8 @@ async function storeCall<T>(call: () => Promise<T>): Promise<T> {
 
 /** Builds the documents facade over a store; a commit's design is remembered in `designs` when given (the facade's own cache). */
 export function createDocuments(store: Store, designs?: Pick<DesignMemory, 'remember'>) {
-  /** Files of the committed site with the buffer laid over it, bucket by bucket. */
-  async function prospective(): Promise<{ bucket: string; files: readonly SourceFile[] }[]> {
+  /** Files of the committed site with the buffer laid over it (unless `withBuffer` is false), bucket by bucket. */
+  async function prospective(withBuffer = true): Promise<{ bucket: string; files: readonly SourceFile[] }[]> {
     const buckets = new Map<string, SourceFile[]>();
     const latest = await store.revisions.latest();
     if (latest) {
@@ -43,27 +43,53 @@ export function createDocuments(store: Store, designs?: Pick<DesignMemory, 'reme
         buckets.set(d.bucket, files);
       }
     }
-    for (const staged of await store.revisions.buffer()) buckets.set(staged.bucket, [...staged.files]);
+    if (withBuffer) for (const staged of await store.revisions.buffer()) buckets.set(staged.bucket, [...staged.files]);
     return [...buckets].sort(([a], [b]) => (a < b ? -1 : 1)).map(([bucket, files]) => ({ bucket, files }));
   }
 
   const asDocuments = (buckets: { bucket: string; files: readonly SourceFile[] }[]): RevisionDocument[] =>
     buckets.flatMap(({ bucket, files }) => files.map((f) => ({ bucket, source: f.source, text: f.text })));
 
-  /** Checks a bucket's documents each on its own (YAML, schema, label syntax, names given twice); throws every error. */
-  function checkAlone(bucket: string, files: readonly SourceFile[]): void {
+  /**
+   * Checks a bucket's documents each on its own (YAML, schema, label
+   * syntax, names given twice); throws every error, returns the warnings.
+   */
+  function checkAlone(bucket: string, files: readonly SourceFile[]): SiteError[] {
     if (files.length === 0) throw new RelabelError(FailureType.Invalid, `no documents given for bucket ${bucket}`);
     const result = validateDocumentsAlone(files.map((f) => ({ source: `${bucket}/${f.source}`, text: f.text })));
     if (!result.ok) throw invalid(result.errors, `bucket ${bucket} has invalid documents`);
+    return result.warnings ?? [];
   }
 
-  /** The staged buckets' names and every error of the site they would make (with its files and validation); EmptyBuffer when nothing is staged. */
-  async function checkBuffer(): Promise<{ buckets: string[]; errors: SiteError[]; files: RevisionDocument[]; validation: SiteValidation }> {
+  /**
+   * Refuses `files` as bucket `bucket` when they make a node-set selector
+   * read a key relabel owns in the site they would make (the committed one
+   * with the buffer laid over it, `withBuffer` false: without it, and this
+   * bucket): the errors the site has without them are not theirs to answer.
+   */
+  async function checkSelectors(bucket: string, files: readonly SourceFile[], withBuffer = true): Promise<void> {
+    const buckets = (await prospective(withBuffer)).filter((b) => b.bucket !== bucket);
+    const sourcesOf = (all: { bucket: string; files: readonly SourceFile[] }[]) => validationSources(asDocuments(all));
+    const identity = (e: SiteError) => `${e.document.schema} ${e.document.name} ${e.path} ${e.message}`;
+    const before = new Set(selectorOwnershipErrorsOf(sourcesOf(await prospective(withBuffer))).map(identity));
+    const added = selectorOwnershipErrorsOf(sourcesOf([...buckets, { bucket, files }])).filter((e) => !before.has(identity(e)));
+    if (added.length > 0) throw invalid(added, `bucket ${bucket} makes a node set select on a label relabel owns`);
+  }
+
+  /** The staged buckets' names and every error and warning of the site they would make (with its files and validation); EmptyBuffer when nothing is staged. */
+  async function checkBuffer(): Promise<{
+    buckets: string[];
+    errors: SiteError[];
+    warnings: SiteError[];
+    files: RevisionDocument[];
+    validation: SiteValidation;
+  }> {
     const buffered = await store.revisions.buffer();
     if (buffered.length === 0) throw new RelabelError(FailureType.EmptyBuffer, 'nothing is staged: stage documents before committing');
     const files = asDocuments(await prospective());
     const validation = validateDocuments(files);
-    return { buckets: buffered.map((b) => b.bucket), errors: validation.ok ? [] : validation.errors, files, validation };
+    const errors = validation.ok ? [] : validation.errors;
+    return { buckets: buffered.map((b) => b.bucket), errors, warnings: validation.ok ? (validation.warnings ?? []) : [], files, validation };
   }
 
   return {
@@ -75,17 +101,28 @@ export function createDocuments(store: Store, designs?: Pick<DesignMemory, 'reme
     /**
      * Stages `files` as the whole content of `bucket` after checking each
      * document on its own: YAML, schema, label syntax, names given twice in
-     * the bucket. References to other documents (in this bucket or another,
-     * staged or not) are not checked here but at commit. Invalid:
-     * DocumentValidationFailed with every error, nothing staged.
+     * the bucket; and, of the site they would make with the committed
+     * documents and the buffer, that no node-set selector reads a key
+     * relabel owns (see `checkSelectors`). Other references to other
+     * documents (in this bucket or another, staged or not) are not checked
+     * here but at commit. Invalid: DocumentValidationFailed with every
+     * error, nothing staged. Returns the staged bucket and its `warnings`
+     * (a selector on a label Cluster API keeps on Machines only).
      */
     async stage(bucket: string, files: readonly SourceFile[]) {
-      checkAlone(bucket, files);
-      return storeCall(() => store.revisions.stage(bucket, files));
+      const warnings = checkAlone(bucket, files);
+      await checkSelectors(bucket, files);
+      return { ...(await storeCall(() => store.revisions.stage(bucket, files))), warnings };
     },
 
     /** Shipyard's named versions, collection status and buffer modes over the same store and checks. */
-    configdocs: createConfigdocs(store, { check: checkAlone, call: storeCall }),
+    configdocs: createConfigdocs(store, {
+      check: async (bucket, files, withBuffer) => {
+        checkAlone(bucket, files);
+        await checkSelectors(bucket, files, withBuffer);
+      },
+      call: storeCall,
+    }),
 
     /** The staged buckets. */
     buffer: () => store.revisions.buffer(),
@@ -100,8 +137,8 @@ export function createDocuments(store: Store, designs?: Pick<DesignMemory, 'reme
      * nothing is staged.
      */
     checkCommit: async () => {
-      const { buckets, errors } = await checkBuffer();
-      return { buckets, errors };
+      const { buckets, errors, warnings } = await checkBuffer();
+      return { buckets, errors, warnings };
     },
 
     /**
@@ -110,15 +147,17 @@ export function createDocuments(store: Store, designs?: Pick<DesignMemory, 'reme
      * site-wide uniqueness. Invalid: DocumentValidationFailed, nothing
      * committed, the buffer kept. With `force`, commits anyway and returns
      * the errors as `warnings` (an update run refuses such a revision until
-     * a later one fixes them).
+     * a later one fixes them). `warnings` are then those errors (`forced`
+     * of them), followed by the site's own warnings (a selector on a label
+     * Cluster API keeps on Machines only), which refuse nothing.
      */
-    async commit(options: { message?: string; force?: boolean } = {}): Promise<{ revision: Revision; warnings: SiteError[] }> {
-      const { errors, files, validation } = await checkBuffer();
+    async commit(options: { message?: string; force?: boolean } = {}): Promise<{ revision: Revision; warnings: SiteError[]; forced: number }> {
+      const { errors, warnings, files, validation } = await checkBuffer();
       if (errors.length > 0 && options.force !== true) throw invalid(errors, 'the staged site is invalid');
       const revision = await storeCall(() => store.revisions.commit(options.message === undefined ? {} : { message: options.message }));
       // The site was validated just now: runs of this revision read its design instead of validating again.
       if (validation.ok && (await keepCommittedDesign(store, revision.id, files, validation.design))) designs?.remember(revision.id, validation.design);
-      return { revision, warnings: errors };
+      return { revision, warnings: [...errors, ...warnings], forced: errors.length };
     },
 
     /** Every revision, oldest first. */

@@ -91,6 +91,8 @@ export interface RunSummary {
   moreLabelKeys: number;
   /** Plugin labels not applied because another source gave the key another value: nodes and labels; absent when none. */
   pluginConflicts?: { nodes: number; labels: number };
+  /** Nodes of the run planned as members of each node set, by set name; absent when none was. */
+  nodeSets?: Record<string, number>;
 }
 
 /** Label keys a run summary lists at most. */
@@ -103,6 +105,7 @@ export function createSummary(run: number) {
   const labels = new Map<string, LabelKeyCounts>();
   let written = 0;
   const conflicts = { nodes: 0, labels: 0 };
+  const members: Record<string, number> = {};
   const entry = (key: string) => {
     let e = labels.get(key);
     if (!e) labels.set(key, (e = { gain: 0, change: 0, lose: 0, adopt: 0 }));
@@ -116,6 +119,7 @@ export function createSummary(run: number) {
       for (const key of Object.keys(n.set ?? {})) entry(key)[n.was && Object.hasOwn(n.was, key) ? 'change' : 'gain']++;
       for (const key of n.removed ?? []) entry(key).lose++;
       for (const key of n.adopted ?? []) entry(key).adopt++;
+      if (n.nodeSet !== undefined) members[n.nodeSet] = (members[n.nodeSet] ?? 0) + 1;
       if (n.pluginConflictCount) {
         conflicts.nodes++;
         conflicts.labels += n.pluginConflictCount;
@@ -132,6 +136,7 @@ export function createSummary(run: number) {
         labels: Object.fromEntries(listed.map((k) => [k, labels.get(k) as LabelKeyCounts])),
         moreLabelKeys: keys.length - listed.length,
         ...(conflicts.nodes > 0 ? { pluginConflicts: conflicts } : {}),
+        ...(Object.keys(members).length > 0 ? { nodeSets: Object.fromEntries(Object.entries(members).sort(([a], [b]) => byText(a, b))) } : {}),
       };
     },
   };

@@ -7,6 +7,7 @@
  */
 import { FailureType } from '../../core/plan/failure-types.ts';
 import { validateSite, type SiteValidation } from '../../core/site/validate-site.ts';
+import type { SiteSource } from '../../core/site/yaml-source.ts';
 import { isStoreError, StoreErrorCode } from '../store-error.ts';
 import type { RevisionDocument } from './revision-store.ts';
 import type { Store } from '../store.ts';
@@ -48,7 +49,12 @@ export async function runnableRevision(store: Store, revision?: number): Promise
   return { ok: true, revision: id };
 }
 
+/** Stored documents as the sources of one site, each file named `bucket/source`. */
+export function validationSources(docs: readonly RevisionDocument[]): SiteSource[] {
+  return docs.map((d) => ({ source: `${d.bucket}/${d.source}`, text: d.text }));
+}
+
 /** Validates stored documents as one site; files are named `bucket/source`. */
 export function validateDocuments(docs: readonly RevisionDocument[]): SiteValidation {
-  return validateSite(docs.map((d) => ({ source: `${d.bucket}/${d.source}`, text: d.text })));
+  return validateSite(validationSources(docs));
 }
