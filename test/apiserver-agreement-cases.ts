@@ -17,6 +17,7 @@ import {
 } from '../src/core/plan/constants.ts';
 import { KUBELET_LABEL_KEYS, NODE_CONFIG_ANNOTATIONS } from '../src/core/plan/label-keys.ts';
 import { ANNOTATIONS_MAX_BYTES } from '../src/core/site/node-metadata-checks.ts';
+import { MAX_RECORD_NAME } from '../src/core/plan/applied-run.ts';
 import { UNINITIALIZED_TAINT_KEY } from '../src/core/plan/constants.ts';
 
 /** A taint as a document writes it and the API server receives it. */
@@ -26,7 +27,7 @@ export type CaseTaint = { key: string; value?: string; effect?: string };
 export type NodeCase = { labels: Record<string, string>; annotations: Record<string, string>; taints: CaseTaint[] };
 
 /** The applied-run record at its longest, as the test writes it on every Node. */
-export const LONGEST_APPLIED = `revision=${Number.MAX_SAFE_INTEGER},run=${Number.MAX_SAFE_INTEGER}`;
+export const LONGEST_APPLIED = `revision=${Number.MAX_SAFE_INTEGER},run=${Number.MAX_SAFE_INTEGER},site=${'s'.repeat(MAX_RECORD_NAME)},set=${'x'.repeat(MAX_RECORD_NAME)}`;
 
 const EFFECTS = ['NoSchedule', 'PreferNoSchedule', 'NoExecute'];
 const ALNUM = [...'abcxyzABCXYZ0189'];

@@ -34,7 +34,7 @@ function stateList(value: string): DriftState[] {
 function heading(r: DriftReportRecord): string {
   const c = r.counts;
   const counts = c
-    ? `${c.drifted} drifted, ${c.moved} moved, ${c.pending} pending, ${c.unmanaged} unmanaged, ${c.missing} missing, ${c.orphaned} orphaned, ${c.in_sync} in sync of ${c.total}`
+    ? `${c.drifted} drifted, ${c.pending} pending, ${c.unmanaged} unmanaged, ${c.missing} missing${c.moved > 0 || c.orphaned > 0 ? `, ${c.moved} moved, ${c.orphaned} orphaned` : ''}, ${c.in_sync} in sync of ${c.total}`
     : 'not finished';
   return `drift report ${r.id}, site ${r.site}, revision ${r.revision} (policy: ${r.action}), ${r.finishedAt?.toISOString() ?? r.createdAt.toISOString()}: ${counts}`;
 }

@@ -200,7 +200,7 @@ describe('drift detection and healing', () => {
     for (const name of changedNodes) assert.equal((await labels(name)).fluentd, 'enabled');
     assert.equal((await labels(removed))['power-domain'], want(removed, 'power-domain'));
     const node = await adminCore().readNode({ name: changed1 });
-    assert.deepEqual(readAppliedRun(node.metadata?.annotations ?? {}), { revision: 1, run: healRun?.run });
+    assert.deepEqual(readAppliedRun(node.metadata?.annotations ?? {}), { revision: 1, run: healRun?.run, site: siteName });
     assert.equal((await labels(pending1))['example.com/drift-test'], undefined, 'pending nodes are left for the operator');
     // A normal run, with its number, in the store and in Temporal.
     const status = await relabel.runs.status(healRun?.workflowId ?? '', healRun?.runId);

@@ -140,7 +140,11 @@ describe('written across a lost completion', () => {
       asAttempt(1, () => dying.applyNodePlan({ run, node: name, revision })),
       /worker killed/,
     );
-    assert.equal((await annotationsOf(name))[APPLIED_ANNOTATION], `revision=${revision},run=${run}`, 'the patch landed with its applied-run record');
+    assert.match(
+      (await annotationsOf(name))[APPLIED_ANNOTATION] ?? '',
+      new RegExp(`^revision=${revision},run=${run},site=`),
+      'the patch landed with its applied-run record',
+    );
     assert.deepEqual((await store.runs.node(run, name))?.status, 'pending', 'no result recorded');
   }
 
@@ -293,7 +297,7 @@ describe('written across a lost completion', () => {
           },
           name,
         );
-        assert.equal((await annotationsOf(name))[APPLIED_ANNOTATION], `revision=${revision},run=${run}`);
+        assert.match((await annotationsOf(name))[APPLIED_ANNOTATION] ?? '', new RegExp(`^revision=${revision},run=${run},site=`));
       }
     });
 
@@ -330,7 +334,7 @@ describe('written across a lost completion', () => {
     const desired = design.nodes[name]?.labels ?? {};
     const unchanged = await applyNodeLabels(nodes, name, desired, DEFAULT_NODE_LABELS_POLICY);
     assert.equal(unchanged.written, false);
-    assert.equal((await annotationsOf(name))[APPLIED_ANNOTATION], `revision=${revision},run=${run}`);
+    assert.match((await annotationsOf(name))[APPLIED_ANNOTATION] ?? '', new RegExp(`^revision=${revision},run=${run},site=`));
     const changed = await applyNodeLabels(nodes, name, { ...desired, 'relabel-test.example.com/by-api': 'yes' }, DEFAULT_NODE_LABELS_POLICY);
     assert.equal(changed.written, true);
     const annotations = await annotationsOf(name);

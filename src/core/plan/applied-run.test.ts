@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { formatAppliedRun, isAppliedBy, isSiteRecord, MAX_RECORD_NAME, readAppliedRun } from './applied-run.ts';
+import { APPLIED_RECORD_MAX_BYTES, formatAppliedRun, isAppliedBy, isSiteRecord, MAX_RECORD_NAME, readAppliedRun } from './applied-run.ts';
 import { APPLIED_ANNOTATION } from './constants.ts';
 
 const on = (value: string) => ({ [APPLIED_ANNOTATION]: value });
@@ -65,6 +65,19 @@ describe('applied-run record', () => {
       assert.equal(readAppliedRun(on(value)), null, value);
     }
     assert.deepEqual(readAppliedRun(on('revision=5,run=17,set=gpu')), { revision: 5, run: 17, set: 'gpu' });
+    const longest = formatAppliedRun({
+      revision: Number.MAX_SAFE_INTEGER,
+      run: Number.MAX_SAFE_INTEGER,
+      site: 's'.repeat(MAX_RECORD_NAME),
+      set: 'é'.repeat(50),
+    });
+    assert.ok(Buffer.byteLength(longest) <= APPLIED_RECORD_MAX_BYTES, 'the annotation budget reserves the longest record');
+    assert.equal(
+      Buffer.byteLength(
+        `revision=${Number.MAX_SAFE_INTEGER},run=${Number.MAX_SAFE_INTEGER},site=${'s'.repeat(MAX_RECORD_NAME)},set=${'x'.repeat(MAX_RECORD_NAME)}`,
+      ),
+      APPLIED_RECORD_MAX_BYTES,
+    );
   });
 
   it("says whose a record is: one naming a site is that site's; one naming none is this site's only when site-less records are", () => {

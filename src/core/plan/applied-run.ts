@@ -19,9 +19,17 @@ import { APPLIED_ANNOTATION } from './constants.ts';
 export type AppliedRun = { revision: number; run: number; site?: string; set?: string };
 
 /** Longest encoded site or set name a record keeps: a longer set is left out, a longer site makes the record site-less. */
-export const MAX_RECORD_NAME = 512;
+export const MAX_RECORD_NAME = 253;
 
-const FORMAT = /^revision=([1-9][0-9]{0,15}),run=([1-9][0-9]{0,15})(?:,site=([^,=]{1,512}))?(?:,set=([^,=]{1,512}))?$/;
+/**
+ * The longest value {@link formatAppliedRun} writes: a revision and a run,
+ * each a safe integer of at most 16 digits, and a site and a set of at most
+ * {@link MAX_RECORD_NAME} characters each (ASCII once encoded, so as many
+ * bytes).
+ */
+export const APPLIED_RECORD_MAX_BYTES = 'revision=,run=,site=,set='.length + 2 * String(Number.MAX_SAFE_INTEGER).length + 2 * MAX_RECORD_NAME;
+
+const FORMAT = /^revision=([1-9][0-9]{0,15}),run=([1-9][0-9]{0,15})(?:,site=([^,=]{1,253}))?(?:,set=([^,=]{1,253}))?$/;
 
 function encoded(name: string | undefined): string | undefined {
   if (name === undefined || name === '') return undefined;

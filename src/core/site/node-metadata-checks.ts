@@ -5,6 +5,7 @@
  * configuration. Each finding names the node; findings at the same document
  * key are grouped across nodes (see `conflictErrors`).
  */
+import { APPLIED_RECORD_MAX_BYTES } from '../plan/applied-run.ts';
 import { APPLIED_ANNOTATION, OWNED_ANNOTATIONS_ANNOTATION, OWNED_LABELS_ANNOTATION, OWNED_TAINTS_ANNOTATION } from '../plan/constants.ts';
 import type { Origin, ResolvedHost } from './design-resolve.ts';
 import type { LabelConflict } from './desired-labels.ts';
@@ -14,12 +15,6 @@ import { quote } from '../plan/text.ts';
 
 /** Kubernetes' limit on the total size of a node's annotations (keys and values, in bytes). */
 export const ANNOTATIONS_MAX_BYTES = 256 * 1024;
-
-/**
- * The longest value of the applied-run record relabel writes: a revision and
- * a run, each a safe integer of at most 16 digits (see `applied-run.ts`).
- */
-export const APPLIED_RECORD_MAX_BYTES = 'revision=,run='.length + 2 * String(Number.MAX_SAFE_INTEGER).length;
 
 /**
  * The bytes a node's annotations take as relabel writes them: the desired
