@@ -49,7 +49,11 @@ conditions:
   lastTransitionTime: {{ $now | Quote }}
 {{ end }}`;
 
-/** A node not (or no longer) Ready: register it as a kubelet would, with room for many pods. */
+/**
+ * A node not (or no longer) Ready: register it as a kubelet would, with room
+ * for many pods unless its creator already said what it holds (Karpenter's
+ * KWOK provider writes the instance type's capacity and allocatable).
+ */
 const NODE_READY = stage('relabel-node-ready', 'Node', {
   selector: { matchExpressions: [jq(READY, 'NotIn', ['True'])] },
   steps: [
@@ -61,6 +65,7 @@ addresses:
 {{ end }}
 - type: Hostname
   address: {{ .metadata.name | Quote }}
+{{ if not (and .status .status.allocatable) }}
 capacity:
   cpu: "64"
   memory: 256Gi
@@ -69,6 +74,7 @@ allocatable:
   cpu: "64"
   memory: 256Gi
   pods: "250"
+{{ end }}
 nodeInfo:
   architecture: amd64
   operatingSystem: linux

@@ -8,8 +8,9 @@ import { join } from 'node:path';
 
 /**
  * The servers the local stack runs, each built from pinned Go modules: the
- * plain stack's three, and the simulated cluster's controller manager,
- * scheduler and KWOK.
+ * plain stack's three, the simulated cluster's controller manager,
+ * scheduler and KWOK, and Karpenter's KWOK cloud provider with its CRDs (a
+ * directory of their YAML files), which the simulated cluster runs on demand.
  */
 export const StackTool = {
   temporal: 'temporal',
@@ -18,6 +19,8 @@ export const StackTool = {
   kubeControllerManager: 'kube-controller-manager',
   kubeScheduler: 'kube-scheduler',
   kwok: 'kwok',
+  karpenterKwok: 'karpenter-kwok',
+  karpenterCrds: 'karpenter-crds',
 } as const;
 
 /** One of the {@link StackTool} names. */

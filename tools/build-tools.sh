@@ -5,7 +5,8 @@
 # KWOK, which plays the kubelets); Node Feature Discovery's nfd-master for the
 # benchmark; Keystone from PyPI into a Python venv; and, for the Helm chart's
 # tests, helm and the Prometheus Operator's ServiceMonitor and PrometheusRule
-# CRDs from their Go modules. Idempotent: a tool already in the cache is not
+# CRDs from their Go modules; Karpenter's KWOK cloud provider and its CRDs (NodePool, NodeClaim,
+# KWOKNodeClass, …) for the simulated cluster's autoscaled nodes. Idempotent: a tool already in the cache is not
 # rebuilt.
 # Also temporal-server and temporal-sql-tool (go.temporal.io/server, pinned by
 # tools/temporal-server/go.mod) for the stack's Temporal on PostgreSQL; not with --servers.
@@ -30,6 +31,8 @@ KEYSTONE_VERSION=30.0.0
 # The Temporal server (and its SQL tool) that the stack runs on PostgreSQL with --temporal postgres; pinned by tools/temporal-server/go.mod.
 TEMPORAL_SERVER_VERSION=v1.32.1
 HELM_VERSION=v3.22.0
+# Karpenter with its KWOK cloud provider (and the CRDs of that release); pinned by tools/karpenter/go.mod.
+KARPENTER_VERSION=v1.14.1
 # The Prometheus Operator release whose ServiceMonitor and PrometheusRule CRDs the chart's tests apply.
 PROMETHEUS_OPERATOR_VERSION=v0.85.0
 
@@ -124,6 +127,19 @@ fetch_prometheus_operator_crds() {
     "$dir/example/prometheus-operator-crd/monitoring.coreos.com_prometheusrules.yaml" "$out/$1/"
 }
 
+# Karpenter's KWOK cloud provider: Karpenter's controllers with a fake cloud that creates the Node of
+# each NodeClaim itself (KWOK then plays its kubelet).
+build_karpenter_kwok() { (cd "$here/karpenter" && go build -trimpath -o "$out/karpenter-kwok" sigs.k8s.io/karpenter/kwok); }
+# The CRDs that provider serves, as its release publishes them: Karpenter's own (pkg/apis/crds) and
+# the KWOKNodeClass (kwok/apis/crds), taken from the module tools/karpenter pins.
+fetch_karpenter_crds() {
+  local dir
+  dir=$(cd "$here/karpenter" && go list -m -f '{{.Dir}}' sigs.k8s.io/karpenter)
+  [[ -n "$dir" && -d "$dir/pkg/apis/crds" ]] || return 1
+  mkdir -p "$out/$1"
+  cp "$dir"/pkg/apis/crds/*.yaml "$dir"/kwok/apis/crds/*.yaml "$out/$1/"
+}
+
 # Keystone (OpenStack Identity) for the API's Keystone tests: a Python venv from PyPI, every
 # package pinned by tools/keystone/constraints.txt. A venv cannot be moved (its scripts name
 # its path), so it is made in place and marked complete last; an unmarked one is made again.
@@ -164,6 +180,8 @@ if [[ "${1:-}" != "--servers" ]]; then
   install_keystone
   build helm "$HELM_VERSION" build_helm
   build prometheus-operator-crds "$PROMETHEUS_OPERATOR_VERSION" fetch_prometheus_operator_crds prometheus-operator-crds
+  build karpenter-kwok "$KARPENTER_VERSION" build_karpenter_kwok
+  build karpenter-crds "$KARPENTER_VERSION" fetch_karpenter_crds karpenter-crds
 fi
 
 echo "build-tools: tools ready in $cache/bin"
