@@ -8,7 +8,7 @@ import type { Command } from 'commander';
 import { openRelabel, relabelConfigFromEnv, type RelabelConfig } from '../facade/index.ts';
 import { variableFromEnv } from '../settings/setting.ts';
 import { VARIABLES } from '../settings/table.ts';
-import type { Documents, Drift, Joins, Plugins, Runs, Schedules } from '../facade/index.ts';
+import type { Documents, Drift, Fleet, Joins, Plugins, Runs, Schedules } from '../facade/index.ts';
 import type { OutputFormat } from './output.ts';
 
 /** Sets the process's exit code once a command is done. */
@@ -47,6 +47,8 @@ export interface CliContext {
   joins(): Promise<Joins>;
   /** The label plugins facade; with `temporal`, connected to Temporal (Unavailable when it cannot be reached). */
   plugins(temporal?: boolean): Promise<Plugins>;
+  /** The fleet registry; with `temporal`, connected to Temporal (Unavailable when it cannot be reached). */
+  fleet(temporal?: boolean): Promise<Fleet>;
 }
 
 /**
@@ -67,6 +69,7 @@ export async function withContext(command: Command, body: (ctx: CliContext) => P
       drift: () => relabel.drift(),
       joins: () => relabel.joins(),
       plugins: (temporal) => relabel.plugins(temporal),
+      fleet: (temporal) => relabel.fleet(temporal),
     });
     return code ?? 0;
   } finally {

@@ -9,6 +9,7 @@ import { CONNECTION, VARIABLES } from '../settings/table.ts';
 import { addDocsCommands } from './docs-commands.ts';
 import { exitCodeForType, exitCodeHelp, ExitCode } from './exit-codes.ts';
 import { describeError, OutputFormat, reportError } from './output.ts';
+import { addFleetCommands } from './fleet-commands.ts';
 import { addPluginCommands } from './plugin-commands.ts';
 import { addPlanCommand } from './plan-command.ts';
 import { addControlCommands } from './control-commands.ts';
@@ -60,6 +61,7 @@ export function buildProgram(setExit: SetExit): Command {
   addScheduleCommands(program, setExit);
   addPluginCommands(program, setExit);
   addPlanCommand(program, setExit);
+  addFleetCommands(program, setExit);
   addApiCommand(program, setExit);
   program.addHelpText('after', `\n${exitCodeHelp()}\n\n${ENVIRONMENT_HELP}\n\n${EXAMPLES_HELP}`);
   return program;

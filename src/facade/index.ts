@@ -18,6 +18,7 @@ import { createRuns, type Runs } from './runs/runs.ts';
 import { createSchedules, type Schedules } from './schedules.ts';
 import { createDrift, type Drift } from './drift.ts';
 import { createJoins, type Joins } from './joins.ts';
+import { createFleet, type Fleet } from './fleet.ts';
 
 export { RelabelError } from './relabel-error.ts';
 export type { Documents } from './documents/documents.ts';
@@ -25,6 +26,7 @@ export type { Schedules, ScheduleView } from './schedules.ts';
 export type { Drift, DriftPage } from './drift.ts';
 export type { Plugins } from './plugins.ts';
 export type { Joins, JoinStatus } from './joins.ts';
+export type { Fleet, FleetPage, FleetSiteView, SiteHealth } from './fleet.ts';
 export type {
   NodeOutcome,
   NodePage,
@@ -114,6 +116,8 @@ export interface Relabel {
    * (polls and schedules need it; status reads only the store).
    */
   plugins(temporal?: boolean): Promise<Plugins>;
+  /** The fleet registry; with `temporal`, connected to Temporal first (each site's worker health needs it). */
+  fleet(temporal?: boolean): Promise<Fleet>;
   /**
    * Whether Temporal and the revision store answer now, each checked on its
    * own (a Temporal system-info call and a read of the latest revision),
@@ -183,6 +187,9 @@ export async function openRelabel(config: RelabelConfig): Promise<Relabel> {
     async plugins(temporal = false) {
       if (temporal) await connectRuns();
       return createPlugins({ store, designs, taskQueue: config.taskQueue, searchAttributes: config.searchAttributes, ...(client ? { client } : {}) });
+    },
+    async fleet(temporal = false) {
+      return createFleet({ store, namespace: config.namespace, ...(temporal ? { client: await connected() } : {}) });
     },
     async health(timeoutMs = HEALTH_CHECK_TIMEOUT_MS) {
       const { temporalAddress: address, namespace } = config;

@@ -16,6 +16,7 @@ describe('OpenAPI document', () => {
       drift: () => Promise.reject(new Error('unused')),
       joins: () => Promise.reject(new Error('unused')),
       plugins: () => Promise.reject(new Error('unused')),
+      fleet: () => Promise.reject(new Error('unused')),
       health: () => Promise.reject(new Error('unused')),
       close: () => store.close(),
     };

@@ -19,6 +19,7 @@ async function server(runs: Partial<Runs> | null) {
     drift: unused,
     joins: unused,
     plugins: unused,
+    fleet: unused,
     health: unused,
     close: () => store.close(),
   };
