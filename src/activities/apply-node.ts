@@ -11,6 +11,7 @@ import { isAppliedBy, type AppliedRun } from '../core/plan/applied-run.ts';
 import { FailureType } from '../core/plan/failure-types.ts';
 import type { LabelPlan } from '../core/plan/label-plan.ts';
 import { liftsTaint, nodePatch, reconcileNodeLabels } from '../core/plan/node-reconcile.ts';
+import { joinTaintKeyOf, taintLiftOf } from '../core/plan/taints.ts';
 import { nodeWants, type PluginEntry } from '../core/plan/node-wants.ts';
 import { memberEntry } from '../core/plan/node-sets.ts';
 import { releaseWants } from '../core/plan/release.ts';
@@ -60,6 +61,8 @@ interface LostWrite {
   attempts: number;
   plugins: readonly PluginEntry[];
   uid: string | undefined;
+  /** The node sets the bulk plan found matching a named node (its row's `matchedSets`), kept in its result. */
+  matchedSets?: string[];
 }
 
 /** One log line per node applied: `info` when it was written, `debug` when it was already as desired. */
@@ -110,9 +113,14 @@ async function recoverWritten(deps: ApplyNodeDeps, lost: LostWrite): Promise<Rel
     if (d) return { node, written: true, counts: detailCounts(d), taintLifted: d.taintLifted === true, attempts: d.attempts ?? attempts };
   }
   const plan = observed ? planOf(design, observed, node, lost.plugins) : lost.plan;
-  const taintLifted =
-    observed !== null && nodePatch(plan, observed, design.policy.liftUninitializedTaint) !== null && liftsTaint(observed, design.policy.liftUninitializedTaint);
-  const detail: NodeResultDetail = { ...planDetail(plan, observed ?? { labels: {} }, taintLifted), attempts, recovered: true };
+  const lift = taintLiftOf(design.policy);
+  const taintLifted = observed !== null && nodePatch(plan, observed, lift) !== null && liftsTaint(observed, lift);
+  const detail: NodeResultDetail = {
+    ...planDetail(plan, observed ?? { labels: {} }, taintLifted),
+    attempts,
+    recovered: true,
+    ...(lost.matchedSets ? { matchedSets: lost.matchedSets } : {}),
+  };
   await results.record(run, { node, status: 'success', written: true, detail, observed: null });
   events?.applied({ run, revision: applied.revision, node, ...(uid ? { uid } : {}), plan });
   return { node, written: true, counts: planCounts(plan), taintLifted, attempts };
@@ -120,8 +128,10 @@ async function recoverWritten(deps: ApplyNodeDeps, lost: LostWrite): Promise<Rel
 
 /**
  * The design as node `node` is planned against: `design` when it names the
- * node; for a member of a node set (the bulk plan recorded its set in the
- * node's row), a design holding the member as its set's entry, and the set;
+ * node (with the sets the bulk plan found matching it, which its result
+ * keeps: the row is written whole); for a member of a node set (the bulk
+ * plan recorded its set in the node's row), a design holding the member as
+ * its set's entry, and the set;
  * for a node of a release run (its row says `release`), `release`.
  */
 async function designOf(
@@ -129,8 +139,11 @@ async function designOf(
   run: number,
   design: Design,
   node: string,
-): Promise<{ design: Design; nodeSet?: string; release?: true }> {
-  if (Object.hasOwn(design.nodes, node)) return { design };
+): Promise<{ design: Design; nodeSet?: string; matchedSets?: string[]; release?: true }> {
+  if (Object.hasOwn(design.nodes, node)) {
+    const matchedSets = design.nodeSets === undefined ? undefined : (await store.runs.node(run, node))?.detail?.matchedSets;
+    return matchedSets ? { design, matchedSets } : { design };
+  }
   const detail = (await store.runs.node(run, node))?.detail;
   // A release run's node (its plan says so) wants nothing, and its join taint is not relabel's to lift.
   if (detail?.release === true) return { design: { ...design, policy: { ...design.policy, liftUninitializedTaint: false } }, release: true };
@@ -144,7 +157,7 @@ async function designOf(
 async function applyPlan(deps: ApplyNodeDeps, input: ApplyNodeInput, seen: NodeSeen): Promise<RelabelNodeResult> {
   const { store, results, events } = deps;
   const { run, node, revision } = input;
-  const { design, nodeSet, release } = await designOf(store, run, await deps.validDesign(revision), node);
+  const { design, nodeSet, matchedSets, release } = await designOf(store, run, await deps.validDesign(revision), node);
   const plugins = await deps.nodePluginLabels(run, node);
   const wants = release ? releaseWants(design.policy) : nodeWants(design, node, plugins);
   if (!wants) throw ApplicationFailure.nonRetryable(`node ${node} is not in the design of revision ${revision}`, FailureType.NodeNotInDesign);
@@ -158,7 +171,7 @@ async function applyPlan(deps: ApplyNodeDeps, input: ApplyNodeInput, seen: NodeS
       desiredTaints: wants.taints,
       policy: wants.policy,
       maxAttempts: MAX_CONFLICT_ATTEMPTS,
-      liftTaint: design.policy.liftUninitializedTaint,
+      liftTaint: taintLiftOf(design.policy),
       applied,
     },
     nodeSteps(deps.nodes, node, bulkObserved, seen),
@@ -173,20 +186,21 @@ async function applyPlan(deps: ApplyNodeDeps, input: ApplyNodeInput, seen: NodeS
     const r = outcome.remaining;
     throw ApplicationFailure.nonRetryable(
       `node ${node} is not as desired after the patch: ${Object.keys(r.set).length} to set, ${r.remove.length} to remove` +
-        `${outcome.taintLeft ? ' (uninitialized taint still present)' : ''}`,
+        `${outcome.taintLeft ? ` (join taint ${joinTaintKeyOf(design.policy)} still present)` : ''}`,
       FailureType.VerificationFailed,
     );
   }
   const { plan, written, attempts, taintLifted } = outcome;
   const { lastRead } = seen;
   if (!written && lastRead && applied !== null && isAppliedBy(lastRead.annotations, applied)) {
-    return recoverWritten(deps, { applied, node, design, bulkObserved, plan, attempts, plugins, uid: seen.uid });
+    return recoverWritten(deps, { applied, node, design, bulkObserved, plan, attempts, plugins, uid: seen.uid, ...(matchedSets ? { matchedSets } : {}) });
   }
   const detail = {
     ...planDetail(plan, lastRead ?? { labels: {} }, taintLifted),
     attempts,
     ...conflictDetail(wants.conflicts),
     ...(nodeSet !== undefined ? { nodeSet } : {}),
+    ...(matchedSets ? { matchedSets } : {}),
   };
   await results.record(run, { node, status: 'success', written, detail, observed: null });
   logApplied(input, written, planCounts(plan));

@@ -1,17 +1,26 @@
 /**
  * Node sets against the real Temporal server and kube-apiserver: nodes with
- * generated names in two fleets, labelled as Cluster API's MachineDeployment
- * and Karpenter's NodePool label theirs, managed by two
+ * generated names in two fleets, labelled as Cluster API's machine
+ * controller labels a MachineDeployment's Nodes (only what its
+ * GetManagedLabels copies: a `node.cluster.x-k8s.io/` label of the
+ * template, a node role, and the kubelet's own) and as Karpenter's NodePool
+ * labels its, managed by two
  * `relabel/NodeSet/v1` documents: a run labels, annotates and taints
  * exactly the members; a revision moving a key between the sets changes
  * exactly those nodes; a node matched by both sets fails naming both while
  * the others succeed; a selector reading a key relabel owns is refused at
- * commit; and the pure selector matcher agrees with the API server's
+ * commit; a selector on the Machine-only `cluster.x-k8s.io/deployment-name`
+ * draws a warning at staging and in the plan, where its set matches no
+ * node; a named node a set matches too keeps `matchedSets` in its written
+ * result; and the pure selector matcher agrees with the API server's
  * `labelSelector` on random selectors.
  */
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { V1Node } from '@kubernetes/client-node';
 import { APPLIED_ANNOTATION, OWNED_LABELS_ANNOTATION, UNINITIALIZED_TAINT_KEY } from '../../src/core/plan/constants.ts';
 import { selectorMatches, selectorString } from '../../src/core/plan/label-selector.ts';
@@ -28,7 +37,10 @@ import type { RelabelError } from '../../src/facade/relabel-error.ts';
 import { adminCore, adminKubeconfigPath, createNode, exits, nodePatchCount, relabelCli, startRelabel, uniqueSuffix } from '../helpers.ts';
 import { nodeSetDoc, prefixedSite, storeWithSite } from '../site.ts';
 
-const MD_KEY = 'cluster.x-k8s.io/deployment-name';
+/** As a MachineDeployment's spec.template.metadata.labels sets it: the machine controller copies it to the Node. */
+const MD_KEY = 'node.cluster.x-k8s.io/deployment';
+/** What Cluster API keeps on the Machine only: no Node of the fleet carries it. */
+const MACHINE_ONLY_KEY = 'cluster.x-k8s.io/deployment-name';
 const POOL_KEY = 'karpenter.sh/nodepool';
 const FLEET = 100;
 
@@ -105,7 +117,8 @@ describe('node sets', () => {
     const create = async (names: string[], labels: Record<string, string>) => {
       for (let i = 0; i < names.length; i += 20) await Promise.all(names.slice(i, i + 20).map((n) => createNode(core, n, labels)));
     };
-    await create(mdNodes, { [MD_KEY]: md });
+    // Only what the machine controller copies: the template's node.cluster.x-k8s.io label and a node role.
+    await create(mdNodes, { [MD_KEY]: md, 'node-role.kubernetes.io/worker': '' });
     await create(poolNodes, { [POOL_KEY]: pool, 'node.kubernetes.io/instance-type': 'm5.large' });
     await create(loose, { [POOL_KEY]: `${prefix}-other` });
     await create([both], { [MD_KEY]: md, [POOL_KEY]: pool });
@@ -288,19 +301,52 @@ describe('node sets', () => {
     for (const name of poolNodes) assert.equal((await read(name)).metadata?.labels?.['workload-class'], 'batch-2', name);
   });
 
-  it('refuses at commit a selector reading a key relabel owns, naming the document and key', async () => {
+  it('refuses at staging and at commit a selector reading a key relabel owns, naming the document and key', async () => {
     const documents = createDocuments(relabel.store);
     const bad = nodeSetDoc('greedy', { selector: { matchLabels: { 'workload-class': 'web' } } });
-    await documents.stage('site', [...files(true), { source: 'greedy.yaml', text: bad }]);
-    await assert.rejects(documents.commit({ message: 'greedy' }), (err: RelabelError) => {
+    const refused = (err: RelabelError) => {
       assert.equal(err.type, 'DocumentValidationFailed');
       const text = `${err.message} ${JSON.stringify(err.details ?? null)}`;
       assert.match(text, /relabel\/NodeSet\/v1/);
       assert.match(text, /greedy/);
       assert.match(text, /selector reads label .{1,2}workload-class.{1,2}, which relabel owns/);
       return true;
-    });
+    };
+    const greedy = [...files(true), { source: 'greedy.yaml', text: bad }];
+    await assert.rejects(documents.stage('site', greedy), refused);
+    assert.deepEqual(await documents.buffer(), [], 'nothing staged');
+    // Staged behind the facade's back, the commit still refuses it.
+    await relabel.store.revisions.stage('site', greedy);
+    await assert.rejects(documents.commit({ message: 'greedy' }), refused);
     await documents.discard();
+  });
+
+  it('a selector on a label Cluster API keeps on Machines warns at staging and in the plan, matching no node; a named node keeps matchedSets', async () => {
+    const env = { RELABEL_STORE_URL: storeUrl, RELABEL_TASK_QUEUE: relabel.taskQueue };
+    const dir = mkdtempSync(join(tmpdir(), 'relabel-sets-'));
+    const old = nodeSetDoc('old-md', { selector: { matchLabels: { [MACHINE_ONLY_KEY]: md } } });
+    for (const f of [...files(true), { source: 'old-md.yaml', text: old }]) writeFileSync(join(dir, f.source), f.text);
+    const staged = exits(await relabelCli(['docs', 'stage', 'site', dir], env), 0);
+    assert.match(
+      staged.stderr,
+      /relabel: warning: site\/old-md\.yaml:\d+:\d+ relabel\/NodeSet\/v1 "old-md" data\.selector\.matchLabels\["cluster\.x-k8s\.io\/deployment-name"\]: selector reads label "cluster\.x-k8s\.io\/deployment-name", which Cluster API keeps on Machines only/,
+    );
+    const committed = exits(await relabelCli(['docs', 'commit', '-m', 'the old selector'], env), 0);
+    assert.match(committed.stderr, /relabel: warning: .*"old-md".*keeps on Machines only/);
+    assert.doesNotMatch(committed.stderr, /--force/, 'a warning, not a forced error');
+    const revision = (await relabel.store.revisions.latest())?.id ?? 0;
+    await relabel.store.revisions.tag(revision, 'site-action-success');
+    const shown = exits(await relabelCli(['plan', '--node-set', 'old-md,md'], env, { timeoutMs: 120_000 }), 0).stdout;
+    assert.match(shown, new RegExp(`^node sets: md ${FLEET + 1} member\\(s\\), old-md matches no node$`, 'm'), shown);
+    assert.match(shown, /^warning: node set "old-md" matches no node/m);
+    assert.match(shown, /^warning: node set "old-md": selector reads label "cluster\.x-k8s\.io\/deployment-name", which Cluster API keeps on Machines only/m);
+    // A BaremetalNode's node carrying the md label: written as itself, the set it wins over kept in its result.
+    const named = site.nodes[0] as string;
+    await createNode(adminCore(), named, { [MD_KEY]: md });
+    const done = await relabel.runs.wait(await relabel.runs.start({ targets: [named] }));
+    assert.equal(done.result?.status, 'success', JSON.stringify(done.result));
+    const [outcome] = (await relabel.runs.nodes(done.result?.run ?? 0, {})).items;
+    assert.deepEqual([outcome?.node, outcome?.written, outcome?.matchedSets], [named, true, ['md']]);
   });
 
   it('the pure matcher agrees with the API server on random selectors', async () => {
