@@ -14,9 +14,31 @@ import { planNode } from '../core/plan/node-plan.ts';
 import { ownedLabelsPresent, releaseRefusal, releaseWants, type DesignHold } from '../core/plan/release.ts';
 import { removalRefusal } from '../core/plan/removal-brake.ts';
 import { mapNodeError } from '../kube/errors.ts';
-import type { NodeState } from '../kube/nodes.ts';
-import type { PlanDeps, RunPlan } from './plan-run.ts';
+import type { NodeApi, NodeState } from '../kube/nodes.ts';
+import type { RemovalAssessment } from '../core/plan/removal-brake.ts';
+import type { RunStore } from '../store/runs/run-store.ts';
+import type { NodeFailure, RunCounts } from '../contracts/messages.ts';
 import { PAGE_SIZE, PlanState, refuse, type PlanRunInput } from './plan-state.ts';
+
+/** What a release's plan does with the world: the nodes, the run's rows, and heartbeats (a part of the planner's `PlanDeps`). */
+export interface ReleaseDeps {
+  nodes: NodeApi;
+  store: RunStore;
+  progress?(planned: number): void;
+}
+
+/** What planning a release found: the planner's `RunPlan` without what a release has none of (plugins, sets, impact). */
+export interface ReleasePlan {
+  site: string;
+  defaultConcurrency: number;
+  counts: RunCounts;
+  toChange: number;
+  failures: NodeFailure[];
+  failureTypes: Record<string, number>;
+  removal: RemovalAssessment;
+  pluginSet: number;
+  pluginConflictNodes: number;
+}
 
 /** Nodes per LIST page of a release's plan. */
 const RELEASE_LIST_PAGE = 1000;
@@ -33,7 +55,7 @@ interface ReleaseView {
   owned: { site: number; siteless: number };
 }
 
-async function viewCluster(deps: PlanDeps, site: string, targets: ReadonlySet<string>): Promise<ReleaseView> {
+async function viewCluster(deps: ReleaseDeps, site: string, targets: ReadonlySet<string>): Promise<ReleaseView> {
   const view: ReleaseView = { found: new Map(), mixed: false, owned: { site: 0, siteless: 0 } };
   try {
     for await (const page of deps.nodes.listNodes({ pageSize: RELEASE_LIST_PAGE })) {
@@ -58,7 +80,7 @@ function holdOf(input: PlanRunInput, node: NodeState): DesignHold {
 }
 
 /** Every target of the run, in target order. */
-async function targetsOf(deps: PlanDeps, run: number): Promise<string[]> {
+async function targetsOf(deps: ReleaseDeps, run: number): Promise<string[]> {
   const names: string[] = [];
   for (let afterSeq = -1; ;) {
     const rows = await deps.store.nodes(run, { afterSeq, limit: 5000 });
@@ -80,7 +102,7 @@ async function targetsOf(deps: PlanDeps, run: number): Promise<string[]> {
  * release over the policy's `max_removal_fraction` is refused
  * (MassRemovalRefused) unless `allowMassRemoval`. Writes no node.
  */
-export async function planRelease(deps: PlanDeps, input: PlanRunInput): Promise<RunPlan> {
+export async function planRelease(deps: ReleaseDeps, input: PlanRunInput): Promise<ReleasePlan> {
   const { design, run, dryRun } = input;
   const site = design.site;
   const state = new PlanState(deps, input);
