@@ -39,7 +39,6 @@ export type FakeActivities = Pick<
   | 'detectDrift'
   | 'startHealRun'
   | 'startReleaseRun'
-  | 'startReleaseRun'
   | 'awaitRun'
   | 'recordHeal'
 > &
@@ -107,10 +106,6 @@ export class FakeRelabel {
   detection: DriftDetection | undefined;
   /** Starts a heal run (set by a drift test); absent: `startHealRun` says skipped. */
   startHeal:
-    | ((input: { report: number; revision: number }) => Promise<{ workflowId: string; runId: string; run: number; nodes: number } | { skipped: string }>)
-    | undefined;
-  /** Starts a release run over the orphaned nodes (set by a drift test); absent: `startReleaseRun` says skipped. */
-  startRelease:
     | ((input: { report: number; revision: number }) => Promise<{ workflowId: string; runId: string; run: number; nodes: number } | { skipped: string }>)
     | undefined;
   /** Starts a release run over the orphaned nodes (set by a drift test); absent: `startReleaseRun` says skipped. */
@@ -259,7 +254,6 @@ export class FakeRelabel {
         return this.detection;
       },
       startHealRun: async (input) => (this.startHeal ? await this.startHeal(input) : { skipped: 'no heal starter in this test' }),
-      startReleaseRun: async (input) => (this.startRelease ? await this.startRelease(input) : { skipped: 'no release starter in this test' }),
       startReleaseRun: async (input) => (this.startRelease ? await this.startRelease(input) : { skipped: 'no release starter in this test' }),
       awaitRun: async (input) => (this.awaitHeal ? await this.awaitHeal(input) : { status: 'rejected', message: 'no heal runs in this test' }),
       recordHeal: async () => undefined,
