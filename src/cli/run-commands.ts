@@ -199,7 +199,7 @@ function addRunReadCommands(program: Command, setExit: SetExit): void {
     .addOption(outputOption())
     .addHelpText(
       'after',
-      "\nBY is who started the run (the API token's name, or the OS user of the CLI), VIA how (cli, api, schedule, retry, heal).\n" +
+      "\nBY is who started the run (the API token's name, or the OS user of the CLI), VIA how (cli, api, schedule, retry, heal, join, release).\n" +
         'JSON: [{workflowId, runId, run?, action?, startedBy?, startedVia?, execution, outcome?, startTime, closeTime?}], newest first.',
     )
     .action(async (opts: { site?: string; status?: string; dryRun?: boolean; limit: number }, cmd: Command) => {
