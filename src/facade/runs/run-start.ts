@@ -4,23 +4,23 @@
  * run in the store and the `update-labels/<site>` workflow over it; and a
  * retry, which is a start over the failed nodes of a finished run.
  */
-import { randomUUID } from 'node:crypto';
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy } from '@temporalio/common';
 import { FailureType } from '../../core/plan/failure-types.ts';
-import { runAudit, StartedVia, type RunAudit } from '../../core/plan/run-audit.ts';
+import { runAudit, StartedVia } from '../../core/plan/run-audit.ts';
 import { normalizeTargets } from '../../core/plan/targets.ts';
-import { rolloutErrors, type Rollout } from '../../core/plan/waves.ts';
-import { selectNodes, type NodeFilterSet } from '../../core/site/node-filter.ts';
+import { rolloutErrors } from '../../core/plan/waves.ts';
+import { selectNodes } from '../../core/site/node-filter.ts';
 import type { DesignCache } from '../../store/designs/design-cache.ts';
 import { runnableRevision } from '../../store/revisions/revision-checks.ts';
 import type { Store } from '../../store/store.ts';
 import { JOIN_ACTION } from '../../contracts/join-messages.ts';
-import { runWorkflowId, type UpdateLabelsInput } from '../../contracts/messages.ts';
 import { updateLabels } from '../../workflows/update-labels.ts';
 import { documentValidationError, RelabelError } from '../relabel-error.ts';
-import { taskMemo, type TaskRequestMemo } from './run-memo.ts';
+import { prepareStart, type Preflight, type PreparedStart, type StartOptions } from './run-prepare.ts';
 import type { RunReads, RunRef } from './run-reads.ts';
+
+export type { Preflight, PreparedStart, StartOptions, TargetSelection } from './run-prepare.ts';
 
 /**
  * Longest an operator's start waits for a join run of the site to end
@@ -37,44 +37,6 @@ export interface StartedRun extends RunRef {
   targets: string[];
   /** The node sets whose members the run targets too (found when it is planned). */
   nodeSets?: string[];
-}
-
-/**
- * Targets chosen from the design of the revision a run applies, instead of
- * named: every node (the members of its node sets included), the nodes a
- * Drydock node filter selects (of those BaremetalNodes name), or the
- * members of the named node sets (found in the cluster when the run is
- * planned).
- */
-export type TargetSelection = { all: true } | { filter: NodeFilterSet } | { nodeSets: string[] };
-
-/** Options of a new update run. */
-export interface StartOptions {
-  /** Node names; leave undefined when `select` chooses the targets. */
-  targets: unknown;
-  /** Choose the targets from the design instead (not together with `targets`). */
-  select?: TargetSelection;
-  revision?: number;
-  concurrency?: number;
-  dryRun?: boolean;
-  /** Go ahead even when the run removes more owned labels than the policy allows (the mass-removal brake). */
-  allowMassRemoval?: boolean;
-  /** Roll the run out in waves with gates between them, over the policy's rollout (checked: InvalidRequest). */
-  rollout?: Rollout;
-  continueAsNewAfter?: number;
-  retryOf?: { workflowId: string; runId: string };
-  /** Run number of the run retried, kept on the new run's record. */
-  retryOfRun?: number;
-  /** The action name the run was asked for (Shipyard's `update_labels` or `relabel_nodes`), kept in its memo. */
-  action?: string;
-  /** The action's context marker (a UUID, as Shipyard's client sends in X-Context-Marker); a fresh one when absent. */
-  contextMarker?: string;
-  /** Who starts the run and how: kept with the run in the store, in the workflow's input and in its memo. */
-  audit?: RunAudit;
-  /** The Drydock task request that starts the run, kept in its memo (the node filter only up to MAX_MEMO_FILTER bytes of JSON). */
-  task?: TaskRequestMemo;
-  /** Release the named targets instead of applying the revision to them (see `core/plan/release.ts`). */
-  release?: boolean;
 }
 
 /** Options of a retry. */
@@ -105,6 +67,15 @@ export interface RunStarts {
    */
   start(options: StartOptions): Promise<StartedRun>;
   /**
+   * The first half of {@link RunStarts.start}: the checks, then the numbered
+   * run in the store and what its workflow starts with, not started. For a
+   * fleet rollout, which starts the run as its child on the site's queue;
+   * {@link RunStarts.settle} then records the execution, or discards the run.
+   */
+  prepare(options: StartOptions): Promise<PreparedStart>;
+  /** Records the execution a prepared run started as (`runId`), or discards the run when it never started. */
+  settle(run: number, runId?: string): Promise<void>;
+  /**
    * Starts a run over exactly the failed nodes of a finished run, against the
    * same revision, linked to it. NotRetryable when the run has no per-node
    * result; NothingToRetry when none failed.
@@ -121,32 +92,6 @@ export interface RunStartDeps {
   /** Whether the server has relabel's search attributes registered. */
   searchAttributes?: boolean;
   reads: Pick<RunReads, 'status' | 'rows' | 'link'>;
-}
-
-/** What a run's checks found: its named targets, the node sets whose members it targets too, the revision and site. */
-export type Preflight = { targets: string[]; nodeSets?: string[]; revision: number; site: string };
-
-/** The first few targets, for the run's static details in the Temporal UI. */
-function shownTargets(targets: readonly string[]): string {
-  return targets.length <= 5 ? targets.join(', ') : `${targets.slice(0, 5).join(', ')} and ${targets.length - 5} more`;
-}
-
-/** The workflow input of run `run` started with `options`. */
-function inputOf(run: number, checked: Preflight, options: StartOptions, audit: RunAudit | undefined, searchAttributes: boolean): UpdateLabelsInput {
-  return {
-    run,
-    revision: checked.revision,
-    dryRun: options.dryRun ?? false,
-    ...(checked.nodeSets ? { nodeSets: checked.nodeSets } : {}),
-    searchAttributes,
-    ...(options.concurrency !== undefined ? { concurrency: options.concurrency } : {}),
-    ...(options.allowMassRemoval ? { allowMassRemoval: true } : {}),
-    ...(options.rollout ? { rollout: options.rollout } : {}),
-    ...(options.continueAsNewAfter !== undefined ? { continueAsNewAfter: options.continueAsNewAfter } : {}),
-    ...(options.retryOf ? { retryOf: options.retryOf } : {}),
-    ...(audit ? { audit } : {}),
-    ...(options.release ? { release: true } : {}),
-  };
 }
 
 /** The checks of {@link RunStarts.preflight}, against `store`; the targets, revision and site. */
@@ -244,54 +189,35 @@ export function createRunStarts(deps: RunStartDeps): RunStarts {
 
   const preflight = (options: Pick<StartOptions, 'targets' | 'revision' | 'select'>) => preflightRun(store, designs, options);
 
-  async function startNow(options: StartOptions): Promise<StartedRun> {
+  async function prepare(options: StartOptions): Promise<PreparedStart> {
     const wrong = options.rollout ? rolloutErrors(options.rollout) : [];
     if (wrong.length > 0) throw new RelabelError(FailureType.InvalidRequest, `invalid rollout: ${wrong.join('; ')}`);
-    const checked = await preflight(options);
+    return prepareStart(store, await preflight(options), options, deps.searchAttributes !== false);
+  }
+
+  async function settle(run: number, runId?: string): Promise<void> {
+    // The action id finds the run through the store: keep which execution it is; a run that never started is discarded.
+    if (runId !== undefined) await store.actions.setExecution(run, runId);
+    else await store.runs.discard(run);
+  }
+
+  async function startNow(options: StartOptions): Promise<StartedRun> {
+    const prepared = await prepare(options);
+    const { checked, record, workflowId } = prepared;
     const { targets, revision, site } = checked;
-    const dryRun = options.dryRun ?? false;
-    const workflowId = dryRun ? `${runWorkflowId(site)}/dry-run/${randomUUID().slice(0, 8)}` : runWorkflowId(site);
-    const audit = options.audit && runAudit(options.audit.by, options.audit.via);
-    const record = await store.runs.create({
-      workflowId,
-      revision,
-      dryRun,
-      targets,
-      ...(checked.nodeSets ? { targetsAtPlan: true } : {}),
-      ...(options.retryOfRun !== undefined ? { retryOf: options.retryOfRun } : {}),
-      ...(audit ? { startedBy: audit.by, startedVia: audit.via } : {}),
-      ...(options.contextMarker !== undefined ? { contextMarker: options.contextMarker } : {}),
-    });
-    // The label plugin set the run applies: a retry keeps its run's, a new run takes the site's newest (0: none).
-    const retried = options.retryOfRun !== undefined ? await store.plugins.pinnedSet(options.retryOfRun) : null;
-    await store.plugins.pinRun(record.id, retried ?? (await store.plugins.latestSet(site))?.id ?? 0);
     try {
       const handle = await client.workflow.start(updateLabels, {
         workflowId,
         taskQueue: deps.taskQueue,
-        args: [inputOf(record.id, checked, options, audit, deps.searchAttributes !== false)],
+        args: [prepared.input],
         workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
         workflowIdConflictPolicy: WorkflowIdConflictPolicy.FAIL,
-        memo: {
-          run: record.id,
-          ...(record.actionId ? { actionId: record.actionId } : {}),
-          ...(options.action ? { action: options.action } : {}),
-          ...(audit ? { audit } : {}),
-          ...(options.task ? { task: taskMemo(options.task) } : {}),
-          ...(options.select && 'nodeSets' in options.select ? { nodeSets: checked.nodeSets } : {}),
-        },
-        staticSummary:
-          `${dryRun ? 'Dry run: plan' : options.release ? 'Release' : 'Update'} labels of ${targets.length} node(s)` +
-          `${checked.nodeSets ? ` and the members of node set(s) ${checked.nodeSets.join(', ')}` : ''} to revision ${revision}`,
-        staticDetails:
-          `update_labels on site **${site}**, revision ${revision}, run ${record.id}${dryRun ? ' (dry run: nothing written)' : ''}.\n\n` +
-          `Targets: ${shownTargets(targets)}.` +
-          (audit ? `\n\nStarted by **${audit.by}** via ${audit.via}.` : '') +
-          (options.retryOf ? `\n\nRetry of ${options.retryOf.workflowId} run ${options.retryOf.runId}.` : ''),
+        memo: prepared.memo,
+        staticSummary: prepared.staticSummary,
+        staticDetails: prepared.staticDetails,
       });
       const runId = handle.firstExecutionRunId;
-      // The action id finds the run through the store: keep which execution it is.
-      await store.actions.setExecution(record.id, runId);
+      await settle(record.id, runId);
       return {
         workflowId,
         runId,
@@ -304,7 +230,7 @@ export function createRunStarts(deps: RunStartDeps): RunStarts {
         ...(record.actionId ? { actionId: record.actionId } : {}),
       };
     } catch (err) {
-      await store.runs.discard(record.id);
+      await settle(record.id);
       if (err instanceof WorkflowExecutionAlreadyStartedError) {
         throw new RelabelError(
           FailureType.RunInProgress,
@@ -338,5 +264,5 @@ export function createRunStarts(deps: RunStartDeps): RunStarts {
   }
 
   const start = waitingForJoinRuns(client, startNow);
-  return { preflight, start, retry };
+  return { preflight, prepare, settle, start, retry };
 }
