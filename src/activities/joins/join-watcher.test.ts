@@ -120,6 +120,31 @@ describe('JoinWatcher', () => {
     assert.equal(report.lastRun?.status, 'partial_success');
   });
 
+  it("finds labelled nodes joining by the policy's join taint key, not by the default one", async () => {
+    const startup = 'startup-taint.cluster-autoscaler.kubernetes.io/relabel';
+    const labelledWith = (name: string, key: string): NodeState => ({
+      ...joining(name),
+      annotations: { 'relabel.airshipit.org/applied': 'revision=1,run=1' },
+      taints: [{ key, effect: 'NoSchedule' }],
+    });
+    const watch = listing([labelledWith('a', startup), labelledWith('b', UNINITIALIZED_TAINT_KEY)]);
+    const started: string[][] = [];
+    const startRun: RunStarter = async (_client, options) => {
+      started.push(options.targets);
+      return { workflowId: 'update-labels/s', runId: 'r', run: 1 };
+    };
+    const base = fakes(['a', 'b']);
+    const design = { site: 's', nodes: { a: {}, b: {} }, policy: { joinTaintKey: startup, liftUninitializedTaint: true } };
+    const designs = { get: async () => ({ ok: true, design }) } as unknown as DesignCache;
+    const watcher = new JoinWatcher(
+      { informer: new NodeInformer(watch, { maxNodes: 0 }), ...base, designs, startRun, heartbeat: () => undefined },
+      { site: 's', batchDelayMs: 5, watchSeconds: 0.5 },
+    );
+    await watcher.checkSite();
+    await watcher.run();
+    assert.deepEqual(started, [['a']], "b carries the default key, which is not this policy's join taint");
+  });
+
   it("follows the worker's informer: synced from its copy, with no LIST or watch of its own", async () => {
     let lists = 0;
     let watches = 0;
