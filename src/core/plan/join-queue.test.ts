@@ -56,6 +56,19 @@ describe('JoinQueue', () => {
     assert.deepEqual(q.observe({ ...node, taints: [] }, all, 2000, startup), { kind: 'labelled', seconds: 2 });
   });
 
+  it('a node seen labelled that then carries the join taint is handed out again; one never seen labelled is not', () => {
+    const q = new JoinQueue();
+    const tainted = { ...labelled('n'), taints: [{ key: UNINITIALIZED_TAINT_KEY }] };
+    q.observe(fresh('n'), all, 0);
+    assert.equal(q.take(1).length, 1);
+    assert.deepEqual(q.observe(labelled('n'), all, 1000), { kind: 'labelled', seconds: 1 });
+    // Its creator put the taint on after the run labelled it: joining again.
+    assert.deepEqual(q.observe(tainted, all, 2000), { kind: 'queued' });
+    assert.deepEqual(q.take(1), [{ name: 'n', uid: 'n-uid', since: 2000 }]);
+    // Its second run failed (still tainted, never seen labelled): not handed out a third time.
+    assert.deepEqual(q.observe(tainted, all, 3000), { kind: 'handled' });
+  });
+
   it('a name registered again (new uid) joins again', () => {
     const q = new JoinQueue();
     q.observe(fresh('n', 'u1'), all, 0);

@@ -11,7 +11,8 @@
  * watcher that starts again (a killed worker, a lost watch) finds by one
  * LIST every node that joined while it was away. Each Node object (uid) is
  * handed out once per queue, so a node a run could not label (it failed,
- * or the policy keeps the taint) is not run again and again.
+ * or the policy keeps the taint) is not run again and again; only a node
+ * seen labelled that carries the join taint again is handed out again.
  */
 import { APPLIED_ANNOTATION, OWNED_LABELS_ANNOTATION, UNINITIALIZED_TAINT_KEY } from './constants.ts';
 
@@ -84,6 +85,8 @@ export class JoinQueue {
   private readonly awaiting = new Map<string, JoiningNode>();
   /** uids handed to a run. */
   private readonly handed = new Set<string>();
+  /** uids handed to a run and then seen labelled. */
+  private readonly lifted = new Set<string>();
   /** uids skipped as unmanaged. */
   private readonly skipped = new Set<string>();
   /** Observations so far: orders what the watch saw against when a LIST began. */
@@ -120,7 +123,10 @@ export class JoinQueue {
     if (reason === undefined) {
       this.pending.delete(node.name);
       const awaited = this.awaiting.get(node.name);
-      if (awaited && awaited.uid === uid) this.awaiting.delete(node.name);
+      if (awaited && awaited.uid === uid) {
+        this.awaiting.delete(node.name);
+        remember(this.lifted, uid);
+      }
       this.forgetSeen(node.name);
       return awaited && awaited.uid === uid ? { kind: 'labelled', seconds: Math.max(0, (now - awaited.since) / 1000) } : { kind: 'settled' };
     }
@@ -130,6 +136,9 @@ export class JoinQueue {
       return { kind: 'unmanaged', first: remember(this.skipped, uid) };
     }
     this.lastSeen.set(node.name, this.observations);
+    // The join taint put on a node after its run labelled it (Karpenter adds a NodePool's startupTaints when
+    // it registers a Node it created, which can be after a join run wrote the new Node): joining again.
+    if (reason === JoinReason.uninitialized && this.lifted.delete(uid)) this.handed.delete(uid);
     if (this.handed.has(uid)) return { kind: 'handled' };
     const waiting = this.pending.get(node.name);
     // A name registered again while its old Node still waited: the new Node waits from now.
