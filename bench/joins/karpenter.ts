@@ -99,6 +99,8 @@ export interface PoolNode {
   undone: number;
   /** Seen written by relabel before Karpenter registered it (so before the NodePool's startupTaints were on it). */
   early: boolean;
+  /** When first seen registered by Karpenter (its label on, its own taint lifted). */
+  registered?: number;
   deleted?: number;
 }
 
@@ -143,6 +145,7 @@ export async function watchPool(kc: KubeConfig, pool: string, done: (node: V1Nod
       nodes.set(name, (entry = { name, firstSeen: now, created, undone: 0, early: false }));
     }
     if (node.metadata?.annotations?.[APPLIED_ANNOTATION] !== undefined && node.metadata.labels?.[REGISTERED_LABEL] !== 'true') entry.early = true;
+    if (entry.registered === undefined && registered(node)) entry.registered = now;
     const isDone = done(node);
     if (entry.done === undefined && isDone) entry.done = now;
     else if (entry.done !== undefined && !isDone) {
@@ -184,6 +187,8 @@ export interface Provisioned {
   latencies: number[];
   /** The same from the Node's creationTimestamp (whole seconds, so up to a second more). */
   fromCreationMs: number[];
+  /** The same from first seen registered by Karpenter (the NodePool's startupTaints then on). */
+  fromRegisteredMs: number[];
   /** Nodes not done at the end. */
   notDone: string[];
   /** Nodes seen done and then not again (relabel's taint put back on), before they were done for good. */
@@ -258,6 +263,7 @@ export async function provision(
     ms,
     latencies: done.map((n) => (n.done as number) - n.firstSeen),
     fromCreationMs: done.map((n) => (n.done as number) + wall - n.created),
+    fromRegisteredMs: done.map((n) => (n.done as number) - (n.registered ?? n.firstSeen)),
     notDone: nodes.filter((n) => n.done === undefined && n.deleted === undefined).map((n) => n.name),
     undone: nodes.filter((n) => n.undone > 0).length,
     early: nodes.filter((n) => n.early).length,
