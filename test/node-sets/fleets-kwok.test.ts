@@ -2,7 +2,8 @@
  * Node sets over KWOK nodes on a simulated cluster of this file's own (the
  * real controller manager and scheduler, the nodes heartbeating): 200 nodes
  * with generated names in two fleets, labelled as Cluster API labels a
- * MachineDeployment's nodes and Karpenter a NodePool's, beside nodes of
+ * MachineDeployment's nodes (only what its machine controller copies) and
+ * Karpenter a NodePool's, beside nodes of
  * another MachineDeployment and NodePool. The `md` set selects the
  * MachineDeployment's 100 nodes; the `spot` set the NodePool's spot nodes
  * only, so its on-demand nodes stay out.
@@ -28,7 +29,12 @@ import { exits, nodePatchCount, relabelCli, startRelabel, uniqueSuffix } from '.
 import { startSimulatedStack, type SimulatedStack } from '../simulated-stack.ts';
 import { nodeSetDoc, prefixedSite, storeWithSite } from '../site.ts';
 
-const CAPI = { cluster: 'cluster.x-k8s.io/cluster-name', deployment: 'cluster.x-k8s.io/deployment-name', set: 'cluster.x-k8s.io/set-name' };
+/**
+ * What Cluster API's machine controller copies to a MachineDeployment's Nodes: labels its Machine
+ * template sets in node.cluster.x-k8s.io, and a node role (its cluster-name, deployment-name and
+ * set-name labels stay on the Machines).
+ */
+const CAPI = { cluster: 'node.cluster.x-k8s.io/cluster', deployment: 'node.cluster.x-k8s.io/deployment', role: 'node-role.kubernetes.io/worker' };
 const KARPENTER = { pool: 'karpenter.sh/nodepool', capacity: 'karpenter.sh/capacity-type', type: 'node.kubernetes.io/instance-type' };
 const FLEET = 100;
 const SPOT = 60;
@@ -195,10 +201,10 @@ describe('node sets over 200 KWOK nodes of a Cluster API and a Karpenter fleet',
         registered.set(name, node.metadata?.labels ?? {});
         return { name, labels: labels(name, i) };
       });
-    const capi = (deployment: string) => (name: string) => ({
+    const capi = (deployment: string) => () => ({
       [CAPI.cluster]: 'workload',
       [CAPI.deployment]: deployment,
-      [CAPI.set]: name.split('-').slice(0, -1).join('-'),
+      [CAPI.role]: '',
     });
     const karpenter = (nodePool: string, spot: (i: number) => boolean) => (_: string, i: number) => ({
       [KARPENTER.pool]: nodePool,
