@@ -3,8 +3,9 @@
  * kube-apiserver: after real update runs, a node set member whose selector
  * label is changed (as `kubectl label` would) to a value no set matches,
  * and a BaremetalNode taken out of the documents, are each reported
- * `orphaned` with the set or revision they were last written at; under the
- * policy's default `keep` nothing is written (resourceVersions unchanged).
+ * `orphaned` with the set or revision they were last written at, and a
+ * member moved to another set `moved`, not drifted; under the policy's
+ * default `keep` nothing is written (resourceVersions unchanged).
  * Under `orphans: release`, the next detection starts one release run that
  * takes back exactly relabel's labels, annotations, taints and records,
  * everyone else's keys left byte for byte; the run is audited (via
@@ -71,7 +72,7 @@ describe('nodes that leave management: orphaned, kept, released', () => {
   // A storage node: it carries annotations and a taint from its profile as well as labels.
   const gone = base.nodes.find((n) => (wanted.design.nodes[n]?.taints.length ?? 0) > 0) as string;
   const kept = base.nodes.find((n) => n !== gone) as string;
-  const [m1, m2] = [`${prefix}-pool-a`, `${prefix}-pool-b`];
+  const [m1, m2, m3] = [`${prefix}-pool-a`, `${prefix}-pool-b`, `${prefix}-pool-c`];
   const theirs = {
     label: ['example.org/team', 'a'],
     annotation: ['example.org/owner', '{"who": "ops", "n": 1}'],
@@ -86,7 +87,9 @@ describe('nodes that leave management: orphaned, kept, released', () => {
       ...(withGone ? site : without(site, gone)),
       {
         source: 'node-sets.yaml',
-        text: nodeSetDoc('pool', { selector: { matchLabels: { [POOL_KEY]: pool } }, metadata: { owner_data: { 'workload-class': 'batch' } } }),
+        text:
+          nodeSetDoc('pool', { selector: { matchLabels: { [POOL_KEY]: pool } }, metadata: { owner_data: { 'workload-class': 'batch' } } }) +
+          nodeSetDoc('gpu', { selector: { matchLabels: { [POOL_KEY]: `${prefix}-gpu` } }, metadata: { owner_data: { 'workload-class': 'gpu' } } }),
       },
     ];
   };
@@ -115,7 +118,7 @@ describe('nodes that leave management: orphaned, kept, released', () => {
     drift = createDrift({ client: relabel.client, store: relabel.store, designs: relabel.designs, taskQueue: relabel.taskQueue, namespace: 'default' });
     const core = adminCore();
     for (const name of [gone, kept]) await createNode(core, name);
-    for (const name of [m1, m2]) await createNode(core, name, { [POOL_KEY]: pool });
+    for (const name of [m1, m2, m3]) await createNode(core, name, { [POOL_KEY]: pool });
     // One run of the site at a time: the named nodes, then the set's members.
     for (const options of [{ targets: [gone, kept] }, { targets: undefined, select: { nodeSets: ['pool'] } }]) {
       const done = await relabel.runs.wait(await relabel.runs.start(options));
@@ -132,25 +135,31 @@ describe('nodes that leave management: orphaned, kept, released', () => {
     assert.ok(owned(goneNode).annotations.length > 0 && owned(goneNode).taints.length > 0, 'the storage node carries owned annotations and taints');
     assert.deepEqual(readAppliedRun((await read(m1)).metadata?.annotations ?? {}), { revision: 1, run: 2, site: siteName, set: 'pool' });
     await admin().patchNode(m1, { metadata: { labels: { [POOL_KEY]: `${prefix}-retired` } } });
+    // m3 moves to the other set: as its own set wants, not drifted.
+    await admin().patchNode(m3, { metadata: { labels: { [POOL_KEY]: `${prefix}-gpu` } } });
     assert.equal(await commit(files(false), `${gone} taken out`), 2);
-    const versions = async () => Promise.all([gone, m1, m2, kept].map(async (n) => (await read(n)).metadata?.resourceVersion));
+    const versions = async () => Promise.all([gone, m1, m2, m3, kept].map(async (n) => (await read(n)).metadata?.resourceVersion));
     const before = await versions();
 
-    const run = exits(await relabelCli(['drift', '--site', siteName, '--state', 'orphaned', '-o', 'json'], env(), { timeoutMs: 120_000 }), 0);
+    const run = exits(await relabelCli(['drift', '--site', siteName, '--state', 'drifted,moved,orphaned', '-o', 'json'], env(), { timeoutMs: 120_000 }), 0);
     const { report, nodes: page } = JSON.parse(run.stdout);
-    assert.equal(report.counts.orphaned, 2, JSON.stringify(report.counts));
+    assert.deepEqual([report.counts.orphaned, report.counts.moved, report.counts.drifted], [2, 1, 0], JSON.stringify(report.counts));
     assert.deepEqual(
-      page.items.map((r: any) => [r.node, r.state, r.revision, r.detail.lastSet]).sort(),
+      page.items.map((r: any) => [r.node, r.state, r.revision, r.nodeSet, r.detail.lastSet]).sort(),
       [
-        [gone, 'orphaned', 1, undefined],
-        [m1, 'orphaned', 1, 'pool'],
+        [gone, 'orphaned', 1, undefined, undefined],
+        [m1, 'orphaned', 1, undefined, 'pool'],
+        [m3, 'moved', 1, 'gpu', 'pool'],
       ].sort(),
+      'the listing shows moved and orphaned nodes',
     );
     assert.equal(report.heal, null, 'keep: no release started');
     assert.deepEqual(await versions(), before, 'keep: nothing written');
     const text = exits(await relabelCli(['drift', '--latest', '--state', 'orphaned'], env()), 0).stdout;
     assert.match(text, / 2 orphaned, /);
     assert.match(text, new RegExp(`${m1}\\s+-\\s+orphaned\\s+1\\s+last written by run 2 as node set pool`));
+    const moved = exits(await relabelCli(['drift', '--latest', '--state', 'moved'], env()), 0).stdout;
+    assert.match(moved, new RegExp(`${m3}\\s+gpu\\s+moved\\s+1\\s+written as node set pool; 1 key\\(s\\) to change at the latest revision`));
   });
 
   it("with orphans: release, one run takes back exactly relabel's labels, annotations, taints and records, others' keys byte for byte", async () => {
