@@ -16,7 +16,8 @@
  * `--only waves` only the runs in waves (one approved after its canary, one
  * aborted at its approval gate), `--only watch-joins` only a join watcher
  * (an execution that continued as new, and one disabled), `--only no-op`
- * only a run that finds every node as desired.
+ * only a run that finds every node as desired, `--only detect-drift-release`
+ * only a detection releasing an orphaned node (`record-release.ts`).
  */
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -42,6 +43,7 @@ import { openStore } from '../src/store/open-store.ts';
 import { createWorker } from '../src/worker/wiring.ts';
 import { facadeRunStarter } from '../src/facade/runs/run-starter.ts';
 import { prefixedSite } from '../test/site.ts';
+import { recordDriftRelease } from './record-release.ts';
 
 const OUT = new URL('../test/histories/', import.meta.url).pathname;
 
@@ -305,6 +307,7 @@ async function main(only?: string): Promise<void> {
     if (only === undefined || only === 'run-control') await recordRunControl(rec);
     if (only === undefined || only === 'waves') await recordWaves(rec);
     if (only === undefined || only === 'watch-joins') await recordJoins(rec);
+    if (only === undefined || only === 'detect-drift-release') await recordDriftRelease(rec);
 
     worker.shutdown();
     await running;

@@ -37,6 +37,7 @@ describe('recorded workflow histories replay against the current code', () => {
       'update-labels-aborted',
       'poll-plugins',
       'detect-drift',
+      'detect-drift-release',
       'watch-joins-continued',
       'watch-joins-cancelled',
     ]) {
