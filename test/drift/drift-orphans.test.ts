@@ -190,6 +190,9 @@ describe('nodes that leave management: orphaned, kept, released', () => {
       500,
     );
     assert.equal(listed.find((r) => r.run === release?.run)?.startedVia, 'release');
+    const shown = exits(await relabelCli(['drift', '--report', String(result.report)], env()), 0).stdout;
+    assert.match(shown, new RegExp(`\\nrelease: run ${release?.run} \\(update-labels/${siteName}\\), 2 node\\(s\\): success, 2 written\\n`));
+    assert.doesNotMatch(shown, /heal:/, 'no heal section when nothing was healed');
     const again = await drift.detect();
     assert.equal(again.counts.orphaned, 0, 'released nodes are nobody’s');
     assert.equal(again.release, undefined);
