@@ -272,30 +272,29 @@ export async function provision(
 }
 
 /**
- * Removes `pool`'s nodes as Karpenter does: its pods scaled away and every
- * NodeClaim deleted (Karpenter drains each node, deletes the instance, and
- * lets the Node go), then the NodePool. Resolves once no Node of the pool
- * is left; throws naming what is left after `timeoutMs`.
+ * Removes `pool`'s nodes as Karpenter does: once its pods are gone (their
+ * Deployment deleted: pods evicted by the drain would otherwise be made
+ * again, and Karpenter would make nodes for them), every NodeClaim is
+ * deleted (Karpenter drains each node, deletes the instance, and lets the
+ * Node go), then the NodePool. Resolves once no Node and no NodeClaim of the
+ * pool is left; throws naming what is left after `timeoutMs`.
  */
 export async function removePool(c: PoolClients, watch: PoolWatch, pool: string, timeoutMs: number): Promise<{ ms: number; removed: number }> {
   const t0 = performance.now();
-  await c.kc
-    .makeApiClient(AppsV1Api)
-    .patchNamespacedDeploymentScale({ name: pool, namespace: c.namespace, body: [{ op: 'replace', path: '/spec/replicas', value: 0 }] });
+  const core = c.kc.makeApiClient(CoreV1Api);
+  const until = async (what: string, gone: () => Promise<boolean>) => {
+    while (!(await gone())) {
+      if (performance.now() - t0 > timeoutMs) throw new Error(`${what} ${timeoutMs / 1000}s after the removal of ${pool} began`);
+      await sleep(250);
+    }
+  };
+  await c.kc.makeApiClient(AppsV1Api).deleteNamespacedDeployment({ name: pool, namespace: c.namespace });
+  await until('pods still there', async () => (await core.listNamespacedPod({ namespace: c.namespace, labelSelector: `app=${pool}` })).items.length === 0);
   const claims = await nodeClaimsOf(c.kc, pool);
   await Promise.all(claims.map((name) => custom(c.kc).deleteClusterCustomObject({ ...nodeClaimsRef, name })));
   const left = () => [...watch.nodes.values()].filter((n) => n.deleted === undefined);
-  while (left().length > 0) {
-    if (performance.now() - t0 > timeoutMs)
-      throw new Error(`${left().length} node(s) of ${pool} still there ${timeoutMs / 1000}s after its NodeClaims were deleted (one is ${left()[0]?.name})`);
-    await sleep(250);
-  }
-  await c.kc.makeApiClient(AppsV1Api).deleteNamespacedDeployment({ name: pool, namespace: c.namespace });
+  await until('nodes still there', async () => left().length === 0);
+  await until('NodeClaims still there', async () => (await nodeClaimsOf(c.kc, pool)).length === 0);
   await custom(c.kc).deleteClusterCustomObject({ group: KARPENTER_API.group, version: KARPENTER_API.version, plural: 'nodepools', name: pool });
   return { ms: performance.now() - t0, removed: claims.length };
-}
-
-/** The pods' arithmetic: how many nodes of {@link INSTANCE_TYPE} `pods` half-CPU pods need at least. */
-export function nodesNeeded(pods: number, podsPerNode: number): number {
-  return Math.ceil(pods / podsPerNode);
 }
