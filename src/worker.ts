@@ -2,15 +2,16 @@
  * The relabel worker's entry point: reads its settings from the flags and
  * the environment and runs the worker (src/worker/) with them, injecting
  * the facade's run starter, through which heal and join runs start as
- * ordinary numbered runs (src/worker/ does not import the facade).
+ * ordinary numbered runs, and its site run preparer, through which a fleet
+ * rollout starts this site's runs (src/worker/ does not import the facade).
  */
-import { facadeRunStarter } from './facade/runs/run-starter.ts';
+import { facadeRunStarter, facadeSiteRuns } from './facade/runs/run-starter.ts';
 import { parseWorkerSettings } from './worker/config.ts';
 import { runWorker } from './worker/run.ts';
 
 if (import.meta.main) {
   const settings = parseWorkerSettings(process.argv);
-  runWorker(settings, { runStarter: facadeRunStarter(settings.config) }).catch((err: unknown) => {
+  runWorker(settings, { runStarter: facadeRunStarter(settings.config), siteRuns: facadeSiteRuns(settings.config) }).catch((err: unknown) => {
     console.error(`relabel-worker: ${err instanceof Error ? err.message : String(err)}`);
     process.exit(1);
   });

@@ -17,7 +17,7 @@ import type { Store } from '../src/store/store.ts';
 import { workflowBundleOptions } from '../src/worker/bundle.ts';
 import { WORKER_ENV, WORKER_NODE_FLAGS } from '../src/worker/config.ts';
 import { createWorker } from '../src/worker/wiring.ts';
-import { facadeRunStarter } from '../src/facade/runs/run-starter.ts';
+import { facadeRunStarter, facadeSiteRuns } from '../src/facade/runs/run-starter.ts';
 import { loadKubeConfig } from '../src/kube/nodes.ts';
 import { nodeRequestCount } from '../stack/kube-metrics.ts';
 import { kubeletLabels } from '../stack/kwok.ts';
@@ -136,7 +136,7 @@ export async function startRelabel(
             workflowBundle: await workflowBundle(),
             ...(options.kubeQps !== undefined ? { kubeQps: options.kubeQps, kubeBurst: 1 } : {}),
           },
-          { runStarter: facadeRunStarter({ taskQueue, namespace: 'default' }) },
+          { runStarter: facadeRunStarter({ taskQueue, namespace: 'default' }), siteRuns: facadeSiteRuns({ taskQueue, namespace: 'default' }) },
         );
   const running = local?.worker.run();
   const connection = await Connection.connect({ address: temporalAddress() });

@@ -14,7 +14,8 @@ import type { Store } from '../store/store.ts';
 import { createApplyNodeActivities } from './apply-node.ts';
 import { documentValidationFailure } from './document-failure.ts';
 import { createDriftActivities, type DriftTelemetry } from './drift-activities.ts';
-import type { RunStarter } from '../temporal/run-starter.ts';
+import type { RunStarter, SiteRunPreparer } from '../temporal/run-starter.ts';
+import { createFleetSiteActivities } from './fleet-site-activities.ts';
 import { createJoinActivities } from './joins/join-watch.ts';
 import type { JoinHealth, JoinTelemetry } from './joins/join-ports.ts';
 import type { NodeEvents } from './node-events.ts';
@@ -33,6 +34,8 @@ export interface ActivityDeps {
   results?: ResultWriter;
   /** Starts heal runs for drift detection (the facade's start); without it, healing fails. */
   startRun?: RunStarter;
+  /** Prepares this site's runs for fleet rollouts (the facade's); without it, the fleet's site activities refuse. */
+  siteRuns?: SiteRunPreparer;
   /** Kubernetes Events about the nodes runs write or fail on; none recorded when absent. */
   events?: NodeEvents;
   /** Read-only lists of DaemonSets, pods and budgets; dry runs weigh their workload impact with them (none when absent). */
@@ -66,6 +69,7 @@ export function createActivities(deps: ActivityDeps) {
   }
 
   return {
+    ...createFleetSiteActivities(deps.siteRuns),
     ...createDriftActivities({
       nodes,
       store,

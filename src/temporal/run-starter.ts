@@ -7,6 +7,7 @@
  */
 import type { Client } from '@temporalio/client';
 import type { RunAudit } from '../core/plan/run-audit.ts';
+import type { PreparedSiteRun, PrepareSiteRunInput, SettleSiteRunInput } from '../contracts/fleet-messages.ts';
 
 /** What a started run is: its workflow, its Temporal run and its number in the store. */
 export interface StartedRun {
@@ -33,3 +34,15 @@ export interface RunStartOptions {
  * site is going) when it cannot.
  */
 export type RunStarter = (client: Client, options: RunStartOptions) => Promise<StartedRun>;
+
+/**
+ * The port through which a site's worker prepares, for a fleet rollout, a
+ * run of every node of its own site in its own store (not started: the
+ * rollout starts it as its child), and then settles it. The facade
+ * implements it (`src/facade/runs/run-starter.ts`), as it does the run
+ * starter. `prepare` refuses a site that is not the worker's own.
+ */
+export interface SiteRunPreparer {
+  prepare(client: Client, request: PrepareSiteRunInput): Promise<PreparedSiteRun>;
+  settle(client: Client, request: SettleSiteRunInput): Promise<void>;
+}

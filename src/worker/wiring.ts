@@ -20,7 +20,7 @@ import { openStore } from '../store/open-store.ts';
 import type { Store } from '../store/store.ts';
 import { connectOptions } from '../temporal/settings.ts';
 import { temporalUnreachable } from '../temporal/reach.ts';
-import type { RunStarter } from '../temporal/run-starter.ts';
+import type { RunStarter, SiteRunPreparer } from '../temporal/run-starter.ts';
 import { buildBundle } from './bundle.ts';
 import { WORKER_DEFAULTS, type WorkerConfig } from './config.ts';
 import { joinHealthBoard, type JoinHealthBoard } from './join-health.ts';
@@ -37,6 +37,8 @@ export interface WorkerPorts {
    * the activities that start runs refuse to.
    */
   runStarter?: (parts: { store: Store; designs: DesignCache }) => RunStarter;
+  /** The preparer of this site's runs for fleet rollouts (the facade's, beside the run starter); without it, fleet rollouts find the site refusing. */
+  siteRuns?: (parts: { store: Store; designs: DesignCache }) => SiteRunPreparer;
 }
 
 /**
@@ -110,6 +112,7 @@ export async function createWorker(
       events,
       workloads,
       ...(ports.runStarter ? { startRun: ports.runStarter({ store, designs }) } : {}),
+      ...(ports.siteRuns ? { siteRuns: ports.siteRuns({ store, designs }) } : {}),
       informer,
       joinTelemetry: joinMetrics(runtime.metricMeter),
       watchTelemetry: watchMetrics(runtime.metricMeter),

@@ -107,6 +107,15 @@ describe('fleetRollout (fast: one worker per site, fake activities)', { concurre
     });
   });
 
+  it('ends, without halting, when the last site fails: nothing is left to hold back', async () => {
+    const fake = new FakeRelabel();
+    fake.failing.set('edge-02-n2', { type: 'NodeWriteFailed', message: 'refused' });
+    await env.run(fake, async (w) => {
+      const result = await (await start(w, 'last', { sites: sites(2), rollout: { canary: { count: 1 } } })).result();
+      assert.deepEqual([result.status, result.counts.succeeded, result.counts.failed, result.aborted], ['partial_success', 1, 1, false]);
+    });
+  });
+
   it('reports a site no worker serves unreachable, naming its queue, and goes on as the rollout allows', async () => {
     const fake = new FakeRelabel();
     const gone = site(5, 'fleet-site-nobody');

@@ -131,7 +131,8 @@ export async function fleetRollout(input: FleetRolloutInput): Promise<FleetRollo
       budget,
     );
     const left = wave.sites.some((s) => !state.outcomes.has(s));
-    if (halting(state)) {
+    // Halted only while some site has not ended: once every site has, the rollout ends with its failures.
+    if (halting(state) && state.outcomes.size < state.sites) {
       const failed = failedCount(state);
       await gate(state, FleetGate.halted, `${failed} site(s) failed, more than the ${state.rollout.maxFailedSites} allowed: resume or abort`, [
         ControlVerb.resume,

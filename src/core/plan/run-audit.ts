@@ -21,6 +21,8 @@ export const StartedVia = {
   join: 'join',
   /** A release of nodes that left management (`relabel release`, or a drift detection under `orphans: release`). */
   release: 'release',
+  /** A fleet rollout: the site's run started as its child, by `fleet:<rollout workflow ID>` unless the rollout names who. */
+  fleet: 'fleet',
 } as const;
 /** One of the {@link StartedVia} strings. */
 export type StartedVia = (typeof StartedVia)[keyof typeof StartedVia];

@@ -7,7 +7,10 @@
  */
 import type { DesignCache } from '../../store/designs/design-cache.ts';
 import type { Store } from '../../store/store.ts';
-import type { RunStarter } from '../../temporal/run-starter.ts';
+import { runAudit, StartedVia } from '../../core/plan/run-audit.ts';
+import { FailureType } from '../../core/plan/failure-types.ts';
+import type { RunStarter, SiteRunPreparer } from '../../temporal/run-starter.ts';
+import { RelabelError } from '../relabel-error.ts';
 import { variableFromEnv } from '../../settings/setting.ts';
 import { VARIABLES } from '../../settings/table.ts';
 import { createRuns } from './runs.ts';
@@ -35,4 +38,55 @@ export function facadeRunStarter(settings: RunStarterSettings): (parts: { store:
       });
       return { workflowId, runId, run };
     };
+}
+
+/**
+ * The site run preparer over `store` and `designs`: a run of every node of
+ * the store's site (the members of its node sets included), at the
+ * revision the fleet asks for (its latest committed one when none), in the
+ * worker's store, not started. A request for another site is refused
+ * (InvalidRequest) before anything is written: a site's worker acts for
+ * its own site only.
+ */
+export function facadeSiteRuns(settings: RunStarterSettings): (parts: { store: Store; designs: DesignCache }) => SiteRunPreparer {
+  const searchAttributes = settings.searchAttributes ?? variableFromEnv(VARIABLES.searchAttributes);
+  return ({ store, designs }) => {
+    const runsOf = (client: Parameters<SiteRunPreparer['prepare']>[0]) =>
+      createRuns({ client, store, designs, taskQueue: settings.taskQueue, namespace: settings.namespace, searchAttributes });
+    return {
+      async prepare(client, request) {
+        const runs = runsOf(client);
+        const { revision, concurrency, allowMassRemoval, rollout } = request.run;
+        const select = { all: true } as const;
+        const checked = await runs.preflight({ targets: undefined, select, ...(revision !== undefined ? { revision } : {}) });
+        if (checked.site !== request.site) {
+          throw new RelabelError(
+            FailureType.InvalidRequest,
+            `this worker serves site ${checked.site}, not site ${request.site}: check the fleet registry's task queue for ${request.site}`,
+          );
+        }
+        const prepared = await runs.prepare({
+          targets: undefined,
+          select,
+          revision: checked.revision,
+          action: 'update_labels',
+          audit: runAudit(request.audit?.by ?? `fleet:${request.fleet}`, StartedVia.fleet),
+          ...(concurrency !== undefined ? { concurrency } : {}),
+          ...(allowMassRemoval ? { allowMassRemoval: true } : {}),
+          ...(rollout ? { rollout } : {}),
+        });
+        return {
+          run: prepared.record.id,
+          workflowId: prepared.workflowId,
+          input: prepared.input,
+          memo: { ...prepared.memo, fleet: request.fleet },
+          staticSummary: prepared.staticSummary,
+          staticDetails: `${prepared.staticDetails}\n\nA site of fleet rollout ${request.fleet}.`,
+        };
+      },
+      async settle(client, request) {
+        await runsOf(client).settle(request.run, request.runId);
+      },
+    };
+  };
 }

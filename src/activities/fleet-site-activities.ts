@@ -1,0 +1,39 @@
+/**
+ * The activities a site's worker runs for a fleet rollout, on the site's
+ * own task queue: prepare a run of its site in its own store, and settle
+ * it once the rollout started it as its child (or could not). They go
+ * through the site run preparer the worker's entry point injects (the
+ * facade's start, in two halves), so a fleet's site run is an ordinary
+ * numbered run with the same checks as any other.
+ */
+import { Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
+import { FailureType, isFailureType } from '../core/plan/failure-types.ts';
+import type { FleetSiteActivities } from '../contracts/fleet-messages.ts';
+import type { SiteRunPreparer } from '../temporal/run-starter.ts';
+
+/** A refusal the preparer made on purpose (a RelabelError's type) as a failure the rollout reports, never retried. */
+function refusal(err: unknown): unknown {
+  const type = (err as { type?: unknown }).type;
+  return isFailureType(type) ? ApplicationFailure.nonRetryable((err as Error).message, type) : err;
+}
+
+/** The fleet's site activities over `preparer`; without one, they refuse (the worker was started without it). */
+export function createFleetSiteActivities(preparer: SiteRunPreparer | undefined): FleetSiteActivities {
+  const needed = (): SiteRunPreparer => {
+    if (!preparer) throw ApplicationFailure.nonRetryable('this worker cannot prepare fleet runs (no site run preparer)', FailureType.InternalError);
+    return preparer;
+  };
+  return {
+    async prepareSiteRun(input) {
+      try {
+        return await needed().prepare(Context.current().client, input);
+      } catch (err) {
+        throw refusal(err);
+      }
+    },
+    async settleSiteRun(input) {
+      await needed().settle(Context.current().client, input);
+    },
+  };
+}
