@@ -8,7 +8,7 @@ import type { Command } from 'commander';
 import { openRelabel, relabelConfigFromEnv, type RelabelConfig } from '../facade/index.ts';
 import { variableFromEnv } from '../settings/setting.ts';
 import { VARIABLES } from '../settings/table.ts';
-import type { Documents, Drift, Fleet, Joins, Plugins, Runs, Schedules } from '../facade/index.ts';
+import type { Documents, Drift, Fleet, FleetRollouts, Joins, Plugins, Runs, Schedules } from '../facade/index.ts';
 import type { OutputFormat } from './output.ts';
 
 /** Sets the process's exit code once a command is done. */
@@ -49,6 +49,8 @@ export interface CliContext {
   plugins(temporal?: boolean): Promise<Plugins>;
   /** The fleet registry; with `temporal`, connected to Temporal (Unavailable when it cannot be reached). */
   fleet(temporal?: boolean): Promise<Fleet>;
+  /** Fleet rollouts; Unavailable when Temporal cannot be reached. */
+  fleetRollouts(): Promise<FleetRollouts>;
 }
 
 /**
@@ -70,6 +72,7 @@ export async function withContext(command: Command, body: (ctx: CliContext) => P
       joins: () => relabel.joins(),
       plugins: (temporal) => relabel.plugins(temporal),
       fleet: (temporal) => relabel.fleet(temporal),
+      fleetRollouts: () => relabel.fleetRollouts(),
     });
     return code ?? 0;
   } finally {

@@ -13,6 +13,7 @@ import { cliUser, withContext, type SetExit } from './context.ts';
 import { ExitCode } from './exit-codes.ts';
 import { outputOption, printJson, say, table } from './output.ts';
 import { InvalidArgumentError } from 'commander';
+import { addFleetRolloutCommands } from './fleet-rollout-commands.ts';
 
 /** Parses one `--label key=value`, gathering them. */
 function label(text: string, previous: Record<string, string> = {}): Record<string, string> {
@@ -51,6 +52,7 @@ export function sitesTable(page: FleetPage): string {
 /** Adds `fleet` and its `sites` subcommands. */
 export function addFleetCommands(program: Command, setExit: SetExit): void {
   const fleet = program.command('fleet').description("a fleet of sites from one Temporal: each site's worker on its own task queue");
+  addFleetRolloutCommands(fleet, setExit);
   const sites = fleet.command('sites').description('the fleet registry: sites, their task queues and labels, their workers');
 
   sites

@@ -19,6 +19,7 @@ import { createSchedules, type Schedules } from './schedules.ts';
 import { createDrift, type Drift } from './drift.ts';
 import { createJoins, type Joins } from './joins.ts';
 import { createFleet, type Fleet } from './fleet.ts';
+import { createFleetRollouts, type FleetRollouts } from './fleet-rollouts.ts';
 
 export { RelabelError } from './relabel-error.ts';
 export type { Documents } from './documents/documents.ts';
@@ -27,6 +28,7 @@ export type { Drift, DriftPage } from './drift.ts';
 export type { Plugins } from './plugins.ts';
 export type { Joins, JoinStatus } from './joins.ts';
 export type { Fleet, FleetPage, FleetSiteView, SiteHealth } from './fleet.ts';
+export type { FleetRollouts, FleetRolloutStatus, StartedFleetRollout } from './fleet-rollouts.ts';
 export type {
   NodeOutcome,
   NodePage,
@@ -118,6 +120,8 @@ export interface Relabel {
   plugins(temporal?: boolean): Promise<Plugins>;
   /** The fleet registry; with `temporal`, connected to Temporal first (each site's worker health needs it). */
   fleet(temporal?: boolean): Promise<Fleet>;
+  /** Fleet rollouts over the registry's sites, started on the centre's task queue, connecting as `runs` does. */
+  fleetRollouts(): Promise<FleetRollouts>;
   /**
    * Whether Temporal and the revision store answer now, each checked on its
    * own (a Temporal system-info call and a read of the latest revision),
@@ -190,6 +194,10 @@ export async function openRelabel(config: RelabelConfig): Promise<Relabel> {
     },
     async fleet(temporal = false) {
       return createFleet({ store, namespace: config.namespace, ...(temporal ? { client: await connected() } : {}) });
+    },
+    async fleetRollouts() {
+      const c = await connected();
+      return createFleetRollouts({ client: c, taskQueue: config.taskQueue, fleet: createFleet({ store, namespace: config.namespace, client: c }) });
     },
     async health(timeoutMs = HEALTH_CHECK_TIMEOUT_MS) {
       const { temporalAddress: address, namespace } = config;

@@ -12,7 +12,7 @@ import { APPLIED_ANNOTATION } from '../../src/core/plan/constants.ts';
 import { fleetRolloutWorkflowId, type FleetRolloutInput } from '../../src/contracts/fleet-messages.ts';
 import { runWorkflowId } from '../../src/contracts/messages.ts';
 import type { fleetRollout } from '../../src/workflows/fleet-rollout.ts';
-import { adminCore, createNode, startRelabel, uniqueSuffix } from '../helpers.ts';
+import { adminCore, createNode, exits, relabelCli, startRelabel, uniqueSuffix } from '../helpers.ts';
 import { prefixedSite, storeWithSite } from '../site.ts';
 
 type Relabel = Awaited<ReturnType<typeof startRelabel>>;
@@ -22,10 +22,12 @@ describe('a fleet rollout over two sites, each on its own worker and queue', () 
   const sites = ['fa', 'fb'].map((p) => ({ prefix: `${p}${suffix}`, ...prefixedSite(`${p}${suffix}`) }));
   const workers: Relabel[] = [];
   let centre: Relabel;
+  let centreUrl = '';
 
   before(async () => {
     for (const site of sites) workers.push(await startRelabel((await storeWithSite(site.files)).url));
-    centre = await startRelabel((await storeWithSite([])).url);
+    centreUrl = (await storeWithSite([])).url;
+    centre = await startRelabel(centreUrl);
     const core = adminCore();
     for (const site of sites) for (const name of site.nodes) await createNode(core, name);
   });
@@ -74,5 +76,20 @@ describe('a fleet rollout over two sites, each on its own worker and queue', () 
     assert.deepEqual([result.status, result.failures[0]?.state], ['failure', 'failed']);
     assert.match(result.failures[0]?.reason ?? '', new RegExp(`InvalidRequest: this worker serves site ${sites[0]?.prefix}-site, not site elsewhere`));
     await assert.rejects((workers[0] as Relabel).store.runs.get(2), /not found/, 'no run was made');
+  });
+  it('is started and followed from the CLI over the registry, and refuses bad input starting nothing', async () => {
+    const cli = (...args: string[]) => relabelCli(['--store', centreUrl, '--task-queue', centre.taskQueue, 'fleet', ...args]);
+    for (const s of registry()) exits(await cli('sites', 'add', s.name, '--queue', s.taskQueue, '--label', `wave=${s.labels.wave}`), 0);
+    const name = `cli-${suffix}`;
+    assert.match(exits(await cli('rollout', name, '--canary', 'nope'), 2).stderr, /canary: "nope": not among the rollout's sites/);
+    assert.match(exits(await cli('rollout', name, '--select', 'wave=9'), 2).stderr, /the selector matches no registered site/);
+    assert.match(exits(await cli('rollout', name, '--waves', '0'), 2).stderr, /waves "0"/);
+    await assert.rejects(centre.client.workflow.getHandle(fleetRolloutWorkflowId(name)).describe(), /not found/i, 'nothing started');
+    const started = JSON.parse(exits(await cli('rollout', name, '--waves', '1', '-o', 'json'), 0).stdout) as { sites: number; waves: unknown[] };
+    assert.deepEqual([started.sites, started.waves.length], [2, 2]);
+    await centre.client.workflow.getHandle(fleetRolloutWorkflowId(name)).result();
+    const status = exits(await cli('status', name), 0).stdout;
+    assert.match(status, /COMPLETED\nsuccess: 2 of 2 site\(s\) succeeded/);
+    assert.match(exits(await cli('approve', name), 3).stderr, /cannot approve fleet rollout/);
   });
 });

@@ -17,6 +17,7 @@ describe('OpenAPI document', () => {
       joins: () => Promise.reject(new Error('unused')),
       plugins: () => Promise.reject(new Error('unused')),
       fleet: () => Promise.reject(new Error('unused')),
+      fleetRollouts: () => Promise.reject(new Error('unused')),
       health: () => Promise.reject(new Error('unused')),
       close: () => store.close(),
     };

@@ -20,6 +20,7 @@ async function server(runs: Partial<Runs> | null) {
     joins: unused,
     plugins: unused,
     fleet: unused,
+    fleetRollouts: unused,
     health: unused,
     close: () => store.close(),
   };
