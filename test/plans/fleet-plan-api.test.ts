@@ -85,6 +85,7 @@ describe('plans and the mass-removal brake over HTTP', () => {
     assert.equal(plan.labels['node-exporter']?.gain, 4);
     assert.equal(plan.labels['node-exporter']?.desired, 4);
     assert.deepEqual(plan.mass_removal && [plan.mass_removal.removed, plan.mass_removal.exceeded], [0, false]);
+    assert.deepEqual(plan.warnings, [], 'named nodes, no node set: nothing to warn of');
     const impact = plan.workload_impact;
     assert.ok(impact && !('unavailable' in impact), `the plan weighs its workload impact: ${JSON.stringify(impact)}`);
     assert.equal(impact.totals.nodes_changed, 4);

@@ -308,6 +308,9 @@ export const PlanView = z
       )
       .meta({ description: 'per label key, sorted (at most 1000)' }),
     more_label_keys: z.int(),
+    warnings: z
+      .array(z.string())
+      .meta({ description: 'what the plan warns of, refusing nothing: node sets matching no node, selectors on labels Cluster API keeps on Machines only' }),
     mass_removal: MassRemovalView.nullable(),
     workload_impact: WorkloadImpactView.nullable().meta({
       description: 'what the plan does to DaemonSets, pods and their PodDisruptionBudgets; null when not weighed',

@@ -62,6 +62,7 @@ export function planView(p: FleetPlan): PlanView {
       ]),
     ),
     more_label_keys: p.moreLabelKeys,
+    warnings: p.warnings,
     mass_removal: massRemoval(p.removal),
     workload_impact: impactView(p.impact),
     ...(p.nodes
