@@ -17,6 +17,7 @@ import type { PlanImpact } from '../core/plan/workload-impact.ts';
 import type { WorkloadApi } from '../kube/workloads.ts';
 import { assessImpact } from './plan-impact.ts';
 import { planNode } from '../core/plan/node-plan.ts';
+import { mapLimited } from '../core/plan/map-limited.ts';
 import { readAhead } from './read-ahead.ts';
 import { planRelease } from './plan-release.ts';
 import { httpStatus, mapNodeError } from '../kube/errors.ts';
@@ -113,22 +114,15 @@ export async function* listNodes(nodes: NodeApi): AsyncGenerator<NodeState[]> {
 export async function* getNodes(nodes: NodeApi, names: readonly string[]): AsyncGenerator<(NodeState | NodeFailure)[]> {
   for (let i = 0; i < names.length; i += PAGE_SIZE) {
     const slice = names.slice(i, i + PAGE_SIZE);
-    const page: (NodeState | NodeFailure)[] = new Array(slice.length);
-    let next = 0;
-    const worker = async () => {
-      for (let k = next++; k < slice.length; k = next++) {
-        const name = slice[k] as string;
-        try {
-          page[k] = await nodes.readNode(name);
-        } catch (err) {
-          // A missing node is that node's failure; anything else fails the plan (retried, or the run's reason).
-          if (httpStatus(err) !== 404) throw mapNodeError(err, name, 'read');
-          page[k] = { node: name, error: { type: FailureType.NodeNotFound, message: `node ${name} not found in the cluster` } };
-        }
+    yield await mapLimited(slice, GET_CONCURRENCY, async (name): Promise<NodeState | NodeFailure> => {
+      try {
+        return await nodes.readNode(name);
+      } catch (err) {
+        // A missing node is that node's failure; anything else fails the plan (retried, or the run's reason).
+        if (httpStatus(err) !== 404) throw mapNodeError(err, name, 'read');
+        return { node: name, error: { type: FailureType.NodeNotFound, message: `node ${name} not found in the cluster` } };
       }
-    };
-    await Promise.all(Array.from({ length: Math.min(GET_CONCURRENCY, slice.length) }, worker));
-    yield page;
+    });
   }
 }
 

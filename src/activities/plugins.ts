@@ -11,6 +11,7 @@ import { FailureType } from '../core/plan/failure-types.ts';
 import type { PluginSpec } from '../core/site/label-plugin.ts';
 import { checkPluginOutput, type PluginLabels } from '../core/site/plugin-output.ts';
 import { clip } from '../core/plan/text.ts';
+import { mapLimited } from '../core/plan/map-limited.ts';
 import { MAX_TARGETS } from '../core/plan/targets.ts';
 import { runnableRevision } from '../store/revisions/revision-checks.ts';
 import type { DesignCache } from '../store/designs/design-cache.ts';
@@ -44,16 +45,6 @@ export function labelsDigest(labels: PluginLabels): string {
   const hash = createHash('sha256');
   for (const node of Object.keys(labels).sort()) hash.update(`${JSON.stringify(node)}:${JSON.stringify(labels[node])}\n`);
   return hash.digest('hex');
-}
-
-async function mapLimited<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
-  const out: R[] = new Array(items.length);
-  let next = 0;
-  const worker = async () => {
-    for (let i = next++; i < items.length; i = next++) out[i] = await fn(items[i] as T);
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return out;
 }
 
 /**

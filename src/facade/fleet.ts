@@ -9,6 +9,7 @@
 import type { Client } from '@temporalio/client';
 import { defaultTaskQueue, type FleetSite } from '../core/fleet/sites.ts';
 import { FailureType } from '../core/plan/failure-types.ts';
+import { mapLimited } from '../core/plan/map-limited.ts';
 import { clip } from '../core/plan/text.ts';
 import { MAX_FLEET_PAGE, type FleetSiteRecord } from '../store/fleet/fleet-store.ts';
 import type { Store } from '../store/store.ts';
@@ -100,17 +101,6 @@ export async function siteHealth(client: Client, namespace: string, taskQueue: s
   } catch (err) {
     return { polling: false, workers: 0, identities: [], unknown: clip(err instanceof Error ? err.message : String(err), 200) };
   }
-}
-
-/** `fn` over `items`, at most `limit` at once, results in order. */
-async function mapLimited<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
-  const out: R[] = new Array(items.length);
-  let next = 0;
-  const lane = async () => {
-    for (let i = next++; i < items.length; i = next++) out[i] = await fn(items[i] as T);
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane));
-  return out;
 }
 
 /** Builds the fleet facade. */
