@@ -15,10 +15,8 @@ import { ownedLabelsPresent, releaseRefusal, releaseWants, type DesignHold } fro
 import { removalRefusal } from '../core/plan/removal-brake.ts';
 import { mapNodeError } from '../kube/errors.ts';
 import type { NodeApi, NodeState } from '../kube/nodes.ts';
-import type { RemovalAssessment } from '../core/plan/removal-brake.ts';
 import type { RunStore } from '../store/runs/run-store.ts';
-import type { NodeFailure, RunCounts } from '../contracts/messages.ts';
-import { PAGE_SIZE, PlanState, refuse, type PlanRunInput } from './plan-state.ts';
+import { PAGE_SIZE, PlanState, refuse, type PlanRunInput, type RunPlan } from './plan-state.ts';
 
 /** What a release's plan does with the world: the nodes, the run's rows, and heartbeats (a part of the planner's `PlanDeps`). */
 export interface ReleaseDeps {
@@ -27,18 +25,9 @@ export interface ReleaseDeps {
   progress?(planned: number): void;
 }
 
-/** What planning a release found: the planner's `RunPlan` without what a release has none of (plugins, sets, impact). */
-export interface ReleasePlan {
-  site: string;
-  defaultConcurrency: number;
-  counts: RunCounts;
-  toChange: number;
-  failures: NodeFailure[];
-  failureTypes: Record<string, number>;
-  removal: RemovalAssessment;
-  pluginSet: number;
-  pluginConflictNodes: number;
-}
+/** What planning a release found: the planner's {@link RunPlan} without what a release has none of (sets, impact), its plugin set always said (0). */
+export type ReleasePlan = Omit<RunPlan, 'impact' | 'nodeSets' | 'pluginSet' | 'pluginConflictNodes'> &
+  Required<Pick<RunPlan, 'pluginSet' | 'pluginConflictNodes'>>;
 
 /** Nodes per LIST page of a release's plan. */
 const RELEASE_LIST_PAGE = 1000;

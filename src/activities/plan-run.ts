@@ -8,12 +8,11 @@
  */
 import { setImmediate as turn } from 'node:timers/promises';
 import { FailureType } from '../core/plan/failure-types.ts';
-import { removalRefusal, type RemovalAssessment } from '../core/plan/removal-brake.ts';
+import { removalRefusal } from '../core/plan/removal-brake.ts';
 import { nodeWants, type PluginEntry } from '../core/plan/node-wants.ts';
 import { conflictMessage, hasNodeSets, matchingSets } from '../core/plan/node-sets.ts';
 import { createMemberPlanner, memberWants, setsOverBound, type MemberPlanner } from './plan-members.ts';
-import { PAGE_SIZE, PlanState, refuse, type PlanRunInput } from './plan-state.ts';
-import type { PlanImpact } from '../core/plan/workload-impact.ts';
+import { PAGE_SIZE, PlanState, refuse, type PlanRunInput, type RunPlan } from './plan-state.ts';
 import type { WorkloadApi } from '../kube/workloads.ts';
 import { assessImpact } from './plan-impact.ts';
 import { planNode } from '../core/plan/node-plan.ts';
@@ -23,8 +22,10 @@ import { planRelease } from './plan-release.ts';
 import { httpStatus, mapNodeError } from '../kube/errors.ts';
 import type { NodeApi, NodeState } from '../kube/nodes.ts';
 import type { RunStore } from '../store/runs/run-store.ts';
-import type { NodeFailure, RunCounts } from '../contracts/messages.ts';
+import type { NodeFailure } from '../contracts/messages.ts';
 import type { NodeEvents } from './node-events.ts';
+
+export type { RunPlan } from './plan-state.ts';
 
 /** Runs with at most this many targets read their nodes one GET each; larger ones LIST. */
 export const GET_THRESHOLD = 100;
@@ -47,30 +48,6 @@ const NODES_PER_TURN = 100;
 
 /** GETs in flight at once for a small run. */
 const GET_CONCURRENCY = 8;
-
-/** What planning a run found. */
-export interface RunPlan {
-  site: string;
-  defaultConcurrency: number;
-  /** Planned nodes settled as success (nothing to change, or every node in a dry run), failures, none written. */
-  counts: RunCounts;
-  /** Nodes left pending: each gets a child. */
-  toChange: number;
-  /** Up to FAILURE_SAMPLE_LIMIT failures. */
-  failures: NodeFailure[];
-  /** How many nodes failed with each failure type (a closed set, so bounded). */
-  failureTypes: Record<string, number>;
-  /** What the run would remove of the labels relabel owns on its targets, against the mass-removal brake. */
-  removal: RemovalAssessment;
-  /** The label plugin set the run uses (0: none, document labels only); absent from plans of earlier versions. */
-  pluginSet?: number;
-  /** Nodes with a plugin label not applied because another source gives the key another value. */
-  pluginConflictNodes?: number;
-  /** In a dry run read with workload access: what the plan does to DaemonSets, pods and their budgets. */
-  impact?: PlanImpact;
-  /** Members of each node set of the design found in the LIST (0: the set matches no node); absent without sets or a LIST. */
-  nodeSets?: Record<string, number>;
-}
 
 /** A run's label plugin set: its id and a per-node lookup of its labels. */
 export interface PluginLabelSource {

@@ -5,8 +5,8 @@
  */
 import { ApplicationFailure } from '@temporalio/common';
 import { FailureType } from '../core/plan/failure-types.ts';
-import { createRemovalTally } from '../core/plan/removal-brake.ts';
-import type { NodeChange } from '../core/plan/workload-impact.ts';
+import { createRemovalTally, type RemovalAssessment } from '../core/plan/removal-brake.ts';
+import type { NodeChange, PlanImpact } from '../core/plan/workload-impact.ts';
 import type { Design } from '../core/site/validate-site.ts';
 import type { NodeResultUpdate, RunStore } from '../store/runs/run-store.ts';
 import type { NodeFailure, RunCounts } from '../contracts/messages.ts';
@@ -121,4 +121,28 @@ export async function refuse(store: RunStore, run: number, message: string, deta
     afterSeq = last.seq;
   }
   throw ApplicationFailure.create({ type: FailureType.MassRemovalRefused, message, nonRetryable: true, details: [details] });
+}
+
+/** What planning a run found. */
+export interface RunPlan {
+  site: string;
+  defaultConcurrency: number;
+  /** Planned nodes settled as success (nothing to change, or every node in a dry run), failures, none written. */
+  counts: RunCounts;
+  /** Nodes left pending: each gets a child. */
+  toChange: number;
+  /** Up to FAILURE_SAMPLE_LIMIT failures. */
+  failures: NodeFailure[];
+  /** How many nodes failed with each failure type (a closed set, so bounded). */
+  failureTypes: Record<string, number>;
+  /** What the run would remove of the labels relabel owns on its targets, against the mass-removal brake. */
+  removal: RemovalAssessment;
+  /** The label plugin set the run uses (0: none, document labels only); absent from plans of earlier versions. */
+  pluginSet?: number;
+  /** Nodes with a plugin label not applied because another source gives the key another value. */
+  pluginConflictNodes?: number;
+  /** In a dry run read with workload access: what the plan does to DaemonSets, pods and their budgets. */
+  impact?: PlanImpact;
+  /** Members of each node set of the design found in the LIST (0: the set matches no node); absent without sets or a LIST. */
+  nodeSets?: Record<string, number>;
 }
