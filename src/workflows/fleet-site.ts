@@ -64,9 +64,9 @@ function notTaken(err: unknown): boolean {
 }
 
 /** Prepares the site's run on its worker: the run, or the outcome that ends the site's part. */
-async function prepare(site: FleetSite, context: SiteRunContext): Promise<PreparedSiteRun | SiteOutcome> {
+async function prepare(site: FleetSite, context: SiteRunContext, activities: FleetSiteActivities): Promise<PreparedSiteRun | SiteOutcome> {
   try {
-    return await siteActivities(site, context.siteWaitSeconds).prepareSiteRun({
+    return await activities.prepareSiteRun({
       site: site.name,
       fleet: context.fleet,
       run: context.run,
@@ -88,9 +88,9 @@ async function prepare(site: FleetSite, context: SiteRunContext): Promise<Prepar
 
 /** Runs `site`'s part to its end; never throws but for the rollout's own cancellation. */
 export async function runSite(site: FleetSite, context: SiteRunContext): Promise<SiteOutcome> {
-  const prepared = await prepare(site, context);
-  if ('state' in prepared) return prepared;
   const activities = siteActivities(site, context.siteWaitSeconds);
+  const prepared = await prepare(site, context, activities);
+  if ('state' in prepared) return prepared;
   let child;
   try {
     child = await startChild(updateLabels, {
