@@ -15,20 +15,56 @@ import { RelabelError } from '../facade/relabel-error.ts';
 import type { SourceFile } from '../store/revisions/revision-store.ts';
 import { USAGE_ERROR } from './exit-codes.ts';
 
-async function yamlFiles(root: string, dir: string): Promise<string[]> {
-  let entries;
-  try {
-    entries = await readdir(join(root, dir), { recursive: true, withFileTypes: true });
-  } catch {
-    return [];
-  }
-  return entries
-    .filter((e) => e.isFile() && e.name.endsWith('.yaml') && !e.name.startsWith('.'))
-    .map((e) => relative(root, join(e.parentPath, e.name)).split(sep).join('/'))
-    .filter((rel) => {
-      const folders = rel.split('/').slice(0, -1);
-      return !folders.some((part) => part.startsWith('.') || part === 'tools');
-    })
+/** One version of a Pegleg repository's files: its working tree, or a git commit of it. */
+export interface PeglegTree {
+  /** Where a path of this version is, for messages (`<repo>/<path>`, or `<ref>:<path> of <repo>`). */
+  where(path: string): string;
+  /** Every file under folder `dir`, recursively, named by its path in the repository (`/`-separated); none when `dir` is absent. */
+  files(dir: string): Promise<string[]>;
+  /** A file's text; undefined when this version has no such file. */
+  read(path: string): Promise<string | undefined>;
+}
+
+/** The repository's working tree at `root`, read as it is on disk. */
+export function directoryTree(root: string): PeglegTree {
+  return {
+    where: (path) => join(root, path),
+    async files(dir) {
+      let entries;
+      try {
+        entries = await readdir(join(root, dir), { recursive: true, withFileTypes: true });
+      } catch {
+        return [];
+      }
+      return entries.filter((e) => e.isFile()).map((e) => relative(root, join(e.parentPath, e.name)).split(sep).join('/'));
+    },
+    async read(path) {
+      try {
+        return await readFile(join(root, path), 'utf8');
+      } catch {
+        return undefined;
+      }
+    },
+  };
+}
+
+/** Whether Pegleg collects the file at `path`: a `.yaml` file, not hidden, in no hidden folder nor any named `tools`. */
+export function peglegCollects(path: string): boolean {
+  const parts = path.split('/');
+  const name = parts.at(-1) ?? '';
+  return name.endsWith('.yaml') && !name.startsWith('.') && !parts.slice(0, -1).some((part) => part.startsWith('.') || part === 'tools');
+}
+
+async function yamlFiles(tree: PeglegTree, dir: string): Promise<string[]> {
+  return (await tree.files(dir)).filter(peglegCollects).sort();
+}
+
+/** The sites of a version of a Pegleg repository: the folders of `site/` holding a `site-definition.yaml`, sorted. */
+export async function peglegSites(tree: PeglegTree): Promise<string[]> {
+  const definition = /^site\/([^/]+)\/site-definition\.yaml$/;
+  return (await tree.files('site'))
+    .flatMap((path) => definition.exec(path)?.slice(1, 2) ?? [])
+    .filter((name) => !name.startsWith('.'))
     .sort();
 }
 
@@ -39,15 +75,12 @@ export function peglegText(text: string): string {
   return text === '' || last === '...\n' ? text : `${text}...\n`;
 }
 
-/** The site type `site/<name>/site-definition.yaml` of `repo` names; a usage error naming the file when it cannot be read. */
-async function siteType(repo: string, site: string): Promise<string> {
-  const file = join(repo, 'site', site, 'site-definition.yaml');
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch {
-    throw new RelabelError(USAGE_ERROR, `no site ${JSON.stringify(site)} in Pegleg repository ${repo}: ${file} cannot be read`);
-  }
+/** The site type `site/<name>/site-definition.yaml` names; a usage error naming the file when it cannot be read. */
+async function siteType(tree: PeglegTree, repo: string, site: string): Promise<string> {
+  const path = `site/${site}/site-definition.yaml`;
+  const file = tree.where(path);
+  const text = await tree.read(path);
+  if (text === undefined) throw new RelabelError(USAGE_ERROR, `no site ${JSON.stringify(site)} in Pegleg repository ${repo}: ${file} cannot be read`);
   let type: unknown;
   try {
     type = (parse(text, { version: '1.1' }) as { data?: { site_type?: unknown } } | null)?.data?.site_type;
@@ -60,14 +93,22 @@ async function siteType(repo: string, site: string): Promise<string> {
   return type;
 }
 
-/** Collects `site` of the Pegleg repository at `repo`: its global, type and site files, named by their path in the repository. */
-export async function readPeglegSite(repo: string, site: string): Promise<SourceFile[]> {
+/** A site of a Pegleg repository as Pegleg collects it: its type, and its global, type and site files, named by their path in the repository. */
+export type PeglegSite = { type: string; files: SourceFile[] };
+
+/** Collects `site` of one version of a Pegleg repository (`repo` names the repository in messages). */
+export async function collectPeglegSite(tree: PeglegTree, repo: string, site: string): Promise<PeglegSite> {
   if (site === '' || site.includes('/') || site.startsWith('.'))
     throw new RelabelError(USAGE_ERROR, `--site must name a folder of site/ (got ${JSON.stringify(site)})`);
-  const type = await siteType(repo, site);
+  const type = await siteType(tree, repo, site);
   const files: SourceFile[] = [];
-  for (const dir of ['global', join('type', type), join('site', site)]) {
-    for (const source of await yamlFiles(repo, dir)) files.push({ source, text: peglegText(await readFile(join(repo, source), 'utf8')) });
+  for (const dir of ['global', `type/${type}`, `site/${site}`]) {
+    for (const source of await yamlFiles(tree, dir)) files.push({ source, text: peglegText((await tree.read(source)) ?? '') });
   }
-  return files;
+  return { type, files };
+}
+
+/** Collects `site` of the Pegleg repository at `repo`: its global, type and site files, named by their path in the repository. */
+export async function readPeglegSite(repo: string, site: string): Promise<SourceFile[]> {
+  return (await collectPeglegSite(directoryTree(repo), repo, site)).files;
 }
