@@ -8,7 +8,7 @@ import type { Command } from 'commander';
 import { openRelabel, relabelConfigFromEnv, type RelabelConfig } from '../facade/index.ts';
 import { variableFromEnv } from '../settings/setting.ts';
 import { VARIABLES } from '../settings/table.ts';
-import type { Documents, Drift, Fleet, FleetRollouts, Joins, Plugins, Runs, Schedules } from '../facade/index.ts';
+import type { Documents, Drift, Fleet, FleetRollouts, FleetSurveys, Joins, Plugins, Runs, Schedules } from '../facade/index.ts';
 import type { OutputFormat } from './output.ts';
 
 /** Sets the process's exit code once a command is done. */
@@ -51,6 +51,8 @@ export interface CliContext {
   fleet(temporal?: boolean): Promise<Fleet>;
   /** Fleet rollouts; Unavailable when Temporal cannot be reached. */
   fleetRollouts(): Promise<FleetRollouts>;
+  /** Fleet surveys (`fleet plan`, `fleet status` of every site); Unavailable when Temporal cannot be reached. */
+  fleetSurveys(): Promise<FleetSurveys>;
 }
 
 /**
@@ -73,6 +75,7 @@ export async function withContext(command: Command, body: (ctx: CliContext) => P
       plugins: (temporal) => relabel.plugins(temporal),
       fleet: (temporal) => relabel.fleet(temporal),
       fleetRollouts: () => relabel.fleetRollouts(),
+      fleetSurveys: () => relabel.fleetSurveys(),
     });
     return code ?? 0;
   } finally {

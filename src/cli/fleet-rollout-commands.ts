@@ -8,9 +8,12 @@ import { parseFleetCanary, parseFleetWaveSizes, type FleetRollout } from '../cor
 import { ApprovalGate } from '../core/plan/waves.ts';
 import type { FleetProgress, FleetRolloutResult, SiteOutcome } from '../contracts/fleet-messages.ts';
 import { ControlVerb } from '../contracts/messages.ts';
+import { SurveyKind } from '../contracts/fleet-survey.ts';
 import type { FleetRolloutStatus } from '../facade/fleet-rollouts.ts';
 import { cliUser, withContext, type SetExit } from './context.ts';
 import { ExitCode } from './exit-codes.ts';
+import { addFleetStateOptions, runSurvey } from './fleet-survey-commands.ts';
+import { count, selector } from './parsers.ts';
 import { outputOption, printJson, say } from './output.ts';
 
 const parsed =
@@ -20,23 +23,6 @@ const parsed =
     if (!p.ok) throw new InvalidArgumentError(p.message);
     return p.value;
   };
-
-const count = (max: number) => (text: string) => {
-  if (!/^\d{1,6}$/.test(text) || Number(text) > max) throw new InvalidArgumentError(`expected a whole number from 0 to ${max}`);
-  return Number(text);
-};
-
-/** `--select region=east,type=edge`: the sites whose labels hold every pair. */
-function selector(text: string): { matchLabels: Record<string, string> } {
-  const pairs = text.split(',').map((p) => p.trim());
-  const out: Record<string, string> = {};
-  for (const pair of pairs) {
-    const at = pair.indexOf('=');
-    if (at <= 0) throw new InvalidArgumentError(`${JSON.stringify(pair.slice(0, 80))}: expected key=value[,key=value…]`);
-    out[pair.slice(0, at)] = pair.slice(at + 1);
-  }
-  return { matchLabels: out };
-}
 
 const outcomeLine = (o: SiteOutcome) => `  ${o.site}: ${o.state}${o.run !== undefined ? ` (run ${o.run})` : ''}${o.reason ? `: ${o.reason}` : ''}`;
 
@@ -130,17 +116,22 @@ export function addFleetRolloutCommands(fleet: Command, setExit: SetExit): void 
 
 /** Adds `status` and the control verbs to `fleet`. */
 function addFleetStatusCommands(fleet: Command, setExit: SetExit): void {
-  fleet
-    .command('status <name>')
-    .description('where a fleet rollout stands: its wave, its sites by state, the failed ones; or how it ended')
-    .addOption(outputOption())
+  addFleetStateOptions(
+    fleet
+      .command('status [name]')
+      .description(
+        "with a rollout's name: where that fleet rollout stands (its wave, its sites by state, the failed ones) or how it ended; without: every site's state, asked of its worker (its latest revision, last run, drift counts, join watcher and the alerts they raise)",
+      ),
+  )
     .addHelpText(
       'after',
-      '\nExit code: 0 running or succeeded, 4 ended with some sites failed, 5 with none succeeded.\nJSON: {workflowId, runId, execution, progress?|result?|unanswered?}.',
+      '\nExit code, with a name: 0 running or succeeded, 4 ended with some sites failed, 5 with none succeeded; without: 0 every site answered, 4 some did not, 5 none did.\n' +
+        'JSON, with a name: {workflowId, runId, execution, progress?|result?|unanswered?}; without: {workflowId, runId, result: {sites, answered, failed, unreachable, alerts, failures}, page: {total, offset, items: [{site, state, reason?, status?}]}}.',
     )
-    .action(async (name: string, _opts: unknown, cmd: Command) => {
+    .action(async (name: string | undefined, opts: Record<string, unknown>, cmd: Command) => {
       setExit(
         await withContext(cmd, async (ctx) => {
+          if (name === undefined) return runSurvey(ctx, SurveyKind.state, opts);
           const status = await (await ctx.fleetRollouts()).status(name);
           if (ctx.format === 'json') printJson(status);
           else say(statusText(status));

@@ -60,3 +60,21 @@ export function labelPair(value: string, previous: Record<string, string> = {}):
   if (Object.hasOwn(previous, key)) throw new InvalidArgumentError(`label ${key} is given more than once`);
   return { ...previous, [key]: value.slice(at + 1) };
 }
+
+/** A whole number from 0 to `max`. */
+export const count = (max: number) => (text: string) => {
+  if (!/^\d{1,6}$/.test(text) || Number(text) > max) throw new InvalidArgumentError(`expected a whole number from 0 to ${max}`);
+  return Number(text);
+};
+
+/** `--select region=east,type=edge`: the sites whose labels hold every pair. */
+export function selector(text: string): { matchLabels: Record<string, string> } {
+  const pairs = text.split(',').map((p) => p.trim());
+  const out: Record<string, string> = {};
+  for (const pair of pairs) {
+    const at = pair.indexOf('=');
+    if (at <= 0) throw new InvalidArgumentError(`${JSON.stringify(pair.slice(0, 80))}: expected key=value[,key=value…]`);
+    out[pair.slice(0, at)] = pair.slice(at + 1);
+  }
+  return { matchLabels: out };
+}

@@ -36,6 +36,7 @@ describe('node set warnings of plans and runs', () => {
       targets: 0,
       statuses: {},
       failureTypes: {},
+      changing: 0,
       nodeSets: { md: 0 },
       warnings: nodeSetWarnings(sets, { md: 0 }),
       labels: {},

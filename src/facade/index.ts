@@ -20,6 +20,7 @@ import { createDrift, type Drift } from './drift.ts';
 import { createJoins, type Joins } from './joins.ts';
 import { createFleet, type Fleet } from './fleet.ts';
 import { createFleetRollouts, type FleetRollouts } from './fleet-rollouts.ts';
+import { createFleetSurveys, type FleetSurveys } from './fleet-survey.ts';
 
 export { RelabelError } from './relabel-error.ts';
 export type { Documents } from './documents/documents.ts';
@@ -29,6 +30,7 @@ export type { Plugins } from './plugins.ts';
 export type { Joins, JoinStatus } from './joins.ts';
 export type { Fleet, FleetPage, FleetSiteView, SiteHealth } from './fleet.ts';
 export type { FleetRollouts, FleetRolloutStatus, StartedFleetRollout } from './fleet-rollouts.ts';
+export type { FleetSurveys, EndedSurvey, SurveyRequest } from './fleet-survey.ts';
 export type {
   NodeOutcome,
   NodePage,
@@ -122,6 +124,8 @@ export interface Relabel {
   fleet(temporal?: boolean): Promise<Fleet>;
   /** Fleet rollouts over the registry's sites, started on the centre's task queue, connecting as `runs` does. */
   fleetRollouts(): Promise<FleetRollouts>;
+  /** Fleet surveys: each registered site's plan or state, asked of its worker (needs Temporal). */
+  fleetSurveys(): Promise<FleetSurveys>;
   /**
    * Whether Temporal and the revision store answer now, each checked on its
    * own (a Temporal system-info call and a read of the latest revision),
@@ -198,6 +202,10 @@ export async function openRelabel(config: RelabelConfig): Promise<Relabel> {
     async fleetRollouts() {
       const c = await connected();
       return createFleetRollouts({ client: c, taskQueue: config.taskQueue, fleet: createFleet({ store, namespace: config.namespace, client: c }) });
+    },
+    async fleetSurveys() {
+      const c = await connected();
+      return createFleetSurveys({ client: c, taskQueue: config.taskQueue, fleet: createFleet({ store, namespace: config.namespace, client: c }) });
     },
     async health(timeoutMs = HEALTH_CHECK_TIMEOUT_MS) {
       const { temporalAddress: address, namespace } = config;

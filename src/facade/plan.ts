@@ -63,6 +63,8 @@ export interface FleetPlan extends RunRef {
   statuses: Record<string, number>;
   /** Targets that could not be planned, by failure type. */
   failureTypes: Record<string, number>;
+  /** Planned nodes a run would write: labels, annotations or taints set or removed, labels adopted, the join taint lifted. */
+  changing: number;
   /** Planned members of each node set, by set name (0: a set the plan targets that matches no node). */
   nodeSets: Record<string, number>;
   /**
@@ -129,14 +131,29 @@ export function sourcedLabels(
   );
 }
 
+/** Whether a planned node's outcome changes anything on it, so a run would send it a patch. */
+function writes(n: NodeOutcome): boolean {
+  const some = (o: object | undefined) => o !== undefined && Object.keys(o).length > 0;
+  return (
+    some(n.set) ||
+    (n.removed?.length ?? 0) > 0 ||
+    (n.adopted?.length ?? 0) > 0 ||
+    n.taintLifted === true ||
+    (n.annotations?.set.length ?? 0) + (n.annotations?.removed.length ?? 0) > 0 ||
+    (n.taints?.added.length ?? 0) + (n.taints?.removed.length ?? 0) > 0
+  );
+}
+
 /** Sums a plan's rows per key: counts from the stored plans, sources from the design and the plugin set. */
 function createKeyTally(design: Design) {
   const counts = createSummary(0);
   const keys = new Map<string, { desired: number; sources: Map<string, { source: LabelSource; nodes: number }> }>();
   const members: Record<string, number> = {};
+  let changing = 0;
   return {
     add(outcome: NodeOutcome, plugins: readonly PluginEntry[] = []): void {
       counts.add(outcome);
+      if (outcome.status === 'success' && writes(outcome)) changing++;
       if (outcome.nodeSet !== undefined && outcome.status === 'success') members[outcome.nodeSet] = (members[outcome.nodeSet] ?? 0) + 1;
       const labels = outcome.status === 'success' ? sourcedLabels(design, outcome.node, plugins, outcome.nodeSet) : undefined;
       for (const [key, { source }] of Object.entries(labels ?? {})) {
@@ -175,6 +192,7 @@ function createKeyTally(design: Design) {
       return {
         statuses: summary.statuses,
         failureTypes: summary.failureTypes,
+        changing,
         nodeSets,
         labels,
         moreLabelKeys: all.length - listed.length + summary.moreLabelKeys,

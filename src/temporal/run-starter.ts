@@ -8,6 +8,7 @@
 import type { Client } from '@temporalio/client';
 import type { RunAudit } from '../core/plan/run-audit.ts';
 import type { PreparedSiteRun, PrepareSiteRunInput, SettleSiteRunInput } from '../contracts/fleet-messages.ts';
+import type { SiteAnswer, SiteQuestion } from '../contracts/fleet-survey.ts';
 
 /** What a started run is: its workflow, its Temporal run and its number in the store. */
 export interface StartedRun {
@@ -36,13 +37,17 @@ export interface RunStartOptions {
 export type RunStarter = (client: Client, options: RunStartOptions) => Promise<StartedRun>;
 
 /**
- * The port through which a site's worker prepares, for a fleet rollout, a
- * run of every node of its own site in its own store (not started: the
- * rollout starts it as its child), and then settles it. The facade
- * implements it (`src/facade/runs/run-starter.ts`), as it does the run
- * starter. `prepare` refuses a site that is not the worker's own.
+ * The port through which a site's worker does the fleet's work for its own
+ * site: prepares, for a fleet rollout, a run of every node of its site in
+ * its own store (not started: the rollout starts it as its child), then
+ * settles it; and answers a fleet survey's question (its plan, a dry run
+ * computed here; its state). The facade implements it
+ * (`src/facade/runs/run-starter.ts`), as it does the run starter. Each
+ * refuses a site that is not the worker's own.
  */
 export interface SiteRunPreparer {
   prepare(client: Client, request: PrepareSiteRunInput): Promise<PreparedSiteRun>;
   settle(client: Client, request: SettleSiteRunInput): Promise<void>;
+  /** The site's answer; `alive` is called while a long answer (a plan) is computed. */
+  answer(client: Client, question: SiteQuestion, alive: () => void): Promise<SiteAnswer>;
 }

@@ -5,3 +5,4 @@ export { detectDrift } from './detect-drift.ts';
 export { pollPlugins } from './poll-plugins.ts';
 export { watchJoins } from './watch-joins.ts';
 export { fleetRollout } from './fleet-rollout.ts';
+export { fleetSurvey } from './fleet-survey.ts';

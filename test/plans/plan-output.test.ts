@@ -18,6 +18,7 @@ const plan: FleetPlan = {
   targets: 3,
   statuses: { success: 2, failure: 1 },
   failureTypes: { NodeNotFound: 1 },
+  changing: 2,
   nodeSets: {},
   warnings: [],
   labels: {

@@ -18,6 +18,7 @@ describe('OpenAPI document', () => {
       plugins: () => Promise.reject(new Error('unused')),
       fleet: () => Promise.reject(new Error('unused')),
       fleetRollouts: () => Promise.reject(new Error('unused')),
+      fleetSurveys: () => Promise.reject(new Error('unused')),
       health: () => Promise.reject(new Error('unused')),
       close: () => store.close(),
     };

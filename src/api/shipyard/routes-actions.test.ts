@@ -21,6 +21,7 @@ async function server(runs: Partial<Runs> | null) {
     plugins: unused,
     fleet: unused,
     fleetRollouts: unused,
+    fleetSurveys: unused,
     health: unused,
     close: () => store.close(),
   };

@@ -13,6 +13,7 @@ import type { RunStarter, SiteRunPreparer } from '../../temporal/run-starter.ts'
 import { RelabelError } from '../relabel-error.ts';
 import { variableFromEnv } from '../../settings/setting.ts';
 import { VARIABLES } from '../../settings/table.ts';
+import { answerSite } from '../fleet-site-answers.ts';
 import { createRuns } from './runs.ts';
 
 /** Where the runs start: the worker's task queue and namespace, and whether runs set search attributes (default: unless RELABEL_SEARCH_ATTRIBUTES=off). */
@@ -41,7 +42,8 @@ export function facadeRunStarter(settings: RunStarterSettings): (parts: { store:
 }
 
 /**
- * The site run preparer over `store` and `designs`: a run of every node of
+ * The site's side of the fleet over `store` and `designs`: its survey
+ * answers (`fleet-site-answers.ts`), and the preparer of a run of every node of
  * the store's site (the members of its node sets included), at the
  * revision the fleet asks for (its latest committed one when none), in the
  * worker's store, not started. A request for another site is refused
@@ -86,6 +88,9 @@ export function facadeSiteRuns(settings: RunStarterSettings): (parts: { store: S
       },
       async settle(client, request) {
         await runsOf(client).settle(request.run, request.runId);
+      },
+      answer(client, question, alive) {
+        return answerSite({ client, runs: runsOf(client), store, designs, taskQueue: settings.taskQueue, namespace: settings.namespace }, question, alive);
       },
     };
   };

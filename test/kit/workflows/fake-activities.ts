@@ -20,6 +20,7 @@ import type { Activities } from '../../../src/activities/index.ts';
 import type { HealthOutcome } from '../../../src/activities/wave-activities.ts';
 import type { DriftDetection } from '../../../src/contracts/drift-messages.ts';
 import type { FleetSiteActivities } from '../../../src/contracts/fleet-messages.ts';
+import type { FleetSurveyActivities, SiteAnswer, SurveyKind } from '../../../src/contracts/fleet-survey.ts';
 import type { NodeError, RelabelNodeResult } from '../../../src/contracts/messages.ts';
 
 /** The activities the workflows call, as the fake gives them (the real signatures). */
@@ -42,7 +43,8 @@ export type FakeActivities = Pick<
   | 'awaitRun'
   | 'recordHeal'
 > &
-  FleetSiteActivities;
+  FleetSiteActivities &
+  FleetSurveyActivities;
 
 /** One activity call, in the order the fake saw them. */
 export interface Call {
@@ -118,6 +120,8 @@ export class FakeRelabel {
   readonly siteRuns = new Map<string, { nodes?: string[]; refuse?: NodeError }>();
   /** The run each site prepared, by site, in the order they were prepared. */
   readonly prepared = new Map<string, number>();
+  /** What each site answers a fleet survey (absent: a plan writing two nodes, or a state with no alert), or a refusal. */
+  readonly siteAnswers = new Map<string, Omit<SiteAnswer, 'site'> | { refuse: NodeError }>();
   private holding = false;
   private readonly held: { node: string; go: () => void }[] = [];
   private nextRun = 100;
@@ -274,6 +278,11 @@ export class FakeRelabel {
         };
       },
       settleSiteRun: async () => undefined,
+      answerSite: async ({ site, kind }) => {
+        const spec = this.siteAnswers.get(site);
+        if (spec && 'refuse' in spec) throw ApplicationFailure.nonRetryable(spec.refuse.message, spec.refuse.type);
+        return { site, ...(spec ?? defaultAnswer(kind)) };
+      },
     };
     return Object.fromEntries(
       Object.entries(fake).map(([name, fn]) => [
@@ -301,4 +310,29 @@ export class FakeRelabel {
       this.inFlight--;
     }
   }
+}
+
+/** What a site answers a survey when a test does not say: two nodes to write, one key gained on both. */
+function defaultAnswer(kind: SurveyKind): Omit<SiteAnswer, 'site'> {
+  if (kind === 'state') return { state: 'answered', status: { revision: 1, joins: { enabled: false }, alerts: [] } };
+  return {
+    state: 'answered',
+    plan: {
+      revision: 1,
+      run: 1,
+      workflowId: 'update-labels/site/dry-run/x',
+      targets: 2,
+      planned: 2,
+      notPlanned: {},
+      changing: 2,
+      gain: 2,
+      change: 0,
+      lose: 0,
+      adopt: 0,
+      keys: [{ key: 'example.com/role', gain: 2, change: 0, lose: 0, adopt: 0, sources: ['HostProfile/edge'], moreSources: 0 }],
+      moreKeys: 0,
+      brake: { owned: 0, removed: 0, maxFraction: 0.5, exceeded: false },
+      warnings: [],
+    },
+  };
 }

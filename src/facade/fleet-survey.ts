@@ -1,0 +1,166 @@
+/**
+ * Fleet surveys as the CLI and the API see them: `relabel fleet plan`
+ * (each site's dry run, computed in that site) and `relabel fleet status`
+ * without a rollout name (each site's last run, drift and joins). A survey
+ * is the `fleetSurvey` workflow on the centre's task queue, asking each
+ * registered site (all, named ones, or those a label selector picks) on its
+ * own queue; this waits for it and reads its answers a page at a time.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Client } from '@temporalio/client';
+import { FailureType } from '../core/plan/failure-types.ts';
+import { selectorMatches, type LabelSelector } from '../core/plan/label-selector.ts';
+import type { FleetSite } from '../core/fleet/sites.ts';
+import {
+  fleetSurveyPageQuery,
+  fleetSurveyProgressQuery,
+  fleetSurveyWorkflowId,
+  MAX_SURVEY_PAGE,
+  type FleetSurveyInput,
+  type FleetSurveyProgress,
+  type FleetSurveyResult,
+  type SurveyKind,
+  type SurveyPage,
+  type SurveyPageRequest,
+} from '../contracts/fleet-survey.ts';
+import { fleetSurvey } from '../workflows/fleet-survey.ts';
+import type { Fleet } from './fleet.ts';
+import { QUERY_TIMEOUT_MS } from './idle-task-queue.ts';
+import { RelabelError, relabelErrorOf } from './relabel-error.ts';
+
+/** Unknown site names a refusal lists at most. */
+const NAMES_LISTED = 10;
+/** How often a waiting survey's progress is read. */
+const PROGRESS_EVERY_MS = 1000;
+
+/** Which sites to ask, and what. */
+export interface SurveyRequest {
+  kind: SurveyKind;
+  /** Registered sites by name; each must be registered. */
+  sites?: string[];
+  /** Registered sites whose labels match. */
+  select?: LabelSelector;
+  /** For `plan`: the revision each site plans (absent: each site's latest committed). */
+  revision?: number;
+  siteConcurrency?: number;
+  siteWaitSeconds?: number;
+  /** Called about every second with the survey's progress. */
+  onProgress?: (progress: FleetSurveyProgress) => void;
+}
+
+/** An ended survey: its result, and its answers' first page. */
+export interface EndedSurvey {
+  workflowId: string;
+  runId: string;
+  result: FleetSurveyResult;
+  page: SurveyPage;
+}
+
+/** The fleet surveys facade. */
+export interface FleetSurveys {
+  /**
+   * Asks the chosen sites and waits for every answer. InvalidRequest,
+   * nothing started, when no site is registered, a named site is not, or
+   * the selection is empty.
+   */
+  ask(request: SurveyRequest, page?: SurveyPageRequest): Promise<EndedSurvey>;
+  /** A page of an ended (or running) survey's answers, by its workflow ID. */
+  page(workflowId: string, request: SurveyPageRequest): Promise<SurveyPage>;
+}
+
+/** What the surveys need: the client, the centre's task queue, and the registry. */
+export interface FleetSurveyDeps {
+  client: Client;
+  taskQueue: string;
+  fleet: Fleet;
+}
+
+/** The registered sites a request chooses, or the refusal naming what is wrong. */
+async function chosen(fleet: Fleet, request: SurveyRequest): Promise<FleetSite[]> {
+  const registered = await fleet.all();
+  if (registered.length === 0) throw new RelabelError(FailureType.InvalidRequest, 'no site is registered: add sites with `relabel fleet sites add`');
+  let sites = registered;
+  if (request.sites !== undefined) {
+    const byName = new Map(registered.map((s) => [s.name, s]));
+    const unknown = request.sites.filter((n) => !byName.has(n));
+    if (unknown.length > 0) {
+      throw new RelabelError(
+        FailureType.InvalidRequest,
+        `unknown site(s): ${unknown
+          .slice(0, NAMES_LISTED)
+          .map((n) => JSON.stringify(n.slice(0, 80)))
+          .join(
+            ', ',
+          )}${unknown.length > NAMES_LISTED ? ` and ${unknown.length - NAMES_LISTED} more` : ''}: \`relabel fleet sites list\` shows the registered ones`,
+      );
+    }
+    sites = [...new Set(request.sites)].map((n) => byName.get(n) as FleetSite);
+  }
+  if (request.select) sites = sites.filter((s) => selectorMatches(request.select as LabelSelector, s.labels));
+  if (sites.length === 0) throw new RelabelError(FailureType.InvalidRequest, 'the selection matches no registered site');
+  return sites;
+}
+
+/** Builds the fleet surveys facade. */
+export function createFleetSurveys(deps: FleetSurveyDeps): FleetSurveys {
+  const { client } = deps;
+  const page = async (workflowId: string, request: SurveyPageRequest): Promise<SurveyPage> => {
+    const limit = Math.min(MAX_SURVEY_PAGE, Math.max(1, request.limit ?? 50));
+    try {
+      return await client.withDeadline(Date.now() + QUERY_TIMEOUT_MS, () =>
+        client.workflow.getHandle(workflowId).query(fleetSurveyPageQuery, { ...request, limit }),
+      );
+    } catch (err) {
+      throw (
+        relabelErrorOf(err) ??
+        new RelabelError(
+          FailureType.Unavailable,
+          `fleet survey ${workflowId} did not answer within ${QUERY_TIMEOUT_MS / 1000} s: is a worker polling task queue ${deps.taskQueue}?`,
+        )
+      );
+    }
+  };
+  return {
+    async ask(request, first = {}) {
+      const sites = await chosen(deps.fleet, request);
+      const input: FleetSurveyInput = {
+        kind: request.kind,
+        sites,
+        ...(request.revision !== undefined ? { revision: request.revision } : {}),
+        ...(request.siteConcurrency !== undefined ? { siteConcurrency: request.siteConcurrency } : {}),
+        ...(request.siteWaitSeconds !== undefined ? { siteWaitSeconds: request.siteWaitSeconds } : {}),
+      };
+      const workflowId = fleetSurveyWorkflowId(request.kind, randomUUID().slice(0, 8));
+      const handle = await client.workflow.start(fleetSurvey, {
+        workflowId,
+        taskQueue: deps.taskQueue,
+        args: [input],
+        staticSummary: `Fleet ${request.kind}: ${sites.length} site(s)`,
+        staticDetails:
+          request.kind === 'plan'
+            ? `Each site's dry run${request.revision !== undefined ? ` of revision ${request.revision}` : ''}, computed by its own worker: nothing written.`
+            : "Each site's last run, drift and join watcher, read by its own worker.",
+      });
+      let timer: NodeJS.Timeout | undefined;
+      if (request.onProgress) {
+        const report = request.onProgress;
+        timer = setInterval(() => {
+          handle
+            .query(fleetSurveyProgressQuery)
+            .then(report)
+            .catch(() => undefined);
+        }, PROGRESS_EVERY_MS);
+      }
+      let result: FleetSurveyResult;
+      try {
+        result = await handle.result();
+      } catch (err) {
+        throw relabelErrorOf(err) ?? err;
+      } finally {
+        if (timer) clearInterval(timer);
+      }
+      return { workflowId, runId: handle.firstExecutionRunId, result, page: await page(workflowId, first) };
+    },
+    page,
+  };
+}
