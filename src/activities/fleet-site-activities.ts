@@ -29,7 +29,10 @@ export function createFleetSiteActivities(preparer: SiteRunPreparer | undefined)
   return {
     async prepareSiteRun(input) {
       try {
-        return await needed().prepare(Context.current().client, input);
+        const { info, client } = Context.current();
+        const rollout = info.workflowExecution;
+        // One key for every attempt of this activity: its rollout's execution and its activity ID.
+        return await needed().prepare(client, input, `fleet:${rollout?.workflowId ?? ''}/${rollout?.runId ?? ''}/${info.activityId}`);
       } catch (err) {
         throw refusal(err);
       }

@@ -46,7 +46,8 @@ export type RunStarter = (client: Client, options: RunStartOptions) => Promise<S
  * refuses a site that is not the worker's own.
  */
 export interface SiteRunPreparer {
-  prepare(client: Client, request: PrepareSiteRunInput): Promise<PreparedSiteRun>;
+  /** `key` is the same for every attempt of one prepare: a retry whose first attempt made the run gets that run, so none is left behind unstarted. */
+  prepare(client: Client, request: PrepareSiteRunInput, key: string): Promise<PreparedSiteRun>;
   settle(client: Client, request: SettleSiteRunInput): Promise<void>;
   /** The site's answer; `alive` is called while a long answer (a plan) is computed. */
   answer(client: Client, question: SiteQuestion, alive: () => void): Promise<SiteAnswer>;

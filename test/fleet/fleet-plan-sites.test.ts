@@ -13,6 +13,7 @@ import assert from 'node:assert/strict';
 import type { V1Node } from '@kubernetes/client-node';
 import { fleetRolloutWorkflowId } from '../../src/contracts/fleet-messages.ts';
 import type { EndedSurvey } from '../../src/facade/fleet-survey.ts';
+import { facadeSiteRuns } from '../../src/facade/runs/run-starter.ts';
 import { adminCore, createNode, exits, relabelCli, startRelabel, uniqueSuffix } from '../helpers.ts';
 import { prefixedSite, storeWithSite } from '../site.ts';
 
@@ -141,5 +142,17 @@ describe('a fleet plan and the fleet status over two sites, each computed by its
     assert.match(exits(await cli('plan', '--sites', `nope${suffix},${sites[0]?.prefix}-site`), 2).stderr, new RegExp(`unknown site\\(s\\): "nope${suffix}"`));
     assert.match(exits(await cli('status', '--select', 'n=7'), 2).stderr, /the selection matches no registered site/);
     exits(await cli('sites', 'remove', `gone${suffix}`), 0);
+  });
+
+  it("gives a retried prepare of a site's run the run its first attempt made, so none is left unstarted", async () => {
+    const worker = workers[0] as Relabel;
+    const preparer = facadeSiteRuns({ taskQueue: worker.taskQueue, namespace: 'default' })({ store: worker.store, designs: worker.designs });
+    const request = { site: `${sites[0]?.prefix}-site`, fleet: fleetRolloutWorkflowId(`retry-${suffix}`), run: {} };
+    const first = await preparer.prepare(worker.client, request, `fleet:retry-${suffix}/a`);
+    const retried = await preparer.prepare(worker.client, request, `fleet:retry-${suffix}/a`);
+    assert.equal(retried.run, first.run, 'the same run');
+    const other = await preparer.prepare(worker.client, request, `fleet:retry-${suffix}/b`);
+    assert.notEqual(other.run, first.run, 'another prepare, another run');
+    for (const run of [first.run, other.run]) await preparer.settle(worker.client, { site: request.site, run });
   });
 });

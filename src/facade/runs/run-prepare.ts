@@ -50,6 +50,8 @@ export interface StartOptions {
   task?: TaskRequestMemo;
   /** Release the named targets instead of applying the revision to them (see `core/plan/release.ts`). */
   release?: boolean;
+  /** Idempotency key of the run's record: a second prepare with it gets the first's run, not a second (a fleet's retried prepare). */
+  key?: string;
 }
 
 /** What a run's checks found: its named targets, the node sets whose members it targets too, the revision and site. */
@@ -96,6 +98,7 @@ export async function prepareStart(store: Store, checked: Preflight, options: St
   const workflowId = dryRun ? `${runWorkflowId(site)}/dry-run/${randomUUID().slice(0, 8)}` : runWorkflowId(site);
   const audit = options.audit && runAudit(options.audit.by, options.audit.via);
   const record = await store.runs.create({
+    ...(options.key !== undefined ? { key: options.key } : {}),
     workflowId,
     revision,
     dryRun,

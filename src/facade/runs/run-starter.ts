@@ -56,7 +56,7 @@ export function facadeSiteRuns(settings: RunStarterSettings): (parts: { store: S
     const runsOf = (client: Parameters<SiteRunPreparer['prepare']>[0]) =>
       createRuns({ client, store, designs, taskQueue: settings.taskQueue, namespace: settings.namespace, searchAttributes });
     return {
-      async prepare(client, request) {
+      async prepare(client, request, key) {
         const runs = runsOf(client);
         const { revision, concurrency, allowMassRemoval, rollout } = request.run;
         const select = { all: true } as const;
@@ -76,6 +76,7 @@ export function facadeSiteRuns(settings: RunStarterSettings): (parts: { store: S
           ...(concurrency !== undefined ? { concurrency } : {}),
           ...(allowMassRemoval ? { allowMassRemoval: true } : {}),
           ...(rollout ? { rollout } : {}),
+          key,
         });
         return {
           run: prepared.record.id,
