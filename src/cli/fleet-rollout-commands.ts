@@ -72,13 +72,19 @@ export function addFleetRolloutCommands(fleet: Command, setExit: SetExit): void 
     .option('--max-failed-sites <n>', 'sites that may fail before the fleet halts', count(5000), 0)
     .option('--site-wait <seconds>', 'how long a site whose worker takes no work is waited for before it is unreachable', count(86_400), 600)
     .option('--site-concurrency <n>', 'sites of a wave run at once', count(1000))
+    .option(
+      '--preflight-wait <seconds>',
+      "before anything starts, how long each site's worker gets to say it takes the run (documents valid, revision there); 0 skips the preflight",
+      count(3600),
+      30,
+    )
     .option('--revision <n>', "the revision every site applies (default: each site's latest committed one)", count(1e9))
     .option('--allow-mass-removal', "go past each site's mass-removal brake")
     .addOption(outputOption())
     .addHelpText(
       'after',
       "\nThe rollout runs on the centre's task queue (the global --task-queue); each site's run runs on the site's queue from `relabel fleet sites`.\n" +
-        'Exit code: 0 when started; 2 for bad options, no site selected or a canary naming an unselected site; 3 when a rollout of that name is running.\n' +
+        'Exit code: 0 when started; 2 for bad options, no site selected, a canary naming an unselected site, or a site refusing the preflight or not answering it (each named; nothing started); 3 when a rollout of that name is running.\n' +
         'JSON: {workflowId, runId, sites, waves: [{name, sites}]}.',
     )
     .action(async (name: string, opts: Record<string, unknown>, cmd: Command) => {
@@ -104,6 +110,7 @@ export function addFleetRolloutCommands(fleet: Command, setExit: SetExit): void 
             by: cliUser(),
             ...(opts.select !== undefined ? { select: opts.select as { matchLabels: Record<string, string> } } : {}),
             ...(opts.siteConcurrency !== undefined ? { siteConcurrency: opts.siteConcurrency as number } : {}),
+            preflightWaitSeconds: opts.preflightWait as number,
           });
           if (ctx.format === 'json') return printJson(started);
           say(`fleet rollout ${started.workflowId} started over ${started.sites} site(s): ${started.waves.map((w) => `${w.name} (${w.sites})`).join(', ')}`);

@@ -2,8 +2,10 @@
  * The fleet survey's contract: one question asked of every site's worker,
  * on the site's own task queue, and the answers summed up. Two questions:
  * `plan` (each site's dry run of a revision, computed in that site, nothing
- * written) and `state` (each site's last run, drift counts and join
- * watcher, with the docs/deploy.md alerts its state raises). An answer is
+ * written), `state` (each site's last run, drift counts and join
+ * watcher, with the docs/deploy.md alerts its state raises) and `check`
+ * (whether the site would start a run of the revision: a rollout's
+ * preflight). An answer is
  * bounded (top keys, clipped texts), so the survey's history grows with
  * the number of sites (at most MAX_FLEET_SITES), never with their nodes;
  * the answers are read a page at a time through a Query.
@@ -27,6 +29,8 @@ export const SurveyKind = {
   plan: 'plan',
   /** The site's last run, drift and joins. */
   state: 'state',
+  /** Whether the site would start a run of the revision (its checks only: documents valid, revision there): a rollout's preflight. */
+  check: 'check',
 } as const;
 /** One of the {@link SurveyKind} strings. */
 export type SurveyKind = (typeof SurveyKind)[keyof typeof SurveyKind];
@@ -130,6 +134,12 @@ export interface SiteStateAnswer {
   alerts: SiteAlert[];
 }
 
+/** A site's checks passed: the revision its run would apply and the nodes it would target. */
+export interface SiteCheckAnswer {
+  revision: number;
+  targets: number;
+}
+
 /** How a site answered. */
 export const AnswerState = {
   answered: 'answered',
@@ -148,6 +158,7 @@ export interface SiteAnswer {
   reason?: string;
   plan?: SitePlanAnswer;
   status?: SiteStateAnswer;
+  check?: SiteCheckAnswer;
 }
 
 /** The plan summed over the sites that answered. */

@@ -157,5 +157,14 @@ export async function answerSite(deps: SiteAnswerDeps, question: SiteQuestion, a
     });
     return { site, state: AnswerState.answered, plan: planAnswer(plan) };
   }
+  if (question.kind === SurveyKind.check) {
+    // The checks an update run of every node of the site makes before it writes anything.
+    const checked = await deps.runs.preflight({
+      targets: undefined,
+      select: { all: true },
+      ...(question.revision !== undefined ? { revision: question.revision } : {}),
+    });
+    return { site, state: AnswerState.answered, check: { revision: checked.revision, targets: checked.targets.length } };
+  }
   return { site, state: AnswerState.answered, status: await stateAnswer(deps, site, latest, new Date()) };
 }

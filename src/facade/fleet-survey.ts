@@ -19,7 +19,7 @@ import {
   type FleetSurveyInput,
   type FleetSurveyProgress,
   type FleetSurveyResult,
-  type SurveyKind,
+  SurveyKind,
   type SurveyPage,
   type SurveyPageRequest,
 } from '../contracts/fleet-survey.ts';
@@ -66,6 +66,13 @@ export interface FleetSurveys {
   ask(request: SurveyRequest, page?: SurveyPageRequest): Promise<EndedSurvey>;
   /** A page of an ended (or running) survey's answers, by its workflow ID. */
   page(workflowId: string, request: SurveyPageRequest): Promise<SurveyPage>;
+  /**
+   * A rollout's preflight: asks each of `sites` whether it would start a
+   * run of `revision` (its latest committed when absent) and refuses
+   * (InvalidRequest), naming each site that would not or whose worker did
+   * not answer within `waitSeconds`, and why. Writes nothing.
+   */
+  preflight(sites: FleetSite[], options: { revision?: number; waitSeconds: number; siteConcurrency?: number }): Promise<void>;
 }
 
 /** What the surveys need: the client, the centre's task queue, and the registry. */
@@ -101,6 +108,13 @@ async function chosen(fleet: Fleet, request: SurveyRequest): Promise<FleetSite[]
   return sites;
 }
 
+/** The survey's static details in the Temporal UI, by kind. */
+const DETAILS: Record<SurveyKind, (revision?: number) => string> = {
+  plan: (revision) => `Each site's dry run${revision !== undefined ? ` of revision ${revision}` : ''}, computed by its own worker: nothing written.`,
+  state: () => "Each site's last run, drift and join watcher, read by its own worker.",
+  check: (revision) => `Whether each site would start a run${revision !== undefined ? ` of revision ${revision}` : ''}: its checks only, nothing written.`,
+};
+
 /** Builds the fleet surveys facade. */
 export function createFleetSurveys(deps: FleetSurveyDeps): FleetSurveys {
   const { client } = deps;
@@ -120,46 +134,66 @@ export function createFleetSurveys(deps: FleetSurveyDeps): FleetSurveys {
       );
     }
   };
+  /** Runs a survey of `sites` to its end. */
+  async function askSites(request: SurveyRequest, sites: FleetSite[]): Promise<{ workflowId: string; runId: string; result: FleetSurveyResult }> {
+    const input: FleetSurveyInput = {
+      kind: request.kind,
+      sites,
+      ...(request.revision !== undefined ? { revision: request.revision } : {}),
+      ...(request.siteConcurrency !== undefined ? { siteConcurrency: request.siteConcurrency } : {}),
+      ...(request.siteWaitSeconds !== undefined ? { siteWaitSeconds: request.siteWaitSeconds } : {}),
+    };
+    const workflowId = fleetSurveyWorkflowId(request.kind, randomUUID().slice(0, 8));
+    const handle = await client.workflow.start(fleetSurvey, {
+      workflowId,
+      taskQueue: deps.taskQueue,
+      args: [input],
+      staticSummary: `Fleet ${request.kind}: ${sites.length} site(s)`,
+      staticDetails: DETAILS[request.kind](request.revision),
+    });
+    let timer: NodeJS.Timeout | undefined;
+    if (request.onProgress) {
+      const report = request.onProgress;
+      timer = setInterval(() => {
+        handle
+          .query(fleetSurveyProgressQuery)
+          .then(report)
+          .catch(() => undefined);
+      }, PROGRESS_EVERY_MS);
+    }
+    try {
+      return { workflowId, runId: handle.firstExecutionRunId, result: await handle.result() };
+    } catch (err) {
+      throw relabelErrorOf(err) ?? err;
+    } finally {
+      if (timer) clearInterval(timer);
+    }
+  }
+
   return {
     async ask(request, first = {}) {
-      const sites = await chosen(deps.fleet, request);
-      const input: FleetSurveyInput = {
-        kind: request.kind,
+      const ended = await askSites(request, await chosen(deps.fleet, request));
+      return { ...ended, page: await page(ended.workflowId, first) };
+    },
+    async preflight(sites, options) {
+      const ended = await askSites(
+        {
+          kind: SurveyKind.check,
+          ...(options.revision !== undefined ? { revision: options.revision } : {}),
+          siteWaitSeconds: options.waitSeconds,
+          ...(options.siteConcurrency !== undefined ? { siteConcurrency: options.siteConcurrency } : {}),
+        },
         sites,
-        ...(request.revision !== undefined ? { revision: request.revision } : {}),
-        ...(request.siteConcurrency !== undefined ? { siteConcurrency: request.siteConcurrency } : {}),
-        ...(request.siteWaitSeconds !== undefined ? { siteWaitSeconds: request.siteWaitSeconds } : {}),
-      };
-      const workflowId = fleetSurveyWorkflowId(request.kind, randomUUID().slice(0, 8));
-      const handle = await client.workflow.start(fleetSurvey, {
-        workflowId,
-        taskQueue: deps.taskQueue,
-        args: [input],
-        staticSummary: `Fleet ${request.kind}: ${sites.length} site(s)`,
-        staticDetails:
-          request.kind === 'plan'
-            ? `Each site's dry run${request.revision !== undefined ? ` of revision ${request.revision}` : ''}, computed by its own worker: nothing written.`
-            : "Each site's last run, drift and join watcher, read by its own worker.",
-      });
-      let timer: NodeJS.Timeout | undefined;
-      if (request.onProgress) {
-        const report = request.onProgress;
-        timer = setInterval(() => {
-          handle
-            .query(fleetSurveyProgressQuery)
-            .then(report)
-            .catch(() => undefined);
-        }, PROGRESS_EVERY_MS);
-      }
-      let result: FleetSurveyResult;
-      try {
-        result = await handle.result();
-      } catch (err) {
-        throw relabelErrorOf(err) ?? err;
-      } finally {
-        if (timer) clearInterval(timer);
-      }
-      return { workflowId, runId: handle.firstExecutionRunId, result, page: await page(workflowId, first) };
+      );
+      const { result } = ended;
+      const refused = result.failed + result.unreachable;
+      if (refused === 0) return;
+      const named = result.failures.slice(0, 10).map((f) => `${f.site} (${f.state}: ${f.reason ?? 'no reason given'})`);
+      throw new RelabelError(
+        FailureType.InvalidRequest,
+        `${refused} of ${result.sites} site(s) would not start the rollout's run, so nothing started: ${named.join('; ')}` +
+          `${refused > named.length ? ` and ${refused - named.length} more (${ended.workflowId})` : ''}`,
+      );
     },
     page,
   };

@@ -201,7 +201,13 @@ export async function openRelabel(config: RelabelConfig): Promise<Relabel> {
     },
     async fleetRollouts() {
       const c = await connected();
-      return createFleetRollouts({ client: c, taskQueue: config.taskQueue, fleet: createFleet({ store, namespace: config.namespace, client: c }) });
+      const fleet = createFleet({ store, namespace: config.namespace, client: c });
+      return createFleetRollouts({
+        client: c,
+        taskQueue: config.taskQueue,
+        fleet,
+        surveys: createFleetSurveys({ client: c, taskQueue: config.taskQueue, fleet }),
+      });
     },
     async fleetSurveys() {
       const c = await connected();

@@ -82,7 +82,7 @@ export function surveyResult(kind: SurveyKind, sites: number, answers: readonly 
     failures: answers.filter((a) => a.state !== AnswerState.answered).slice(0, SURVEY_FAILURE_SAMPLE),
   };
   if (kind === 'plan') result.plan = planTotals(answers);
-  else {
+  else if (kind === 'state') {
     const alerts: NonNullable<FleetSurveyResult['alerts']> = {};
     for (const a of answers) for (const alert of a.status?.alerts ?? []) alerts[alert] = (alerts[alert] ?? 0) + 1;
     result.alerts = alerts;

@@ -44,7 +44,8 @@ import { surveyPage, surveyResult } from './fleet-survey-totals.ts';
 function inputErrors(input: FleetSurveyInput): string[] {
   const wrong = [...fleetErrors(input.sites)];
   if (input.sites.length === 0) wrong.push('no sites: a fleet survey needs at least one');
-  if (!Object.values(SurveyKind).includes(input.kind)) wrong.push(`unknown question ${JSON.stringify(clip(String(input.kind), 40))}: expected plan or state`);
+  if (!Object.values(SurveyKind).includes(input.kind))
+    wrong.push(`unknown question ${JSON.stringify(clip(String(input.kind), 40))}: expected plan, state or check`);
   if (input.revision !== undefined && !(Number.isSafeInteger(input.revision) && input.revision > 0)) wrong.push('revision: expected a positive integer');
   return wrong;
 }

@@ -141,7 +141,19 @@ describe('a fleet plan and the fleet status over two sites, each computed by its
     assert.match(run.stdout, /: 2 answered, 0 failed, 1 unreachable/);
     assert.match(exits(await cli('plan', '--sites', `nope${suffix},${sites[0]?.prefix}-site`), 2).stderr, new RegExp(`unknown site\\(s\\): "nope${suffix}"`));
     assert.match(exits(await cli('status', '--select', 'n=7'), 2).stderr, /the selection matches no registered site/);
+
+    // A rollout is refused before anything starts: a site with no worker, and a revision no site's documents hold.
+    const before = await Promise.all(sites.map((s) => nodesOf(s.nodes)));
+    const refused = exits(await cli('rollout', `gone-${suffix}`, '--preflight-wait', '2'), 2).stderr;
+    assert.match(refused, new RegExp(`1 of 3 site\\(s\\) would not start the rollout's run, so nothing started: gone${suffix} \\(unreachable: no worker took`));
     exits(await cli('sites', 'remove', `gone${suffix}`), 0);
+    const unknown = exits(await cli('rollout', `rev-${suffix}`, '--revision', '99'), 2).stderr;
+    for (const site of sites) assert.match(unknown, new RegExp(`${site.prefix}-site \\(failed: RevisionNotFound: [^)]*99`));
+    for (const name of [`gone-${suffix}`, `rev-${suffix}`])
+      await assert.rejects(centre.client.workflow.getHandle(fleetRolloutWorkflowId(name)).describe(), /not found/i, `${name}: nothing started`);
+    for (const [i, site] of sites.entries())
+      for (const [name, node] of await nodesOf(site.nodes))
+        assert.equal(node.metadata?.resourceVersion, before[i]?.get(name)?.metadata?.resourceVersion, `${name} untouched`);
   });
 
   it("gives a retried prepare of a site's run the run its first attempt made, so none is left unstarted", async () => {
