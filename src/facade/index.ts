@@ -11,6 +11,7 @@ import { settingFromEnv, variableFromEnv } from '../settings/setting.ts';
 import { CONNECTION, VARIABLES } from '../settings/table.ts';
 import { createDesignCache } from '../store/designs/design-cache.ts';
 import { openStore } from '../store/open-store.ts';
+import type { Store } from '../store/store.ts';
 import { createDocuments, type Documents } from './documents/documents.ts';
 import { RelabelError } from './relabel-error.ts';
 import { createPlugins, type Plugins } from './plugins.ts';
@@ -43,6 +44,13 @@ export type {
   TargetSelection,
   RunListFilter,
 } from './runs/runs.ts';
+
+/** The centre's parts over the registry in `store`: the rollouts, and the surveys their preflight asks through. */
+function centreParts(store: Store, config: RelabelConfig, client: Client): { rollouts: FleetRollouts; surveys: FleetSurveys } {
+  const fleet = createFleet({ store, namespace: config.namespace, client });
+  const surveys = createFleetSurveys({ client, taskQueue: config.taskQueue, fleet });
+  return { rollouts: createFleetRollouts({ client, taskQueue: config.taskQueue, fleet, surveys }), surveys };
+}
 
 /** Where the facade finds Temporal and the store. */
 export interface RelabelConfig {
@@ -180,6 +188,7 @@ export async function openRelabel(config: RelabelConfig): Promise<Relabel> {
     runs.catch(() => (runs = undefined));
     return runs;
   };
+  const centre = (c: Client) => centreParts(store, config, c);
   /** The client, once `connectRuns` has connected. */
   const connected = async (): Promise<Client> => {
     await connectRuns();
@@ -199,20 +208,8 @@ export async function openRelabel(config: RelabelConfig): Promise<Relabel> {
     async fleet(temporal = false) {
       return createFleet({ store, namespace: config.namespace, ...(temporal ? { client: await connected() } : {}) });
     },
-    async fleetRollouts() {
-      const c = await connected();
-      const fleet = createFleet({ store, namespace: config.namespace, client: c });
-      return createFleetRollouts({
-        client: c,
-        taskQueue: config.taskQueue,
-        fleet,
-        surveys: createFleetSurveys({ client: c, taskQueue: config.taskQueue, fleet }),
-      });
-    },
-    async fleetSurveys() {
-      const c = await connected();
-      return createFleetSurveys({ client: c, taskQueue: config.taskQueue, fleet: createFleet({ store, namespace: config.namespace, client: c }) });
-    },
+    fleetRollouts: async () => centre(await connected()).rollouts,
+    fleetSurveys: async () => centre(await connected()).surveys,
     async health(timeoutMs = HEALTH_CHECK_TIMEOUT_MS) {
       const { temporalAddress: address, namespace } = config;
       const temporal = (async (): Promise<HealthCheck> => {
