@@ -57,10 +57,22 @@ export const SITE_PLAN_KEYS = 10;
 export const FLEET_PLAN_KEYS = 50;
 /** Sources a listed key names at most. */
 export const SITE_KEY_SOURCES = 3;
-/** Warnings a site's answer keeps at most, each clipped to {@link MAX_SURVEY_TEXT}. */
-export const SITE_WARNINGS = 5;
+/** Longest source name a listed key keeps. */
+export const MAX_SOURCE_TEXT = 120;
+/** Warnings a site's answer keeps at most, each clipped to {@link MAX_WARNING_TEXT}. */
+export const SITE_WARNINGS = 3;
+/** Longest warning an answer keeps. */
+export const MAX_WARNING_TEXT = 200;
 /** Longest text (a reason, a warning) an answer keeps. */
 export const MAX_SURVEY_TEXT = 300;
+/**
+ * Most bytes of JSON one site's answer takes: a plan answer drops its
+ * listed keys from the least changed on until it fits (counted in
+ * `moreKeys`), so the answers of 1,000 sites stay within 4 MB of history
+ * and those of MAX_FLEET_SITES within 20 MB (Temporal refuses 50 MB),
+ * whatever their label keys.
+ */
+export const MAX_SITE_ANSWER_BYTES = 4096;
 /** Most answers one page of the survey's Query returns. */
 export const MAX_SURVEY_PAGE = 200;
 /** Failed and unreachable sites the result lists at most. */

@@ -14,7 +14,10 @@ import { formatLabelSource } from '../core/site/label-provenance.ts';
 import { clip } from '../core/plan/text.ts';
 import {
   AnswerState,
+  MAX_SITE_ANSWER_BYTES,
+  MAX_SOURCE_TEXT,
   MAX_SURVEY_TEXT,
+  MAX_WARNING_TEXT,
   SITE_KEY_SOURCES,
   SITE_PLAN_KEYS,
   SITE_WARNINGS,
@@ -59,10 +62,10 @@ export function planAnswer(plan: FleetPlan): SitePlanAnswer {
       change: e.change,
       lose: e.lose,
       adopt: e.adopt,
-      sources: e.sources.slice(0, SITE_KEY_SOURCES).map((s) => formatLabelSource(s.source)),
+      sources: e.sources.slice(0, SITE_KEY_SOURCES).map((s) => clip(formatLabelSource(s.source), MAX_SOURCE_TEXT)),
       moreSources: Math.max(0, e.sources.length - SITE_KEY_SOURCES) + e.moreSources,
     }));
-  return {
+  const answer: SitePlanAnswer = {
     revision: plan.revision,
     run: plan.run,
     workflowId: plan.workflowId,
@@ -79,8 +82,14 @@ export function planAnswer(plan: FleetPlan): SitePlanAnswer {
     brake: plan.removal
       ? { owned: plan.removal.owned, removed: plan.removal.removed, maxFraction: plan.removal.maxFraction, exceeded: plan.removal.exceeded }
       : null,
-    warnings: plan.warnings.slice(0, SITE_WARNINGS).map((w) => clip(w, MAX_SURVEY_TEXT)),
+    warnings: plan.warnings.slice(0, SITE_WARNINGS).map((w) => clip(w, MAX_WARNING_TEXT)),
   };
+  // The answer lands in the survey's history: the least changed keys give way until it fits.
+  while (answer.keys.length > 0 && Buffer.byteLength(JSON.stringify(answer)) > MAX_SITE_ANSWER_BYTES) {
+    answer.keys.pop();
+    answer.moreKeys++;
+  }
+  return answer;
 }
 
 /** The site's latest update run that is not a dry run, from Temporal's list of runs and the store's records. */
