@@ -17,7 +17,9 @@
  * aborted at its approval gate), `--only watch-joins` only a join watcher
  * (an execution that continued as new, and one disabled), `--only no-op`
  * only a run that finds every node as desired, `--only detect-drift-release`
- * only a detection releasing an orphaned node (`record-release.ts`).
+ * only a detection releasing an orphaned node (`record-release.ts`),
+ * `--only fleet-survey` only a fleet plan over the recording's site and a
+ * site no worker serves (`record-fleet-survey.ts`).
  */
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -41,9 +43,10 @@ import { createDesignCache, type DesignCache } from '../src/store/designs/design
 import type { Store } from '../src/store/store.ts';
 import { openStore } from '../src/store/open-store.ts';
 import { createWorker } from '../src/worker/wiring.ts';
-import { facadeRunStarter } from '../src/facade/runs/run-starter.ts';
+import { facadeRunStarter, facadeSiteRuns } from '../src/facade/runs/run-starter.ts';
 import { prefixedSite } from '../test/site.ts';
 import { recordDriftRelease } from './record-release.ts';
+import { recordFleetSurvey } from './record-fleet-survey.ts';
 
 const OUT = new URL('../test/histories/', import.meta.url).pathname;
 
@@ -280,7 +283,7 @@ async function main(only?: string): Promise<void> {
     const taskQueue = 'relabel-record';
     const { worker, close } = await createWorker(
       { temporalAddress: stack.temporalAddress, namespace: 'default', taskQueue, kubeconfig: stack.kubeconfig, storeUrl },
-      { runStarter: facadeRunStarter({ taskQueue, namespace: 'default' }) },
+      { runStarter: facadeRunStarter({ taskQueue, namespace: 'default' }), siteRuns: facadeSiteRuns({ taskQueue, namespace: 'default' }) },
     );
     const running = worker.run();
     const connection = await Connection.connect({ address: stack.temporalAddress });
@@ -307,6 +310,7 @@ async function main(only?: string): Promise<void> {
     if (only === undefined || only === 'run-control') await recordRunControl(rec);
     if (only === undefined || only === 'waves') await recordWaves(rec);
     if (only === undefined || only === 'watch-joins') await recordJoins(rec);
+    if (only === undefined || only === 'fleet-survey') await recordFleetSurvey(rec);
     if (only === undefined || only === 'detect-drift-release') await recordDriftRelease(rec);
 
     worker.shutdown();

@@ -40,6 +40,7 @@ describe('recorded workflow histories replay against the current code', () => {
       'detect-drift-release',
       'watch-joins-continued',
       'watch-joins-cancelled',
+      'fleet-survey-plan',
     ]) {
       assert.ok(files.includes(`${name}.binpb`), `test/histories/${name}.binpb is recorded`);
     }
