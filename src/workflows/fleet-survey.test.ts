@@ -11,10 +11,13 @@ import assert from 'node:assert/strict';
 import { WorkflowFailedError } from '@temporalio/client';
 import type { FleetSite } from '../core/fleet/sites.ts';
 import { FailureType } from '../core/plan/failure-types.ts';
-import { fleetSurveyPageQuery, type FleetSurveyInput, type SitePlanAnswer } from '../contracts/fleet-survey.ts';
+import proto from '@temporalio/proto';
+import { fleetSurveyPageQuery, MAX_SITE_ANSWER_BYTES, type FleetSurveyInput, type SitePlanAnswer } from '../contracts/fleet-survey.ts';
 import { FakeRelabel } from '../../test/kit/workflows/fake-activities.ts';
 import { startWorkflowEnv, type TestWorker, type WorkflowTestEnv } from '../../test/kit/workflows/environment.ts';
 import type { fleetSurvey } from './fleet-survey.ts';
+
+const { temporal } = proto;
 
 const site = (i: number): FleetSite => ({ name: `edge-0${i}`, taskQueue: `survey-site-${i}`, labels: {} });
 const sites = (n: number) => Array.from({ length: n }, (_, i) => site(i + 1));
@@ -124,6 +127,25 @@ describe('fleetSurvey (fast: one worker per site, fake answers)', { concurrency:
       const result = await (await survey(w, 'state', { kind: 'state', sites: sites(3) })).result();
       assert.deepEqual([result.answered, result.plan], [3, undefined]);
       assert.deepEqual(result.alerts, { RelabelRunFailed: 1, RelabelDriftFound: 2 });
+    });
+  });
+
+  it('keeps its history within the per-site bound at 1,000 sites', async () => {
+    const fake = new FakeRelabel();
+    await env.run(fake, async (w) => {
+      // Four sites with workers, the rest with none: every one of them asked, answered or reported.
+      const many = [...sites(4), ...Array.from({ length: 996 }, (_, i) => ({ name: `far-${i}`, taskQueue: `survey-nobody-${i}`, labels: { n: String(i) } }))];
+      const handle = await survey(w, 'thousand', { sites: many, siteWaitSeconds: 1, siteConcurrency: 1000 });
+      const result = await handle.result();
+      assert.deepEqual([result.sites, result.answered, result.unreachable], [1000, 4, 996]);
+      const history = await handle.fetchHistory();
+      const events = history.events?.length ?? 0;
+      const bytes = temporal.api.history.v1.History.encode(history).finish().length;
+      assert.ok(events <= 4 * 1000 + 50, `${events} events`);
+      // Each answer at most MAX_SITE_ANSWER_BYTES; an unreachable site's timeout and reason well under a kilobyte.
+      assert.ok(bytes <= 4 * MAX_SITE_ANSWER_BYTES + 996 * 1024 + JSON.stringify(many).length * 2, `${bytes} bytes`);
+      const page = await handle.query(fleetSurveyPageQuery, { offset: 990, limit: 200 });
+      assert.deepEqual([page.total, page.items.length], [1000, 10]);
     });
   });
 
