@@ -36,7 +36,11 @@ export interface FleetSiteRunOptions {
 export interface FleetRolloutInput {
   /** The rollout's name: its workflow ID is {@link fleetRolloutWorkflowId} of it. */
   name: string;
-  /** The sites it covers, as the fleet registry holds them. */
+  /**
+   * The sites it covers, each with only the label the rollout groups by
+   * (`rolloutSites`): at most MAX_FLEET_SITES, each entry a few hundred
+   * bytes at most, so the input stays well inside Temporal's payload limit.
+   */
   sites: FleetSite[];
   rollout: FleetRollout;
   run: FleetSiteRunOptions;
@@ -83,13 +87,37 @@ export interface SiteOutcome {
 /** Longest reason a site outcome keeps. */
 export const MAX_SITE_REASON = 300;
 
-/** What continue-as-new carries: the wave reached and every ended site's outcome. */
+/** The letter {@link CarriedFleet.ended} keeps for each site state, and for a site not ended. */
+export const SITE_STATE_LETTER: Record<SiteState | 'pending', string> = {
+  succeeded: 's',
+  failed: 'f',
+  unreachable: 'u',
+  skipped: 'k',
+  pending: '-',
+};
+
+/** Approvals continue-as-new carries, the newest: as many as the progress shows. */
+export const CARRIED_APPROVALS = 20;
+
+/**
+ * What continue-as-new carries: the wave reached, each site's state in one
+ * letter, and only the failure sample's outcomes. Bounded by the number of
+ * sites (one byte each), not by what each site's run said.
+ */
 export interface CarriedFleet {
   /** The wave to go on with (from 0). */
   wave: number;
-  outcomes: SiteOutcome[];
+  /** Each site's state, the sites in the input's order: a {@link SITE_STATE_LETTER} each. */
+  ended?: string;
+  /** The first failed and unreachable sites' outcomes: at most {@link FLEET_FAILURE_SAMPLE}. */
+  failures?: SiteOutcome[];
+  /**
+   * Every ended site's outcome, as executions continued before `ended` was
+   * carried hold it: read when `ended` is absent, never written.
+   */
+  outcomes?: SiteOutcome[];
   paused: boolean;
-  /** Who approved which gate, newest last (at most one per wave). */
+  /** Who approved which gate, newest last (at most one per wave; the last {@link CARRIED_APPROVALS}). */
   approvals: { wave: number; by: string | null }[];
   /** Whether a halted gate was resumed past these failures: the count it was resumed at. */
   resumedAt?: number;

@@ -5,29 +5,13 @@
  * control Update. The rollout itself runs at the centre, on the centre's
  * task queue; each site's run runs on the site's own.
  */
-import {
-  WorkflowExecutionAlreadyStartedError,
-  WorkflowNotFoundError,
-  WorkflowUpdateFailedError,
-  type Client,
-} from "@temporalio/client";
-import {
-  WorkflowIdConflictPolicy,
-  WorkflowIdReusePolicy,
-} from "@temporalio/common";
-import {
-  assignFleetWaves,
-  effectiveFleetRollout,
-  fleetRolloutErrors,
-  type FleetRollout,
-} from "../core/fleet/fleet-waves.ts";
-import { siteNameErrors, type FleetSite } from "../core/fleet/sites.ts";
-import { FailureType } from "../core/plan/failure-types.ts";
-import {
-  selectorMatches,
-  type LabelSelector,
-} from "../core/plan/label-selector.ts";
-import { runAudit, StartedVia } from "../core/plan/run-audit.ts";
+import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
+import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy } from '@temporalio/common';
+import { assignFleetWaves, effectiveFleetRollout, fleetRolloutErrors, rolloutSites, type FleetRollout } from '../core/fleet/fleet-waves.ts';
+import { siteNameErrors, type FleetSite } from '../core/fleet/sites.ts';
+import { FailureType } from '../core/plan/failure-types.ts';
+import { selectorMatches, type LabelSelector } from '../core/plan/label-selector.ts';
+import { runAudit, StartedVia } from '../core/plan/run-audit.ts';
 import {
   fleetControlUpdate,
   fleetProgressQuery,
@@ -37,13 +21,13 @@ import {
   type FleetRolloutInput,
   type FleetRolloutResult,
   type FleetSiteRunOptions,
-} from "../contracts/fleet-messages.ts";
-import type { ControlVerb } from "../contracts/messages.ts";
-import { fleetRollout } from "../workflows/fleet-rollout.ts";
-import type { Fleet } from "./fleet.ts";
-import type { FleetSurveys } from "./fleet-survey.ts";
-import { QUERY_TIMEOUT_MS } from "./idle-task-queue.ts";
-import { RelabelError, relabelErrorOf } from "./relabel-error.ts";
+} from '../contracts/fleet-messages.ts';
+import type { ControlVerb } from '../contracts/messages.ts';
+import { fleetRollout } from '../workflows/fleet-rollout.ts';
+import type { Fleet } from './fleet.ts';
+import type { FleetSurveys } from './fleet-survey.ts';
+import { QUERY_TIMEOUT_MS } from './idle-task-queue.ts';
+import { RelabelError, relabelErrorOf } from './relabel-error.ts';
 
 /** What a new fleet rollout is asked to do. */
 export interface FleetRolloutRequest {
@@ -74,19 +58,8 @@ export interface StartedFleetRollout {
 
 /** Where a rollout stands: running with its progress, or ended with its result. */
 export type FleetRolloutStatus =
-  | {
-      workflowId: string;
-      runId: string;
-      execution: "RUNNING";
-      progress?: FleetProgress;
-      unanswered?: string;
-    }
-  | {
-      workflowId: string;
-      runId: string;
-      execution: string;
-      result?: FleetRolloutResult;
-    };
+  | { workflowId: string; runId: string; execution: 'RUNNING'; progress?: FleetProgress; unanswered?: string }
+  | { workflowId: string; runId: string; execution: string; result?: FleetRolloutResult };
 
 /** The fleet rollouts facade. */
 export interface FleetRollouts {
@@ -94,11 +67,7 @@ export interface FleetRollouts {
   start(request: FleetRolloutRequest): Promise<StartedFleetRollout>;
   status(name: string): Promise<FleetRolloutStatus>;
   /** Applies a control verb; refused (NotRunning, naming why) for a gate verb the rollout does not wait for or an ended rollout. */
-  control(
-    name: string,
-    verb: ControlVerb,
-    by: string,
-  ): Promise<FleetControlAnswer>;
+  control(name: string, verb: ControlVerb, by: string): Promise<FleetControlAnswer>;
 }
 
 /** What the rollouts need: the client, the centre's task queue, and the registry. */
@@ -107,7 +76,7 @@ export interface FleetRolloutDeps {
   taskQueue: string;
   fleet: Fleet;
   /** The surveys the preflight asks the sites through; without them, no preflight. */
-  surveys?: Pick<FleetSurveys, "preflight">;
+  surveys?: Pick<FleetSurveys, 'preflight'>;
 }
 
 /** Seconds each site's worker gets to answer a rollout's preflight, by default. */
@@ -118,65 +87,40 @@ export function createFleetRollouts(deps: FleetRolloutDeps): FleetRollouts {
   const { client } = deps;
   const idOf = (name: string) => {
     const wrong = siteNameErrors(name);
-    if (wrong.length > 0)
-      throw new RelabelError(
-        FailureType.InvalidName,
-        wrong[0]?.replace("site name", "rollout name") ?? "bad name",
-      );
+    if (wrong.length > 0) throw new RelabelError(FailureType.InvalidName, wrong[0]?.replace('site name', 'rollout name') ?? 'bad name');
     return fleetRolloutWorkflowId(name);
   };
   return {
     async start(request) {
       const workflowId = idOf(request.name);
       const wrong = fleetRolloutErrors(request.rollout);
-      if (wrong.length > 0)
-        throw new RelabelError(
-          FailureType.InvalidRequest,
-          `invalid fleet rollout: ${wrong.join("; ")}`,
-        );
+      if (wrong.length > 0) throw new RelabelError(FailureType.InvalidRequest, `invalid fleet rollout: ${wrong.join('; ')}`);
       const registered = await deps.fleet.all();
-      const sites: FleetSite[] = request.select
-        ? registered.filter((s) =>
-            selectorMatches(request.select as LabelSelector, s.labels),
-          )
-        : registered;
+      const sites: FleetSite[] = request.select ? registered.filter((s) => selectorMatches(request.select as LabelSelector, s.labels)) : registered;
       if (sites.length === 0) {
         throw new RelabelError(
           FailureType.InvalidRequest,
-          registered.length === 0
-            ? "no site is registered: add sites with `relabel fleet sites add`"
-            : "the selector matches no registered site",
+          registered.length === 0 ? 'no site is registered: add sites with `relabel fleet sites add`' : 'the selector matches no registered site',
         );
       }
-      const waves = assignFleetWaves(
-        sites,
-        effectiveFleetRollout(request.rollout),
-      );
-      if (!waves.ok)
-        throw new RelabelError(FailureType.InvalidRequest, waves.message);
+      const waves = assignFleetWaves(sites, effectiveFleetRollout(request.rollout));
+      if (!waves.ok) throw new RelabelError(FailureType.InvalidRequest, waves.message);
       // Every site must take the run before any starts: a site with no worker, or whose documents refuse the revision, is named now.
-      const wait =
-        request.preflightWaitSeconds ?? DEFAULT_PREFLIGHT_WAIT_SECONDS;
+      const wait = request.preflightWaitSeconds ?? DEFAULT_PREFLIGHT_WAIT_SECONDS;
       if (deps.surveys && wait > 0) {
         await deps.surveys.preflight(sites, {
-          ...(request.run.revision !== undefined
-            ? { revision: request.run.revision }
-            : {}),
+          ...(request.run.revision !== undefined ? { revision: request.run.revision } : {}),
           waitSeconds: wait,
-          ...(request.siteConcurrency !== undefined
-            ? { siteConcurrency: request.siteConcurrency }
-            : {}),
+          ...(request.siteConcurrency !== undefined ? { siteConcurrency: request.siteConcurrency } : {}),
         });
       }
       const input: FleetRolloutInput = {
         name: request.name,
-        sites,
+        sites: rolloutSites(sites, request.rollout),
         rollout: request.rollout,
         run: request.run,
         audit: runAudit(request.by, request.via ?? StartedVia.cli),
-        ...(request.siteConcurrency !== undefined
-          ? { siteConcurrency: request.siteConcurrency }
-          : {}),
+        ...(request.siteConcurrency !== undefined ? { siteConcurrency: request.siteConcurrency } : {}),
       };
       try {
         const handle = await client.workflow.start(fleetRollout, {
@@ -189,25 +133,12 @@ export function createFleetRollouts(deps: FleetRolloutDeps): FleetRollouts {
           staticDetails: `Started by **${request.by}**. Waves: ${waves.value
             .slice(0, 10)
             .map((w) => `${w.name} (${w.sites.length})`)
-            .join(
-              ", ",
-            )}${waves.value.length > 10 ? ` and ${waves.value.length - 10} more` : ""}.`,
+            .join(', ')}${waves.value.length > 10 ? ` and ${waves.value.length - 10} more` : ''}.`,
         });
-        return {
-          workflowId,
-          runId: handle.firstExecutionRunId,
-          sites: sites.length,
-          waves: waves.value.map((w) => ({
-            name: w.name,
-            sites: w.sites.length,
-          })),
-        };
+        return { workflowId, runId: handle.firstExecutionRunId, sites: sites.length, waves: waves.value.map((w) => ({ name: w.name, sites: w.sites.length })) };
       } catch (err) {
         if (err instanceof WorkflowExecutionAlreadyStartedError)
-          throw new RelabelError(
-            FailureType.RunInProgress,
-            `fleet rollout ${request.name} is already running (${workflowId})`,
-          );
+          throw new RelabelError(FailureType.RunInProgress, `fleet rollout ${request.name} is already running (${workflowId})`);
         throw err;
       }
     },
@@ -215,35 +146,21 @@ export function createFleetRollouts(deps: FleetRolloutDeps): FleetRollouts {
     async status(name) {
       const handle = client.workflow.getHandle(idOf(name));
       const described = await handle.describe().catch((err: unknown) => {
-        if (err instanceof WorkflowNotFoundError)
-          throw new RelabelError(
-            FailureType.RunNotFound,
-            `no fleet rollout ${name}`,
-          );
+        if (err instanceof WorkflowNotFoundError) throw new RelabelError(FailureType.RunNotFound, `no fleet rollout ${name}`);
         throw err;
       });
       const base = { workflowId: described.workflowId, runId: described.runId };
-      if (described.status.name !== "RUNNING") {
-        const result =
-          described.status.name === "COMPLETED"
-            ? ((await handle.result()) as FleetRolloutResult)
-            : undefined;
-        return {
-          ...base,
-          execution: described.status.name,
-          ...(result ? { result } : {}),
-        };
+      if (described.status.name !== 'RUNNING') {
+        const result = described.status.name === 'COMPLETED' ? ((await handle.result()) as FleetRolloutResult) : undefined;
+        return { ...base, execution: described.status.name, ...(result ? { result } : {}) };
       }
       try {
-        const progress = await client.withDeadline(
-          Date.now() + QUERY_TIMEOUT_MS,
-          () => handle.query(fleetProgressQuery),
-        );
-        return { ...base, execution: "RUNNING" as const, progress };
+        const progress = await client.withDeadline(Date.now() + QUERY_TIMEOUT_MS, () => handle.query(fleetProgressQuery));
+        return { ...base, execution: 'RUNNING' as const, progress };
       } catch {
         return {
           ...base,
-          execution: "RUNNING" as const,
+          execution: 'RUNNING' as const,
           unanswered: `the rollout did not answer within ${QUERY_TIMEOUT_MS / 1000} s: is a worker polling task queue ${deps.taskQueue}?`,
         };
       }
@@ -252,23 +169,11 @@ export function createFleetRollouts(deps: FleetRolloutDeps): FleetRollouts {
     async control(name, verb, by) {
       const handle = client.workflow.getHandle(idOf(name));
       try {
-        return await handle.executeUpdate(fleetControlUpdate, {
-          args: [{ verb, by }],
-        });
+        return await handle.executeUpdate(fleetControlUpdate, { args: [{ verb, by }] });
       } catch (err) {
-        const refused =
-          err instanceof WorkflowUpdateFailedError
-            ? relabelErrorOf(
-                err,
-                (m) => `cannot ${verb} fleet rollout ${name}: ${m}`,
-              )
-            : undefined;
+        const refused = err instanceof WorkflowUpdateFailedError ? relabelErrorOf(err, (m) => `cannot ${verb} fleet rollout ${name}: ${m}`) : undefined;
         if (refused) throw refused;
-        if (err instanceof WorkflowNotFoundError)
-          throw new RelabelError(
-            FailureType.NotRunning,
-            `cannot ${verb} fleet rollout ${name}: it is not running`,
-          );
+        if (err instanceof WorkflowNotFoundError) throw new RelabelError(FailureType.NotRunning, `cannot ${verb} fleet rollout ${name}: it is not running`);
         throw err;
       }
     },

@@ -9,7 +9,14 @@
 import { ApplicationFailure, setHandler } from '@temporalio/workflow';
 import type { EffectiveFleetRollout, FleetWave } from '../core/fleet/fleet-waves.ts';
 import { FailureType } from '../core/plan/failure-types.ts';
-import { FleetGate, fleetControlUpdate, type FleetControlAnswer, type FleetControlRequest, type SiteOutcome } from '../contracts/fleet-messages.ts';
+import {
+  FleetGate,
+  fleetControlUpdate,
+  type FleetControlAnswer,
+  type FleetControlRequest,
+  type SiteOutcome,
+  type SiteState,
+} from '../contracts/fleet-messages.ts';
 import { ControlVerb } from '../contracts/messages.ts';
 
 /** A fleet rollout as its execution holds it. */
@@ -19,8 +26,10 @@ export interface FleetState {
   waves: FleetWave[];
   /** The wave being rolled out (from 0). */
   wave: number;
-  /** Every ended site's outcome, by site. */
-  outcomes: Map<string, SiteOutcome>;
+  /** Every ended site's state, by site. */
+  ended: Map<string, SiteState>;
+  /** The first failed and unreachable sites' outcomes: at most FLEET_FAILURE_SAMPLE. */
+  failures: SiteOutcome[];
   /** Sites running now. */
   running: Set<string>;
   paused: boolean;

@@ -3,15 +3,22 @@
  * and failure sample of its result, bounded whatever the number of sites.
  * Workflow code: deterministic.
  */
-import { FLEET_FAILURE_SAMPLE, SiteState, type FleetCounts, type FleetProgress, type SiteOutcome } from '../contracts/fleet-messages.ts';
+import { CARRIED_APPROVALS, FLEET_FAILURE_SAMPLE, SiteState, type FleetCounts, type FleetProgress, type SiteOutcome } from '../contracts/fleet-messages.ts';
 import type { FleetState } from './fleet-control.ts';
 
 /** Sites by state, with those running and those not started. */
 export function fleetCounts(state: FleetState): FleetCounts {
   const counts: FleetCounts = { sites: state.sites, running: state.running.size, pending: 0, succeeded: 0, failed: 0, unreachable: 0, skipped: 0 };
-  for (const outcome of state.outcomes.values()) counts[outcome.state]++;
-  counts.pending = state.sites - state.outcomes.size - state.running.size;
+  for (const ended of state.ended.values()) counts[ended]++;
+  counts.pending = state.sites - state.ended.size - state.running.size;
   return counts;
+}
+
+/** Sites failed or unreachable so far. */
+export function failedCount(state: FleetState): number {
+  let failed = 0;
+  for (const ended of state.ended.values()) if (ended === SiteState.failed || ended === SiteState.unreachable) failed++;
+  return failed;
 }
 
 /** The failed and unreachable sites, at most {@link FLEET_FAILURE_SAMPLE}. */
@@ -23,6 +30,13 @@ export function failureSample(outcomes: Iterable<SiteOutcome>): SiteOutcome[] {
     if (sample.length === FLEET_FAILURE_SAMPLE) break;
   }
   return sample;
+}
+
+/** Records how a site ended: its state, and its outcome while the failure sample has room. */
+export function endSite(state: FleetState, outcome: SiteOutcome): void {
+  state.ended.set(outcome.site, outcome.state);
+  const failed = outcome.state === SiteState.failed || outcome.state === SiteState.unreachable;
+  if (failed && state.failures.length < FLEET_FAILURE_SAMPLE) state.failures.push(outcome);
 }
 
 /** The progress Query's answer. */
@@ -37,7 +51,7 @@ export function fleetProgress(state: FleetState): FleetProgress {
     paused: state.paused,
     aborted: state.aborted,
     ...(state.waiting ? { waiting: state.waiting.gate, reason: state.waiting.reason } : {}),
-    failures: failureSample(state.outcomes.values()),
-    approvals: state.approvals.slice(-20),
+    failures: state.failures,
+    approvals: state.approvals.slice(-CARRIED_APPROVALS),
   };
 }

@@ -12,6 +12,7 @@ import type { FleetRollout } from '../core/fleet/fleet-waves.ts';
 import type { FleetSite } from '../core/fleet/sites.ts';
 import { FailureType } from '../core/plan/failure-types.ts';
 import { fleetControlUpdate, fleetProgressQuery, type FleetControlRequest, type FleetGate, type FleetRolloutInput } from '../contracts/fleet-messages.ts';
+import { executionChain } from '../../test/kit/workflows/executions.ts';
 import { FakeRelabel } from '../../test/kit/workflows/fake-activities.ts';
 import { startWorkflowEnv, until, type TestWorker, type WorkflowTestEnv } from '../../test/kit/workflows/environment.ts';
 import type { fleetRollout } from './fleet-rollout.ts';
@@ -146,7 +147,7 @@ describe('fleetRollout (fast: one worker per site, fake activities)', { concurre
     });
   });
 
-  it('continues as new between sites, carrying every outcome', async () => {
+  it('continues as new between sites, carrying a letter per site and the failure sample', async () => {
     const fake = new FakeRelabel();
     fake.failing.set('edge-01-n2', { type: 'NodeWriteFailed', message: 'refused' });
     await env.run(fake, async (w) => {
@@ -162,6 +163,30 @@ describe('fleetRollout (fast: one worker per site, fake activities)', { concurre
       assert.notEqual((await handle.describe()).runId, handle.firstExecutionRunId, 'the rollout went on in a new execution');
       assert.equal(new Set(fake.prepared.keys()).size, 5, 'each site prepared once');
       assert.equal(fake.inputsOf('prepareSiteRun').length, 5);
+      const chain = await executionChain(w.client, handle.workflowId, handle.firstExecutionRunId);
+      const carried = chain.map((e) => (e.input as FleetRolloutInput).carried);
+      assert.deepEqual(
+        carried.map((c) => c?.ended),
+        [undefined, 'fs---', 'fsss-'],
+      );
+      assert.deepEqual(
+        carried.at(-1)?.failures?.map((f) => f.site),
+        ['edge-01'],
+      );
+    });
+  });
+
+  it('goes on from an execution continued with every ended outcome carried, as before the letters were', async () => {
+    const fake = new FakeRelabel();
+    await env.run(fake, async (w) => {
+      const outcomes = [
+        { site: 'edge-01', state: 'failed' as const, reason: 'refused' },
+        { site: 'edge-02', state: 'succeeded' as const },
+      ];
+      const handle = await start(w, 'legacy', { rollout: { maxFailedSites: 1 }, carried: { wave: 0, outcomes, paused: false, approvals: [] } });
+      const result = await handle.result();
+      assert.deepEqual([result.counts.succeeded, result.counts.failed, result.failures[0]?.reason], [3, 1, 'refused']);
+      assert.deepEqual([...fake.prepared.keys()].sort(), ['edge-03', 'edge-04'], 'the ended sites are not run again');
     });
   });
 

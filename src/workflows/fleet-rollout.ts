@@ -6,8 +6,8 @@
  * no further site starts (those running finish) and the rollout halts
  * until `resume` or `abort`. `pause` starts no more sites until `unpause`.
  * Nothing is rolled back. History stays bounded: the rollout continues as
- * new between sites after a fixed number of them, carrying only each ended
- * site's outcome.
+ * new between sites after a fixed number of them, carrying one letter per
+ * site and the failure sample (`fleet-carried.ts`).
  * Workflow code: deterministic; the gates wait durably.
  */
 import { ApplicationFailure, condition, continueAsNew, setCurrentDetails, setHandler, workflowInfo } from '@temporalio/workflow';
@@ -20,14 +20,13 @@ import {
   FleetGate,
   fleetProgressQuery,
   SiteState,
-  type CarriedFleet,
   type FleetRolloutInput,
   type FleetRolloutResult,
-  type SiteOutcome,
 } from '../contracts/fleet-messages.ts';
 import { ControlVerb, RunStatus } from '../contracts/messages.ts';
 import { handleFleetControl, type FleetState } from './fleet-control.ts';
-import { fleetProgress, fleetCounts, failureSample } from './fleet-progress.ts';
+import { carry, stateOf } from './fleet-carried.ts';
+import { endSite, failedCount, fleetCounts, fleetProgress } from './fleet-progress.ts';
 import { runSite } from './fleet-site.ts';
 
 /** The rollout's waves, or the workflow's failure naming what is wrong with its input. */
@@ -44,26 +43,6 @@ function wavesOf(input: FleetRolloutInput): FleetWave[] {
   }
   return waves.value;
 }
-
-/** A fresh state, or the one continue-as-new carried. */
-function stateOf(input: FleetRolloutInput, waves: FleetWave[]): FleetState {
-  const carried: CarriedFleet = input.carried ?? { wave: 0, outcomes: [], paused: false, approvals: [] };
-  return {
-    name: input.name,
-    rollout: effectiveFleetRollout(input.rollout),
-    waves,
-    wave: carried.wave,
-    outcomes: new Map(carried.outcomes.map((o) => [o.site, o])),
-    running: new Set(),
-    paused: carried.paused,
-    aborted: false,
-    approvals: carried.approvals,
-    ...(carried.resumedAt !== undefined ? { resumedAt: carried.resumedAt } : {}),
-    sites: input.sites.length,
-  };
-}
-
-const failedCount = (state: FleetState) => [...state.outcomes.values()].filter((o) => o.state === SiteState.failed || o.state === SiteState.unreachable).length;
 
 /** Whether failures stop new sites from starting: more than allowed, and more than when the rollout was last resumed. */
 function halting(state: FleetState): boolean {
@@ -95,7 +74,7 @@ async function runWave(state: FleetState, sites: readonly FleetSite[], input: Fl
     ...(input.audit ? { audit: input.audit } : {}),
     siteWaitSeconds: state.rollout.siteWaitSeconds,
   };
-  const queue = sites.filter((s) => !state.outcomes.has(s.name));
+  const queue = sites.filter((s) => !state.ended.has(s.name));
   const ran: Promise<void>[] = [];
   while (queue.length > 0 && budget.left > 0) {
     await condition(() => state.running.size < concurrency && !state.paused);
@@ -106,7 +85,7 @@ async function runWave(state: FleetState, sites: readonly FleetSite[], input: Fl
     ran.push(
       runSite(site, context).then((outcome) => {
         state.running.delete(site.name);
-        state.outcomes.set(site.name, outcome);
+        endSite(state, outcome);
       }),
     );
   }
@@ -130,9 +109,9 @@ export async function fleetRollout(input: FleetRolloutInput): Promise<FleetRollo
       input,
       budget,
     );
-    const left = wave.sites.some((s) => !state.outcomes.has(s));
+    const left = wave.sites.some((s) => !state.ended.has(s));
     // Halted only while some site has not ended: once every site has, the rollout ends with its failures.
-    if (halting(state) && state.outcomes.size < state.sites) {
+    if (halting(state) && state.ended.size < state.sites) {
       const failed = failedCount(state);
       await gate(state, FleetGate.halted, `${failed} site(s) failed, more than the ${state.rollout.maxFailedSites} allowed: resume or abort`, [
         ControlVerb.resume,
@@ -142,7 +121,7 @@ export async function fleetRollout(input: FleetRolloutInput): Promise<FleetRollo
     }
     if (left) {
       // Out of budget mid-wave: the rest of the wave goes on in a new execution.
-      await continueAsNew<typeof fleetRollout>({ ...input, carried: carry(state) });
+      await continueAsNew<typeof fleetRollout>({ ...input, carried: carry(state, input) });
     }
     if (fleetApprovalAfter(state.rollout, state.wave, waves.length)) {
       await gate(state, FleetGate.approval, `wave ${state.wave + 1} (${wave.name}) done: approve the next wave, or abort`, [
@@ -152,30 +131,16 @@ export async function fleetRollout(input: FleetRolloutInput): Promise<FleetRollo
       if (state.aborted) break;
     }
     state.wave++;
-    if (state.wave < waves.length && budget.left <= 0) await continueAsNew<typeof fleetRollout>({ ...input, carried: carry(state) });
+    if (state.wave < waves.length && budget.left <= 0) await continueAsNew<typeof fleetRollout>({ ...input, carried: carry(state, input) });
   }
   return result(state, input);
 }
 
-function carry(state: FleetState): CarriedFleet {
-  return {
-    wave: state.wave,
-    outcomes: [...state.outcomes.values()],
-    paused: state.paused,
-    approvals: state.approvals,
-    ...(state.resumedAt !== undefined ? { resumedAt: state.resumedAt } : {}),
-  };
-}
-
 /** The result: every site not ended is skipped (the rollout was aborted). */
 function result(state: FleetState, input: FleetRolloutInput): FleetRolloutResult {
-  for (const site of input.sites) {
-    if (!state.outcomes.has(site.name))
-      state.outcomes.set(site.name, { site: site.name, state: SiteState.skipped, reason: 'the rollout was aborted before this site started' });
-  }
+  for (const site of input.sites) if (!state.ended.has(site.name)) state.ended.set(site.name, SiteState.skipped);
   const counts = fleetCounts(state);
   const status = counts.succeeded === counts.sites ? RunStatus.success : counts.succeeded > 0 ? RunStatus.partialSuccess : RunStatus.failure;
-  const outcomes: SiteOutcome[] = [...state.outcomes.values()];
   setCurrentDetails(`**Done**: ${counts.succeeded} of ${counts.sites} site(s) succeeded${state.aborted ? ' (aborted)' : ''}`);
-  return { name: state.name, status, aborted: state.aborted, counts, waves: state.waves.length, failures: failureSample(outcomes) };
+  return { name: state.name, status, aborted: state.aborted, counts, waves: state.waves.length, failures: state.failures };
 }

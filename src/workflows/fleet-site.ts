@@ -78,7 +78,7 @@ async function prepare(site: FleetSite, context: SiteRunContext, activities: Fle
       return {
         site: site.name,
         state: SiteState.unreachable,
-        reason: `no worker took site ${site.name}'s work on task queue ${site.taskQueue} within ${context.siteWaitSeconds} s`,
+        reason: reason(`no worker took site ${site.name}'s work on task queue ${site.taskQueue} within ${context.siteWaitSeconds} s`),
       };
     }
     const info = failureInfo(err);

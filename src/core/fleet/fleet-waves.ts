@@ -9,7 +9,7 @@
  */
 import { ApprovalGate, type Parsed } from '../plan/waves.ts';
 import { quote } from '../plan/text.ts';
-import { MAX_FLEET_SITES } from './sites.ts';
+import { MAX_FLEET_SITES, type FleetSite } from './sites.ts';
 
 /** The first wave: these sites by name, or the first `count` sites in name order. */
 export type FleetCanary = { count: number } | { sites: string[] };
@@ -195,4 +195,19 @@ export function fleetApprovalAfter(rollout: EffectiveFleetRollout, index: number
 /** Whether `failed` sites so far halt the fleet. */
 export function fleetHalts(rollout: EffectiveFleetRollout, failed: number): boolean {
   return failed > rollout.maxFailedSites;
+}
+
+/**
+ * The sites as a rollout's input carries them: each one's name, queue and
+ * only the label the rollout groups by (none when it groups by none). A
+ * site's labels are most of what its entry may hold (32 keys of up to 317
+ * bytes), and a rollout reads one of them at most.
+ */
+export function rolloutSites(sites: readonly FleetSite[], rollout: FleetRollout): FleetSite[] {
+  const by = rollout.by?.label;
+  return sites.map((s) => ({
+    name: s.name,
+    taskQueue: s.taskQueue,
+    labels: by !== undefined && Object.hasOwn(s.labels, by) ? { [by]: s.labels[by] as string } : {},
+  }));
 }

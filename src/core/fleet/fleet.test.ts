@@ -9,10 +9,12 @@ import {
   fleetRolloutErrors,
   parseFleetCanary,
   parseFleetWaveSizes,
+  rolloutSites,
   type FleetWave,
   type WaveSite,
 } from './fleet-waves.ts';
-import { defaultTaskQueue, fleetErrors, fleetSiteErrors, siteNameErrors, type FleetSite } from './sites.ts';
+import { defaultTaskQueue, fleetErrors, fleetSiteErrors, MAX_FLEET_SITES, siteNameErrors, type FleetSite } from './sites.ts';
+import { maximalLabelKey, maximalSites } from '../../../test/kit/fleet/maximal-sites.ts';
 
 const site = (name: string, labels: Record<string, string> = {}): FleetSite => ({ name, taskQueue: defaultTaskQueue(name), labels });
 const eight = Array.from({ length: 8 }, (_, i) => site(`edge-0${i + 1}`, { region: i < 4 ? 'east' : 'west' }));
@@ -46,6 +48,23 @@ describe('fleet sites', () => {
       errors.some((e) => e === "site b: task queue relabel-a is already site a's"),
       errors.join('\n'),
     );
+  });
+
+  it("carries in a rollout's input only each site's name, queue and grouping label: the most sites of the longest entries stay well inside 2 MB", () => {
+    const sites = maximalSites(MAX_FLEET_SITES);
+    assert.deepEqual(fleetErrors(sites), [], 'the registry takes them');
+    assert.deepEqual(fleetErrors(maximalSites(MAX_FLEET_SITES + 1)), [`${MAX_FLEET_SITES + 1} sites: a fleet holds at most ${MAX_FLEET_SITES}`]);
+    const bytes = (x: unknown) => Buffer.byteLength(JSON.stringify(x));
+    // Every label of every site: past Temporal's 2 MB payload limit several times over.
+    assert.ok(bytes(sites) > 12_000_000, String(bytes(sites)));
+    const by = maximalLabelKey(7);
+    const grouped = rolloutSites(sites, { by: { label: by } });
+    assert.ok(bytes(grouped) < 700_000, `grouped by a label: ${bytes(grouped)} bytes`);
+    assert.ok(bytes(rolloutSites(sites, {})) < 310_000, `no grouping: ${bytes(rolloutSites(sites, {}))} bytes`);
+    assert.deepEqual(grouped[3], { name: sites[3]?.name, taskQueue: sites[3]?.taskQueue, labels: { [by]: sites[3]?.labels[by] } });
+    assert.deepEqual(rolloutSites([site('a', { region: 'x' })], { by: { label: 'type' } }), [site('a')], 'a site without the label carries none');
+    const waves = (s: FleetSite[]) => assignFleetWaves(s, effectiveFleetRollout({ by: { label: by }, canary: { count: 1 } }));
+    assert.deepEqual(waves(grouped), waves(sites), 'the waves are those of the whole entries');
   });
 });
 
