@@ -19,7 +19,8 @@
  * only a run that finds every node as desired, `--only detect-drift-release`
  * only a detection releasing an orphaned node (`record-release.ts`),
  * `--only fleet-survey` only a fleet plan over the recording's site and a
- * site no worker serves (`record-fleet-survey.ts`).
+ * site no worker serves (`record-fleet-survey.ts`), `--only fleet-rollout`
+ * only fleet rollouts over three sites of their own (`record-fleet-rollout.ts`).
  */
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -46,6 +47,7 @@ import { createWorker } from '../src/worker/wiring.ts';
 import { facadeRunStarter, facadeSiteRuns } from '../src/facade/runs/run-starter.ts';
 import { prefixedSite } from '../test/site.ts';
 import { recordDriftRelease } from './record-release.ts';
+import { recordFleetRollouts } from './record-fleet-rollout.ts';
 import { recordFleetSurvey } from './record-fleet-survey.ts';
 
 const OUT = new URL('../test/histories/', import.meta.url).pathname;
@@ -312,6 +314,7 @@ async function main(only?: string): Promise<void> {
     if (only === undefined || only === 'watch-joins') await recordJoins(rec);
     if (only === undefined || only === 'fleet-survey') await recordFleetSurvey(rec);
     if (only === undefined || only === 'detect-drift-release') await recordDriftRelease(rec);
+    if (only === undefined || only === 'fleet-rollout') await recordFleetRollouts(rec);
 
     worker.shutdown();
     await running;

@@ -1,7 +1,7 @@
 /**
  * Replays recorded histories of real runs (test/histories, made by
  * scripts/record-histories.ts) against the current workflow code. A change
- * to updateLabels, relabelNode, pollPlugins, detectDrift or watchJoins that would break runs already in flight —
+ * to updateLabels, relabelNode, pollPlugins, detectDrift, watchJoins or fleetRollout that would break runs already in flight —
  * steps reordered, an activity or child added or removed without a patch —
  * makes the replay fail with a nondeterminism error. See
  * docs/workflow-changes.md for how to change workflow code safely.
@@ -41,6 +41,10 @@ describe('recorded workflow histories replay against the current code', () => {
       'watch-joins-continued',
       'watch-joins-cancelled',
       'fleet-survey-plan',
+      'fleet-rollout-waves',
+      'fleet-rollout-halted',
+      'fleet-rollout-continued',
+      'fleet-rollout-after-continue',
     ]) {
       assert.ok(files.includes(`${name}.binpb`), `test/histories/${name}.binpb is recorded`);
     }
