@@ -161,6 +161,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
       address: string;
       namespace: string;
       taskQueue: string;
+      fleetTaskQueue?: string;
       store?: string;
       kubeconfig?: string;
       bodyLimit: number;
@@ -178,6 +179,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
       temporalAddress: opts.address,
       namespace: opts.namespace,
       taskQueue: opts.taskQueue,
+      ...(opts.fleetTaskQueue ? { fleetTaskQueue: opts.fleetTaskQueue } : {}),
       ...(opts.store ? { storeUrl: opts.store } : {}),
     },
     ...(opts.kubeconfig ? { kubeconfig: opts.kubeconfig } : {}),

@@ -20,6 +20,7 @@ export interface GlobalOptions {
   address?: string;
   namespace?: string;
   taskQueue?: string;
+  fleetTaskQueue?: string;
 }
 
 /** The facade configuration: environment first, flags over it. */
@@ -29,6 +30,7 @@ export function configFrom(flags: GlobalOptions, env: NodeJS.ProcessEnv = proces
   if (flags.address !== undefined) config.temporalAddress = flags.address;
   if (flags.namespace !== undefined) config.namespace = flags.namespace;
   if (flags.taskQueue !== undefined) config.taskQueue = flags.taskQueue;
+  if (flags.fleetTaskQueue !== undefined) config.fleetTaskQueue = flags.fleetTaskQueue;
   return config;
 }
 

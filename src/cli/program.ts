@@ -22,10 +22,10 @@ import { addApiCommand } from './api-command.ts';
 import type { SetExit } from './context.ts';
 
 /** The settings the CLI's global flags override; their variables are read when a command runs (src/cli/context.ts). */
-const GLOBAL_SETTINGS = [CONNECTION.store, CONNECTION.address, CONNECTION.namespace, CONNECTION.taskQueue];
+const GLOBAL_SETTINGS = [CONNECTION.store, CONNECTION.address, CONNECTION.namespace, CONNECTION.taskQueue, CONNECTION.fleetTaskQueue];
 
 const ENVIRONMENT_HELP = `Environment (flags take precedence):
-${environmentHelp([CONNECTION.address, CONNECTION.namespace, CONNECTION.taskQueue, CONNECTION.store, VARIABLES.dataDir, VARIABLES.uiUrl, VARIABLES.searchAttributes, VARIABLES.debug])}`;
+${environmentHelp([CONNECTION.address, CONNECTION.namespace, CONNECTION.taskQueue, CONNECTION.fleetTaskQueue, CONNECTION.store, VARIABLES.dataDir, VARIABLES.uiUrl, VARIABLES.searchAttributes, VARIABLES.debug])}`;
 
 const EXAMPLES_HELP = `Examples:
   relabel docs validate examples/site

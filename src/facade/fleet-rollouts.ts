@@ -70,7 +70,7 @@ export interface FleetRollouts {
   control(name: string, verb: ControlVerb, by: string): Promise<FleetControlAnswer>;
 }
 
-/** What the rollouts need: the client, the centre's task queue, and the registry. */
+/** What the rollouts need: the client, the fleet task queue (the centre worker's, which runs the rollout), and the registry. */
 export interface FleetRolloutDeps {
   client: Client;
   taskQueue: string;
@@ -161,7 +161,8 @@ export function createFleetRollouts(deps: FleetRolloutDeps): FleetRollouts {
         return {
           ...base,
           execution: 'RUNNING' as const,
-          unanswered: `the rollout did not answer within ${QUERY_TIMEOUT_MS / 1000} s: is a worker polling task queue ${deps.taskQueue}?`,
+          // Only the centre worker runs the rollout: a site's worker never polls the fleet queue, so name the one that does.
+          unanswered: `the rollout did not answer within ${QUERY_TIMEOUT_MS / 1000} s: is the centre worker polling the fleet task queue ${deps.taskQueue}? Start one with \`relabel-worker --role centre --fleet-task-queue ${deps.taskQueue}\``,
         };
       }
     },

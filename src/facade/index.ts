@@ -45,11 +45,16 @@ export type {
   RunListFilter,
 } from './runs/runs.ts';
 
-/** The centre's parts over the registry in `store`: the rollouts, and the surveys their preflight asks through. */
+/**
+ * The centre's parts over the registry in `store`: the rollouts, and the
+ * surveys their preflight asks through, both started on the fleet task
+ * queue, which only the centre worker polls (a site's worker, holding a
+ * kubeconfig, never runs a fleet's workflow).
+ */
 function centreParts(store: Store, config: RelabelConfig, client: Client): { rollouts: FleetRollouts; surveys: FleetSurveys } {
   const fleet = createFleet({ store, namespace: config.namespace, client });
-  const surveys = createFleetSurveys({ client, taskQueue: config.taskQueue, fleet });
-  return { rollouts: createFleetRollouts({ client, taskQueue: config.taskQueue, fleet, surveys }), surveys };
+  const surveys = createFleetSurveys({ client, taskQueue: config.fleetTaskQueue, fleet });
+  return { rollouts: createFleetRollouts({ client, taskQueue: config.fleetTaskQueue, fleet, surveys }), surveys };
 }
 
 /** Where the facade finds Temporal and the store. */
@@ -57,6 +62,8 @@ export interface RelabelConfig {
   temporalAddress: string;
   namespace: string;
   taskQueue: string;
+  /** Task queue of the fleet's workflows (rollouts, surveys): the centre worker's (`relabel-worker --role centre`). */
+  fleetTaskQueue: string;
   /** TLS, API key and headers for Temporal (the SDK's environment configuration). */
   connect?: TemporalConnectOptions;
   /** Why the Temporal profile could not be used; connecting to Temporal fails with it. */
@@ -69,10 +76,11 @@ export interface RelabelConfig {
   searchAttributes: boolean;
 }
 
-/** Configuration from the Temporal profile and TEMPORAL_* variables (see src/temporal/settings.ts), RELABEL_TASK_QUEUE, RELABEL_STORE_URL, TEMPORAL_UI_URL, RELABEL_SEARCH_ATTRIBUTES. */
+/** Configuration from the Temporal profile and TEMPORAL_* variables (see src/temporal/settings.ts), RELABEL_TASK_QUEUE, RELABEL_FLEET_TASK_QUEUE, RELABEL_STORE_URL, TEMPORAL_UI_URL, RELABEL_SEARCH_ATTRIBUTES. */
 export function relabelConfigFromEnv(env: NodeJS.ProcessEnv = process.env): RelabelConfig {
   return {
     ...temporalSettingsFromEnv(env),
+    fleetTaskQueue: settingFromEnv(CONNECTION.fleetTaskQueue, env) ?? CONNECTION.fleetTaskQueue.default,
     storeUrl: settingFromEnv(CONNECTION.store, env),
     uiUrl: variableFromEnv(VARIABLES.uiUrl, env),
     searchAttributes: variableFromEnv(VARIABLES.searchAttributes, env),
@@ -130,7 +138,7 @@ export interface Relabel {
   plugins(temporal?: boolean): Promise<Plugins>;
   /** The fleet registry; with `temporal`, connected to Temporal first (each site's worker health needs it). */
   fleet(temporal?: boolean): Promise<Fleet>;
-  /** Fleet rollouts over the registry's sites, started on the centre's task queue, connecting as `runs` does. */
+  /** Fleet rollouts over the registry's sites, started on the fleet task queue (`fleetTaskQueue`), connecting as `runs` does. */
   fleetRollouts(): Promise<FleetRollouts>;
   /** Fleet surveys: each registered site's plan or state, asked of its worker (needs Temporal). */
   fleetSurveys(): Promise<FleetSurveys>;

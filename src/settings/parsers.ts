@@ -39,6 +39,30 @@ export function text(value: string): string {
   return value;
 }
 
+/** Longest task queue name a setting accepts (Temporal's own limit is higher; a name this long is a mistake). */
+const MAX_QUEUE_NAME = 200;
+
+/** A task queue name: printable, no spaces, at most {@link MAX_QUEUE_NAME} characters. */
+export function taskQueueName(value: string): string {
+  if (value === '' || value.length > MAX_QUEUE_NAME || !/^[\x21-\x7e]+$/.test(value)) {
+    throw new InvalidArgumentError(`must be a task queue name: 1 to ${MAX_QUEUE_NAME} printable ASCII characters, no spaces`);
+  }
+  return value;
+}
+
+/** What a worker process is: a site's worker (the site's cluster, store and queue) or the fleet's centre (the fleet's workflows only). */
+export const WORKER_ROLES = ['site', 'centre'] as const;
+
+/** One of {@link WORKER_ROLES}. */
+export type WorkerRole = (typeof WORKER_ROLES)[number];
+
+/** A worker role named by `--role` or `RELABEL_WORKER_ROLE`; throws naming the accepted ones. */
+export function workerRole(value: string): WorkerRole {
+  const known = WORKER_ROLES.find((r) => r === value.trim().toLowerCase());
+  if (known === undefined) throw new InvalidArgumentError(`worker role ${JSON.stringify(value.slice(0, 40))}: expected ${WORKER_ROLES.join(' or ')}`);
+  return known;
+}
+
 /** A switch that stays on unless its value is `off`. */
 export function onUnlessOff(value: string): boolean {
   return value !== 'off';

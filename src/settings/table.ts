@@ -11,8 +11,8 @@
  * except src/temporal/settings.ts, which reads the rows marked
  * `envReadElsewhere` together with Temporal's profile.
  */
-import { DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE } from '../core/plan/constants.ts';
-import { anyValue, bytes, listenAddress, logLevel, onUnlessOff, port, rate, slots, text } from './parsers.ts';
+import { DEFAULT_FLEET_TASK_QUEUE, DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE } from '../core/plan/constants.ts';
+import { anyValue, bytes, listenAddress, logLevel, onUnlessOff, port, rate, slots, taskQueueName, text, WORKER_ROLES, workerRole } from './parsers.ts';
 import type { Setting, Variable } from './setting.ts';
 
 /** Where relabel reaches Temporal and its store: the worker, the API server and the CLI share these. */
@@ -41,6 +41,14 @@ export const CONNECTION = {
     envReadElsewhere: true,
     parse: text,
   },
+  fleetTaskQueue: {
+    flags: '--fleet-task-queue <name>',
+    help: "task queue of the fleet's workflows (rollouts, plans, status), polled by the centre worker (relabel-worker --role centre)",
+    env: 'RELABEL_FLEET_TASK_QUEUE',
+    envNote: `default ${DEFAULT_FLEET_TASK_QUEUE}`,
+    parse: taskQueueName,
+    default: DEFAULT_FLEET_TASK_QUEUE,
+  },
   store: {
     flags: '--store <url>',
     help: 'revision store URL, sqlite:PATH or postgres://…',
@@ -66,6 +74,13 @@ export const CONNECTION = {
 
 /** The worker's own settings (src/worker/config.ts gives the module defaults). */
 export const WORKER = {
+  role: {
+    flags: '--role <role>',
+    help: "site: a site's worker, with its cluster's kubeconfig, its store and its task queue; centre: the fleet's workflows only, on the fleet task queue, with no kubeconfig, store or activities",
+    env: 'RELABEL_WORKER_ROLE',
+    parse: workerRole,
+    default: WORKER_ROLES[0],
+  },
   kubeQps: { flags: '--kube-qps <n>', help: 'Kubernetes API requests per second, 0 for no limit', env: 'RELABEL_KUBE_QPS', parse: rate },
   kubeBurst: { flags: '--kube-burst <n>', help: 'requests allowed at once above the rate', env: 'RELABEL_KUBE_BURST', parse: rate },
   nodeCacheMax: {

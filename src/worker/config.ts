@@ -6,7 +6,7 @@
 import { Command, type Option } from 'commander';
 import type { WorkflowBundle } from '@temporalio/worker';
 import { DEFAULT_KUBE_BURST, DEFAULT_KUBE_QPS } from '../kube/nodes.ts';
-import type { LogLevelName } from '../settings/parsers.ts';
+import type { LogLevelName, WorkerRole } from '../settings/parsers.ts';
 import { connectionOptions } from '../settings/connection-options.ts';
 import { addSettingOptions, settingFromEnv, settingOption, variableFromEnv } from '../settings/setting.ts';
 import { CONNECTION, VARIABLES, WORKER } from '../settings/table.ts';
@@ -18,6 +18,14 @@ export interface WorkerConfig {
   temporalAddress: string;
   namespace: string;
   taskQueue: string;
+  /**
+   * What the worker is (default `site`): a site's worker polls `taskQueue`
+   * with its cluster and store; the centre polls `fleetTaskQueue` for the
+   * fleet's workflows only and loads no kubeconfig and opens no store.
+   */
+  role?: WorkerRole;
+  /** The fleet's task queue, which the centre polls (default relabel-fleet). */
+  fleetTaskQueue?: string;
   /** TLS, API key and headers for Temporal (the SDK's environment configuration). */
   connect?: TemporalConnectOptions;
   /** Why the Temporal profile could not be used; the worker refuses to start with it. */
@@ -100,6 +108,8 @@ export const WORKER_DEFAULTS = {
 export function workerConfigFromEnv(env: NodeJS.ProcessEnv = process.env): WorkerConfig {
   return {
     ...temporalSettingsFromEnv(env),
+    role: settingFromEnv(WORKER.role, env) ?? WORKER.role.default,
+    fleetTaskQueue: settingFromEnv(CONNECTION.fleetTaskQueue, env) ?? CONNECTION.fleetTaskQueue.default,
     kubeconfig: settingFromEnv(CONNECTION.kubeconfig, env),
     storeUrl: settingFromEnv(CONNECTION.store, env),
     kubeQps: settingFromEnv(WORKER.kubeQps, env) ?? DEFAULT_KUBE_QPS,
@@ -123,6 +133,7 @@ export interface WorkerSettings {
 function workerOptions(env: NodeJS.ProcessEnv, config: WorkerConfig): Option[] {
   const from = { env };
   return [
+    settingOption(WORKER.role, from),
     ...connectionOptions(env, config),
     settingOption(WORKER.kubeQps, { env, fallback: DEFAULT_KUBE_QPS }),
     settingOption(WORKER.kubeBurst, { env, fallback: DEFAULT_KUBE_BURST }),
@@ -139,6 +150,11 @@ function workerOptions(env: NodeJS.ProcessEnv, config: WorkerConfig): Option[] {
  * The worker's settings from its command line `argv` and `env`. A refused
  * flag or variable stops the process with commander's usage error (exit
  * code 1), the same message shape for both, naming the flag and the variable.
+ * The centre (`--role centre`) refuses `--kubeconfig` and `--store` given on
+ * its command line: it would never use them, and an operator who gives one
+ * means something else. It ignores KUBECONFIG and RELABEL_STORE_URL in its
+ * environment (an environment shared with the CLI or a site's worker often
+ * sets them), never reading either: it loads no kubeconfig at all.
  */
 export function parseWorkerSettings(argv: string[], env: NodeJS.ProcessEnv = process.env): WorkerSettings {
   const program = new Command('relabel-worker').description('Run relabel workflows and activities');
@@ -147,9 +163,11 @@ export function parseWorkerSettings(argv: string[], env: NodeJS.ProcessEnv = pro
     return { options: workerOptions(env, read), read };
   });
   const opts = program.parse(argv).opts<{
+    role: WorkerRole;
     address: string;
     namespace: string;
     taskQueue: string;
+    fleetTaskQueue: string;
     kubeconfig?: string;
     store?: string;
     logLevel: LogLevelName;
@@ -161,14 +179,26 @@ export function parseWorkerSettings(argv: string[], env: NodeJS.ProcessEnv = pro
     maxCachedWorkflows: number;
     maxWorkflowTasks: number;
   }>();
+  const centre = opts.role === 'centre';
+  if (centre) {
+    for (const name of ['kubeconfig', 'store'] as const) {
+      if (program.getOptionValueSource(name) === 'cli')
+        program.error(
+          `error: option '--${name}' is refused with --role centre: the centre runs only the fleet's workflows and holds no kubeconfig and no store`,
+        );
+    }
+  }
   return {
     config: {
       ...config,
+      role: opts.role,
       temporalAddress: opts.address,
       namespace: opts.namespace,
       taskQueue: opts.taskQueue,
-      kubeconfig: opts.kubeconfig,
-      storeUrl: opts.store,
+      fleetTaskQueue: opts.fleetTaskQueue,
+      // The centre drops what its environment says of a cluster or a store, so nothing downstream can load them.
+      kubeconfig: centre ? undefined : opts.kubeconfig,
+      storeUrl: centre ? undefined : opts.store,
       kubeQps: opts.kubeQps,
       kubeBurst: opts.kubeBurst,
       nodeCacheMax: opts.nodeCacheMax,

@@ -33,10 +33,13 @@ export interface ProbedWorker {
   connection: NativeConnection;
   temporalAddress: string;
   namespace: string;
+  /** The worker registered no activities (the fleet's centre): its activity poller never starts, and readiness does not wait for it. */
+  workflowsOnly?: boolean;
 }
 
 /**
- * Ready when the worker runs with both pollers polling its task queue and
+ * Ready when the worker runs with both pollers (the workflow poller only, for
+ * a worker of workflows only) polling its task queue and
  * Temporal answers a system-info call within {@link READY_TIMEOUT_MS};
  * `undefined` (not created yet) is not ready.
  */
@@ -44,7 +47,7 @@ export async function workerReadiness(probed: ProbedWorker | undefined): Promise
   if (probed === undefined) return { ready: false, message: 'worker starting: connecting to Temporal and loading the workflow code' };
   const status = probed.worker.getStatus();
   if (status.runState !== 'RUNNING') return { ready: false, message: `worker ${status.runState.toLowerCase()}` };
-  if (status.workflowPollerState !== 'POLLING' || status.activityPollerState !== 'POLLING') {
+  if (status.workflowPollerState !== 'POLLING' || (!probed.workflowsOnly && status.activityPollerState !== 'POLLING')) {
     return { ready: false, message: `worker not polling: workflow poller ${status.workflowPollerState}, activity poller ${status.activityPollerState}` };
   }
   const { connection, temporalAddress, namespace } = probed;

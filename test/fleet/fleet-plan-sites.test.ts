@@ -43,7 +43,7 @@ describe('a fleet plan and the fleet status over two sites, each computed by its
   let centre: Relabel;
   let centreUrl = '';
   const core = adminCore();
-  const cli = (...args: string[]) => relabelCli(['--store', centreUrl, '--task-queue', centre.taskQueue, 'fleet', ...args]);
+  const cli = (...args: string[]) => relabelCli(['--store', centreUrl, '--fleet-task-queue', centre.taskQueue, 'fleet', ...args]);
   const nodesOf = async (names: readonly string[]) => new Map(await Promise.all(names.map(async (n) => [n, await core.readNode({ name: n })] as const)));
 
   before(async () => {

@@ -78,7 +78,7 @@ describe('a fleet rollout over two sites, each on its own worker and queue', () 
     await assert.rejects((workers[0] as Relabel).store.runs.get(2), /not found/, 'no run was made');
   });
   it('is started and followed from the CLI over the registry, and refuses bad input starting nothing', async () => {
-    const cli = (...args: string[]) => relabelCli(['--store', centreUrl, '--task-queue', centre.taskQueue, 'fleet', ...args]);
+    const cli = (...args: string[]) => relabelCli(['--store', centreUrl, '--fleet-task-queue', centre.taskQueue, 'fleet', ...args]);
     for (const s of registry()) exits(await cli('sites', 'add', s.name, '--queue', s.taskQueue, '--label', `wave=${s.labels.wave}`), 0);
     const name = `cli-${suffix}`;
     assert.match(exits(await cli('rollout', name, '--canary', 'nope'), 2).stderr, /canary: "nope": not among the rollout's sites/);

@@ -44,6 +44,9 @@ export const RECORD_ANNOTATIONS: readonly string[] = [OWNED_LABELS_ANNOTATION, O
 /** Default Temporal task queue shared by the worker and every client. */
 export const DEFAULT_TASK_QUEUE = 'relabel';
 
+/** Default task queue of the fleet's workflows (rollouts, surveys), polled by the centre worker only. */
+export const DEFAULT_FLEET_TASK_QUEUE = 'relabel-fleet';
+
 /** The site name of a design whose documents hold no `drydock/Region/v1`. */
 export const DEFAULT_SITE = 'default';
 
