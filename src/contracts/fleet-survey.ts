@@ -68,9 +68,8 @@ export const MAX_SURVEY_TEXT = 300;
 /**
  * Most bytes of JSON one site's answer takes: a plan answer drops its
  * listed keys from the least changed on until it fits (counted in
- * `moreKeys`), so the answers of 1,000 sites stay within 4 MB of history
- * and those of MAX_FLEET_SITES within 20 MB (Temporal refuses 50 MB),
- * whatever their label keys.
+ * `moreKeys`), so the answers of MAX_FLEET_SITES sites stay within 4 MB of
+ * history (Temporal refuses 50 MB), whatever their label keys.
  */
 export const MAX_SITE_ANSWER_BYTES = 4096;
 /** Most answers one page of the survey's Query returns. */

@@ -28,6 +28,7 @@ import { handleFleetControl, type FleetState } from './fleet-control.ts';
 import { carry, stateOf } from './fleet-carried.ts';
 import { endSite, failedCount, fleetCounts, fleetProgress } from './fleet-progress.ts';
 import { runSite } from './fleet-site.ts';
+import { countSiteEnd } from './fleet-telemetry.ts';
 
 /** The rollout's waves, or the workflow's failure naming what is wrong with its input. */
 function wavesOf(input: FleetRolloutInput): FleetWave[] {
@@ -86,6 +87,7 @@ async function runWave(state: FleetState, sites: readonly FleetSite[], input: Fl
       runSite(site, context).then((outcome) => {
         state.running.delete(site.name);
         endSite(state, outcome);
+        countSiteEnd(state.name, outcome);
       }),
     );
   }
