@@ -4,6 +4,8 @@
  * the facade's run starter, through which heal and join runs start as
  * ordinary numbered runs, and its site run preparer, through which a fleet
  * rollout starts this site's runs (src/worker/ does not import the facade).
+ * With `--role centre` it runs the fleet's workflows only, and neither port
+ * is used: the centre has no store for them to start runs in.
  */
 import { facadeRunStarter, facadeSiteRuns } from './facade/runs/run-starter.ts';
 import { parseWorkerSettings } from './worker/config.ts';
