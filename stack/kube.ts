@@ -24,6 +24,18 @@ export interface KubeStack {
   serviceAccountKey: string;
   /** PEM file holding the API server's serving certificate and the CA that signed it. */
   caFile: string;
+  /** The user `kubeconfig` authenticates as (`relabel-worker` unless told otherwise). */
+  relabelUser: string;
+  /** The API server's audit log (JSON lines, one per write to a Node), when it keeps one. */
+  auditLog?: string;
+}
+
+/** How {@link startKube} sets up the API server beyond its ports. */
+export interface KubeOptions {
+  /** The user relabel's kubeconfig authenticates as: a fleet's sites each give their worker its own. */
+  relabelUser?: string;
+  /** Keep an audit log of every write to a Node (not its status): who wrote which Node, and when. */
+  auditNodeWrites?: boolean;
 }
 
 /** The ClusterRole relabel's worker is bound to: exactly what relabelling needs (as deploy/rbac.yaml grants). */
@@ -41,6 +53,19 @@ export const RELABEL_CLUSTER_ROLE: V1ClusterRole = {
 };
 
 const RELABEL_USER = 'relabel-worker';
+
+/**
+ * The audit policy of {@link KubeOptions.auditNodeWrites}: metadata only
+ * (who, which Node, the answer's code) of creates, updates, patches and
+ * deletes of Nodes themselves. `nodes` names no subresource, so KWOK's
+ * status heartbeats and every read stay out of the log.
+ */
+const NODE_WRITES_AUDIT_POLICY = {
+  apiVersion: 'audit.k8s.io/v1',
+  kind: 'Policy',
+  omitStages: ['RequestReceived'],
+  rules: [{ level: 'Metadata', verbs: ['create', 'update', 'patch', 'delete'], resources: [{ group: '', resources: ['nodes'] }] }, { level: 'None' }],
+};
 
 /**
  * `kc` as a kubeconfig file, its clusters marked `disable-compression: true`
@@ -79,7 +104,7 @@ interface Credentials {
 }
 
 /** Writes fresh tokens (and, once, the service-account key pair) under `pki`. */
-function writeCredentials(pki: string): Credentials {
+function writeCredentials(pki: string, relabelUser: string): Credentials {
   mkdirSync(pki, { recursive: true });
   const saKey = join(pki, 'sa.key');
   const saPub = join(pki, 'sa.pub');
@@ -91,7 +116,7 @@ function writeCredentials(pki: string): Credentials {
   const adminToken = randomBytes(24).toString('hex');
   const relabelToken = randomBytes(24).toString('hex');
   const tokens = join(pki, 'tokens.csv');
-  writeFileSync(tokens, `${adminToken},relabel-admin,relabel-admin,"system:masters"\n${relabelToken},${RELABEL_USER},${RELABEL_USER}\n`, { mode: 0o600 });
+  writeFileSync(tokens, `${adminToken},relabel-admin,relabel-admin,"system:masters"\n${relabelToken},${relabelUser},${relabelUser}\n`, { mode: 0o600 });
   return { saKey, saPub, tokens, adminToken, relabelToken };
 }
 
@@ -110,8 +135,9 @@ function etcdArgs(dataDir: string, clientUrl: string, peerUrl: string): string[]
   ];
 }
 
-function apiserverArgs(etcdUrl: string, port: number, certDir: string, creds: Credentials): string[] {
+function apiserverArgs(etcdUrl: string, port: number, certDir: string, creds: Credentials, audit?: { policy: string; log: string }): string[] {
   return [
+    ...(audit ? [`--audit-policy-file=${audit.policy}`, `--audit-log-path=${audit.log}`, '--audit-log-format=json', '--audit-log-maxbackup=0'] : []),
     `--etcd-servers=${etcdUrl}`,
     '--bind-address=127.0.0.1',
     '--advertise-address=127.0.0.1',
@@ -139,11 +165,18 @@ export async function startKube(
   dir: string,
   ports: { etcdClient: number; etcdPeer: number; apiserver: number },
   env: NodeJS.ProcessEnv = process.env,
+  options: KubeOptions = {},
 ): Promise<KubeStack> {
+  const relabelUser = options.relabelUser ?? RELABEL_USER;
   const etcdBin = toolPath('etcd', env);
   const apiserverBin = toolPath('kube-apiserver', env);
   const pki = join(dir, 'pki');
-  const creds = writeCredentials(pki);
+  const creds = writeCredentials(pki, relabelUser);
+  let audit: { policy: string; log: string } | undefined;
+  if (options.auditNodeWrites) {
+    audit = { policy: join(dir, 'audit-policy.json'), log: join(dir, 'audit.log') };
+    writeFileSync(audit.policy, JSON.stringify(NODE_WRITES_AUDIT_POLICY));
+  }
   const etcdUrl = `http://127.0.0.1:${ports.etcdClient}`;
   const certDir = join(pki, 'serving');
   const server = `https://127.0.0.1:${ports.apiserver}`;
@@ -156,7 +189,7 @@ export async function startKube(
     const apiserver = await startProcess(
       'kube-apiserver',
       apiserverBin,
-      apiserverArgs(etcdUrl, ports.apiserver, certDir, creds),
+      apiserverArgs(etcdUrl, ports.apiserver, certDir, creds, audit),
       join(dir, 'kube-apiserver.log'),
       env,
     );
@@ -168,13 +201,23 @@ export async function startKube(
     const admin = kubeconfigFor(server, caData, 'relabel-admin', creds.adminToken);
     const health = new Health(admin);
     await waitUntil(apiserver, '/readyz answering ok', () => health.readyz({ timeout: 5000 }).catch(() => false), 120_000);
-    await ensureRbac(admin);
+    await ensureRbac(admin, relabelUser);
 
     const adminKubeconfig = join(dir, 'kubeconfig-admin.yaml');
     const kubeconfig = join(dir, 'kubeconfig.yaml');
     writeFileSync(adminKubeconfig, admin.exportConfig(), { mode: 0o600 });
-    writeFileSync(kubeconfig, uncompressedConfig(kubeconfigFor(server, caData, RELABEL_USER, creds.relabelToken)), { mode: 0o600 });
-    return { etcd, apiserver, server, adminKubeconfig, kubeconfig, serviceAccountKey: creds.saKey, caFile: servingCert };
+    writeFileSync(kubeconfig, uncompressedConfig(kubeconfigFor(server, caData, relabelUser, creds.relabelToken)), { mode: 0o600 });
+    return {
+      etcd,
+      apiserver,
+      server,
+      adminKubeconfig,
+      kubeconfig,
+      serviceAccountKey: creds.saKey,
+      caFile: servingCert,
+      relabelUser,
+      ...(audit ? { auditLog: audit.log } : {}),
+    };
   } catch (err) {
     for (const p of started.reverse()) await stopProcess(p);
     throw err;
@@ -182,7 +225,7 @@ export async function startKube(
 }
 
 /** Binds relabel's user to its ClusterRole; both may exist already (a restarted stack). */
-async function ensureRbac(admin: KubeConfig): Promise<void> {
+async function ensureRbac(admin: KubeConfig, relabelUser: string): Promise<void> {
   const rbac = admin.makeApiClient(RbacAuthorizationV1Api);
   const exists = (err: unknown) => {
     if (!(err instanceof ApiException && err.code === 409)) throw err;
@@ -197,7 +240,7 @@ async function ensureRbac(admin: KubeConfig): Promise<void> {
       body: {
         metadata: { name: 'relabel-worker' },
         roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'relabel-worker' },
-        subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: RELABEL_USER }],
+        subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: relabelUser }],
       },
     })
     .catch(exists);

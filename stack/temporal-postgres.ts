@@ -242,6 +242,46 @@ async function namespaceReady(address: string, env: NodeJS.ProcessEnv): Promise<
   );
 }
 
+/** temporal-server from the config file written under `dir`, its four services in one process. */
+function startServerProcess(dir: string, server: string, env: NodeJS.ProcessEnv): Promise<ManagedProcess> {
+  return startProcess(
+    'temporal-server',
+    server,
+    [
+      '--config-file',
+      join(dir, 'temporal-server.yaml'),
+      '--allow-no-auth',
+      'start',
+      ...['frontend', 'history', 'matching', 'worker'].flatMap((s) => ['--service', s]),
+    ],
+    join(dir, 'temporal-server.log'),
+    env,
+  );
+}
+
+/**
+ * Stops the temporal-server of the stack `started` under `dir` (PostgreSQL
+ * stays up), waits `downMs`, and starts it again on the same config and
+ * database: workflows resume where they were. Resolves once the namespace
+ * is served again; returns the stack with the new process in place.
+ */
+export async function restartTemporalServer(
+  dir: string,
+  started: TemporalPostgresStack,
+  downMs = 0,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<TemporalPostgresStack> {
+  const old = started.processes.find((p) => p.name === 'temporal-server');
+  if (!old) throw new Error(`no temporal-server among the processes started under ${dir}`);
+  await stopProcess(old);
+  await new Promise((resolve) => setTimeout(resolve, downMs));
+  const proc = await startServerProcess(dir, temporalServerToolPath(TemporalServerTool.server, env), env);
+  const port = Number(started.address.split(':').pop());
+  await waitUntil(proc, 'frontend port open', () => portOpen(port), 120_000);
+  await waitUntil(proc, 'namespace and search attributes served', () => namespaceReady(started.address, env), 60_000);
+  return { ...started, processes: started.processes.map((p) => (p === old ? proc : p)) };
+}
+
 /**
  * Starts PostgreSQL and temporal-server under `dir` on loopback, installs or
  * updates the schemas, registers the namespace and search attributes, and
@@ -266,13 +306,7 @@ export async function startTemporalPostgres(dir: string, ports: ServerPorts, env
     writeFileSync(configFile, JSON.stringify(await serverConfig(dir, postgres.port, ports), null, 2));
     // The dev server's settings (./temporal.ts) are for SQLite in one connection; this one keeps the defaults.
     writeFileSync(join(dir, 'dynamicconfig.yaml'), '{}\n');
-    const proc = await startProcess(
-      'temporal-server',
-      server,
-      ['--config-file', configFile, '--allow-no-auth', 'start', ...['frontend', 'history', 'matching', 'worker'].flatMap((s) => ['--service', s])],
-      join(dir, 'temporal-server.log'),
-      env,
-    );
+    const proc = await startServerProcess(dir, server, env);
     processes.push(proc);
     const address = `127.0.0.1:${ports.frontend}`;
     await waitUntil(proc, 'frontend port open', () => portOpen(ports.frontend), 120_000);
