@@ -9,7 +9,8 @@
  * (less its Namespace, which `helm install --create-namespace` makes, and
  * less Helm's own labels and the configuration checksum); every variable and
  * flag the chart sets is one relabel reads, and the worker parses the full
- * rendering's command line and environment to the values given.
+ * rendering's command line and environment to the values given; the
+ * fleet's centre worker, off by default, gets only Temporal's settings.
  *
  * On the API server: every object of both renderings passes a server-side
  * dry-run create with strict field validation, without warnings (the
@@ -188,7 +189,7 @@ describe('the Helm chart, rendered', () => {
     const rules = find(kustomize, 'ClusterRole', 'relabel').rules;
     assert.deepEqual(find(objects, 'ClusterRole', 'relabel-full').rules, rules);
     assert.deepEqual(find(objects, 'ClusterRoleBinding', 'relabel-full').subjects, [{ kind: 'ServiceAccount', name: 'relabel-full-sa', namespace: 'relabel' }]);
-    for (const name of ['relabel-full-worker', 'relabel-full-api']) {
+    for (const name of ['relabel-full-worker', 'relabel-full-api', 'relabel-full-centre']) {
       const pod = find(objects, 'Deployment', name).spec.template.spec;
       assert.deepEqual(pod.securityContext, { runAsNonRoot: true, runAsUser: 1001, runAsGroup: 1001, seccompProfile: { type: 'RuntimeDefault' } }, name);
       assert.deepEqual(pod.containers[0].securityContext, { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } }, name);
@@ -199,7 +200,7 @@ describe('the Helm chart, rendered', () => {
       objects.map((o) => `${o.kind}/${o.metadata?.name}`).sort(),
       [
         'ClusterRole/relabel-full', 'ClusterRoleBinding/relabel-full', 'ConfigMap/relabel-full', 'ConfigMap/relabel-full-dashboard',
-        'Deployment/relabel-full-api', 'Deployment/relabel-full-worker', 'PodDisruptionBudget/relabel-full-api', 'PodDisruptionBudget/relabel-full-worker',
+        'Deployment/relabel-full-api', 'Deployment/relabel-full-centre', 'Deployment/relabel-full-worker', 'PodDisruptionBudget/relabel-full-api', 'PodDisruptionBudget/relabel-full-worker',
         'PrometheusRule/relabel-full', 'Service/relabel-full-api', 'Service/relabel-full-worker-metrics', 'ServiceAccount/relabel-full-sa', 'ServiceMonitor/relabel-full',
       ],
     );
@@ -216,7 +217,7 @@ describe('the Helm chart, rendered', () => {
         const c = d.spec.template.spec.containers[0];
         // RELABEL_DEBUG is the full values' extraEnv: given by the user, yet read by relabel too.
         for (const e of c.env) assert.ok(READ_VARIABLES.has(e.name), `${d.metadata?.name}: ${e.name} is read by nobody`);
-        const [script, known] = c.name === 'worker' ? ['src/worker.ts', workerFlags] : ['src/api/main.ts', apiFlags];
+        const [script, known] = c.name === 'api' ? ['src/api/main.ts', apiFlags] : ['src/worker.ts', workerFlags];
         assert.ok(c.command.includes(script), `${d.metadata?.name} runs ${script}`);
         for (const flag of flagsAfter(c.command, script)) assert.ok(known.has(flag), `${d.metadata?.name}: ${flag} is not a flag of ${script}`);
       }
@@ -270,9 +271,11 @@ console.log(JSON.stringify({ ...s, config }));`;
     const settings = JSON.parse(run.stdout);
     assert.deepEqual(settings, {
       config: {
+        role: 'site',
         temporalAddress: 'relabel.a1b2c.tmprl.cloud:7233',
         namespace: 'relabel.a1b2c',
         taskQueue: 'relabel-site-a',
+        fleetTaskQueue: 'relabel-fleet',
         storeUrl: 'postgres://relabel:pw@postgres.db.svc:5432/relabel',
         kubeQps: 20,
         kubeBurst: 40,
@@ -285,6 +288,25 @@ console.log(JSON.stringify({ ...s, config }));`;
       metricsAddress: '0.0.0.0',
       metricsPort: 9465,
     });
+  });
+
+  it("gives the fleet's centre worker, with every option on, only Temporal: no kubeconfig, store or ServiceAccount token", async () => {
+    const objects = await full();
+    assert.equal((await defaults()).find((o) => o.metadata?.name === 'relabel-centre'), undefined, 'a site install has no centre');
+    const pod = find(objects, 'Deployment', 'relabel-full-centre').spec.template.spec;
+    assert.deepEqual([pod.automountServiceAccountToken, pod.serviceAccountName], [false, undefined]);
+    const centre = pod.containers[0];
+    assert.ok(!centre.env.some((e: any) => e.name === 'RELABEL_STORE_URL' || e.name === 'KUBECONFIG'), 'no store or kubeconfig variable');
+    const env = environment(objects, centre, (ref) => (ref.key === 'api-key' ? 'temporal-api-key-of-the-test' : assert.fail(`the centre reads Secret ${ref.name} key ${ref.key}`)));
+    for (const [name, value] of Object.entries(env)) if (value.startsWith('/etc/relabel/')) delete env[name];
+    const script = 'src/worker.ts';
+    const argv = ['node', script, ...centre.command.slice(centre.command.indexOf(script) + 1)];
+    const parse = `import { parseWorkerSettings } from './src/worker/config.ts';
+const s = parseWorkerSettings(${JSON.stringify(argv)});
+console.log(JSON.stringify({ role: s.config.role, fleetTaskQueue: s.config.fleetTaskQueue, kubeconfig: s.config.kubeconfig ?? null, storeUrl: s.config.storeUrl ?? null, port: s.metricsPort }));`;
+    // The test's own KUBECONFIG stays in the environment: the centre drops it.
+    const run = exits(await runNode(['--input-type=module', '-e', parse], env), 0);
+    assert.deepEqual(JSON.parse(run.stdout), { role: 'centre', fleetTaskQueue: 'relabel-fleet-east', kubeconfig: null, storeUrl: null, port: 9466 });
   });
 
   describe('values.schema.json', () => {
