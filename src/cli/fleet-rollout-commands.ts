@@ -5,6 +5,7 @@
  */
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { parseFleetCanary, parseFleetWaveSizes, type FleetRollout } from '../core/fleet/fleet-waves.ts';
+import { MAX_FLEET_SITES } from '../core/fleet/sites.ts';
 import { ApprovalGate } from '../core/plan/waves.ts';
 import type { FleetProgress, FleetRolloutResult, SiteOutcome } from '../contracts/fleet-messages.ts';
 import { ControlVerb } from '../contracts/messages.ts';
@@ -69,7 +70,7 @@ export function addFleetRolloutCommands(fleet: Command, setExit: SetExit): void 
         .choices(Object.values(ApprovalGate))
         .default('none'),
     )
-    .option('--max-failed-sites <n>', 'sites that may fail before the fleet halts', count(5000), 0)
+    .option('--max-failed-sites <n>', 'sites that may fail before the fleet halts', count(MAX_FLEET_SITES), 0)
     .option('--site-wait <seconds>', 'how long a site whose worker takes no work is waited for before it is unreachable', count(86_400), 600)
     .option('--site-concurrency <n>', 'sites of a wave run at once', count(1000))
     .option(
