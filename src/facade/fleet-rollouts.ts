@@ -26,7 +26,7 @@ import type { ControlVerb } from '../contracts/messages.ts';
 import { fleetRollout } from '../workflows/fleet-rollout.ts';
 import type { Fleet } from './fleet.ts';
 import type { FleetSurveys } from './fleet-survey.ts';
-import { QUERY_TIMEOUT_MS } from './idle-task-queue.ts';
+import { idleTaskQueueWarning, QUERY_TIMEOUT_MS } from './idle-task-queue.ts';
 import { RelabelError, relabelErrorOf } from './relabel-error.ts';
 
 /** What a new fleet rollout is asked to do. */
@@ -108,6 +108,13 @@ export function createFleetRollouts(deps: FleetRolloutDeps): FleetRollouts {
       // Every site must take the run before any starts: a site with no worker, or whose documents refuse the revision, is named now.
       const wait = request.preflightWaitSeconds ?? DEFAULT_PREFLIGHT_WAIT_SECONDS;
       if (deps.surveys && wait > 0) {
+        // The preflight is a survey run by the centre worker: with none polling, it would wait for ever.
+        if ((await idleTaskQueueWarning(client, client.options.namespace, deps.taskQueue)) !== undefined) {
+          throw new RelabelError(
+            FailureType.Unavailable,
+            `no centre worker is polling the fleet task queue ${deps.taskQueue}, so the sites cannot be asked before the rollout and nothing started: start one with \`relabel-worker --role centre --fleet-task-queue ${deps.taskQueue}\` (or skip the check with --preflight-wait 0)`,
+          );
+        }
         await deps.surveys.preflight(sites, {
           ...(request.run.revision !== undefined ? { revision: request.run.revision } : {}),
           waitSeconds: wait,

@@ -76,7 +76,13 @@ describe('the fleet centre worker, holding no kubeconfig, runs the rollout over 
 
   it('waits for the centre, then runs on the fleet queue with each site as a child on its own queue', async () => {
     const name = `centre-${suffix}`;
-    // No centre yet: the preflight (a survey at the centre) would wait for it, so it is skipped here.
+    // No centre yet: the preflight, a survey the centre runs, is refused at once, starting nothing.
+    const refused = exits(await cli('rollout', name, '--waves', '1'), 6).stderr;
+    assert.ok(
+      refused.includes(`no centre worker is polling the fleet task queue ${fleetQueue}, so the sites cannot be asked before the rollout and nothing started`),
+      refused,
+    );
+    await assert.rejects(observer.client.workflow.getHandle(fleetRolloutWorkflowId(name)).describe(), /not found/i, 'nothing started');
     exits(await cli('rollout', name, '--waves', '1', '--preflight-wait', '0'), 0);
     const waiting = exits(await cli('status', name), 0).stdout;
     assert.match(waiting, /RUNNING/);
