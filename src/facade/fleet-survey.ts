@@ -25,7 +25,7 @@ import {
 } from '../contracts/fleet-survey.ts';
 import { fleetSurvey } from '../workflows/fleet-survey.ts';
 import type { Fleet } from './fleet.ts';
-import { QUERY_TIMEOUT_MS } from './idle-task-queue.ts';
+import { idleTaskQueueWarning, QUERY_TIMEOUT_MS } from './idle-task-queue.ts';
 import { RelabelError, relabelErrorOf } from './relabel-error.ts';
 
 /** Unknown site names a refusal lists at most. */
@@ -129,7 +129,7 @@ export function createFleetSurveys(deps: FleetSurveyDeps): FleetSurveys {
         relabelErrorOf(err) ??
         new RelabelError(
           FailureType.Unavailable,
-          `fleet survey ${workflowId} did not answer within ${QUERY_TIMEOUT_MS / 1000} s: is a worker polling task queue ${deps.taskQueue}?`,
+          `fleet survey ${workflowId} did not answer within ${QUERY_TIMEOUT_MS / 1000} s: is the centre worker polling the fleet task queue ${deps.taskQueue} (relabel-worker --role centre)?`,
         )
       );
     }
@@ -143,6 +143,13 @@ export function createFleetSurveys(deps: FleetSurveyDeps): FleetSurveys {
       ...(request.siteConcurrency !== undefined ? { siteConcurrency: request.siteConcurrency } : {}),
       ...(request.siteWaitSeconds !== undefined ? { siteWaitSeconds: request.siteWaitSeconds } : {}),
     };
+    // The survey is run by the centre worker: with none polling the fleet queue it would wait for ever.
+    if ((await idleTaskQueueWarning(client, client.options.namespace, deps.taskQueue)) !== undefined) {
+      throw new RelabelError(
+        FailureType.Unavailable,
+        `no centre worker is polling the fleet task queue ${deps.taskQueue}, so no site can be asked and nothing started: start one with \`relabel-worker --role centre --fleet-task-queue ${deps.taskQueue}\``,
+      );
+    }
     const workflowId = fleetSurveyWorkflowId(request.kind, randomUUID().slice(0, 8));
     const handle = await client.workflow.start(fleetSurvey, {
       workflowId,

@@ -83,6 +83,11 @@ describe('the fleet centre worker, holding no kubeconfig, runs the rollout over 
       refused,
     );
     await assert.rejects(observer.client.workflow.getHandle(fleetRolloutWorkflowId(name)).describe(), /not found/i, 'nothing started');
+    // The fleet plan and the fleet's state are surveys the centre runs too: refused at once, not left waiting.
+    for (const ask of [['plan'], ['status']]) {
+      const idle = exits(await cli(...ask), 6).stderr;
+      assert.ok(idle.includes(`no centre worker is polling the fleet task queue ${fleetQueue}, so no site can be asked and nothing started`), idle);
+    }
     exits(await cli('rollout', name, '--waves', '1', '--preflight-wait', '0'), 0);
     const waiting = exits(await cli('status', name), 0).stdout;
     assert.match(waiting, /RUNNING/);
@@ -131,5 +136,9 @@ describe('the fleet centre worker, holding no kubeconfig, runs the rollout over 
     const metrics = await (await fetch(`${centre?.probes}/metrics`)).text();
     assert.ok(metrics.includes(`task_queue="${fleetQueue}"`), 'the SDK counts the centre’s work on the fleet queue');
     assert.ok(!metrics.includes('relabel_kube_'), 'the centre made no Kubernetes request');
+    for (const site of sites) {
+      const line = metrics.split('\n').find((l) => l.startsWith('relabel_fleet_sites_total{') && l.includes(`site="${site.prefix}-site"`));
+      assert.ok(line?.includes(`rollout="centre-${suffix}"`) && line.includes('state="succeeded"') && line.endsWith(' 1'), `by site: ${line}`);
+    }
   });
 });
