@@ -14,6 +14,7 @@ import { ExitCode } from './exit-codes.ts';
 import { outputOption, printJson, say, table } from './output.ts';
 import { InvalidArgumentError } from 'commander';
 import { addFleetRolloutCommands } from './fleet-rollout-commands.ts';
+import { addFleetDocsCommands } from './fleet-docs-commands.ts';
 import { addFleetPlanCommand } from './fleet-survey-commands.ts';
 
 /** Parses one `--label key=value`, gathering them. */
@@ -54,6 +55,7 @@ export function sitesTable(page: FleetPage): string {
 export function addFleetCommands(program: Command, setExit: SetExit): void {
   const fleet = program.command('fleet').description("a fleet of sites from one Temporal: each site's worker on its own task queue");
   addFleetRolloutCommands(fleet, setExit);
+  addFleetDocsCommands(fleet, setExit);
   addFleetPlanCommand(fleet, setExit);
   const sites = fleet.command('sites').description('the fleet registry: sites, their task queues and labels, their workers');
 
