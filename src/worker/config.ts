@@ -34,6 +34,8 @@ export interface WorkerConfig {
   kubeconfig?: string;
   /** Revision store URL (sqlite:PATH or postgres://…); absent: the embedded default. */
   storeUrl?: string;
+  /** The worker's identity as Temporal and the Events show it (default `<pid>@<host>`; many workers in one process need their own). */
+  identity?: string;
   /** Pre-built workflow bundle (tests build it once). */
   workflowBundle?: WorkflowBundle;
   /** Requests per second to the Kubernetes API, averaged (0: no limit). */

@@ -39,6 +39,12 @@ export interface WorkerPorts {
   runStarter?: (parts: { store: Store; designs: DesignCache }) => RunStarter;
   /** The preparer of this site's runs for fleet rollouts (the facade's, beside the run starter); without it, fleet rollouts find the site refusing. */
   siteRuns?: (parts: { store: Store; designs: DesignCache }) => SiteRunPreparer;
+  /**
+   * A Temporal connection the caller owns and shares (many workers in one
+   * process, as the fleet benchmark runs them); the worker then opens none
+   * and its `close()` leaves this one open.
+   */
+  connection?: NativeConnection;
 }
 
 /**
@@ -72,7 +78,7 @@ export async function createWorker(
   const nodes = cache ?? listed;
   const workloads = createWorkloadApi(kc, limiter, observe);
   // The worker's identity, as Temporal shows it: the Events' reportingInstance too.
-  const identity = `${process.pid}@${hostname()}`;
+  const identity = config.identity ?? `${process.pid}@${hostname()}`;
   const events = createNodeEvents(createEventApi(kc, limiter, identity), {
     count: kubeEventMetrics(runtime.metricMeter),
     warn: (message, fields) => runtime.logger.warn(message, fields),
@@ -90,7 +96,7 @@ export async function createWorker(
   }
   let connection: NativeConnection;
   try {
-    connection = await NativeConnection.connect({ ...connect, address: config.temporalAddress });
+    connection = ports.connection ?? (await NativeConnection.connect({ ...connect, address: config.temporalAddress }));
   } catch (err) {
     closeNodes();
     await store.close();
@@ -136,7 +142,7 @@ export async function createWorker(
       // Events still in flight get a few seconds; an API server that does not answer does not hold the shutdown.
       await Promise.race([events.idle(), new Promise((resolve) => setTimeout(resolve, 5000).unref())]);
       closeNodes();
-      await connection.close();
+      if (!ports.connection) await connection.close();
       await store.close();
     },
   };
