@@ -148,6 +148,8 @@ async function startWorkers(stack: StackInfo, dir: string, sites: Site[], native
         maxConcurrentWorkflowTasks: 10,
         maxConcurrentActivities: 5,
         maxConcurrentLocalActivities: 10,
+        // The dev server takes 1,200 long polls a namespace: the SDK's 10 + 10 a worker, times 200, are refused (ResourceExhausted).
+        taskPolls: { workflow: 2, activity: 1 },
       },
       { runStarter: facadeRunStarter(ports), siteRuns: facadeSiteRuns(ports), connection: native },
     );

@@ -50,6 +50,12 @@ export interface WorkerConfig {
   maxConcurrentWorkflowTasks?: number;
   /** Activities (planning, store reads) run at once. */
   maxConcurrentActivities?: number;
+  /**
+   * Long polls for workflow and activity tasks the worker keeps open (the SDK's
+   * defaults when absent); Temporal caps the polls of a namespace, so many
+   * workers of small sites each need few.
+   */
+  taskPolls?: { workflow: number; activity: number };
   /** Local activities (one per child: patch a node) run at once. */
   maxConcurrentLocalActivities?: number;
   /** Whether heal runs set relabel's search attributes (default: unless RELABEL_SEARCH_ATTRIBUTES=off). */

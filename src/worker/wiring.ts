@@ -129,6 +129,7 @@ export async function createWorker(
     maxConcurrentActivityTaskExecutions: config.maxConcurrentActivities ?? WORKER_DEFAULTS.maxConcurrentActivities,
     maxConcurrentLocalActivityExecutions: config.maxConcurrentLocalActivities ?? WORKER_DEFAULTS.maxConcurrentLocalActivities,
     nonStickyToStickyPollRatio: WORKER_DEFAULTS.nonStickyToStickyPollRatio,
+    ...(config.taskPolls ? { maxConcurrentWorkflowTaskPolls: config.taskPolls.workflow, maxConcurrentActivityTaskPolls: config.taskPolls.activity } : {}),
   });
   // As Kubernetes' controllers wait for their caches: the worker takes tasks once its copy of the Nodes
   // is built, so a plan does not wait for it; an API server that sends no page for NODE_CACHE_STALLED_MS
