@@ -26,3 +26,18 @@ export function report(row: Record<string, unknown>, ok: boolean, why = ''): voi
   console.log(JSON.stringify({ ...context, ...row, ok, ...(why ? { why } : {}) }));
   if (!ok) failed = true;
 }
+
+/** Runs a benchmark's `main`; exits non-zero when it throws or when a row it reported did not succeed. */
+export function runBench(main: () => Promise<void>): void {
+  main().then(
+    () => {
+      if (!anyFailed()) return;
+      console.error('bench: a measured run did not end as expected (see the rows with ok: false)');
+      process.exit(1);
+    },
+    (err: unknown) => {
+      console.error(`bench: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+      process.exit(1);
+    },
+  );
+}

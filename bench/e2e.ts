@@ -135,7 +135,7 @@ import { apiserverProfile } from './apiserver-profile.ts';
 import { nfdPasses } from './nfd/pass.ts';
 import { joinPasses } from './joins/pass.ts';
 import { concurrency, continueAsNewAfter, freshNodes, freshTemporal, heartbeat, opts, passes, sizes, temporals } from './bench-options.ts';
-import { anyFailed, report, reportContext, rows } from './bench-report.ts';
+import { report, reportContext, rows, runBench } from './bench-report.ts';
 import { printSummary } from './bench-summary.ts';
 import { restartEmptyTemporal, withBenchTemporal, type BenchTemporal } from './bench-temporal.ts';
 import { relabelPasses, startWorker, type SizeContext } from './relabel-passes.ts';
@@ -311,13 +311,6 @@ async function main(): Promise<void> {
   memberPassesWanted();
   for (const size of sizes) await benchSize(size);
   printSummary(temporals);
-  if (anyFailed()) {
-    console.error('bench: a measured run did not end as expected (see the rows with ok: false)');
-    process.exit(1);
-  }
 }
 
-main().catch((err: unknown) => {
-  console.error(`bench: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
-  process.exit(1);
-});
+runBench(main);

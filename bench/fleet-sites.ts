@@ -43,7 +43,7 @@ import { createWorker } from '../src/worker/wiring.ts';
 import { freePorts, startStack, stopStack, type StackInfo } from '../stack/stack.ts';
 import { scaledSite } from '../test/site.ts';
 import { pool, registerNodes } from './bench-nodes.ts';
-import { anyFailed, report } from './bench-report.ts';
+import { report, runBench } from './bench-report.ts';
 import { historyFigures } from './history.ts';
 
 const { values: opts } = parseArgs({
@@ -281,13 +281,6 @@ async function main(): Promise<void> {
     await stopStack(stackDir, { purge: true });
     rmSync(dir, { recursive: true, force: true });
   }
-  if (anyFailed()) {
-    console.error('bench: a measured run did not end as expected (see the rows with ok: false)');
-    process.exit(1);
-  }
 }
 
-main().catch((err: unknown) => {
-  console.error(`bench: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
-  process.exit(1);
-});
+runBench(main);

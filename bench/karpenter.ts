@@ -38,7 +38,7 @@ import { openStore } from '../src/store/open-store.ts';
 import { WORKER_ENV } from '../src/worker/config.ts';
 import { startKarpenter } from '../stack/karpenter.ts';
 import { freePorts, startStack, stopStack, type StackInfo } from '../stack/stack.ts';
-import { anyFailed, report } from './bench-report.ts';
+import { report, runBench } from './bench-report.ts';
 import { benchSite, commitSite } from './bench-site.ts';
 import { karpenterSetFile, provision, registered, relabelled, removePool, RELABEL_STARTUP_TAINT, watchPool, type Provisioned } from './joins/karpenter.ts';
 import { percentiles } from './joins/latency.ts';
@@ -167,13 +167,6 @@ async function main(): Promise<void> {
     await stopStack(join(dir, 'stack'), { purge: true });
     rmSync(dir, { recursive: true, force: true });
   }
-  if (anyFailed()) {
-    console.error('bench: a measured run did not end as expected (see the rows with ok: false)');
-    process.exit(1);
-  }
 }
 
-main().catch((err: unknown) => {
-  console.error(`bench: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
-  process.exit(1);
-});
+runBench(main);
