@@ -5,7 +5,7 @@
  * MAX_FLEET_SITES), never by their nodes: a site's nodes, plans and
  * per-node results stay in that site's store.
  */
-import { defineQuery, defineUpdate } from '@temporalio/workflow';
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { FleetRollout, EffectiveFleetRollout } from '../core/fleet/fleet-waves.ts';
 import type { FleetSite } from '../core/fleet/sites.ts';
 import type { RunAudit } from '../core/plan/run-audit.ts';
@@ -151,6 +151,8 @@ export interface FleetProgress {
   reason?: string;
   /** The failed and unreachable sites, first ones first: at most {@link FLEET_FAILURE_SAMPLE}. */
   failures: SiteOutcome[];
+  /** Running sites whose run is halted at one of its gates, with why: at most the site concurrency. */
+  halted?: { site: string; reason: string }[];
   approvals: { wave: number; by: string | null }[];
 }
 
@@ -181,6 +183,19 @@ export interface FleetControlAnswer {
  * gate verb the rollout is not waiting for.
  */
 export const fleetControlUpdate = defineUpdate<FleetControlAnswer, [FleetControlRequest]>('fleetControl');
+
+/** What a site's run tells the fleet rollout it is the child of when it halts at a gate, and when it goes on. */
+export interface SiteGateNotice {
+  /** The site run's workflow ID: the fleet knows which site's child it is. */
+  workflowId: string;
+  /** Whether the run is halted now. */
+  halted: boolean;
+  /** Why it halted: clipped to {@link MAX_SITE_REASON}. */
+  reason?: string;
+}
+
+/** Sent by a site's run to its fleet rollout on halting and on going on again. */
+export const siteGateSignal = defineSignal<[SiteGateNotice]>('fleetSiteGate');
 
 /** How a fleet rollout ended. */
 export interface FleetRolloutResult {

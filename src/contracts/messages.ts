@@ -8,7 +8,7 @@
  * and per-node results live in the revision store, keyed by the run number;
  * workflows carry counts and capped samples.
  */
-import { defineQuery, defineUpdate } from '@temporalio/workflow';
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { RemovalAssessment } from '../core/plan/removal-brake.ts';
 import type { PlanImpact } from '../core/plan/workload-impact.ts';
 import type { RunAudit } from '../core/plan/run-audit.ts';
@@ -197,6 +197,8 @@ export interface UpdateLabelsInput {
   nodeSets?: string[];
   /** Release the targets instead: take back what relabel's records say it owns on them, and the records (see `core/plan/release.ts`). */
   release?: boolean;
+  /** The fleet rollout this run is a site's run of (its workflow ID): told when the run halts at a gate and goes on. */
+  fleet?: string;
   /** Set only by continue-as-new. */
   carried?: CarriedProgress;
 }
@@ -291,3 +293,12 @@ export interface ControlAnswer {
  * at either).
  */
 export const controlUpdate = defineUpdate<ControlAnswer, [ControlRequest]>('control');
+
+/**
+ * A gate verb (`resume` or `abort`) from the fleet rollout a halted site
+ * run is the child of: the fleet's own `resume` or `abort` reaching the
+ * site's run. A workflow cannot send an Update, so the fleet signals; a
+ * verb the run's gate does not wait for is ignored (a signal cannot be
+ * refused).
+ */
+export const fleetDecisionSignal = defineSignal<[ControlRequest]>('fleetDecision');

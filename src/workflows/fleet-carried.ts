@@ -37,6 +37,8 @@ export function stateOf(input: FleetRolloutInput, waves: FleetWave[]): FleetStat
     ended: endedOf(input, carried),
     failures: carried.failures ?? failureSample(carried.outcomes ?? []),
     running: new Set(),
+    children: new Map(),
+    halted: new Map(),
     paused: carried.paused,
     aborted: false,
     approvals: carried.approvals,

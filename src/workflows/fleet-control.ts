@@ -32,6 +32,10 @@ export interface FleetState {
   failures: SiteOutcome[];
   /** Sites running now. */
   running: Set<string>;
+  /** The site of each running site's run, by the run's workflow ID. */
+  children: Map<string, string>;
+  /** Running sites whose run is halted at a gate, with why (their runs told the rollout). */
+  halted: Map<string, string>;
   paused: boolean;
   aborted: boolean;
   approvals: { wave: number; by: string | null }[];

@@ -14,9 +14,9 @@ export function fleetCounts(state: FleetState): FleetCounts {
   return counts;
 }
 
-/** Sites failed or unreachable so far. */
+/** Sites failed or unreachable so far, with those whose run is halted now. */
 export function failedCount(state: FleetState): number {
-  let failed = 0;
+  let failed = state.halted.size;
   for (const ended of state.ended.values()) if (ended === SiteState.failed || ended === SiteState.unreachable) failed++;
   return failed;
 }
@@ -34,6 +34,7 @@ export function failureSample(outcomes: Iterable<SiteOutcome>): SiteOutcome[] {
 
 /** Records how a site ended: its state, and its outcome while the failure sample has room. */
 export function endSite(state: FleetState, outcome: SiteOutcome): void {
+  state.halted.delete(outcome.site);
   state.ended.set(outcome.site, outcome.state);
   const failed = outcome.state === SiteState.failed || outcome.state === SiteState.unreachable;
   if (failed && state.failures.length < FLEET_FAILURE_SAMPLE) state.failures.push(outcome);
@@ -52,6 +53,7 @@ export function fleetProgress(state: FleetState): FleetProgress {
     aborted: state.aborted,
     ...(state.waiting ? { waiting: state.waiting.gate, reason: state.waiting.reason } : {}),
     failures: state.failures,
+    ...(state.halted.size > 0 ? { halted: [...state.halted].sort(([a], [b]) => (a < b ? -1 : 1)).map(([site, reason]) => ({ site, reason })) } : {}),
     approvals: state.approvals.slice(-CARRIED_APPROVALS),
   };
 }

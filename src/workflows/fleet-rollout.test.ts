@@ -2,7 +2,9 @@
  * `fleetRollout`, fast: the real workflow code on a Temporal dev server of
  * its own, one worker per site on the site's own task queue, the
  * activities faked in memory. Waves of sites in order (a canary first), a
- * failed site halting the fleet, resume and abort, a site no worker serves,
+ * failed site halting the fleet, resume and abort, a site's run halted at
+ * its health gate halting the fleet and the fleet's resume and abort
+ * reaching it, a site no worker serves,
  * the approval gate, and the rollout carried across continue-as-new.
  */
 import { after, before, describe, it } from 'node:test';
@@ -105,6 +107,62 @@ describe('fleetRollout (fast: one worker per site, fake activities)', { concurre
       assert.deepEqual([result.status, result.aborted, result.counts.skipped, result.counts.failed], ['failure', true, 3, 1]);
       assert.equal(result.failures[0]?.reason, 'NoCommittedRevision: no revision has been committed yet');
       assert.deepEqual([...fake.prepared.keys()], []);
+    });
+  });
+
+  /** A site's run in two waves of one node each whose health gate after the first times out. */
+  const unhealthy = (name: string) => ({
+    nodes: [`${name}-n1`, `${name}-n2`],
+    waves: { of: [[`${name}-n1`], [`${name}-n2`]], rollout: { healthTimeoutSeconds: 5 } },
+    health: [{ healthy: false as const, unhealthy: 1, reason: `ds/agent on ${name}-n1 not Ready` }],
+  });
+
+  it("halts the fleet when a site's run halts at its health gate, naming the site and why; resume reaches that run", async () => {
+    const fake = new FakeRelabel();
+    fake.siteRuns.set('edge-02', unhealthy('edge-02'));
+    await env.run(fake, async (w) => {
+      const handle = await start(w, 'site-halt', { sites: sites(4), rollout: { waves: { sizes: [3] } }, siteConcurrency: 3 });
+      assert.equal(
+        await atGate(handle, 'halted'),
+        "1 site(s) failed or halted, more than the 0 allowed; site edge-02's run halted: wave 1 (wave-1): the health gate timed out after 5 s: ds/agent on edge-02-n1 not Ready: resume or abort",
+      );
+      const halted = await handle.query(fleetProgressQuery);
+      assert.deepEqual([halted.counts.succeeded, halted.counts.running, halted.counts.pending, halted.running], [2, 1, 1, ['edge-02']]);
+      assert.deepEqual(
+        halted.halted?.map((h) => h.site),
+        ['edge-02'],
+      );
+      assert.equal(fake.appliedSet().includes('edge-02-n2'), false, "the site's second wave waits");
+      assert.equal(fake.prepared.has('edge-04'), false, 'no further site starts while halted');
+      await control(handle, { verb: 'resume', by: 'ops' });
+      const result = await handle.result();
+      assert.deepEqual([result.status, result.counts.succeeded, result.aborted], ['success', 4, false]);
+      assert.ok(fake.appliedSet().includes('edge-02-n2'), "the site's run went on past its gate");
+    });
+  });
+
+  it('halts when a halted site run holds the wave up though failures are allowed; abort ends that run and skips the rest', async () => {
+    const fake = new FakeRelabel();
+    fake.siteRuns.set('edge-01', unhealthy('edge-01'));
+    await env.run(fake, async (w) => {
+      const handle = await start(w, 'site-abort', { rollout: { canary: { count: 1 }, maxFailedSites: 1 } });
+      assert.match(
+        (await atGate(handle, 'halted')) ?? '',
+        /^site edge-01's run halted: wave 1 \(wave-1\): the health gate timed out after 5 s: .*: resume or abort$/,
+      );
+      await control(handle, { verb: 'abort', by: 'ops' });
+      const result = await handle.result();
+      assert.deepEqual([result.status, result.aborted, result.counts.failed, result.counts.skipped], ['failure', true, 1, 3]);
+      assert.deepEqual(fake.appliedSet(), ['edge-01-n1'], "the site's run ended at its gate");
+      const run = fake.runs.get(fake.prepared.get('edge-01') ?? -1);
+      assert.deepEqual(
+        run?.nodes.map((n) => [n.node, n.status]),
+        [
+          ['edge-01-n1', 'success'],
+          ['edge-01-n2', 'cancelled'],
+        ],
+        "the fleet's abort reached the site's run: its second wave settled, never started",
+      );
     });
   });
 

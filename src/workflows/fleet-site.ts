@@ -86,8 +86,11 @@ async function prepare(site: FleetSite, context: SiteRunContext, activities: Fle
   }
 }
 
-/** Runs `site`'s part to its end; never throws but for the rollout's own cancellation. */
-export async function runSite(site: FleetSite, context: SiteRunContext): Promise<SiteOutcome> {
+/**
+ * Runs `site`'s part to its end; never throws but for the rollout's own
+ * cancellation. `started` hears the site run's workflow ID once it started.
+ */
+export async function runSite(site: FleetSite, context: SiteRunContext, started: (workflowId: string) => void): Promise<SiteOutcome> {
   const activities = siteActivities(site, context.siteWaitSeconds);
   const prepared = await prepare(site, context, activities);
   if ('state' in prepared) return prepared;
@@ -96,7 +99,7 @@ export async function runSite(site: FleetSite, context: SiteRunContext): Promise
     child = await startChild(updateLabels, {
       workflowId: prepared.workflowId,
       taskQueue: site.taskQueue,
-      args: [prepared.input],
+      args: [{ ...prepared.input, fleet: context.fleet }],
       memo: prepared.memo,
       staticSummary: prepared.staticSummary,
       staticDetails: prepared.staticDetails,
@@ -109,6 +112,7 @@ export async function runSite(site: FleetSite, context: SiteRunContext): Promise
     const info = failureInfo(err);
     return { site: site.name, state: SiteState.failed, run: prepared.run, reason: reason(`the site's run did not start: ${info.message}`) };
   }
+  started(prepared.workflowId);
   await activities.settleSiteRun({ site: site.name, run: prepared.run, runId: child.firstExecutionRunId });
   try {
     const result = await child.result();

@@ -8,7 +8,15 @@
 import { ApplicationFailure, CancellationScope, condition, proxyActivities, setHandler } from '@temporalio/workflow';
 import { FailureType } from '../core/plan/failure-types.ts';
 import type { Activities } from '../activities/index.ts';
-import { ControlVerb, GateWait, controlUpdate, type ControlAnswer, type ControlRequest, type WaveProgress } from '../contracts/messages.ts';
+import {
+  ControlVerb,
+  GateWait,
+  controlUpdate,
+  fleetDecisionSignal,
+  type ControlAnswer,
+  type ControlRequest,
+  type WaveProgress,
+} from '../contracts/messages.ts';
 
 /**
  * The patch under which children start outside the run's cancellation (a
@@ -87,9 +95,17 @@ export function waveAfterGateVerb(wave: WaveProgress | undefined, verb: ControlV
  * paused run changes nothing. `approve`, `resume` and `abort` go to the
  * gate a run in waves waits at. The validator refuses, before anything is
  * recorded, an unknown verb, a dry run, a run whose nodes have all been
- * started (NotRunning), and a gate verb the run is not waiting for.
+ * started (NotRunning), and a gate verb the run is not waiting for. The
+ * fleet's `resume` and `abort` of a halted site run come as a signal.
  */
 export function handleControl(state: { paused: boolean }, run: ControlledRun): void {
+  // The fleet's resume or abort of a halted site run: taken only by the gate it is meant for.
+  setHandler(fleetDecisionSignal, ({ verb, by }: ControlRequest) => {
+    const gates = verb === ControlVerb.resume || verb === ControlVerb.abort ? GATE_VERBS[verb] : undefined;
+    const waiting = run.gate();
+    if (run.dryRun || !gates || waiting === undefined || !gates.includes(waiting)) return;
+    run.decide(verb, typeof by === 'string' && by.length > 0 ? by.slice(0, MAX_BY) : null);
+  });
   setHandler(
     controlUpdate,
     ({ verb, by }: ControlRequest): ControlAnswer => {

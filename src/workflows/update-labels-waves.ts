@@ -4,7 +4,7 @@
  * the run; the health gate waits (up to its timeout) for the wave's
  * DaemonSet pods to be Ready and those it lost to be gone, and halts the
  * run if they are not; an approval gate waits for `approve`. A halted run
- * waits for `resume` or `abort`; an aborted run settles the nodes it never
+ * waits for `resume` or `abort` (a fleet's site run tells its fleet it halted); an aborted run settles the nodes it never
  * started and ends as a partial run. Nothing is rolled back.
  * Workflow code: deterministic; the gates wait durably (a worker restart or
  * a Temporal restart replays them from the history).
@@ -15,6 +15,7 @@ import type { Activities } from '../activities/index.ts';
 import { ControlVerb, GateWait, type CarriedProgress, type CarriedWaves } from '../contracts/messages.ts';
 import type { UpdateRun } from './update-labels-run.ts';
 import { runWindow, type WindowOptions } from './update-labels-window.ts';
+import { tellFleet } from './fleet-site-gate.ts';
 
 const { waveInfo, abortRunNodes } = proxyActivities<Activities>({
   startToCloseTimeout: '60s',
@@ -39,7 +40,10 @@ async function decision(run: UpdateRun, waiting: GateWait, reason: string, verbs
 
 /** A halted run: waits for resume (true) or abort (false, with who). */
 async function halt(run: UpdateRun, reason: string): Promise<{ go: boolean; by: string | null }> {
-  const { verb, by } = await decision(run, GateWait.halted, reason, [ControlVerb.resume, ControlVerb.abort]);
+  const waiting = decision(run, GateWait.halted, `${reason}; resume to go on, abort to end the run here`, [ControlVerb.resume, ControlVerb.abort]);
+  await tellFleet(run.input.fleet, true, reason);
+  const { verb, by } = await waiting;
+  await tellFleet(run.input.fleet, false);
   return { go: verb === ControlVerb.resume, by };
 }
 
@@ -57,7 +61,7 @@ async function gates(run: UpdateRun, state: CarriedProgress, waves: CarriedWaves
   const name = waveName(run, waves);
   const failed = state.counts.failure - waves.failedBefore;
   if (failed > rollout.maxFailedNodes) {
-    const h = await halt(run, `${name}: ${failed} node(s) failed, more than the ${rollout.maxFailedNodes} allowed; resume to go on, abort to end the run here`);
+    const h = await halt(run, `${name}: ${failed} node(s) failed, more than the ${rollout.maxFailedNodes} allowed`);
     if (!h.go) return { by: h.by };
   }
   if (rollout.healthTimeoutSeconds > 0) {
@@ -75,10 +79,7 @@ async function gates(run: UpdateRun, state: CarriedProgress, waves: CarriedWaves
     const health = await checkWaveHealth({ run: state.run, wave: waves.index, timeoutSeconds: rollout.healthTimeoutSeconds });
     run.gate = undefined;
     if (!health.healthy) {
-      const h = await halt(
-        run,
-        `${name}: the health gate timed out after ${rollout.healthTimeoutSeconds} s: ${health.reason}; resume to go on, abort to end the run here`,
-      );
+      const h = await halt(run, `${name}: the health gate timed out after ${rollout.healthTimeoutSeconds} s: ${health.reason}`);
       if (!h.go) return { by: h.by };
     }
   }

@@ -116,8 +116,14 @@ export class FakeRelabel {
     | undefined;
   /** Waits for a heal run's end (set by a drift test). */
   awaitHeal: ((input: { workflowId: string; runId: string }) => Promise<{ status: string; written?: number; failed?: number }>) | undefined;
-  /** What each site prepares for a fleet rollout: its run's nodes (absent: `<site>-n1`, `<site>-n2`), or a refusal. */
-  readonly siteRuns = new Map<string, { nodes?: string[]; refuse?: NodeError }>();
+  /**
+   * What each site prepares for a fleet rollout: its run's nodes (absent:
+   * `<site>-n1`, `<site>-n2`) and waves, what its health gate answers after
+   * each wave (absent: healthy), or a refusal.
+   */
+  readonly siteRuns = new Map<string, { nodes?: string[]; waves?: FakeRunSpec['waves']; health?: HealthOutcome[]; refuse?: NodeError }>();
+  /** What the health gate answers after each wave of a run, by run (set for a site's run from its `siteRuns` entry). */
+  readonly runHealth = new Map<number, HealthOutcome[]>();
   /** The run each site prepared, by site, in the order they were prepared. */
   readonly prepared = new Map<string, number>();
   /** What each site answers a fleet survey (absent: a plan writing two nodes, or a state with no alert), or a refusal. */
@@ -235,7 +241,7 @@ export class FakeRelabel {
         const nodes = waves?.of[wave];
         return waves && nodes ? { index: wave, name: waves.names[wave] ?? '', nodes: nodes.length } : null;
       },
-      checkWaveHealth: async ({ wave }) => this.health.get(wave) ?? { healthy: true, checked: 1 },
+      checkWaveHealth: async ({ run, wave }) => this.runHealth.get(run)?.[wave] ?? this.health.get(wave) ?? { healthy: true, checked: 1 },
       abortRunNodes: async ({ run }) => ({ settled: this.cancelPending(run) }),
       setRunOutcome: async ({ run, outcome }) => {
         this.runOf(run).outcome = outcome;
@@ -264,7 +270,8 @@ export class FakeRelabel {
       prepareSiteRun: async ({ site, run: options }) => {
         const spec = this.siteRuns.get(site);
         if (spec?.refuse) throw ApplicationFailure.nonRetryable(spec.refuse.message, spec.refuse.type);
-        const run = this.addRun({ nodes: spec?.nodes ?? [`${site}-n1`, `${site}-n2`] });
+        const run = this.addRun({ nodes: spec?.nodes ?? [`${site}-n1`, `${site}-n2`], ...(spec?.waves ? { waves: spec.waves } : {}) });
+        if (spec?.health) this.runHealth.set(run, spec.health);
         this.prepared.set(site, run);
         // The site's run reaches this test's fake as its fleet rollout did: by its workflow ID's first segment.
         const test = (Context.current().info.workflowExecution?.workflowId ?? '').split('/')[0] ?? '';
