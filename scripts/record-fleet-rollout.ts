@@ -6,10 +6,13 @@
  * refused by the worker its registry entry points at, halting the rollout,
  * resumed (`fleet-rollout-halted`); a rollout continued as new after each
  * site, one site unreachable (`fleet-rollout-continued`, its first
- * execution, and `fleet-rollout-after-continue`, its last).
+ * execution, and `fleet-rollout-after-continue`, its last); a site's run
+ * halted at its health gate (a DaemonSet no controller makes pods for),
+ * halting the fleet, both resumed from the fleet (`fleet-rollout-site-halted`,
+ * and the site's run, `update-labels-fleet-halted`).
  */
 import { join } from 'node:path';
-import type { CoreV1Api } from '@kubernetes/client-node';
+import { AppsV1Api, type CoreV1Api } from '@kubernetes/client-node';
 import type { Client } from '@temporalio/client';
 import type { WorkflowBundle } from '@temporalio/worker';
 import { fleetControlUpdate, fleetProgressQuery, fleetRolloutWorkflowId, type FleetRolloutInput } from '../src/contracts/fleet-messages.ts';
@@ -19,6 +22,7 @@ import { openStore } from '../src/store/open-store.ts';
 import { createWorker } from '../src/worker/wiring.ts';
 import { buildBundle } from '../src/worker/bundle.ts';
 import type { StackInfo } from '../stack/stack.ts';
+import { loadKubeConfig } from '../src/kube/nodes.ts';
 import { prefixedSite } from '../test/site.ts';
 
 /** The parts of a recording this one uses. */
@@ -66,7 +70,7 @@ async function atGate(client: Client, workflowId: string, gate: string): Promise
   throw new Error(`${workflowId}: the ${gate} gate was not reached`);
 }
 
-/** Records `fleet-rollout-waves`, `fleet-rollout-halted`, `fleet-rollout-continued` and `fleet-rollout-after-continue`. */
+/** Records `fleet-rollout-waves`, `-halted`, `-continued`, `-after-continue` and `-site-halted`, and `update-labels-fleet-halted`. */
 export async function recordFleetRollouts(rec: FleetRecording): Promise<void> {
   const { client, taskQueue, save } = rec;
   const workflowBundle = await buildBundle();
@@ -108,6 +112,35 @@ export async function recordFleetRollouts(rec: FleetRecording): Promise<void> {
     if (last === continued.firstExecutionRunId) throw new Error('rec-continued should have continued as new');
     await save('fleet-rollout-continued', continued.workflowId, continued.firstExecutionRunId);
     await save('fleet-rollout-after-continue', continued.workflowId, last);
+
+    // A DaemonSet on every node with no controller to make its pods: each site run's health gate times out, the run halts.
+    const apps = loadKubeConfig(rec.stack.adminKubeconfig).makeApiClient(AppsV1Api);
+    const ds = { name: 'rec-never-ready', namespace: 'default' };
+    await apps.createNamespacedDaemonSet({
+      namespace: ds.namespace,
+      body: {
+        metadata: { name: ds.name },
+        spec: {
+          selector: { matchLabels: { app: ds.name } },
+          template: { metadata: { labels: { app: ds.name } }, spec: { containers: [{ name: 'agent', image: 'registry.k8s.io/pause:3.10' }] } },
+        },
+      },
+    });
+    const siteHalted = await start({
+      name: 'rec-site-halted',
+      sites: sites.slice(0, 2),
+      rollout: { canary: { count: 1 } },
+      run: { rollout: { size: { count: 1 }, healthTimeoutSeconds: 1 } },
+    });
+    await atGate(client, siteHalted.workflowId, 'halted');
+    await apps.deleteNamespacedDaemonSet(ds);
+    await siteHalted.executeUpdate(fleetControlUpdate, { args: [{ verb: 'resume', by: 'recorder' }] });
+    expect('rec-site-halted', await siteHalted.result(), 'success', { succeeded: 2 });
+    await save('fleet-rollout-site-halted', siteHalted.workflowId, siteHalted.firstExecutionRunId);
+    const history = await client.workflow.getHandle(siteHalted.workflowId, siteHalted.firstExecutionRunId).fetchHistory();
+    const child = history.events?.find((e) => e.startChildWorkflowExecutionInitiatedEventAttributes)?.startChildWorkflowExecutionInitiatedEventAttributes;
+    if (!child?.workflowId) throw new Error('rec-site-halted started no site run');
+    await save('update-labels-fleet-halted', child.workflowId);
   } finally {
     for (const s of started) await s.stop();
   }

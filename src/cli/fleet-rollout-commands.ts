@@ -16,6 +16,15 @@ import { ExitCode } from './exit-codes.ts';
 import { addFleetStateOptions, runSurvey } from './fleet-survey-commands.ts';
 import { count, selector } from './parsers.ts';
 import { outputOption, printJson, say } from './output.ts';
+import {
+  type RolloutFlags,
+  parseCanaryFlag,
+  parseHealthTimeoutFlag,
+  parseMaxFailedNodesFlag,
+  parseWaveSizeFlag,
+  parseWavesFlag,
+  rolloutOf,
+} from './rollout-options.ts';
 
 const parsed =
   <T>(parse: (text: string) => { ok: true; value: T } | { ok: false; message: string }) =>
@@ -34,6 +43,7 @@ function progressText(p: FleetProgress): string {
     `sites: ${c.succeeded} succeeded, ${c.failed} failed, ${c.unreachable} unreachable, ${c.running} running, ${c.pending} pending of ${c.sites}`,
   ];
   if (p.running.length > 0) lines.push(`running: ${p.running.join(', ')}`);
+  if (p.halted && p.halted.length > 0) lines.push('halted site runs:', ...p.halted.map((h) => `  ${h.site}: ${h.reason}`));
   if (p.failures.length > 0) lines.push('failed:', ...p.failures.map(outcomeLine));
   return lines.join('\n');
 }
@@ -81,10 +91,22 @@ export function addFleetRolloutCommands(fleet: Command, setExit: SetExit): void 
     )
     .option('--revision <n>', "the revision every site applies (default: each site's latest committed one)", count(1e9))
     .option('--allow-mass-removal', "go past each site's mass-removal brake")
+    .addOption(new Option('--site-waves <rack|label:KEY|none>', "each site's run in waves: per rack, or per value of a node label").argParser(parseWavesFlag))
+    .addOption(new Option('--site-wave-size <N|P%>', "at most N nodes (or P%) per wave of each site's run").argParser(parseWaveSizeFlag))
+    .addOption(new Option('--site-canary <n>', "a first wave of n nodes in each site's run").argParser(parseCanaryFlag))
+    .addOption(
+      new Option(
+        '--site-health-timeout <seconds>',
+        "seconds each site run's wave gets for its DaemonSet pods to be Ready before that run halts (0: none)",
+      ).argParser(parseHealthTimeoutFlag),
+    )
+    .addOption(new Option('--site-max-failed-nodes <n>', "failed nodes a wave of a site's run may have without halting it").argParser(parseMaxFailedNodesFlag))
     .addOption(outputOption())
     .addHelpText(
       'after',
-      "\nThe rollout runs on the centre's task queue (the global --task-queue); each site's run runs on the site's queue from `relabel fleet sites`.\n" +
+      "\nSite runs: the --site-* flags are each site's own waves and gates (over its label policy's rollout:). A site's run\n" +
+        'halted at one of its gates halts the fleet, naming the site and why; `relabel fleet resume` and `abort` reach that run.\n' +
+        "\nThe rollout runs on the centre's task queue (the global --task-queue); each site's run runs on the site's queue from `relabel fleet sites`.\n" +
         'Exit code: 0 when started; 2 for bad options, no site selected, a canary naming an unselected site, or a site refusing the preflight or not answering it (each named; nothing started); 3 when a rollout of that name is running.\n' +
         'JSON: {workflowId, runId, sites, waves: [{name, sites}]}.',
     )
@@ -97,6 +119,13 @@ export function addFleetRolloutCommands(fleet: Command, setExit: SetExit): void 
         maxFailedSites: opts.maxFailedSites as number,
         siteWaitSeconds: opts.siteWait as number,
       };
+      const siteRollout = rolloutOf({
+        waves: opts.siteWaves as RolloutFlags['waves'],
+        waveSize: opts.siteWaveSize as RolloutFlags['waveSize'],
+        canary: opts.siteCanary as number | undefined,
+        healthTimeout: opts.siteHealthTimeout as number | undefined,
+        maxFailedNodes: opts.siteMaxFailedNodes as number | undefined,
+      });
       setExit(
         await withContext(cmd, async (ctx) => {
           const started = await (
@@ -107,6 +136,7 @@ export function addFleetRolloutCommands(fleet: Command, setExit: SetExit): void 
             run: {
               ...(opts.revision !== undefined ? { revision: opts.revision as number } : {}),
               ...(opts.allowMassRemoval ? { allowMassRemoval: true } : {}),
+              ...(siteRollout ? { rollout: siteRollout } : {}),
             },
             by: cliUser(),
             ...(opts.select !== undefined ? { select: opts.select as { matchLabels: Record<string, string> } } : {}),
@@ -151,8 +181,8 @@ function addFleetStatusCommands(fleet: Command, setExit: SetExit): void {
 
   const verbs: [ControlVerb, string][] = [
     [ControlVerb.approve, 'let a fleet rollout waiting for an approval go on to its next wave'],
-    [ControlVerb.resume, 'let a halted fleet rollout (more sites failed than allowed) go on'],
-    [ControlVerb.abort, 'end a fleet rollout waiting at a gate: no more sites start; sites already rolled out stay so'],
+    [ControlVerb.resume, "let a halted fleet rollout (more sites failed than allowed, or a site's run halted) go on, and the halted site runs with it"],
+    [ControlVerb.abort, 'end a fleet rollout waiting at a gate: no more sites start, halted site runs end there; sites already rolled out stay so'],
     [ControlVerb.pause, 'start no more sites (sites running go on)'],
     [ControlVerb.unpause, 'start sites again'],
   ];

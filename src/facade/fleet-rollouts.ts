@@ -8,9 +8,10 @@
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy } from '@temporalio/common';
 import { assignFleetWaves, effectiveFleetRollout, fleetRolloutErrors, rolloutSites, type FleetRollout } from '../core/fleet/fleet-waves.ts';
-import { siteNameErrors, type FleetSite } from '../core/fleet/sites.ts';
+import { siteNameErrors } from '../core/fleet/sites.ts';
 import { FailureType } from '../core/plan/failure-types.ts';
-import { selectorMatches, type LabelSelector } from '../core/plan/label-selector.ts';
+import type { LabelSelector } from '../core/plan/label-selector.ts';
+import { rolloutErrors } from '../core/plan/waves.ts';
 import { runAudit, StartedVia } from '../core/plan/run-audit.ts';
 import {
   fleetControlUpdate,
@@ -24,7 +25,7 @@ import {
 } from '../contracts/fleet-messages.ts';
 import type { ControlVerb } from '../contracts/messages.ts';
 import { fleetRollout } from '../workflows/fleet-rollout.ts';
-import type { Fleet } from './fleet.ts';
+import { chooseSites, type Fleet } from './fleet.ts';
 import type { FleetSurveys } from './fleet-survey.ts';
 import { idleTaskQueueWarning, QUERY_TIMEOUT_MS } from './idle-task-queue.ts';
 import { RelabelError, relabelErrorOf } from './relabel-error.ts';
@@ -95,14 +96,9 @@ export function createFleetRollouts(deps: FleetRolloutDeps): FleetRollouts {
       const workflowId = idOf(request.name);
       const wrong = fleetRolloutErrors(request.rollout);
       if (wrong.length > 0) throw new RelabelError(FailureType.InvalidRequest, `invalid fleet rollout: ${wrong.join('; ')}`);
-      const registered = await deps.fleet.all();
-      const sites: FleetSite[] = request.select ? registered.filter((s) => selectorMatches(request.select as LabelSelector, s.labels)) : registered;
-      if (sites.length === 0) {
-        throw new RelabelError(
-          FailureType.InvalidRequest,
-          registered.length === 0 ? 'no site is registered: add sites with `relabel fleet sites add`' : 'the selector matches no registered site',
-        );
-      }
+      const siteRollout = request.run.rollout ? rolloutErrors(request.run.rollout) : [];
+      if (siteRollout.length > 0) throw new RelabelError(FailureType.InvalidRequest, `invalid site rollout: ${siteRollout.join('; ')}`);
+      const sites = await chooseSites(deps.fleet, request.select ? { select: request.select } : {});
       const waves = assignFleetWaves(sites, effectiveFleetRollout(request.rollout));
       if (!waves.ok) throw new RelabelError(FailureType.InvalidRequest, waves.message);
       // Every site must take the run before any starts: a site with no worker, or whose documents refuse the revision, is named now.

@@ -9,7 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import { FailureType } from '../core/plan/failure-types.ts';
-import { selectorMatches, type LabelSelector } from '../core/plan/label-selector.ts';
+import type { LabelSelector } from '../core/plan/label-selector.ts';
 import type { FleetSite } from '../core/fleet/sites.ts';
 import {
   fleetSurveyPageQuery,
@@ -24,12 +24,10 @@ import {
   type SurveyPageRequest,
 } from '../contracts/fleet-survey.ts';
 import { fleetSurvey } from '../workflows/fleet-survey.ts';
-import type { Fleet } from './fleet.ts';
+import { chooseSites, type Fleet } from './fleet.ts';
 import { idleTaskQueueWarning, QUERY_TIMEOUT_MS } from './idle-task-queue.ts';
 import { RelabelError, relabelErrorOf } from './relabel-error.ts';
 
-/** Unknown site names a refusal lists at most. */
-const NAMES_LISTED = 10;
 /** How often a waiting survey's progress is read. */
 const PROGRESS_EVERY_MS = 1000;
 
@@ -80,32 +78,6 @@ export interface FleetSurveyDeps {
   client: Client;
   taskQueue: string;
   fleet: Fleet;
-}
-
-/** The registered sites a request chooses, or the refusal naming what is wrong. */
-async function chosen(fleet: Fleet, request: SurveyRequest): Promise<FleetSite[]> {
-  const registered = await fleet.all();
-  if (registered.length === 0) throw new RelabelError(FailureType.InvalidRequest, 'no site is registered: add sites with `relabel fleet sites add`');
-  let sites = registered;
-  if (request.sites !== undefined) {
-    const byName = new Map(registered.map((s) => [s.name, s]));
-    const unknown = request.sites.filter((n) => !byName.has(n));
-    if (unknown.length > 0) {
-      throw new RelabelError(
-        FailureType.InvalidRequest,
-        `unknown site(s): ${unknown
-          .slice(0, NAMES_LISTED)
-          .map((n) => JSON.stringify(n.slice(0, 80)))
-          .join(
-            ', ',
-          )}${unknown.length > NAMES_LISTED ? ` and ${unknown.length - NAMES_LISTED} more` : ''}: \`relabel fleet sites list\` shows the registered ones`,
-      );
-    }
-    sites = [...new Set(request.sites)].map((n) => byName.get(n) as FleetSite);
-  }
-  if (request.select) sites = sites.filter((s) => selectorMatches(request.select as LabelSelector, s.labels));
-  if (sites.length === 0) throw new RelabelError(FailureType.InvalidRequest, 'the selection matches no registered site');
-  return sites;
 }
 
 /** The survey's static details in the Temporal UI, by kind. */
@@ -179,7 +151,7 @@ export function createFleetSurveys(deps: FleetSurveyDeps): FleetSurveys {
 
   return {
     async ask(request, first = {}) {
-      const ended = await askSites(request, await chosen(deps.fleet, request));
+      const ended = await askSites(request, await chooseSites(deps.fleet, request));
       return { ...ended, page: await page(ended.workflowId, first) };
     },
     async preflight(sites, options) {

@@ -9,6 +9,7 @@
 import type { Client } from '@temporalio/client';
 import { defaultTaskQueue, type FleetSite } from '../core/fleet/sites.ts';
 import { FailureType } from '../core/plan/failure-types.ts';
+import { selectorMatches, type LabelSelector } from '../core/plan/label-selector.ts';
 import { mapLimited } from '../core/plan/map-limited.ts';
 import { clip } from '../core/plan/text.ts';
 import { MAX_FLEET_PAGE, type FleetSiteRecord } from '../store/fleet/fleet-store.ts';
@@ -101,6 +102,35 @@ export async function siteHealth(client: Client, namespace: string, taskQueue: s
   } catch (err) {
     return { polling: false, workers: 0, identities: [], unknown: clip(err instanceof Error ? err.message : String(err), 200) };
   }
+}
+
+/** Unknown site names a refusal lists. */
+const NAMES_LISTED = 10;
+
+/**
+ * The registered sites a request chooses, by name (in the order given,
+ * each once) and by a selector over their labels, every site when neither
+ * is given; InvalidRequest, naming what is wrong, for an empty registry, an
+ * unknown name, or a choice that leaves no site.
+ */
+export async function chooseSites(fleet: Pick<Fleet, 'all'>, choice: { sites?: readonly string[]; select?: LabelSelector }): Promise<FleetSite[]> {
+  const registered = await fleet.all();
+  if (registered.length === 0) throw new RelabelError(FailureType.InvalidRequest, 'no site is registered: add sites with `relabel fleet sites add`');
+  let sites = registered;
+  if (choice.sites !== undefined) {
+    const byName = new Map(registered.map((s) => [s.name, s]));
+    const unknown = choice.sites.filter((n) => !byName.has(n));
+    if (unknown.length > 0) {
+      const named = unknown.slice(0, NAMES_LISTED).map((n) => JSON.stringify(n.slice(0, 80)));
+      const more = unknown.length > NAMES_LISTED ? ` and ${unknown.length - NAMES_LISTED} more` : '';
+      throw new RelabelError(FailureType.InvalidRequest, `unknown site(s): ${named.join(', ')}${more}: \`relabel fleet sites list\` shows the registered ones`);
+    }
+    sites = [...new Set(choice.sites)].map((n) => byName.get(n) as FleetSite);
+  }
+  const { select } = choice;
+  if (select) sites = sites.filter((s) => selectorMatches(select, s.labels));
+  if (sites.length === 0) throw new RelabelError(FailureType.InvalidRequest, 'the selection matches no registered site');
+  return sites;
 }
 
 /** Builds the fleet facade. */

@@ -9,7 +9,11 @@
  * only; `fleet plan`'s per-site counts beforehand are what the rollout then
  * did to the nodes. A second rollout goes through a site's worker SIGKILLed
  * and the Temporal server restarted: that site waits, then finishes once its
- * worker is back, the other sites go on.
+ * worker is back, the other sites go on. A DaemonSet whose pods can never
+ * be Ready on the canary site makes that site's run halt at its health
+ * gate: the fleet halts naming the site and why; `fleet resume` takes it
+ * and the fleet on, `fleet abort` ends the site's run at its gate and
+ * starts no other site.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -18,7 +22,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { CoreV1Api, type V1Node } from '@kubernetes/client-node';
+import { AppsV1Api, CoreV1Api, type V1Node } from '@kubernetes/client-node';
 import { Client, Connection } from '@temporalio/client';
 import { parseAllDocuments } from 'yaml';
 import { fleetRolloutWorkflowId, type FleetRolloutResult, type FleetProgress } from '../../src/contracts/fleet-messages.ts';
@@ -68,7 +72,8 @@ describe('a fleet of eight sites, each its own cluster, store and worker', () =>
     const t0 = Date.now();
     fleet = await startFleetStack({
       dir,
-      sites: specs.map((s) => ({ site: s.site, nodes: s.nodes })),
+      // The canary site runs the DaemonSet controller and the scheduler: its health gate has pods to wait for.
+      sites: specs.map((s, i) => ({ site: s.site, nodes: s.nodes, controlPlane: i === 0 })),
       heartbeatSeconds: 60,
       log: (l) => console.log(`# fleet: ${l}`),
     });
@@ -171,5 +176,83 @@ describe('a fleet of eight sites, each its own cluster, store and worker', () =>
     await assertRolledOut(marks, round);
     const status = exits(await cli('status', name), 0).stdout;
     assert.match(status, new RegExp(`success: ${SITES} of ${SITES} site\\(s\\) succeeded`));
+  });
+
+  it("halts the fleet when the canary site's run halts at its health gate, naming why; resume goes on, abort ends that run there", async () => {
+    const apps = loadKubeConfig(fleet.sites[0]?.kube.adminKubeconfig).makeApiClient(AppsV1Api);
+    const ds = { name: `never-ready-${suffix}`, namespace: 'default' };
+    /** Every node of the canary site may run the DaemonSet's pod (each asking more CPU than a KWOK node has: never Ready), or none. */
+    const select = (every: boolean) =>
+      apps.patchNamespacedDaemonSet({
+        ...ds,
+        body: [{ op: 'replace', path: '/spec/template/spec/nodeSelector', value: every ? {} : { 'relabel-test/none': 'x' } }],
+      });
+    await apps.createNamespacedDaemonSet({
+      namespace: ds.namespace,
+      body: {
+        metadata: { name: ds.name },
+        spec: {
+          selector: { matchLabels: { app: ds.name } },
+          template: {
+            metadata: { labels: { app: ds.name } },
+            spec: { nodeSelector: {}, containers: [{ name: 'agent', image: 'registry.k8s.io/pause:3.10', resources: { requests: { cpu: '100' } } }] },
+          },
+        },
+      },
+    });
+    const roundOf = (r: string) => (i: number) => withRound(specs[i]?.files ?? [], r);
+    const commitRound = async (r: string) => {
+      for (const [i, s] of stores.entries()) {
+        await s.store.revisions.stage('site', roundOf(r)(i));
+        await s.store.revisions.tag((await s.store.revisions.commit({ message: `round ${r}` })).id, 'site-action-success');
+      }
+    };
+    const rollout = (name: string) => cli('rollout', name, '--canary', '1', '--waves', '3,4', '--site-waves', 'rack', '--site-health-timeout', '5');
+    const haltedAt = async (handle: ReturnType<Client['workflow']['getHandle']>) => {
+      for (let p = await handle.query<FleetProgress>('fleetProgress'); ; p = await handle.query<FleetProgress>('fleetProgress')) {
+        if (p.waiting === 'halted') return p;
+        await sleep(500);
+      }
+    };
+    const canary = specs[0]?.site ?? '';
+    const why = new RegExp(
+      `^site ${canary}'s run halted: wave 1 \\(rack [^)]+\\): the health gate timed out after 5 s: \\d+ DaemonSet pod\\(s\\) not as they should be`,
+    );
+
+    await commitRound('3');
+    const marks = fleet.sites.map((s) => auditMark(s.kube.auditLog ?? ''));
+    const resumed = `halt-${suffix}`;
+    exits(await rollout(resumed), 0);
+    const handle = client.workflow.getHandle(fleetRolloutWorkflowId(resumed));
+    const halted = await haltedAt(handle);
+    assert.match(halted.reason ?? '', why);
+    assert.deepEqual([halted.running, halted.counts.pending, halted.halted?.map((h) => h.site)], [[canary], SITES - 1, [canary]]);
+    assert.match(exits(await cli('status', resumed), 0).stdout, new RegExp(`halted site runs:\\n  ${canary}: wave 1 \\(rack`));
+    await select(false);
+    exits(await cli('resume', resumed), 0);
+    const result = (await handle.result()) as FleetRolloutResult;
+    assert.deepEqual([result.status, result.counts.succeeded], ['success', SITES], JSON.stringify(result));
+    await assertRolledOut(marks, roundOf('3'));
+
+    await commitRound('4');
+    await select(true);
+    const aborted = `abort-${suffix}`;
+    exits(await rollout(aborted), 0);
+    const second = client.workflow.getHandle(fleetRolloutWorkflowId(aborted));
+    assert.match((await haltedAt(second)).reason ?? '', why);
+    exits(await cli('abort', aborted), 0);
+    const ended = (await second.result()) as FleetRolloutResult;
+    assert.deepEqual([ended.aborted, ended.counts.failed, ended.counts.skipped], [true, 1, SITES - 1], JSON.stringify(ended));
+    const rounds = [...(await nodesOf(0)).values()].map((n) => n.metadata?.labels?.['fleet-round']);
+    const fourth = rounds.filter((r) => r === '4').length;
+    assert.ok(
+      fourth > 0 && fourth < NODES && rounds.every((r) => r === '3' || r === '4'),
+      `the canary's run ended at its gate after wave 1: ${JSON.stringify(rounds)}`,
+    );
+    for (const i of specs.keys()) {
+      if (i === 0) continue;
+      for (const n of (await nodesOf(i)).values()) assert.equal(n.metadata?.labels?.['fleet-round'], '3', `${n.metadata?.name}: its site never started`);
+    }
+    await apps.deleteNamespacedDaemonSet(ds);
   });
 });

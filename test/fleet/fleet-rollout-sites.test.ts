@@ -82,7 +82,7 @@ describe('a fleet rollout over two sites, each on its own worker and queue', () 
     for (const s of registry()) exits(await cli('sites', 'add', s.name, '--queue', s.taskQueue, '--label', `wave=${s.labels.wave}`), 0);
     const name = `cli-${suffix}`;
     assert.match(exits(await cli('rollout', name, '--canary', 'nope'), 2).stderr, /canary: "nope": not among the rollout's sites/);
-    assert.match(exits(await cli('rollout', name, '--select', 'wave=9'), 2).stderr, /the selector matches no registered site/);
+    assert.match(exits(await cli('rollout', name, '--select', 'wave=9'), 2).stderr, /the selection matches no registered site/);
     assert.match(exits(await cli('rollout', name, '--waves', '0'), 2).stderr, /waves "0"/);
     await assert.rejects(centre.client.workflow.getHandle(fleetRolloutWorkflowId(name)).describe(), /not found/i, 'nothing started');
     const started = JSON.parse(exits(await cli('rollout', name, '--waves', '1', '-o', 'json'), 0).stdout) as { sites: number; waves: unknown[] };

@@ -45,6 +45,8 @@ describe('recorded workflow histories replay against the current code', () => {
       'fleet-rollout-halted',
       'fleet-rollout-continued',
       'fleet-rollout-after-continue',
+      'fleet-rollout-site-halted',
+      'update-labels-fleet-halted',
     ]) {
       assert.ok(files.includes(`${name}.binpb`), `test/histories/${name}.binpb is recorded`);
     }
