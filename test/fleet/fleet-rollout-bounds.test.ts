@@ -1,5 +1,5 @@
 /**
- * `fleetRollout` at 1,000 sites, fast: the real workflow code on a Temporal
+ * `fleetRollout` at 1,000 sites, in the full suite (it takes the fast tier's budget alone): the real workflow code on a Temporal
  * dev server of its own, the sites as large as the registry takes them.
  * Five sites are served by workers of their own (fake activities); no
  * worker polls the queues of the other 995, so each of those is reported
@@ -9,8 +9,8 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { rolloutSites } from '../core/fleet/fleet-waves.ts';
-import { MAX_FLEET_SITES } from '../core/fleet/sites.ts';
+import { rolloutSites } from '../../src/core/fleet/fleet-waves.ts';
+import { MAX_FLEET_SITES } from '../../src/core/fleet/sites.ts';
 import {
   DEFAULT_CONTINUE_AS_NEW_AFTER_SITES,
   FLEET_FAILURE_SAMPLE,
@@ -18,12 +18,12 @@ import {
   fleetProgressQuery,
   type CarriedFleet,
   type FleetRolloutInput,
-} from '../contracts/fleet-messages.ts';
-import { maximalLabelKey, maximalSite } from '../../test/kit/fleet/maximal-sites.ts';
-import { executionChain } from '../../test/kit/workflows/executions.ts';
-import { FakeRelabel } from '../../test/kit/workflows/fake-activities.ts';
-import { startWorkflowEnv, type WorkflowTestEnv } from '../../test/kit/workflows/environment.ts';
-import type { fleetRollout } from './fleet-rollout.ts';
+} from '../../src/contracts/fleet-messages.ts';
+import { maximalLabelKey, maximalSite } from '../kit/fleet/maximal-sites.ts';
+import { executionChain } from '../kit/workflows/executions.ts';
+import { FakeRelabel } from '../kit/workflows/fake-activities.ts';
+import { startWorkflowEnv, type WorkflowTestEnv } from '../kit/workflows/environment.ts';
+import type { fleetRollout } from '../../src/workflows/fleet-rollout.ts';
 
 /** The sites served by a worker, by index: the canary, some in each group, the last. */
 const SERVED = [0, 150, 401, 650, 999];
