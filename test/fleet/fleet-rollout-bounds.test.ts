@@ -1,5 +1,6 @@
 /**
- * `fleetRollout` at 1,000 sites, in the full suite (it takes the fast tier's budget alone): the real workflow code on a Temporal
+ * `fleetRollout` at 1,000 sites, in the full suite (alone it would take
+ * most of the fast tier's budget): the real workflow code on a Temporal
  * dev server of its own, the sites as large as the registry takes them.
  * Five sites are served by workers of their own (fake activities); no
  * worker polls the queues of the other 995, so each of those is reported
