@@ -1,24 +1,21 @@
 /**
- * A fleet rollout over real sites (`npm run bench:fleet`): `--sites` sites
- * (8), each its own etcd, kube-apiserver and KWOK with `--nodes` Nodes
- * (500), one Temporal on PostgreSQL, one worker process per site holding
- * only its own kubeconfig and store on its own task queue, and the centre
- * worker (stack/fleet-sites.ts). Every site's revision 1 is applied first,
- * unmeasured (every node's first write is the largest).
- *
- * Then, in turn, `--rounds` times: by hand, every site's run of the next
- * revision started through that site's runs facade as an operator would
- * with `relabel update-labels`, wave after wave (a canary site, then waves
- * of `--waves`, each wave's sites at once, at most `--concurrency`); and
- * the fleet rollout of the revision after, the same waves at the same
- * concurrency, through the centre's facade with its preflight. Each
- * revision changes one label of the base host profile, so every node is
- * written once in each pass. Reported: each pass's wall time, the
- * rollout's over the by-hand time (the target: at most 1.1), the rollout's
- * history; and, per pass, whether every node ends with its own site's
- * applied record of that revision, written once, by its own site's worker
- * only (each API server's audit log). Exits non-zero when a run does not
- * succeed or a node is wrong.
+ * A fleet rollout over real sites (`npm run bench:fleet`): `--sites` (8),
+ * each its own etcd, kube-apiserver and KWOK with `--nodes` Nodes (500),
+ * one Temporal on PostgreSQL, one worker process per site with only its own
+ * kubeconfig and store on its own queue, and the centre worker
+ * (stack/fleet-sites.ts). Revision 1 is applied first, unmeasured. Then,
+ * `--rounds` times: by hand, each site's run of the next revision started
+ * through its runs facade as `relabel update-labels` would, wave after wave
+ * (a canary site, then `--waves`, each wave's sites at once, at most
+ * `--concurrency`); and the fleet rollout of the revision after, the same
+ * waves at the same concurrency, through the centre's facade with its
+ * preflight, after `fleet plan`, whose per-site counts are checked against
+ * what the rollout did to the nodes. Each revision flips one label every
+ * node inherits. Reported: each pass's wall time, the rollout's over the
+ * by-hand one (target: at most 1.1), the rollout's history, and whether
+ * every node ends with its own site's record of the revision, written once
+ * by its own site's worker only (each API server's audit log). Exits
+ * non-zero when a run does not succeed or a node or a count is wrong.
  */
 import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -30,9 +27,10 @@ import { Client, Connection } from '@temporalio/client';
 import { APPLIED_ANNOTATION } from '../src/core/plan/constants.ts';
 import { parseFleetWaveSizes } from '../src/core/fleet/fleet-waves.ts';
 import type { FleetRolloutResult } from '../src/contracts/fleet-messages.ts';
+import { SurveyKind } from '../src/contracts/fleet-survey.ts';
 import { createFleet } from '../src/facade/fleet.ts';
 import { createFleetRollouts, type FleetRollouts } from '../src/facade/fleet-rollouts.ts';
-import { createFleetSurveys } from '../src/facade/fleet-survey.ts';
+import { createFleetSurveys, type EndedSurvey, type FleetSurveys } from '../src/facade/fleet-survey.ts';
 import { createRuns, type Runs } from '../src/facade/runs/runs.ts';
 import { loadKubeConfig } from '../src/kube/nodes.ts';
 import { createDesignCache } from '../src/store/designs/design-cache.ts';
@@ -83,6 +81,19 @@ const FLIP = ['"fluentd": "enabled"', '"fluentd": "disabled"'] as const;
 /** The target of the rollout over the same runs by hand. */
 const TARGET_RATIO = 1.1;
 
+/** The centre's facades the rollout pass uses. */
+interface Centre {
+  surveys: FleetSurveys;
+  rollouts: FleetRollouts;
+}
+
+/** What the bench reads of a Node. */
+interface NodeSeen {
+  labels: Record<string, string>;
+  version: string;
+  applied: string;
+}
+
 interface Site {
   name: string;
   cluster: FleetSiteCluster;
@@ -115,18 +126,29 @@ async function commitRevision(sites: Site[], n: number): Promise<void> {
   }
 }
 
+/** Every node of `site` by name: its labels, resourceVersion and applied record. */
+async function nodeLabels(site: Site): Promise<Map<string, NodeSeen>> {
+  const core = loadKubeConfig(site.cluster.kube.adminKubeconfig).makeApiClient(CoreV1Api);
+  const nodes = new Map<string, NodeSeen>();
+  let next: string | undefined;
+  do {
+    const page = await core.listNode({ limit: 500, ...(next ? { _continue: next } : {}) });
+    for (const n of page.items)
+      nodes.set(n.metadata?.name ?? '', {
+        labels: n.metadata?.labels ?? {},
+        version: n.metadata?.resourceVersion ?? '',
+        applied: n.metadata?.annotations?.[APPLIED_ANNOTATION] ?? '',
+      });
+    next = page.metadata?._continue;
+  } while (next);
+  return nodes;
+}
+
 /** What is wrong with `sites` after a pass of `revision` since `marks`: a node without its own site's record of it, or not written exactly once by its own worker. */
 async function wrongNodes(sites: Site[], revision: number, marks: number[]): Promise<string[]> {
   const wrong: string[] = [];
   for (const [i, site] of sites.entries()) {
-    const core = loadKubeConfig(site.cluster.kube.adminKubeconfig).makeApiClient(CoreV1Api);
-    const applied = new Map<string, string>();
-    let next: string | undefined;
-    do {
-      const page = await core.listNode({ limit: 500, ...(next ? { _continue: next } : {}) });
-      for (const n of page.items) applied.set(n.metadata?.name ?? '', n.metadata?.annotations?.[APPLIED_ANNOTATION] ?? '');
-      next = page.metadata?._continue;
-    } while (next);
+    const applied = new Map([...(await nodeLabels(site))].map(([name, n]) => [name, n.applied]));
     const writes = auditedNodeWrites(site.cluster.kube.auditLog ?? '', marks[i] ?? 0);
     const others = [...writes.keys()].filter((u) => u !== siteWorkerUser(site.name));
     if (others.length > 0) wrong.push(`${site.name}: Nodes written by ${others.join(', ')}`);
@@ -177,9 +199,40 @@ async function handPass(client: Client, sites: Site[], waves: Site[][], revision
   return hand.ms;
 }
 
-/** Revision `revision` of every site by a fleet rollout, reported with its history; its wall time from the start request (the preflight included). */
-async function rolloutPass(client: Client, rollouts: FleetRollouts, sites: Site[], revision: number, round: number): Promise<number> {
+/** How `fleet plan`'s counts for each site differ from what the rollout then did to its nodes (labels gained, changed, lost; nodes written). */
+async function planErrors(sites: Site[], planned: EndedSurvey, before: Map<string, Awaited<ReturnType<typeof nodeLabels>>>): Promise<string[]> {
+  const wrong: string[] = [];
+  for (const site of sites) {
+    const truth = { gain: 0, change: 0, lose: 0, changing: 0 };
+    const after = await nodeLabels(site);
+    for (const [name, was] of before.get(site.name) ?? new Map()) {
+      const now = after.get(name) ?? { labels: {}, version: '', applied: '' };
+      for (const [k, v] of Object.entries(now.labels)) {
+        if (!Object.hasOwn(was.labels, k)) truth.gain++;
+        else if (was.labels[k] !== v) truth.change++;
+      }
+      for (const k of Object.keys(was.labels)) if (!Object.hasOwn(now.labels, k)) truth.lose++;
+      if (was.version !== now.version) truth.changing++;
+    }
+    const plan = planned.page.items.find((a) => a.site === site.name)?.plan;
+    const said = { gain: plan?.gain, change: plan?.change, lose: plan?.lose, changing: plan?.changing };
+    if (JSON.stringify(said) !== JSON.stringify(truth))
+      wrong.push(`${site.name}: fleet plan said ${JSON.stringify(said)}, the nodes show ${JSON.stringify(truth)}`);
+  }
+  return wrong;
+}
+
+/**
+ * Revision `revision` of every site by a fleet rollout, reported with its
+ * history, after `fleet plan` of it (its counts then checked against what
+ * the rollout did); its wall time from the start request (the preflight
+ * included).
+ */
+async function rolloutPass(client: Client, centre: Centre, sites: Site[], revision: number, round: number): Promise<number> {
   await commitRevision(sites, revision);
+  const planned = await centre.surveys.ask({ kind: SurveyKind.plan }, { limit: sites.length });
+  const before = new Map(await Promise.all(sites.map(async (s) => [s.name, await nodeLabels(s)] as const)));
+  const rollouts = centre.rollouts;
   const marks = sites.map((s) => auditMark(s.cluster.kube.auditLog ?? ''));
   const t0 = performance.now();
   const started = await rollouts.start({
@@ -192,7 +245,7 @@ async function rolloutPass(client: Client, rollouts: FleetRollouts, sites: Site[
   const result = (await client.workflow.getHandle(started.workflowId, started.runId).result()) as FleetRolloutResult;
   const ms = performance.now() - t0;
   const history = await historyFigures(client, started.workflowId, started.runId, 0);
-  const wrong = await wrongNodes(sites, revision, marks);
+  const wrong = [...(await wrongNodes(sites, revision, marks)), ...(await planErrors(sites, planned, before))];
   report(
     {
       pass: 'rollout',
@@ -256,7 +309,8 @@ async function main(): Promise<void> {
     const fleet = createFleet({ store: centreStore, namespace: NAMESPACE, client });
     for (const site of sites) await fleet.add({ name: site.name, taskQueue: site.cluster.taskQueue }, 'bench');
     const fleetQueue = 'relabel-fleet';
-    const rollouts = createFleetRollouts({ client, taskQueue: fleetQueue, fleet, surveys: createFleetSurveys({ client, taskQueue: fleetQueue, fleet }) });
+    const surveys = createFleetSurveys({ client, taskQueue: fleetQueue, fleet });
+    const centre: Centre = { surveys, rollouts: createFleetRollouts({ client, taskQueue: fleetQueue, fleet, surveys }) };
     const waves = wavesOf(sites);
 
     const warm = await byHand(client, [sites]);
@@ -268,7 +322,7 @@ async function main(): Promise<void> {
     for (let round = 1; round <= counts.rounds; round++) {
       revision += 2;
       const hand = await handPass(client, sites, waves, revision - 1, round);
-      const rolled = await rolloutPass(client, rollouts, sites, revision, round);
+      const rolled = await rolloutPass(client, centre, sites, revision, round);
       ratios.push(rolled / hand);
     }
     const worst = Math.max(...ratios);
