@@ -28,7 +28,7 @@ function sourcesCell(e: LabelKeyPlan): string {
 export function planText(p: FleetPlan): string {
   const planned = p.statuses['success'] ?? 0;
   const parts = [
-    `plan of revision ${p.revision} for site ${p.site}: ${p.targets} target node(s), ${planned} planned; nothing written ` +
+    `plan of revision ${p.revision} for site ${p.site}: ${p.targets} target node(s), ${planned} planned, ${p.changing} a run would write; nothing written ` +
       `(dry run ${p.workflowId}, run ${p.run}; relabel status ${p.workflowId} --summary)`,
   ];
   const failed = Object.entries(p.failureTypes).sort(([a, x], [b, y]) => y - x || byText(a, b));
@@ -88,7 +88,7 @@ export function addPlanCommand(program: Command, setExit: SetExit): void {
         "own profile, 2 its parent…), rack R (the rack document's labels), node set S (a member's set), generated (rack, site, host_profile, tag),\n" +
         'plugin P (a label plugin of the plugin set the dry run pinned, for a key the documents do not give the node).\n' +
         'Exit 0 whatever the brake would say.\n' +
-        'JSON: {workflowId, runId, run, revision, site, targets, statuses, failureTypes, labels: {KEY: {desired, gain, change,\n' +
+        'JSON: {workflowId, runId, run, revision, site, targets, statuses, changing, failureTypes, labels: {KEY: {desired, gain, change,\n' +
         'lose, adopt, sources: [{source: {kind, …}, nodes}], moreSources}}, moreLabelKeys, removal: {owned, removed, nodes,\n' +
         'keys: [{key, nodes}], moreKeys, maxFraction, exceeded}, impact: {daemonSets: [{namespace, name, gains, loses}],\n' +
         'workloads: [{namespace, workload, evicted, stranded, disruptionBudgets}], disruptionBudgets, totals, more…} or\n' +

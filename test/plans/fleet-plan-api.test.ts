@@ -82,6 +82,7 @@ describe('plans and the mass-removal brake over HTTP', () => {
     const plan = PlanView.parse(created.json);
     assert.equal(plan.targets, 4);
     assert.deepEqual(plan.statuses, { success: 4 });
+    assert.equal(plan.changing, 4, 'every planned node gains labels: a run would write each');
     assert.equal(plan.labels['node-exporter']?.gain, 4);
     assert.equal(plan.labels['node-exporter']?.desired, 4);
     assert.deepEqual(plan.mass_removal && [plan.mass_removal.removed, plan.mass_removal.exceeded], [0, false]);

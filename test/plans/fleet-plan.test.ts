@@ -114,7 +114,7 @@ describe('relabel plan and the mass-removal brake', () => {
     );
 
     const text = exits(await relabel(['plan', '--all'], env), 0).stdout;
-    assert.match(text, /^plan of revision 1 for site .*: 24 target node\(s\), 24 planned; nothing written/m);
+    assert.match(text, /^plan of revision 1 for site .*: 24 target node\(s\), 24 planned, 24 a run would write; nothing written/m);
     assert.match(text, /^LABEL\s+NODES\s+GAIN\s+CHANGE\s+LOSE\s+ADOPT\s+SOURCES$/m);
     assert.match(text, /^node-exporter\s+24\s+24\s+0\s+0\s+0\s+host profile base \(depth 2\) ×\d+, host profile base \(depth 3\) ×\d+$/m);
     assert.match(text, /^power-domain\s+24\s+24\s+0\s+0\s+0\s+rack \S+ ×8, rack \S+ ×8, rack \S+ ×8$/m);

@@ -60,7 +60,7 @@ describe('relabel plan output', () => {
     const lines = planText(plan).split('\n');
     assert.match(
       lines[0] ?? '',
-      /^plan of revision 3 for site lab: 3 target node\(s\), 2 planned; nothing written \(dry run update-labels\/lab\/dry-run\/abcd1234, run 7; /,
+      /^plan of revision 3 for site lab: 3 target node\(s\), 2 planned, 2 a run would write; nothing written \(dry run update-labels\/lab\/dry-run\/abcd1234, run 7; /,
     );
     assert.equal(lines[1], 'not planned: NodeNotFound 1');
     assert.match(planText(plan), /^LABEL\s+NODES\s+GAIN\s+CHANGE\s+LOSE\s+ADOPT\s+SOURCES$/m);

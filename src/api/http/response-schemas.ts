@@ -285,6 +285,7 @@ export const PlanView = z
     ui_link: z.string().nullable(),
     targets: z.int(),
     statuses: z.record(z.string(), z.int()).meta({ description: 'targets by outcome: success (planned) or failure (not in the design or the cluster)' }),
+    changing: z.int().meta({ description: 'planned nodes a run would write (a label, annotation, taint or their records changes); the rest are as desired' }),
     failure_types: z.record(z.string(), z.int()),
     node_sets: z
       .record(z.string(), z.int())

@@ -53,6 +53,7 @@ export function planView(p: FleetPlan): PlanView {
     ui_link: p.uiLink ?? null,
     targets: p.targets,
     statuses: p.statuses,
+    changing: p.changing,
     failure_types: p.failureTypes,
     node_sets: p.nodeSets,
     labels: Object.fromEntries(
