@@ -13,6 +13,7 @@ import { ApplicationFailure, WorkflowFailedError, WorkflowUpdateFailedError, typ
 import type { FleetRollout } from '../core/fleet/fleet-waves.ts';
 import type { FleetSite } from '../core/fleet/sites.ts';
 import { FailureType } from '../core/plan/failure-types.ts';
+import { controlUpdate } from '../contracts/messages.ts';
 import { fleetControlUpdate, fleetProgressQuery, type FleetControlRequest, type FleetGate, type FleetRolloutInput } from '../contracts/fleet-messages.ts';
 import { executionChain } from '../../test/kit/workflows/executions.ts';
 import { FakeRelabel } from '../../test/kit/workflows/fake-activities.ts';
@@ -163,6 +164,19 @@ describe('fleetRollout (fast: one worker per site, fake activities)', { concurre
         ],
         "the fleet's abort reached the site's run: its second wave settled, never started",
       );
+    });
+  });
+
+  it('goes on by itself when the halted site run is resumed at its site: nothing is left to decide', async () => {
+    const fake = new FakeRelabel();
+    fake.siteRuns.set('edge-01', unhealthy('edge-01'));
+    await env.run(fake, async (w) => {
+      const handle = await start(w, 'site-resumed', { sites: sites(2), rollout: { canary: { count: 1 } } });
+      await atGate(handle, 'halted');
+      const siteRun = w.client.workflow.getHandle(`${handle.workflowId.split('/')[0]}/update-labels/edge-01`);
+      await siteRun.executeUpdate(controlUpdate, { args: [{ verb: 'resume', by: 'site-ops' }] });
+      const result = await handle.result();
+      assert.deepEqual([result.status, result.counts.succeeded, result.aborted], ['success', 2, false]);
     });
   });
 

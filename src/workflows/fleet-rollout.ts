@@ -114,20 +114,25 @@ function hearSiteGates(state: FleetState): void {
   });
 }
 
-/** Waits at `gate` for one of `verbs`; records who approved. */
-async function gate(state: FleetState, waiting: FleetGate, reason: string, verbs: readonly ControlVerb[]): Promise<{ verb: ControlVerb; by: string | null }> {
+/**
+ * Waits at `gate` for one of `verbs`, or until `cleared` holds (nothing
+ * left to decide: the halted site runs went on at their sites); records
+ * who approved, and hands a resume or abort on to the halted site runs.
+ */
+async function gate(state: FleetState, waiting: FleetGate, reason: string, verbs: readonly ControlVerb[], cleared = () => false): Promise<void> {
   state.decision = undefined;
   state.waiting = { gate: waiting, reason };
   setCurrentDetails(`**Waiting**: ${reason}`);
-  await condition(() => state.decision !== undefined && verbs.includes(state.decision.verb));
-  const taken = state.decision as unknown as { verb: ControlVerb; by: string | null };
+  const decided = () => state.decision !== undefined && verbs.includes(state.decision.verb);
+  await condition(() => decided() || cleared());
+  const taken = decided() ? (state.decision as unknown as { verb: ControlVerb; by: string | null }) : undefined;
   state.decision = undefined;
   state.waiting = undefined;
+  if (!taken) return;
   if (taken.verb === ControlVerb.approve) state.approvals.push({ wave: state.wave, by: taken.by });
   if (taken.verb === ControlVerb.resume || taken.verb === ControlVerb.abort) await decideHalted(state, taken.verb, taken.by);
   if (taken.verb === ControlVerb.resume) state.resumedAt = failedCount(state);
   if (taken.verb === ControlVerb.abort) state.aborted = true;
-  return taken;
 }
 
 /**
@@ -191,7 +196,8 @@ export async function fleetRollout(input: FleetRolloutInput): Promise<FleetRollo
     const left = wave.sites.some((s) => !state.ended.has(s));
     // Halted only while some site has not ended (once every site has, the rollout ends with its failures), or while a site's run is.
     if ((halting(state) && state.ended.size < state.sites) || state.halted.size > 0) {
-      await gate(state, FleetGate.halted, haltReason(state), [ControlVerb.resume, ControlVerb.abort]);
+      // A site's operator may resume (or abort) a halted site run at the site: with nothing else to decide, the rollout goes on.
+      await gate(state, FleetGate.halted, haltReason(state), [ControlVerb.resume, ControlVerb.abort], () => state.halted.size === 0 && !halting(state));
       continue;
     }
     if (left) {
