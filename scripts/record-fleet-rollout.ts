@@ -67,7 +67,8 @@ async function atGate(client: Client, workflowId: string, gate: string): Promise
     if ((await client.workflow.getHandle(workflowId).query(fleetProgressQuery)).waiting === gate) return;
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
-  throw new Error(`${workflowId}: the ${gate} gate was not reached`);
+  const progress = await client.workflow.getHandle(workflowId).query(fleetProgressQuery);
+  throw new Error(`${workflowId}: the ${gate} gate was not reached: ${JSON.stringify(progress).slice(0, 2000)}`);
 }
 
 /** Records `fleet-rollout-waves`, `-halted`, `-continued`, `-after-continue` and `-site-halted`, and `update-labels-fleet-halted`. */
@@ -122,10 +123,22 @@ export async function recordFleetRollouts(rec: FleetRecording): Promise<void> {
         metadata: { name: ds.name },
         spec: {
           selector: { matchLabels: { app: ds.name } },
-          template: { metadata: { labels: { app: ds.name } }, spec: { containers: [{ name: 'agent', image: 'registry.k8s.io/pause:3.10' }] } },
+          // Tolerating every taint: the recording's Nodes have no kubelet and keep the API server's not-ready taint.
+          template: {
+            metadata: { labels: { app: ds.name } },
+            spec: { tolerations: [{ operator: 'Exists' }], containers: [{ name: 'agent', image: 'registry.k8s.io/pause:3.10' }] },
+          },
         },
       },
     });
+    // A revision that changes a label of every node of fa and fb: each run has nodes to write, in waves, with health gates.
+    for (const prefix of ['fa', 'fb']) {
+      const store = await openStore(`sqlite:${join(rec.dir, `${prefix}.db`)}`);
+      const files = prefixedSite(prefix).files.map((f) => ({ source: f.source, text: f.text.replaceAll('"fluentd": "enabled"', '"fluentd": "disabled"') }));
+      await store.revisions.stage('site', files);
+      await store.revisions.tag((await store.revisions.commit()).id, 'site-action-success');
+      await store.close();
+    }
     const siteHalted = await start({
       name: 'rec-site-halted',
       sites: sites.slice(0, 2),
