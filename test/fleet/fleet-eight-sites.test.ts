@@ -216,7 +216,7 @@ describe('a fleet of eight sites, each its own cluster, store and worker', () =>
     };
     const canary = specs[0]?.site ?? '';
     const why = new RegExp(
-      `^site ${canary}'s run halted: wave 1 \\(rack [^)]+\\): the health gate timed out after 5 s: \\d+ DaemonSet pod\\(s\\) not as they should be`,
+      `^1 site\\(s\\) failed or halted, more than the 0 allowed; site ${canary}'s run halted: wave 1 \\(rack [^)]+\\): the health gate timed out after 5 s: \\d+ DaemonSet pod\\(s\\) not as they should be`,
     );
 
     await commitRound('3');
