@@ -23,6 +23,7 @@ import { createWorker } from '../src/worker/wiring.ts';
 import { buildBundle } from '../src/worker/bundle.ts';
 import type { StackInfo } from '../stack/stack.ts';
 import { loadKubeConfig } from '../src/kube/nodes.ts';
+import { createPauseDaemonSet } from '../test/kit/kube/daemon-sets.ts';
 import { prefixedSite } from '../test/site.ts';
 
 /** The parts of a recording this one uses. */
@@ -117,20 +118,8 @@ export async function recordFleetRollouts(rec: FleetRecording): Promise<void> {
     // A DaemonSet on every node with no controller to make its pods: each site run's health gate times out, the run halts.
     const apps = loadKubeConfig(rec.stack.adminKubeconfig).makeApiClient(AppsV1Api);
     const ds = { name: 'rec-never-ready', namespace: 'default' };
-    await apps.createNamespacedDaemonSet({
-      namespace: ds.namespace,
-      body: {
-        metadata: { name: ds.name },
-        spec: {
-          selector: { matchLabels: { app: ds.name } },
-          // Tolerating every taint: the recording's Nodes have no kubelet and keep the API server's not-ready taint.
-          template: {
-            metadata: { labels: { app: ds.name } },
-            spec: { tolerations: [{ operator: 'Exists' }], containers: [{ name: 'agent', image: 'registry.k8s.io/pause:3.10' }] },
-          },
-        },
-      },
-    });
+    // Tolerating every taint: the recording's Nodes have no kubelet and keep the API server's not-ready taint.
+    await createPauseDaemonSet(apps, ds, { tolerations: [{ operator: 'Exists' }] });
     // A revision that changes a label of every node of fa and fb: each run has nodes to write, in waves, with health gates.
     for (const prefix of ['fa', 'fb']) {
       const store = await openStore(`sqlite:${join(rec.dir, `${prefix}.db`)}`);

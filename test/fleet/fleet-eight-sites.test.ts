@@ -33,6 +33,7 @@ import type { SourceFile } from '../../src/store/revisions/revision-store.ts';
 import type { Store } from '../../src/store/store.ts';
 import { auditMark, auditedNodeWrites, siteWorkerUser, startCentreWorker, startFleetStack, startSiteWorker, type FleetStack } from '../../stack/fleet-sites.ts';
 import { exits, relabelCli, uniqueSuffix } from '../helpers.ts';
+import { createPauseDaemonSet } from '../kit/kube/daemon-sets.ts';
 import { scaledSite, storeWithSite } from '../site.ts';
 
 const SITES = 8;
@@ -187,19 +188,7 @@ describe('a fleet of eight sites, each its own cluster, store and worker', () =>
         ...ds,
         body: [{ op: 'replace', path: '/spec/template/spec/nodeSelector', value: every ? {} : { 'relabel-test/none': 'x' } }],
       });
-    await apps.createNamespacedDaemonSet({
-      namespace: ds.namespace,
-      body: {
-        metadata: { name: ds.name },
-        spec: {
-          selector: { matchLabels: { app: ds.name } },
-          template: {
-            metadata: { labels: { app: ds.name } },
-            spec: { nodeSelector: {}, containers: [{ name: 'agent', image: 'registry.k8s.io/pause:3.10', resources: { requests: { cpu: '100' } } }] },
-          },
-        },
-      },
-    });
+    await createPauseDaemonSet(apps, ds, { nodeSelector: {}, cpu: '100' });
     const roundOf = (r: string) => (i: number) => withRound(specs[i]?.files ?? [], r);
     const commitRound = async (r: string) => {
       for (const [i, s] of stores.entries()) {
