@@ -40,6 +40,11 @@ export function endSite(state: FleetState, outcome: SiteOutcome): void {
   if (failed && state.failures.length < FLEET_FAILURE_SAMPLE) state.failures.push(outcome);
 }
 
+/** The running sites whose run is halted, with why, in name order. */
+export function haltedSites(state: FleetState): { site: string; reason: string }[] {
+  return [...state.halted].sort(([a], [b]) => (a < b ? -1 : 1)).map(([site, reason]) => ({ site, reason }));
+}
+
 /** The progress Query's answer. */
 export function fleetProgress(state: FleetState): FleetProgress {
   const wave = state.waves[Math.min(state.wave, state.waves.length - 1)];
@@ -53,7 +58,7 @@ export function fleetProgress(state: FleetState): FleetProgress {
     aborted: state.aborted,
     ...(state.waiting ? { waiting: state.waiting.gate, reason: state.waiting.reason } : {}),
     failures: state.failures,
-    ...(state.halted.size > 0 ? { halted: [...state.halted].sort(([a], [b]) => (a < b ? -1 : 1)).map(([site, reason]) => ({ site, reason })) } : {}),
+    ...(state.halted.size > 0 ? { halted: haltedSites(state) } : {}),
     approvals: state.approvals.slice(-CARRIED_APPROVALS),
   };
 }

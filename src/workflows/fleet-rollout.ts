@@ -40,7 +40,7 @@ import {
 import { ControlVerb, RunStatus, fleetDecisionSignal } from '../contracts/messages.ts';
 import { handleFleetControl, type FleetState } from './fleet-control.ts';
 import { carry, stateOf } from './fleet-carried.ts';
-import { endSite, failedCount, fleetCounts, fleetProgress } from './fleet-progress.ts';
+import { endSite, failedCount, fleetCounts, fleetProgress, haltedSites } from './fleet-progress.ts';
 import { runSite } from './fleet-site.ts';
 import { countSiteEnd } from './fleet-telemetry.ts';
 
@@ -82,8 +82,8 @@ function haltReason(state: FleetState): string {
     const what = state.halted.size > 0 ? 'failed or halted' : 'failed';
     parts.push(`${failedCount(state)} site(s) ${what}, more than the ${state.rollout.maxFailedSites} allowed`);
   }
-  const halted = [...state.halted].sort(([a], [b]) => (a < b ? -1 : 1));
-  for (const [site, why] of halted.slice(0, HALTED_SHOWN)) parts.push(`site ${site}'s run halted: ${why}`);
+  const halted = haltedSites(state);
+  for (const { site, reason } of halted.slice(0, HALTED_SHOWN)) parts.push(`site ${site}'s run halted: ${reason}`);
   if (halted.length > HALTED_SHOWN) parts.push(`${halted.length - HALTED_SHOWN} more site run(s) halted`);
   return `${parts.join('; ')}: resume or abort`;
 }

@@ -58,21 +58,29 @@ const GATE_VERBS: Partial<Record<ControlVerb, readonly GateWait[]>> = {
 /** Longest `by` kept (as the store keeps who issued a command). */
 const MAX_BY = 128;
 
+/** Why the run cannot take gate verb `verb` (accepted at `gates`) now; undefined when its gate waits for it. */
+function gateRefusal(verb: ControlVerb, gates: readonly GateWait[], run: ControlledRun): string | undefined {
+  if (run.dryRun) return `a dry run has no gates: there is nothing to ${verb}`;
+  const waiting = run.gate();
+  if (run.wave() === undefined) return `the run has no waves: there is no gate to ${verb}`;
+  if (waiting !== undefined && gates.includes(waiting)) return undefined;
+  const now =
+    waiting === undefined
+      ? 'it is not waiting at a gate'
+      : waiting === GateWait.halted
+        ? 'it is halted (resume or abort it)'
+        : `it is waiting at the ${waiting} gate`;
+  return `cannot ${verb} the run: ${now}`;
+}
+
 /** Refuses, before anything is recorded, a gate verb the run is not waiting for. */
 function checkGateVerb(verb: ControlVerb, gates: readonly GateWait[], run: ControlledRun): void {
-  if (run.dryRun) throw ApplicationFailure.nonRetryable(`a dry run has no gates: there is nothing to ${verb}`, FailureType.NotRunning);
-  const waiting = run.gate();
-  if (run.wave() === undefined) throw ApplicationFailure.nonRetryable(`the run has no waves: there is no gate to ${verb}`, FailureType.NotRunning);
-  if (waiting === undefined || !gates.includes(waiting)) {
-    const now =
-      waiting === undefined
-        ? 'it is not waiting at a gate'
-        : waiting === GateWait.halted
-          ? 'it is halted (resume or abort it)'
-          : `it is waiting at the ${waiting} gate`;
-    throw ApplicationFailure.nonRetryable(`cannot ${verb} the run: ${now}`, FailureType.NotRunning);
-  }
+  const refused = gateRefusal(verb, gates, run);
+  if (refused !== undefined) throw ApplicationFailure.nonRetryable(refused, FailureType.NotRunning);
 }
+
+/** Who sent a verb, as the run keeps it: clipped, null when not given. */
+const who = (by: unknown): string | null => (typeof by === 'string' && by.length > 0 ? by.slice(0, MAX_BY) : null);
 
 /**
  * Where a run in waves stands once its gate took `verb`: no longer waiting,
@@ -102,17 +110,15 @@ export function handleControl(state: { paused: boolean }, run: ControlledRun): v
   // The fleet's resume or abort of a halted site run: taken only by the gate it is meant for.
   setHandler(fleetDecisionSignal, ({ verb, by }: ControlRequest) => {
     const gates = verb === ControlVerb.resume || verb === ControlVerb.abort ? GATE_VERBS[verb] : undefined;
-    const waiting = run.gate();
-    if (run.dryRun || !gates || waiting === undefined || !gates.includes(waiting)) return;
-    run.decide(verb, typeof by === 'string' && by.length > 0 ? by.slice(0, MAX_BY) : null);
+    if (gates && gateRefusal(verb, gates, run) === undefined) run.decide(verb, who(by));
   });
   setHandler(
     controlUpdate,
     ({ verb, by }: ControlRequest): ControlAnswer => {
       if (GATE_VERBS[verb]) {
-        const who = typeof by === 'string' && by.length > 0 ? by.slice(0, MAX_BY) : null;
-        run.decide(verb, who);
-        const wave = waveAfterGateVerb(run.wave(), verb, who);
+        const sender = who(by);
+        run.decide(verb, sender);
+        const wave = waveAfterGateVerb(run.wave(), verb, sender);
         return { paused: state.paused, changed: true, running: run.running(), pending: run.pending(), ...(wave ? { wave } : {}) };
       }
       const paused = verb === ControlVerb.pause;

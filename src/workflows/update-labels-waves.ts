@@ -4,8 +4,9 @@
  * the run; the health gate waits (up to its timeout) for the wave's
  * DaemonSet pods to be Ready and those it lost to be gone, and halts the
  * run if they are not; an approval gate waits for `approve`. A halted run
- * waits for `resume` or `abort` (a fleet's site run tells its fleet it halted); an aborted run settles the nodes it never
- * started and ends as a partial run. Nothing is rolled back.
+ * waits for `resume` or `abort` (a fleet's site run tells its fleet it
+ * halted); an aborted run settles the nodes it never started and ends as a
+ * partial run. Nothing is rolled back.
  * Workflow code: deterministic; the gates wait durably (a worker restart or
  * a Temporal restart replays them from the history).
  */
